@@ -1,0 +1,429 @@
+"""CUDA C++ source -> CUBIN (or PTX) through NVRTC, cached.
+
+``compile_source`` is the one entry point every kernel kind uses. It returns a
+:class:`Binary` that can be loaded on a device by :mod:`.module` or inspected
+without a GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+
+from ..config import settings
+from ..errors import CompileError
+from . import cache, toolchain
+
+DEFAULT_STD = "-std=c++17"
+_RDC_OPTIONS = {"-dc": "--relocatable-device-code=true", "-rdc=true": "--relocatable-device-code=true",
+                "--relocatable-device-code=true": "--relocatable-device-code=true",
+                "-rdc": "--relocatable-device-code=true"}
+_ARCH_PREFIXES = ("-arch", "--gpu-architecture")
+
+
+@dataclasses.dataclass(frozen=True)
+class Resources:
+    """Per-function resource use reported by ptxas."""
+
+    registers: int
+    shared_bytes: int
+    local_bytes: int
+    spill_stores: int = 0
+    spill_loads: int = 0
+    const_bytes: int = 0
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Binary:
+    """A compiled program: the bytes plus what was decided and reported."""
+
+    data: bytes
+    fmt: str  # "cubin" or "ptx"
+    arch: int  # e.g. 90
+    log: str
+    source: str
+    options: tuple
+    name_expressions: tuple
+    lowered_names: dict  # name expression -> mangled symbol
+    resources: dict  # symbol -> Resources
+    key: str
+    from_cache: bool = False
+
+    def lowered(self, name: str) -> str:
+        return self.lowered_names.get(name, name)
+
+
+_compile_locks: dict[str, threading.Lock] = {}
+_compile_locks_guard = threading.Lock()
+
+
+def normalize_options(options) -> tuple[str, ...]:
+    """Validate user options and apply jitkern's defaults (C++17, rdc spelling)."""
+    if isinstance(options, str):
+        options = (options,)
+    try:
+        opts = tuple(options)
+    except TypeError:
+        raise TypeError(f"options: expected a tuple of str, got {type(options).__name__}") from None
+    out = []
+    for opt in opts:
+        if not isinstance(opt, str):
+            raise TypeError(f"options: every option must be a str, got {type(opt).__name__} ({opt!r})")
+        if opt.startswith(_ARCH_PREFIXES):
+            raise ValueError(
+                f"options: {opt!r} is not accepted; jitkern picks the arch from the device, "
+                "or pass arch= to inspect()/compile_source()"
+            )
+        out.append(_RDC_OPTIONS.get(opt, opt))
+    if not any(o.startswith(("-std", "--std")) for o in out):
+        out.insert(0, DEFAULT_STD)
+    return tuple(out)
+
+
+def is_relocatable(options: tuple) -> bool:
+    return "--relocatable-device-code=true" in options
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    fmt: str
+    arch: int
+
+
+def target_for(arch=None, fmt: str | None = None) -> Target:
+    """The compile target for a named arch, or for the current device when None."""
+    if arch is not None:
+        return Target(fmt or "cubin", toolchain.normalize_arch(arch))
+    from . import driver  # only the GPU path needs the driver
+
+    device_id = driver.current_device_id()
+    major, minor = driver.compute_capability(device_id)
+    chosen_fmt, chosen_arch = toolchain.choose_target(major * 10 + minor, driver.driver_version())
+    return Target(fmt or chosen_fmt, chosen_arch)
+
+
+def _include_digest() -> str:
+    h = hashlib.sha256()
+    root = toolchain.PACKAGE_INCLUDE
+    for folder, _dirs, files in sorted(os.walk(root)):
+        for name in sorted(files):
+            with open(os.path.join(folder, name), "rb") as f:
+                h.update(name.encode())
+                h.update(f.read())
+    return h.hexdigest()
+
+
+_include_hash: str | None = None
+
+
+def cache_key(source: str, options: tuple, name_expressions: tuple, target: Target,
+              backend: str, extra_includes: tuple) -> str:
+    global _include_hash
+    if _include_hash is None:
+        _include_hash = _include_digest()
+    version = toolchain.nvrtc_version() if backend == "nvrtc" else _nvcc_version()
+    return cache.make_key(source, options, name_expressions, target.fmt, target.arch, backend,
+                          version, _include_hash, toolchain.include_dirs(), extra_includes)
+
+
+def compile_source(source: str, *, options=(), name_expressions=(), arch=None, fmt=None,
+                   program_name: str = "jitkern_kernel.cu", log_stream=None,
+                   backend: str = "nvrtc", extra_include_dirs: tuple = (),
+                   _normalized: bool = False) -> Binary:
+    """Compile CUDA C++ ``source`` for ``arch`` (default: the current device).
+
+    Cached in memory and on disk under the hash of everything that decides the
+    binary. Raises :class:`jitkern.CompileError` with the compiler log.
+    """
+    if not isinstance(source, str):
+        raise TypeError(f"source: expected str, got {type(source).__name__}")
+    if backend not in ("nvrtc", "nvcc"):
+        raise ValueError(f"backend: expected 'nvrtc' or 'nvcc', got {backend!r}")
+    opts = options if _normalized else normalize_options(options)
+    names = tuple(name_expressions or ())
+    target = target_for(arch, fmt)
+    key = cache_key(source, opts, names, target, backend, tuple(extra_include_dirs))
+
+    hit = cache.memory_get(key)
+    if hit is not None:
+        _emit_log(log_stream, hit.log)
+        return hit
+    with _key_lock(key):
+        hit = cache.memory_get(key)
+        if hit is not None:
+            return hit
+        binary = _load_from_disk(key, source, opts, names)
+        if binary is None:
+            cache.stats["misses"] += 1
+            binary = _build(source, opts, names, target, program_name, backend,
+                            tuple(extra_include_dirs), key)
+            cache.stats["compiles"] += 1
+            cache.disk_put(key, _header_of(binary), binary.data)
+        cache.memory_put(key, binary)
+    _emit_log(log_stream, binary.log)
+    return binary
+
+
+def _key_lock(key: str) -> threading.Lock:
+    with _compile_locks_guard:
+        lock = _compile_locks.get(key)
+        if lock is None:
+            lock = _compile_locks[key] = threading.Lock()
+        return lock
+
+
+def _emit_log(log_stream, log: str) -> None:
+    if log_stream is not None and log:
+        log_stream.write(log)
+
+
+def _header_of(binary: Binary) -> dict:
+    return {
+        "fmt": binary.fmt,
+        "arch": binary.arch,
+        "log": binary.log,
+        "lowered_names": binary.lowered_names,
+        "resources": {k: dataclasses.asdict(v) for k, v in binary.resources.items()},
+    }
+
+
+def _load_from_disk(key, source, opts, names) -> Binary | None:
+    entry = cache.disk_get(key)
+    if entry is None:
+        return None
+    header, payload = entry
+    try:
+        return Binary(
+            data=payload, fmt=header["fmt"], arch=int(header["arch"]), log=header["log"],
+            source=source, options=opts, name_expressions=names,
+            lowered_names=dict(header["lowered_names"]),
+            resources={k: Resources(**v) for k, v in header["resources"].items()},
+            key=key, from_cache=True,
+        )
+    except (KeyError, TypeError, ValueError):
+        cache.stats["corrupt"] += 1
+        return None
+
+
+def _build(source, opts, names, target, program_name, backend, extra_includes, key) -> Binary:
+    if backend == "nvcc":
+        data, log = _build_nvcc(source, opts, target, program_name, extra_includes)
+        lowered = {}
+    else:
+        data, log, lowered = _build_nvrtc(source, opts, names, target, program_name, extra_includes)
+    if is_relocatable(opts) and target.fmt == "cubin":
+        data = _link_relocatable(data, target.arch)
+    resources = parse_resources(log)
+    return Binary(data=data, fmt=target.fmt, arch=target.arch, log=_user_log(log), source=source,
+                  options=opts, name_expressions=names, lowered_names=lowered,
+                  resources=resources, key=key)
+
+
+def _arch_option(target: Target) -> str:
+    kind = "sm" if target.fmt == "cubin" else "compute"
+    return f"--gpu-architecture={kind}_{target.arch}"
+
+
+def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
+    nvrtc = toolchain.nvrtc_module()
+    toolchain.nvrtc_version()
+    include_opts = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs())]
+    full = [_arch_option(target), *opts, *include_opts]
+    if target.fmt == "cubin":
+        full.append("-Xptxas=-v")
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), program_name.encode(), 0, [], [])
+    _nvrtc_check(nvrtc, err, "nvrtcCreateProgram")
+    try:
+        for name in names:
+            (err,) = nvrtc.nvrtcAddNameExpression(prog, name.encode())
+            _nvrtc_check(nvrtc, err, f"nvrtcAddNameExpression({name!r})")
+        encoded = [o.encode() for o in full]
+        (status,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
+        log = _nvrtc_log(nvrtc, prog)
+        if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise make_compile_error(source, log, program_name, opts)
+        lowered = {}
+        for name in names:
+            err, low = nvrtc.nvrtcGetLoweredName(prog, name.encode())
+            _nvrtc_check(nvrtc, err, f"nvrtcGetLoweredName({name!r})")
+            lowered[name] = low.decode()
+        if target.fmt == "cubin":
+            err, size = nvrtc.nvrtcGetCUBINSize(prog)
+            buf = b" " * size
+            (err,) = nvrtc.nvrtcGetCUBIN(prog, buf)
+        else:
+            err, size = nvrtc.nvrtcGetPTXSize(prog)
+            buf = b" " * size
+            (err,) = nvrtc.nvrtcGetPTX(prog, buf)
+        _nvrtc_check(nvrtc, err, "nvrtcGet" + target.fmt.upper())
+        return bytes(buf), log, lowered
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def _nvrtc_check(nvrtc, err, what):
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _e, msg = nvrtc.nvrtcGetErrorString(err)
+        raise CompileError(f"{what} failed: {msg.decode() if isinstance(msg, bytes) else msg}")
+
+
+def _nvrtc_log(nvrtc, prog) -> str:
+    err, size = nvrtc.nvrtcGetProgramLogSize(prog)
+    if size <= 1:
+        return ""
+    buf = b" " * size
+    nvrtc.nvrtcGetProgramLog(prog, buf)
+    return buf.rstrip(b"\0").decode(errors="replace")
+
+
+def _nvcc_path() -> str | None:
+    home = settings.cuda_home
+    if home:
+        candidate = os.path.join(home, "bin", "nvcc")
+        if os.path.isfile(candidate):
+            return candidate
+    return shutil.which("nvcc")
+
+
+def _nvcc_version() -> str:
+    nvcc = _nvcc_path()
+    if nvcc is None:
+        return "none"
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    return out.strip().splitlines()[-1] if out.strip() else "unknown"
+
+
+def _build_nvcc(source, opts, target, program_name, extra_includes):
+    nvcc = _nvcc_path()
+    if nvcc is None:
+        raise CompileError("backend='nvcc' needs nvcc, and none was found on the PATH or in CUDA_HOME; "
+                           "use backend='nvrtc' (the default), which needs no toolkit")
+    nv_opts = [("-rdc=true" if o == "--relocatable-device-code=true" else o) for o in opts]
+    with tempfile.TemporaryDirectory(prefix="jitkern-nvcc-") as tmp:
+        src = os.path.join(tmp, os.path.basename(program_name) or "kernel.cu")
+        if not src.endswith(".cu"):
+            src += ".cu"
+        out = os.path.join(tmp, "out." + target.fmt)
+        with open(src, "w") as f:
+            f.write(source)
+        kind = "-cubin" if target.fmt == "cubin" else "-ptx"
+        arch = f"-arch=sm_{target.arch}" if target.fmt == "cubin" else f"-arch=compute_{target.arch}"
+        incs = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs()[:1])]
+        cmd = [nvcc, kind, arch, "-Xptxas=-v", *nv_opts, *incs, "-o", out, src]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        log = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0:
+            raise make_compile_error(source, log, program_name, opts)
+        with open(out, "rb") as f:
+            return f.read(), log
+
+
+def _link_relocatable(obj: bytes, arch: int) -> bytes:
+    """Link relocatable device code with the device runtime (cudadevrt) via nvJitLink."""
+    try:
+        from cuda.bindings import nvjitlink
+    except Exception as exc:
+        raise CompileError(f"relocatable device code needs nvJitLink: {exc}") from None
+    devrt = toolchain.cudadevrt_path()
+    opts = [f"-arch=sm_{arch}"]
+    handle = nvjitlink.create(len(opts), opts)
+    try:
+        try:
+            nvjitlink.add_data(handle, nvjitlink.InputType.CUBIN, obj, len(obj), "jitkern_rdc")
+            if devrt:
+                nvjitlink.add_file(handle, nvjitlink.InputType.LIBRARY, devrt)
+            nvjitlink.complete(handle)
+        except Exception as exc:
+            size = nvjitlink.get_error_log_size(handle)
+            log = bytearray(size)
+            nvjitlink.get_error_log(handle, log)
+            text = bytes(log).rstrip(b"\0").decode(errors="replace")
+            raise CompileError(f"nvJitLink failed to link device code: {exc}\n{text}") from None
+        size = nvjitlink.get_linked_cubin_size(handle)
+        out = bytearray(size)
+        nvjitlink.get_linked_cubin(handle, out)
+        return bytes(out)
+    finally:
+        nvjitlink.destroy(handle)
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_FUNC_PROPS = re.compile(r"Function properties for (\S+)")
+_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+_CMEM = re.compile(r"(\d+) bytes cmem\[0\]")
+
+
+def parse_resources(log: str) -> dict:
+    """Per-entry-function resource use from ptxas ``-v`` output in ``log``."""
+    result: dict[str, Resources] = {}
+    current = None
+    stack = (0, 0, 0)
+    for line in log.splitlines():
+        m = _ENTRY.search(line)
+        if m:
+            current, stack = m.group(1), (0, 0, 0)
+            continue
+        m = _FUNC_PROPS.search(line)
+        if m:
+            if m.group(1) != current:
+                current = None  # properties of a device function, not an entry
+            continue
+        m = _STACK.search(line)
+        if m and current is not None:
+            stack = tuple(int(g) for g in m.groups())
+            continue
+        m = _USED.search(line)
+        if m and current is not None:
+            smem = _SMEM.search(line)
+            cmem = _CMEM.search(line)
+            result[current] = Resources(
+                registers=int(m.group(1)), shared_bytes=int(smem.group(1)) if smem else 0,
+                local_bytes=stack[0], spill_stores=stack[1], spill_loads=stack[2],
+                const_bytes=int(cmem.group(1)) if cmem else 0,
+            )
+            current = None
+    return result
+
+
+def _user_log(log: str) -> str:
+    """The compiler log without ptxas's resource report (which jitkern parses)."""
+    kept = [ln for ln in log.splitlines() if not ln.startswith("ptxas") or "warning" in ln
+            or "error" in ln]
+    return "\n".join(kept).strip()
+
+
+_LOG_LINE = re.compile(r"^(?P<file>[^\s(]+)\((?P<line>\d+)\)?:", re.M)
+
+
+def make_compile_error(source: str, log: str, program_name: str, options: tuple) -> CompileError:
+    """A CompileError whose message shows the log and the source around each named line."""
+    lines = source.splitlines()
+    wanted = sorted({int(m.group("line")) for m in _LOG_LINE.finditer(log)
+                     if os.path.basename(m.group("file")) == os.path.basename(program_name)})
+    parts = [f"compiling {program_name} failed:", _user_log(log) or "(no log)"]
+    if wanted:
+        parts.append("")
+        parts.append("source:")
+        shown: set[int] = set()
+        for n in wanted:
+            for k in range(max(1, n - 2), min(len(lines), n + 2) + 1):
+                if k in shown:
+                    continue
+                if shown and k - 1 not in shown:
+                    parts.append("   ...")
+                shown.add(k)
+                mark = ">" if k in wanted else " "
+                parts.append(f"{mark}{k:5d} | {lines[k - 1]}")
+    if settings.dump_source_on_error:
+        numbered = "\n".join(f"{i:5d} | {ln}" for i, ln in enumerate(lines, 1))
+        sys.stderr.write(f"==== jitkern: full source of {program_name} ====\n{numbered}\n")
+    return CompileError("\n".join(parts), log=log, source=source, name=program_name, options=options)

@@ -1,0 +1,159 @@
+"""Where the compiler and headers are, and which binary to build for a device.
+
+Target rules (kept as data and one function, not scattered through callers):
+- CUBIN for the device's exact ``sm_XY`` when NVRTC knows it;
+- else CUBIN for the newest arch NVRTC knows with the same major and a lower
+  minor (binary compatible within a major);
+- else PTX, and only if the driver is at least as new as NVRTC, because a
+  driver rejects PTX of a newer ISA than it knows.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+from ..config import settings
+from ..errors import CompileError
+
+PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
+
+
+@functools.lru_cache(maxsize=None)
+def nvrtc_module():
+    try:
+        from cuda.bindings import nvrtc
+    except Exception as exc:
+        raise CompileError(f"NVRTC is not available: cannot import cuda.bindings.nvrtc ({exc})") from None
+    return nvrtc
+
+
+@functools.lru_cache(maxsize=None)
+def nvrtc_version() -> tuple[int, int]:
+    nvrtc = nvrtc_module()
+    try:
+        err, major, minor = nvrtc.nvrtcVersion()
+    except Exception as exc:
+        raise CompileError(
+            f"NVRTC library not found ({exc}); install it with "
+            "pip install 'cuda-toolkit[nvrtc]==13.*' or set CUDA_HOME"
+        ) from None
+    return int(major), int(minor)
+
+
+@functools.lru_cache(maxsize=None)
+def supported_archs() -> tuple[int, ...]:
+    """Compute capabilities NVRTC can emit CUBIN for, e.g. (75, 80, ..., 120)."""
+    nvrtc = nvrtc_module()
+    nvrtc_version()
+    err, archs = nvrtc.nvrtcGetSupportedArchs()
+    return tuple(int(a) for a in archs)
+
+
+def normalize_arch(arch) -> int:
+    """'sm_90', 'compute_90', '90', 90, (9, 0) -> 90."""
+    if isinstance(arch, tuple):
+        return arch[0] * 10 + arch[1]
+    if isinstance(arch, int):
+        return arch
+    text = str(arch).lower()
+    for prefix in ("sm_", "compute_"):
+        if text.startswith(prefix):
+            text = text[len(prefix):]
+    text = text.rstrip("af")
+    if not text.isdigit():
+        raise ValueError(f"arch: expected e.g. 'sm_90' or 90, got {arch!r}")
+    return int(text)
+
+
+def choose_target(cc: int, driver_version: int | None = None) -> tuple[str, int]:
+    """Pick (format, arch) for a device of compute capability ``cc``.
+
+    ``driver_version`` is the driver's CUDA version (e.g. 13000) and only matters
+    when PTX is the last resort.
+    """
+    archs = supported_archs()
+    if cc in archs:
+        return "cubin", cc
+    same_major = [a for a in archs if a // 10 == cc // 10 and a < cc]
+    if same_major:
+        return "cubin", max(same_major)
+    older = [a for a in archs if a < cc]
+    if not older:
+        raise CompileError(
+            f"NVRTC {'.'.join(map(str, nvrtc_version()))} cannot target compute capability "
+            f"{cc // 10}.{cc % 10} (it knows {', '.join(map(str, archs))})"
+        )
+    major, minor = nvrtc_version()
+    if driver_version is not None and driver_version < major * 1000 + minor * 10:
+        raise CompileError(
+            f"device sm_{cc} is newer than NVRTC {major}.{minor} knows, and PTX from this NVRTC "
+            f"would not load on driver {driver_version // 1000}.{driver_version % 1000 // 10}; "
+            "install an NVRTC that knows this GPU"
+        )
+    return "ptx", max(older)
+
+
+def _located(libname: str) -> str | None:
+    try:
+        from cuda import pathfinder
+    except Exception:
+        return None
+    locate = getattr(pathfinder, "locate_nvidia_header_directory", None)
+    if locate is not None:
+        try:
+            found = locate(libname)
+        except Exception:
+            found = None
+        if found is not None:
+            return getattr(found, "abs_path", found)
+    find = getattr(pathfinder, "find_nvidia_header_directory", None)
+    if find is not None:
+        try:
+            return find(libname)
+        except Exception:
+            return None
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def include_dirs() -> tuple[str, ...]:
+    """Include folders for NVRTC: jitkern's headers, the CUDA headers, CCCL.
+
+    ``CUDA_HOME``/``CUDA_PATH`` take precedence over the pip wheels.
+    """
+    dirs = [PACKAGE_INCLUDE]
+    home = settings.cuda_home
+    if home:
+        for sub in ("include", os.path.join("include", "cccl"),
+                    os.path.join("targets", "x86_64-linux", "include")):
+            path = os.path.join(home, sub)
+            if os.path.isdir(path):
+                dirs.append(path)
+    for lib in ("cudart", "cccl"):
+        path = _located(lib)
+        if path and os.path.isdir(path) and path not in dirs:
+            dirs.append(path)
+    # CCCL's headers may sit in include/cccl of the CUDA include folder.
+    for path in list(dirs[1:]):
+        cccl = os.path.join(path, "cccl")
+        if os.path.isdir(os.path.join(cccl, "cuda")) and cccl not in dirs:
+            dirs.append(cccl)
+    return tuple(dirs)
+
+
+@functools.lru_cache(maxsize=None)
+def cudadevrt_path() -> str | None:
+    """Path of ``libcudadevrt.a`` (needed to link relocatable device code)."""
+    home = settings.cuda_home
+    if home:
+        for sub in ("lib64", "lib", os.path.join("targets", "x86_64-linux", "lib")):
+            path = os.path.join(home, sub, "libcudadevrt.a")
+            if os.path.isfile(path):
+                return path
+    try:
+        from cuda import pathfinder
+        found = pathfinder.locate_static_lib("cudadevrt")
+        return getattr(found, "abs_path", None)
+    except Exception:
+        return None

@@ -1,0 +1,83 @@
+"""Exception classes shared by every stage of jitkern.
+
+User-facing errors subclass the built-in exception a user would naturally catch
+(``TypeError``, ``ValueError``, ``MemoryError``), so ``except TypeError`` keeps working.
+"""
+
+from __future__ import annotations
+
+
+class JitkernError(Exception):
+    """Base class of every error jitkern raises on purpose."""
+
+
+class CUDAError(JitkernError, RuntimeError):
+    """A CUDA driver call failed, or no driver/device is available."""
+
+    def __init__(self, message: str, code: int | None = None):
+        super().__init__(message)
+        self.code = code
+
+
+class OutOfMemoryError(CUDAError, MemoryError):
+    """A device allocation failed."""
+
+    def __init__(self, size: int, free: int | None, device: int):
+        free_txt = "unknown" if free is None else _human_bytes(free)
+        super().__init__(
+            f"out of memory on device {device}: tried to allocate {_human_bytes(size)} "
+            f"({size} bytes); free memory {free_txt}"
+        )
+        self.size = size
+        self.free = free
+        self.device = device
+
+
+class CompileError(JitkernError, RuntimeError):
+    """NVRTC (or nvcc) rejected a kernel. ``log`` holds the compiler output."""
+
+    def __init__(self, message: str, *, log: str = "", source: str = "", name: str = "",
+                 options: tuple = ()):
+        super().__init__(message)
+        self.log = log
+        self.source = source
+        self.name = name
+        self.options = tuple(options)
+
+
+class LaunchError(JitkernError, ValueError):
+    """A launch configuration or its arguments were rejected before launching."""
+
+
+class KernelArgumentError(LaunchError, TypeError):
+    """A kernel argument has the wrong kind, type or count."""
+
+
+class JitError(JitkernError):
+    """Base class of the errors of the Python-to-CUDA JIT compiler."""
+
+
+class JitSyntaxError(JitError, SyntaxError):
+    """A Python construct the JIT compiler does not support."""
+
+    # SyntaxError formats itself from filename/lineno; we pre-format instead.
+    def __str__(self) -> str:
+        return self.args[0] if self.args else ""
+
+
+class JitTypeError(JitError, TypeError):
+    """A type mismatch or a wrong use of a builtin in JIT code."""
+
+
+class JitNameError(JitError, NameError):
+    """An unknown name in JIT code."""
+
+
+def _human_bytes(n: int) -> str:
+    step = 1024.0
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < step or unit == "TiB":
+            return f"{value:.1f} {unit}" if unit != "B" else f"{int(value)} B"
+        value /= step
+    return f"{n} B"
