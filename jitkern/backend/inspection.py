@@ -1,0 +1,53 @@
+"""What a compiled kernel looks like, without a GPU: source, CUBIN, log, resources."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Inspection:
+    """The result of ``kernel.inspect(...)``.
+
+    ``registers``/``shared_bytes``/``local_bytes`` come from ptxas's report
+    (None for PTX output, which ptxas has not seen).
+    """
+
+    name: str
+    source: str
+    cubin: bytes | None
+    ptx: bytes | None
+    log: str
+    arch: str
+    registers: int | None
+    shared_bytes: int | None
+    local_bytes: int | None
+    spill_stores: int | None
+    spill_loads: int | None
+    options: tuple
+
+    def __str__(self) -> str:
+        return (f"{self.name} for {self.arch}: {self.registers} registers, "
+                f"{self.shared_bytes} B static shared, {self.local_bytes} B local (stack), "
+                f"{self.spill_stores} B spill stores")
+
+
+def inspect_binary(binary, symbol: str, name: str | None = None) -> Inspection:
+    """An :class:`Inspection` of kernel ``symbol`` (a name expression or mangled name)."""
+    lowered = binary.lowered(symbol)
+    res = binary.resources.get(lowered)
+    kind = "sm" if binary.fmt == "cubin" else "compute"
+    return Inspection(
+        name=name or symbol,
+        source=binary.source,
+        cubin=binary.data if binary.fmt == "cubin" else None,
+        ptx=binary.data if binary.fmt == "ptx" else None,
+        log=binary.log,
+        arch=f"{kind}_{binary.arch}",
+        registers=res.registers if res else None,
+        shared_bytes=res.shared_bytes if res else None,
+        local_bytes=res.local_bytes if res else None,
+        spill_stores=res.spill_stores if res else None,
+        spill_loads=res.spill_loads if res else None,
+        options=binary.options,
+    )

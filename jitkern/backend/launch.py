@@ -1,0 +1,315 @@
+"""Argument packing for kernel launches.
+
+A :class:`Plan` is built once per (function, argument-type signature). It owns a
+parameter buffer and the ``void*[]`` array that points into it, and a small
+generated ``pack(args)`` function that writes every argument into the buffer
+with one ``struct.pack_into`` call. A later launch with the same argument types
+runs that function and ``cuLaunchKernel``: no string work, no allocation.
+
+What an argument becomes:
+
+==========================================  ===============================
+Python ``int``                               ``long long`` (8 bytes)
+Python ``float``                             ``double``
+Python ``bool``                              ``bool`` (1 byte)
+Python ``complex``                           ``complex<double>`` (16 bytes)
+NumPy scalar (``numpy.float32(1)``, ...)     its own type and size
+``numpy.void`` of a structured dtype         its raw bytes, aligned to the dtype
+jitkern/CuPy/PyTorch/any CUDA array          device pointer (8 bytes)
+==========================================  ===============================
+
+When the kernel's parameter sizes are known (``cuFuncGetParamInfo``), a
+Python int or float given for a 4-byte parameter is converted to 32 bits
+(range-checked) instead of being truncated silently, and any other size
+mismatch is refused before anything is launched.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+
+import numpy
+
+from ..errors import KernelArgumentError
+
+# ---------------------------------------------------------------------------
+# How to get a device pointer out of each array type (chosen once per type).
+
+
+def _cai_pointer(a) -> int:
+    return a.__cuda_array_interface__["data"][0]
+
+
+_pointer_getters: dict[type, object] = {}
+_device_getters: dict[type, object] = {}
+
+
+def register_array_type(cls: type, pointer, device=None) -> None:
+    """Teach launches how to read a device pointer (and device id) from ``cls``."""
+    _pointer_getters[cls] = pointer
+    if device is not None:
+        _device_getters[cls] = device
+
+
+def _torch_pointer(t) -> int:
+    if not t.is_cuda:
+        raise KernelArgumentError(
+            "a CPU torch.Tensor cannot be passed to a kernel: move it with .cuda() or "
+            "convert it with jitkern.asarray(...)"
+        )
+    return t.data_ptr()
+
+
+def _known_foreign(cls: type):
+    module = cls.__module__ or ""
+    if module.startswith("cupy") and hasattr(cls, "__cuda_array_interface__"):
+        return (lambda a: a.data.ptr), (lambda a: a.device.id)
+    if module.startswith("torch") and cls.__name__ in ("Tensor", "Parameter"):
+        return _torch_pointer, (lambda t: t.device.index)
+    return None
+
+
+def _dlpack_pointer(a) -> int:
+    from ..errors import KernelArgumentError as _E
+
+    kind, _dev = a.__dlpack_device__()
+    if kind not in (2, 3, 13):  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
+        raise _E(f"a {type(a).__name__} in host memory cannot be passed to a kernel")
+    from ..arrays.interop import describe  # noqa: PLC0415 - optional, arrays layer registers itself
+
+    return describe(a).ptr
+
+
+def pointer_getter(cls: type):
+    """The function that reads a device pointer from an instance of ``cls``, or None."""
+    getter = _pointer_getters.get(cls)
+    if getter is not None:
+        return getter
+    known = _known_foreign(cls)
+    if known is not None:
+        _pointer_getters[cls], _device_getters[cls] = known
+        return known[0]
+    if issubclass(cls, numpy.ndarray):
+        return None
+    if hasattr(cls, "__cuda_array_interface__"):
+        _pointer_getters[cls] = _cai_pointer
+        return _cai_pointer
+    if hasattr(cls, "__dlpack__") and hasattr(cls, "__dlpack_device__"):
+        return _dlpack_pointer
+    return None
+
+
+def device_getter(cls: type):
+    return _device_getters.get(cls)
+
+
+# ---------------------------------------------------------------------------
+# One slot of the parameter buffer per argument.
+
+_SCALAR_CODES = {
+    "b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "L": "Q",
+    "q": "q", "Q": "Q", "e": "e", "f": "f", "d": "d", "?": "?",
+}
+_INT_RANGES = {"i": (-(2**31), 2**31 - 1), "I": (0, 2**32 - 1), "q": (-(2**63), 2**63 - 1),
+               "Q": (0, 2**64 - 1)}
+
+
+class Slot:
+    """How one argument is written: struct codes, its size/alignment, and a Python
+    expression template yielding the values to pack (``{a}`` is the argument; other
+    ``{name}`` fields are helpers from ``env``)."""
+
+    __slots__ = ("codes", "size", "align", "expr", "env", "what")
+
+    def __init__(self, codes: str, size: int, align: int, expr: str, env: dict, what: str):
+        self.codes, self.size, self.align = codes, size, align
+        self.expr, self.env, self.what = expr, env, what
+
+
+def _scalar_slot(dtype: numpy.dtype, what: str) -> Slot:
+    if dtype.kind == "c":
+        half = "f" if dtype.itemsize == 8 else "d"
+        return Slot(half * 2, dtype.itemsize, dtype.itemsize, "{a}.real, {a}.imag", {}, what)
+    if dtype.kind == "V":
+        return Slot(f"{dtype.itemsize}s", dtype.itemsize, max(dtype.alignment, 1),
+                    "{a}.tobytes()", {}, what)
+    code = _SCALAR_CODES.get(dtype.char)
+    if code is None:
+        raise KernelArgumentError(f"{what}: NumPy type {dtype} cannot be passed to a kernel")
+    return Slot(code, dtype.itemsize, dtype.itemsize, "{a}", {}, what)
+
+
+_PY_SCALARS = {
+    int: numpy.dtype(numpy.int64),
+    float: numpy.dtype(numpy.float64),
+    bool: numpy.dtype(numpy.bool_),
+    complex: numpy.dtype(numpy.complex128),
+}
+
+
+def slot_for(cls: type, index: int, param_size: int | None) -> Slot:
+    """The slot for an argument of type ``cls`` at position ``index``."""
+    what = f"argument {index}"
+    if cls in _PY_SCALARS:
+        dtype = _PY_SCALARS[cls]
+        if param_size == 4 and cls is int:
+            return _checked_int32(index)
+        if param_size == 4 and cls is float:
+            return Slot("f", 4, 4, "{a}", {}, what)
+        return _scalar_slot(dtype, what)
+    if issubclass(cls, numpy.generic):
+        return _scalar_slot(numpy.dtype(cls), what)
+    getter = pointer_getter(cls)
+    if getter is not None:
+        return Slot("Q", 8, 8, "{ptr}({a})", {"ptr": getter}, what)
+    if issubclass(cls, numpy.ndarray):
+        raise KernelArgumentError(
+            f"{what}: a numpy.ndarray lives in host memory and cannot be passed to a kernel; "
+            "copy it to the GPU first with jitkern.asarray(x)"
+        )
+    raise KernelArgumentError(
+        f"{what}: cannot pass a {cls.__module__}.{cls.__qualname__} to a kernel; expected a GPU "
+        "array (jitkern.ndarray, CuPy, PyTorch, any __cuda_array_interface__ or DLPack CUDA "
+        "array), a Python int/float/bool/complex or a NumPy scalar"
+    )
+
+
+def _checked_int32(index: int) -> Slot:
+    def to_i32(v, _lo=-(2**31), _hi=2**31 - 1, _index=index):
+        if not _lo <= v <= _hi:
+            raise KernelArgumentError(
+                f"argument {_index}: the kernel parameter is 4 bytes, and {v} does not fit in a "
+                "32-bit int; pass numpy.int64 to a 64-bit parameter instead"
+            )
+        return v
+
+    return Slot("i", 4, 4, "{i32}({a})", {"i32": to_i32}, f"argument {index}")
+
+
+# ---------------------------------------------------------------------------
+
+
+class Plan:
+    """Packing for one argument-type signature: buffer, pointer array, pack()."""
+
+    __slots__ = ("pack", "params_ptr", "nargs", "_buffer", "_pointers", "slots")
+
+    def __init__(self, slots: list[Slot]):
+        self.slots = slots
+        self.nargs = len(slots)
+        fmt, offsets, total = _layout(slots)
+        self._buffer = ctypes.create_string_buffer(max(total, 8))
+        base = ctypes.addressof(self._buffer)
+        self._pointers = (ctypes.c_void_p * max(len(slots), 1))(*[base + o for o in offsets])
+        self.params_ptr = ctypes.addressof(self._pointers)
+        self.pack = _make_packer(fmt, slots, self._buffer)
+
+
+def _layout(slots: list[Slot]) -> tuple[str, list[int], int]:
+    fmt = ["<"]
+    offsets = []
+    pos = 0
+    for slot in slots:
+        pad = (-pos) % slot.align
+        if pad:
+            fmt.append(f"{pad}x")
+            pos += pad
+        offsets.append(pos)
+        fmt.append(slot.codes)
+        pos += slot.size
+    return "".join(fmt), offsets, pos
+
+
+def _make_packer(fmt: str, slots: list[Slot], buffer):
+    """Generate ``pack(args)``: one straight-line function per signature (the hot path)."""
+    env = {"_pack_into": struct.Struct(fmt).pack_into, "_buf": buffer}
+    names = [f"a{i}" for i in range(len(slots))]
+    exprs = []
+    for i, slot in enumerate(slots):
+        fields = {"a": names[i]}
+        for key, value in slot.env.items():
+            fields[key] = f"_{key}_{i}"
+            env[fields[key]] = value
+        exprs.append(slot.expr.format(**fields))
+    unpack = f"    {', '.join(names)}, = args\n" if names else ""
+    body = f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})\n"
+    src = f"def pack(args):\n{unpack}{body}"
+    exec(compile(src, "<jitkern launch plan>", "exec"), env)  # noqa: S102 - generated from slots
+    return env["pack"]
+
+
+def build_plan(args: tuple, param_sizes: list[int] | None) -> Plan:
+    """Build the packing plan for ``args`` (checked against the kernel's parameter sizes)."""
+    if param_sizes is not None and len(args) != len(param_sizes):
+        raise KernelArgumentError(
+            f"the kernel takes {len(param_sizes)} argument(s), but {len(args)} were given"
+        )
+    slots = []
+    for i, arg in enumerate(args):
+        size = param_sizes[i] if param_sizes is not None else None
+        cls = type(arg)
+        if cls is numpy.void:
+            slot = _scalar_slot(arg.dtype, f"argument {i}")
+        else:
+            slot = slot_for(cls, i, size)
+        if size is not None and slot.size != size:
+            raise KernelArgumentError(
+                f"argument {i}: the kernel parameter is {size} bytes, but a "
+                f"{_describe_arg(arg)} packs to {slot.size} bytes; pass a value of the "
+                "parameter's exact type (e.g. numpy.float32(x) for a float parameter)"
+            )
+        slots.append(slot)
+    return Plan(slots)
+
+
+def _describe_arg(arg) -> str:
+    cls = type(arg)
+    if isinstance(arg, numpy.generic):
+        return f"numpy.{cls.__name__}"
+    if cls in _PY_SCALARS:
+        return f"Python {cls.__name__}"
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def signature_of(args: tuple):
+    """The plan key: the argument types (plus dtypes of structured scalars)."""
+    key = tuple(map(type, args))
+    if numpy.void in key:
+        key = key + tuple(a.dtype for a in args if type(a) is numpy.void)
+    return key
+
+
+# ---------------------------------------------------------------------------
+# Grid and block.
+
+
+def dim3(value, what: str) -> tuple[int, int, int]:
+    """int or 1-3 tuple -> (x, y, z), each a positive int."""
+    cls = type(value)
+    if cls is int:
+        dims = (value, 1, 1)
+    elif cls is tuple or cls is list:
+        n = len(value)
+        if n == 1:
+            dims = (value[0], 1, 1)
+        elif n == 2:
+            dims = (value[0], value[1], 1)
+        elif n == 3:
+            dims = tuple(value)
+        else:
+            raise KernelArgumentError(f"{what}: expected an int or a tuple of 1 to 3 ints, got {value!r}")
+    elif isinstance(value, (int, numpy.integer)):
+        dims = (int(value), 1, 1)
+    else:
+        raise KernelArgumentError(
+            f"{what}: expected an int or a tuple of 1 to 3 ints, got {type(value).__name__}")
+    for d in dims:
+        if type(d) is not int:
+            if isinstance(d, (int, numpy.integer)) and not isinstance(d, bool):
+                dims = tuple(int(x) for x in dims)
+                break
+            raise KernelArgumentError(f"{what}: every dimension must be an int, got {value!r}")
+    if dims[0] < 1 or dims[1] < 1 or dims[2] < 1:
+        raise KernelArgumentError(f"{what}: every dimension must be at least 1, got {value!r}")
+    return dims

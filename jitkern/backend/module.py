@@ -1,0 +1,310 @@
+"""Loading compiled binaries on devices and launching their kernels.
+
+A :class:`Binary` is loaded at most once per device (``cuModuleLoadData`` in
+the device's primary context). :class:`Function` is a kernel of a binary that
+can be launched on any device: it resolves its ``CUfunction`` per device on
+first use, and keeps one packing :class:`~.launch.Plan` per argument-type
+signature.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..errors import CUDAError, KernelArgumentError, LaunchError
+from . import driver
+from .device import current_stream_handle, stream_handle
+from .driver import check, drv
+from .launch import build_plan, device_getter, dim3, signature_of
+
+_modules: dict[tuple[str, int], "LoadedModule"] = {}
+_modules_lock = threading.Lock()
+
+
+class LoadedModule:
+    """A binary loaded on one device."""
+
+    __slots__ = ("binary", "device_id", "handle", "_functions")
+
+    def __init__(self, binary, device_id: int):
+        d = drv()
+        driver.set_current(device_id)
+        self.binary = binary
+        self.device_id = device_id
+        data = binary.data if binary.fmt == "cubin" else binary.data.rstrip(b"\0") + b"\0"
+        self.handle = check(d.cuModuleLoadData(data), f"loading {binary.fmt} on device {device_id}")
+        self._functions: dict[str, object] = {}
+
+    def function_handle(self, symbol: str):
+        fn = self._functions.get(symbol)
+        if fn is None:
+            err, fn = drv().cuModuleGetFunction(self.handle, symbol.encode())
+            if err != 0:
+                raise LaunchError(
+                    f"no kernel named {symbol!r} in the module; kernels need extern \"C\" (or a "
+                    "name expression for templates) to be found by name"
+                ) from None
+            self._functions[symbol] = fn
+        return fn
+
+    def get_global(self, name: str) -> tuple[int, int]:
+        """(device pointer, size in bytes) of the global ``name``."""
+        err, ptr, size = drv().cuModuleGetGlobal(self.handle, name.encode())
+        if err != 0:
+            raise LaunchError(f"no global variable named {name!r} in the module") from None
+        return int(ptr), int(size)
+
+    def __del__(self):
+        try:
+            drv().cuModuleUnload(self.handle)
+        except Exception:
+            pass
+
+
+def load(binary, device_id: int) -> LoadedModule:
+    key = (binary.key, device_id)
+    mod = _modules.get(key)
+    if mod is None:
+        with _modules_lock:
+            mod = _modules.get(key)
+            if mod is None:
+                mod = _modules[key] = LoadedModule(binary, device_id)
+    return mod
+
+
+_ATTRIBUTES = (
+    "max_threads_per_block", "shared_size_bytes", "const_size_bytes", "local_size_bytes",
+    "num_regs", "ptx_version", "binary_version", "cache_mode_ca",
+    "max_dynamic_shared_size_bytes", "preferred_shared_memory_carveout",
+)
+SETTABLE_ATTRIBUTES = ("max_dynamic_shared_size_bytes", "preferred_shared_memory_carveout")
+
+
+class _DeviceState:
+    """What a Function knows about itself on one device."""
+
+    __slots__ = ("handle", "param_sizes", "plans")
+
+    def __init__(self, handle, param_sizes):
+        self.handle = handle
+        self.param_sizes = param_sizes
+        self.plans: dict = {}
+
+
+class Function:
+    """One kernel of a :class:`~.compiler.Binary`, launchable on any device."""
+
+    def __init__(self, binary, symbol: str, *, display_name: str | None = None,
+                 check_param_sizes: bool = True):
+        self.binary = binary
+        self.symbol = binary.lowered(symbol)
+        self.name = display_name or symbol
+        self._check_sizes = check_param_sizes
+        self._states: dict[int, _DeviceState] = {}
+        self._last_device = -1
+        self._last_state: _DeviceState | None = None
+        self._lock = threading.Lock()
+
+    # -- per-device state -------------------------------------------------
+    def _state(self, device_id: int) -> _DeviceState:
+        state = self._states.get(device_id)
+        if state is None:
+            with self._lock:
+                state = self._states.get(device_id)
+                if state is None:
+                    handle = load(self.binary, device_id).function_handle(self.symbol)
+                    sizes = _param_sizes(handle) if self._check_sizes else None
+                    state = self._states[device_id] = _DeviceState(handle, sizes)
+        return state
+
+    def handle(self, device_id: int | None = None):
+        if device_id is None:
+            device_id = driver.current_device_id()
+        return self._state(device_id).handle
+
+    def param_sizes(self, device_id: int | None = None) -> list[int] | None:
+        if device_id is None:
+            device_id = driver.current_device_id()
+        return self._state(device_id).param_sizes
+
+    # -- launch -----------------------------------------------------------
+    def launch(self, grid, block, args, shared_mem: int = 0, stream=None,
+               cooperative: bool = False) -> None:
+        """Launch on the current device. See :mod:`.launch` for how args are packed."""
+        if type(args) is not tuple:
+            args = _as_args(args)
+        state = self._last_state
+        if state is None or _multi_device:
+            state = self._select_state()
+        plan = state.plans.get(signature_of(args))
+        if plan is None:
+            plan = self._new_plan(state, args)
+        plan.pack(args)
+        if _multi_device:
+            self._check_devices(args)
+        gx, gy, gz = dim3(grid, "grid")
+        bx, by, bz = dim3(block, "block")
+        s = current_stream_handle() if stream is None else stream_handle(stream)
+        d = _drv
+        try:
+            if cooperative:
+                (err,) = d.cuLaunchCooperativeKernel(state.handle, gx, gy, gz, bx, by, bz,
+                                                      shared_mem, s, plan.params_ptr)
+            else:
+                (err,) = d.cuLaunchKernel(state.handle, gx, gy, gz, bx, by, bz, shared_mem, s,
+                                          plan.params_ptr, 0)
+        except OverflowError:
+            raise LaunchError(f"{self.name}: a launch dimension or shared_mem is out of range "
+                              f"(grid={grid!r}, block={block!r}, shared_mem={shared_mem!r})") from None
+        if err != 0:
+            self._launch_failed(err, state, plan, (gx, gy, gz), (bx, by, bz), shared_mem, s,
+                                cooperative)
+
+    def _select_state(self) -> _DeviceState:
+        global _drv, _multi_device
+        if _drv is None:
+            _drv = drv()
+            _multi_device = driver.device_count() > 1
+        device_id = driver.current_device_id()
+        state = self._state(device_id)
+        self._last_device, self._last_state = device_id, state
+        return state
+
+    def _new_plan(self, state: _DeviceState, args: tuple):
+        plan = build_plan(args, state.param_sizes)
+        state.plans[signature_of(args)] = plan
+        return plan
+
+    def _check_devices(self, args: tuple) -> None:
+        for i, arg in enumerate(args):
+            getter = device_getter(type(arg))
+            if getter is not None:
+                dev = getter(arg)
+                if dev is not None and dev != self._last_device:
+                    raise KernelArgumentError(
+                        f"argument {i} is on device {dev}, but the launch is on device "
+                        f"{self._last_device}; use `with jitkern.Device({dev}):` or move the array"
+                    )
+
+    def _launch_failed(self, err, state, plan, grid, block, shared_mem, stream,
+                       cooperative) -> None:
+        d = drv()
+        if err == d.CUresult.CUDA_ERROR_INVALID_CONTEXT and self._last_device >= 0:
+            # A thread with no current context: use the device this kernel last ran on.
+            driver.set_current(self._last_device)
+            launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
+            extra = () if cooperative else (0,)
+            (err,) = launch(state.handle, *grid, *block, shared_mem, stream, plan.params_ptr, *extra)
+            if err == 0:
+                return
+        device_id = self._last_device
+        reasons = diagnose_launch(self, device_id, grid, block, shared_mem, cooperative)
+        name = driver._name(d, err)
+        if reasons:
+            raise LaunchError(f"cannot launch {self.name}: " + "; ".join(reasons) + f" ({name})")
+        check((err,), f"launching {self.name}")
+
+    # -- attributes -------------------------------------------------------
+    def attributes(self, device_id: int | None = None) -> dict:
+        handle = self.handle(device_id)
+        d = drv()
+        result = {}
+        for attr in _ATTRIBUTES:
+            enum = getattr(d.CUfunction_attribute, "CU_FUNC_ATTRIBUTE_" + attr.upper(), None)
+            if enum is None:
+                result[attr] = -1
+                continue
+            err, value = d.cuFuncGetAttribute(enum, handle)
+            result[attr] = int(value) if err == 0 else -1
+        return result
+
+    def get_attribute(self, attr: str, device_id: int | None = None) -> int:
+        return self.attributes(device_id)[attr]
+
+    def set_attribute(self, attr: str, value: int, device_id: int | None = None) -> None:
+        if attr not in SETTABLE_ATTRIBUTES:
+            raise AttributeError(f"kernel attribute {attr!r} is read-only; settable: "
+                                 + ", ".join(SETTABLE_ATTRIBUTES))
+        d = drv()
+        enum = getattr(d.CUfunction_attribute, "CU_FUNC_ATTRIBUTE_" + attr.upper())
+        check(d.cuFuncSetAttribute(self.handle(device_id), enum, int(value)),
+              f"setting {attr}={value} on {self.name}")
+
+    def occupancy_max_active_blocks(self, block_size: int, shared_mem: int = 0,
+                                    device_id: int | None = None) -> int:
+        d = drv()
+        return int(check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            self.handle(device_id), block_size, shared_mem), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+
+
+_drv = None
+_multi_device = False
+
+
+def _as_args(args) -> tuple:
+    if isinstance(args, list):
+        return tuple(args)
+    raise KernelArgumentError(f"args: expected a tuple of kernel arguments, got {type(args).__name__}")
+
+
+def _param_sizes(handle) -> list[int] | None:
+    """Sizes of the kernel's parameters (None where the driver cannot tell)."""
+    d = drv()
+    get = getattr(d, "cuFuncGetParamInfo", None)
+    if get is None:
+        return None
+    sizes = []
+    i = 0
+    while True:
+        err, _offset, size = get(handle, i)
+        if err != 0:
+            break
+        sizes.append(int(size))
+        i += 1
+        if i > 4096:
+            return None
+    return sizes
+
+
+def diagnose_launch(fn: Function, device_id: int, grid, block, shared_mem, cooperative) -> list[str]:
+    """Reasons a launch configuration is invalid on ``device_id`` (empty if none found)."""
+    if device_id < 0:
+        device_id = driver.current_device_id()
+    reasons = []
+    attr = driver.device_attribute
+    threads = block[0] * block[1] * block[2]
+    try:
+        kernel_max = fn.get_attribute("max_threads_per_block", device_id)
+    except CUDAError:
+        kernel_max = attr(device_id, "max_threads_per_block")
+    if threads > kernel_max:
+        reasons.append(f"block={block} has {threads} threads, more than the {kernel_max} this "
+                       f"kernel allows per block on device {device_id}")
+    limits = [attr(device_id, f"max_block_dim_{c}") for c in "xyz"]
+    for c, value, limit in zip("xyz", block, limits):
+        if value > limit:
+            reasons.append(f"block {c}={value} is over device {device_id}'s limit {limit}")
+    glimits = [attr(device_id, f"max_grid_dim_{c}") for c in "xyz"]
+    for c, value, limit in zip("xyz", grid, glimits):
+        if value > limit:
+            reasons.append(f"grid {c}={value} is over device {device_id}'s limit {limit}")
+    try:
+        dyn_max = fn.get_attribute("max_dynamic_shared_size_bytes", device_id)
+    except CUDAError:
+        dyn_max = attr(device_id, "max_shared_memory_per_block")
+    if shared_mem > dyn_max:
+        optin = attr(device_id, "max_shared_memory_per_block_optin")
+        hint = (f"; raise kernel.max_dynamic_shared_size_bytes (up to {optin}) first"
+                if shared_mem <= optin else f"; the device allows at most {optin}")
+        reasons.append(f"shared_mem={shared_mem} bytes is over this kernel's limit of {dyn_max}{hint}")
+    if cooperative:
+        try:
+            per_sm = fn.occupancy_max_active_blocks(threads, shared_mem, device_id)
+            sms = attr(device_id, "multiprocessor_count")
+            blocks = grid[0] * grid[1] * grid[2]
+            if blocks > per_sm * sms:
+                reasons.append(f"a cooperative launch needs all {blocks} blocks resident at once, "
+                               f"but device {device_id} fits {per_sm * sms} of this kernel")
+        except CUDAError:
+            pass
+    return reasons
