@@ -239,11 +239,19 @@ def _make_packer(fmt: str, slots: list[Slot], buffer):
     return env["pack"]
 
 
-def build_plan(args: tuple, param_sizes: list[int] | None) -> Plan:
-    """Build the packing plan for ``args`` (checked against the kernel's parameter sizes)."""
-    if param_sizes is not None and len(args) != len(param_sizes):
+def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: str = "the kernel"
+               ) -> Plan:
+    """Build the packing plan for ``args``.
+
+    ``param_sizes`` (from the driver) and ``params`` (parsed from the source: objects
+    with ``name``, ``ctype`` and ``pointer``) are checked when given.
+    """
+    expected = len(param_sizes) if param_sizes is not None else (
+        len(params) if params is not None else None)
+    if expected is not None and len(args) != expected:
+        listed = f" ({', '.join(p.ctype + ' ' + p.name for p in params)})" if params else ""
         raise KernelArgumentError(
-            f"the kernel takes {len(param_sizes)} argument(s), but {len(args)} were given"
+            f"{name} takes {expected} argument(s){listed}, but {len(args)} were given"
         )
     slots = []
     for i, arg in enumerate(args):
@@ -259,8 +267,24 @@ def build_plan(args: tuple, param_sizes: list[int] | None) -> Plan:
                 f"{_describe_arg(arg)} packs to {slot.size} bytes; pass a value of the "
                 "parameter's exact type (e.g. numpy.float32(x) for a float parameter)"
             )
+        if params is not None:
+            _check_kind(arg, slot, params[i], i)
         slots.append(slot)
     return Plan(slots)
+
+
+def _check_kind(arg, slot: Slot, param, index: int) -> None:
+    is_pointer = slot.expr.startswith("{ptr}")
+    if param.pointer and not is_pointer and type(arg) is not int:
+        raise KernelArgumentError(
+            f"argument {index} ({param.name}): the kernel expects a pointer ({param.ctype}), "
+            f"got {_describe_arg(arg)}; pass a GPU array"
+        )
+    if not param.pointer and is_pointer:
+        raise KernelArgumentError(
+            f"argument {index} ({param.name}): the kernel expects a scalar ({param.ctype}), "
+            f"got a GPU array ({_describe_arg(arg)})"
+        )
 
 
 def _describe_arg(arg) -> str:

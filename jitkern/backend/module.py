@@ -95,8 +95,9 @@ class Function:
     """One kernel of a :class:`~.compiler.Binary`, launchable on any device."""
 
     def __init__(self, binary, symbol: str, *, display_name: str | None = None,
-                 check_param_sizes: bool = True):
+                 check_param_sizes: bool = True, params=None):
         self.binary = binary
+        self.params = params  # parsed parameter list (name, ctype, pointer), if known
         self.symbol = binary.lowered(symbol)
         self.name = display_name or symbol
         self._check_sizes = check_param_sizes
@@ -171,7 +172,7 @@ class Function:
         return state
 
     def _new_plan(self, state: _DeviceState, args: tuple):
-        plan = build_plan(args, state.param_sizes)
+        plan = build_plan(args, state.param_sizes, self.params, self.name)
         state.plans[signature_of(args)] = plan
         return plan
 

@@ -1,0 +1,85 @@
+"""jitkern: a Python-to-CUDA JIT compiler and custom-kernel toolkit.
+
+``import jitkern`` needs no GPU and no CUDA toolkit and touches no device;
+names are loaded from their submodules on first access.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .errors import (
+    CompileError,
+    CUDAError,
+    JitError,
+    JitkernError,
+    JitNameError,
+    JitSyntaxError,
+    JitTypeError,
+    KernelArgumentError,
+    LaunchError,
+    OutOfMemoryError,
+)
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (loaded on first access)
+_LAZY = {
+    # devices and streams
+    "Device": "jitkern.backend.device",
+    "Stream": "jitkern.backend.device",
+    "Event": "jitkern.backend.device",
+    "get_current_stream": "jitkern.backend.device",
+    "get_elapsed_time": "jitkern.backend.device",
+    "synchronize": "jitkern.backend.device",
+    "is_available": "jitkern.backend.driver",
+    # compile cache
+    "compile_with_cache": "jitkern.api",
+    "memoize": "jitkern.api",
+    "clear_memo": "jitkern.api",
+    "clear_cache": "jitkern.api",
+    # string kernels
+    "RawKernel": "jitkern.kernels.raw",
+    "RawModule": "jitkern.kernels.raw",
+    "ElementwiseKernel": "jitkern.kernels.elementwise",
+    "ReductionKernel": "jitkern.kernels.reduction",
+    "fuse": "jitkern.kernels.fuse",
+    # JIT
+    "rawkernel": "jitkern.jit",
+    # arrays
+    "ndarray": "jitkern.arrays",
+    "asarray": "jitkern.arrays",
+    "array": "jitkern.arrays",
+    "empty": "jitkern.arrays",
+    "zeros": "jitkern.arrays",
+    "ones": "jitkern.arrays",
+    "full": "jitkern.arrays",
+    "arange": "jitkern.arrays",
+    "empty_like": "jitkern.arrays",
+    "zeros_like": "jitkern.arrays",
+    "ones_like": "jitkern.arrays",
+    "full_like": "jitkern.arrays",
+    "asnumpy": "jitkern.arrays",
+}
+_SUBMODULES = {"jit", "backend", "arrays", "kernels", "config", "errors"}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is not None:
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"jitkern.{name}")
+    raise AttributeError(f"module 'jitkern' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+
+
+__all__ = [
+    "CUDAError", "CompileError", "JitError", "JitNameError", "JitSyntaxError", "JitTypeError",
+    "JitkernError", "KernelArgumentError", "LaunchError", "OutOfMemoryError", *_LAZY,
+]

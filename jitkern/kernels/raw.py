@@ -1,0 +1,257 @@
+"""RawKernel and RawModule: kernels written as CUDA C++ source, or loaded from binaries."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+from ..backend import compiler, driver
+from ..backend.compiler import Binary
+from ..backend.inspection import Inspection, inspect_binary
+from ..backend.memory import MemoryPointer
+from ..backend.module import SETTABLE_ATTRIBUTES, Function, load
+from . import _signature
+
+_BACKENDS = ("nvrtc", "nvcc")
+
+
+def _prepare(code: str, options, translate_cucomplex: bool, jitify: bool):
+    """Apply translate_cucomplex and jitify to (source, options)."""
+    if translate_cucomplex:
+        from ._cucomplex import translate_cucomplex as translate
+
+        code = translate(code)
+    opts = compiler.normalize_options(options)
+    if jitify:
+        from ._jitify import jitify_options
+
+        opts = tuple(o for o in jitify_options() if o not in opts) + opts
+    return code, opts
+
+
+def _check_common(code, name, options, backend):
+    if not isinstance(code, str):
+        raise TypeError(f"code: expected CUDA source as a str, got {type(code).__name__}")
+    if name is not None and not isinstance(name, str):
+        raise TypeError(f"name: expected a str, got {type(name).__name__}")
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend: expected one of {_BACKENDS}, got {backend!r}")
+
+
+class RawKernel:
+    """A kernel from CUDA C++ source, compiled on first use and cached.
+
+    ``k(grid, block, args, shared_mem=0, stream=None)`` launches it. ``grid`` and
+    ``block`` are ints or 1-3 tuples, ``args`` a tuple of GPU arrays and scalars
+    (Python ``int`` -> ``long long``, ``float`` -> ``double``, ``bool`` -> ``bool``,
+    ``complex`` -> ``complex<double>``, NumPy scalars keep their type).
+    """
+
+    def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc", *,
+                 translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
+                 jitify: bool = False):
+        _check_common(code, name, options, backend)
+        if not name:
+            raise ValueError("name: the kernel's name is required")
+        self.code = code
+        self.name = name
+        self.backend = backend
+        self.translate_cucomplex = translate_cucomplex
+        self.enable_cooperative_groups = enable_cooperative_groups
+        self.jitify = jitify
+        self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
+        self._module_binary: Binary | None = None  # set when made by RawModule
+        self._functions: dict[int, Function] = {}
+        self._params = _signature.kernel_params(self._source, name)
+
+    @classmethod
+    def _from_module(cls, module: "RawModule", name: str) -> "RawKernel":
+        self = cls.__new__(cls)
+        self.code = module.code
+        self.name = name
+        self.backend = module.backend
+        self.translate_cucomplex = module.translate_cucomplex
+        self.enable_cooperative_groups = module.enable_cooperative_groups
+        self.jitify = module.jitify
+        self.options = module.options
+        self._source = module._source
+        self._module_binary = None
+        self._module = module
+        self._functions = {}
+        self._params = (_signature.kernel_params(module._source, name)
+                        if module._source is not None and "<" not in name else None)
+        return self
+
+    # -- compile ----------------------------------------------------------
+    def _binary(self, arch=None, log_stream=None) -> Binary:
+        module = getattr(self, "_module", None)
+        if module is not None:
+            return module._binary(arch, log_stream)
+        return compiler.compile_source(
+            self._source, options=self.options, arch=arch, program_name=f"{self.name}.cu",
+            log_stream=log_stream, backend=self.backend, _normalized=True)
+
+    def _function(self) -> Function:
+        device_id = driver.current_device_id()
+        fn = self._functions.get(device_id)
+        if fn is None:
+            binary = self._binary()
+            fn = Function(binary, self.name, display_name=self.name, params=self._params)
+            fn.handle(device_id)  # load now, so a missing name fails here
+            self._functions[device_id] = fn
+            self._last = fn
+        return fn
+
+    def compile(self, log_stream=None) -> None:
+        """Compile (and load on the current device) now; write the compiler log to ``log_stream``."""
+        self._binary(None, log_stream)
+        self._function()
+
+    # -- launch -----------------------------------------------------------
+    def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None) -> None:
+        fn = self.__dict__.get("_last")
+        if fn is None or driver._initialised and driver.device_count() > 1:
+            fn = self._function()
+        fn.launch(grid, block, args, shared_mem, stream, self.enable_cooperative_groups)
+
+    @property
+    def kernel(self) -> Function:
+        """The loaded :class:`jitkern.backend.module.Function` on the current device."""
+        return self._function()
+
+    # -- attributes -------------------------------------------------------
+    @property
+    def attributes(self) -> dict:
+        """The kernel's attributes on the current device (CuPy's names)."""
+        return self._function().attributes()
+
+    def inspect(self, arch=None) -> Inspection:
+        """Source, CUBIN and resource use, compiled for ``arch`` (no GPU needed when given)."""
+        binary = self._binary(arch)
+        return inspect_binary(binary, self.name)
+
+    def __repr__(self) -> str:
+        return f"<jitkern.RawKernel {self.name!r}>"
+
+
+def _attribute_property(attr: str):
+    def getter(self):
+        return self._function().get_attribute(attr)
+
+    def setter(self, value):
+        self._function().set_attribute(attr, value)
+
+    doc = f"The kernel's ``{attr}`` attribute on the current device."
+    if attr in SETTABLE_ATTRIBUTES:
+        return property(getter, setter, doc=doc + " Settable.")
+    return property(getter, doc=doc)
+
+
+for _attr in ("max_threads_per_block", "shared_size_bytes", "const_size_bytes",
+              "local_size_bytes", "num_regs", "ptx_version", "binary_version", "cache_mode_ca",
+              "max_dynamic_shared_size_bytes", "preferred_shared_memory_carveout"):
+    setattr(RawKernel, _attr, _attribute_property(_attr))
+
+
+_ELF = b"\x7fELF"
+_FATBIN = b"\x50\xed\x55\xba"
+
+
+def _binary_from_file(path: str) -> Binary:
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path: expected a file path, got {type(path).__name__}")
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"path: no such file: {path!r}")
+    with open(path, "rb") as f:
+        data = f.read()
+    if data.startswith(_ELF):
+        fmt = "cubin"
+    elif data.startswith(_FATBIN):
+        fmt = "fatbin"
+    elif b".version" in data[:4096] and b".target" in data[:8192]:
+        fmt = "ptx"
+    else:
+        raise ValueError(f"path: {path!r} is not a CUDA binary (expected a .cubin, .fatbin or .ptx file)")
+    return Binary(data=data, fmt=fmt, arch=0, log="", source="", options=(), name_expressions=(),
+                  lowered_names={}, resources={}, key="file:" + hashlib.sha256(data).hexdigest())
+
+
+class RawModule:
+    """A CUDA module from source (``code=``) or from a .cubin/.ptx/.fatbin file (``path=``).
+
+    ``get_function(name)`` returns a :class:`RawKernel`; template kernels are named by
+    the expressions given in ``name_expressions`` (e.g. ``"fx3<float>"``).
+    """
+
+    def __init__(self, code: str | None = None, path=None, options=(), backend: str = "nvrtc",
+                 translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
+                 name_expressions=None, jitify: bool = False):
+        if (code is None) == (path is None):
+            raise TypeError("RawModule: give exactly one of code= (CUDA source) or path= (a binary file)")
+        if code is not None:
+            _check_common(code, None, options, backend)
+        self.code = code
+        self.path = path
+        self.backend = backend
+        self.translate_cucomplex = translate_cucomplex
+        self.enable_cooperative_groups = enable_cooperative_groups
+        self.jitify = jitify
+        if name_expressions is not None:
+            if isinstance(name_expressions, str) or not all(isinstance(n, str) for n in name_expressions):
+                raise TypeError("name_expressions: expected a sequence of str, e.g. ['fx3<float>']")
+        self.name_expressions = tuple(name_expressions or ())
+        if code is not None:
+            self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
+            self._file_binary = None
+        else:
+            self._source, self.options = None, tuple(options)
+            self._file_binary = _binary_from_file(path)
+        self._kernels: dict[str, RawKernel] = {}
+
+    def _binary(self, arch=None, log_stream=None) -> Binary:
+        if self._file_binary is not None:
+            return self._file_binary
+        return compiler.compile_source(
+            self._source, options=self.options, name_expressions=self.name_expressions,
+            arch=arch, program_name="raw_module.cu", log_stream=log_stream, backend=self.backend,
+            _normalized=True)
+
+    def compile(self, log_stream=None) -> None:
+        self._binary(None, log_stream)
+
+    def get_function(self, name: str) -> RawKernel:
+        """The kernel ``name`` (compiles and loads the module on the current device)."""
+        if not isinstance(name, str):
+            raise TypeError(f"name: expected a str, got {type(name).__name__}")
+        kernel = self._kernels.get(name)
+        if kernel is None:
+            binary = self._binary()
+            if "<" in name and name not in binary.lowered_names:
+                raise ValueError(f"{name!r} is not one of this module's name_expressions "
+                                 f"{list(self.name_expressions)}; add it there to instantiate it")
+            kernel = RawKernel._from_module(self, name)
+            kernel._function()
+            self._kernels[name] = kernel
+        return kernel
+
+    def get_global(self, name: str) -> MemoryPointer:
+        """A pointer to the module's global variable ``name`` (``__device__``/``__constant__``).
+
+        Wrap it as an array with ``jitkern.ndarray(shape, dtype, memptr=...)`` to write it.
+        """
+        binary = self._binary()
+        device_id = driver.current_device_id()
+        mod = load(binary, device_id)
+        ptr, size = mod.get_global(binary.lowered(name))
+        return MemoryPointer(ptr, size, device_id, 0, owner=mod)
+
+    get_global_var = get_global
+
+    def inspect(self, arch=None) -> Inspection:
+        binary = self._binary(arch)
+        return inspect_binary(binary, "", name="raw_module")
+
+    def __repr__(self) -> str:
+        origin = f"path={self.path!r}" if self.path is not None else "code=..."
+        return f"<jitkern.RawModule {origin}>"
