@@ -46,13 +46,17 @@ _device_getters: dict[type, object] = {}
 
 
 def register_array_type(cls: type, pointer, device=None) -> None:
-    """Teach launches how to read a device pointer (and device id) from ``cls``."""
+    """Teach launches how to read a device pointer (and device id) from ``cls``.
+
+    ``pointer`` is a function of the array, or (faster) a Python expression template
+    over ``{a}``, such as ``"{a}.data.ptr"``, which is inlined into the packer.
+    """
     _pointer_getters[cls] = pointer
     if device is not None:
         _device_getters[cls] = device
 
 
-def _torch_pointer(t) -> int:
+def _torch_cpu(t) -> int:
     if not t.is_cuda:
         raise KernelArgumentError(
             "a CPU torch.Tensor cannot be passed to a kernel: move it with .cuda() or "
@@ -62,11 +66,12 @@ def _torch_pointer(t) -> int:
 
 
 def _known_foreign(cls: type):
+    # Pointer getters given as templates are inlined into the generated packer.
     module = cls.__module__ or ""
     if module.startswith("cupy") and hasattr(cls, "__cuda_array_interface__"):
-        return (lambda a: a.data.ptr), (lambda a: a.device.id)
+        return "{a}.data.ptr", (lambda a: a.device.id)
     if module.startswith("torch") and cls.__name__ in ("Tensor", "Parameter"):
-        return _torch_pointer, (lambda t: t.device.index)
+        return "({a}.data_ptr() if {a}.is_cuda else {cpu}({a}))", (lambda t: t.device.index)
     return None
 
 
@@ -161,6 +166,8 @@ def slot_for(cls: type, index: int, param_size: int | None) -> Slot:
     if issubclass(cls, numpy.generic):
         return _scalar_slot(numpy.dtype(cls), what)
     getter = pointer_getter(cls)
+    if isinstance(getter, str):
+        return Slot("Q", 8, 8, getter, {"cpu": _torch_cpu}, what)
     if getter is not None:
         return Slot("Q", 8, 8, "{ptr}({a})", {"ptr": getter}, what)
     if issubclass(cls, numpy.ndarray):
@@ -193,17 +200,19 @@ def _checked_int32(index: int) -> Slot:
 class Plan:
     """Packing for one argument-type signature: buffer, pointer array, pack()."""
 
-    __slots__ = ("pack", "params_ptr", "nargs", "_buffer", "_pointers", "slots")
+    __slots__ = ("pack", "pack_if_same", "params_ptr", "nargs", "_buffer", "_pointers", "slots",
+                 "dtypes")
 
-    def __init__(self, slots: list[Slot]):
+    def __init__(self, slots: list[Slot], types: tuple, dtypes=None):
         self.slots = slots
+        self.dtypes = dtypes  # dtypes of structured scalars, when there are any
         self.nargs = len(slots)
         fmt, offsets, total = _layout(slots)
         self._buffer = ctypes.create_string_buffer(max(total, 8))
         base = ctypes.addressof(self._buffer)
         self._pointers = (ctypes.c_void_p * max(len(slots), 1))(*[base + o for o in offsets])
         self.params_ptr = ctypes.addressof(self._pointers)
-        self.pack = _make_packer(fmt, slots, self._buffer)
+        self.pack, self.pack_if_same = _make_packers(fmt, slots, types, self._buffer)
 
 
 def _layout(slots: list[Slot]) -> tuple[str, list[int], int]:
@@ -221,22 +230,33 @@ def _layout(slots: list[Slot]) -> tuple[str, list[int], int]:
     return "".join(fmt), offsets, pos
 
 
-def _make_packer(fmt: str, slots: list[Slot], buffer):
-    """Generate ``pack(args)``: one straight-line function per signature (the hot path)."""
+def _make_packers(fmt: str, slots: list[Slot], types: tuple, buffer):
+    """Generate ``pack(args)`` and ``pack_if_same(args) -> bool`` for one signature.
+
+    ``pack_if_same`` first checks each argument's type with ``is`` (cheaper than
+    building a key), so a kernel launched again with the same argument types skips
+    the plan lookup entirely. This is the launch hot path.
+    """
     env = {"_pack_into": struct.Struct(fmt).pack_into, "_buf": buffer}
     names = [f"a{i}" for i in range(len(slots))]
     exprs = []
+    checks = []
     for i, slot in enumerate(slots):
         fields = {"a": names[i]}
         for key, value in slot.env.items():
             fields[key] = f"_{key}_{i}"
             env[fields[key]] = value
         exprs.append(slot.expr.format(**fields))
+        env[f"_T{i}"] = types[i]
+        checks.append(f"type(a{i}) is not _T{i}")
     unpack = f"    {', '.join(names)}, = args\n" if names else ""
     body = f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})\n"
-    src = f"def pack(args):\n{unpack}{body}"
+    guard = (f"    if len(args) != {len(slots)}:\n        return False\n{unpack}"
+             + (f"    if {' or '.join(checks)}:\n        return False\n" if checks else ""))
+    src = (f"def pack(args):\n{unpack}{body}"
+           f"def pack_if_same(args):\n{guard}{body}    return True\n")
     exec(compile(src, "<jitkern launch plan>", "exec"), env)  # noqa: S102 - generated from slots
-    return env["pack"]
+    return env["pack"], env["pack_if_same"]
 
 
 def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: str = "the kernel"
@@ -270,11 +290,12 @@ def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: st
         if params is not None:
             _check_kind(arg, slot, params[i], i)
         slots.append(slot)
-    return Plan(slots)
+    voids = tuple(a.dtype for a in args if type(a) is numpy.void)
+    return Plan(slots, tuple(map(type, args)), voids or None)
 
 
 def _check_kind(arg, slot: Slot, param, index: int) -> None:
-    is_pointer = slot.expr.startswith("{ptr}")
+    is_pointer = slot.codes == "Q" and "{a}" in slot.expr and slot.expr != "{a}"
     if param.pointer and not is_pointer and type(arg) is not int:
         raise KernelArgumentError(
             f"argument {index} ({param.name}): the kernel expects a pointer ({param.ctype}), "

@@ -13,7 +13,7 @@ import threading
 
 from ..errors import CUDAError, KernelArgumentError, LaunchError
 from . import driver
-from .device import current_stream_handle, stream_handle
+from .device import _stream_state, stream_handle
 from .driver import check, drv
 from .launch import build_plan, device_getter, dim3, signature_of
 
@@ -83,12 +83,13 @@ SETTABLE_ATTRIBUTES = ("max_dynamic_shared_size_bytes", "preferred_shared_memory
 class _DeviceState:
     """What a Function knows about itself on one device."""
 
-    __slots__ = ("handle", "param_sizes", "plans")
+    __slots__ = ("handle", "param_sizes", "plans", "last_plan")
 
     def __init__(self, handle, param_sizes):
         self.handle = handle
         self.param_sizes = param_sizes
         self.plans: dict = {}
+        self.last_plan = None
 
 
 class Function:
@@ -131,21 +132,30 @@ class Function:
     # -- launch -----------------------------------------------------------
     def launch(self, grid, block, args, shared_mem: int = 0, stream=None,
                cooperative: bool = False) -> None:
-        """Launch on the current device. See :mod:`.launch` for how args are packed."""
+        """Launch on the current device. See :mod:`.launch` for how args are packed.
+
+        This is the hot path: every line here runs on every launch.
+        """
         if type(args) is not tuple:
             args = _as_args(args)
         state = self._last_state
         if state is None or _multi_device:
             state = self._select_state()
-        plan = state.plans.get(signature_of(args))
-        if plan is None:
-            plan = self._new_plan(state, args)
-        plan.pack(args)
+        plan = state.last_plan
+        if plan is None or plan.dtypes is not None or not plan.pack_if_same(args):
+            plan = state.last_plan = self._plan_for(state, args)
+            plan.pack(args)
         if _multi_device:
             self._check_devices(args)
-        gx, gy, gz = dim3(grid, "grid")
-        bx, by, bz = dim3(block, "block")
-        s = current_stream_handle() if stream is None else stream_handle(stream)
+        dims = _dims.get(grid)
+        gx, gy, gz = dims if dims is not None else _dims_of(grid, "grid")
+        dims = _dims.get(block)
+        bx, by, bz = dims if dims is not None else _dims_of(block, "block")
+        if stream is None:
+            stack = _stream_state.stack
+            s = stack[-1].ptr if stack else 0
+        else:
+            s = stream_handle(stream)
         d = _drv
         try:
             if cooperative:
@@ -171,9 +181,19 @@ class Function:
         self._last_device, self._last_state = device_id, state
         return state
 
-    def _new_plan(self, state: _DeviceState, args: tuple):
-        plan = build_plan(args, state.param_sizes, self.params, self.name)
-        state.plans[signature_of(args)] = plan
+    def _plan_for(self, state: _DeviceState, args: tuple):
+        """The plan for ``args``: structured (numpy.void) scalars also key on their dtypes."""
+        key = tuple(map(type, args))
+        plan = state.plans.get(key)
+        if plan is not None and plan.dtypes is None:
+            return plan
+        full_key = signature_of(args)
+        plan = state.plans.get(full_key)
+        if plan is None:
+            plan = build_plan(args, state.param_sizes, self.params, self.name)
+            state.plans[full_key] = plan
+            if plan.dtypes is None:
+                state.plans[key] = plan
         return plan
 
     def _check_devices(self, args: tuple) -> None:
@@ -240,6 +260,20 @@ class Function:
 
 _drv = None
 _multi_device = False
+
+# Normalised launch dimensions by the value the caller gave (ints and tuples are
+# hashable): a dict hit replaces a function call on the hot path.
+_dims: dict = {}
+
+
+def _dims_of(value, what: str) -> tuple[int, int, int]:
+    dims = dim3(value, what)
+    if len(_dims) < 4096:
+        try:
+            _dims[value] = dims
+        except TypeError:  # a list: not hashable
+            pass
+    return dims
 
 
 def _as_args(args) -> tuple:

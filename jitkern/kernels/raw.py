@@ -6,6 +6,7 @@ import hashlib
 import os
 
 from ..backend import compiler, driver
+from ..backend import module as _module_state
 from ..backend.compiler import Binary
 from ..backend.inspection import Inspection, inspect_binary
 from ..backend.memory import MemoryPointer
@@ -62,6 +63,7 @@ class RawKernel:
         self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
         self._module_binary: Binary | None = None  # set when made by RawModule
         self._functions: dict[int, Function] = {}
+        self._last: Function | None = None
         self._params = _signature.kernel_params(self._source, name)
 
     @classmethod
@@ -78,6 +80,7 @@ class RawKernel:
         self._module_binary = None
         self._module = module
         self._functions = {}
+        self._last = None
         self._params = (_signature.kernel_params(module._source, name)
                         if module._source is not None and "<" not in name else None)
         return self
@@ -109,8 +112,8 @@ class RawKernel:
 
     # -- launch -----------------------------------------------------------
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None) -> None:
-        fn = self.__dict__.get("_last")
-        if fn is None or driver._initialised and driver.device_count() > 1:
+        fn = self._last
+        if fn is None or _module_state._multi_device:
             fn = self._function()
         fn.launch(grid, block, args, shared_mem, stream, self.enable_cooperative_groups)
 

@@ -1,0 +1,122 @@
+"""Launch overhead and first-call cost of RawKernel (issue 2's figures).
+
+Run: PYTHONPATH=. python benchmarks/bench_launch.py
+Prints a markdown table; the floor (bare cuLaunchKernel) is measured in the same run.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+import jitkern
+from common import (FOUR_ARG_SOURCE, bare_launch_us, device_label, host_us_per_call,
+                    markdown_table, today, try_import)
+
+N_LAUNCH = 20000
+
+
+def jitkern_arrays():
+    x = jitkern.asarray(np.ones(32, np.float32))
+    return x, jitkern.empty_like(x), jitkern.empty_like(x)
+
+
+def rawkernel_us(arrays) -> float:
+    k = jitkern.RawKernel(FOUR_ARG_SOURCE, "four_args")
+    x, y, z = arrays
+    args = (x, y, z, np.float32(2.0))
+    return host_us_per_call(lambda: k((1,), (32,), args), N_LAUNCH)
+
+
+def cupy_rawkernel_us(cp) -> float:
+    k = cp.RawKernel(FOUR_ARG_SOURCE, "four_args")
+    x = cp.ones(32, cp.float32)
+    y, z = cp.empty_like(x), cp.empty_like(x)
+    args = (x, y, z, np.float32(2.0))
+    k((1,), (32,), args)
+    cp.cuda.Device().synchronize()
+    import time
+    import statistics
+
+    samples = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(N_LAUNCH):
+            k((1,), (32,), args)
+        t1 = time.perf_counter()
+        cp.cuda.Device().synchronize()
+        samples.append((t1 - t0) / N_LAUNCH * 1e6)
+    return statistics.median(samples)
+
+
+_FIRST_CALL = r"""
+import time, sys
+t0 = time.perf_counter()
+import jitkern
+t1 = time.perf_counter()
+import numpy as np
+from jitkern.backend import driver
+x = jitkern.asarray(np.ones(32, np.float32)); y = jitkern.empty_like(x); z = jitkern.empty_like(x)
+jitkern.synchronize()
+SRC = sys.argv[1]
+t2 = time.perf_counter()
+k = jitkern.RawKernel(SRC, "four_args")
+k((1,), (32,), (x, y, z, np.float32(2.0)))
+jitkern.synchronize()
+t3 = time.perf_counter()
+k((1,), (32,), (x, y, z, np.float32(2.0)))
+jitkern.synchronize()
+t4 = time.perf_counter()
+print((t1 - t0) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3)
+"""
+
+
+def first_call_ms(cache_dir: str, source: str) -> tuple[float, float, float]:
+    env = dict(os.environ, JITKERN_CACHE_DIR=cache_dir)
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", _FIRST_CALL, source], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    imp, first, second = (float(v) for v in out.split())
+    return imp, first, second
+
+
+def main() -> None:
+    rows = []
+    bare = bare_launch_us(N_LAUNCH)
+    rows.append(["bare cuLaunchKernel, pre-packed buffer (floor)", bare, 1.0, ""])
+    ours = rawkernel_us(jitkern_arrays())
+    rows.append(["jitkern.RawKernel, jitkern arrays", ours, ours / bare, "<= 1.15x"])
+    cp = try_import("cupy")
+    if cp is not None:
+        x = cp.ones(32, cp.float32)
+        ours_cp = rawkernel_us((x, cp.empty_like(x), cp.empty_like(x)))
+        rows.append(["jitkern.RawKernel, CuPy arrays", ours_cp, ours_cp / bare, "<= 1.15x"])
+        ref = cupy_rawkernel_us(cp)
+        rows.append(["cupy.RawKernel, CuPy arrays (reference)", ref, ref / bare, ""])
+    torch = try_import("torch")
+    if torch is not None and torch.cuda.is_available():
+        x = torch.ones(32, dtype=torch.float32, device="cuda")
+        ours_t = rawkernel_us((x, torch.empty_like(x), torch.empty_like(x)))
+        rows.append(["jitkern.RawKernel, PyTorch tensors", ours_t, ours_t / bare, "<= 1.15x"])
+    print(f"## Launch overhead, host us per launch ({N_LAUNCH} async launches, median of 5)\n")
+    print(f"{device_label()}, {today()}\n")
+    print(markdown_table(["launch", "us/launch", "x bare", "target"], rows))
+
+    with tempfile.TemporaryDirectory() as cache_dir:
+        src = FOUR_ARG_SOURCE.replace("four_args(", "four_args(") + f"\n// {os.getpid()}\n"
+        cold = first_call_ms(cache_dir, src)
+        warm = first_call_ms(cache_dir, src)
+    print("\n## First call in a fresh process (ms)\n")
+    print(markdown_table(
+        ["case", "import jitkern", "first call", "second call", "first - second", "target"],
+        [["cold disk cache", cold[0], cold[1], cold[2], cold[1] - cold[2], ""],
+         ["warm disk cache", warm[0], warm[1], warm[2], warm[1] - warm[2], "<= 2 ms beyond launch; import <= 150 ms"]]))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    main()

@@ -1,0 +1,126 @@
+"""Shared measurement helpers: the floors every figure is compared against.
+
+- ``bare_launch_us``: host microseconds per ``cuLaunchKernel`` through
+  cuda.bindings with a parameter buffer packed once, the fastest launch Python
+  can make.
+- ``copy_bandwidth``: a large device-to-device copy, counting bytes read plus
+  bytes written, timed with CUDA events.
+Both run in the same process as the figure they are compared to.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime
+import statistics
+import struct
+import time
+
+import numpy as np
+
+from jitkern.backend import compiler, driver, memory
+from jitkern.backend.device import Event, synchronize
+from jitkern.backend.driver import check, drv
+from jitkern.backend.module import Function
+
+FOUR_ARG_SOURCE = r"""
+extern "C" __global__ void four_args(const float* x, const float* y, float* z, float a) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < 1) z[i] = x[i] * a + y[i];
+}
+"""
+
+
+def device_label() -> str:
+    dev = driver.current_device_id()
+    return f"{driver.device_name(dev)} (sm_{''.join(map(str, driver.compute_capability(dev)))})"
+
+
+def today() -> str:
+    return datetime.date.today().isoformat()
+
+
+def host_us_per_call(fn, n: int = 20000, repeats: int = 5) -> float:
+    """Median over ``repeats`` of the mean host time of ``n`` calls (then a sync)."""
+    fn()
+    synchronize()
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        t1 = time.perf_counter()
+        synchronize()
+        samples.append((t1 - t0) / n * 1e6)
+    return statistics.median(samples)
+
+
+def bare_launch_us(n: int = 20000) -> float:
+    """cuLaunchKernel of a 4-argument kernel with a pre-packed parameter buffer."""
+    binary = compiler.compile_source(FOUR_ARG_SOURCE, program_name="four_args.cu")
+    fn = Function(binary, "four_args")
+    handle = fn.handle()
+    bufs = [memory.malloc(16, driver.current_device_id()) for _ in range(3)]
+    raw = struct.pack("<QQQf", bufs[0].ptr, bufs[1].ptr, bufs[2].ptr, 2.0)
+    storage = ctypes.create_string_buffer(raw, 32)
+    base = ctypes.addressof(storage)
+    pointers = (ctypes.c_void_p * 4)(base, base + 8, base + 16, base + 24)
+    params = ctypes.addressof(pointers)
+    launch = drv().cuLaunchKernel
+
+    def call():
+        launch(handle, 1, 1, 1, 32, 1, 1, 0, 0, params, 0)
+
+    result = host_us_per_call(call, n)
+    del bufs
+    return result
+
+
+def time_gpu_ms(fn, reps: int = 20, warmup: int = 3) -> float:
+    """Median device time of ``fn`` in ms, each rep bracketed by CUDA events."""
+    for _ in range(warmup):
+        fn()
+    synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = Event(), Event()
+        start.record()
+        fn()
+        end.record()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def copy_bandwidth(nbytes: int = 1 << 30, reps: int = 20) -> float:
+    """Device-to-device copy bandwidth in GB/s, counting read + write."""
+    dev = driver.current_device_id()
+    src = memory.malloc(nbytes, dev)
+    dst = memory.malloc(nbytes, dev)
+    memory.memset_d8(src.ptr, 7, nbytes)
+    ms = time_gpu_ms(lambda: memory.memcpy_dtod(dst.ptr, src.ptr, nbytes), reps)
+    return 2 * nbytes / (ms * 1e-3) / 1e9
+
+
+def markdown_table(headers: list[str], rows: list[list]) -> str:
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for row in rows:
+        out.append("| " + " | ".join(_fmt(c) for c in row) + " |")
+    return "\n".join(out)
+
+
+def _fmt(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+    return str(value)
+
+
+def try_import(name: str):
+    try:
+        return __import__(name)
+    except Exception:
+        return None
+
+
+def fresh_random(shape, dtype=np.float32, seed=None):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal(shape).astype(dtype)
