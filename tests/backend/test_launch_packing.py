@@ -1,0 +1,130 @@
+"""Argument packing into the parameter buffer, checked byte for byte (no GPU)."""
+
+import ctypes
+import struct
+
+import numpy as np
+import pytest
+
+from jitkern import KernelArgumentError
+from jitkern.backend import launch
+
+
+class FakeArray:
+    """A minimal __cuda_array_interface__ producer."""
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self.ptr, False), "shape": (1,), "typestr": "<f4", "version": 3}
+
+
+def packed(plan):
+    return [ctypes.string_at(ptr, slot.size) for ptr, slot in
+            zip(plan._pointers[: plan.nargs], plan.slots)]
+
+
+def test_python_scalars_follow_cupy_rules():
+    args = (7, 2.5, True, 1 + 2j)
+    plan = launch.build_plan(args, None)
+    plan.pack(args)
+    assert packed(plan) == [struct.pack("<q", 7), struct.pack("<d", 2.5), b"\x01",
+                            struct.pack("<dd", 1, 2)]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                                   np.int64, np.uint64, np.float16, np.float32, np.float64,
+                                   np.complex64, np.complex128, np.bool_])
+def test_numpy_scalars_keep_their_type(dtype, rng):
+    value = dtype(rng.integers(1, 100)) if np.dtype(dtype).kind != "c" else dtype(
+        complex(rng.standard_normal(), rng.standard_normal()))
+    plan = launch.build_plan((value,), None)
+    plan.pack((value,))
+    assert packed(plan) == [np.array(value).tobytes()]
+    # pointer is aligned to the type's size
+    assert plan._pointers[0] % np.dtype(dtype).alignment == 0
+
+
+def test_arrays_become_pointers_and_alignment_is_kept(rng):
+    ptr = int(rng.integers(1, 2**40)) * 256
+    args = (np.int8(3), FakeArray(ptr), np.float32(1.5))
+    plan = launch.build_plan(args, None)
+    plan.pack(args)
+    assert packed(plan) == [b"\x03", struct.pack("<Q", ptr), struct.pack("<f", 1.5)]
+    base = plan._pointers[0]
+    assert [p - base for p in plan._pointers[:3]] == [0, 8, 16]
+
+
+def test_structured_scalar_is_packed_raw():
+    dt = np.dtype([("n", "<i4"), ("s", "<i8", (2,))], align=True)
+    value = np.zeros((), dt)[()]
+    value["n"] = 5
+    value["s"] = (9, -3)
+    plan = launch.build_plan((value,), None)
+    plan.pack((value,))
+    assert packed(plan) == [value.tobytes()]
+    assert plan.dtypes == (dt,)
+
+
+def test_pack_if_same_refuses_other_types():
+    plan = launch.build_plan((1, 2.0), None)
+    assert plan.pack_if_same((3, 4.0))
+    assert not plan.pack_if_same((3, np.float32(4.0)))
+    assert not plan.pack_if_same((3,))
+
+
+def test_int_into_4_byte_parameter_is_range_checked():
+    plan = launch.build_plan((1,), [4])
+    plan.pack((-123,))
+    assert packed(plan) == [struct.pack("<i", -123)]
+    with pytest.raises(KernelArgumentError, match="does not fit in a 32-bit int"):
+        plan.pack((2**31,))
+
+
+def test_float_into_4_byte_parameter_becomes_float32():
+    plan = launch.build_plan((1.5,), [4])
+    plan.pack((1.5,))
+    assert packed(plan) == [struct.pack("<f", 1.5)]
+
+
+def test_wrong_count_and_size_are_refused():
+    with pytest.raises(KernelArgumentError, match="takes 2 argument"):
+        launch.build_plan((1, 2, 3), [8, 8])
+    with pytest.raises(KernelArgumentError, match="argument 1: the kernel parameter is 8 bytes"):
+        launch.build_plan((1, np.float32(1)), [8, 8])
+
+
+def test_host_numpy_array_is_refused_with_hint():
+    with pytest.raises(TypeError, match=r"jitkern\.asarray"):
+        launch.build_plan((np.zeros(3),), None)
+
+
+def test_unknown_object_is_refused():
+    with pytest.raises(TypeError, match="cannot pass a builtins.str"):
+        launch.build_plan(("text",), None)
+
+
+def test_pointer_and_scalar_kinds_checked_against_source_params():
+    from jitkern.kernels._signature import Param
+
+    params = [Param("x", "const float*", True), Param("n", "int", False)]
+    with pytest.raises(KernelArgumentError, match=r"argument 0 \(x\).*pointer \(const float\*\)"):
+        launch.build_plan((1.0, 3), [8, 4], params)
+    with pytest.raises(KernelArgumentError, match=r"argument 1 \(n\).*scalar \(int\)"):
+        launch.build_plan((FakeArray(256), FakeArray(512)), None, params)
+    # a raw int address is accepted for a pointer (as CuPy does)
+    launch.build_plan((4096, 3), [8, 4], params)
+
+
+@pytest.mark.parametrize("value,expected", [(5, (5, 1, 1)), ((5,), (5, 1, 1)), ((2, 3), (2, 3, 1)),
+                                            ((2, 3, 4), (2, 3, 4)), (np.int64(7), (7, 1, 1))])
+def test_dim3(value, expected):
+    assert launch.dim3(value, "grid") == expected
+
+
+@pytest.mark.parametrize("value", [0, (1, 0), (1, 2, 3, 4), 1.5, "x", (1.0,), -1])
+def test_dim3_refuses(value):
+    with pytest.raises(KernelArgumentError, match="grid"):
+        launch.dim3(value, "grid")
