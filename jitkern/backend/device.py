@@ -91,6 +91,12 @@ class _StreamState(threading.local):
 
 _stream_state = _StreamState()
 
+# How many threads have made a stream current (via ``with`` or ``use``), summed.
+# While it is 0 every thread's current stream is the legacy default, so the
+# launch fast path can skip the thread-local lookup. A one-element list so the
+# generated launchers can hold a reference to it.
+STREAMS_IN_USE = [0]
+
 
 class Stream:
     """A CUDA stream. ``Stream()`` creates a non-blocking stream on the current device.
@@ -153,14 +159,17 @@ class Stream:
             stack[-1] = self
         else:
             stack.append(self)
+            STREAMS_IN_USE[0] += 1
         return self
 
     def __enter__(self) -> "Stream":
         _stream_state.stack.append(self)
+        STREAMS_IN_USE[0] += 1
         return self
 
     def __exit__(self, *exc) -> None:
         _stream_state.stack.pop()
+        STREAMS_IN_USE[0] -= 1
 
     def __del__(self):
         if getattr(self, "_owned", False) and self.ptr:

@@ -201,7 +201,7 @@ class Plan:
     """Packing for one argument-type signature: buffer, pointer array, pack()."""
 
     __slots__ = ("pack", "pack_if_same", "params_ptr", "nargs", "_buffer", "_pointers", "slots",
-                 "dtypes")
+                 "dtypes", "types", "fmt")
 
     def __init__(self, slots: list[Slot], types: tuple, dtypes=None):
         self.slots = slots
@@ -212,6 +212,7 @@ class Plan:
         base = ctypes.addressof(self._buffer)
         self._pointers = (ctypes.c_void_p * max(len(slots), 1))(*[base + o for o in offsets])
         self.params_ptr = ctypes.addressof(self._pointers)
+        self.types, self.fmt = types, fmt
         self.pack, self.pack_if_same = _make_packers(fmt, slots, types, self._buffer)
 
 
@@ -237,18 +238,7 @@ def _make_packers(fmt: str, slots: list[Slot], types: tuple, buffer):
     building a key), so a kernel launched again with the same argument types skips
     the plan lookup entirely. This is the launch hot path.
     """
-    env = {"_pack_into": struct.Struct(fmt).pack_into, "_buf": buffer}
-    names = [f"a{i}" for i in range(len(slots))]
-    exprs = []
-    checks = []
-    for i, slot in enumerate(slots):
-        fields = {"a": names[i]}
-        for key, value in slot.env.items():
-            fields[key] = f"_{key}_{i}"
-            env[fields[key]] = value
-        exprs.append(slot.expr.format(**fields))
-        env[f"_T{i}"] = types[i]
-        checks.append(f"type(a{i}) is not _T{i}")
+    env, names, exprs, checks = _packer_parts(fmt, slots, types, buffer)
     unpack = f"    {', '.join(names)}, = args\n" if names else ""
     body = f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})\n"
     guard = (f"    if len(args) != {len(slots)}:\n        return False\n{unpack}"
@@ -257,6 +247,59 @@ def _make_packers(fmt: str, slots: list[Slot], types: tuple, buffer):
            f"def pack_if_same(args):\n{guard}{body}    return True\n")
     exec(compile(src, "<jitkern launch plan>", "exec"), env)  # noqa: S102 - generated from slots
     return env["pack"], env["pack_if_same"]
+
+
+def _packer_parts(fmt: str, slots: list[Slot], types: tuple, buffer):
+    """(env, names, pack expressions, type checks) shared by the generated functions."""
+    env = {"_pack_into": struct.Struct(fmt).pack_into, "_buf": buffer}
+    names = [f"a{i}" for i in range(len(slots))]
+    exprs, checks = [], []
+    for i, slot in enumerate(slots):
+        fields = {"a": names[i]}
+        for key, value in slot.env.items():
+            fields[key] = f"_{key}_{i}"
+            env[fields[key]] = value
+        exprs.append(slot.expr.format(**fields))
+        env[f"_T{i}"] = types[i]
+        checks.append(f"type(a{i}) is not _T{i}")
+    return env, names, exprs, checks
+
+
+def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail):
+    """Generate ``run(grid, block, args, shared_mem, stream) -> bool``: the whole launch.
+
+    It returns False without doing anything when any assumption does not hold
+    (other argument types, dims not seen before, a stream given or current), and
+    the caller then takes the general path. ``fail(err, grid, block, shared_mem)``
+    handles a driver error (it raises, or returns True after recovering).
+    """
+    env, names, exprs, checks = _packer_parts(plan.fmt, plan.slots, plan.types, plan._buffer)
+    env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims_get=dims.get,
+               _streams=streams_in_use, _fail=fail)
+    n = len(names)
+    lines = [
+        "def run(grid, block, args, shm, stream):",
+        f"    if len(args) != {n} or stream is not None or _streams[0]:",
+        "        return False",
+    ]
+    if n:
+        lines.append(f"    {', '.join(names)}, = args")
+        lines.append(f"    if {' or '.join(checks)}:")
+        lines.append("        return False")
+    lines += [
+        "    g = _dims_get(grid)",
+        "    b = _dims_get(block)",
+        "    if g is None or b is None:",
+        "        return False",
+        f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})",
+        "    err, = _launch(_h, g[0], g[1], g[2], b[0], b[1], b[2], shm, 0, _params"
+        + (", 0)" if launch.__name__ == "cuLaunchKernel" else ")"),
+        "    if err:",
+        "        return _fail(err, g, b, shm)",
+        "    return True",
+    ]
+    exec(compile("\n".join(lines) + "\n", "<jitkern fast launch>", "exec"), env)  # noqa: S102
+    return env["run"]
 
 
 def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: str = "the kernel"

@@ -13,9 +13,9 @@ import threading
 
 from ..errors import CUDAError, KernelArgumentError, LaunchError
 from . import driver
-from .device import _stream_state, stream_handle
+from .device import STREAMS_IN_USE, _stream_state, stream_handle
 from .driver import check, drv
-from .launch import build_plan, device_getter, dim3, signature_of
+from .launch import build_plan, device_getter, dim3, make_fast_launcher, signature_of
 
 _modules: dict[tuple[str, int], "LoadedModule"] = {}
 _modules_lock = threading.Lock()
@@ -106,6 +106,10 @@ class Function:
         self._last_device = -1
         self._last_state: _DeviceState | None = None
         self._lock = threading.Lock()
+        # The generated whole-launch function for the last signature (see
+        # launch.make_fast_launcher); None until a plain launch succeeded.
+        self.fast = None
+        self._fast_cooperative = False
 
     # -- per-device state -------------------------------------------------
     def _state(self, device_id: int) -> _DeviceState:
@@ -136,6 +140,10 @@ class Function:
 
         This is the hot path: every line here runs on every launch.
         """
+        fast = self.fast
+        if fast is not None and cooperative == self._fast_cooperative and fast(
+                grid, block, args, shared_mem, stream):
+            return
         if type(args) is not tuple:
             args = _as_args(args)
         state = self._last_state
@@ -170,6 +178,19 @@ class Function:
         if err != 0:
             self._launch_failed(err, state, plan, (gx, gy, gz), (bx, by, bz), shared_mem, s,
                                 cooperative)
+        elif stream is None and not _multi_device and plan.dtypes is None:
+            self._install_fast(state, plan, cooperative)
+
+    def _install_fast(self, state: _DeviceState, plan, cooperative: bool) -> None:
+        d = _drv
+        launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
+
+        def fail(err, grid, block, shared_mem):
+            self._launch_failed(err, state, plan, grid, block, shared_mem, 0, cooperative)
+            return True
+
+        self.fast = make_fast_launcher(plan, launch, state.handle, _dims, STREAMS_IN_USE, fail)
+        self._fast_cooperative = cooperative
 
     def _select_state(self) -> _DeviceState:
         global _drv, _multi_device

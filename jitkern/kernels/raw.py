@@ -115,7 +115,9 @@ class RawKernel:
         fn = self._last
         if fn is None or _module_state._multi_device:
             fn = self._function()
-        fn.launch(grid, block, args, shared_mem, stream, self.enable_cooperative_groups)
+        fast = fn.fast
+        if fast is None or not fast(grid, block, args, shared_mem, stream):
+            fn.launch(grid, block, args, shared_mem, stream, self.enable_cooperative_groups)
 
     @property
     def kernel(self) -> Function:
