@@ -1,0 +1,98 @@
+"""CUDA C++ building blocks shared by the generated elementwise and reduction kernels.
+
+The generated source is a public artifact (``cached_code``, ``inspect().source``), so
+it is self-contained: this prelude is pasted at its top instead of being a header.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from .params import ctype_of
+
+PRELUDE = r"""
+// ---- jitkern string-kernel prelude ----
+template <int ND> struct _jk_dims { long long size; long long shape[ND > 0 ? ND : 1]; long long strides[ND > 0 ? ND : 1]; };
+template <int ND> struct _jk_shape { long long v[ND > 0 ? ND : 1]; };
+
+// A `raw` argument: indexed by hand, like CuPy's CArray.
+template <typename T, int ND, bool CONTIG>
+struct _jk_carray {
+  T* data_;
+  long long size_;
+  const long long* shape_;
+  const long long* strides_;
+  __device__ _jk_carray(T* data, const _jk_dims<ND>& d)
+      : data_(data), size_(d.size), shape_(d.shape), strides_(d.strides) {}
+  __device__ long long size() const { return size_; }
+  __device__ const long long* shape() const { return shape_; }
+  __device__ const long long* strides() const { return strides_; }
+  __device__ T* data() const { return data_; }
+  __device__ T& operator[](long long i) const {
+    if (CONTIG) return data_[i];
+    char* p = reinterpret_cast<char*>(data_);
+    for (int d = ND - 1; d > 0; --d) {
+      p += strides_[d] * (i % shape_[d]);
+      i /= shape_[d];
+    }
+    if (ND > 0) p += strides_[0] * i;
+    return *reinterpret_cast<T*>(p);
+  }
+  template <typename I>
+  __device__ T& operator[](const I (&idx)[ND > 0 ? ND : 1]) const {
+    char* p = reinterpret_cast<char*>(data_);
+    for (int d = 0; d < ND; ++d) p += strides_[d] * (long long)idx[d];
+    return *reinterpret_cast<T*>(p);
+  }
+};
+
+// _ind.size(): the number of elements of the launch (after broadcasting).
+template <typename I> struct _jk_indexer {
+  I n;
+  __device__ I size() const { return n; }
+};
+
+template <typename T, int V> struct alignas(sizeof(T) * V) _jk_vec { T v[V]; };
+"""
+
+_HALF_INCLUDE = "#include <cuda_fp16.h>\n"
+_COMPLEX_INCLUDE = "#include <jitkern/complex.cuh>\n"
+
+
+def includes_for(dtypes, extra_code: str = "") -> str:
+    """The #includes the kernel's types need (half and complex only when used)."""
+    kinds = {numpy.dtype(d) for d in dtypes}
+    out = []
+    if numpy.dtype(numpy.float16) in kinds or "half" in extra_code:
+        out.append(_HALF_INCLUDE)
+    if any(d.kind == "c" for d in kinds) or "complex<" in extra_code:
+        out.append(_COMPLEX_INCLUDE)
+    return "".join(out)
+
+
+def typedefs(bound: dict) -> str:
+    """``typedef float T;`` for each bound placeholder."""
+    return "".join(f"typedef {ctype_of(dt)} {letter};\n" for letter, dt in sorted(bound.items()))
+
+
+def dims_struct(shape, strides) -> numpy.void:
+    """A ``_jk_dims<ND>`` value (shape then byte strides, int64) for a launch argument."""
+    nd = max(len(shape), 1)
+    dt = numpy.dtype([("size", "<i8"), ("shape", "<i8", (nd,)), ("strides", "<i8", (nd,))],
+                     align=True)
+    value = numpy.zeros((), dt)
+    value["size"] = int(numpy.prod(shape, dtype=numpy.int64)) if shape else 1
+    if shape:
+        value["shape"] = shape
+        value["strides"] = strides
+    return value[()]
+
+
+def int64_struct(values) -> numpy.void:
+    """A ``_jk_shape<ND>`` value (one int64 per dimension)."""
+    nd = max(len(values), 1)
+    dt = numpy.dtype([("v", "<i8", (nd,))], align=True)
+    value = numpy.zeros((), dt)
+    if values:
+        value["v"] = values
+    return value[()]

@@ -1,0 +1,438 @@
+"""ElementwiseKernel: CuPy's elementwise string kernels, on jitkern's backend.
+
+A call goes: arguments -> a *layout key* (dtypes, shapes, strides, scalar types) ->
+a cached :class:`_Launch` (types resolved, broadcast done, dimensions collapsed,
+source generated and compiled, grid sized, static launch arguments packed) ->
+pointers and scalars filled in and one launch. Only the first call with a new key
+does string work.
+
+Code generation picks one of three loop bodies:
+
+* ``vector``: every array contiguous (or a broadcast constant) and aligned: each
+  thread moves ``V`` elements with one 16-byte load/store per array, ``U``
+  vectors in flight, in a grid-stride loop;
+* ``linear``: the same without vectors (misaligned pointers, odd element sizes);
+* ``strided``: views and broadcasting: the flat index is unravelled over the
+  collapsed shape and each array adds its own byte strides.
+
+Indices are 32-bit whenever the size and every byte offset allow it.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from ..arrays import empty, pointer_of
+from ..backend import compiler, driver
+from ..backend.inspection import Inspection, inspect_binary
+from ..backend.module import Function
+from ..errors import KernelArgumentError
+from . import _cuda, _layout
+from . import _elementwise_codegen as _codegen
+from .params import (
+    ParamError,
+    check_kernel_params,
+    convert_scalar,
+    ctype_of,
+    param_dtype,
+    parse_params,
+    resolve_placeholders,
+    scalar_dtype,
+)
+
+_INT32_LIMIT = 2**31 - 1
+DEFAULT_BLOCK = 256
+_BLOCKS_PER_SM = 8  # 2048 resident threads per SM at 256 threads per block
+_VECTOR_BYTES = 16
+_MAX_VECTOR = 8
+_UNROLL = _codegen.UNROLL
+
+
+def check_kernel_name(name) -> str:
+    if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
+        raise ValueError(f"name: {name!r} is not a valid kernel name (a C identifier)")
+    return name
+
+
+def _check_code(value, what: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{what}: expected CUDA C++ code as a str, got {type(value).__name__}")
+    return value
+
+
+# ---------------------------------------------------------------------------
+# Analysis of a call's arguments (pure: also used by inspect() without a GPU).
+
+
+class _Analysis:
+    """What a call's arguments decide: types, shape, layout, variant and source."""
+
+    __slots__ = ("bound", "dtypes", "shape", "size", "out_given", "out_shape", "variant",
+                 "ndim", "shape_c", "strides_c", "index_type", "vector", "raw_dims",
+                 "raw_contig", "array_pos", "scalar_pos", "source")
+
+
+class ElementwiseKernel:
+    """A user-defined elementwise kernel, with CuPy's semantics.
+
+    ``ElementwiseKernel(in_params, out_params, operation, name='kernel', reduce_dims=True,
+    preamble='', no_return=False, return_tuple=False, loop_prep='', after_loop='',
+    options=())``
+
+    ``in_params``/``out_params`` are comma-separated ``[raw] TYPE NAME`` lists; ``TYPE``
+    is a NumPy dtype name or a one-letter type placeholder resolved from the
+    arguments (outputs first). ``operation`` is CUDA C++ run once per element, with
+    every non-raw parameter bound to its element, ``i`` the flat index and
+    ``_ind.size()`` the number of elements. Call it as ``kernel(*inputs)`` or
+    ``kernel(*inputs, *outputs)``; arrays broadcast like NumPy's.
+    """
+
+    def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True,
+                 preamble="", no_return=False, return_tuple=False, loop_prep="",
+                 after_loop="", options=(), **kwargs):
+        if kwargs:
+            raise TypeError(f"ElementwiseKernel: unexpected keyword argument(s) "
+                            f"{', '.join(sorted(kwargs))}")
+        self.name = check_kernel_name(name)
+        self.in_params = parse_params(in_params, is_output=False)
+        self.out_params = parse_params(out_params, is_output=True)
+        if not self.out_params:
+            raise ParamError(f"out_params {out_params!r}: an elementwise kernel needs at least "
+                             "one output")
+        check_kernel_params(self.in_params, self.out_params, in_params, out_params)
+        self.params = self.in_params + self.out_params
+        self.nin = len(self.in_params)
+        self.nout = len(self.out_params)
+        self.nargs = self.nin + self.nout
+        self.operation = _check_code(operation, "operation")
+        self.preamble = _check_code(preamble, "preamble")
+        self.loop_prep = _check_code(loop_prep, "loop_prep")
+        self.after_loop = _check_code(after_loop, "after_loop")
+        self.reduce_dims = bool(reduce_dims)
+        self.no_return = bool(no_return)
+        self.return_tuple = bool(return_tuple)
+        self.options = compiler.normalize_options(options)
+        self._launches: dict = {}
+        self._sources: dict = {}  # (dtypes, variant) -> source
+        self._functions: dict = {}  # source -> Function
+
+    # -- the call ----------------------------------------------------------------
+    def __call__(self, *args, size=None, stream=None, block_size=None):
+        """Run the kernel; returns the output array(s) (``None`` with ``no_return``)."""
+        key = _call_key(args, size, block_size)
+        launch = self._launches.get(key) if key is not None else None
+        if launch is None:
+            launch = self._prepare(args, size, block_size)
+            if key is not None:
+                self._launches[key] = launch
+        outs = launch.run(args, stream)
+        if self.no_return:
+            return None
+        if self.nout == 1 and not self.return_tuple:
+            return outs[0]
+        return tuple(outs)
+
+    def _prepare(self, args, size, block_size) -> "_Launch":
+        arrays = self._describe_args(args, host_ok=False)
+        analysis = self._analyze(args, arrays, size)
+        return _Launch(self, analysis, arrays, block_size)
+
+    # -- analysis ------------------------------------------------------------------
+    def _describe_args(self, args, host_ok: bool) -> list:
+        if len(args) not in (self.nin, self.nargs):
+            raise KernelArgumentError(
+                f"{self.name}: takes {self.nin} input(s) ({_names(self.in_params)}) and optionally "
+                f"{self.nout} output(s) ({_names(self.out_params)}); got {len(args)} argument(s)")
+        described = []
+        for k, value in enumerate(args):
+            p = self.params[k]
+            what = f"{self.name}: {'output' if p.is_output else 'input'} {p.name!r}"
+            if _layout.is_scalar(value):
+                if p.is_output:
+                    raise KernelArgumentError(f"{what}: outputs must be arrays, got a scalar "
+                                              f"{value!r}")
+                if p.raw:
+                    raise KernelArgumentError(f"{what}: a raw parameter takes an array, got a "
+                                              f"scalar {value!r}")
+                described.append(None)
+            else:
+                described.append(_layout.describe_array(value, what, host_ok=host_ok))
+        return described
+
+    def _analyze(self, args, arrays, size) -> _Analysis:
+        a = _Analysis()
+        nin = self.nin
+        a.out_given = len(args) == self.nargs
+        in_types = [scalar_dtype(v) if arr is None else arr.dtype
+                    for v, arr in zip(args[:nin], arrays[:nin])]
+        out_types = [arr.dtype for arr in arrays[nin:]]
+        a.bound = resolve_placeholders(self.in_params, self.out_params, in_types, out_types,
+                                       [arr is None for arr in arrays[:nin]], self.name)
+        a.dtypes = tuple(param_dtype(p, a.bound) for p in self.params)
+        for dt in a.dtypes:
+            ctype_of(dt)
+        a.array_pos = tuple(k for k, arr in enumerate(arrays) if arr is not None)
+        a.scalar_pos = tuple(k for k, arr in enumerate(arrays) if arr is None)
+        self._decide_shape(a, arrays, size)
+        self._decide_layout(a, arrays)
+        a.source = self._source(a)
+        return a
+
+    def _decide_shape(self, a, arrays, size) -> None:
+        mapped = [arr for p, arr in zip(self.params, arrays) if arr is not None and not p.raw]
+        has_raw = any(p.raw for p in self.params)
+        if size is not None:
+            if mapped:
+                raise ValueError(f"{self.name}: size= is only for kernels whose arrays are all "
+                                 "raw; here the size comes from the non-raw array arguments")
+            if not isinstance(size, (int, numpy.integer)) or isinstance(size, bool) or size < 0:
+                raise ValueError(f"{self.name}: size= must be a non-negative int, got {size!r}")
+            a.shape = (int(size),)
+        elif not mapped and has_raw:
+            raise ValueError(f"{self.name}: every array argument is raw, so the loop size is "
+                             "unknown: pass size=N")
+        else:
+            a.shape = _layout.broadcast_shape([arr.shape for arr in mapped], self.name)
+        if a.out_given:
+            for p, arr in zip(self.out_params, arrays[self.nin:]):
+                if not p.raw and arr.shape != a.shape:
+                    raise ValueError(f"{self.name}: output {p.name!r} has shape {arr.shape}, but "
+                                     f"the arguments broadcast to {a.shape}")
+        a.size = int(numpy.prod(a.shape, dtype=numpy.int64)) if a.shape else 1
+        a.out_shape = a.shape
+
+    def _decide_layout(self, a, arrays) -> None:
+        strides_list, sizes = [], []
+        for k, p in enumerate(self.params):
+            arr = arrays[k] if k < len(arrays) else None
+            if p.raw:
+                continue
+            if p.is_output and arr is None:
+                strides = _layout.c_strides(a.shape, a.dtypes[k].itemsize)
+            elif arr is None:
+                continue
+            else:
+                strides = _layout.broadcast_strides(arr.shape, arr.strides, a.shape)
+            strides_list.append(strides)
+            sizes.append(a.dtypes[k].itemsize)
+        shape_c, strides_c = _layout.collapse(a.shape, strides_list, keep=not self.reduce_dims)
+        a.shape_c, a.strides_c = shape_c, strides_c
+        a.ndim = len(shape_c)
+        linear = a.ndim <= 1 and self.reduce_dims and all(
+            not st or st[0] in (0, isz) or shape_c[0] == 1 for st, isz in zip(strides_c, sizes))
+        extent = max((_layout.max_extent(shape_c, st) for st in strides_c), default=0)
+        vector = 1
+        if linear:
+            widest = max((isz for st, isz in zip(strides_c, sizes) if st and st[0] != 0),
+                         default=0)
+            if widest and _VECTOR_BYTES // widest >= 2:
+                vector = min(_VECTOR_BYTES // widest, _MAX_VECTOR)
+        a.vector = vector
+        a.variant = ("vector" if vector > 1 else "linear") if linear else "strided"
+        slack = 2 * _UNROLL * _MAX_VECTOR * (1 << 24)  # index overshoot of a grid-stride step
+        a.index_type = ("int" if a.size + slack <= _INT32_LIMIT and extent <= _INT32_LIMIT
+                        else "long long")
+        a.raw_dims = {}
+        a.raw_contig = {}
+        for k, p in enumerate(self.params):
+            if not p.raw:
+                continue
+            if k < len(arrays) and arrays[k] is not None:
+                a.raw_dims[k] = (arrays[k].shape, arrays[k].strides)
+                a.raw_contig[k] = arrays[k].c_contiguous
+            else:  # a raw output we allocate
+                a.raw_dims[k] = (a.shape, _layout.c_strides(a.shape, a.dtypes[k].itemsize))
+                a.raw_contig[k] = True
+
+    # -- code generation ------------------------------------------------------------
+    def _source(self, a: _Analysis) -> str:
+        return _codegen.generate(self, a)
+
+    def _function(self, source: str) -> Function:
+        fn = self._functions.get(source)
+        if fn is None:
+            binary = compiler.compile_source(source, options=self.options,
+                                             program_name=f"{self.name}.cu", _normalized=True)
+            fn = self._functions[source] = Function(binary, self.name, display_name=self.name)
+        return fn
+
+    def _remember(self, a: _Analysis) -> None:
+        key = (tuple(dt.name for dt in a.dtypes), a.variant, a.ndim, a.index_type)
+        self._sources[key] = a.source
+
+    # -- introspection ----------------------------------------------------------------
+    @property
+    def cached_codes(self) -> dict:
+        """Every generated source so far: ``{(dtypes, variant, ndim, index type): source}``."""
+        return dict(self._sources)
+
+    @property
+    def cached_code(self) -> str:
+        """The generated source, when exactly one variant has been compiled."""
+        if len(self._sources) != 1:
+            raise RuntimeError(
+                f"{self.name}: {len(self._sources)} variants have been compiled; "
+                "cached_code needs exactly one (see cached_codes)")
+        return next(iter(self._sources.values()))
+
+    def inspect(self, *args, arch=None, size=None, **kwargs) -> Inspection:
+        """Source, CUBIN and resource use of the variant ``self(*args)`` would run.
+
+        NumPy arrays stand for device arrays of their dtype, shape and strides (assumed
+        16-byte aligned); with ``arch`` (e.g. ``"sm_90"``) no GPU is needed.
+        """
+        if kwargs:
+            raise TypeError(f"inspect: unexpected keyword argument(s) {', '.join(kwargs)}")
+        arrays = self._describe_args(args, host_ok=True)
+        a = self._analyze(args, arrays, size)
+        self._remember(a)
+        binary = compiler.compile_source(a.source, options=self.options, arch=arch,
+                                         program_name=f"{self.name}.cu", _normalized=True)
+        return inspect_binary(binary, self.name)
+
+    def __repr__(self) -> str:
+        return (f"<jitkern.ElementwiseKernel {self.name!r} ({_names(self.in_params)}) -> "
+                f"({_names(self.out_params)})>")
+
+
+def _names(params) -> str:
+    return ", ".join(p.spelling for p in params)
+
+
+# ---------------------------------------------------------------------------
+# The call key and the cached launch (the hot path).
+
+
+def _call_key(args, size, block_size):
+    """A hashable key of everything in ``args`` that decides the launch except pointers."""
+    key = [size, block_size]
+    for value in args:
+        cls = type(value)
+        if cls in _SCALAR_TYPES or isinstance(value, numpy.generic):
+            key.append(cls)
+            continue
+        try:
+            key.append((value.dtype, value.shape, value.strides))
+        except AttributeError:
+            return None
+    return tuple(key)
+
+
+_SCALAR_TYPES = frozenset((bool, int, float, complex))
+
+
+class _Launch:
+    """Everything decided for one call key: function, grid, packed static arguments."""
+
+    __slots__ = ("kernel", "analysis", "fn", "grid", "block", "static", "slots", "out_alloc",
+                 "align_mask", "fallback", "zero", "scalar_types", "n_arg")
+
+    def __init__(self, kernel: ElementwiseKernel, a: _Analysis, arrays, block_size):
+        self.kernel = kernel
+        self.analysis = a
+        kernel._remember(a)
+        self.zero = a.size == 0
+        self.out_alloc = None if a.out_given else [
+            (a.out_shape if not p.raw else a.shape, a.dtypes[kernel.nin + j])
+            for j, p in enumerate(kernel.out_params)]
+        self.scalar_types = {k: a.dtypes[k] for k in a.scalar_pos}
+        self.fallback = None
+        self.align_mask = 0
+        if a.variant == "vector":
+            widest = max(a.dtypes[k].itemsize for k in range(len(kernel.params))
+                         if not kernel.params[k].raw)
+            self.align_mask = a.vector * widest - 1
+            self._arrays = arrays
+        if self.zero:
+            return
+        self.fn = kernel._function(a.source)
+        self.block = _block_size(block_size)
+        self.grid = _grid_size(a, self.block)
+        self.n_arg = numpy.int32(a.size) if a.index_type == "int" else numpy.int64(a.size)
+        self.static = _static_args(kernel, a)
+
+    _arrays = None
+
+    def run(self, args, stream):
+        kernel = self.kernel
+        nin = kernel.nin
+        if self.out_alloc is not None:
+            outs = [_empty(shape, dt) for shape, dt in self.out_alloc]
+            values = list(args) + outs
+        else:
+            outs = list(args[nin:])
+            values = list(args)
+        if self.zero:
+            return outs
+        packed = []
+        scalar_types = self.scalar_types
+        params = kernel.params
+        for k, v in enumerate(values):
+            dt = scalar_types.get(k)
+            if dt is None:
+                packed.append(_pointer(v))
+            elif type(v) is dt.type:
+                packed.append(v)
+            else:
+                packed.append(convert_scalar(v, dt, params[k].name, kernel.name))
+        if self.align_mask:
+            mask = self.align_mask
+            for k, p in enumerate(params):
+                if k not in scalar_types and not p.raw and packed[k] & mask:
+                    return self._misaligned().finish(packed, outs, stream)
+        return self.finish(packed, outs, stream)
+
+    def finish(self, packed, outs, stream):
+        packed.append(self.n_arg)
+        packed.extend(self.static)
+        self.fn.launch(self.grid, self.block, tuple(packed), 0, stream)
+        return outs
+
+    def _misaligned(self) -> "_Launch":
+        if self.fallback is None:
+            kernel = self.kernel
+            a = self.analysis
+            b = _Analysis()
+            for slot in _Analysis.__slots__:
+                setattr(b, slot, getattr(a, slot))
+            b.variant, b.vector = "linear", 1
+            b.source = kernel._source(b)
+            self.fallback = _Launch(kernel, b, self._arrays, self.block[0])
+        return self.fallback
+
+
+_pointer = pointer_of
+_empty = empty
+
+
+def _block_size(block_size) -> tuple:
+    if block_size is None:
+        return (DEFAULT_BLOCK, 1, 1)
+    if not isinstance(block_size, int) or not 1 <= block_size <= 1024:
+        raise ValueError(f"block_size: expected an int from 1 to 1024, got {block_size!r}")
+    return (block_size, 1, 1)
+
+
+def _grid_size(a: _Analysis, block: tuple) -> tuple:
+    device_id = driver.current_device_id()
+    sms = driver.device_attribute(device_id, "multiprocessor_count")
+    per_thread = a.vector * (_UNROLL if a.variant == "vector" else 1)
+    needed = -(-a.size // (block[0] * per_thread))
+    resident = sms * max(1, (2048 // block[0]))
+    return (max(1, min(needed, resident)), 1, 1)
+
+
+def _static_args(kernel: ElementwiseKernel, a: _Analysis) -> tuple:
+    """Launch arguments fixed by the layout: shape/strides structs and raw array dims."""
+    static = []
+    if a.variant == "strided":
+        static.append(_cuda.int64_struct(a.shape_c))
+        for st in a.strides_c:
+            static.append(_cuda.int64_struct(st))
+    for k in sorted(a.raw_dims):
+        shape, strides = a.raw_dims[k]
+        static.append(_cuda.dims_struct(shape, strides))
+    return tuple(static)
+
+
+__all__ = ["ElementwiseKernel"]

@@ -1,0 +1,509 @@
+"""ReductionKernel: CuPy's reduction string kernels, deterministic, on jitkern's backend.
+
+The input space (broadcast shape of the non-raw inputs) splits into output axes
+and reduced axes; each side is collapsed separately. The strategy follows the
+collapsed layout:
+
+* ``row``: the reduced axes are innermost (contiguous rows) or nothing better
+  applies: a thread (rows of at most 16 elements), a warp (up to 4096) or a block
+  per output row, 16-byte vector loads when rows are contiguous and aligned;
+* ``col``: the reduced axes are outermost and the output axis is contiguous:
+  32 output columns per block, 8 rows of threads walking the reduced axis,
+  coalesced loads, a shared-memory tree across the rows;
+* either is split over ``gridDim.y`` blocks when there are too few output rows
+  to fill the device; ``<name>_final`` then folds the partials (fixed order).
+
+The order of every combination depends on the shape and device only, so two runs
+give the same bits.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from ..backend import compiler, driver
+from ..backend.inspection import Inspection, inspect_binary
+from ..backend.module import Function
+from ..errors import KernelArgumentError
+from . import _cuda, _layout
+from . import _reduction_codegen as _codegen
+from .elementwise import _check_code, _empty, _names, _pointer, check_kernel_name
+from .params import (
+    ParamError,
+    check_kernel_params,
+    convert_scalar,
+    ctype_of,
+    param_dtype,
+    parse_params,
+    resolve_placeholders,
+    scalar_dtype,
+)
+
+_INT32_LIMIT = 2**31 - 1
+_VECTOR_BYTES = 16
+_THREAD_ROW_MAX = 16
+_WARP_ROW_MAX = 4096
+_ROW_BLOCK = 256
+_FULL_BLOCK = 512
+_COL_BLOCK_Y = 8
+_MIN_PER_THREAD = 16  # elements each thread should reduce before a split pays
+
+
+class _Analysis:
+    __slots__ = ("bound", "dtypes", "reduce_type", "scalar_pos", "in_shape", "axes", "out_shape",
+                 "keep_shape", "out_size", "red_size", "out_nd", "red_nd", "oshape", "rshape",
+                 "in_ostrides", "in_rstrides", "out_strides", "strategy", "group", "vector",
+                 "block_y", "index_type", "raw_dims", "raw_contig", "source", "out_given",
+                 "final_shape", "keepdims")
+
+
+def normalize_axis(axis, ndim: int, kernel: str) -> tuple:
+    """``axis`` (None, int or tuple; negatives allowed) -> sorted tuple of distinct axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    items = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for ax in items:
+        if not isinstance(ax, (int, numpy.integer)) or isinstance(ax, bool):
+            raise TypeError(f"{kernel}: axis must be an int or a tuple of ints, got {axis!r}")
+        ax = int(ax)
+        if not -ndim <= ax < ndim:
+            raise numpy.exceptions.AxisError(
+                f"{kernel}: axis {ax} is out of bounds for an array of dimension {ndim}")
+        ax %= ndim
+        if ax in out:
+            raise ValueError(f"{kernel}: duplicate value in axis: {axis!r}")
+        out.append(ax)
+    return tuple(sorted(out))
+
+
+class ReductionKernel:
+    """A user-defined reduction kernel, with CuPy's semantics and deterministic results.
+
+    ``ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
+    identity, name='reduce_kernel', reduce_type=None, reduce_dims=True, preamble='',
+    options=())``
+
+    Each input element is mapped by ``map_expr``, mapped values are combined with
+    ``reduce_expr`` (operands ``a`` and ``b``, starting from ``identity``), and
+    ``post_map_expr`` writes the outputs from the reduced value ``a``.
+    ``k(*inputs, out=None, axis=None, keepdims=False, stream=None)``; with several
+    outputs all are returned as a tuple.
+    """
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr="",
+                 identity=None, name="reduce_kernel", reduce_type=None, reduce_dims=True,
+                 preamble="", options=(), **kwargs):
+        if kwargs:
+            raise TypeError(f"ReductionKernel: unexpected keyword argument(s) "
+                            f"{', '.join(sorted(kwargs))}")
+        self.name = check_kernel_name(name)
+        self.in_params = parse_params(in_params, is_output=False)
+        self.out_params = parse_params(out_params, is_output=True)
+        if not self.in_params or not self.out_params:
+            raise ParamError(f"{name}: a reduction kernel needs at least one input and one output")
+        check_kernel_params(self.in_params, self.out_params, in_params, out_params)
+        for p in self.out_params:
+            if p.raw:
+                raise ParamError(f"out_params {out_params!r}: output {p.name!r} cannot be raw in a "
+                                 "reduction")
+            if p.name in ("a", "b"):
+                raise ParamError(f"out_params {out_params!r}: {p.name!r} is the reduced value in "
+                                 "post_map_expr; give the output another name")
+        self.params = self.in_params + self.out_params
+        self.nin, self.nout = len(self.in_params), len(self.out_params)
+        self.map_expr = _check_code(map_expr, "map_expr")
+        self.reduce_expr = _check_code(reduce_expr, "reduce_expr")
+        self.post_map_expr = _check_code(post_map_expr, "post_map_expr") or (
+            f"{self.out_params[0].name} = a")
+        _check_shifted_arguments(self, identity, name)
+        if identity is not None and not isinstance(identity, str):
+            identity = str(identity)
+        self.identity = identity
+        if reduce_type is not None and not isinstance(reduce_type, str):
+            reduce_type = ctype_of(numpy.dtype(reduce_type))
+        self.reduce_type = reduce_type
+        self.reduce_dims = bool(reduce_dims)
+        self.preamble = _check_code(preamble, "preamble")
+        self.options = compiler.normalize_options(options)
+        self._launches: dict = {}
+        self._sources: dict = {}
+        self._functions: dict = {}
+
+    # -- the call ----------------------------------------------------------------
+    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
+        """Reduce; returns the output (a tuple of all outputs when there are several)."""
+        if out is not None:
+            args = args + (out if isinstance(out, tuple) else (out,))
+        key = _call_key(args, axis, keepdims)
+        launch = self._launches.get(key) if key is not None else None
+        if launch is None:
+            arrays = self._describe_args(args, host_ok=False)
+            launch = _Launch(self, self._analyze(args, arrays, axis, keepdims))
+            if key is not None:
+                self._launches[key] = launch
+        outs = launch.run(args, stream)
+        return outs[0] if self.nout == 1 else tuple(outs)
+
+    def _describe_args(self, args, host_ok: bool) -> list:
+        if len(args) not in (self.nin, self.nin + self.nout):
+            raise KernelArgumentError(
+                f"{self.name}: takes {self.nin} input(s) ({_names(self.in_params)}) and optionally "
+                f"{self.nout} output(s) ({_names(self.out_params)}) (or out=); got {len(args)}")
+        described = []
+        for k, value in enumerate(args):
+            p = self.params[k]
+            what = f"{self.name}: {'output' if p.is_output else 'input'} {p.name!r}"
+            if _layout.is_scalar(value):
+                if p.is_output or p.raw:
+                    raise KernelArgumentError(f"{what}: expected an array, got a scalar {value!r}")
+                described.append(None)
+            else:
+                described.append(_layout.describe_array(value, what, host_ok=host_ok))
+        return described
+
+    # -- analysis ------------------------------------------------------------------
+    def _analyze(self, args, arrays, axis, keepdims) -> _Analysis:
+        a = _Analysis()
+        nin = self.nin
+        a.out_given = len(args) > nin
+        in_types = [scalar_dtype(v) if arr is None else arr.dtype
+                    for v, arr in zip(args[:nin], arrays[:nin])]
+        a.bound = resolve_placeholders(self.in_params, self.out_params, in_types,
+                                       [arr.dtype for arr in arrays[nin:]],
+                                       [arr is None for arr in arrays[:nin]], self.name)
+        a.dtypes = tuple(param_dtype(p, a.bound) for p in self.params)
+        for dt in a.dtypes:
+            ctype_of(dt)
+        first = self.out_params[0]
+        a.reduce_type = self.reduce_type or (first.type_name if first.placeholder
+                                             else ctype_of(a.dtypes[nin]))
+        a.scalar_pos = tuple(k for k, arr in enumerate(arrays[:nin]) if arr is None)
+        self._decide_shapes(a, arrays, axis, keepdims)
+        self._decide_layout(a, arrays)
+        self._decide_strategy(a)
+        a.source = _codegen.generate(self, a)
+        return a
+
+    def _decide_shapes(self, a, arrays, axis, keepdims) -> None:
+        mapped = [arr for p, arr in zip(self.in_params, arrays) if arr is not None and not p.raw]
+        raws = [arr for p, arr in zip(self.in_params, arrays) if arr is not None and p.raw]
+        if mapped:
+            a.in_shape = _layout.broadcast_shape([arr.shape for arr in mapped], self.name)
+        elif raws:
+            raise ValueError(f"{self.name}: every input array is raw; the reduction needs at least "
+                             "one non-raw input array to decide its shape")
+        else:
+            a.in_shape = ()
+        ndim = len(a.in_shape)
+        a.axes = normalize_axis(axis, ndim, self.name)
+        if raws and a.axes != tuple(range(len(a.axes))):
+            raise ValueError(f"{self.name}: with raw arguments the reduced axes must lead "
+                             f"(axis=0, (0, 1), ...); got axis={axis!r}")
+        a.out_shape = tuple(s for d, s in enumerate(a.in_shape) if d not in a.axes)
+        a.keep_shape = tuple(1 if d in a.axes else s for d, s in enumerate(a.in_shape))
+        a.keepdims = bool(keepdims)
+        final = a.final_shape = a.keep_shape if keepdims else a.out_shape
+        a.out_size = int(numpy.prod(a.out_shape, dtype=numpy.int64))
+        a.red_size = int(numpy.prod([a.in_shape[d] for d in a.axes], dtype=numpy.int64))
+        for p, arr in zip(self.out_params, arrays[self.nin:]):
+            if arr.shape != final:
+                raise ValueError(f"{self.name}: output {p.name!r} has shape {arr.shape}, but the "
+                                 f"result has shape {final}")
+        if a.red_size == 0 and a.out_size > 0 and self.identity is None:
+            raise ValueError(f"{self.name}: zero-size reduction with no identity: the kernel has "
+                             "no identity value to give the empty reduction")
+        a.raw_dims, a.raw_contig = {}, {}
+        for k, p in enumerate(self.in_params):
+            if p.raw and arrays[k] is not None:
+                a.raw_dims[k] = (arrays[k].shape, arrays[k].strides)
+                a.raw_contig[k] = arrays[k].c_contiguous
+
+    def _decide_layout(self, a, arrays) -> None:
+        out_axes = [d for d in range(len(a.in_shape)) if d not in a.axes]
+        in_strides = []
+        for k, p in enumerate(self.in_params):
+            if p.raw or arrays[k] is None:
+                continue
+            in_strides.append(_layout.broadcast_strides(arrays[k].shape, arrays[k].strides,
+                                                        a.in_shape))
+        out_strides = []
+        for j in range(self.nout):
+            arr = arrays[self.nin + j] if self.nin + j < len(arrays) else None
+            isz = a.dtypes[self.nin + j].itemsize
+            if arr is None:
+                st = _layout.c_strides(a.out_shape, isz)
+            elif a.keepdims:  # drop the kept length-1 axes
+                st = tuple(arr.strides[d] for d in out_axes)
+            else:
+                st = arr.strides
+            out_strides.append(st)
+        oshape = tuple(a.in_shape[d] for d in out_axes)
+        rshape = tuple(a.in_shape[d] for d in a.axes)
+        keep = not self.reduce_dims
+        a.oshape, ost = _layout.collapse(
+            oshape, [tuple(st[d] for d in out_axes) for st in in_strides] + out_strides, keep=keep)
+        a.rshape, rst = _layout.collapse(rshape, [tuple(st[d] for d in a.axes)
+                                                  for st in in_strides], keep=keep)
+        n_in = len(in_strides)
+        a.in_ostrides, a.out_strides, a.in_rstrides = ost[:n_in], ost[n_in:], rst
+        a.out_nd, a.red_nd = len(a.oshape), len(a.rshape)
+        extent = max([_layout.max_extent(shape, st) for shape, group in
+                      ((oshape, [tuple(st[d] for d in out_axes) for st in in_strides]),
+                       (rshape, [tuple(st[d] for d in a.axes) for st in in_strides]))
+                      for st in group] + [_layout.max_extent(a.oshape, st) for st in a.out_strides]
+                     + [0])
+        total = a.out_size * max(a.red_size, 1)
+        a.index_type = "int" if (total + (1 << 26) <= _INT32_LIMIT
+                                 and 2 * extent <= _INT32_LIMIT) else "long long"
+
+    def _decide_strategy(self, a) -> None:
+        sizes = [a.dtypes[k].itemsize for k, p in enumerate(self.in_params)
+                 if not p.raw and k not in a.scalar_pos]
+        inner_red = a.red_nd >= 1 and all(st[-1] in (0, isz)
+                                          for st, isz in zip(a.in_rstrides, sizes))
+        inner_out = a.out_nd >= 1 and all(st[-1] in (0, isz)
+                                          for st, isz in zip(a.in_ostrides, sizes))
+        a.vector, a.block_y = 1, _COL_BLOCK_Y
+        if a.out_size > 1 and not inner_red and inner_out and a.red_size > 1:
+            a.strategy, a.group = "col", 32
+            return
+        a.strategy = "row"
+        if a.out_size == 1 or a.red_size > _WARP_ROW_MAX:
+            a.group = 0  # the whole block
+        elif a.red_size > _THREAD_ROW_MAX:
+            a.group = 32
+        else:
+            a.group = 1
+        if a.red_nd == 1 and sizes and all(st[-1] == isz for st, isz in zip(a.in_rstrides, sizes)):
+            widest = max(sizes)
+            if _VECTOR_BYTES // widest >= 2 and a.group != 1:
+                a.vector = _VECTOR_BYTES // widest
+
+    # -- introspection ----------------------------------------------------------------
+    def _remember(self, a) -> None:
+        key = (tuple(dt.name for dt in a.dtypes), a.strategy, a.group, a.vector, a.out_nd,
+               a.red_nd, a.index_type)
+        self._sources[key] = a.source
+
+    def _function(self, source: str, symbol: str) -> Function:
+        fn = self._functions.get((source, symbol))
+        if fn is None:
+            binary = compiler.compile_source(source, options=self.options,
+                                             program_name=f"{self.name}.cu", _normalized=True)
+            fn = self._functions[(source, symbol)] = Function(binary, symbol, display_name=symbol)
+        return fn
+
+    @property
+    def cached_codes(self) -> dict:
+        """Every generated source so far, keyed by (dtypes, strategy, group, vector, ...)."""
+        return dict(self._sources)
+
+    @property
+    def cached_code(self) -> str:
+        """The generated source, when exactly one variant has been compiled."""
+        if len(self._sources) != 1:
+            raise RuntimeError(f"{self.name}: {len(self._sources)} variants have been compiled; "
+                               "cached_code needs exactly one (see cached_codes)")
+        return next(iter(self._sources.values()))
+
+    def inspect(self, *args, arch=None, axis=None, keepdims=False, out=None) -> Inspection:
+        """Source, CUBIN and resources of the main kernel ``self(*args, axis=...)`` would run.
+
+        NumPy arrays stand for device arrays; with ``arch`` no GPU is needed.
+        """
+        if out is not None:
+            args = args + (out if isinstance(out, tuple) else (out,))
+        arrays = self._describe_args(args, host_ok=True)
+        a = self._analyze(args, arrays, axis, keepdims)
+        self._remember(a)
+        binary = compiler.compile_source(a.source, options=self.options, arch=arch,
+                                         program_name=f"{self.name}.cu", _normalized=True)
+        return inspect_binary(binary, self.name)
+
+    def __repr__(self) -> str:
+        return (f"<jitkern.ReductionKernel {self.name!r} ({_names(self.in_params)}) -> "
+                f"({_names(self.out_params)})>")
+
+
+def _check_shifted_arguments(kernel, identity, name) -> None:
+    """Catch ``ReductionKernel(..., 'a + b', '0', 'my_name')``: identity given as post_map_expr."""
+    post = kernel.post_map_expr.strip()
+    outputs = {p.name for p in kernel.out_params}
+    looks_like_literal = post.replace(".", "", 1).replace("-", "", 1).isdigit()
+    if looks_like_literal and isinstance(identity, str) and identity.isidentifier() \
+            and not any(o in post for o in outputs):
+        raise ValueError(
+            f"{name}: post_map_expr is {post!r} and identity is {identity!r}: the arguments look "
+            "shifted by one. The order is (in_params, out_params, map_expr, reduce_expr, "
+            f"post_map_expr, identity, name): e.g. ReductionKernel(..., {kernel.reduce_expr!r}, "
+            f"'{kernel.out_params[0].name} = a', {post!r}, {identity!r})")
+
+
+def _call_key(args, axis, keepdims):
+    key = [axis, keepdims]
+    for value in args:
+        cls = type(value)
+        if cls in (bool, int, float, complex) or isinstance(value, numpy.generic):
+            key.append(cls)
+            continue
+        try:
+            key.append((value.dtype, value.shape, value.strides))
+        except AttributeError:
+            return None
+    return tuple(key)
+
+
+class _Launch:
+    """A reduction call decided once: functions, grid, static arguments, temp buffer size."""
+
+    def __init__(self, kernel: ReductionKernel, a: _Analysis):
+        self.kernel, self.a = kernel, a
+        kernel._remember(a)
+        self.empty = a.out_size == 0
+        if self.empty:
+            return
+        self.fn = kernel._function(a.source, kernel.name)
+        self.final = None
+        self._configure()
+        self.scalar_types = {k: a.dtypes[k] for k in a.scalar_pos}
+        self.vector_mask = 0
+        if a.vector > 1:
+            widest = max(a.dtypes[k].itemsize for k, p in enumerate(kernel.in_params)
+                         if not p.raw and k not in a.scalar_pos)
+            self.vector_mask = a.vector * widest - 1
+            self.fallback = None
+
+    def _configure(self) -> None:
+        a = self.a
+        device_id = driver.current_device_id()
+        sms = driver.device_attribute(device_id, "multiprocessor_count")
+        target_blocks = sms * 8
+        red = max(a.red_size, 1)
+        if a.strategy == "col":
+            self.block = (32, a.block_y, 1)
+            gx = -(-a.out_size // 32)
+            max_split = max(1, red // (a.block_y * _MIN_PER_THREAD))
+            splits = max(1, min(target_blocks // gx, max_split, 65535))
+        else:
+            if a.group == 0:
+                threads = _FULL_BLOCK if a.out_size == 1 else _ROW_BLOCK
+                self.block = (threads, 1, 1)
+                gx = a.out_size
+            elif a.group == 32:
+                self.block = (_ROW_BLOCK, 1, 1)
+                gx = -(-a.out_size // (_ROW_BLOCK // 32))
+            else:
+                self.block = (_ROW_BLOCK, 1, 1)
+                gx = -(-a.out_size // _ROW_BLOCK)
+            per_row = self.block[0] if a.group == 0 else max(a.group, 1)
+            max_split = max(1, red // (per_row * _MIN_PER_THREAD * max(a.vector, 1)))
+            splits = max(1, min(-(-target_blocks // gx) if gx < target_blocks else 1,
+                                max_split, 65535))
+        chunk = -(-red // splits)
+        if a.vector > 1:
+            chunk = -(-chunk // a.vector) * a.vector
+        splits = -(-red // chunk)
+        self.grid = (gx, splits, 1)
+        self.splits = splits
+        it = numpy.int32 if a.index_type == "int" else numpy.int64
+        self.sizes = (it(a.out_size), it(a.red_size), it(chunk))
+        self.static = self._static()
+        if splits > 1:
+            self.final = self.kernel._function(a.source, self.kernel.name + "_final")
+            self.final_grid = (-(-a.out_size // 8), 1, 1)
+            self.partial_bytes = self._acc_size() * a.out_size * splits
+
+    def _acc_size(self) -> int:
+        a = self.a
+        # sizeof(_jk_acc): the reduce type, plus an int flag when there is no identity.
+        rt = a.reduce_type
+        size = _reduce_type_size(rt, a)
+        if self.kernel.identity is None:
+            size = (-(-size // 4) * 4) + 4
+            align = max(4, min(size, 16))
+            size = -(-size // align) * align
+        return max(size, 16) * 2  # generous: user-defined reduce types may be padded
+
+    def _static(self) -> tuple:
+        a = self.a
+        st = [_cuda.int64_struct(a.oshape), _cuda.int64_struct(a.rshape)]
+        for o, r in zip(a.in_ostrides, a.in_rstrides):
+            st += [_cuda.int64_struct(o), _cuda.int64_struct(r)]
+        st += [_cuda.int64_struct(s) for s in a.out_strides]
+        for k in sorted(a.raw_dims):
+            st.append(_cuda.dims_struct(*a.raw_dims[k]))
+        return tuple(st)
+
+    def run(self, args, stream):
+        kernel, a = self.kernel, self.a
+        nin = kernel.nin
+        if len(args) > nin:
+            outs = list(args[nin:])
+        else:
+            outs = [_empty(a.final_shape, a.dtypes[nin + j]) for j in range(kernel.nout)]
+        if self.empty:
+            return outs
+        packed = []
+        for k in range(nin):
+            v = args[k]
+            dt = self.scalar_types.get(k)
+            if dt is None:
+                packed.append(_pointer(v))
+            elif type(v) is dt.type:
+                packed.append(v)
+            else:
+                packed.append(convert_scalar(v, dt, kernel.in_params[k].name, kernel.name))
+        out_ptrs = [_pointer(o) for o in outs]
+        if self.vector_mask and self._misaligned(packed):
+            return self._fallback().launch_with(packed, out_ptrs, outs, stream)
+        return self.launch_with(packed, out_ptrs, outs, stream)
+
+    def _misaligned(self, packed) -> bool:
+        kernel, a, mask = self.kernel, self.a, self.vector_mask
+        for k, p in enumerate(kernel.in_params):
+            if not p.raw and k not in a.scalar_pos and packed[k] & mask:
+                return True
+        return any(st and st[0] & mask for st in a.in_ostrides)
+
+    def _fallback(self) -> "_Launch":
+        if self.fallback is None:
+            b = _Analysis()
+            for slot in _Analysis.__slots__:
+                setattr(b, slot, getattr(self.a, slot))
+            b.vector = 1
+            b.source = _codegen.generate(self.kernel, b)
+            self.fallback = _Launch(self.kernel, b)
+        return self.fallback
+
+    def launch_with(self, packed, out_ptrs, outs, stream):
+        partial = None
+        if self.splits > 1:
+            partial = _empty((self.partial_bytes,), numpy.uint8)
+            partial_ptr = _pointer(partial)
+        else:
+            partial_ptr = 0
+        args = (*packed, *out_ptrs, partial_ptr, *self.sizes, *self.static)
+        self.fn.launch(self.grid, self.block, args, 0, stream)
+        if partial is not None:
+            fargs = (partial_ptr, *out_ptrs, self.sizes[0], numpy.int32(self.splits),
+                     self.static[0], *self.static[2 + 2 * len(self.a.in_ostrides):
+                                                  2 + 2 * len(self.a.in_ostrides) + self.kernel.nout])
+            self.final.launch(self.final_grid, (256, 1, 1), fargs, 0, stream)
+        return outs
+
+
+def _reduce_type_size(rt: str, a) -> int:
+    for dt, ct in ((d, ctype_of(d)) for d in set(a.dtypes)):
+        if rt == ct:
+            return dt.itemsize
+    for letter, dt in a.bound.items():
+        if rt == letter:
+            return dt.itemsize
+    by_name = {ctype_of(numpy.dtype(n)): numpy.dtype(n).itemsize for n in
+               ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+                "float16", "float32", "float64", "complex64", "complex128")}
+    return by_name.get(rt, 64)
+
+
+__all__ = ["ReductionKernel", "normalize_axis"]

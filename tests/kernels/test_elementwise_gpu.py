@@ -1,0 +1,243 @@
+"""ElementwiseKernel on a GPU: the spec's examples, dtypes, broadcasting, views, raw, size=."""
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern.backend import cache
+
+pytestmark = pytest.mark.gpu
+
+ALL_DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+              "float16", "float32", "float64", "complex64", "complex128"]
+
+
+def dev(a):
+    return jitkern.asarray(np.ascontiguousarray(a))
+
+
+def host(a):
+    return jitkern.asnumpy(a)
+
+
+@pytest.fixture(scope="module")
+def squared_diff():
+    return jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z",
+                                     "z = (x - y) * (x - y)", "squared_diff")
+
+
+def test_spec_squared_diff_broadcast_and_scalar(squared_diff):
+    x = jitkern.asarray(np.arange(10, dtype=np.float32).reshape(2, 5))
+    y = jitkern.asarray(np.arange(5, dtype=np.float32))
+    expected = np.array([[0] * 5, [25] * 5], np.float32)
+    np.testing.assert_array_equal(host(squared_diff(x, y)), expected)
+    np.testing.assert_array_equal(host(squared_diff(x, 5)),
+                                  [[25, 16, 9, 4, 1], [0, 1, 4, 9, 16]])
+    z = jitkern.empty((2, 5), np.float32)
+    out = squared_diff(x, y, z)
+    assert out is z
+    np.testing.assert_array_equal(host(z), expected)
+
+
+def test_spec_generic_kernels():
+    gen = jitkern.ElementwiseKernel("T x, T y", "T z", "T diff = x - y;\nz = diff * diff;",
+                                    "squared_diff_generic")
+    for dt in (np.float32, np.float64, np.int32):
+        x = jitkern.asarray(np.arange(10, dtype=dt).reshape(2, 5))
+        y = jitkern.asarray(np.arange(5, dtype=dt))
+        r = gen(x, y)
+        assert r.dtype == dt
+        np.testing.assert_array_equal(host(r), (host(x) - host(y)) ** 2)
+    sup = jitkern.ElementwiseKernel("X x, Y y", "Z z", "z = (x - y) * (x - y)",
+                                    "squared_diff_super_generic")
+    x = jitkern.asarray(np.arange(10, dtype=np.float32).reshape(2, 5))
+    y = jitkern.asarray(np.arange(5, dtype=np.int32))
+    with pytest.raises(TypeError, match="'Z'"):
+        sup(x, y)
+    z = jitkern.empty((2, 5), np.float64)
+    sup(x, y, z)
+    np.testing.assert_array_equal(host(z), (np.arange(10).reshape(2, 5) - np.arange(5)) ** 2)
+
+
+def test_spec_add_reverse_raw():
+    add_reverse = jitkern.ElementwiseKernel("T x, raw T y", "T z",
+                                            "z = x + y[_ind.size() - i - 1]", "add_reverse")
+    x = jitkern.asarray(np.arange(10, dtype=np.float32))
+    y = jitkern.asarray(np.arange(10, dtype=np.float32) * 10)
+    np.testing.assert_array_equal(host(add_reverse(x, y)),
+                                  np.arange(10) + (np.arange(10) * 10)[::-1])
+    # raw argument that is a strided 2-D view: indexed in C order over its own shape
+    base = np.arange(40, dtype=np.float32).reshape(5, 8)
+    yv = jitkern.asarray(base)[:, ::4]  # (5, 2), non-contiguous
+    out = add_reverse(jitkern.asarray(np.zeros(10, np.float32)), yv)
+    np.testing.assert_array_equal(host(out), base[:, ::4].ravel()[::-1])
+
+
+def test_clipped_relu_and_abs2():
+    clipped = jitkern.ElementwiseKernel("float64 x, float64 cap", "float64 y",
+                                        "y = min(max(x, 0.0), cap)", "clipped_relu")
+    x = np.random.default_rng(0).standard_normal(10_000) * 10
+    np.testing.assert_array_equal(host(clipped(dev(x), 6.0)), np.clip(x, 0, 6))
+    abs2 = jitkern.ElementwiseKernel("complex128 z", "float64 mag2",
+                                     "mag2 = z.real() * z.real() + z.imag() * z.imag()",
+                                     "abs_squared")
+    z = x + 1j * x[::-1]
+    np.testing.assert_allclose(host(abs2(dev(z))), np.abs(z) ** 2, rtol=1e-12)
+
+
+def test_seed_003_examples():
+    add = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y * 2",
+                                    "custom_add")
+    a = dev(np.array([1, 2, 3, 4], np.float32))
+    b = dev(np.array([5, 6, 7, 8], np.float32))
+    np.testing.assert_array_equal(host(add(a, b)), [11, 14, 17, 20])
+    relu = jitkern.ElementwiseKernel(
+        "float32 x, float32 y, float32 alpha", "float32 z",
+        "float temp = x * alpha + y;\nz = temp > 0 ? temp : 0; // ReLU activation",
+        "relu_transform")
+    np.testing.assert_array_equal(host(relu(a, b, 0.5)), np.maximum(host(a) * 0.5 + host(b), 0))
+    trig = jitkern.ElementwiseKernel("float32 x", "float32 sin_x, float32 cos_x, float32 tan_x",
+                                     "sin_x = sinf(x); cos_x = cosf(x); tan_x = tanf(x);",
+                                     "trig_functions")
+    ang = np.linspace(0, 2 * np.pi, 1000, dtype=np.float32)
+    s, c, t = trig(dev(ang))
+    np.testing.assert_allclose(host(s) ** 2 + host(c) ** 2, 1.0, rtol=1e-5)
+    # The in-place example names x as input and output: refused with a clear message,
+    # and the working spelling updates the array in place.
+    with pytest.raises(ValueError, match="already an input"):
+        jitkern.ElementwiseKernel("float32 x, float32 alpha", "float32 x", "x = x * alpha + 1",
+                                  "inplace_transform")
+    inplace = jitkern.ElementwiseKernel("float32 x, float32 alpha", "float32 y",
+                                        "y = x * alpha + 1", "inplace_transform")
+    data = dev(np.arange(1000, dtype=np.float32))
+    ptr = data.data.ptr
+    inplace(data, 2.0, data)
+    assert data.data.ptr == ptr
+    np.testing.assert_array_equal(host(data), np.arange(1000) * 2 + 1)
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+def test_all_dtypes_copy_and_scale(dtype, rng):
+    k = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x + y", "add_generic")
+    dt = np.dtype(dtype)
+    n = 1000 + 3
+    if dt.kind == "b":
+        x, y = rng.random(n) > 0.5, rng.random(n) > 0.5
+    elif dt.kind in "iu":
+        x = rng.integers(0, 50, n).astype(dt)
+        y = rng.integers(0, 50, n).astype(dt)
+    elif dt.kind == "c":
+        x = (rng.random(n) + 1j * rng.random(n)).astype(dt)
+        y = (rng.random(n) + 1j * rng.random(n)).astype(dt)
+    else:
+        x, y = rng.random(n).astype(dt), rng.random(n).astype(dt)
+    if dt == np.float16:
+        k = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x + y", "add_half")
+    r = host(k(dev(x), dev(y)))
+    assert r.dtype == dt
+    expected = (x | y) if dt.kind == "b" else x + y
+    if dt.kind == "b":
+        np.testing.assert_array_equal(r, expected)
+    else:
+        np.testing.assert_allclose(r, expected, rtol=1e-3 if dt == np.float16 else 1e-6)
+
+
+def test_views_negative_strides_and_broadcasting(rng):
+    k = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x * 2 + y", "axpy_like")
+    a = rng.random((64, 48)).astype(np.float32)
+    b = rng.random((48,)).astype(np.float32)
+    da, db = dev(a), dev(b)
+    np.testing.assert_allclose(host(k(da[::-1, ::-2], db[::-2])), a[::-1, ::-2] * 2 + b[::-2])
+    np.testing.assert_allclose(host(k(da.T, dev(rng.random((64,)).astype(np.float32)))).shape,
+                               (48, 64))
+    col = rng.random((64, 1)).astype(np.float32)
+    np.testing.assert_allclose(host(k(da, dev(col))), a * 2 + col, rtol=1e-6)
+    x2 = dev(rng.random(1 << 16).astype(np.float32))
+    np.testing.assert_allclose(host(k(x2[::2], x2[1::2])),
+                               host(x2)[::2] * 2 + host(x2)[1::2], rtol=1e-6)
+    # misaligned contiguous views take the non-vector path
+    np.testing.assert_allclose(host(k(x2[1:], x2[:-1])), host(x2)[1:] * 2 + host(x2)[:-1],
+                               rtol=1e-6)
+
+
+def test_output_shape_rules_and_zero_size():
+    k = jitkern.ElementwiseKernel("T x", "T y", "y = x + 1", "inc")
+    with pytest.raises(ValueError, match="broadcast"):
+        k(dev(np.zeros((2, 5), np.float32)), jitkern.empty((5,), np.float32))
+    out = k(dev(np.zeros((0, 3), np.float32)))
+    assert out.shape == (0, 3)
+    y = k(dev(np.zeros((3, 1), np.float32)), jitkern.empty((3, 4), np.float32))
+    np.testing.assert_array_equal(host(y), np.ones((3, 4)))
+
+
+def test_size_and_all_raw():
+    k = jitkern.ElementwiseKernel("raw T x", "raw T y", "y[i] = x[_ind.size() - 1 - i] * 2",
+                                  "rev2")
+    x = dev(np.arange(8, dtype=np.float64))
+    y = k(x, size=8)
+    np.testing.assert_array_equal(host(y), np.arange(8)[::-1] * 2)
+    with pytest.raises(ValueError, match="size"):
+        k(x)
+    k2 = jitkern.ElementwiseKernel("T x", "T y", "y = x", "copy1")
+    with pytest.raises(ValueError, match="size="):
+        k2(x, size=8)
+
+
+def test_no_return_return_tuple_loop_prep():
+    k = jitkern.ElementwiseKernel("T x", "T y", "y = x + offset", "shift", no_return=True,
+                                  loop_prep="T offset = 3;", after_loop="(void)offset;")
+    y = jitkern.empty((4,), np.float32)
+    assert k(dev(np.zeros(4, np.float32)), y) is None
+    np.testing.assert_array_equal(host(y), [3, 3, 3, 3])
+    k2 = jitkern.ElementwiseKernel("T x", "T y", "y = x", "copy_t", return_tuple=True)
+    r = k2(dev(np.zeros(4, np.float32)))
+    assert isinstance(r, tuple) and len(r) == 1
+
+
+def test_scalars_types_and_errors():
+    k = jitkern.ElementwiseKernel("T x, T s", "T y", "y = x * s", "scale")
+    r = k(3, 4)
+    assert r.dtype == np.int64 and r.shape == () and int(host(r)) == 12
+    r = k(dev(np.ones(3, np.float32)), 2.5)
+    assert r.dtype == np.float32
+    k8 = jitkern.ElementwiseKernel("int8 x, int8 s", "int8 y", "y = x * s", "scale8")
+    with pytest.raises(TypeError, match="does not fit"):
+        k8(dev(np.ones(3, np.int8)), 300)
+    with pytest.raises(TypeError, match="float32"):
+        k8(dev(np.ones(3, np.float32)), 1)
+    with pytest.raises(TypeError, match="jitkern.asarray"):
+        k(np.ones(3, np.float32), 1.0)
+
+
+def test_no_recompilation_on_second_call():
+    k = jitkern.ElementwiseKernel("T x", "T y", "y = x * 3", "triple")
+    x = dev(np.arange(100, dtype=np.float32))
+    k(x)
+    before = dict(cache.stats)
+    for _ in range(3):
+        k(x)
+        k(dev(np.arange(100, dtype=np.float32)))
+    assert cache.stats == before
+
+
+def test_cached_code_and_inspect():
+    k = jitkern.ElementwiseKernel("T x", "T y", "y = x * 3", "triple_c")
+    k(dev(np.arange(100, dtype=np.float32)))
+    assert "triple_c" in k.cached_code
+    ins = k.inspect(np.zeros(100, np.float32))
+    assert ins.registers > 0
+
+
+def test_stream_and_foreign_arrays():
+    k = jitkern.ElementwiseKernel("T x", "T y", "y = x + 1", "inc_s")
+    s = jitkern.Stream()
+    x = dev(np.arange(10, dtype=np.float32))
+    y = k(x, stream=s)
+    s.synchronize()
+    np.testing.assert_array_equal(host(y), np.arange(10) + 1)
+    cupy = pytest.importorskip("cupy")
+    cx = cupy.arange(10, dtype=cupy.float32)
+    cy = cupy.empty(10, dtype=cupy.float32)
+    k(cx, cy)
+    cupy.cuda.Device().synchronize()
+    np.testing.assert_array_equal(cupy.asnumpy(cy), np.arange(10) + 1)
