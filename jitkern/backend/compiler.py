@@ -110,13 +110,14 @@ def target_for(arch=None, fmt: str | None = None) -> Target:
 
 
 def _include_digest() -> str:
+    """Identity of jitkern's own headers: every file's path, size and mtime (stat only)."""
     h = hashlib.sha256()
     root = toolchain.PACKAGE_INCLUDE
     for folder, _dirs, files in sorted(os.walk(root)):
         for name in sorted(files):
-            with open(os.path.join(folder, name), "rb") as f:
-                h.update(name.encode())
-                h.update(f.read())
+            st = os.stat(os.path.join(folder, name))
+            h.update(f"{os.path.relpath(os.path.join(folder, name), root)}:{st.st_size}:"
+                     f"{st.st_mtime_ns}".encode())
     return h.hexdigest()
 
 
@@ -128,7 +129,7 @@ def cache_key(source: str, options: tuple, name_expressions: tuple, target: Targ
     global _include_hash
     if _include_hash is None:
         _include_hash = _include_digest()
-    version = toolchain.nvrtc_version() if backend == "nvrtc" else _nvcc_version()
+    version = toolchain.nvrtc_identity() if backend == "nvrtc" else _nvcc_version()
     return cache.make_key(source, options, name_expressions, target.fmt, target.arch, backend,
                           version, _include_hash, toolchain.include_dirs(), extra_includes)
 

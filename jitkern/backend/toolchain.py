@@ -41,6 +41,44 @@ def nvrtc_version() -> tuple[int, int]:
     return int(major), int(minor)
 
 
+_NVRTC_LIB_NAMES = ("libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "nvrtc64_130_0.dll",
+                    "nvrtc64_120_0.dll")
+
+
+@functools.lru_cache(maxsize=None)
+def nvrtc_identity() -> tuple:
+    """A cheap identity of the installed NVRTC, for cache keys: (path, size, mtime) of each
+    NVRTC library jitkern could load, found with a few ``stat`` calls.
+
+    Loading NVRTC just to ask its version costs about 100 ms, which would dominate the
+    first launch of a kernel already in the disk cache. Any reinstall or upgrade of
+    NVRTC changes this identity. Where no library file is found this way, it falls
+    back to the real version.
+    """
+    import sys
+
+    folders = []
+    if settings.cuda_home:
+        folders += [os.path.join(settings.cuda_home, sub) for sub in ("lib64", "lib", "bin")]
+    for entry in sys.path:
+        if entry and os.path.isdir(entry):
+            folders += [os.path.join(entry, "nvidia", sub, "lib") for sub in ("cu13", "cu12")]
+            folders.append(os.path.join(entry, "nvidia", "cuda_nvrtc", "lib"))
+    folders += ["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"]
+    found = []
+    for folder in folders:
+        for name in _NVRTC_LIB_NAMES:
+            path = os.path.join(folder, name)
+            try:
+                st = os.stat(path)
+            except OSError:
+                continue
+            found.append((path, st.st_size, st.st_mtime_ns))
+    if not found:
+        return ("version", nvrtc_version())
+    return tuple(sorted(set(found)))
+
+
 @functools.lru_cache(maxsize=None)
 def supported_archs() -> tuple[int, ...]:
     """Compute capabilities NVRTC can emit CUBIN for, e.g. (75, 80, ..., 120)."""
