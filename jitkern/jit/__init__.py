@@ -1,0 +1,85 @@
+"""The Python -> CUDA JIT compiler: ``@rawkernel`` and the names kernels use.
+
+The public names match ``cupyx.jit``: code written for it ports by changing the
+import to ``from jitkern import jit``. Inside a kernel, these names are compiled
+to CUDA; called from Python they raise.
+
+Pipeline (one module per stage, imports flowing one way)::
+
+    frontend      source -> AST, positions, captured globals
+    types/infer   the types and the type rules (both modes)
+    builtins      one record per builtin (checking, emission, docs)
+    expressions   expressions -> (C++ expression, type)
+    statements    statements -> a C++ function
+    program       shared per-program state and source assembly
+    kernel        specialisation, compile cache, on-disk index, launch
+"""
+
+from . import builtins as _b
+from .kernel import JitKernel, rawkernel
+
+threadIdx = _b.threadIdx
+blockIdx = _b.blockIdx
+blockDim = _b.blockDim
+gridDim = _b.gridDim
+warpsize = _b.warpsize
+grid = _b.grid
+gridsize = _b.gridsize
+laneid = _b.laneid
+range = _b.jit_range
+
+syncthreads = _b.syncthreads
+syncthreads_count = _b.syncthreads_count
+syncthreads_and = _b.syncthreads_and
+syncthreads_or = _b.syncthreads_or
+syncwarp = _b.syncwarp
+threadfence = _b.threadfence
+threadfence_block = _b.threadfence_block
+threadfence_system = _b.threadfence_system
+clock64 = _b.clock64
+nanosleep = _b.nanosleep
+
+shared_memory = _b.shared_memory
+ldg = _b.ldg
+
+atomic_add = _b.ATOMICS["atomic_add"]
+atomic_sub = _b.ATOMICS["atomic_sub"]
+atomic_exch = _b.ATOMICS["atomic_exch"]
+atomic_min = _b.ATOMICS["atomic_min"]
+atomic_max = _b.ATOMICS["atomic_max"]
+atomic_inc = _b.ATOMICS["atomic_inc"]
+atomic_dec = _b.ATOMICS["atomic_dec"]
+atomic_cas = _b.ATOMICS["atomic_cas"]
+atomic_and = _b.ATOMICS["atomic_and"]
+atomic_or = _b.ATOMICS["atomic_or"]
+atomic_xor = _b.ATOMICS["atomic_xor"]
+
+shfl_sync = _b.SHUFFLES["shfl_sync"]
+shfl_up_sync = _b.SHUFFLES["shfl_up_sync"]
+shfl_down_sync = _b.SHUFFLES["shfl_down_sync"]
+shfl_xor_sync = _b.SHUFFLES["shfl_xor_sync"]
+all_sync = _b.VOTES["all_sync"]
+any_sync = _b.VOTES["any_sync"]
+ballot_sync = _b.VOTES["ballot_sync"]
+activemask = _b.activemask
+match_any_sync = _b.match_any_sync
+match_all_sync = _b.match_all_sync
+
+popc = _b.popc
+clz = _b.clz
+ffs = _b.ffs
+brev = _b.brev
+
+cg = _b.cg
+cub = _b.cub
+
+__all__ = [
+    "JitKernel", "rawkernel", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpsize", "grid",
+    "gridsize", "laneid", "range", "syncthreads", "syncthreads_count", "syncthreads_and",
+    "syncthreads_or", "syncwarp", "threadfence", "threadfence_block", "threadfence_system",
+    "clock64", "nanosleep", "shared_memory", "ldg", "atomic_add", "atomic_sub", "atomic_exch",
+    "atomic_min", "atomic_max", "atomic_inc", "atomic_dec", "atomic_cas", "atomic_and",
+    "atomic_or", "atomic_xor", "shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync",
+    "all_sync", "any_sync", "ballot_sync", "activemask", "match_any_sync", "match_all_sync",
+    "popc", "clz", "ffs", "brev", "cg", "cub",
+]

@@ -1,0 +1,709 @@
+"""Stage 3a: lower Python expressions to (C++ expression, type) values.
+
+:class:`ExpressionEmitter` has one ``expr_<Node>`` method per supported AST
+expression; anything else is refused in one place (:meth:`expr`). Operators and
+builtins go through the records of :mod:`.builtins`; constant operands fold
+through :data:`FOLD`. The statement emitter (:mod:`.statements`) extends this class.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+
+import numpy
+
+from ..errors import JitNameError, JitSyntaxError, JitTypeError
+from . import builtins as B
+from . import frontend, infer
+from . import types as T
+from .values import Const, Value, operand
+
+#: Constant folding: AST operator class -> Python function (parallel to builtins.OPERATORS).
+FOLD = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge,
+    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert,
+    ast.Not: operator.not_,
+}
+
+_ARRAY_ATTRS = ("shape", "strides", "size", "ndim", "dtype", "itemsize", "nbytes")
+
+
+class CompileProblem(Exception):
+    """Raised inside lowering with a message; turned into a positioned error once."""
+
+    def __init__(self, cls, message: str, hint: str = "", node=None):
+        super().__init__(message)
+        self.cls = cls
+        self.message = message
+        self.hint = hint
+        self.node = node
+
+
+def problem(message: str, hint: str = "", cls=JitTypeError, node=None) -> CompileProblem:
+    return CompileProblem(cls, message, hint, node)
+
+
+# ---------------------------------------------------------------------------
+# C++ spelling of constants and conversions (pure functions)
+
+
+def literal(value, t: T.Scalar) -> str:
+    """C++ literal of a Python/NumPy scalar ``value`` as type ``t``."""
+    if t.is_complex:
+        z = complex(value)
+        part = T.complex_part(t)
+        return f"{t.ctype}({literal(z.real, part)}, {literal(z.imag, part)})"
+    if t is T.bool_:
+        return "true" if value else "false"
+    if t.is_float:
+        if isinstance(value, complex):
+            raise problem(f"cannot convert the complex constant {value!r} to {t}")
+        return _float_literal(float(value), t)
+    if isinstance(value, (float, numpy.floating)):
+        raise problem(f"the float constant {value!r} cannot become {t} implicitly",
+                      "convert explicitly with int(...) or numpy.int32(...)")
+    if isinstance(value, complex):
+        raise problem(f"the complex constant {value!r} cannot become {t}")
+    v = int(value)
+    info = numpy.iinfo(t.name)
+    if not info.min <= v <= info.max:
+        raise problem(f"the constant {v} does not fit in {t}",
+                      "use a wider type, e.g. numpy.int64(...)")
+    suffix = {"int32": "", "int64": "LL", "uint32": "u", "uint64": "ull"}
+    if t.name in suffix:
+        if t.name == "int32" and v == info.min:
+            return "(-2147483647 - 1)"
+        if t.name == "int64" and v == info.min:
+            return "(-9223372036854775807LL - 1)"
+        return f"{v}{suffix[t.name]}"
+    return f"(({t.ctype}){v})"
+
+
+def _float_literal(v: float, t: T.Scalar) -> str:
+    if t.is_half:
+        return f"{t.ctype}({_float_literal(v, T.float32)})"
+    single = t is T.float32
+    if math.isnan(v):
+        return "__int_as_float(0x7fffffff)" if single else "__longlong_as_double(0x7ff8000000000000LL)"
+    if math.isinf(v):
+        sign = "-" if v < 0 else ""
+        return f"({sign}__int_as_float(0x7f800000))" if single else \
+            f"({sign}__longlong_as_double(0x7ff0000000000000LL))"
+    if single:
+        text = repr(float(numpy.float32(v)))
+        return (text if ("e" in text or "." in text) else text + ".0") + "f"
+    text = repr(v)
+    return text if ("e" in text or "." in text) else text + ".0"
+
+
+_HALF_FROM = {"float16": "__half2float", "bfloat16": "__bfloat162float"}
+_HALF_TO = {"float16": "__float2half", "bfloat16": "__float2bfloat16"}
+
+
+def convert(code: str, src: T.Type, dst: T.Type) -> str:
+    """C++ for converting ``code`` of type ``src`` to ``dst`` (numeric types)."""
+    if src == dst:
+        return code
+    if not isinstance(src, T.Scalar) or not isinstance(dst, T.Scalar):
+        raise problem(f"cannot convert {src} to {dst}")
+    if src.is_complex and not dst.is_complex:
+        raise problem(f"cannot convert {src} to {dst} implicitly", "take .real or abs() first")
+    if src.is_half:
+        code, src = f"{_HALF_FROM[src.name]}({code})", T.float32
+        if src == dst:
+            return code
+    if dst is T.bool_:
+        zero = literal(0, src)
+        return f"(({code}) != {zero})"
+    if dst.is_half:
+        return f"{_HALF_TO[dst.name]}({convert(code, src, T.float32)})"
+    if dst.is_complex:
+        if src.is_complex:
+            return f"{dst.ctype}({code})"
+        part = T.complex_part(dst)
+        return f"{dst.ctype}({convert(code, src, part)})"
+    return f"(({dst.ctype})({code}))"
+
+
+# ---------------------------------------------------------------------------
+
+
+class ExpressionEmitter:
+    """Lowers expressions; the state (locals, program) lives on the instance."""
+
+    # set by the subclass
+    source: frontend.Source
+    mode: str
+    program: object
+    func: object
+
+    # -- dispatch ---------------------------------------------------------
+
+    def expr(self, node):
+        method = getattr(self, "expr_" + type(node).__name__, None)
+        if method is None:
+            raise problem(f"{_construct_name(node)} is not supported in kernels",
+                          _EXPR_HINTS.get(type(node).__name__, ""), JitSyntaxError, node)
+        try:
+            return method(node)
+        except CompileProblem as exc:
+            if exc.node is None:
+                exc.node = node
+            raise
+
+    def value(self, node) -> Value:
+        """Lower ``node`` to a runtime value (materialising a scalar constant)."""
+        return self.materialize(self.expr(node))
+
+    def materialize(self, item) -> Value:
+        if isinstance(item, Value):
+            return item
+        if item.is_scalar:
+            t = infer.literal_type(item.value, self.mode)
+            return Value(literal(item.value, t), t)
+        raise problem(f"{_describe_const(item.value)} is not a value here")
+
+    # -- leaves -----------------------------------------------------------
+
+    def expr_Constant(self, node):
+        if isinstance(node.value, (bool, int, float, complex, str)) or node.value is None:
+            return Const(node.value)
+        raise problem(f"constant {node.value!r} is not supported in kernels")
+
+    def expr_Name(self, node):
+        local = self.lookup_local(node.id)
+        if local is not None:
+            return local
+        return Const(self.capture_global(node.id))
+
+    def capture_global(self, name: str):
+        try:
+            captured = self.program.capture(self.func, name)
+        except KeyError:
+            raise problem(f"name {name!r} is not defined", "define it before the kernel, pass "
+                          "it as an argument, or assign it in the kernel", JitNameError) from None
+        except TypeError as exc:
+            raise problem(f"{name!r}: {exc}") from None
+        return captured.value
+
+    # -- attributes -------------------------------------------------------
+
+    def expr_Attribute(self, node):
+        base = self.expr(node.value)
+        if isinstance(base, Const):
+            return self.const_attribute(base.value, node.attr)
+        return self.value_attribute(base, node.attr)
+
+    def const_attribute(self, obj, attr: str):
+        if isinstance(obj, B.Namespace):
+            if attr not in obj.members:
+                raise problem(f"jit.{obj.name} has no member {attr!r}",
+                              f"members: {', '.join(sorted(obj.members))}", JitNameError)
+            member = obj.members[attr]
+            return self.call_builtin(member, []) if getattr(member, "attribute", False) else \
+                Const(member)
+        if isinstance(obj, B.CubClass) and attr == "TempStorage":
+            return Const(B.CubStorage(obj))
+        if _is_module(obj) and obj.__name__.startswith("jitkern.jit"):
+            if not hasattr(obj, attr):
+                raise problem(f"jitkern.jit has no member {attr!r}", "", JitNameError)
+            value = getattr(obj, attr)
+            if isinstance(value, B.Builtin) and value.attribute:
+                return self.call_builtin(value, [])
+            return Const(value)
+        if _is_module(obj) or isinstance(obj, numpy.dtype) or (
+                isinstance(obj, type) and issubclass(obj, numpy.generic)) or isinstance(
+                obj, (bool, int, float, complex, numpy.generic)):
+            try:
+                value = getattr(obj, attr)
+            except AttributeError:
+                raise problem(f"{_describe_const(obj)} has no attribute {attr!r}", "",
+                              JitNameError) from None
+            try:
+                frontend.capture(value)
+            except TypeError as exc:
+                raise problem(f"{_describe_const(obj)}.{attr}: {exc}") from None
+            return Const(value)
+        raise problem(f"{_describe_const(obj)} has no attribute {attr!r} in kernels")
+
+    def value_attribute(self, base: Value, attr: str):
+        t = base.type
+        if isinstance(t, T.Array):
+            return self.array_attribute(base, attr)
+        family = "scalar" if isinstance(t, T.Scalar) else getattr(t, "family", None)
+        if isinstance(t, T.Scalar) and attr == "dtype":
+            return Const(t.dtype)
+        record = B.VALUE_METHODS.get((family, attr))
+        if record is None:
+            raise problem(f"a value of type {t} has no attribute {attr!r}",
+                          _methods_hint(family), JitNameError)
+        if record.attribute:
+            return self.call_builtin(record, [base])
+        return BoundMethod(record, base)
+
+    def array_attribute(self, base: Value, attr: str):
+        t = base.type
+        if attr not in _ARRAY_ATTRS:
+            raise problem(f"arrays have no attribute {attr!r} in kernels",
+                          f"available: {', '.join(_ARRAY_ATTRS)}", JitNameError)
+        if attr == "ndim":
+            return Const(t.ndim)
+        if attr == "dtype":
+            return Const(numpy.dtype(t.dtype.name) if t.dtype is not T.bfloat16 else t.dtype.dtype)
+        if attr == "itemsize":
+            return Const(t.dtype.itemsize)
+        if attr in ("shape", "strides"):
+            return ArrayDims(base, attr)
+        if attr == "size":
+            parts = [self.array_shape(base, k) for k in range(t.ndim)]
+            return Value("(" + " * ".join(parts) + ")", T.int64)
+        size = self.array_attribute(base, "size")
+        return Value(f"({size.code} * {t.dtype.itemsize}LL)", T.int64)
+
+    def array_shape(self, item, k: int) -> str:
+        """C++ for ``item.shape[k]`` (an int64)."""
+        t = item.type
+        if not isinstance(t, T.Array):
+            raise problem(f"len() and .shape need an array, got {t}")
+        if not 0 <= k < t.ndim:
+            raise problem(f"axis {k} is out of range for a {t.ndim}-d array")
+        if t.is_pointer_like:
+            return self.pointer_array_extent(item, "shape", k)
+        return f"((long long){item.code}.shape[{k}])"
+
+    def array_stride(self, item, k: int) -> str:
+        t = item.type
+        if not 0 <= k < t.ndim:
+            raise problem(f"axis {k} is out of range for a {t.ndim}-d array")
+        if t.is_pointer_like:
+            return f"{t.dtype.itemsize}LL"
+        return f"((long long){item.code}.strides[{k}])"
+
+    # -- subscripts -------------------------------------------------------
+
+    def expr_Subscript(self, node):
+        base = self.expr(node.value)
+        index_node = node.slice
+        if isinstance(index_node, ast.Slice):
+            raise problem("slices are not supported in kernels", "index element by element",
+                          JitSyntaxError)
+        if isinstance(base, ArrayDims):
+            k = self.const_int(index_node, f"{base.attr} index")
+            return Value(self.array_shape(base.array, k) if base.attr == "shape"
+                         else self.array_stride(base.array, k), T.int64)
+        if isinstance(base, Const):
+            return self.const_subscript(base.value, index_node)
+        return self.subscript(base, self.index_items(index_node))
+
+    def const_subscript(self, obj, index_node):
+        if isinstance(obj, B.CubTemplate):
+            items = index_node.elts if isinstance(index_node, ast.Tuple) else [index_node]
+            params = [self.expr(i) for i in items]
+            if not all(isinstance(p, Const) for p in params):
+                raise problem(f"cub.{obj.name}[...] takes compile-time parameters")
+            try:
+                return Const(obj.instantiate([p.value for p in params]))
+            except TypeError as exc:
+                raise problem(str(exc)) from None
+        if isinstance(obj, tuple):
+            return Const(obj[self.const_int(index_node, "tuple index")])
+        raise problem(f"{_describe_const(obj)} cannot be indexed")
+
+    def index_items(self, index_node) -> list:
+        if isinstance(index_node, ast.Tuple):
+            return [self.value(i) for i in index_node.elts]
+        item = self.expr(index_node)
+        if isinstance(item, Value) and isinstance(item.type, T.Tuple):
+            return [self.tuple_item(item, k) for k in range(len(item.type.items))]
+        return [self.materialize(item)]
+
+    def subscript(self, base: Value, indices: list) -> Value:
+        t = base.type
+        for idx in indices:
+            if not (isinstance(idx.type, T.Scalar) and idx.type.kind in "biu"):
+                raise problem(f"an index must be an integer, got {idx.type}")
+        if isinstance(t, T.Tuple):
+            raise problem("tuples are indexed with constant integers")
+        if isinstance(t, T.Pointer):
+            if len(indices) != 1:
+                raise problem("a pointer takes one index")
+            return Value(f"{base.code}[{indices[0].code}]", t.elem, lvalue=True)
+        if not isinstance(t, T.Array):
+            raise problem(f"a value of type {t} cannot be indexed")
+        if len(indices) > t.ndim:
+            raise problem(f"too many indices ({len(indices)}) for a {t.ndim}-d array")
+        if t.is_pointer_like:
+            return Value(f"{base.code}[{indices[0].code}]", t.dtype, lvalue=True)
+        ic = t.index_ctype
+        offset = " + ".join(f"({ic})({idx.code}) * {base.code}.strides[{k}]"
+                            for k, idx in enumerate(indices))
+        address = f"(char*){base.code}.ptr + {offset}"
+        if len(indices) == t.ndim:
+            return Value(f"(*({t.dtype.ctype}*)({address}))", t.dtype, lvalue=True)
+        rest = range(len(indices), t.ndim)
+        sub_t = T.array(t.dtype, t.ndim - len(indices), False, t.index32)
+        shape = ", ".join(f"{base.code}.shape[{k}]" for k in rest)
+        strides = ", ".join(f"{base.code}.strides[{k}]" for k in rest)
+        code = f"{sub_t.ctype}{{({t.dtype.ctype}*)({address}), {{{shape}}}, {{{strides}}}}}"
+        return Value(code, sub_t)
+
+    def tuple_item(self, item: Value, k: int) -> Value:
+        items = item.type.items
+        if not -len(items) <= k < len(items):
+            raise problem(f"tuple index {k} out of range for {len(items)} items")
+        k %= len(items)
+        return Value(item.code + ".tail" * k + ".head", items[k])
+
+    def const_int(self, node, what: str) -> int:
+        item = self.expr(node)
+        if isinstance(item, Const) and isinstance(item.value, (int, numpy.integer)) \
+                and not isinstance(item.value, bool):
+            return int(item.value)
+        raise problem(f"{what} must be a compile-time integer")
+
+    # -- operators --------------------------------------------------------
+
+    def expr_BinOp(self, node):
+        return self.binary(type(node.op).__name__, self.expr(node.left), self.expr(node.right))
+
+    def binary(self, op_name: str, left, right):
+        if isinstance(left, Const) and isinstance(right, Const) and left.is_scalar \
+                and right.is_scalar:
+            return self.fold(getattr(ast, op_name), left.value, right.value)
+        record = B.OPERATORS.get(op_name)
+        if record is None:
+            raise problem(f"operator {op_name} is not supported in kernels", "", JitSyntaxError)
+        return self.call_builtin(record, [left, right])
+
+    def fold(self, op_class, *values):
+        try:
+            return Const(FOLD[op_class](*values))
+        except ZeroDivisionError:
+            raise problem("division by zero in a constant expression") from None
+        except (TypeError, ValueError, OverflowError) as exc:
+            raise problem(f"cannot fold this constant expression: {exc}") from None
+
+    def expr_UnaryOp(self, node):
+        item = self.expr(node.operand)
+        op = type(node.op)
+        if isinstance(item, Const) and item.is_scalar:
+            return self.fold(op, item.value)
+        v = self.materialize(item)
+        t = v.type
+        if not isinstance(t, T.Scalar):
+            raise problem(f"unary {_UNARY[op]} needs a number, got {t}")
+        if op is ast.Not:
+            return Value(f"(!{self.convert(v, T.bool_).code})", T.bool_)
+        if op is ast.UAdd:
+            return v
+        if op is ast.Invert:
+            if t is T.bool_:
+                return Value(f"(!{v.code})", T.bool_)
+            if t.kind not in "iu":
+                raise problem(f"~ needs an integer or bool, got {t}")
+            return Value(f"(({t.ctype})~{v.code})", t)
+        if t is T.bool_:
+            t = infer.literal_type(0, self.mode)
+            v = self.convert(v, t)
+        if t.is_complex:
+            self.need_complex()
+        if t.itemsize < 4 and t.kind in "iu":
+            return Value(f"(({t.ctype})(-{v.code}))", t)
+        return Value(f"(-{v.code})", t)
+
+    def expr_BoolOp(self, node):
+        symbol = " && " if isinstance(node.op, ast.And) else " || "
+        items = [self.expr(v) for v in node.values]
+        if all(isinstance(i, Const) and i.is_scalar for i in items):
+            fold = all if isinstance(node.op, ast.And) else any
+            return Const(bool(fold(bool(i.value) for i in items)))
+        codes = [self.convert(self.materialize(i), T.bool_).code for i in items]
+        return Value("(" + symbol.join(codes) + ")", T.bool_)
+
+    def expr_Compare(self, node):
+        parts = []
+        left = self.expr(node.left)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.expr(right_node)
+            name = type(op).__name__
+            if name not in B.OPERATORS:
+                raise problem(f"the comparison {_COMPARE_TEXT.get(name, name)!r} is not "
+                              "supported in kernels", "use ==, !=, <, <=, >, >=", JitSyntaxError)
+            parts.append(self.binary(name, left, right))
+            left = right
+        if len(parts) == 1:
+            return parts[0]
+        if all(isinstance(p, Const) for p in parts):
+            return Const(all(p.value for p in parts))
+        codes = [self.materialize(p).code for p in parts]
+        return Value("(" + " && ".join(codes) + ")", T.bool_)
+
+    def expr_IfExp(self, node):
+        cond = self.expr(node.test)
+        if isinstance(cond, Const) and cond.is_scalar:
+            return self.expr(node.body if cond.value else node.orelse)
+        body, orelse = self.expr(node.body), self.expr(node.orelse)
+        ops = [operand(body), operand(orelse)]
+        if all(isinstance(o, (T.Scalar, bool, int, float, complex)) for o in ops):
+            t = infer.result_type(ops, self.mode)
+        elif ops[0] == ops[1]:
+            t = ops[0]
+        else:
+            raise problem(f"both branches must have one type, got {ops[0]} and {ops[1]}")
+        c = self.convert(self.materialize(cond), T.bool_).code
+        a, b = self.convert(body, t).code, self.convert(orelse, t).code
+        return Value(f"({c} ? {a} : {b})", t)
+
+    def expr_Tuple(self, node):
+        items = [self.expr(e) for e in node.elts]
+        if all(isinstance(i, Const) for i in items):
+            return Const(tuple(i.value for i in items))
+        values = [self.materialize(i) for i in items]
+        t = T.tuple_of([v.type for v in values])
+        return Value(self.tuple_code(t, [v.code for v in values]), t)
+
+    # -- calls ------------------------------------------------------------
+
+    def expr_Call(self, node):
+        callee = self.expr(node.func)
+        args = [self.expr(a) for a in node.args]
+        for a in node.args:
+            if isinstance(a, ast.Starred):
+                raise problem("*args in calls is not supported in kernels", "", JitSyntaxError)
+        kwargs = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise problem("**kwargs in calls is not supported in kernels", "", JitSyntaxError)
+            kwargs[kw.arg] = self.expr(kw.value)
+        return self.call(callee, args, kwargs)
+
+    def call(self, callee, args, kwargs):
+        if isinstance(callee, BoundMethod):
+            return self.call_builtin(callee.record, [callee.receiver] + args, kwargs)
+        if not isinstance(callee, Const):
+            raise problem(f"a value of type {callee.type} is not callable")
+        fn = callee.value
+        if isinstance(fn, B.Builtin):
+            return self.call_builtin(fn, args, kwargs)
+        if isinstance(fn, B.Marker):
+            return Const(fn)
+        if isinstance(fn, B.CubClass):
+            return self.cub_instance(fn, args)
+        if hasattr(fn, "__jit_device__"):
+            if kwargs:
+                raise problem("device functions take positional arguments only")
+            return self.call_device(fn, args)
+        if frontend._is_dtype(fn):
+            return self.call_builtin(B.dtype_cast, [Const(fn)] + args, kwargs)
+        record = _py_function_record(fn)
+        if record is None:
+            raise problem(f"{_describe_const(fn)} cannot be called in kernels",
+                          "see the builtin table in docs/jit.md")
+        if record.fold is not None and not kwargs and args and all(
+                isinstance(a, Const) and (a.is_scalar) for a in args):
+            try:
+                return Const(record.fold(*[a.value for a in args]))
+            except (ValueError, TypeError, OverflowError, ZeroDivisionError) as exc:
+                raise problem(f"cannot fold {record.name}(...): {exc}") from None
+        return self.call_builtin(record, args, kwargs)
+
+    def bind(self, record: B.Builtin, args, kwargs) -> list:
+        names = record.param_names()
+        if names and names[-1].startswith("*"):
+            if kwargs:
+                raise problem(f"{record.name}() takes no keyword arguments")
+            if len(args) < record.required - 1:
+                raise problem(f"{record.name}() needs at least {record.required - 1} arguments")
+            return list(args)
+        if len(args) > len(names):
+            raise problem(f"{record.name}() takes at most {len(names)} arguments "
+                          f"({', '.join(names)}), got {len(args)}")
+        bound = list(args)
+        defaults = record.defaults()
+        first_default = len(names) - len(defaults)
+        for i in range(len(args), len(names)):
+            name = names[i]
+            if name in kwargs:
+                bound.append(kwargs.pop(name))
+            elif i >= first_default:
+                bound.append(Const(defaults[i - first_default]))
+            else:
+                raise problem(f"{record.name}() is missing the argument {name!r}",
+                              f"signature: {record.name}({', '.join(record.params)})")
+        if kwargs:
+            bad = next(iter(kwargs))
+            raise problem(f"{record.name}() got an unexpected keyword argument {bad!r}",
+                          f"signature: {record.name}({', '.join(record.params)})")
+        return bound
+
+    def call_builtin(self, record: B.Builtin, args, kwargs=None):
+        items = self.bind(record, args, dict(kwargs or {}))
+        items = self.collapse_addresses(record, items)
+        try:
+            sig = record.rule(items, self.mode)
+        except TypeError as exc:
+            raise problem(f"{record.name}: {exc}", f"{record.name} accepts: {record.accepts}"
+                          if record.accepts else "") from None
+        for header in record.includes:
+            self.include(header)
+        if record.cooperative:
+            self.program.cooperative = True
+        if record.min_arch:
+            self.require_arch(record.min_arch, record.name)
+        codes = []
+        for item, target in zip(items, sig.args):
+            if target is None:
+                codes.append(item.code if isinstance(item, Value) else "")
+            else:
+                codes.append(self.convert(item, target).code)
+        template = record.template
+        if callable(template):
+            code = template(codes, sig, items, self)
+        else:
+            code = template.format(*codes, T=sig.result.ctype)
+        if isinstance(code, (Value, Const)):
+            return code
+        return Value(code, sig.result)
+
+    def collapse_addresses(self, record, items):
+        if not record.address_of:
+            return items
+        out = list(items)
+        for array_pos, index_pos in sorted(record.address_of, reverse=True):
+            base = self.materialize(out[array_pos])
+            index_item = out[index_pos]
+            if isinstance(index_item, Const) and isinstance(index_item.value, tuple):
+                indices = [self.materialize(Const(v)) for v in index_item.value]
+            elif isinstance(index_item, Value) and isinstance(index_item.type, T.Tuple):
+                indices = [self.tuple_item(index_item, k)
+                           for k in range(len(index_item.type.items))]
+            else:
+                indices = [self.materialize(index_item)]
+            element = self.subscript(base, indices)
+            out[array_pos:index_pos + 1] = [element]
+        return out
+
+    def cub_instance(self, cls: B.CubClass, args):
+        if len(args) != 1 or not isinstance(args[0], Value) or \
+                getattr(args[0].type, "family", None) != "cub_storage":
+            raise problem(f"{cls.cname} takes its TempStorage (e.g. temp[0] of "
+                          "jit.shared_memory(WarpReduce[T].TempStorage, 1))")
+        self.include(cls.template.include)
+        return Value(f"{cls.cname}({args[0].code})", cls.instance_type)
+
+    # -- conversions and helpers for builtin templates ----------------------
+
+    def convert(self, item, target: T.Type) -> Value:
+        if isinstance(item, Const):
+            if not item.is_scalar:
+                raise problem(f"{_describe_const(item.value)} is not a number")
+            if target.is_complex if isinstance(target, T.Scalar) else False:
+                self.need_complex()
+            return Value(literal(item.value, target), target)
+        if item.type == target:
+            return item
+        if isinstance(target, T.Scalar) and target.is_complex:
+            self.need_complex()
+        return Value(convert(item.code, item.type, target), target)
+
+    def to_float(self, t: T.Scalar, code: str) -> str:
+        return convert(code, t, T.float32)
+
+    def via_float(self, t: T.Scalar, code: str) -> str:
+        return convert(code, T.float32, t)
+
+    def zero(self, t: T.Scalar) -> str:
+        return literal(0, t)
+
+    def tuple_code(self, t: T.Tuple, codes) -> str:
+        nested = "{}"
+        for code in reversed(list(codes)):
+            nested = f"{{{code}, {nested}}}"
+        return f"{t.ctype}{nested}"
+
+    def include(self, header: str) -> None:
+        self.program.includes.add(header)
+        return None
+
+    def need_complex(self) -> None:
+        self.program.includes.add("<jitkern/complex.cuh>")
+
+    def require_arch(self, arch: int, what: str) -> None:
+        self.program.min_arch = max(self.program.min_arch, arch)
+
+    def group_sync(self, item, code: str) -> str:
+        if getattr(item.type, "family", None) == "grid":
+            self.program.cooperative = True
+        return f"cooperative_groups::sync({code})"
+
+
+class BoundMethod:
+    """``value.method`` before the call: the record and its receiver."""
+
+    def __init__(self, record, receiver):
+        self.record = record
+        self.receiver = receiver
+
+
+class ArrayDims:
+    """``x.shape`` / ``x.strides`` before indexing or unpacking."""
+
+    def __init__(self, array: Value, attr: str):
+        self.array = array
+        self.attr = attr
+
+
+def _is_module(obj) -> bool:
+    return type(obj).__name__ == "module"
+
+
+def _py_function_record(fn):
+    try:
+        return B.PY_FUNCTIONS.get(fn)
+    except TypeError:  # unhashable
+        return None
+
+
+def _describe_const(obj) -> str:
+    if _is_module(obj):
+        return f"module {obj.__name__}"
+    if isinstance(obj, B.Builtin):
+        return f"jit.{obj.name}"
+    name = getattr(obj, "__name__", None)
+    if name:
+        return name
+    return repr(obj)
+
+
+def _methods_hint(family) -> str:
+    names = sorted(n for (f, n) in B.VALUE_METHODS if f == family)
+    return f"available: {', '.join(names)}" if names else ""
+
+
+def _construct_name(node) -> str:
+    return _CONSTRUCT_NAMES.get(type(node).__name__, type(node).__name__)
+
+
+_CONSTRUCT_NAMES = {
+    "List": "a list", "Dict": "a dict", "Set": "a set", "ListComp": "a list comprehension",
+    "DictComp": "a dict comprehension", "SetComp": "a set comprehension",
+    "GeneratorExp": "a generator expression", "Lambda": "a lambda", "JoinedStr": "an f-string",
+    "Await": "await", "Yield": "yield", "YieldFrom": "yield from", "NamedExpr": "the := operator",
+    "Starred": "*unpacking", "Slice": "a slice",
+}
+_EXPR_HINTS = {
+    "List": "use a tuple, or jit.shared_memory for an array",
+    "ListComp": "write a for loop",
+    "JoinedStr": "use print(a, b, ...) with several arguments",
+    "Lambda": "define a device function with @rawkernel(device=True)",
+    "NamedExpr": "assign in a separate statement",
+}
+_UNARY = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}
+_COMPARE_TEXT = {"Is": "is", "IsNot": "is not", "In": "in", "NotIn": "not in"}

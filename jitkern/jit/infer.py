@@ -1,0 +1,181 @@
+"""Stage 2: the type rules. Pure functions of types (and weak Python constants).
+
+An *operand* is what a rule sees of a value: its :class:`~.types.Type`, or, for a
+Python literal that has not been given a type yet, the Python value itself
+(a "weak" scalar in NumPy 2's sense). The two modes differ only here:
+
+- ``mode='cuda'``: a literal is typed on its own (int -> int32, or int64 if it
+  does not fit; float -> float32; complex -> complex64) and two types promote to
+  the later one in ``CUDA_ORDER`` (CuPy's cuda mode);
+- ``mode='numpy'``: NumPy 2 promotion, Python literals weak (``float32 * 2.0`` is
+  float32, ``int8 + 1`` is int8), typed variables as in NumPy.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from . import types as T
+
+MODES = ("cuda", "numpy")
+
+CUDA_ORDER = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
+              "float16", "bfloat16", "float32", "float64", "complex64", "complex128")
+_RANK = {name: i for i, name in enumerate(CUDA_ORDER)}
+
+PY_SCALARS = (bool, int, float, complex)
+
+
+def is_weak(op) -> bool:
+    return isinstance(op, PY_SCALARS)
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValueError(f"mode: expected 'cuda' or 'numpy', got {mode!r}")
+    return mode
+
+
+def literal_type(value, mode: str) -> T.Scalar:
+    """The type a Python literal gets when it must have one."""
+    if isinstance(value, (numpy.bool_, numpy.number)):
+        return T.scalar_from_dtype(value.dtype)
+    if isinstance(value, bool):
+        return T.bool_
+    if isinstance(value, int):
+        if mode == "cuda" and -(1 << 31) <= value < (1 << 31):
+            return T.int32
+        if -(1 << 63) <= value < (1 << 63):
+            return T.int64
+        if 0 <= value < (1 << 64):
+            return T.uint64
+        raise OverflowError(f"integer literal {value} does not fit in 64 bits")
+    if isinstance(value, float):
+        return T.float32 if mode == "cuda" else T.float64
+    if isinstance(value, complex):
+        return T.complex64 if mode == "cuda" else T.complex128
+    raise TypeError(f"{value!r} is not a scalar")
+
+
+def operand_type(op, mode: str) -> T.Type:
+    return literal_type(op, mode) if is_weak(op) else op
+
+
+def result_type(operands, mode: str) -> T.Scalar:
+    """The common type of scalar operands (types or weak literals)."""
+    ops = list(operands)
+    for op in ops:
+        if not is_weak(op) and not isinstance(op, T.Scalar):
+            raise TypeError(f"expected a number, got {op}")
+    if all(is_weak(op) for op in ops):
+        return _promote_types([literal_type(op, mode) for op in ops], mode)
+    if mode == "cuda":
+        return _promote_types([operand_type(op, mode) for op in ops], mode)
+    return _numpy_result_type(ops)
+
+
+def _promote_types(types, mode: str) -> T.Scalar:
+    if mode == "numpy":
+        return _numpy_result_type(types)
+    best = max(types, key=lambda t: _RANK[t.name])
+    names = {t.name for t in types}
+    if {"float16", "bfloat16"} <= names and best.name in ("float16", "bfloat16"):
+        return T.float32
+    if best.is_complex and any(t.name == "float64" for t in types):
+        return T.complex128
+    return best
+
+
+def _numpy_result_type(ops) -> T.Scalar:
+    # bfloat16 is not a NumPy dtype without ml_dtypes: it promotes like float16,
+    # and bfloat16 with float16 gives float32 (what ml_dtypes and PyTorch do).
+    has_bf16 = any(op is T.bfloat16 for op in ops)
+    if has_bf16:
+        if any(op is T.float16 for op in ops):
+            return T.float32
+        ops = [T.float16 if op is T.bfloat16 else op for op in ops]
+    args = [op if is_weak(op) else numpy.dtype(op.name) for op in ops]
+    out = T.scalar_from_dtype(numpy.result_type(*args))
+    if has_bf16 and out is T.float16:
+        return T.bfloat16
+    return out
+
+
+def arithmetic_type(operands, mode: str) -> T.Scalar:
+    """Like result_type, but bool arithmetic gives an integer (Python: True + True == 2)."""
+    out = result_type(operands, mode)
+    if out is T.bool_:
+        return T.int32 if mode == "cuda" else T.int64
+    return out
+
+
+def true_divide_type(operands, mode: str) -> T.Scalar:
+    out = result_type(operands, mode)
+    if out.kind in "biu":
+        if mode == "cuda" and out.itemsize <= 2:
+            return T.float32
+        return T.float64
+    return out
+
+
+def integer_type(operands, mode: str, op_name: str) -> T.Scalar:
+    """Operand type of bit operations: integers and bools only."""
+    out = result_type(operands, mode)
+    if out.kind not in "biu":
+        raise TypeError(f"{op_name} needs integers or bools, got {out}")
+    return out
+
+
+def float_type(t: T.Scalar) -> T.Scalar:
+    """The floating type math functions compute ``t`` in (NumPy: ints -> float64)."""
+    if t.kind in "biu":
+        return T.float64
+    return t
+
+
+def can_assign(src, dst: T.Type, mode: str) -> bool:
+    """Whether a value of ``src`` (type or weak literal) may be stored in ``dst``.
+
+    NumPy's 'same_kind' casting: bool -> int -> float -> complex, and narrowing
+    within a kind. Literals go anywhere their kind fits (an int literal into a
+    float variable, not a float literal into an int variable).
+    """
+    if not isinstance(dst, T.Scalar):
+        return src == dst
+    if is_weak(src):
+        kind = literal_type(src, "numpy").kind
+        return _KIND_ORDER.index(kind) <= _KIND_ORDER.index(_kind(dst))
+    if not isinstance(src, T.Scalar):
+        return False
+    return _KIND_ORDER.index(_kind(src)) <= _KIND_ORDER.index(_kind(dst))
+
+
+_KIND_ORDER = "biufc"
+
+
+def _kind(t: T.Scalar) -> str:
+    return t.kind
+
+
+def describe_mode_table() -> list[tuple[str, str, str]]:
+    """Rows (expression, cuda mode, numpy mode) for docs/jit.md, computed from the rules."""
+    i8, i32, i64, f16, f32, f64, u32 = (T.int8, T.int32, T.int64, T.float16, T.float32,
+                                       T.float64, T.uint32)
+    cases = [
+        ("literal `1`", lambda m: literal_type(1, m)),
+        ("literal `1.0`", lambda m: literal_type(1.0, m)),
+        ("literal `1j`", lambda m: literal_type(1j, m)),
+        ("`int8 + 1`", lambda m: arithmetic_type([i8, 1], m)),
+        ("`int32 + int64`", lambda m: arithmetic_type([i32, i64], m)),
+        ("`uint32 + int32`", lambda m: arithmetic_type([u32, i32], m)),
+        ("`int32 + float32`", lambda m: arithmetic_type([i32, f32], m)),
+        ("`int64 * 2.0`", lambda m: arithmetic_type([i64, 2.0], m)),
+        ("`float32 * 2.0`", lambda m: arithmetic_type([f32, 2.0], m)),
+        ("`float16 + float32`", lambda m: arithmetic_type([f16, f32], m)),
+        ("`float32 + float64`", lambda m: arithmetic_type([f32, f64], m)),
+        ("`int32 / int32`", lambda m: true_divide_type([i32, i32], m)),
+        ("`int8 / int8`", lambda m: true_divide_type([i8, i8], m)),
+        ("`True + True`", lambda m: arithmetic_type([True, True], m)),
+        ("`float32 + 1j`", lambda m: arithmetic_type([f32, 1j], m)),
+    ]
+    return [(label, str(rule("cuda")), str(rule("numpy"))) for label, rule in cases]

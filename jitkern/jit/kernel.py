@@ -1,0 +1,506 @@
+"""Stage 4: the user's kernel object — specialisation, compile, cache, launch.
+
+``@rawkernel()`` returns a :class:`JitKernel`. Its first call with a new
+argument-type signature emits CUDA C++ (frontend -> statements -> program),
+compiles it through the shared backend, and remembers the loaded
+:class:`~jitkern.backend.module.Function` under a cheap per-call key. Later
+calls compute that key, look it up in a dict and launch: no parsing, no string
+work.
+
+A small on-disk index maps (file, function, source lines, mode, options,
+signature) to the generated source, so the first call in a fresh process skips
+parsing and emission and goes straight to the compile cache. Each index entry
+records the fingerprint of every global the kernel read; an entry whose globals
+changed is ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import linecache
+import os
+import tempfile
+import threading
+
+import numpy
+
+from ..config import settings
+from ..errors import CompileError, JitError
+from . import frontend, infer
+from . import types as T
+from .program import Program, function_identity
+from .statements import FunctionEmitter
+
+INDEX_VERSION = 1
+_INDEX_LOCK = threading.Lock()
+
+
+def rawkernel(func=None, *, mode: str = "cuda", device: bool = False, options=(),
+              fast_math: bool = False, lineinfo: bool = False):
+    """Compile a Python function into a CUDA kernel (or a device function).
+
+    Use as ``@rawkernel()`` (or ``@rawkernel``). ``mode`` chooses how Python
+    literals are typed: ``'cuda'`` (int32/float32, CuPy's cuda mode) or
+    ``'numpy'`` (NumPy 2 promotion, literals weak). ``device=True`` makes a
+    device function callable from kernels. ``options`` go to NVRTC;
+    ``fast_math`` adds ``--use_fast_math``; ``lineinfo`` adds ``-lineinfo``.
+    """
+    infer.check_mode(mode)
+    opts = tuple([options] if isinstance(options, str) else options)
+    if fast_math:
+        opts += ("--use_fast_math",)
+    if lineinfo:
+        opts += ("-lineinfo",)
+
+    def wrap(f):
+        return JitKernel(f, mode=mode, device=device, options=opts)
+
+    return wrap(func) if func is not None else wrap
+
+
+class JitKernel:
+    """A Python function compiled to CUDA on demand, one binary per argument types."""
+
+    def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=()):
+        if not callable(func):
+            raise TypeError(f"rawkernel expects a function, got {type(func).__name__}")
+        self.func = func
+        self.mode = mode
+        self.device = device
+        self.options = tuple(options)
+        self.__name__ = getattr(func, "__name__", "kernel")
+        self.__doc__ = getattr(func, "__doc__", None)
+        self._parsed = None
+        self._entries: dict = {}  # per-call key -> _Entry
+        self._by_types: dict = {}  # (types, arch) -> _Built
+        self._lock = threading.Lock()
+        self.cached_codes: dict = {}  # signature (tuple of types) -> source
+
+    # -- identity for the frontend and the caches --------------------------
+
+    @property
+    def __jit_device__(self):
+        if not self.device:
+            raise AttributeError("__jit_device__")
+        return True
+
+    def __jit_fingerprint__(self) -> str:
+        return (f"device:{function_identity(self.func)}:{frontend.source_digest(self.func)}"
+                f":{self.mode}")
+
+    def parsed(self) -> frontend.ParsedFunction:
+        if self._parsed is None:
+            self._parsed = frontend.parse_function(self.func)
+        return self._parsed
+
+    @property
+    def cached_code(self) -> str:
+        """The generated source of the (last) compiled signature."""
+        if not self.cached_codes:
+            raise RuntimeError(f"{self.__name__} has not been compiled yet; call it or use "
+                               ".inspect(*args, arch=...)")
+        return next(reversed(self.cached_codes.values()))
+
+    def __repr__(self) -> str:
+        kind = "device function" if self.device else "kernel"
+        return f"<jitkern.rawkernel {kind} {self.__name__} (mode={self.mode!r})>"
+
+    # -- launching ---------------------------------------------------------
+
+    def __getitem__(self, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise TypeError("launch as kernel[grid, block](*args) or "
+                            "kernel[grid, block, shared_mem, stream](*args)")
+        return _Launcher(self, *config)
+
+    def __call__(self, grid, block, args, shared_mem=0, stream=None):
+        """Launch: ``kernel(grid, block, args, shared_mem=0, stream=None)``."""
+        # The hot path: a key of cheap attribute reads, a dict lookup, the launch.
+        key = tuple([_key(a) for a in args])
+        entry = self._entries.get(key)
+        if entry is None:
+            entry = self._entry_for(tuple(args), key)
+        if entry.extras is not None:
+            args = tuple(args) + entry.extras(args)
+        entry.function.launch(grid, block, args, shared_mem, stream, entry.cooperative)
+
+    def _entry_for(self, args: tuple, key) -> "_Entry":
+        if self.device:
+            raise TypeError(f"{self.__name__} is a device function: call it from a kernel")
+        try:
+            types = tuple(arg_type(a) for a in args)
+            built = self._build(types, arch=None)
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+        from ..backend.module import Function
+
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                fn = Function(built.binary, built.symbol, display_name=self.__name__)
+                entry = _Entry(fn, _extras_function(built.plans), built.cooperative)
+                self._entries[key] = entry
+        return entry
+
+    # -- inspection ----------------------------------------------------------
+
+    def inspect(self, *args, arch=None):
+        """Source, CUBIN and resource use for these arguments, without a GPU when arch is given.
+
+        NumPy arrays stand for device arrays of the same dtype, shape and layout.
+        """
+        from ..backend.inspection import inspect_binary
+
+        try:
+            types = tuple(arg_type(a, allow_host=True) for a in args)
+            built = self._build(types, arch=arch)
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+        return inspect_binary(built.binary, built.symbol, self.__name__)
+
+    def emit(self, *types_or_args):
+        """The generated CUDA C++ for argument types (Type objects) or example arguments."""
+        types = tuple(t if isinstance(t, T.Type) else arg_type(t, allow_host=True)
+                      for t in types_or_args)
+        try:
+            return self._generate(types).source
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+
+    # -- building --------------------------------------------------------------
+
+    def _build(self, types: tuple, arch) -> "_Built":
+        built = self._by_types.get((types, arch))
+        if built is not None:
+            return built
+        generated = _load_index(self, types)
+        if generated is None:
+            generated = self._generate(types)
+            _store_index(self, types, generated)
+        binary = _compile(generated, self.options, arch)
+        built = _Built(binary, generated.symbol, generated.plans, generated.cooperative)
+        self._by_types[(types, arch)] = built
+        self.cached_codes[types] = generated.source
+        return built
+
+    def _generate(self, types: tuple) -> "Generated":
+        parsed = self.parsed()
+        program = Program(self.mode)
+        symbol = _symbol_name(parsed.name)
+        emitter = FunctionEmitter(parsed, types, self.mode, program, "kernel", symbol)
+        program.stack.append(self.func)
+        code = emitter.emit()
+        signature = ", ".join(t.describe() for t in types)
+        header = (f"// jitkern: kernel {parsed.qualname} from {parsed.source.filename}\n"
+                  f"// signature: ({signature}); mode={self.mode}")
+        source = program.assemble(code.code, header)
+        plans = [list(p.extras) for p in code.params]
+        return Generated(source, symbol, plans, program.cooperative, program.fingerprints,
+                         parsed.source.filename)
+
+
+class _Launcher:
+    __slots__ = ("kernel", "grid", "block", "shared_mem", "stream")
+
+    def __init__(self, kernel, grid, block, shared_mem=0, stream=None):
+        self.kernel = kernel
+        self.grid = grid
+        self.block = block
+        self.shared_mem = shared_mem
+        self.stream = stream
+
+    def __call__(self, *args):
+        self.kernel(self.grid, self.block, args, self.shared_mem, self.stream)
+
+
+class _Entry:
+    __slots__ = ("function", "extras", "cooperative")
+
+    def __init__(self, function, extras, cooperative):
+        self.function = function
+        self.extras = extras
+        self.cooperative = cooperative
+
+
+class _Built:
+    __slots__ = ("binary", "symbol", "plans", "cooperative")
+
+    def __init__(self, binary, symbol, plans, cooperative):
+        self.binary = binary
+        self.symbol = symbol
+        self.plans = plans
+        self.cooperative = cooperative
+
+
+class Generated:
+    """What emission produced; all of it is stored in the on-disk index."""
+
+    def __init__(self, source, symbol, plans, cooperative, fingerprints, filename):
+        self.source = source
+        self.symbol = symbol
+        self.plans = plans  # per argument: list of ('shape'|'stride', axis)
+        self.cooperative = cooperative
+        self.fingerprints = fingerprints
+        self.filename = filename
+
+
+def _symbol_name(name: str) -> str:
+    return name if name.isidentifier() and not name.startswith("_") else "jk_kernel_" + name
+
+
+# ---------------------------------------------------------------------------
+# argument types and the per-call key
+
+
+def arg_type(a, allow_host: bool = False) -> T.Type:
+    """The JIT type of one kernel argument."""
+    if isinstance(a, bool):
+        return T.bool_
+    if isinstance(a, int):
+        return T.int64
+    if isinstance(a, float):
+        return T.float64
+    if isinstance(a, complex):
+        return T.complex128
+    if isinstance(a, (numpy.bool_, numpy.number)):
+        return T.scalar_from_dtype(a.dtype)
+    if isinstance(a, numpy.ndarray):
+        if not allow_host:
+            raise TypeError("a NumPy array lives in host memory; copy it to the GPU with "
+                            "jitkern.asarray(x)")
+        return _array_type(a.dtype, a.shape, a.strides)
+    from ..arrays.interop import describe
+
+    info = describe(a)
+    return _array_type(info.dtype, info.shape, info.strides)
+
+
+def _array_type(dtype, shape, strides) -> T.Array:
+    if len(shape) == 0:
+        raise TypeError("0-d arrays are not supported as kernel arguments; pass a scalar")
+    itemsize = T.scalar_from_dtype(dtype).itemsize
+    contiguous = len(shape) == 1 and (strides[0] == itemsize or shape[0] <= 1)
+    return T.array(T.scalar_from_dtype(dtype), len(shape), contiguous,
+                   _fits_int32(shape, strides, itemsize))
+
+
+def _fits_int32(shape, strides, itemsize) -> bool:
+    extent = itemsize
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return True
+        extent += (n - 1) * abs(s)
+    return extent < (1 << 31)
+
+
+def _key(a, _get=None):
+    keyer = _KEYERS.get(type(a))
+    if keyer is None:
+        keyer = _keyer_for(type(a))
+    return keyer(a)
+
+
+def _scalar_key(a):
+    return type(a)
+
+
+def _key_strided(a):
+    """CuPy / jitkern arrays: shape and byte strides as attributes."""
+    shape = a.shape
+    strides = a.strides
+    if len(shape) == 1:
+        return (type(a), a.dtype, strides[0] == a.itemsize or shape[0] <= 1)
+    return (type(a), a.dtype, len(shape), _fits_int32(shape, strides, a.itemsize))
+
+
+def _key_torch(t):
+    if t.dim() == 1:
+        return (type(t), t.dtype, t.is_contiguous())
+    size = t.element_size()
+    return (type(t), t.dtype, t.dim(), _fits_int32(t.shape, [s * size for s in t.stride()], size))
+
+
+def _key_generic(a):
+    from ..arrays.interop import describe
+
+    info = describe(a)
+    return (type(a), str(info.dtype), len(info.shape),
+            _array_type(info.dtype, info.shape, info.strides))
+
+
+_KEYERS = {t: _scalar_key for t in (bool, int, float, complex)}
+
+
+def _keyer_for(cls: type):
+    module = getattr(cls, "__module__", "") or ""
+    if issubclass(cls, (numpy.bool_, numpy.number)):
+        keyer = _scalar_key
+    elif module.startswith("torch"):
+        keyer = _key_torch
+    elif module.startswith(("cupy", "jitkern")) and hasattr(cls, "strides"):
+        keyer = _key_strided
+    else:
+        keyer = _key_generic
+    _KEYERS[cls] = keyer
+    return keyer
+
+
+def _dims_torch(t):
+    size = t.element_size()
+    return tuple(t.shape), tuple(s * size for s in t.stride())
+
+
+def _dims_strided(a):
+    return a.shape, a.strides
+
+
+def _dims_generic(a):
+    from ..arrays.interop import describe
+
+    info = describe(a)
+    return info.shape, info.strides
+
+
+def _dims_getter(cls: type):
+    keyer = _keyer_for(cls)
+    if keyer is _key_torch:
+        return _dims_torch
+    if keyer is _key_strided:
+        return _dims_strided
+    return _dims_generic
+
+
+def _extras_function(plans):
+    """The function appending shape/stride parameters after the user's arguments, or None."""
+    wanted = [(i, tuple(p)) for i, p in enumerate(plans) if p]
+    if not wanted:
+        return None
+    getters: dict = {}
+
+    def extras(args):
+        out = []
+        for i, items in wanted:
+            a = args[i]
+            getter = getters.get(type(a))
+            if getter is None:
+                getter = getters[type(a)] = _dims_getter(type(a))
+            shape, strides = getter(a)
+            for kind, axis in items:
+                out.append(shape[axis] if kind == "shape" else strides[axis])
+        return tuple(out)
+
+    return extras
+
+
+# ---------------------------------------------------------------------------
+# compile
+
+
+def _compile(generated: Generated, options: tuple, arch):
+    from ..backend.compiler import compile_source
+
+    program_name = generated.filename
+    try:
+        return compile_source(generated.source, options=options, arch=arch,
+                              program_name=program_name)
+    except CompileError as exc:
+        raise CompileError(_compile_message(exc, generated), log=exc.log, source=exc.source,
+                           name=exc.name, options=exc.options) from None
+
+
+def _compile_message(exc: CompileError, generated: Generated) -> str:
+    """NVRTC's log with the Python lines it names (the #line directives point at them)."""
+    import re
+
+    parts = [f"NVRTC rejected the CUDA generated for {os.path.basename(generated.filename)}:",
+             exc.log.strip() or str(exc)]
+    shown = set()
+    for m in re.finditer(r"^(.+?)\((\d+)\): ", exc.log, re.M):
+        path, line = m.group(1), int(m.group(2))
+        if (path, line) in shown or not os.path.exists(path):
+            continue
+        shown.add((path, line))
+        text = linecache.getline(path, line).rstrip()
+        if text:
+            parts.append(f"  {os.path.basename(path)}:{line}: {text.strip()}")
+    parts.append("(the generated source is in the error's .source; please report this)")
+    return "\n".join(parts)
+
+
+# ---------------------------------------------------------------------------
+# the on-disk index: (file, function, source lines, mode, options, signature) -> source
+
+
+def _index_key(kernel: JitKernel, types: tuple) -> str | None:
+    digest = frontend.source_digest(kernel.func)
+    if digest is None:
+        return None
+    h = hashlib.sha256()
+    for part in (INDEX_VERSION, digest, kernel.mode, kernel.options,
+                 tuple(repr(t) for t in types)):
+        h.update(repr(part).encode())
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+def _index_path(key: str) -> str:
+    return os.path.join(settings.cache_dir, "jit-index", key[:2], key + ".json")
+
+
+def _load_index(kernel: JitKernel, types: tuple) -> Generated | None:
+    if not settings.disk_cache:
+        return None
+    key = _index_key(kernel, types)
+    if key is None:
+        return None
+    try:
+        with open(_index_path(key), encoding="utf-8") as f:
+            data = json.load(f)
+        generated = Generated(data["source"], data["symbol"], data["plans"],
+                              bool(data["cooperative"]), data["fingerprints"], data["filename"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not _fingerprints_hold(kernel.func, generated.fingerprints, set()):
+        return None
+    return generated
+
+
+def _fingerprints_hold(func, fingerprints: dict, seen: set) -> bool:
+    """Whether every global ``func`` (and the device functions it calls) read is unchanged."""
+    identity = function_identity(func)
+    if identity in seen:
+        return True
+    seen.add(identity)
+    for name, expected in fingerprints.get(identity, {}).items():
+        try:
+            captured = frontend.resolve(func, name)
+        except (KeyError, TypeError):
+            return False
+        if captured.fingerprint != expected:
+            return False
+        device = captured.value
+        if captured.kind == "jit" and hasattr(device, "func") and getattr(device, "device", False):
+            if not _fingerprints_hold(device.func, fingerprints, seen):
+                return False
+    return True
+
+
+def _store_index(kernel: JitKernel, types: tuple, generated: Generated) -> None:
+    if not settings.disk_cache:
+        return
+    key = _index_key(kernel, types)
+    if key is None:
+        return
+    path = _index_path(key)
+    data = {"source": generated.source, "symbol": generated.symbol, "plans": generated.plans,
+            "cooperative": generated.cooperative, "fingerprints": generated.fingerprints,
+            "filename": generated.filename}
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # the index is an optimisation: without it the kernel is parsed again

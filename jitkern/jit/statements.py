@@ -1,0 +1,662 @@
+"""Stage 3b: lower a function's statements to CUDA C++.
+
+:class:`FunctionEmitter` emits one function (the kernel, or one specialisation
+of a device function). Each local's type is fixed at its first assignment and
+its declaration is hoisted to the top of the function, so Python's function
+scoping holds in C++. Each statement is preceded by its Python text as a
+comment and a ``#line`` directive naming the user's file.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from ..errors import JitSyntaxError, JitTypeError
+from . import builtins as B
+from . import frontend, infer
+from . import types as T
+from .expressions import (ArrayDims, BoundMethod, CompileProblem, ExpressionEmitter, literal,
+                          problem)
+from .program import DeviceFunction, Program, function_identity
+from .values import Const, Value, operand
+
+_RESERVED = frozenset("""
+alignas alignof and asm auto bitand bitor bool break case catch char class compl const
+constexpr const_cast continue decltype default delete do double dynamic_cast else enum explicit
+export extern false float for friend goto if inline int long mutable namespace new noexcept not
+operator or private protected public register reinterpret_cast return short signed sizeof
+static static_assert static_cast struct switch template this throw true try typedef typeid
+typename union unsigned using virtual void volatile wchar_t while xor threadIdx blockIdx blockDim
+gridDim warpSize jk printf min max abs dim3 main half complex
+""".split())
+
+
+@dataclasses.dataclass(frozen=True)
+class ParamPlan:
+    """How the launcher turns one user argument into kernel parameters.
+
+    ``extras``: ('shape', k) / ('stride', k) values appended after the user's
+    arguments, as int64, in order.
+    """
+
+    name: str
+    type: T.Type
+    extras: tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class FunctionCode:
+    cname: str
+    code: str
+    return_type: T.Type
+    params: tuple  # ParamPlan per parameter
+
+
+class FunctionEmitter(ExpressionEmitter):
+    def __init__(self, parsed: frontend.ParsedFunction, arg_types, mode: str, program: Program,
+                 kind: str, cname: str):
+        if len(arg_types) != len(parsed.params):
+            raise JitTypeError(
+                f"{parsed.qualname}() takes {len(parsed.params)} arguments "
+                f"({', '.join(parsed.params)}), got {len(arg_types)}")
+        self.parsed = parsed
+        self.source = parsed.source
+        self.func = parsed.func
+        self.mode = mode
+        self.program = program
+        self.kind = kind
+        self.cname = cname
+        self.arg_types = tuple(arg_types)
+        self.locals: dict[str, Value] = {}
+        self.aliases: dict[str, object] = {}  # compile-time bindings (dtypes, arrays, groups)
+        self.hoisted: list[str] = []
+        self.prologue: list[str] = []
+        self.body: list[str] = []
+        self.depth = 0
+        self.loop_depth = 0
+        self.return_type = None
+        self.pointer_extents: dict[str, set] = {}  # 1-D array param -> used shape axes
+        self._tmp = 0
+        self._cnames: set[str] = set()
+        self._bind_params()
+
+    # -- parameters and locals ---------------------------------------------
+
+    def _bind_params(self) -> None:
+        for name, t in zip(self.parsed.params, self.arg_types):
+            cname = self.c_name(name)
+            if isinstance(t, T.Array):
+                self.aliases[name] = Value(cname, t)
+            else:
+                self.locals[name] = Value(cname, t, lvalue=True)
+
+    def c_name(self, name: str) -> str:
+        cname = name + "_" if name in _RESERVED or name.startswith("jk_") else name
+        while cname in self._cnames:
+            cname += "_"
+        self._cnames.add(cname)
+        return cname
+
+    def lookup_local(self, name: str):
+        if name in self.locals:
+            return self.locals[name]
+        if name in self.aliases:
+            return self.aliases[name]
+        return None
+
+    def temp(self, prefix: str = "t") -> str:
+        self._tmp += 1
+        return f"jk_{prefix}{self._tmp}"
+
+    # -- output ------------------------------------------------------------
+
+    def line(self, text: str) -> None:
+        self.body.append("    " * (self.depth + 1) + text)
+
+    def mark(self, node) -> None:
+        lineno, _col = self.source.position(node)
+        self.line("// " + self.source.statement_text(node))
+        path = self.source.filename.replace("\\", "\\\\").replace('"', '\\"')
+        self.body.append(f'#line {lineno} "{path}"')
+
+    # -- statements --------------------------------------------------------
+
+    def emit(self) -> FunctionCode:
+        stmts = self.parsed.tree.body
+        if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant) \
+                and isinstance(stmts[0].value.value, str):
+            stmts = stmts[1:]  # docstring
+        self.block(stmts)
+        return self.finish()
+
+    def block(self, stmts) -> None:
+        for stmt in stmts:
+            self.statement(stmt)
+
+    def statement(self, node) -> None:
+        method = getattr(self, "stmt_" + type(node).__name__, None)
+        try:
+            if method is None:
+                name, hint = _STATEMENT_HINTS.get(type(node).__name__,
+                                                  (type(node).__name__, ""))
+                raise problem(f"{name} is not supported in kernels", hint, JitSyntaxError, node)
+            method(node)
+        except CompileProblem as exc:
+            raise frontend.error(exc.cls, self.source, exc.node or node, exc.message,
+                                 exc.hint) from None
+
+    def nested(self, stmts) -> None:
+        self.depth += 1
+        try:
+            self.block(stmts)
+        finally:
+            self.depth -= 1
+
+    def stmt_Pass(self, node) -> None:
+        pass
+
+    def stmt_Expr(self, node) -> None:
+        item = self.expr(node.value)
+        if isinstance(item, Value):
+            self.mark(node)
+            self.line(item.code + ";")
+
+    def stmt_Assign(self, node) -> None:
+        self.mark(node)
+        item = self.expr(node.value)
+        if len(node.targets) > 1 and isinstance(item, Value) and isinstance(item.type, T.Scalar):
+            tmp = self.temp()
+            self.line(f"const {item.type.ctype} {tmp} = {item.code};")
+            item = Value(tmp, item.type)
+        for target in node.targets:
+            self.assign(target, item)
+
+    def stmt_AnnAssign(self, node) -> None:
+        raise problem("annotated assignments are not supported in kernels",
+                      "drop the annotation, or convert with numpy.float32(...) etc.",
+                      JitSyntaxError)
+
+    def stmt_AugAssign(self, node) -> None:
+        self.mark(node)
+        op = type(node.op).__name__
+        if isinstance(node.target, ast.Name):
+            current = self.lookup_local(node.target.id)
+            if current is None:
+                raise problem(f"local variable {node.target.id!r} is used before assignment",
+                              "assign it first", node=node.target)
+            self.assign(node.target, self.binary(op, current, self.expr(node.value)))
+            return
+        if isinstance(node.target, ast.Subscript):
+            element = self.expr(node.target)
+            self.store(element, self.binary(op, element, self.expr(node.value)), node.target)
+            return
+        raise problem("only names and elements can be updated in place", "", JitSyntaxError,
+                      node.target)
+
+    def assign(self, target, item) -> None:
+        if isinstance(target, ast.Name):
+            self.assign_name(target, item)
+        elif isinstance(target, ast.Subscript):
+            self.store(self.expr(target), item, target)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            self.unpack(target, item)
+        else:
+            raise problem(f"cannot assign to {type(target).__name__.lower()} in kernels",
+                          "assign to a name, an array element or a tuple of names",
+                          JitSyntaxError, target)
+
+    def store(self, element, item, node) -> None:
+        if not (isinstance(element, Value) and element.lvalue):
+            raise problem("this expression cannot be assigned to", "", JitSyntaxError, node)
+        self.check_assignable(item, element.type, "an element of type", node)
+        self.line(f"{element.code} = {self.convert(item, element.type).code};")
+
+    def check_assignable(self, item, target_t, what, node) -> None:
+        src = operand(item) if isinstance(item, (Value, Const)) else item
+        if isinstance(item, Const) and not item.is_scalar:
+            raise problem(f"{_const_text(item)} cannot be stored in {what} {target_t}", node=node)
+        if not infer.can_assign(src, target_t, self.mode):
+            raise problem(
+                f"cannot store a value of type {_op_text(src)} in {what} {target_t}",
+                "convert explicitly (e.g. numpy.float32(x), int(x)), or give the variable the "
+                "wider type at its first assignment (s = 0.0 instead of s = 0)", node=node)
+
+    def assign_name(self, target: ast.Name, item) -> None:
+        name = target.id
+        if name in self.aliases:
+            raise problem(f"{name!r} is bound to {_binding_text(self.aliases[name])} and cannot "
+                          "be reassigned", "use a new name", node=target)
+        existing = self.locals.get(name)
+        if existing is not None:
+            self.check_assignable(item, existing.type, f"variable {name!r} of type", target)
+            self.line(f"{existing.code} = {self.convert(item, existing.type).code};")
+            return
+        if isinstance(item, (ArrayDims, BoundMethod)) or (isinstance(item, Const)
+                                                           and not item.is_scalar):
+            self.aliases[name] = item
+            return
+        value = self.materialize(item)
+        t = value.type
+        if t is T.void:
+            raise problem("this call returns nothing", "call it as a statement", node=target)
+        if isinstance(t, T.Array):
+            self.aliases[name] = value
+            return
+        cname = self.c_name(name)
+        if isinstance(t, T.Opaque) and not t.default_constructible:
+            if self.depth:
+                raise problem(f"{name!r} ({t}) must be first assigned at the top level of the "
+                              "function, not inside a block", "move the assignment up",
+                              node=target)
+            self.line(f"auto {cname} = {value.code};")
+            self.aliases[name] = Value(cname, t)
+            return
+        self.hoisted.append(f"{t.ctype} {cname};")
+        self.locals[name] = Value(cname, t, lvalue=True)
+        self.line(f"{cname} = {value.code};")
+
+    def unpack(self, target, item) -> None:
+        items = self.items_of(item, len(target.elts), target)
+        for sub, value in zip(target.elts, items):
+            self.assign(sub, value)
+
+    def items_of(self, item, count: int, node) -> list:
+        if isinstance(item, ArrayDims):
+            n = item.array.type.ndim
+            getter = self.array_shape if item.attr == "shape" else self.array_stride
+            values = [Value(getter(item.array, k), T.int64) for k in range(n)]
+        elif isinstance(item, Const) and isinstance(item.value, tuple):
+            values = [Const(v) for v in item.value]
+        elif isinstance(item, Value) and isinstance(item.type, T.Tuple):
+            tmp = self.temp()
+            self.line(f"const {item.type.ctype} {tmp} = {item.code};")
+            held = Value(tmp, item.type)
+            values = [self.tuple_item(held, k) for k in range(len(item.type.items))]
+        else:
+            raise problem(f"cannot unpack {_item_text(item)}", "unpack a tuple", node=node)
+        if len(values) != count:
+            raise problem(f"cannot unpack {len(values)} values into {count} names", node=node)
+        return values
+
+    # -- control flow ------------------------------------------------------
+
+    def condition(self, node) -> str:
+        item = self.expr(node)
+        value = self.materialize(item)
+        if not isinstance(value.type, T.Scalar):
+            raise problem(f"a condition must be a number or bool, got {value.type}", node=node)
+        return self.convert(value, T.bool_).code
+
+    def stmt_If(self, node) -> None:
+        test = self.expr(node.test)
+        if isinstance(test, Const):
+            # compile-time condition (e.g. on x.dtype): only the taken branch is compiled
+            self.block(node.body if test.value else node.orelse)
+            return
+        self.mark(node)
+        self.line(f"if ({self.condition(node.test)}) {{")
+        self.nested(node.body)
+        orelse = node.orelse
+        while len(orelse) == 1 and isinstance(orelse[0], ast.If):
+            elif_node = orelse[0]
+            self.line(f"}} else if ({self.condition(elif_node.test)}) {{")
+            self.nested(elif_node.body)
+            orelse = elif_node.orelse
+        if orelse:
+            self.line("} else {")
+            self.nested(orelse)
+        self.line("}")
+
+    def stmt_While(self, node) -> None:
+        if node.orelse:
+            raise problem("while ... else is not supported in kernels",
+                          "use a flag variable", JitSyntaxError, node.orelse[0])
+        self.mark(node)
+        self.line(f"while ({self.condition(node.test)}) {{")
+        self.loop_body(node.body)
+        self.line("}")
+
+    def loop_body(self, stmts) -> None:
+        self.loop_depth += 1
+        try:
+            self.nested(stmts)
+        finally:
+            self.loop_depth -= 1
+
+    def stmt_Break(self, node) -> None:
+        self.mark(node)
+        self.line("break;")
+
+    def stmt_Continue(self, node) -> None:
+        self.mark(node)
+        self.line("continue;")
+
+    def stmt_For(self, node) -> None:
+        if node.orelse:
+            raise problem("for ... else is not supported in kernels", "use a flag variable",
+                          JitSyntaxError, node.orelse[0])
+        record, args, kwargs = self.range_call(node.iter)
+        if not isinstance(node.target, ast.Name):
+            raise problem("the loop variable must be a single name", "", JitSyntaxError,
+                          node.target)
+        bound = self.bind(record, args, kwargs)
+        start, stop, step = bound[:3]
+        unroll = bound[3].value if len(bound) > 3 else None
+        if isinstance(stop, Const) and stop.value is None:
+            start, stop = Const(0), start
+        self.mark(node)
+        var = self.loop_variable(node.target, [start, stop, step])
+        t = var.type
+        self.line("{")
+        self.depth += 1
+        stop_code = self.loop_bound(stop, t, "stop")
+        step_code = self.loop_bound(step, t, "step")
+        if isinstance(step, Const) or t.kind == "u":
+            if isinstance(step, Const) and step.value == 0:
+                raise problem("range() step must not be zero", node=node.iter)
+            forward = t.kind == "u" or step.value > 0
+            cond = f"{var.code} {'<' if forward else '>'} {stop_code}"
+        else:
+            cond = f"({step_code} > 0 ? {var.code} < {stop_code} : {var.code} > {stop_code})"
+        pragma = _unroll_pragma(unroll)
+        if pragma:
+            self.body.append(pragma)
+        start_code = self.convert(start, t).code
+        self.line(f"for ({var.code} = {start_code}; {cond}; {var.code} += {step_code}) {{")
+        self.loop_body(node.body)
+        self.line("}")
+        self.depth -= 1
+        self.line("}")
+
+    def range_call(self, node):
+        if isinstance(node, ast.Call):
+            callee = self.expr(node.func)
+            if isinstance(callee, Const) and callee.value in (B.range_, B.jit_range, range):
+                record = B.jit_range if callee.value is B.jit_range else B.range_
+                args = [self.expr(a) for a in node.args]
+                kwargs = {kw.arg: self.expr(kw.value) for kw in node.keywords}
+                return record, args, kwargs
+        raise problem("for loops in kernels iterate over range(...) or jit.range(...)",
+                      "write `for i in range(start, stop, step):`", JitSyntaxError, node)
+
+    def loop_variable(self, target: ast.Name, bounds) -> Value:
+        for b in bounds:
+            op = operand(b)
+            kind = infer.literal_type(op, self.mode).kind if infer.is_weak(op) else \
+                getattr(op, "kind", None)
+            if kind not in ("i", "u", "b"):
+                raise problem(f"range() takes integers, got {_op_text(op)}", node=target)
+        existing = self.locals.get(target.id)
+        if existing is not None:
+            if not (isinstance(existing.type, T.Scalar) and existing.type.kind in "iu"):
+                raise problem(f"loop variable {target.id!r} has type {existing.type}",
+                              "use a new name for the loop", node=target)
+            return existing
+        t = infer.result_type([operand(b) for b in bounds], self.mode)
+        if t is T.bool_:
+            t = infer.literal_type(0, self.mode)
+        cname = self.c_name(target.id)
+        self.hoisted.append(f"{t.ctype} {cname};")
+        value = Value(cname, t, lvalue=True)
+        self.locals[target.id] = value
+        return value
+
+    def loop_bound(self, item, t: T.Scalar, what: str) -> str:
+        if isinstance(item, Const):
+            return self.convert(item, t).code
+        name = self.temp(what)
+        self.line(f"const {t.ctype} {name} = {self.convert(item, t).code};")
+        return name
+
+    def stmt_Return(self, node) -> None:
+        self.mark(node)
+        if node.value is None or (isinstance(node.value, ast.Constant)
+                                  and node.value.value is None):
+            if self.kind == "device" and self.return_type not in (None, T.void):
+                raise problem("this function also returns a value", node=node)
+            if self.kind == "device":
+                self.return_type = T.void
+            self.line("return;")
+            return
+        if self.kind == "kernel":
+            raise problem("kernels cannot return a value", "write results into an array "
+                          "argument", node=node.value)
+        item = self.expr(node.value)
+        if self.return_type is None:
+            value = self.materialize_deep(item)
+            self.return_type = value.type
+        else:
+            self.check_assignable(item, self.return_type, "the return type", node.value)
+            value = self.convert(item, self.return_type) if isinstance(
+                self.return_type, T.Scalar) else self.materialize_deep(item)
+            if value.type != self.return_type:
+                raise problem(f"returns {value.type} here but {self.return_type} earlier",
+                              node=node.value)
+        self.line(f"return {value.code};")
+
+    def materialize_deep(self, item) -> Value:
+        if isinstance(item, Const) and isinstance(item.value, tuple):
+            values = [self.materialize(Const(v)) for v in item.value]
+            t = T.tuple_of([v.type for v in values])
+            return Value(self.tuple_code(t, [v.code for v in values]), t)
+        value = self.materialize(item)
+        if isinstance(value.type, (T.Array, T.Opaque)) or value.type is T.void:
+            raise problem(f"device functions return numbers or tuples, not {value.type}")
+        return value
+
+    def stmt_Assert(self, node) -> None:
+        test = self.expr(node.test)
+        if isinstance(test, Const) and test.value:
+            return
+        self.mark(node)
+        message = ast.unparse(node.test)
+        if node.msg is not None:
+            msg = self.expr(node.msg)
+            if not (isinstance(msg, Const) and isinstance(msg.value, str)):
+                raise problem("the assert message must be a string constant", node=node.msg)
+            message = msg.value
+        lineno, _col = self.source.position(node)
+        cond = self.condition(node.test) if not isinstance(test, Const) else "false"
+        self.line(f"if (!{cond}) {{ __assertfail({_c_string(message)}, "
+                  f"{_c_string(self.source.filename)}, {lineno}, "
+                  f"{_c_string(self.parsed.qualname)}, 1); }}")
+
+    # -- helpers used by builtin templates ---------------------------------
+
+    def pointer_array_extent(self, item: Value, attr: str, k: int) -> str:
+        param = item.code
+        if self.kind != "kernel" or param not in self._param_cnames():
+            raise problem("the shape of a 1-D contiguous array is only known in the kernel "
+                          "that received it", "pass len(x) to the device function as an argument")
+        self.pointer_extents.setdefault(param, set()).add(k)
+        return f"{param}_shape{k}"
+
+    def _param_cnames(self) -> set:
+        return {self.lookup_local(p).code for p in self.parsed.params}
+
+    def declare_shared(self, elem: T.Type, size, align) -> str:
+        name = self.program.unique_name("jk_smem")
+        align_txt = f"__align__({align}) " if align else ""
+        if size is None:
+            self.prologue.append(f"extern __shared__ __align__(16) unsigned char "
+                                 f"jk_dynamic_smem[];")
+            return f"reinterpret_cast<{elem.ctype}*>(jk_dynamic_smem)"
+        self.prologue.append(f"__shared__ {align_txt}{elem.ctype} {name}[{size}];")
+        return name
+
+    def printf(self, items, codes) -> str:
+        fmt, args = [], []
+        for item, code in zip(items, codes):
+            if isinstance(item, Const):
+                if isinstance(item.value, (str, bool, int, float, complex)):
+                    fmt.append(str(item.value).replace("%", "%%"))
+                    continue
+                raise problem(f"print() cannot show {_const_text(item)}")
+            spec, arg = self.print_spec(item)
+            fmt.append(spec)
+            args.extend(arg)
+        text = _c_string(" ".join(fmt) + "\n")
+        return f"printf({', '.join([text] + args)})"
+
+    def print_spec(self, value: Value):
+        t = value.type
+        if isinstance(t, T.Pointer):
+            return "%p", [f"(const void*)({value.code})"]
+        if not isinstance(t, T.Scalar):
+            raise problem(f"print() cannot show a value of type {t}")
+        if t is T.bool_:
+            return "%s", [f'(({value.code}) ? "True" : "False")']
+        if t.is_complex:
+            self.need_complex()
+            return "(%g%+gj)", [f"(double)({value.code}).real()", f"(double)({value.code}).imag()"]
+        if t.is_float:
+            return "%g", [f"(double)({self.convert(value, T.float32).code if t.is_half else value.code})"]
+        if t.kind == "i":
+            return ("%lld", [f"(long long)({value.code})"]) if t.itemsize == 8 else \
+                ("%d", [f"(int)({value.code})"])
+        return ("%llu", [f"(unsigned long long)({value.code})"]) if t.itemsize == 8 else \
+            ("%u", [f"(unsigned int)({value.code})"])
+
+    def device_functor(self, device, t: T.Scalar) -> str:
+        fn = self.program_device_function(device, (t, t))
+        return (f"[] __device__ ({t.ctype} a, {t.ctype} b) -> {fn.return_type.ctype} "
+                f"{{ return {fn.cname}(a, b); }}")
+
+    def call_device(self, device, args) -> Value:
+        values = [self.materialize(a) for a in args]
+        fn = self.program_device_function(device, tuple(v.type for v in values))
+        return Value(f"{fn.cname}({', '.join(v.code for v in values)})", fn.return_type)
+
+    def program_device_function(self, device, arg_types) -> DeviceFunction:
+        program = self.program
+        key = (function_identity(device.func), arg_types)
+        found = program.device_functions.get(key)
+        if found is not None:
+            return found
+        if device.func in program.stack:
+            chain = " -> ".join(f.__name__ for f in program.stack + [device.func])
+            raise problem(f"recursion is not supported in kernels ({chain})",
+                          "rewrite the recursion as a loop")
+        parsed = device.parsed()
+        cname = program.unique_name(f"jk_{parsed.name}")
+        emitter = FunctionEmitter(parsed, arg_types, self.mode, program, "device", cname)
+        program.stack.append(device.func)
+        try:
+            code = emitter.emit()
+        finally:
+            program.stack.pop()
+        found = DeviceFunction(cname, code.return_type, code.code)
+        program.device_functions[key] = found
+        program.device_code.append(code.code)
+        return found
+
+    # -- assembly ----------------------------------------------------------
+
+    def finish(self) -> FunctionCode:
+        plans, params, setup = self.parameters()
+        head = ("extern \"C\" __global__ void" if self.kind == "kernel" else
+                f"__device__ __forceinline__ {(self.return_type or T.void).ctype}")
+        decls = ["    " + d for d in setup + self.prologue + self.hoisted]
+        text = "\n".join([f"{head} {self.cname}({', '.join(params)}) {{", *decls, *self.body,
+                          "}"])
+        return FunctionCode(self.cname, text, self.return_type or T.void, tuple(plans))
+
+    def parameters(self):
+        plans, params, setup = [], [], []
+        extras_params = []
+        for name, t in zip(self.parsed.params, self.arg_types):
+            cname = self.lookup_local(name).code
+            if not isinstance(t, T.Array) or self.kind == "device":
+                params.append(f"{t.ctype} {cname}")
+                plans.append(ParamPlan(name, t, ()))
+                continue
+            if t.is_pointer_like:
+                params.append(f"{t.ctype} {cname}")
+                axes = sorted(self.pointer_extents.get(cname, ()))
+                extras = tuple(("shape", k) for k in axes)
+                extras_params += [f"long long {cname}_shape{k}" for k in axes]
+                plans.append(ParamPlan(name, t, extras))
+                continue
+            params.append(f"{t.dtype.ctype}* {cname}_ptr")
+            n = t.ndim
+            extras = tuple(("shape", k) for k in range(n)) + tuple(("stride", k) for k in range(n))
+            extras_params += [f"long long {cname}_shape{k}" for k in range(n)]
+            extras_params += [f"long long {cname}_stride{k}" for k in range(n)]
+            ic = t.index_ctype
+            shape = ", ".join(f"({ic}){cname}_shape{k}" for k in range(n))
+            strides = ", ".join(f"({ic}){cname}_stride{k}" for k in range(n))
+            setup.append(f"const {t.ctype} {cname} = {{{cname}_ptr, {{{shape}}}, {{{strides}}}}};")
+            plans.append(ParamPlan(name, t, extras))
+        return plans, params + extras_params, setup
+
+
+def _unroll_pragma(unroll) -> str:
+    if unroll is None:
+        return ""
+    if unroll is True:
+        return "#pragma unroll"
+    if unroll is False:
+        return "#pragma unroll 1"
+    if isinstance(unroll, int) and unroll > 0:
+        return f"#pragma unroll {unroll}"
+    raise problem("unroll must be True, False or a positive constant int")
+
+
+def _c_string(text: str) -> str:
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif 32 <= ord(ch) < 127:
+            out.append(ch)
+        else:
+            out.extend(f"\\{b:03o}" for b in ch.encode())
+    return '"' + "".join(out) + '"'
+
+
+def _op_text(op) -> str:
+    if infer.is_weak(op):
+        return f"{type(op).__name__} (the literal {op!r})"
+    return str(op)
+
+
+def _const_text(item) -> str:
+    return repr(item.value)
+
+
+def _item_text(item) -> str:
+    if isinstance(item, Value):
+        return f"a value of type {item.type}"
+    if isinstance(item, Const):
+        return repr(item.value)
+    return type(item).__name__
+
+
+def _binding_text(item) -> str:
+    if isinstance(item, Value):
+        return f"a {item.type}"
+    if isinstance(item, Const):
+        return repr(item.value)
+    return "a compile-time value"
+
+
+_STATEMENT_HINTS = {
+    "FunctionDef": ("a nested def", "define it at module level with @rawkernel(device=True)"),
+    "AsyncFunctionDef": ("async def", ""),
+    "ClassDef": ("a class definition", "define classes outside kernels"),
+    "With": ("with", ""),
+    "AsyncWith": ("async with", ""),
+    "AsyncFor": ("async for", ""),
+    "Try": ("try", "kernels cannot catch exceptions"),
+    "TryStar": ("try", "kernels cannot catch exceptions"),
+    "Raise": ("raise", "use assert for device-side checks"),
+    "Import": ("import", "import at module level"),
+    "ImportFrom": ("import", "import at module level"),
+    "Global": ("global", "pass the value as an argument"),
+    "Nonlocal": ("nonlocal", "pass the value as an argument"),
+    "Delete": ("del", ""),
+    "Match": ("match", "use if/elif"),
+}

@@ -1,0 +1,279 @@
+"""The types of JIT values: frozen, hashable, interned, and spelled in C++.
+
+Types know their C++ spelling and nothing about emission. Every constructor
+goes through an interning table, so ``scalar('float32') is scalar('float32')``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy
+
+_interned: dict = {}
+
+
+def _intern(obj):
+    return _interned.setdefault(obj, obj)
+
+
+class Type:
+    """Base of every JIT type. ``ctype`` is the C++ spelling."""
+
+    ctype: str = "void"
+
+    def __str__(self) -> str:
+        return self.describe()
+
+    def describe(self) -> str:
+        return self.ctype
+
+
+@dataclasses.dataclass(frozen=True)
+class Scalar(Type):
+    """A NumPy scalar type: ``name`` is the NumPy dtype name."""
+
+    name: str
+
+    @property
+    def ctype(self) -> str:
+        return _SCALAR_CTYPES[self.name]
+
+    @property
+    def kind(self) -> str:
+        """'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex."""
+        return _SCALAR_KINDS[self.name]
+
+    @property
+    def itemsize(self) -> int:
+        return _SCALAR_SIZES[self.name]
+
+    @property
+    def dtype(self):
+        if self.name == "bfloat16":
+            return bfloat16_dtype() or "bfloat16"
+        return numpy.dtype(self.name)
+
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in "iu"
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.kind == "c"
+
+    @property
+    def is_half(self) -> bool:
+        """float16 and bfloat16: stored narrow, computed in float32 by the math functions."""
+        return self.name in ("float16", "bfloat16")
+
+    def describe(self) -> str:
+        return self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class Array(Type):
+    """A kernel-argument array.
+
+    ``contiguous`` 1-D arrays are a bare pointer in C++; every other array is a
+    ``jk::Array<T, N, I>`` view with byte strides, where ``I`` is ``int`` when
+    every byte offset fits in 31 bits (``index32``) and ``long long`` otherwise.
+    """
+
+    dtype: Scalar
+    ndim: int
+    contiguous: bool
+    index32: bool
+
+    @property
+    def is_pointer_like(self) -> bool:
+        return self.ndim == 1 and self.contiguous
+
+    @property
+    def index_ctype(self) -> str:
+        return "int" if self.index32 else "long long"
+
+    @property
+    def ctype(self) -> str:
+        if self.is_pointer_like:
+            return f"{self.dtype.ctype}*"
+        return f"jk::Array<{self.dtype.ctype}, {self.ndim}, {self.index_ctype}>"
+
+    def describe(self) -> str:
+        layout = "C" if self.contiguous else "strided"
+        return f"array({self.dtype.name}, {self.ndim}d, {layout})"
+
+
+@dataclasses.dataclass(frozen=True)
+class Pointer(Type):
+    """A pointer (shared memory, ``&x[i]``); ``space`` is '' or 'shared'."""
+
+    elem: Type
+    space: str = ""
+
+    @property
+    def ctype(self) -> str:
+        return f"{self.elem.ctype}*"
+
+    def describe(self) -> str:
+        where = f"{self.space} " if self.space else ""
+        return f"{where}pointer to {self.elem.describe()}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Tuple(Type):
+    """A tuple of values: a ``jk::Tuple<...>`` in C++ (head/tail pairs)."""
+
+    items: tuple
+
+    @property
+    def ctype(self) -> str:
+        return "jk::Tuple<" + ", ".join(t.ctype for t in self.items) + ">"
+
+    def describe(self) -> str:
+        return "tuple(" + ", ".join(t.describe() for t in self.items) + ")"
+
+
+@dataclasses.dataclass(frozen=True)
+class Opaque(Type):
+    """A C++ object the JIT only passes around and calls methods on.
+
+    ``family`` selects the method table (e.g. 'thread_block', 'tile', 'grid');
+    ``default_constructible`` decides whether a variable may be hoisted.
+    """
+
+    family: str
+    cname: str
+    default_constructible: bool = False
+    params: tuple = ()  # e.g. the value type of a cub::WarpReduce<T>
+
+    @property
+    def ctype(self) -> str:
+        return self.cname
+
+    def describe(self) -> str:
+        return self.family
+
+
+@dataclasses.dataclass(frozen=True)
+class Void(Type):
+    @property
+    def ctype(self) -> str:
+        return "void"
+
+    def describe(self) -> str:
+        return "None"
+
+
+_SCALAR_CTYPES = {
+    "bool": "bool",
+    "int8": "signed char",
+    "int16": "short",
+    "int32": "int",
+    "int64": "long long",
+    "uint8": "unsigned char",
+    "uint16": "unsigned short",
+    "uint32": "unsigned int",
+    "uint64": "unsigned long long",
+    "float16": "__half",
+    "bfloat16": "__nv_bfloat16",
+    "float32": "float",
+    "float64": "double",
+    "complex64": "complex<float>",
+    "complex128": "complex<double>",
+}
+_SCALAR_KINDS = {n: ("b" if n == "bool" else n[0] if n[0] in "iuf" else "c") for n in _SCALAR_CTYPES}
+_SCALAR_KINDS["bfloat16"] = "f"
+_SCALAR_SIZES = {
+    "bool": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1, "uint16": 2,
+    "uint32": 4, "uint64": 8, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8,
+    "complex64": 8, "complex128": 16,
+}
+
+SCALAR_NAMES = tuple(_SCALAR_CTYPES)
+
+
+def scalar(name: str) -> Scalar:
+    if name not in _SCALAR_CTYPES:
+        raise KeyError(name)
+    return _intern(Scalar(name))
+
+
+def array(dtype: Scalar, ndim: int, contiguous: bool, index32: bool) -> Array:
+    if ndim == 1 and contiguous:
+        index32 = False  # a bare pointer: the index keeps its own type
+    return _intern(Array(dtype, ndim, contiguous, index32))
+
+
+def pointer(elem: Type, space: str = "") -> Pointer:
+    return _intern(Pointer(elem, space))
+
+
+def tuple_of(items) -> Tuple:
+    return _intern(Tuple(tuple(items)))
+
+
+def opaque(family: str, cname: str, default_constructible: bool = False,
+           params: tuple = ()) -> Opaque:
+    return _intern(Opaque(family, cname, default_constructible, tuple(params)))
+
+
+bool_ = scalar("bool")
+int8 = scalar("int8")
+int16 = scalar("int16")
+int32 = scalar("int32")
+int64 = scalar("int64")
+uint8 = scalar("uint8")
+uint16 = scalar("uint16")
+uint32 = scalar("uint32")
+uint64 = scalar("uint64")
+float16 = scalar("float16")
+bfloat16 = scalar("bfloat16")
+float32 = scalar("float32")
+float64 = scalar("float64")
+complex64 = scalar("complex64")
+complex128 = scalar("complex128")
+void = _intern(Void())
+
+dim3 = opaque("dim3", "dim3", default_constructible=True)
+
+
+def bfloat16_dtype():
+    """NumPy's bfloat16 dtype from ml_dtypes, when installed."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return numpy.dtype(ml_dtypes.bfloat16)
+
+
+def scalar_from_dtype(dtype) -> Scalar:
+    """The Scalar of a NumPy dtype (or dtype-like: type, name, 'bfloat16')."""
+    if isinstance(dtype, Scalar):
+        return dtype
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        return bfloat16
+    dt = numpy.dtype(dtype)
+    if dt.name == "bfloat16":
+        return bfloat16
+    if dt.name not in _SCALAR_CTYPES:
+        raise TypeError(f"dtype {dt} is not supported in JIT kernels")
+    return scalar(dt.name)
+
+
+def complex_part(t: Scalar) -> Scalar:
+    """float32 for complex64, float64 for complex128, t itself otherwise."""
+    return {"complex64": float32, "complex128": float64}.get(t.name, t)
+
+
+def complex_of(t: Scalar) -> Scalar:
+    """The complex type holding ``t``: complex64 for float32 and narrower floats."""
+    if t.is_complex:
+        return t
+    if t.is_float and t.itemsize <= 4:
+        return complex64
+    return complex128
