@@ -1,0 +1,221 @@
+"""Reading GPU arrays of any library: :func:`describe` and :func:`pointer_of`.
+
+``describe(obj)`` returns an :class:`ArrayInfo` for jitkern, CuPy and PyTorch
+arrays (each through a fast extractor that reads their attributes directly), and
+for anything exposing ``__cuda_array_interface__`` (Numba, JAX, ...) or a CUDA
+``__dlpack__``. The extractor is chosen once per type and kept in a dict, so a
+launch pays one dict lookup and one attribute walk per array argument.
+
+Host memory is refused with a TypeError that points to ``jitkern.asarray``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy
+
+from ..backend import memory
+from ..backend.device import current_stream_handle
+from . import _dlpack, dtypes
+from ._context import current_device_id
+from .layout import c_strides
+
+
+class ArrayInfo(NamedTuple):
+    """Where a GPU array lives and how it is laid out (strides in bytes)."""
+
+    ptr: int
+    shape: tuple
+    strides: tuple
+    dtype: Any  # numpy.dtype; the string 'bfloat16' where ml_dtypes is missing
+    device_id: int
+    readonly: bool
+    owner: Any  # the object that keeps the memory alive
+    stream: int | None = None  # producer's stream from __cuda_array_interface__, if any
+
+
+_HOST_HINT = "copy it to the GPU first with jitkern.asarray(x)"
+
+
+def _host_error(obj) -> TypeError:
+    kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+    return TypeError(f"a {kind} lives in host memory, not on a GPU; {_HOST_HINT}")
+
+
+# ---------------------------------------------------------------------------
+# Extractors, one per kind of array.
+
+
+def _from_numpy(a) -> ArrayInfo:
+    raise _host_error(a)
+
+
+def _from_cupy(a) -> ArrayInfo:
+    return ArrayInfo(a.data.ptr, a.shape, a.strides, a.dtype, a.device.id, False, a)
+
+
+_torch_dtypes: dict = {}
+
+
+def _torch_dtype_map() -> dict:
+    import torch
+
+    names = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+             "float16", "float32", "float64", "complex64", "complex128"]
+    table = {getattr(torch, n): numpy.dtype(n) for n in names if hasattr(torch, n)}
+    table[torch.bfloat16] = dtypes.BFLOAT16 if dtypes.BFLOAT16 is not None else "bfloat16"
+    return table
+
+
+def _from_torch(t) -> ArrayInfo:
+    if not t.is_cuda:
+        raise TypeError(f"a CPU torch.Tensor lives in host memory, not on a GPU; move it with "
+                        f".cuda() or {_HOST_HINT}")
+    if not _torch_dtypes:
+        _torch_dtypes.update(_torch_dtype_map())
+    dtype = _torch_dtypes.get(t.dtype)
+    if dtype is None:
+        raise TypeError(f"torch dtype {t.dtype} has no jitkern equivalent")
+    itemsize = t.element_size()
+    strides = tuple(s * itemsize for s in t.stride())
+    return ArrayInfo(t.data_ptr(), tuple(t.shape), strides, dtype, t.get_device(), False, t)
+
+
+def parse_cai(cai: dict, owner) -> ArrayInfo:
+    """ArrayInfo from a ``__cuda_array_interface__`` dict (versions 0-3)."""
+    if cai.get("mask") is not None:
+        raise TypeError("__cuda_array_interface__ with a mask is not supported")
+    shape = tuple(cai["shape"])
+    dtype = dtypes.from_typestr(cai["typestr"])
+    ptr, readonly = cai["data"]
+    strides = cai.get("strides")
+    if strides is None:
+        strides = c_strides(shape, dtype.itemsize)
+    stream = cai.get("stream")
+    if stream == 0:
+        raise ValueError("__cuda_array_interface__: stream 0 is not allowed (v3); "
+                         "the producer must say 1 for the legacy default stream")
+    return ArrayInfo(ptr, shape, tuple(strides), dtype, _pointer_device(ptr), bool(readonly),
+                     owner, stream)
+
+
+def _pointer_device(ptr: int) -> int:
+    if not ptr:
+        return current_device_id()
+    dev = memory.pointer_device(ptr)
+    if dev is None:
+        raise TypeError(f"pointer 0x{ptr:x} from __cuda_array_interface__ is not device memory "
+                        "CUDA knows about")
+    return dev
+
+
+def _from_cai(obj) -> ArrayInfo:
+    try:
+        cai = obj.__cuda_array_interface__
+    except AttributeError:  # e.g. a CPU tensor of a library that has GPU ones too
+        return _from_dlpack(obj)
+    return parse_cai(cai, obj)
+
+
+def _current_stream_for_dlpack() -> int:
+    s = current_stream_handle()
+    return 1 if s == 0 else s
+
+
+def dlpack_capsule(obj, stream: int | None = None, max_version=_dlpack.VERSION):
+    """``obj.__dlpack__`` asked for a capsule readable on ``stream`` (tolerating producers
+    that predate the ``max_version``/``stream`` keywords)."""
+    if stream is None:
+        stream = _current_stream_for_dlpack()
+    try:
+        return obj.__dlpack__(stream=stream, max_version=max_version)
+    except TypeError:
+        pass
+    try:
+        return obj.__dlpack__(stream=stream)
+    except TypeError:
+        return obj.__dlpack__()
+
+
+def _from_dlpack(obj, stream: int | None = None) -> ArrayInfo:
+    device_fn = getattr(obj, "__dlpack_device__", None)
+    if device_fn is None or not hasattr(obj, "__dlpack__"):
+        raise TypeError(
+            f"cannot use a {type(obj).__module__}.{type(obj).__qualname__} as a GPU array: it has "
+            "neither __cuda_array_interface__ nor __dlpack__; for host data use jitkern.asarray(x)")
+    device_type, _ = device_fn()
+    if device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED, _dlpack.KDL_CUDA_HOST):
+        raise _host_error(obj)
+    return info_from_capsule(dlpack_capsule(obj, stream))
+
+
+def info_from_capsule(capsule) -> ArrayInfo:
+    """ArrayInfo of a CUDA DLPack capsule (consumed; the owner holds the producer's tensor)."""
+    imp = _dlpack.read_capsule(capsule)
+    if imp.device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED, _dlpack.KDL_CUDA_HOST):
+        raise TypeError(f"DLPack tensor on device type {imp.device_type} is not on a CUDA GPU; "
+                        f"{_HOST_HINT}")
+    dtype = dtypes.from_dlpack(imp.code, imp.bits, imp.lanes)
+    if imp.strides is None:
+        strides = c_strides(imp.shape, dtype.itemsize)
+    else:
+        strides = tuple(s * dtype.itemsize for s in imp.strides)
+    return ArrayInfo(imp.ptr, imp.shape, strides, dtype, imp.device_id, imp.readonly, imp)
+
+
+def _unsupported(obj) -> ArrayInfo:
+    raise TypeError(
+        f"cannot use a {type(obj).__module__}.{type(obj).__qualname__} as a GPU array; expected a "
+        "jitkern.ndarray, a CuPy/PyTorch/JAX/Numba CUDA array or any object with "
+        f"__cuda_array_interface__ or __dlpack__; for host data use jitkern.asarray(x)")
+
+
+_extractors: dict[type, Any] = {numpy.ndarray: _from_numpy}
+_pointers: dict[type, Any] = {}
+
+
+def register(cls: type, extractor, pointer=None) -> None:
+    """Use ``extractor(obj) -> ArrayInfo`` (and ``pointer(obj) -> int``) for ``cls``."""
+    _extractors[cls] = extractor
+    if pointer is not None:
+        _pointers[cls] = pointer
+
+
+def _choose(cls: type):
+    module = cls.__module__ or ""
+    if issubclass(cls, numpy.ndarray) or issubclass(cls, numpy.generic):
+        return _from_numpy
+    if module.startswith("cupy") and hasattr(cls, "__cuda_array_interface__"):
+        return _from_cupy
+    if module.startswith("torch") and hasattr(cls, "data_ptr") and hasattr(cls, "is_cuda"):
+        return _from_torch
+    if hasattr(cls, "__cuda_array_interface__"):
+        return _from_cai
+    if hasattr(cls, "__dlpack__"):
+        return _from_dlpack
+    return _unsupported
+
+
+def extractor_for(cls: type):
+    """The extractor ``describe`` uses for instances of ``cls`` (chosen once)."""
+    fn = _extractors.get(cls)
+    if fn is None:
+        fn = _extractors[cls] = _choose(cls)
+    return fn
+
+
+def describe(obj) -> ArrayInfo:
+    """:class:`ArrayInfo` of a GPU array from any library (see the module doc)."""
+    fn = _extractors.get(type(obj))
+    if fn is None:
+        fn = extractor_for(type(obj))
+    return fn(obj)
+
+
+def pointer_of(obj) -> int:
+    """The device address of ``obj``'s first element (the launch fast path)."""
+    fn = _pointers.get(type(obj))
+    if fn is not None:
+        return fn(obj)
+    return describe(obj).ptr
