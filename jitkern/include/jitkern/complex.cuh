@@ -16,7 +16,7 @@
 // layout of NumPy's complex64/complex128 and of float2/double2.
 //
 // Numerics: abs uses hypot; division is Smith's algorithm (no overflow of
-// |w|^2); log is accurate near |z| = 1; sqrt is the stable half-angle form;
+// |w|^2); log keeps full accuracy near |z| = 1 (exact products for |z|^2 - 1); sqrt is the stable half-angle form;
 // tan/tanh avoid the cancellation in cos 2x + cosh 2y; the inverse functions
 // use Kahan's formulas ("Branch cuts for complex elementary functions", 1987),
 // which keep full relative accuracy near 0 and +-1 and put the branch cuts
@@ -118,6 +118,15 @@ JITKERN_CX_MATH2(copysign)
 JITKERN_CX_FN float fma(float a, float b, float c) { return ::fmaf(a, b, c); }
 JITKERN_CX_FN double fma(double a, double b, double c) { return ::fma(a, b, c); }
 JITKERN_CX_FN void sincos(float v, float* s, float* c) { ::sincosf(v, s, c); }
+// A product the compiler may not fuse into a later add (error-free transformations
+// need the rounded product itself).
+#ifdef __CUDA_ARCH__
+JITKERN_CX_FN float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+JITKERN_CX_FN double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+#else
+JITKERN_CX_FN float mul_rn(float a, float b) { return a * b; }
+JITKERN_CX_FN double mul_rn(double a, double b) { return a * b; }
+#endif
 JITKERN_CX_FN void sincos(double v, double* s, double* c) { ::sincos(v, s, c); }
 
 template <typename T>
@@ -432,8 +441,11 @@ JITKERN_CX_BIG complex<T> log(const complex<T>& z) {
     T lo = ax > ay ? ay : ax;
     T re;
     if (hi >= T(0.5) && hi <= T(2)) {
-        // log|z| = log1p(|z|^2 - 1) / 2, with hi^2 - 1 rounded once: accurate near |z| = 1.
-        re = T(0.5) * d::log1p(d::fma(hi, hi, T(-1)) + lo * lo);
+        // log|z| = log1p(|z|^2 - 1) / 2, with |z|^2 - 1 summed from exact products
+        // (hi^2 - 1 is exact here): full relative accuracy on and near |z| = 1.
+        T h2 = d::mul_rn(hi, hi), l2 = d::mul_rn(lo, lo);
+        T err = d::fma(hi, hi, -h2) + d::fma(lo, lo, -l2);
+        re = T(0.5) * d::log1p(((h2 - T(1)) + l2) + err);
     } else {
         re = d::log(d::hypot(z.x, z.y));
     }
