@@ -1125,7 +1125,8 @@ def _cub_reduce_template(codes, sig, items, ctx):
 
 def _cub_sum_rule(items, mode):
     t = items[0].type.params[0]
-    return Sig((None, t) + ((T.int32,) if len(items) > 2 else ()), t)
+    has_count = len(items) > 2 and not (isinstance(items[2], Const) and items[2].value is None)
+    return Sig((None, t) + ((T.int32,) if has_count else (None,) * (len(items) - 2)), t)
 
 
 def _cub_methods(family):
@@ -1137,7 +1138,7 @@ def _cub_methods(family):
     return {
         (family, "Sum"): Builtin(f"{family}.Sum", ("self", "value", "num_valid=None"), "the "
                                  "reducer's value type", _cub_sum_rule,
-                                 lambda codes, sig, items, ctx: f"{codes[0]}.Sum({', '.join(codes[1:])})",
+                                 lambda codes, sig, items, ctx: f"{codes[0]}.Sum({', '.join(c for c in codes[1:] if c)})",
                                  "Sum over the warp/block (valid in lane/thread 0).", "cub"),
         (family, "Max"): Builtin(f"{family}.Max", ("self", "value"), "value type", _cub_sum_rule,
                                  named("Max"), "Maximum over the warp/block.", "cub"),

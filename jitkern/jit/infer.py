@@ -136,8 +136,8 @@ def float_type(t: T.Scalar) -> T.Scalar:
 def can_assign(src, dst: T.Type, mode: str) -> bool:
     """Whether a value of ``src`` (type or weak literal) may be stored in ``dst``.
 
-    NumPy's 'same_kind' casting: bool -> int -> float -> complex, and narrowing
-    within a kind. Literals go anywhere their kind fits (an int literal into a
+    NumPy's 'same_kind' casting: bool -> uint -> int -> float -> complex, and
+    narrowing within a kind. Literals go anywhere their kind fits (an int literal into a
     float variable, not a float literal into an int variable).
     """
     if not isinstance(dst, T.Scalar):
@@ -150,7 +150,19 @@ def can_assign(src, dst: T.Type, mode: str) -> bool:
     return _KIND_ORDER.index(_kind(src)) <= _KIND_ORDER.index(_kind(dst))
 
 
-_KIND_ORDER = "biufc"
+_KIND_ORDER = "buifc"
+
+
+def can_store(src, dst: T.Type) -> bool:
+    """Whether a value may be written into an array element: NumPy's ``a[i] = v`` casts
+    unsafely, so anything but complex -> real (and non-numbers) goes."""
+    if not isinstance(dst, T.Scalar):
+        return src == dst
+    if is_weak(src):
+        return not isinstance(src, complex) or dst.is_complex
+    if not isinstance(src, T.Scalar):
+        return False
+    return dst.is_complex or not src.is_complex
 
 
 def _kind(t: T.Scalar) -> str:

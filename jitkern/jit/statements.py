@@ -209,7 +209,11 @@ class FunctionEmitter(ExpressionEmitter):
     def store(self, element, item, node) -> None:
         if not (isinstance(element, Value) and element.lvalue):
             raise problem("this expression cannot be assigned to", "", JitSyntaxError, node)
-        self.check_assignable(item, element.type, "an element of type", node)
+        src = operand(item) if isinstance(item, (Value, Const)) else item
+        if (isinstance(item, Const) and not item.is_scalar) or not infer.can_store(
+                src, element.type):
+            raise problem(f"cannot store {_item_text(item)} in an element of type "
+                          f"{element.type}", "take .real, or convert explicitly", node=node)
         self.line(f"{element.code} = {self.convert(item, element.type).code};")
 
     def check_assignable(self, item, target_t, what, node) -> None:
@@ -336,10 +340,15 @@ class FunctionEmitter(ExpressionEmitter):
         if node.orelse:
             raise problem("for ... else is not supported in kernels", "use a flag variable",
                           JitSyntaxError, node.orelse[0])
-        record, args, kwargs = self.range_call(node.iter)
         if not isinstance(node.target, ast.Name):
             raise problem("the loop variable must be a single name", "", JitSyntaxError,
                           node.target)
+        if not isinstance(node.iter, ast.Call):
+            iterable = self.expr(node.iter)
+            if isinstance(iterable, Const) and isinstance(iterable.value, tuple):
+                self.for_constants(node, iterable.value)
+                return
+        record, args, kwargs = self.range_call(node.iter)
         bound = self.bind(record, args, kwargs)
         start, stop, step = bound[:3]
         unroll = bound[3].value if len(bound) > 3 else None
@@ -369,6 +378,31 @@ class FunctionEmitter(ExpressionEmitter):
         self.depth -= 1
         self.line("}")
 
+    def for_constants(self, node, values: tuple) -> None:
+        """``for v in (16, 8, 4):`` -- a fully unrolled loop over a constant array."""
+        if not values or not all(Const(v).is_scalar for v in values):
+            raise problem("a for loop over a tuple needs a non-empty tuple of numbers",
+                          node=node.iter)
+        self.mark(node)
+        var = self.lookup_local(node.target.id)
+        t = var.type if var is not None else infer.result_type(list(values), self.mode)
+        if var is None:
+            cname = self.c_name(node.target.id)
+            self.hoisted.append(f"{t.ctype} {cname};")
+            var = self.locals[node.target.id] = Value(cname, t, lvalue=True)
+        table, k = self.temp("values"), self.temp("k")
+        items = ", ".join(literal(v, t) for v in values)
+        self.line("{")
+        self.depth += 1
+        self.line(f"const {t.ctype} {table}[{len(values)}] = {{{items}}};")
+        self.body.append("#pragma unroll")
+        self.line(f"for (int {k} = 0; {k} < {len(values)}; ++{k}) {{")
+        self.line(f"    {var.code} = {table}[{k}];")
+        self.loop_body(node.body)
+        self.line("}")
+        self.depth -= 1
+        self.line("}")
+
     def range_call(self, node):
         if isinstance(node, ast.Call):
             callee = self.expr(node.func)
@@ -377,7 +411,8 @@ class FunctionEmitter(ExpressionEmitter):
                 args = [self.expr(a) for a in node.args]
                 kwargs = {kw.arg: self.expr(kw.value) for kw in node.keywords}
                 return record, args, kwargs
-        raise problem("for loops in kernels iterate over range(...) or jit.range(...)",
+        raise problem("for loops in kernels iterate over range(...), jit.range(...) or a "
+                      "constant tuple",
                       "write `for i in range(start, stop, step):`", JitSyntaxError, node)
 
     def loop_variable(self, target: ast.Name, bounds) -> Value:

@@ -1,0 +1,540 @@
+"""@rawkernel on a GPU: each construct and builtin against NumPy on fresh random data."""
+
+import math
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern import jit
+from jitkern.backend import cache
+from jitkern.jit import rawkernel
+
+pytestmark = pytest.mark.gpu
+
+
+def dev(a):
+    return jitkern.asarray(np.ascontiguousarray(a))
+
+
+def empty_like_host(shape, dtype):
+    out = jitkern.empty(shape, dtype)
+    out.fill(np.nan if np.dtype(dtype).kind in "fc" else 7)
+    return out
+
+
+# -- the spec ------------------------------------------------------------------
+
+
+@rawkernel()
+def elementwise_copy(x, y, size):
+    tid = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    ntid = jit.gridDim.x * jit.blockDim.x
+    for i in range(tid, size, ntid):
+        y[i] = x[i]
+
+
+def test_spec_grid_stride_copy_both_styles(rng):
+    size = np.uint32(2**22)
+    h = rng.standard_normal(int(size)).astype(np.float32)
+    x = dev(h)
+    y = empty_like_host(int(size), np.float32)
+    elementwise_copy((128,), (1024,), (x, y, size))
+    np.testing.assert_array_equal(y.get(), h)
+    y2 = empty_like_host(int(size), np.float32)
+    elementwise_copy[128, 1024](x, y2, size)
+    np.testing.assert_array_equal(y2.get(), h)
+
+
+def test_second_launch_does_not_recompile(rng):
+    h = rng.standard_normal(1000).astype(np.float32)
+    x, y = dev(h), empty_like_host(1000, np.float32)
+    elementwise_copy[4, 128](x, y, 1000)
+    before = dict(cache.stats)
+    parsed_before = elementwise_copy._parsed
+    for _ in range(3):
+        elementwise_copy[4, 128](x, y, 1000)
+    assert cache.stats["compiles"] == before["compiles"]
+    assert cache.stats["misses"] == before["misses"]
+    assert elementwise_copy._parsed is parsed_before
+    np.testing.assert_array_equal(y.get(), h)
+
+
+@rawkernel()
+def sqdiff(x, y, z, n):
+    i = jit.grid(1)
+    if i < n:
+        z[i] = (x[i] - y[i]) ** 2
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.int64,
+                                   np.uint8])
+def test_squared_diff_dtypes(rng, dtype):
+    n = 3001
+    a = (rng.standard_normal(n) * 10).astype(dtype)
+    b = (rng.standard_normal(n) * 10).astype(dtype)
+    z = jitkern.empty(n, dtype)
+    sqdiff[(n + 255) // 256, 256](dev(a), dev(b), z, n)
+    expect = ((a - b) ** 2).astype(dtype)
+    np.testing.assert_allclose(z.get().astype(np.float64), expect.astype(np.float64),
+                               rtol=2e-3 if dtype == np.float16 else 1e-6)
+
+
+# -- Python semantics ----------------------------------------------------------
+
+
+@rawkernel(mode="numpy")
+def divmod_kernel(a, b, q, r, t, n):
+    i = jit.grid(1)
+    if i < n:
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]
+        t[i] = a[i] / b[i]
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint32, np.float32,
+                                   np.float64])
+def test_floor_division_and_remainder_follow_python(rng, dtype, ):
+    n = 4096
+    lo = 0 if np.dtype(dtype).kind == "u" else -100
+    a = rng.integers(lo, 100, n).astype(dtype)
+    b = rng.integers(lo, 100, n).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        a = (a + rng.random(n)).astype(dtype)
+        b = np.where(b == 0, 3, b).astype(dtype)
+    else:
+        b = np.where(b == 0, 7, b).astype(dtype)
+    q, r = jitkern.empty(n, dtype), jitkern.empty(n, dtype)
+    t_dtype = np.result_type(dtype, dtype) if np.dtype(dtype).kind == "f" else np.float64
+    t = jitkern.empty(n, t_dtype)
+    divmod_kernel[(n + 127) // 128, 128](dev(a), dev(b), q, r, t, n)
+    np.testing.assert_array_equal(q.get(), np.floor_divide(a, b))
+    np.testing.assert_allclose(r.get(), np.remainder(a, b), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(t.get(), np.true_divide(a, b), rtol=1e-6)
+
+
+@rawkernel()
+def int_division_by_zero(a, out):
+    i = jit.threadIdx.x
+    out[i] = a[i] // 0 + a[i] % 0
+
+
+def test_integer_division_by_zero_gives_zero():
+    out = jitkern.empty(32, np.int32)
+    int_division_by_zero[1, 32](dev(np.arange(-16, 16, dtype=np.int32)), out)
+    np.testing.assert_array_equal(out.get(), np.zeros(32, np.int32))
+
+
+@rawkernel()
+def power_kernel(a, b, out_i, out_f, x):
+    i = jit.threadIdx.x
+    out_i[i] = a[i] ** b[i]
+    out_f[i] = x[i] ** 3 + x[i] ** 0.5
+
+
+def test_power(rng):
+    a = rng.integers(-5, 6, 64).astype(np.int64)
+    b = rng.integers(0, 8, 64).astype(np.int64)
+    x = rng.random(64).astype(np.float32) + 0.5
+    oi, of = jitkern.empty(64, np.int64), jitkern.empty(64, np.float32)
+    power_kernel[1, 64](dev(a), dev(b), oi, of, dev(x))
+    np.testing.assert_array_equal(oi.get(), a ** b)
+    np.testing.assert_allclose(of.get(), x ** 3 + x ** np.float32(0.5), rtol=1e-5)
+
+
+# -- control flow, tuples, device functions ----------------------------------
+
+
+@rawkernel(device=True)
+def clamp_pair(v, lo, hi):
+    if v < lo:
+        return lo, True
+    if v > hi:
+        return hi, True
+    return v, False
+
+
+@rawkernel(device=True)
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+@rawkernel()
+def control_flow(x, out, flags, steps, n):
+    i = jit.grid(1)
+    if i >= n:
+        return
+    v, clipped = clamp_pair(x[i], -1.0, 1.0)
+    out[i] = v
+    flags[i] = clipped
+    acc = 0
+    for k in range(10, 0, -3):
+        if k == 4:
+            continue
+        acc += k
+    for k in jit.range(4, unroll=True):
+        acc += k
+    steps[i] = collatz_steps(i + 1) + acc * 0 if i % 2 == 0 or i > 5 and not clipped else -acc
+
+
+def test_control_flow_tuples_device_functions(rng):
+    n = 1000
+    h = (rng.standard_normal(n) * 2).astype(np.float32)
+    out, flags, steps = (jitkern.empty(n, np.float32), jitkern.empty(n, np.bool_),
+                         jitkern.empty(n, np.int64))
+    control_flow[4, 256](dev(h), out, flags, steps, n)
+    np.testing.assert_array_equal(out.get(), np.clip(h, -1, 1))
+    np.testing.assert_array_equal(flags.get(), (h < -1) | (h > 1))
+
+    def collatz(m):
+        s = 0
+        while m != 1:
+            m = m // 2 if m % 2 == 0 else 3 * m + 1
+            s += 1
+        return s
+
+    acc = (10 + 7 + 1) + (0 + 1 + 2 + 3)
+    clipped = (h < -1) | (h > 1)
+    expect = [collatz(i + 1) if (i % 2 == 0 or (i > 5 and not clipped[i])) else -acc
+              for i in range(n)]
+    np.testing.assert_array_equal(steps.get(), expect)
+
+
+# -- math ----------------------------------------------------------------------
+
+UNARY = [("sqrt", math.sqrt, np.sqrt, (0.1, 10)), ("exp", math.exp, np.exp, (-3, 3)),
+         ("log", math.log, np.log, (0.1, 10)), ("sin", math.sin, np.sin, (-3, 3)),
+         ("tanh", math.tanh, np.tanh, (-3, 3)), ("erf", math.erf, None, (-2, 2)),
+         ("floor", None, np.floor, (-5, 5)), ("cbrt", math.cbrt, np.cbrt, (-5, 5)),
+         ("log1p", math.log1p, np.log1p, (0, 3))]
+
+
+@rawkernel()
+def math_kernel(x, o1, o2, o3, o4, o5, o6, o7, o8, o9, n):
+    i = jit.grid(1)
+    if i < n:
+        v = x[i]
+        o1[i] = math.sqrt(abs(v) + 0.1)
+        o2[i] = np.exp(v)
+        o3[i] = math.log(abs(v) + 0.1)
+        o4[i] = math.sin(v)
+        o5[i] = np.tanh(v)
+        o6[i] = math.erf(v)
+        o7[i] = np.floor(v)
+        o8[i] = math.atan2(v, 2.0) + math.hypot(v, 3.0) + math.copysign(1.0, v)
+        o9[i] = math.isnan(v) or math.isinf(v) or not math.isfinite(v)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_math_functions(rng, dtype):
+    n = 1000
+    h = (rng.standard_normal(n) * 2).astype(dtype)
+    h[:3] = [np.nan, np.inf, -np.inf]
+    outs = [jitkern.empty(n, dtype) for _ in range(8)] + [jitkern.empty(n, np.bool_)]
+    math_kernel[4, 256](dev(h), *outs, n)
+    rtol = 2e-6 if dtype == np.float32 else 1e-13
+    with np.errstate(all="ignore"):
+        erf = np.vectorize(math.erf, otypes=[np.float64])(h.astype(np.float64))
+        expect = [np.sqrt(np.abs(h) + dtype(0.1)), np.exp(h), np.log(np.abs(h) + dtype(0.1)),
+                  np.sin(h), np.tanh(h), erf.astype(dtype), np.floor(h),
+                  np.arctan2(h, dtype(2)) + np.hypot(h, dtype(3)) + np.copysign(dtype(1), h),
+                  ~np.isfinite(h)]
+    for got, want in zip(outs, expect):
+        np.testing.assert_allclose(got.get(), want, rtol=rtol, atol=1e-6, equal_nan=True)
+
+
+# -- arrays: 2-D, strided views, shape/strides, partial indexing --------------------
+
+
+@rawkernel()
+def transpose_kernel(src, dst):
+    x, y = jit.grid(2)
+    rows, cols = src.shape
+    if y < rows and x < cols:
+        dst[x, y] = src[y, x]
+
+
+def test_two_d_indexing_and_shape_unpacking(rng):
+    h = rng.standard_normal((37, 53)).astype(np.float32)
+    dst = jitkern.empty((53, 37), np.float32)
+    transpose_kernel[(4, 3), (16, 16)](dev(h), dst)
+    np.testing.assert_array_equal(dst.get(), h.T)
+
+
+@rawkernel()
+def row_sums(m, out):
+    r = jit.grid(1)
+    if r < m.shape[0]:
+        row = m[r]
+        s = 0.0
+        for c in range(len(row)):
+            s += row[c]
+        out[r] = s
+
+
+def test_partial_indexing_and_views(rng):
+    h = rng.standard_normal((40, 30)).astype(np.float64)
+    d = dev(h)
+    out = jitkern.empty(40, np.float64)
+    row_sums[1, 64](d, out)
+    np.testing.assert_allclose(out.get(), h.sum(axis=1), rtol=1e-12)
+    view = d[::2, ::-3]  # a strided view with a negative stride
+    out2 = jitkern.empty(20, np.float64)
+    row_sums[1, 64](view, out2)
+    np.testing.assert_allclose(out2.get(), h[::2, ::-3].sum(axis=1), rtol=1e-12)
+
+
+@rawkernel()
+def strided_copy(x, y, n):
+    i = jit.grid(1)
+    if i < n:
+        y[i] = x[i] * x.dtype.type(2)
+
+
+def test_one_d_strided_view(rng):
+    h = rng.standard_normal(1000).astype(np.float32)
+    d = dev(h)
+    out = jitkern.empty(334, np.float32)
+    strided_copy[2, 256](d[::3], out, 334)
+    np.testing.assert_array_equal(out.get(), h[::3] * 2)
+
+
+# -- shared memory, shuffles, atomics ----------------------------------------------
+
+
+@rawkernel()
+def block_sum(x, out, n):
+    smem = jit.shared_memory(np.float32, 32)
+    tid = jit.threadIdx.x
+    i = jit.blockIdx.x * jit.blockDim.x + tid
+    v = x[i] if i < n else np.float32(0)
+    for offset in (16, 8, 4, 2, 1):
+        v += jit.shfl_down_sync(0xFFFFFFFF, v, offset)
+    lane = tid % 32
+    warp = tid // 32
+    if lane == 0:
+        smem[warp] = v
+    jit.syncthreads()
+    if warp == 0:
+        v = smem[lane] if lane < jit.blockDim.x // 32 else np.float32(0)
+        for offset in (16, 8, 4, 2, 1):
+            v += jit.shfl_xor_sync(0xFFFFFFFF, v, offset)
+        if lane == 0:
+            jit.atomic_add(out, 0, v)
+
+
+def test_block_reduction_shared_memory_and_shuffles(rng):
+    n = 100_000
+    h = rng.random(n).astype(np.float32)
+    out = jitkern.zeros(1, np.float32)
+    block_sum[(n + 1023) // 1024, 1024](dev(h), out, n)
+    np.testing.assert_allclose(out.get()[0], h.astype(np.float64).sum(), rtol=1e-4)
+
+
+@rawkernel()
+def histogram(x, bins, n):
+    for i in range(jit.grid(1), n, jit.gridsize(1)):
+        jit.atomic_add(bins, x[i], 1)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.uint64, np.int64])
+def test_atomic_histogram(rng, dtype):
+    n = 200_000
+    h = rng.integers(0, 64, n).astype(np.int32)
+    bins = jitkern.zeros(64, dtype)
+    histogram[64, 256](dev(h), bins, n)
+    np.testing.assert_array_equal(bins.get(), np.bincount(h, minlength=64))
+
+
+@rawkernel()
+def atomics_zoo(a, old, f, fold):
+    i = jit.threadIdx.x
+    old[0, i] = jit.atomic_max(a, 0, i)
+    old[1, i] = jit.atomic_min(a, 1, i)
+    old[2, i] = jit.atomic_or(a, 2, 1 << (i % 16))
+    old[3, i] = jit.atomic_xor(a, 3, 1)
+    old[4, i] = jit.atomic_and(a, 4, ~(1 << (i % 8)))
+    jit.atomic_sub(a, 5, 2)
+    jit.atomic_cas(a, 6, 0, i + 1)
+    jit.atomic_exch(a, 7, 5)
+    fold[i] = jit.atomic_add(f, 0, 0.5)
+    jit.atomic_sub(f, 1, 0.25)
+
+
+def test_atomic_operations():
+    a = dev(np.array([-1, 1000, 0, 0, 0xFFFF, 100, 0, 0], np.int32))
+    old = jitkern.empty((5, 64), np.int32)
+    f = dev(np.array([0.0, 100.0], np.float64))
+    fold = jitkern.empty(64, np.float64)
+    atomics_zoo[1, 64](a, old, f, fold)
+    got = a.get()
+    assert got[0] == 63 and got[1] == 0
+    assert got[2] == 0xFFFF and got[3] == 0 and got[4] == 0xFF00
+    assert got[5] == 100 - 128 and 1 <= got[6] <= 64 and got[7] == 5
+    assert sorted(fold.get()) == [0.5 * k for k in range(64)]
+    np.testing.assert_allclose(f.get(), [32.0, 84.0])
+
+
+@rawkernel()
+def votes(x, out):
+    i = jit.threadIdx.x
+    pred = x[i] > 0
+    out[0, i] = jit.ballot_sync(0xFFFFFFFF, pred)
+    out[1, i] = jit.all_sync(0xFFFFFFFF, pred)
+    out[2, i] = jit.any_sync(0xFFFFFFFF, pred)
+    out[3, i] = jit.popc(jit.ballot_sync(0xFFFFFFFF, pred))
+    out[4, i] = jit.laneid()
+    out[5, i] = jit.match_any_sync(jit.activemask(), x[i])
+    out[6, i] = jit.shfl_sync(0xFFFFFFFF, x[i], 3)
+    out[7, i] = jit.clz(x[i]) + jit.ffs(x[i]) * 100
+    out[8, i] = jit.brev(jit.activemask())
+
+
+def test_warp_votes_matches_and_bits(rng):
+    h = rng.integers(-3, 4, 32).astype(np.int32)
+    out = jitkern.empty((9, 32), np.int64)
+    votes[1, 32](dev(h), out)
+    got = out.get()
+    ballot = sum(1 << k for k in range(32) if h[k] > 0)
+    assert (got[0] == ballot).all()
+    assert (got[1] == int(all(h > 0))).all() and (got[2] == int(any(h > 0))).all()
+    assert (got[3] == int((h > 0).sum())).all()
+    np.testing.assert_array_equal(got[4], np.arange(32))
+    for k in range(32):
+        assert got[5, k] == sum(1 << j for j in range(32) if h[j] == h[k])
+    assert (got[6] == h[3]).all()
+    u = h.astype(np.uint32)
+    clz = np.array([32 - int(v).bit_length() for v in u])
+    ffs = np.array([(int(v) & -int(v)).bit_length() for v in u])
+    np.testing.assert_array_equal(got[7], clz + ffs * 100)
+    assert (got[8] == 0xFFFFFFFF).all()
+
+
+# -- cooperative groups, cub ---------------------------------------------------------
+
+
+@rawkernel()
+def grid_sync_kernel(x, out, n):
+    g = jit.cg.this_grid()
+    b = jit.cg.this_thread_block()
+    i = g.thread_rank()
+    if i < n:
+        x[i] = i * 2
+    g.sync()
+    tile = jit.cg.tiled_partition(b, 32)
+    if i < n:
+        j = n - 1 - i
+        v = x[j]
+        out[i] = jit.cg.reduce(tile, v, jit.cg.plus) + tile.thread_rank() * 0
+
+
+def test_cooperative_grid_sync():
+    n = 4 * 256
+    x = jitkern.zeros(n, np.int64)
+    out = jitkern.zeros(n, np.int64)
+    grid_sync_kernel[4, 256](x, out, n)
+    xs = np.arange(n) * 2
+    rev = xs[::-1]
+    expect = rev.reshape(-1, 32).sum(axis=1).repeat(32)
+    np.testing.assert_array_equal(out.get(), expect)
+
+
+@rawkernel()
+def cub_reduce(x, out_sum, out_max):
+    WarpReduce = jit.cub.WarpReduce[np.float32]
+    BlockReduce = jit.cub.BlockReduce[np.float32, 128]
+    wtemp = jit.shared_memory(WarpReduce.TempStorage, 4)
+    btemp = jit.shared_memory(BlockReduce.TempStorage, 1)
+    tid = jit.threadIdx.x
+    v = x[jit.blockIdx.x * 128 + tid]
+    warp_total = WarpReduce(wtemp[tid // 32]).Sum(v)
+    block_max = BlockReduce(btemp[0]).Reduce(v, jit.cub.Max())
+    if tid % 32 == 0:
+        jit.atomic_add(out_sum, 0, warp_total)
+    if tid == 0:
+        out_max[jit.blockIdx.x] = block_max
+
+
+def test_cub_warp_and_block_reduce(rng):
+    h = rng.random(128 * 8).astype(np.float32)
+    s = jitkern.zeros(1, np.float32)
+    m = jitkern.empty(8, np.float32)
+    cub_reduce[8, 128](dev(h), s, m)
+    np.testing.assert_allclose(s.get()[0], h.sum(dtype=np.float64), rtol=1e-4)
+    np.testing.assert_array_equal(m.get(), h.reshape(8, 128).max(axis=1))
+
+
+# -- complex, casts, print, other array libraries --------------------------------------
+
+
+@rawkernel()
+def complex_kernel(z, w, out, mag):
+    i = jit.threadIdx.x
+    v = z[i] * w[i] + z[i].conjugate()
+    out[i] = np.exp(v) + complex(v.real, 1.0)
+    mag[i] = abs(v) + v.imag
+
+
+def test_complex_values(rng):
+    z = (rng.standard_normal(32) + 1j * rng.standard_normal(32)).astype(np.complex64)
+    w = (rng.standard_normal(32) + 1j * rng.standard_normal(32)).astype(np.complex64)
+    out, mag = jitkern.empty(32, np.complex64), jitkern.empty(32, np.float32)
+    complex_kernel[1, 32](dev(z), dev(w), out, mag)
+    v = z * w + np.conj(z)
+    np.testing.assert_allclose(out.get(), np.exp(v) + (v.real + 1j), rtol=1e-5)
+    np.testing.assert_allclose(mag.get(), np.abs(v) + v.imag, rtol=1e-5)
+
+
+@rawkernel()
+def printer(x, n):
+    i = jit.threadIdx.x
+    if i == 0:
+        print("n =", n, "x0 =", x[0], "flag", x[0] > 0, 7)
+
+
+def test_print_goes_to_printf(capfd):
+    printer[1, 32](dev(np.array([1.5], np.float32)), 3)
+    jitkern.synchronize()
+    out = capfd.readouterr().out
+    assert "n = 3 x0 = 1.5 flag True 7" in out
+
+
+@rawkernel()
+def add_one(x, y, n):
+    i = jit.grid(1)
+    if i < n:
+        y[i] = x[i] + 1
+
+
+def test_cupy_arrays_as_arguments(rng):
+    cp = pytest.importorskip("cupy")
+    h = rng.standard_normal(500).astype(np.float32)
+    x = cp.asarray(h)
+    y = cp.empty_like(x)
+    add_one[2, 256](x, y, 500)
+    np.testing.assert_allclose(cp.asnumpy(y), h + 1)
+
+
+def test_torch_tensors_as_arguments(rng):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    h = rng.standard_normal(500).astype(np.float32)
+    x = torch.from_numpy(h).cuda()
+    y = torch.empty_like(x)
+    add_one[2, 256](x, y, 500)
+    torch.cuda.synchronize()
+    np.testing.assert_allclose(y.cpu().numpy(), h + 1)
+    hb = torch.randn(256, device="cuda").to(torch.bfloat16)
+    yb = torch.empty_like(hb)
+    add_one[1, 256](hb, yb, 256)
+    torch.cuda.synchronize()
+    np.testing.assert_allclose(yb.float().cpu().numpy(), (hb.float() + 1).to(
+        torch.bfloat16).float().cpu().numpy())
