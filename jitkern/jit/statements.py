@@ -357,10 +357,14 @@ class FunctionEmitter(ExpressionEmitter):
         self.mark(node)
         var = self.loop_variable(node.target, [start, stop, step])
         t = var.type
+        arg_nodes = list(node.iter.args) + [kw.value for kw in node.iter.keywords]
+        start_node, stop_node, step_node = (
+            [None] + arg_nodes[:1] + [None] if len(node.iter.args) == 1 else
+            (arg_nodes + [None, None, None])[:3])
         self.line("{")
         self.depth += 1
-        stop_code = self.loop_bound(stop, t, "stop")
-        step_code = self.loop_bound(step, t, "step")
+        stop_code = self.loop_bound(stop, t, "stop", stop_node)
+        step_code = self.loop_bound(step, t, "step", step_node)
         if isinstance(step, Const) or t.kind == "u":
             if isinstance(step, Const) and step.value == 0:
                 raise problem("range() step must not be zero", node=node.iter)
@@ -371,7 +375,7 @@ class FunctionEmitter(ExpressionEmitter):
         pragma = _unroll_pragma(unroll)
         if pragma:
             self.body.append(pragma)
-        start_code = self.convert(start, t).code
+        start_code = self.at(start_node, lambda: self.convert(start, t).code)
         self.line(f"for ({var.code} = {start_code}; {cond}; {var.code} += {step_code}) {{")
         self.loop_body(node.body)
         self.line("}")
@@ -437,12 +441,22 @@ class FunctionEmitter(ExpressionEmitter):
         self.locals[target.id] = value
         return value
 
-    def loop_bound(self, item, t: T.Scalar, what: str) -> str:
+    def loop_bound(self, item, t: T.Scalar, what: str, node) -> str:
+        code = self.at(node, lambda: self.convert(item, t).code)
         if isinstance(item, Const):
-            return self.convert(item, t).code
+            return code
         name = self.temp(what)
-        self.line(f"const {t.ctype} {name} = {self.convert(item, t).code};")
+        self.line(f"const {t.ctype} {name} = {code};")
         return name
+
+    def at(self, node, thunk):
+        """Run ``thunk``, blaming ``node`` (when known) for any problem it raises."""
+        try:
+            return thunk()
+        except CompileProblem as exc:
+            if node is not None and exc.node is None:
+                exc.node = node
+            raise
 
     def stmt_Return(self, node) -> None:
         self.mark(node)
@@ -666,7 +680,7 @@ def _item_text(item) -> str:
     if isinstance(item, Value):
         return f"a value of type {item.type}"
     if isinstance(item, Const):
-        return repr(item.value)
+        return f"{item.value!r} ({type(item.value).__name__})"
     return type(item).__name__
 
 
