@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import numpy
 
-from ..arrays import empty, pointer_of
+from ..arrays import describe, empty, ndarray, pointer_of
 from ..backend import compiler, driver
 from ..backend.inspection import Inspection, inspect_binary
 from ..backend.module import Function
 from ..errors import KernelArgumentError
-from . import _cuda, _layout
+from . import _cuda, _launcher, _layout
 from . import _elementwise_codegen as _codegen
 from .params import (
     ParamError,
@@ -112,7 +112,7 @@ class ElementwiseKernel:
         self.no_return = bool(no_return)
         self.return_tuple = bool(return_tuple)
         self.options = compiler.normalize_options(options)
-        self._launches: dict = {}
+        self._runners: dict = {}
         self._sources: dict = {}  # (dtypes, variant) -> source
         self._functions: dict = {}  # source -> Function
 
@@ -120,22 +120,33 @@ class ElementwiseKernel:
     def __call__(self, *args, size=None, stream=None, block_size=None):
         """Run the kernel; returns the output array(s) (``None`` with ``no_return``)."""
         key = _call_key(args, size, block_size)
-        launch = self._launches.get(key) if key is not None else None
-        if launch is None:
-            launch = self._prepare(args, size, block_size)
-            if key is not None:
-                self._launches[key] = launch
-        outs = launch.run(args, stream)
+        run = self._runners.get(key) if key is not None else None
+        if run is None:
+            run = self._runner(args, size, block_size, key)
+        return run(args, stream)
+
+    def _runner(self, args, size, block_size, key):
+        """The function that runs calls shaped like ``args`` (built once per call key)."""
+        arrays = self._describe_args(args, host_ok=False)
+        launch = _Launch(self, self._analyze(args, arrays, size), arrays, block_size)
+
+        def slow(call_args, stream):
+            return self._result(launch.run(call_args, stream))
+
+        run = slow
+        if not launch.zero and driver.device_count() == 1:
+            run = _direct_runner(self, launch, len(args) == self.nargs, slow)
+        run.launch = launch
+        if key is not None:
+            self._runners[key] = run
+        return run
+
+    def _result(self, outs):
         if self.no_return:
             return None
         if self.nout == 1 and not self.return_tuple:
             return outs[0]
         return tuple(outs)
-
-    def _prepare(self, args, size, block_size) -> "_Launch":
-        arrays = self._describe_args(args, host_ok=False)
-        analysis = self._analyze(args, arrays, size)
-        return _Launch(self, analysis, arrays, block_size)
 
     # -- analysis ------------------------------------------------------------------
     def _describe_args(self, args, host_ok: bool) -> list:
@@ -308,14 +319,42 @@ def _call_key(args, size, block_size):
     key = [size, block_size]
     for value in args:
         cls = type(value)
-        if cls in _SCALAR_TYPES or isinstance(value, numpy.generic):
+        if cls is ndarray:
+            key += (value._dtype, value._shape, value._strides)
+        elif cls in _SCALAR_TYPES or isinstance(value, numpy.generic):
             key.append(cls)
-            continue
-        try:
-            key.append((value.dtype, value.shape, value.strides))
-        except AttributeError:
-            return None
+        else:
+            try:
+                info = describe(value)
+            except TypeError:
+                return None  # the slow path names the argument
+            key += (info.dtype, info.shape, info.strides)
     return tuple(key)
+
+
+def _direct_runner(kernel, launch, out_given: bool, slow):
+    """The generated hot path for ``launch`` on the current device."""
+    a = launch.analysis
+    kinds = []
+    for k, p in enumerate(kernel.params):
+        if k in a.scalar_pos:
+            kinds.append(("scalar", a.dtypes[k]))
+        elif p.is_output and not out_given:
+            kinds.append(("alloc", launch.out_alloc[k - kernel.nin]))
+        else:
+            kinds.append(("array", None))
+    outs = [f"a{kernel.nin + j}" for j in range(kernel.nout)]
+    if kernel.no_return:
+        result = "None"
+    elif kernel.nout == 1 and not kernel.return_tuple:
+        result = outs[0]
+    else:
+        result = "(" + ", ".join(outs) + ",)"
+    aligned = [k for k, p in enumerate(kernel.params) if not p.raw and k not in a.scalar_pos]
+    return _launcher.make_runner(
+        kernel_name=kernel.name, fn=launch.fn, device_id=driver.current_device_id(),
+        grid=launch.grid, block=launch.block, kinds=kinds, static=(launch.n_arg, *launch.static),
+        result=result, slow=slow, align_mask=launch.align_mask, aligned=aligned)
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
@@ -325,7 +364,7 @@ class _Launch:
     """Everything decided for one call key: function, grid, packed static arguments."""
 
     __slots__ = ("kernel", "analysis", "fn", "grid", "block", "static", "slots", "out_alloc",
-                 "align_mask", "fallback", "zero", "scalar_types", "n_arg")
+                 "align_mask", "fallback", "zero", "scalar_types", "n_arg", "_arrays")
 
     def __init__(self, kernel: ElementwiseKernel, a: _Analysis, arrays, block_size):
         self.kernel = kernel
@@ -338,6 +377,7 @@ class _Launch:
         self.scalar_types = {k: a.dtypes[k] for k in a.scalar_pos}
         self.fallback = None
         self.align_mask = 0
+        self._arrays = None
         if a.variant == "vector":
             widest = max(a.dtypes[k].itemsize for k in range(len(kernel.params))
                          if not kernel.params[k].raw)
@@ -350,8 +390,6 @@ class _Launch:
         self.grid = _grid_size(a, self.block)
         self.n_arg = numpy.int32(a.size) if a.index_type == "int" else numpy.int64(a.size)
         self.static = _static_args(kernel, a)
-
-    _arrays = None
 
     def run(self, args, stream):
         kernel = self.kernel

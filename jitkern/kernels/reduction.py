@@ -27,7 +27,7 @@ from ..backend.module import Function
 from ..errors import KernelArgumentError
 from . import _cuda, _layout
 from . import _reduction_codegen as _codegen
-from .elementwise import _check_code, _empty, _names, _pointer, check_kernel_name
+from .elementwise import _call_key, _check_code, _empty, _names, _pointer, check_kernel_name
 from .params import (
     ParamError,
     check_kernel_params,
@@ -135,7 +135,7 @@ class ReductionKernel:
         """Reduce; returns the output (a tuple of all outputs when there are several)."""
         if out is not None:
             args = args + (out if isinstance(out, tuple) else (out,))
-        key = _call_key(args, axis, keepdims)
+        key = _call_key(args, tuple(axis) if isinstance(axis, list) else axis, keepdims)
         launch = self._launches.get(key) if key is not None else None
         if launch is None:
             arrays = self._describe_args(args, host_ok=False)
@@ -338,20 +338,6 @@ def _check_shifted_arguments(kernel, identity, name) -> None:
             "shifted by one. The order is (in_params, out_params, map_expr, reduce_expr, "
             f"post_map_expr, identity, name): e.g. ReductionKernel(..., {kernel.reduce_expr!r}, "
             f"'{kernel.out_params[0].name} = a', {post!r}, {identity!r})")
-
-
-def _call_key(args, axis, keepdims):
-    key = [axis, keepdims]
-    for value in args:
-        cls = type(value)
-        if cls in (bool, int, float, complex) or isinstance(value, numpy.generic):
-            key.append(cls)
-            continue
-        try:
-            key.append((value.dtype, value.shape, value.strides))
-        except AttributeError:
-            return None
-    return tuple(key)
 
 
 class _Launch:
