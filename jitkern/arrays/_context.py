@@ -6,6 +6,8 @@ dict lookup for the primary contexts jitkern knows.
 
 from __future__ import annotations
 
+import threading
+
 from ..backend import driver
 from ..backend.driver import check, drv
 
@@ -50,15 +52,20 @@ class on_device:
 LEGACY = 1
 PER_THREAD = 2
 
-_events: dict[int, object] = {}  # device id -> a reusable event (timing off)
+class _Events(threading.local):
+    def __init__(self):
+        self.by_device: dict[int, object] = {}  # device id -> a reusable event (timing off)
+
+
+_events = _Events()  # per thread: a record and its wait must not interleave with another's
 
 
 def _event(device_id: int):
-    ev = _events.get(device_id)
+    ev = _events.by_device.get(device_id)
     if ev is None:
         d = drv()
         flags = int(d.CUevent_flags.CU_EVENT_DISABLE_TIMING)
-        ev = _events[device_id] = check(d.cuEventCreate(flags), "cuEventCreate")
+        ev = _events.by_device[device_id] = check(d.cuEventCreate(flags), "cuEventCreate")
     return ev
 
 

@@ -25,7 +25,6 @@ from ..backend import memory
 from ..backend.device import (
     Device,
     Stream,
-    current_stream_handle,
     get_current_stream,
     stream_handle,
 )
@@ -130,7 +129,6 @@ def allocate(shape: tuple, dtype: numpy.dtype, order: str = "C", device_id: int 
     mem = memory.malloc(size * itemsize, device_id, stream.ptr)
     if stream.ptr:
         pin_stream(mem, stream)
-    stream = stream.ptr
     if order == "F":
         strides = layout.f_strides(shape, itemsize)
     else:
@@ -145,8 +143,9 @@ def from_info(info: interop.ArrayInfo) -> ndarray:
         raise TypeError(f"dtype {dtype} needs the ml_dtypes package to be used by jitkern")
     dtypes.check_supported(dtype)
     lo, hi = layout.span(info.shape, info.strides, dtype.itemsize)
-    stream = current_stream_handle()
-    mem = memory.MemoryPointer(info.ptr + lo, hi - lo, info.device_id, stream, owner=info.owner)
+    stream = get_current_stream()
+    mem = memory.MemoryPointer(info.ptr + lo, hi - lo, info.device_id, stream.ptr,
+                               owner=info.owner)
     return make(tuple(info.shape), tuple(info.strides), dtype, info.ptr, mem, info.owner,
                 info.device_id, stream, layout.size_of(info.shape))
 
@@ -196,7 +195,7 @@ class ndarray:
         self._mem = mem
         self._base = None
         self._device_id = mem.device_id
-        self._stream = getattr(mem, "stream", 0)
+        self._stream = get_current_stream()
         self._size = layout.size_of(shape)
 
     # -- attributes -------------------------------------------------------
@@ -251,7 +250,7 @@ class ndarray:
     @property
     def stream(self) -> int:
         """Handle of the stream this array's data was last written on by jitkern."""
-        return self._stream
+        return self._stream.ptr
 
     @property
     def flags(self) -> Flags:
@@ -370,7 +369,7 @@ class ndarray:
         st = stream_of(stream)
         s = st.ptr
         with on_device(self._device_id):
-            order_after(s, self._stream, self._device_id)
+            order_after(s, self._stream.ptr, self._device_id)
             if (order == "C" and self._c_contiguous()) or (order == "F" and self._f_contiguous()):
                 memory.memcpy_dtoh(_flat(host), self._ptr, self.nbytes, s)
             elif self._span_is_small():
@@ -408,9 +407,9 @@ class ndarray:
             dense = "C" if self._c_contiguous() else ("F" if self._f_contiguous() else None)
             if dense is not None:
                 host = numpy.asarray(host, dtype=self._dtype, order=dense)
-                order_after(s, self._stream, self._device_id)
+                order_after(s, self._stream.ptr, self._device_id)
                 memory.memcpy_htod(self._ptr, _flat(host), self.nbytes, s)
-                self._stream = s
+                self._stream = st
                 return
             tmp = allocate(self._shape, self._dtype, stream=st)
             tmp._upload(host, st)
@@ -483,12 +482,13 @@ class ndarray:
     def fill(self, value, stream=None) -> None:
         """Set every element to ``value`` (cast to this dtype as NumPy does)."""
         raw = numpy.asarray(value, dtype=self._dtype).tobytes()
-        s = stream_of(stream).ptr
+        st = stream_of(stream)
+        s = st.ptr
         if self._size:
             with on_device(self._device_id):
-                order_after(s, self._stream, self._device_id)
+                order_after(s, self._stream.ptr, self._device_id)
                 _fill(self, raw, s)
-                self._stream = s
+                self._stream = st
 
     def __setitem__(self, key, value) -> None:
         target = self if key is Ellipsis else self[key]
@@ -515,7 +515,7 @@ class ndarray:
             raise TypeError("bfloat16 has no __cuda_array_interface__ typestr; "
                             "share it through DLPack (__dlpack__) instead")
         typestr = self._dtype.str
-        stream = self._stream
+        stream = self._stream.ptr
         return {
             "shape": self._shape,
             "typestr": typestr,
@@ -546,7 +546,7 @@ class ndarray:
         if stream != -1:
             consumer = _consumer_stream(stream)
             with on_device(self._device_id):
-                order_after(consumer, source._stream, self._device_id)
+                order_after(consumer, source._stream.ptr, self._device_id)
         isz = self._dtype.itemsize
         code, bits = dtypes.to_dlpack(self._dtype)
         return _dlpack.make_capsule(
@@ -646,9 +646,9 @@ def _copy_into(dst: ndarray, src: ndarray, st: Stream) -> None:
         if _same_layout(dst, src):
             return
         src = src.copy(stream=st)
-    order_after(s, dst._stream, dst._device_id)
-    order_after(s, src._stream, dst._device_id)
-    dst._stream = s
+    order_after(s, dst._stream.ptr, dst._device_id)
+    order_after(s, src._stream.ptr, dst._device_id)
+    dst._stream = st
     if dst._dtype == src._dtype:
         isz = dst._dtype.itemsize
         dense = ((layout.is_c_contiguous(dst._shape, dst._strides, isz)
@@ -668,7 +668,7 @@ def _to_device(src: ndarray, device_id: int, st: Stream) -> ndarray:
         if not src._c_contiguous():
             src = src.copy()
         # The copy below runs on the destination's stream: let the source's writes land first.
-        check(drv().cuStreamSynchronize(src._stream), "cuStreamSynchronize")
+        check(drv().cuStreamSynchronize(src._stream.ptr), "cuStreamSynchronize")
     out = allocate(src._shape, src._dtype, device_id=device_id, stream=st)
     memory.memcpy_dtod(out._ptr, src._ptr, src.nbytes, st.ptr)
     return out

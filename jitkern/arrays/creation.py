@@ -40,7 +40,7 @@ def empty(shape, dtype=float, order="C") -> ndarray:
         mem = memory.malloc(shape * dt.itemsize, device_id, s)
         if s:
             pin_stream(mem, stream)
-        return make((shape,), (dt.itemsize,), dt, mem.ptr, mem, None, device_id, s, shape)
+        return make((shape,), (dt.itemsize,), dt, mem.ptr, mem, None, device_id, stream, shape)
     return allocate(layout.normalize_shape(shape), dt, _order(order))
 
 
@@ -48,7 +48,7 @@ def zeros(shape, dtype=float, order="C") -> ndarray:
     a = empty(shape, dtype, order)
     if a._size:
         with on_device(a._device_id):
-            memory.memset_d8(a._ptr, 0, a.nbytes, a._stream)
+            memory.memset_d8(a._ptr, 0, a.nbytes, a._stream.ptr)
     return a
 
 
@@ -107,7 +107,7 @@ def zeros_like(a, dtype=None, order="K", shape=None) -> ndarray:
     out = empty_like(a, dtype, order, shape)
     if out._size:
         with on_device(out._device_id):
-            memory.memset_d8(out._ptr, 0, out.nbytes, out._stream)
+            memory.memset_d8(out._ptr, 0, out.nbytes, out._stream.ptr)
     return out
 
 
@@ -163,7 +163,7 @@ def _wrap(info: interop.ArrayInfo) -> ndarray:
     a = from_info(info)
     if info.stream is not None:
         with on_device(a._device_id):
-            order_after(a._stream, info.stream, a._device_id)
+            order_after(a._stream.ptr, info.stream, a._device_id)
     return a
 
 

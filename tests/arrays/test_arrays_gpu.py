@@ -524,3 +524,43 @@ def test_kernel_launch_takes_arrays(rng):
     y = empty_like(x)
     fn.launch(4, 256, (x, y, np.int32(1000)))
     assert_same(y, h * 2)
+
+
+def test_stream_lifetimes():
+    """Streams an array was allocated or written on may be dropped by the user first."""
+    s = Stream()
+    with s:
+        a = empty(1 << 20, np.float32)
+        a.fill(1)
+    s2 = Stream()
+    a[::2].fill(2, stream=s2)
+    a.fill(3, stream=s2)
+    del s, s2
+    gc.collect()
+    np.testing.assert_array_equal(a.get()[:4], [3, 3, 3, 3])  # waits on s2's writes
+    del a
+    gc.collect()  # the free is queued on s, still alive until then
+    b = empty(1 << 20, np.float32)
+    b.fill(0)
+    assert float(b.get().sum()) == 0
+
+
+def test_two_devices(rng):
+    from jitkern.backend import driver
+    from jitkern.backend.device import Device
+
+    if driver.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    h = random(rng, (50, 3), "float64")
+    with Device(1):
+        b = asarray(h)
+    assert b.device.id == 1 and describe(b).device_id == 1
+    assert_same(b, h)
+    assert_same(b[::-1].copy(), h[::-1])  # runs on device 1 though device 0 is current
+    assert b[::-1].copy().device.id == 1
+    a = zeros((50, 3))
+    assert a.device.id == 0
+    a[...] = b[::-1]  # across devices
+    assert_same(a, h[::-1])
+    c = b.astype(np.float32)
+    assert c.device.id == 1 and np.array_equal(c.get(), h.astype(np.float32))
