@@ -97,7 +97,7 @@ def _float_literal(v: float, t: T.Scalar) -> str:
         return f"({sign}__int_as_float(0x7f800000))" if single else \
             f"({sign}__longlong_as_double(0x7ff0000000000000LL))"
     if single:
-        text = repr(float(numpy.float32(v)))
+        text = str(numpy.float32(v))  # shortest text that reads back as this float32
         return (text if ("e" in text or "." in text) else text + ".0") + "f"
     text = repr(v)
     return text if ("e" in text or "." in text) else text + ".0"
@@ -374,8 +374,8 @@ class ExpressionEmitter:
         return self.binary(type(node.op).__name__, self.expr(node.left), self.expr(node.right))
 
     def binary(self, op_name: str, left, right):
-        if isinstance(left, Const) and isinstance(right, Const) and left.is_scalar \
-                and right.is_scalar:
+        if isinstance(left, Const) and isinstance(right, Const):
+            # numbers fold; so do compile-time objects (x.dtype == numpy.float32)
             return self.fold(getattr(ast, op_name), left.value, right.value)
         record = B.OPERATORS.get(op_name)
         if record is None:

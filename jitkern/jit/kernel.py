@@ -117,7 +117,8 @@ class JitKernel:
     def __call__(self, grid, block, args, shared_mem=0, stream=None):
         """Launch: ``kernel(grid, block, args, shared_mem=0, stream=None)``."""
         # The hot path: a key of cheap attribute reads, a dict lookup, the launch.
-        key = tuple([_key(a) for a in args])
+        keyers = _KEYERS
+        key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entry_for(tuple(args), key)
@@ -294,13 +295,6 @@ def _fits_int32(shape, strides, itemsize) -> bool:
     return extent < (1 << 31)
 
 
-def _key(a, _get=None):
-    keyer = _KEYERS.get(type(a))
-    if keyer is None:
-        keyer = _keyer_for(type(a))
-    return keyer(a)
-
-
 def _scalar_key(a):
     return type(a)
 
@@ -312,6 +306,15 @@ def _key_strided(a):
     if len(shape) == 1:
         return (type(a), a.dtype, strides[0] == a.itemsize or shape[0] <= 1)
     return (type(a), a.dtype, len(shape), _fits_int32(shape, strides, a.itemsize))
+
+
+def _key_jitkern(a):
+    # The launch hot path: read the slots behind ndarray's properties (one attribute
+    # access each instead of a property call). A contiguous 1-D array keys on its dtype.
+    strides = a._strides
+    if len(strides) == 1 and strides[0] == a._dtype.itemsize:
+        return a._dtype
+    return _key_strided(a)
 
 
 def _key_torch(t):
@@ -338,6 +341,8 @@ def _keyer_for(cls: type):
         keyer = _scalar_key
     elif module.startswith("torch"):
         keyer = _key_torch
+    elif module.startswith("jitkern") and hasattr(cls, "_strides") and hasattr(cls, "_dtype"):
+        keyer = _key_jitkern
     elif module.startswith(("cupy", "jitkern")) and hasattr(cls, "strides"):
         keyer = _key_strided
     else:
@@ -366,7 +371,7 @@ def _dims_getter(cls: type):
     keyer = _keyer_for(cls)
     if keyer is _key_torch:
         return _dims_torch
-    if keyer is _key_strided:
+    if keyer in (_key_strided, _key_jitkern):
         return _dims_strided
     return _dims_generic
 

@@ -1,0 +1,189 @@
+"""@rawkernel figures (issue 3): launch overhead, first call in a fresh process, bandwidth.
+
+Run: PYTHONPATH=. python benchmarks/bench_jit.py
+Prints markdown tables. Every floor (bare cuLaunchKernel with a pre-packed
+buffer, device-to-device copy) is measured in the same run as the figure.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import numpy as np
+
+import jitkern
+from common import (bare_launch_us, copy_bandwidth, device_label, host_us_per_call,
+                    markdown_table, time_gpu_ms, today, try_import)
+from jitkern import jit
+from jitkern.jit import rawkernel
+
+N_LAUNCH = 20000
+
+
+@rawkernel()
+def four_args(x, y, z, a):
+    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    if i < 1:
+        z[i] = x[i] * a + y[i]
+
+
+@rawkernel()
+def squared_diff(x, y, z, n):
+    i = jit.grid(1)
+    if i < n:
+        z[i] = (x[i] - y[i]) ** 2
+
+
+def launch_rows(bare: float) -> list[list]:
+    x = jitkern.asarray(np.ones(32, np.float32))
+    y, z = jitkern.empty_like(x), jitkern.empty_like(x)
+    a = np.float32(2.0)
+    args = (x, y, z, a)
+    rows = []
+    call_style = host_us_per_call(lambda: four_args((1,), (32,), args), N_LAUNCH)
+    rows.append(["jitkern @rawkernel, k(grid, block, args)", call_style, call_style / bare,
+                 "<= 1.25x"])
+    launcher = four_args[1, 32]
+    numba_style = host_us_per_call(lambda: launcher(x, y, z, a), N_LAUNCH)
+    rows.append(["jitkern @rawkernel, k[grid, block](*args)", numba_style, numba_style / bare,
+                 "<= 1.25x"])
+    cp = try_import("cupy")
+    if cp is not None:
+        cx = cp.ones(32, cp.float32)
+        cargs = (cx, cp.empty_like(cx), cp.empty_like(cx), a)
+        ours_cp = host_us_per_call(lambda: four_args((1,), (32,), cargs), N_LAUNCH)
+        rows.append(["jitkern @rawkernel, CuPy arrays", ours_cp, ours_cp / bare, ""])
+        ref = cupyx_jit_us(cp, cargs)
+        if ref is not None:
+            rows.append(["cupyx.jit.rawkernel (reference)", ref, ref / bare, ""])
+    return rows
+
+
+def cupyx_jit_us(cp, args) -> float | None:
+    try:
+        from cupyx import jit as cjit
+    except Exception:
+        return None
+
+    @cjit.rawkernel()
+    def ref_four_args(x, y, z, a):
+        i = cjit.blockIdx.x * cjit.blockDim.x + cjit.threadIdx.x
+        if i < 1:
+            z[i] = x[i] * a + y[i]
+
+    def call():
+        ref_four_args((1,), (32,), args)
+
+    call()
+    cp.cuda.Device().synchronize()
+    samples = []
+    import time
+
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(2000):
+            call()
+        t1 = time.perf_counter()
+        cp.cuda.Device().synchronize()
+        samples.append((t1 - t0) / 2000 * 1e6)
+    return statistics.median(samples)
+
+
+KERNEL_MODULE = '''
+from jitkern import jit
+from jitkern.jit import rawkernel
+
+
+@rawkernel()
+def first_call_kernel(x, y, z, a):
+    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    if i < 1:
+        z[i] = x[i] * a + y[i]  # TAG
+'''
+
+FIRST_CALL = textwrap.dedent("""
+    import sys, time
+    sys.path.insert(0, sys.argv[1])
+    import numpy as np
+    import jitkern
+    from first_call_mod import first_call_kernel as k
+    x = jitkern.asarray(np.ones(32, np.float32)); y = jitkern.empty_like(x)
+    z = jitkern.empty_like(x)
+    jitkern.synchronize()
+    t0 = time.perf_counter()
+    k[1, 32](x, y, z, np.float32(2.0))
+    jitkern.synchronize()
+    t1 = time.perf_counter()
+    k[1, 32](x, y, z, np.float32(2.0))
+    jitkern.synchronize()
+    t2 = time.perf_counter()
+    print((t1 - t0) * 1e3, (t2 - t1) * 1e3)
+""")
+
+
+def first_call_ms(cache_dir: str, module_dir: str) -> tuple[float, float]:
+    env = dict(os.environ, JITKERN_CACHE_DIR=cache_dir)
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    out = subprocess.run([sys.executable, "-c", FIRST_CALL, module_dir], env=env,
+                         capture_output=True, text=True, check=True).stdout
+    first, second = (float(v) for v in out.split())
+    return first, second
+
+
+def first_call_rows() -> list[list]:
+    rows = []
+    with tempfile.TemporaryDirectory() as module_dir, \
+            tempfile.TemporaryDirectory() as cache_dir:
+        tag = f"run {os.getpid()}"  # a fresh kernel text, so the cold run is really cold
+        with open(os.path.join(module_dir, "first_call_mod.py"), "w") as f:
+            f.write(KERNEL_MODULE.replace("TAG", tag))
+        cold = first_call_ms(cache_dir, module_dir)
+        warm = [first_call_ms(cache_dir, module_dir) for _ in range(5)]
+    warm_first = statistics.median(w[0] for w in warm)
+    warm_second = statistics.median(w[1] for w in warm)
+    rows.append(["cold disk cache (parse, emit, NVRTC, load)", cold[0], cold[1], "<= 400 ms"])
+    rows.append(["warm disk cache (median of 5 processes)", warm_first, warm_second, "<= 3 ms"])
+    return rows
+
+
+def bandwidth_rows() -> tuple[float, list[list]]:
+    n = 1 << 28
+    copy_bw = copy_bandwidth(4 * n)
+    rng = np.random.default_rng()
+    x = jitkern.asarray(rng.standard_normal(n, dtype=np.float32))
+    y = jitkern.asarray(rng.standard_normal(n, dtype=np.float32))
+    z = jitkern.empty(n, np.float32)
+    launcher = squared_diff[(n + 255) // 256, 256]
+    ms = time_gpu_ms(lambda: launcher(x, y, z, n), reps=20)
+    bw = 3 * 4 * n / (ms * 1e-3) / 1e9
+    check = np.random.default_rng().integers(0, n, 1000)
+    xs, ys, zs = x.get()[check], y.get()[check], z.get()[check]
+    np.testing.assert_allclose(zs, (xs - ys) ** 2, rtol=1e-6)
+    return copy_bw, [["device-to-device copy (floor)", "", copy_bw, "100%", ""],
+                     ["z[i] = (x[i] - y[i])**2, 2^28 float32", ms * 1e3, bw,
+                      f"{100 * bw / copy_bw:.1f}%", ">= 95%"]]
+
+
+def main() -> None:
+    print(f"# @rawkernel figures: {device_label()}, {today()}\n")
+    bare = bare_launch_us(N_LAUNCH)
+    rows = [["bare cuLaunchKernel, pre-packed buffer (floor)", bare, 1.0, ""]]
+    rows += launch_rows(bare)
+    print(f"## Launch overhead of a 4-argument kernel (3 arrays, 1 scalar), host us per launch "
+          f"({N_LAUNCH} async launches, median of 5)\n")
+    print(markdown_table(["launch", "us/launch", "x bare", "target"], rows))
+    print("\n## First call of a small kernel in a fresh process (ms, after import)\n")
+    print(markdown_table(["case", "first call", "second call", "target"], first_call_rows()))
+    _copy_bw, bw_rows = bandwidth_rows()
+    print("\n## Bandwidth (bytes read + written / median time over CUDA events)\n")
+    print(markdown_table(["case", "time (us)", "GB/s", "of copy", "target"], bw_rows))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    main()
