@@ -20,7 +20,7 @@ print(generic(jitkern.arange(5, dtype=np.float64), 1.5))
 
 add_reverse = jitkern.ElementwiseKernel(
     "T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse")
-print(add_reverse(jitkern.arange(5, dtype=np.int32), jitkern.arange(5, dtype=np.int32) * 10))
+print(add_reverse(jitkern.arange(5, dtype=np.int32), jitkern.arange(0, 50, 10, dtype=np.int32)))
 
 # What was compiled, and what it costs (no GPU needed for inspect with arch=).
 print(squared_diff.inspect(np.zeros(1 << 20, np.float32), np.zeros(1 << 20, np.float32),

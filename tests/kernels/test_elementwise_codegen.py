@@ -168,3 +168,28 @@ def test_host_arrays_are_refused_at_call():
     k = ElementwiseKernel("T x", "T y", "y = x", "host_e")
     with pytest.raises(TypeError, match="jitkern.asarray"):
         k(np.zeros(4, np.float32))
+
+
+# -- broadcasting against NumPy (hypothesis) -------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from hypothesis.extra import numpy as hnp  # noqa: E402
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.mutually_broadcastable_shapes(num_shapes=3, min_dims=0, max_dims=5, max_side=4))
+def test_broadcast_shape_matches_numpy(shapes):
+    assert _layout.broadcast_shape(shapes.input_shapes, "k") == shapes.result_shape
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=5),
+       st.lists(st.sampled_from([1, -1, 2]), min_size=4, max_size=4))
+def test_collapse_preserves_element_order(shape, steps):
+    full_shape = [s * abs(k) for s, k in zip(shape, steps)]
+    full = np.arange(int(np.prod(full_shape)), dtype=np.int32).reshape(full_shape)
+    view = full[tuple(slice(None, None, k) for k in steps[: len(shape)])]
+    new_shape, (new_strides,) = _layout.collapse(view.shape, [view.strides])
+    again = np.lib.stride_tricks.as_strided(view, new_shape, new_strides)
+    np.testing.assert_array_equal(again.ravel(), view.ravel())
