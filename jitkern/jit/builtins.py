@@ -749,7 +749,8 @@ def _math_template(row: _MathRow):
 def _math_builtin(row: _MathRow) -> Builtin:
     params = ("x", "y", "z")[: row.nargs]
     accepts = "real numbers" + (", complex" if row.complex_fn else "")
-    return Builtin(row.names[0], params, accepts, _math_rule(row), _math_template(row), row.doc,
+    doc = row.doc + (f" Also {', '.join(row.names[1:])}." if len(row.names) > 1 else "")
+    return Builtin(row.names[0], params, accepts, _math_rule(row), _math_template(row), doc,
                    "math", fold=_resolve_py(row.names[0]))
 
 
@@ -1209,7 +1210,8 @@ def render_table() -> str:
             call = call.replace("(self, ", "(").replace("(self)", "()")
         params = ", ".join(r.param_names()) or "-"
         note = r.doc + (f" Needs sm_{r.min_arch}+." if r.min_arch else "")
-        out.append(f"| {r.group} | `{call}` | {params} | {r.accepts or '-'} | {note} |")
+        cells = [r.group, f"`{call}`", params, r.accepts or "-", note]
+        out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(out)
 
 
@@ -1313,9 +1315,9 @@ OPERATORS = {
     "BitOr": _op("BitOr", "|", _int_rule("|"), doc="Bitwise or (integers, bools)."),
     "BitXor": _op("BitXor", "^", _int_rule("^"), doc="Bitwise xor (integers, bools)."),
     "Eq": _op("Eq", "==", _compare_rule("=="), doc="Comparisons chain: a < b < c."),
-    "NotEq": _op("NotEq", "!=", _compare_rule("!=")),
-    "Lt": _op("Lt", "<", _compare_rule("<")),
-    "LtE": _op("LtE", "<=", _compare_rule("<=")),
-    "Gt": _op("Gt", ">", _compare_rule(">")),
-    "GtE": _op("GtE", ">=", _compare_rule(">=")),
+    "NotEq": _op("NotEq", "!=", _compare_rule("!="), doc="Comparison."),
+    "Lt": _op("Lt", "<", _compare_rule("<"), doc="Comparison."),
+    "LtE": _op("LtE", "<=", _compare_rule("<="), doc="Comparison."),
+    "Gt": _op("Gt", ">", _compare_rule(">"), doc="Comparison."),
+    "GtE": _op("GtE", ">=", _compare_rule(">="), doc="Comparison."),
 }

@@ -1,0 +1,53 @@
+"""Sum of a large array: warp shuffles, shared memory between warps, one atomic per block.
+
+Run: python examples/jit_block_reduction.py
+"""
+
+import numpy as np
+
+import jitkern
+from jitkern import jit
+
+FULL_MASK = 0xFFFFFFFF
+
+
+@jitkern.rawkernel()
+def block_sum(x, out, n):
+    partial = jit.shared_memory(np.float32, 32)  # one slot per warp
+    tid = jit.threadIdx.x
+    lane = tid % 32
+    warp = tid // 32
+    v = np.float32(0)
+    for i in range(jit.grid(1), n, jit.gridsize(1)):  # grid-stride accumulation
+        v += x[i]
+    for offset in (16, 8, 4, 2, 1):  # reduce within the warp
+        v += jit.shfl_down_sync(FULL_MASK, v, offset)
+    if lane == 0:
+        partial[warp] = v
+    jit.syncthreads()
+    if warp == 0:  # the first warp reduces the per-warp partial sums
+        v = partial[lane] if lane < jit.blockDim.x // 32 else np.float32(0)
+        for offset in (16, 8, 4, 2, 1):
+            v += jit.shfl_xor_sync(FULL_MASK, v, offset)
+        if lane == 0:
+            jit.atomic_add(out, 0, v)
+
+
+def main():
+    n = 10_000_000
+    if not jitkern.is_available():
+        host = np.zeros(4, np.float32)
+        info = block_sum.inspect(host, host, n, arch="sm_90")
+        print(info.source)
+        print(info)
+        return
+    h = np.random.default_rng().random(n, dtype=np.float32)
+    out = jitkern.zeros(1, np.float32)
+    block_sum[264, 1024](jitkern.asarray(h), out, n)
+    got, want = float(out.get()[0]), float(h.sum(dtype=np.float64))
+    print(f"sum = {got:.1f}, NumPy (float64) = {want:.1f}, relative error {abs(got - want) / want:.1e}")
+    assert abs(got - want) / want < 1e-4
+
+
+if __name__ == "__main__":
+    main()

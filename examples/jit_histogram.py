@@ -1,0 +1,42 @@
+"""A 256-bin histogram of bytes: per-block histograms in shared memory, merged with atomics.
+
+Run: python examples/jit_histogram.py
+"""
+
+import numpy as np
+
+import jitkern
+from jitkern import jit
+
+BINS = 256
+
+
+@jitkern.rawkernel()
+def histogram(data, bins, n):
+    local = jit.shared_memory(np.uint32, BINS)
+    for b in range(jit.threadIdx.x, BINS, jit.blockDim.x):
+        local[b] = 0
+    jit.syncthreads()
+    for i in range(jit.grid(1), n, jit.gridsize(1)):
+        jit.atomic_add(local, data[i], 1)  # shared-memory atomics: cheap
+    jit.syncthreads()
+    for b in range(jit.threadIdx.x, BINS, jit.blockDim.x):
+        if local[b] > 0:
+            jit.atomic_add(bins, b, local[b])  # one global atomic per bin and block
+
+
+def main():
+    n = 50_000_000
+    if not jitkern.is_available():
+        print(histogram.inspect(np.zeros(4, np.uint8), np.zeros(BINS, np.uint32), n,
+                                arch="sm_90").source)
+        return
+    h = np.random.default_rng().integers(0, 256, n, dtype=np.uint8)
+    bins = jitkern.zeros(BINS, np.uint32)
+    histogram[132 * 4, 512](jitkern.asarray(h), bins, n)
+    assert (bins.get() == np.bincount(h, minlength=BINS)).all()
+    print("histogram of", n, "bytes matches numpy.bincount")
+
+
+if __name__ == "__main__":
+    main()

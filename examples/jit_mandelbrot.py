@@ -1,0 +1,73 @@
+"""A Mandelbrot image computed by a JIT kernel with complex numbers, written to a PNG.
+
+Run: python examples/jit_mandelbrot.py [out.png]
+The PNG is written with zlib and struct only (no imaging library needed).
+"""
+
+import struct
+import sys
+import zlib
+
+import numpy as np
+
+import jitkern
+from jitkern import jit
+
+MAX_ITER = 200
+
+
+@jitkern.rawkernel(device=True)
+def escape_time(c, max_iter):
+    z = c
+    for k in range(max_iter):
+        if z.real * z.real + z.imag * z.imag > 4.0:
+            return k
+        z = z * z + c
+    return max_iter
+
+
+@jitkern.rawkernel()
+def mandelbrot(image, x0, y0, scale, max_iter):
+    x, y = jit.grid(2)
+    height, width, _channels = image.shape
+    if x < width and y < height:
+        c = complex(x0 + x * scale, y0 + y * scale)
+        n = escape_time(c, max_iter)
+        t = n / max_iter
+        # a smooth blue-gold palette
+        image[y, x, 0] = np.uint8(255 * min(1.0, 9 * (1 - t) * t * t * t))
+        image[y, x, 1] = np.uint8(255 * min(1.0, 15 * (1 - t) * (1 - t) * t * t))
+        image[y, x, 2] = np.uint8(255 * min(1.0, 8.5 * (1 - t) * (1 - t) * (1 - t) * t))
+
+
+def write_png(path: str, rgb: np.ndarray) -> None:
+    height, width, _ = rgb.shape
+    raw = b"".join(b"\x00" + rgb[row].tobytes() for row in range(height))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    with open(path, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) +
+                chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b""))
+
+
+def main():
+    path = sys.argv[1] if len(sys.argv) > 1 else "mandelbrot.png"
+    width, height = 1200, 800
+    scale = 3.0 / width
+    args = (-2.2, -1.0, scale, MAX_ITER)
+    if not jitkern.is_available():
+        host = np.zeros((height, width, 3), np.uint8)
+        print(mandelbrot.inspect(host, *args, arch="sm_90").source)
+        return
+    image = jitkern.zeros((height, width, 3), np.uint8)
+    mandelbrot[((width + 15) // 16, (height + 15) // 16), (16, 16)](image, *args)
+    write_png(path, image.get())
+    print(f"wrote {path} ({width}x{height})")
+
+
+if __name__ == "__main__":
+    main()
