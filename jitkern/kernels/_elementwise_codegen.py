@@ -30,7 +30,7 @@ def _signature(kernel, a) -> str:
         else:
             parts.append(f"{'const ' if not p.is_output else ''}{t}* _p_{p.name}")
     parts.append(f"{a.index_type} _n")
-    if a.variant == "strided":
+    if a.variant in ("strided", "strided_vector"):
         nd = a.ndim
         parts.append(f"_jk_shape<{nd}> _shape")
         parts.extend(f"_jk_shape<{nd}> _s_{p.name}" for p in _mapped(kernel, a))
@@ -130,12 +130,56 @@ def _vector_body(kernel, a) -> str:
         f"  }}\n")
 
 
-def _strided_body(kernel, a) -> str:
-    it, nd = a.index_type, a.ndim
-    mapped = _mapped(kernel, a)
+def _unravel_offsets(it: str, nd: int, mapped, var: str) -> str:
+    """Code setting ``_o_<name>``, the byte offset of flat index ``var`` in each array."""
     offs = ", ".join(f"_o_{p.name} = 0" for p in mapped)
     step = "".join(f" _o_{p.name} += _c * ({it})_s_{p.name}.v[_d];" for p in mapped)
     first = "".join(f" _o_{p.name} += _r * ({it})_s_{p.name}.v[0];" for p in mapped)
+    return (
+        f"    {it} _r = {var};\n"
+        + (f"    {it} {offs};\n" if mapped else "") +
+        f"    #pragma unroll\n"
+        f"    for (int _d = {nd} - 1; _d > 0; --_d) {{\n"
+        f"      const {it} _e = ({it})_shape.v[_d];\n"
+        f"      const {it} _q = _r / _e;\n"
+        f"      const {it} _c = _r - _q * _e;\n"
+        f"      _r = _q;{step}\n"
+        f"    }}\n"
+        f"   {first}\n")
+
+
+def _strided_vector_body(kernel, a) -> str:
+    """Vectors along the innermost dimension; arrays constant along it read one element."""
+    it, nd, v = a.index_type, a.ndim, a.vector
+    mapped = _mapped(kernel, a)
+    loads, stores, binds = [], [], []
+    for j, p in enumerate(mapped):
+        t = _tname(p, a.dtypes[kernel.params.index(p)])
+        const = "const " if not p.is_output else ""
+        addr = f"reinterpret_cast<{const}char*>(_p_{p.name}) + _o_{p.name}"
+        if a.strides_c[j][-1] == 0:
+            binds.append(f"{const}{t}& {p.name} = *reinterpret_cast<{const}{t}*>({addr});")
+            continue
+        vt = f"_jk_vec<{t}, {v}>"
+        loads.append(f"    {vt} _v_{p.name} = *reinterpret_cast<const {vt}*>({addr});\n")
+        binds.append(f"{const}{t}& {p.name} = _v_{p.name}.v[_k];")
+        if p.is_output:
+            stores.append(f"    *reinterpret_cast<{vt}*>({addr}) = _v_{p.name};\n")
+    return (
+        f"  const {it} _nv = _n / {v};\n"
+        f"  for ({it} _vi = ({it})blockIdx.x * blockDim.x + threadIdx.x; _vi < _nv;"
+        f" _vi += ({it})gridDim.x * blockDim.x) {{\n"
+        + _unravel_offsets(it, nd, mapped, "_vi") + "".join(loads)
+        + f"    #pragma unroll\n    for (int _k = 0; _k < {v}; ++_k) {{\n"
+        f"      const {it} i = _vi * {v} + _k;\n"
+        f"      {' '.join(binds)}\n"
+        f"      {{\n{kernel.operation}\n;}}\n"
+        f"    }}\n" + "".join(stores) + "  }\n")
+
+
+def _strided_body(kernel, a) -> str:
+    it, nd = a.index_type, a.ndim
+    mapped = _mapped(kernel, a)
     binds = []
     for p in mapped:
         t = _tname(p, a.dtypes[kernel.params.index(p)])
@@ -145,16 +189,7 @@ def _strided_body(kernel, a) -> str:
     return (
         f"  for ({it} i = ({it})blockIdx.x * blockDim.x + threadIdx.x; i < _n;"
         f" i += ({it})gridDim.x * blockDim.x) {{\n"
-        f"    {it} _r = i;\n"
-        + (f"    {it} {offs};\n" if mapped else "") +
-        f"    #pragma unroll\n"
-        f"    for (int _d = {nd} - 1; _d > 0; --_d) {{\n"
-        f"      const {it} _e = ({it})_shape.v[_d];\n"
-        f"      const {it} _q = _r / _e;\n"
-        f"      const {it} _c = _r - _q * _e;\n"
-        f"      _r = _q;{step}\n"
-        f"    }}\n"
-        f"   {first}\n"
+        + _unravel_offsets(it, nd, mapped, "i") +
         f"    {' '.join(binds)}\n"
         f"    {{\n{kernel.operation}\n;}}\n"
         f"  }}\n")
@@ -164,7 +199,8 @@ def _unroll() -> int:
     return UNROLL
 
 
-_BODIES = {"linear": _linear_body, "vector": _vector_body, "strided": _strided_body}
+_BODIES = {"linear": _linear_body, "vector": _vector_body, "strided": _strided_body,
+           "strided_vector": _strided_vector_body}
 
 
 def generate(kernel, a) -> str:

@@ -48,6 +48,12 @@ _MAX_VECTOR = 8
 _UNROLL = _codegen.UNROLL
 
 
+# Called as hook(value, param, what) on every argument before it is classified. The
+# texture issue registers its TextureObject support here (a unique placeholder type,
+# bound from the texture's channel format); nothing is registered yet.
+ARGUMENT_HOOKS: list = []
+
+
 def check_kernel_name(name) -> str:
     if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
         raise ValueError(f"name: {name!r} is not a valid kernel name (a C identifier)")
@@ -158,6 +164,8 @@ class ElementwiseKernel:
         for k, value in enumerate(args):
             p = self.params[k]
             what = f"{self.name}: {'output' if p.is_output else 'input'} {p.name!r}"
+            for hook in ARGUMENT_HOOKS:
+                hook(value, p, what)
             if _layout.is_scalar(value):
                 if p.is_output:
                     raise KernelArgumentError(f"{what}: outputs must be arrays, got a scalar "
@@ -213,7 +221,7 @@ class ElementwiseKernel:
         a.out_shape = a.shape
 
     def _decide_layout(self, a, arrays) -> None:
-        strides_list, sizes = [], []
+        strides_list, sizes, outputs = [], [], []
         for k, p in enumerate(self.params):
             arr = arrays[k] if k < len(arrays) else None
             if p.raw:
@@ -226,6 +234,7 @@ class ElementwiseKernel:
                 strides = _layout.broadcast_strides(arr.shape, arr.strides, a.shape)
             strides_list.append(strides)
             sizes.append(a.dtypes[k].itemsize)
+            outputs.append(p.is_output)
         shape_c, strides_c = _layout.collapse(a.shape, strides_list, keep=not self.reduce_dims)
         a.shape_c, a.strides_c = shape_c, strides_c
         a.ndim = len(shape_c)
@@ -240,6 +249,10 @@ class ElementwiseKernel:
                 vector = min(_VECTOR_BYTES // widest, _MAX_VECTOR)
         a.vector = vector
         a.variant = ("vector" if vector > 1 else "linear") if linear else "strided"
+        if a.variant == "strided" and self.reduce_dims:
+            a.vector = _inner_vector(shape_c, strides_c, sizes, outputs)
+            if a.vector > 1:
+                a.variant = "strided_vector"
         slack = 2 * _UNROLL * _MAX_VECTOR * (1 << 24)  # index overshoot of a grid-stride step
         a.index_type = ("int" if a.size + slack <= _INT32_LIMIT and extent <= _INT32_LIMIT
                         else "long long")
@@ -304,6 +317,29 @@ class ElementwiseKernel:
     def __repr__(self) -> str:
         return (f"<jitkern.ElementwiseKernel {self.name!r} ({_names(self.in_params)}) -> "
                 f"({_names(self.out_params)})>")
+
+
+def _inner_vector(shape, strides_list, sizes, outputs) -> int:
+    """Elements per 16-byte vector along the innermost dimension, or 1 when it does not apply.
+
+    Applies when every array walks the innermost dimension contiguously or not at all
+    (a broadcast row or column), outputs contiguously, and every other stride keeps
+    vectors aligned.
+    """
+    if len(shape) < 2:
+        return 1
+    walking = [isz for st, isz in zip(strides_list, sizes) if st[-1] != 0]
+    if not walking:
+        return 1
+    v = min(_VECTOR_BYTES // max(walking), _MAX_VECTOR)
+    if v < 2 or shape[-1] % v:
+        return 1
+    for st, isz, is_out in zip(strides_list, sizes, outputs):
+        if st[-1] not in (0, isz) or (is_out and st[-1] != isz):
+            return 1
+        if st[-1] and any(x % (v * isz) for x in st[:-1]):
+            return 1
+    return v
 
 
 def _names(params) -> str:
@@ -433,7 +469,8 @@ class _Launch:
             b = _Analysis()
             for slot in _Analysis.__slots__:
                 setattr(b, slot, getattr(a, slot))
-            b.variant, b.vector = "linear", 1
+            b.variant = "strided" if a.variant == "strided_vector" else "linear"
+            b.vector = 1
             b.source = kernel._source(b)
             self.fallback = _Launch(kernel, b, self._arrays, self.block[0])
         return self.fallback
@@ -467,6 +504,11 @@ def _static_args(kernel: ElementwiseKernel, a: _Analysis) -> tuple:
         static.append(_cuda.int64_struct(a.shape_c))
         for st in a.strides_c:
             static.append(_cuda.int64_struct(st))
+    elif a.variant == "strided_vector":  # the innermost dimension counted in vectors
+        v = a.vector
+        static.append(_cuda.int64_struct(a.shape_c[:-1] + (a.shape_c[-1] // v,)))
+        for st in a.strides_c:
+            static.append(_cuda.int64_struct(st[:-1] + (st[-1] * v,)))
     for k in sorted(a.raw_dims):
         shape, strides = a.raw_dims[k]
         static.append(_cuda.dims_struct(shape, strides))

@@ -64,7 +64,11 @@ def test_contiguous_is_vector_with_int_indices(squared_diff):
 def test_views_and_broadcast_are_strided(squared_diff):
     x = np.zeros((64, 48), np.float32)
     assert _variant(squared_diff.inspect(x[:, ::2], np.float32(1), arch="sm_90").source)[0] == "strided"
-    assert _variant(squared_diff.inspect(x, x[0], arch="sm_90").source) == ("strided", "2", "int")
+    assert _variant(squared_diff.inspect(x, x[0], arch="sm_90").source) == \
+        ("strided_vector", "2", "int")
+    assert _variant(squared_diff.inspect(x, x[:, :1], arch="sm_90").source)[0] == "strided_vector"
+    assert _variant(squared_diff.inspect(x[:, 1:4], x[0, 1:4], arch="sm_90").source)[0] == \
+        "strided"
     # a scalar broadcast keeps the vector path (the constant is read in place)
     assert _variant(squared_diff.inspect(x, 1.0, arch="sm_90").source)[0] == "vector"
 

@@ -152,6 +152,10 @@ def test_views_negative_strides_and_broadcasting(rng):
                                (48, 64))
     col = rng.random((64, 1)).astype(np.float32)
     np.testing.assert_allclose(host(k(da, dev(col))), a * 2 + col, rtol=1e-6)
+    # vectors along the innermost dimension: aligned sub-blocks, and misaligned ones
+    np.testing.assert_allclose(host(k(da[:, 4:44], db[4:44])), a[:, 4:44] * 2 + b[4:44])
+    np.testing.assert_allclose(host(k(da[:, 1:45], db[1:45])), a[:, 1:45] * 2 + b[1:45])
+    np.testing.assert_allclose(host(k(da[1:, 4:44], db[4:44])), a[1:, 4:44] * 2 + b[4:44])
     x2 = dev(rng.random(1 << 16).astype(np.float32))
     np.testing.assert_allclose(host(k(x2[::2], x2[1::2])),
                                host(x2)[::2] * 2 + host(x2)[1::2], rtol=1e-6)
