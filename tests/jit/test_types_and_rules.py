@@ -1,0 +1,133 @@
+"""Type rules in both modes, checked against NumPy 2 and through emitted kernels."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from jitkern.jit import docs, infer, rawkernel
+from jitkern.jit import types as T
+
+NUMPY_TYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float16", "float32", "float64", "complex64", "complex128"]
+
+
+def test_types_are_interned_and_spelled_in_cpp():
+    assert T.scalar("float32") is T.float32
+    assert T.array(T.float32, 2, False, True) is T.array(T.float32, 2, False, True)
+    assert T.float16.ctype == "__half" and T.bfloat16.ctype == "__nv_bfloat16"
+    assert T.complex64.ctype == "complex<float>" and T.uint64.ctype == "unsigned long long"
+    assert T.array(T.float32, 1, True, True).ctype == "float*"
+    assert T.array(T.int8, 3, False, False).ctype == "jk::Array<signed char, 3, long long>"
+    assert T.tuple_of([T.int32, T.bool_]).ctype == "jk::Tuple<int, bool>"
+
+
+@pytest.mark.parametrize("a,b", itertools.product(NUMPY_TYPES, repeat=2))
+def test_numpy_mode_matches_numpy_result_type(a, b):
+    got = infer.result_type([T.scalar(a), T.scalar(b)], "numpy")
+    assert got.name == np.result_type(np.dtype(a), np.dtype(b)).name
+
+
+@pytest.mark.parametrize("t", NUMPY_TYPES)
+@pytest.mark.parametrize("literal", [1, 2.5, 1j, True])
+def test_numpy_mode_literals_are_weak(t, literal):
+    want = np.result_type(np.dtype(t), literal)
+    assert infer.result_type([T.scalar(t), literal], "numpy").name == want.name
+
+
+@pytest.mark.parametrize("a,b", itertools.product(NUMPY_TYPES, repeat=2))
+def test_cuda_mode_is_the_later_type(a, b):
+    got = infer.result_type([T.scalar(a), T.scalar(b)], "cuda")
+    order = infer.CUDA_ORDER
+    later = max(a, b, key=order.index)
+    if later == "complex64" and "float64" in (a, b):
+        later = "complex128"
+    assert got.name == later
+
+
+def test_cuda_mode_literals():
+    assert infer.literal_type(1, "cuda") is T.int32
+    assert infer.literal_type(2**40, "cuda") is T.int64
+    assert infer.literal_type(1.0, "cuda") is T.float32
+    assert infer.literal_type(1.0, "numpy") is T.float64
+    assert infer.result_type([T.int64, 2.0], "cuda") is T.float32  # CuPy's cuda mode
+    assert infer.result_type([T.int8, 1], "numpy") is T.int8
+
+
+def test_true_division_types():
+    assert infer.true_divide_type([T.int32, T.int32], "numpy") is T.float64
+    assert infer.true_divide_type([T.int16, T.int16], "cuda") is T.float32
+    assert infer.true_divide_type([T.float32, T.float32], "numpy") is T.float32
+
+
+def test_bfloat16_promotes_like_ml_dtypes():
+    assert infer.result_type([T.bfloat16, T.float16], "numpy") is T.float32
+    assert infer.result_type([T.bfloat16, T.float32], "numpy") is T.float32
+    assert infer.result_type([T.bfloat16, 1.0], "numpy") is T.bfloat16
+    assert infer.result_type([T.bfloat16, T.int8], "cuda") is T.bfloat16
+
+
+def test_same_kind_assignment():
+    assert infer.can_assign(T.int32, T.int64, "cuda")
+    assert infer.can_assign(T.int64, T.int32, "cuda")  # narrowing within a kind
+    assert infer.can_assign(T.uint64, T.int64, "cuda")
+    assert not infer.can_assign(T.int64, T.uint32, "cuda")
+    assert not infer.can_assign(T.float32, T.int32, "cuda")
+    assert infer.can_assign(1, T.float32, "cuda") and not infer.can_assign(1.5, T.int32, "cuda")
+    assert infer.can_store(T.float64, T.int8) and not infer.can_store(T.complex64, T.float32)
+
+
+def declared_type(kernel, *args, var="v") -> str:
+    source = kernel.emit(*args)
+    body = source.split("}  // namespace jk\n", 1)[1]
+    for line in body.splitlines():
+        line = line.strip()
+        if line.endswith(f" {var};") and not line.startswith("//"):
+            return line[: -len(var) - 2]
+    raise AssertionError(body)
+
+
+@rawkernel(mode="numpy")
+def add_numpy(a, b):
+    v = a[0] + b[0]
+
+
+@rawkernel(mode="cuda")
+def add_cuda(a, b):
+    v = a[0] + b[0]
+
+
+@rawkernel(mode="numpy")
+def scale_numpy(a):
+    v = a[0] * 2.0
+
+
+@rawkernel(mode="cuda")
+def scale_cuda(a):
+    v = a[0] * 2.0
+
+
+@pytest.mark.parametrize("a,b", [("int8", "uint8"), ("int32", "float32"), ("uint64", "int64"),
+                                 ("float16", "int16"), ("int8", "int8"), ("float32", "complex64")])
+def test_emitted_variable_types_follow_the_mode(a, b):
+    x, y = np.zeros(2, a), np.zeros(2, b)
+    want_numpy = T.scalar(np.result_type(x.dtype, y.dtype).name).ctype
+    assert declared_type(add_numpy, x, y) == want_numpy
+    want_cuda = infer.result_type([T.scalar(a), T.scalar(b)], "cuda")
+    assert declared_type(add_cuda, x, y) == infer.arithmetic_type([want_cuda], "cuda").ctype
+
+
+@pytest.mark.parametrize("t", ["int8", "int64", "float16", "float32", "float64"])
+def test_emitted_literal_promotion(t):
+    x = np.zeros(2, t)
+    assert declared_type(scale_numpy, x) == T.scalar(np.result_type(x.dtype, 2.0).name).ctype
+    assert declared_type(scale_cuda, x) == infer.result_type([T.scalar(t), 2.0], "cuda").ctype
+
+
+def test_docs_are_up_to_date():
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "jit.md")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    assert docs.render(text) == text, "run: python -m jitkern.jit.docs docs/jit.md"
