@@ -78,8 +78,10 @@ def inspect_only() -> None:
     print("no CUDA device: compiling for sm_90 only")
     for title, kernel in KERNELS:
         info = kernel.inspect(arch="sm_90")
-        print(f"{title:18s} {info.registers} registers, {info.local_bytes} bytes local, "
-              f"{len(info.cubin)} bytes of CUBIN")
+        print(
+            f"{title:18s} {info.registers} registers, {info.local_bytes} bytes local, "
+            f"{len(info.cubin)} bytes of CUBIN"
+        )
 
 
 if __name__ == "__main__":

@@ -13,8 +13,12 @@ import re
 BRIDGE_HEADER = "jitkern/cucomplex.cuh"
 BRIDGE_INCLUDE = f"#include <{BRIDGE_HEADER}>"
 
-_CUCOMPLEX_INCLUDE = re.compile(r'^([ \t]*)#([ \t]*)include[ \t]*[<"]cuComplex\.h[>"]', re.M)
-_BRIDGE_INCLUDED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]jitkern/cucomplex\.cuh[>"]', re.M)
+_CUCOMPLEX_INCLUDE = re.compile(
+    r'^([ \t]*)#([ \t]*)include[ \t]*[<"]cuComplex\.h[>"]', re.MULTILINE
+)
+_BRIDGE_INCLUDED = re.compile(
+    r'^[ \t]*#[ \t]*include[ \t]*[<"]jitkern/cucomplex\.cuh[>"]', re.MULTILINE
+)
 
 
 def translate_cucomplex(source: str) -> str:

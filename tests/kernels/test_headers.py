@@ -76,8 +76,10 @@ BINARY = {
     "mul": ("z * w", np.multiply),
     "div": ("z / w", np.divide),
     "pow": ("pow(z, w)", np.power),
-    "compound": ("[&] { complex<T> c = z; c += w; c *= z; c -= w; c /= w; return c; }()",
-                 lambda z, w: ((z + w) * z - w) / w),
+    "compound": (
+        "[&] { complex<T> c = z; c += w; c *= z; c -= w; c /= w; return c; }()",
+        lambda z, w: ((z + w) * z - w) / w,
+    ),
 }
 
 # (complex z, real s) -> complex: real scalars on both sides.
@@ -95,8 +97,10 @@ WITH_REAL = {
     "pow_z_int": ("pow(z, 3)", lambda z, s: z * z * z),
     "pow_z_negint": ("pow(z, -2)", lambda z, s: 1 / (z * z)),
     "polar": ("polar(s, z.real())", lambda z, s: s * np.exp(1j * z.real)),
-    "compound_s": ("[&] { complex<T> c = z; c += s; c *= s; c -= s; c /= s; return c; }()",
-                   lambda z, s: ((z + s) * s - s) / s),
+    "compound_s": (
+        "[&] { complex<T> c = z; c += s; c *= s; c -= s; c /= s; return c; }()",
+        lambda z, s: ((z + s) * s - s) / s,
+    ),
 }
 
 PREDICATES = {
@@ -113,13 +117,16 @@ _PRELUDE = r"""
 
 def _kernel_pair(name: str, params: str, body: str) -> str:
     """One templated body, instantiated as extern "C" kernels name_f and name_d."""
-    out = [f"template <typename T> __device__ void {name}_impl({params}, int n) {{ "
-           f"JK_INDEX {body} }}"]
+    out = [
+        f"template <typename T> __device__ void {name}_impl({params}, int n) {{ JK_INDEX {body} }}"
+    ]
     call_args = ", ".join(p.split()[-1].lstrip("*") for p in params.split(",")) + ", n"
     for suffix, T in (("f", "float"), ("d", "double")):
         typed = params.replace("T", T).replace("complex<T>", f"complex<{T}>")
-        out.append(f'extern "C" __global__ void {name}_{suffix}({typed}, int n) '
-                   f"{{ {name}_impl<{T}>({call_args}); }}")
+        out.append(
+            f'extern "C" __global__ void {name}_{suffix}({typed}, int n) '
+            f"{{ {name}_impl<{T}>({call_args}); }}"
+        )
     return "\n".join(out)
 
 
@@ -127,21 +134,45 @@ def complex_functions_source() -> str:
     """Kernels exercising every complex function and operator, in both precisions."""
     parts = [_PRELUDE]
     for name, (expr, _) in UNARY.items():
-        parts.append(_kernel_pair(f"u_{name}", "const complex<T>* zs, complex<T>* out",
-                                  f"complex<T> z = zs[i]; out[i] = {expr};"))
+        parts.append(
+            _kernel_pair(
+                f"u_{name}",
+                "const complex<T>* zs, complex<T>* out",
+                f"complex<T> z = zs[i]; out[i] = {expr};",
+            )
+        )
     for name, (expr, _) in TO_REAL.items():
-        parts.append(_kernel_pair(f"r_{name}", "const complex<T>* zs, T* out",
-                                  f"complex<T> z = zs[i]; out[i] = {expr};"))
+        parts.append(
+            _kernel_pair(
+                f"r_{name}",
+                "const complex<T>* zs, T* out",
+                f"complex<T> z = zs[i]; out[i] = {expr};",
+            )
+        )
     for name, (expr, _) in BINARY.items():
-        parts.append(_kernel_pair(f"b_{name}",
-                                  "const complex<T>* zs, const complex<T>* ws, complex<T>* out",
-                                  f"complex<T> z = zs[i], w = ws[i]; out[i] = {expr};"))
+        parts.append(
+            _kernel_pair(
+                f"b_{name}",
+                "const complex<T>* zs, const complex<T>* ws, complex<T>* out",
+                f"complex<T> z = zs[i], w = ws[i]; out[i] = {expr};",
+            )
+        )
     for name, (expr, _) in WITH_REAL.items():
-        parts.append(_kernel_pair(f"s_{name}", "const complex<T>* zs, const T* ss, complex<T>* out",
-                                  f"complex<T> z = zs[i]; T s = ss[i]; out[i] = {expr};"))
+        parts.append(
+            _kernel_pair(
+                f"s_{name}",
+                "const complex<T>* zs, const T* ss, complex<T>* out",
+                f"complex<T> z = zs[i]; T s = ss[i]; out[i] = {expr};",
+            )
+        )
     for name, (expr, _) in PREDICATES.items():
-        parts.append(_kernel_pair(f"p_{name}", "const complex<T>* zs, bool* out",
-                                  f"complex<T> z = zs[i]; out[i] = {expr};"))
+        parts.append(
+            _kernel_pair(
+                f"p_{name}",
+                "const complex<T>* zs, bool* out",
+                f"complex<T> z = zs[i]; out[i] = {expr};",
+            )
+        )
     parts.append(_MISC)
     return "\n".join(parts)
 
@@ -219,8 +250,12 @@ class _CaiBuffer:
         self.mem = memory.malloc(max(a.nbytes, 1), driver.current_device_id())
         memory.memcpy_htod(int(self.mem), a, a.nbytes)
         self.__cuda_array_interface__ = {
-            "shape": a.shape, "typestr": a.dtype.str, "data": (int(self.mem), False),
-            "version": 3, "strides": None, "stream": None,
+            "shape": a.shape,
+            "typestr": a.dtype.str,
+            "data": (int(self.mem), False),
+            "version": 3,
+            "strides": None,
+            "stream": None,
         }
 
     def get(self) -> np.ndarray:
@@ -251,29 +286,42 @@ def test_spec_complex_example_compiles(arch):
     assert info.local_bytes == 0  # no stack frame for a complex multiply-add
 
 
+@pytest.mark.parametrize("std", ["-std=c++11", "-std=c++14", "-std=c++20"])
+def test_complex_headers_compile_under_other_standards(std):
+    # The spec's template example passes -std=c++11; the headers must not need C++17.
+    src = translate_cucomplex(CUCOMPLEX_FLOAT) + SPEC_COMPLEX_EXAMPLE
+    compile_source(src, options=(std,), arch="sm_80")
+
+
 def test_complex_header_includes_nothing():
     # Light on purpose: no <cmath>, <cuda/std/complex> or cuda_fp16.h.
     for name in ("complex.cuh",):
         with open(os.path.join(HEADER_DIR, name)) as f:
             text = f.read()
-        assert re.findall(r"^\s*#\s*include", text, re.M) == []
+        assert re.findall(r"^\s*#\s*include", text, re.MULTILINE) == []
 
 
 def test_complex_in_jitkern_namespace_and_global():
-    src = _PRELUDE + r"""
+    src = (
+        _PRELUDE
+        + r"""
     extern "C" __global__ void k(jitkern::complex<double>* out) {
         ::complex<double> a(1.0, 2.0);
         jitkern::complex<double> b = jitkern::sqrt(a) + jitkern::conj(a);
         out[0] = b * jitkern::abs(a);
     }
     """
+    )
     compile_source(src, arch="sm_80")
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("complex<float> z(1.0f); float f = z;", "complex<float>"),  # no silent real part
-    ("complex<float> z(1.0f); auto w = z + make_int2(1, 2);", "operator"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("complex<float> z(1.0f); float f = z;", "complex<float>"),  # no silent real part
+        ("complex<float> z(1.0f); auto w = z + make_int2(1, 2);", "operator"),
+    ],
+)
 def test_complex_refuses_lossy_or_meaningless_code(bad, message):
     src = _PRELUDE + f'extern "C" __global__ void k() {{ {bad} }}'
     with pytest.raises(CompileError) as info:
@@ -458,8 +506,11 @@ def _shim_target(name: str) -> str:
 
 def _shims_this_cccl_has() -> list:
     # <algorithm> falls back on libcu++'s parts where <cuda/std/algorithm> is missing (CCCL 3.0).
-    return [name for name in shim_headers()
-            if name == "algorithm" or os.path.isfile(os.path.join(_cccl_dir(), _shim_target(name)))]
+    return [
+        name
+        for name in shim_headers()
+        if name == "algorithm" or os.path.isfile(os.path.join(_cccl_dir(), _shim_target(name)))
+    ]
 
 
 def test_every_shim_includes_libcuxx_and_the_std_alias():
@@ -484,7 +535,9 @@ def test_all_shims_compile_together():
     # One translation unit including every shim: each is valid, and they coexist
     # with complex.cuh and the CUDA headers.
     includes = "\n".join(f"#include <{name}>" for name in _shims_this_cccl_has())
-    src = includes + r"""
+    src = (
+        includes
+        + r"""
     #include <cuda_fp16.h>
     #include <jitkern/complex.cuh>
     #include <cassert>
@@ -496,6 +549,7 @@ def test_all_shims_compile_together():
         z[0] = sqrt(z[0]) + complex<float>(s.real(), s.imag());
     }
     """
+    )
     compile_source(src, options=jitify_options(), arch="sm_90")
 
 
@@ -535,9 +589,28 @@ def _random_complex(rng, n, dtype, scale=3.0):
 
 
 # Points on and next to the branch cuts, with both signs of zero, and near 0 and 1.
-_EDGES = [(2, 0.0), (2, -0.0), (-2, 0.0), (-2, -0.0), (0.5, 0.0), (0.5, -0.0), (-0.5, 0.0),
-          (0.0, 2), (-0.0, 2), (0.0, -2), (-0.0, -2), (0.0, 0.5), (1e-4, 1e-4), (-1e-4, 3e-5),
-          (1.0, 1e-3), (1.0001, -0.0), (0.9999, 0.0), (3, 1e-3), (-3, -1e-3), (1e-3, 2.5)]
+_EDGES = [
+    (2, 0.0),
+    (2, -0.0),
+    (-2, 0.0),
+    (-2, -0.0),
+    (0.5, 0.0),
+    (0.5, -0.0),
+    (-0.5, 0.0),
+    (0.0, 2),
+    (-0.0, 2),
+    (0.0, -2),
+    (-0.0, -2),
+    (0.0, 0.5),
+    (1e-4, 1e-4),
+    (-1e-4, 3e-5),
+    (1.0, 1e-3),
+    (1.0001, -0.0),
+    (0.9999, 0.0),
+    (3, 1e-3),
+    (-3, -1e-3),
+    (1e-3, 2.5),
+]
 
 
 def _with_edges(z):
@@ -549,8 +622,7 @@ def _with_edges(z):
 
 def _reference(func, *arrays):
     """NumPy's answer in double precision (the truth the float kernels are held to)."""
-    up = [a.astype(np.complex128) if np.iscomplexobj(a) else a.astype(np.float64)
-          for a in arrays]
+    up = [a.astype(np.complex128) if np.iscomplexobj(a) else a.astype(np.float64) for a in arrays]
     return func(*up)
 
 
@@ -624,8 +696,10 @@ def test_classification_matches_numpy(functions_binary, rng, dtype):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_proj_of_infinities(functions_binary, dtype):
-    z = np.array([complex(np.inf, 2), complex(-np.inf, -3), complex(1, -np.inf),
-                  complex(np.nan, np.inf)], dtype)
+    z = np.array(
+        [complex(np.inf, 2), complex(-np.inf, -3), complex(1, -np.inf), complex(np.nan, np.inf)],
+        dtype,
+    )
     out = _device(np.zeros_like(z))
     _launch(functions_binary, f"u_proj_{_SUFFIX[dtype]}", _device(z), out)
     got = _host(out)
@@ -656,13 +730,21 @@ def test_careful_numerics_at_extreme_magnitudes(functions_binary, dtype):
 
     # log near |z| = 1: the real part is tiny and must keep its relative accuracy.
     eps = 1e-3 if dtype is np.complex64 else 1e-7
-    near_one = np.array([complex(1, eps), complex(np.cos(0.3), np.sin(0.3) * (1 + eps)),
-                         complex(0.6, 0.8), complex(-0.8, 0.6 + eps)], dtype)
+    near_one = np.array(
+        [
+            complex(1, eps),
+            complex(np.cos(0.3), np.sin(0.3) * (1 + eps)),
+            complex(0.6, 0.8),
+            complex(-0.8, 0.6 + eps),
+        ],
+        dtype,
+    )
     out = _device(np.zeros_like(near_one))
     _launch(functions_binary, f"u_log_{sfx}", _device(near_one), out)
     got = _host(out)
-    exact = [float(Fraction(float(v.real)) ** 2 + Fraction(float(v.imag)) ** 2 - 1)
-             for v in near_one]  # |z|^2 - 1 without rounding
+    exact = [
+        float(Fraction(float(v.real)) ** 2 + Fraction(float(v.imag)) ** 2 - 1) for v in near_one
+    ]  # |z|^2 - 1 without rounding
     np.testing.assert_allclose(got.real, 0.5 * np.log1p(exact), rtol=10 * RTOL[dtype])
 
 
@@ -736,8 +818,16 @@ def test_cucomplex_code_runs_translated(rng, dtype):
         last = x64.real + y64.imag + 1j * x64.imag
     else:  # through complex<float> and back
         last = x64.astype(np.complex64).astype(np.complex128)
-    expected = [x64 + y64, x64 - y64, x64 * y64, x64 / y64, np.conj(x64),
-                x64 * y64 + (x64 + y64), 2 * x64.real + 1j * y64.imag, last]
+    expected = [
+        x64 + y64,
+        x64 - y64,
+        x64 * y64,
+        x64 / y64,
+        np.conj(x64),
+        x64 * y64 + (x64 + y64),
+        2 * x64.real + 1j * y64.imag,
+        last,
+    ]
     got = _host(out).reshape(n, 8)
     for col, want in enumerate(expected):
         _assert_close(got[:, col], want, RTOL[dtype], f"{name} column {col}")
@@ -753,6 +843,7 @@ def test_jitify_kernel_runs():
     k(1, 1, (f, d, q, np.int32(7)))
     fin = np.finfo(np.float32)
     np.testing.assert_array_equal(_host(f), [fin.max, fin.max, fin.eps])
-    np.testing.assert_array_equal(_host(d)[:3], [np.finfo(np.float64).max, 0.25 + 2.5 + 1.5,
-                                                0.5 + 3.0])
+    np.testing.assert_array_equal(
+        _host(d)[:3], [np.finfo(np.float64).max, 0.25 + 2.5 + 1.5, 0.5 + 3.0]
+    )
     np.testing.assert_array_equal(_host(q), [7 + 2 + 4 + 1, 73, 1, 3 + 5])

@@ -16,8 +16,8 @@
 // layout of NumPy's complex64/complex128 and of float2/double2.
 //
 // Numerics: abs uses hypot; division is Smith's algorithm (no overflow of
-// |w|^2); log keeps full accuracy near |z| = 1 (exact products for |z|^2 - 1); sqrt is the stable half-angle form;
-// tan/tanh avoid the cancellation in cos 2x + cosh 2y; the inverse functions
+// |w|^2); log keeps full accuracy near |z| = 1 (exact products for |z|^2 - 1);
+// sqrt is the stable half-angle form; tan/tanh avoid the cancellation in cos 2x + cosh 2y; the inverse functions
 // use Kahan's formulas ("Branch cuts for complex elementary functions", 1987),
 // which keep full relative accuracy near 0 and +-1 and put the branch cuts
 // where C99 and NumPy put them (signed zeros pick the side).
