@@ -414,9 +414,9 @@ class _Launch:
         self.fallback = None
         self.align_mask = 0
         self._arrays = None
-        if a.variant == "vector":
+        if a.vector > 1:
             widest = max(a.dtypes[k].itemsize for k in range(len(kernel.params))
-                         if not kernel.params[k].raw)
+                         if not kernel.params[k].raw and k not in a.scalar_pos)
             self.align_mask = a.vector * widest - 1
             self._arrays = arrays
         if self.zero:
