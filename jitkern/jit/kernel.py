@@ -32,7 +32,7 @@ from . import types as T
 from .program import Program, function_identity
 from .statements import FunctionEmitter
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 _INDEX_LOCK = threading.Lock()
 
 
@@ -73,6 +73,7 @@ class JitKernel:
         self.__doc__ = getattr(func, "__doc__", None)
         self._parsed = None
         self._entries: dict = {}  # per-call key -> _Entry
+        self._last = None  # the entry of the last launch
         self._by_types: dict = {}  # (types, arch) -> _Built
         self._lock = threading.Lock()
         self.cached_codes: dict = {}  # signature (tuple of types) -> source
@@ -116,15 +117,25 @@ class JitKernel:
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None):
         """Launch: ``kernel(grid, block, args, shared_mem=0, stream=None)``."""
-        # The hot path: a key of cheap attribute reads, a dict lookup, the launch.
+        # The hot path. The last signature's generated check reads a few attributes
+        # (no calls); otherwise a key of the arguments finds the entry in a dict.
+        entry = self._last
+        if entry is None or not entry.matches(args):
+            entry = self._lookup(args)
+        if entry.extras is not None:
+            args = tuple(args) + entry.extras(args)
+        fast = entry.function.fast
+        if fast is None or not fast(grid, block, args, shared_mem, stream):
+            entry.function.launch(grid, block, args, shared_mem, stream, entry.cooperative)
+
+    def _lookup(self, args) -> "_Entry":
         keyers = _KEYERS
         key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entry_for(tuple(args), key)
-        if entry.extras is not None:
-            args = tuple(args) + entry.extras(args)
-        entry.function.launch(grid, block, args, shared_mem, stream, entry.cooperative)
+        self._last = entry
+        return entry
 
     def _entry_for(self, args: tuple, key) -> "_Entry":
         if self.device:
@@ -140,7 +151,8 @@ class JitKernel:
             entry = self._entries.get(key)
             if entry is None:
                 fn = Function(built.binary, built.symbol, display_name=self.__name__)
-                entry = _Entry(fn, _extras_function(built.plans), built.cooperative)
+                entry = _Entry(fn, _extras_function(built.plans), built.cooperative,
+                               _signature_check(args, types))
                 self._entries[key] = entry
         return entry
 
@@ -175,11 +187,17 @@ class JitKernel:
         built = self._by_types.get((types, arch))
         if built is not None:
             return built
+        target = _target_tag(arch)
         generated = _load_index(self, types)
-        if generated is None:
-            generated = self._generate(types)
+        binary = None
+        if generated is not None:
+            binary = _cached_binary(generated, target, self.options)
+        if binary is None:
+            if generated is None:
+                generated = self._generate(types)
+            binary = _compile(generated, self.options, arch)
+            generated.binaries[target] = binary.key
             _store_index(self, types, generated)
-        binary = _compile(generated, self.options, arch)
         built = _Built(binary, generated.symbol, generated.plans, generated.cooperative)
         self._by_types[(types, arch)] = built
         self.cached_codes[types] = generated.source
@@ -198,30 +216,65 @@ class JitKernel:
         source = program.assemble(code.code, header)
         plans = [list(p.extras) for p in code.params]
         return Generated(source, symbol, plans, program.cooperative, program.fingerprints,
-                         parsed.source.filename)
+                         parsed.source.filename, {})
 
 
 class _Launcher:
-    __slots__ = ("kernel", "grid", "block", "shared_mem", "stream")
+    __slots__ = ("launch", "grid", "block", "shared_mem", "stream")
 
     def __init__(self, kernel, grid, block, shared_mem=0, stream=None):
-        self.kernel = kernel
+        self.launch = kernel.__call__
         self.grid = grid
         self.block = block
         self.shared_mem = shared_mem
         self.stream = stream
 
     def __call__(self, *args):
-        self.kernel(self.grid, self.block, args, self.shared_mem, self.stream)
+        self.launch(self.grid, self.block, args, self.shared_mem, self.stream)
 
 
 class _Entry:
-    __slots__ = ("function", "extras", "cooperative")
+    __slots__ = ("function", "extras", "cooperative", "matches")
 
-    def __init__(self, function, extras, cooperative):
+    def __init__(self, function, extras, cooperative, matches):
         self.function = function
         self.extras = extras
         self.cooperative = cooperative
+        self.matches = matches  # args -> whether they have this entry's signature
+
+
+def _signature_check(args: tuple, types: tuple):
+    """A generated ``matches(args)`` for the signature of ``args``: one boolean expression.
+
+    It may answer False for arguments of the same signature (the caller then takes the
+    dict path), never True for arguments of another.
+    """
+    env = {"_fits_int32": _fits_int32}
+    terms = [f"len(args) == {len(args)}"]
+    for i, (a, t) in enumerate(zip(args, types)):
+        cls = type(a)
+        env[f"T{i}"] = cls
+        terms.append(f"type(args[{i}]) is T{i}")
+        if not isinstance(t, T.Array):
+            continue
+        keyer = _keyer_for(cls)
+        if keyer is _key_jitkern:
+            env[f"D{i}"] = a._dtype
+            terms.append(f"args[{i}]._dtype is D{i}")
+            if t.is_pointer_like:
+                terms.append(f"args[{i}]._strides == ({t.dtype.itemsize},)")
+            else:
+                terms.append(f"len(args[{i}]._shape) == {t.ndim}")
+                if t.index32:
+                    terms.append(f"_fits_int32(args[{i}]._shape, args[{i}]._strides, "
+                                 f"{t.dtype.itemsize})")
+        else:
+            env[f"K{i}"] = keyer
+            env[f"V{i}"] = keyer(a)
+            terms.append(f"K{i}(args[{i}]) == V{i}")
+    source = "def matches(args):\n    return (" + "\n            and ".join(terms) + ")\n"
+    exec(source, env)
+    return env["matches"]
 
 
 class _Built:
@@ -237,7 +290,8 @@ class _Built:
 class Generated:
     """What emission produced; all of it is stored in the on-disk index."""
 
-    def __init__(self, source, symbol, plans, cooperative, fingerprints, filename):
+    def __init__(self, source, symbol, plans, cooperative, fingerprints, filename, binaries):
+        self.binaries = binaries  # target tag -> compile-cache key of the binary
         self.source = source
         self.symbol = symbol
         self.plans = plans  # per argument: list of ('shape'|'stride', axis)
@@ -402,6 +456,38 @@ def _extras_function(plans):
 # compile
 
 
+def _target_tag(arch) -> str:
+    """What the binary is for: a named arch, or the current device's compute capability."""
+    if arch is not None:
+        return f"arch:{arch}"
+    from ..backend import driver
+
+    major, minor = driver.compute_capability(driver.current_device_id())
+    return f"cc:{major}{minor}"
+
+
+def _cached_binary(generated: Generated, target: str, options: tuple):
+    """The binary the index names for ``target``, straight from the compile cache.
+
+    This skips compile_source's key computation, which locates the toolkit and loads
+    NVRTC (tens of ms in a fresh process): the key was computed from all of that when
+    the entry was written. None when the index names no binary or the cache lost it.
+    """
+    key = generated.binaries.get(target)
+    if key is None:
+        return None
+    from ..backend import cache, compiler
+
+    hit = cache.memory_get(key)
+    if hit is not None:
+        return hit
+    binary = compiler._load_from_disk(key, generated.source, compiler.normalize_options(options),
+                                      ())
+    if binary is not None:
+        cache.memory_put(key, binary)
+    return binary
+
+
 def _compile(generated: Generated, options: tuple, arch):
     from ..backend.compiler import compile_source
 
@@ -463,7 +549,8 @@ def _load_index(kernel: JitKernel, types: tuple) -> Generated | None:
         with open(_index_path(key), encoding="utf-8") as f:
             data = json.load(f)
         generated = Generated(data["source"], data["symbol"], data["plans"],
-                              bool(data["cooperative"]), data["fingerprints"], data["filename"])
+                              bool(data["cooperative"]), data["fingerprints"], data["filename"],
+                              dict(data["binaries"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if not _fingerprints_hold(kernel.func, generated.fingerprints, set()):
@@ -500,7 +587,7 @@ def _store_index(kernel: JitKernel, types: tuple, generated: Generated) -> None:
     path = _index_path(key)
     data = {"source": generated.source, "symbol": generated.symbol, "plans": generated.plans,
             "cooperative": generated.cooperative, "fingerprints": generated.fingerprints,
-            "filename": generated.filename}
+            "filename": generated.filename, "binaries": generated.binaries}
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
