@@ -21,7 +21,7 @@ import weakref
 
 import numpy
 
-from ..backend import memory
+from ..backend import driver, memory
 from ..backend.device import (
     Device,
     Stream,
@@ -446,7 +446,7 @@ class ndarray:
         return complex(self.item())
 
     def __index__(self) -> int:
-        if self._dtype.kind not in "iu":
+        if self._shape or self._dtype.kind not in "iu":
             raise TypeError("only integer scalar arrays can be converted to a scalar index")
         return operator.index(self.item())
 
@@ -468,8 +468,9 @@ class ndarray:
 
     def astype(self, dtype, order: str = "K", casting=None, copy: bool = True,
                stream=None) -> ndarray:
-        """This array converted to ``dtype`` (as NumPy casts; complex to real keeps the real
-        part). Returns ``self`` when nothing changes and ``copy=False``."""
+        """This array converted to ``dtype`` (as NumPy's unsafe casts; complex to real keeps
+        the real part). Returns ``self`` when nothing changes and ``copy=False``.
+        ``casting`` is accepted for NumPy compatibility and not checked."""
         dt = dtypes.normalize(dtype)
         if dt == self._dtype and not copy:
             return self
@@ -623,8 +624,8 @@ def _same_layout(a: ndarray, b: ndarray) -> bool:
 
 
 def _overlaps(dst: ndarray, src: ndarray) -> bool:
-    if dst._mem is not src._mem and dst._mem.ptr != src._mem.ptr:
-        return False
+    """Whether the bytes the two arrays touch intersect (also for two foreign wraps of the
+    same memory, which do not share a MemoryPointer)."""
     isz_d, isz_s = dst._dtype.itemsize, src._dtype.itemsize
     lo_d, hi_d = layout.span(dst._shape, dst._strides, isz_d)
     lo_s, hi_s = layout.span(src._shape, src._strides, isz_s)
@@ -670,7 +671,10 @@ def _to_device(src: ndarray, device_id: int, st: Stream) -> ndarray:
         # The copy below runs on the destination's stream: let the source's writes land first.
         check(drv().cuStreamSynchronize(src._stream.ptr), "cuStreamSynchronize")
     out = allocate(src._shape, src._dtype, device_id=device_id, stream=st)
-    memory.memcpy_dtod(out._ptr, src._ptr, src.nbytes, st.ptr)
+    # Pool memory is not mapped on other devices: a plain cuMemcpy between them is refused.
+    check(drv().cuMemcpyPeerAsync(out._ptr, driver.primary_context(device_id), src._ptr,
+                                  driver.primary_context(src._device_id), src.nbytes, st.ptr),
+          "cuMemcpyPeerAsync")
     return out
 
 

@@ -186,6 +186,9 @@ def _choose(cls: type):
     module = cls.__module__ or ""
     if issubclass(cls, numpy.ndarray) or issubclass(cls, numpy.generic):
         return _from_numpy
+    for registered, fn in list(_extractors.items()):
+        if issubclass(cls, registered):  # a subclass of a registered type (jitkern.ndarray)
+            return fn
     if module.startswith("cupy") and hasattr(cls, "__cuda_array_interface__"):
         return _from_cupy
     if module.startswith("torch") and hasattr(cls, "data_ptr") and hasattr(cls, "is_cuda"):

@@ -564,3 +564,39 @@ def test_two_devices(rng):
     assert_same(a, h[::-1])
     c = b.astype(np.float32)
     assert c.device.id == 1 and np.array_equal(c.get(), h.astype(np.float32))
+
+
+def test_ndarray_constructor(rng):
+    a = ndarray((3, 4), np.float32)
+    assert a.shape == (3, 4) and a.strides == (16, 4) and a.dtype == np.float32
+    a.fill(2)
+    assert_same(a, np.full((3, 4), 2, np.float32))
+    b = ndarray((2, 4), np.float32, memptr=a[1:].data)  # a view of a's rows 1-2
+    assert b.ptr == a.ptr + 16
+    b.fill(5)
+    assert_same(a, np.array([[2] * 4, [5] * 4, [5] * 4], np.float32))
+    f = ndarray((3, 2), np.int8, order="F")
+    assert f.flags.f_contiguous and f.strides == (1, 3)
+
+
+def test_subclass_is_described():
+    class Mine(ndarray):
+        __slots__ = ()
+
+    a = asarray(np.arange(3, dtype=np.float32))
+    m = Mine((3,), np.float32, memptr=a.data)
+    assert describe(m).ptr == a.ptr and pointer_of(m) == a.ptr
+
+
+def test_foreign_array_on_second_device():
+    from jitkern.backend import driver
+
+    if driver.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    torch = pytest.importorskip("torch")
+    src = torch.arange(6, device="cuda:1", dtype=torch.float32)
+    j = asarray(src)
+    assert j.device.id == 1 and describe(src).device_id == 1
+    np.testing.assert_array_equal(j[::-1].copy().get(), np.arange(6, dtype=np.float32)[::-1])
+    t = torch.from_dlpack(j)
+    assert t.device.index == 1 and t.data_ptr() == src.data_ptr()
