@@ -231,7 +231,7 @@ def _is_function(v) -> bool:
     module = getattr(v, "__module__", None) or ""
     if isinstance(v, numpy.ufunc):
         return True
-    if v in _PY_BUILTINS:
+    if any(v is b for b in _PY_BUILTINS):
         return True
     return callable(v) and (module in ("math", "cmath") or module.startswith("numpy"))
 

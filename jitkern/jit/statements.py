@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-from ..errors import JitSyntaxError, JitTypeError
+from ..errors import JitNameError, JitSyntaxError, JitTypeError
 from . import builtins as B
 from . import frontend, infer
 from . import types as T
@@ -79,6 +79,7 @@ class FunctionEmitter(ExpressionEmitter):
         self.pointer_extents: dict[str, set] = {}  # 1-D array param -> used shape axes
         self._tmp = 0
         self._cnames: set[str] = set()
+        self.assigned = _assigned_names(parsed.tree)  # Python's rule: these names are local
         self._bind_params()
 
     # -- parameters and locals ---------------------------------------------
@@ -104,6 +105,13 @@ class FunctionEmitter(ExpressionEmitter):
         if name in self.aliases:
             return self.aliases[name]
         return None
+
+    def capture_global(self, name: str):
+        if name in self.assigned:
+            raise problem(f"local variable {name!r} is used before it is assigned",
+                          "assign it before this line (its type is fixed there)",
+                          JitNameError)
+        return super().capture_global(name)
 
     def temp(self, prefix: str = "t") -> str:
         self._tmp += 1
@@ -638,6 +646,14 @@ class FunctionEmitter(ExpressionEmitter):
             setup.append(f"const {t.ctype} {cname} = {{{cname}_ptr, {{{shape}}}, {{{strides}}}}};")
             plans.append(ParamPlan(name, t, extras))
         return plans, params + extras_params, setup
+
+
+def _assigned_names(tree) -> frozenset:
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return frozenset(names)
 
 
 def _unroll_pragma(unroll) -> str:

@@ -308,3 +308,25 @@ def test_math_on_complex_refused():
         v = math.erf(x[0])
 
     check(k, (np.zeros(2, np.complex64),), JitTypeError, "math.erf", "complex")
+
+
+HOST_ARRAY = np.zeros(3)
+
+
+def test_captured_numpy_array_refused():
+    @rawkernel()
+    def k(x):
+        x[0] = HOST_ARRAY[0]
+
+    check(k, (A,), JitTypeError, "HOST_ARRAY", "NumPy array cannot be captured",
+          "kernel argument")
+
+
+def test_local_used_before_assignment():
+    @rawkernel()
+    def k(x):
+        for i in range(3):
+            x[i] = total + 0
+            total = x[i]
+
+    check(k, (A,), JitNameError, "total + 0", "'total' is used before it is assigned")
