@@ -70,8 +70,11 @@ def scalar_code(dtype: numpy.dtype) -> str:
     return _CODES[dtype.char]
 
 
+MISS = object()  # what a guarded runner returns when the arguments are not its layout's
+
+
 def make_runner(*, kernel_name, fn, device_id, grid, block, kinds, static, result, slow,
-                align_mask=0, aligned=()):
+                align_mask=0, aligned=(), first_args=None):
     """Generate ``run(args, stream)`` for one layout.
 
     ``kinds``: per kernel parameter, ``("array", None)``, ``("scalar", dtype)`` or
@@ -81,6 +84,11 @@ def make_runner(*, kernel_name, fn, device_id, grid, block, kinds, static, resul
     stream)``: the general path, taken for a different argument count, a pointer
     not aligned to ``align_mask + 1`` (parameters ``aligned``), or a failed launch
     (which it then diagnoses).
+
+    With ``first_args`` (all arrays jitkern's), ``run.guarded`` is also made: the same
+    launch behind a check that each argument has the very dtype, shape and strides
+    objects (or scalar type) of ``first_args``. It returns :data:`MISS` otherwise, so
+    a repeated call skips building the layout key.
     """
     handle = fn.handle(device_id)
     layout = param_layout(handle)
@@ -114,11 +122,7 @@ def make_runner(*, kernel_name, fn, device_id, grid, block, kinds, static, resul
     env["_pack"] = struct.Struct(buf.dynamic_format(layout[:n_dyn], codes)).pack_into
     gx, gy, gz = grid
     bx, by, bz = block
-    src = ["def run(args, stream):",
-           f"    if len(args) != {n_args}:",
-           "        return _slow(args, stream)",
-           f"    {', '.join(names)}{',' if names else ''} = args" if names else "    pass",
-           *lines,
+    body = [*lines,
            *([f"    if ({' | '.join(f'p{k}' for k in aligned)}) & {align_mask}:",
               "        return _slow(args, stream)"] if align_mask and aligned else []),
            "    s = _cur() if stream is None else _sh(stream)",
@@ -127,5 +131,33 @@ def make_runner(*, kernel_name, fn, device_id, grid, block, kinds, static, resul
            "    if err:",
            "        return _slow(args, stream)",
            f"    return {result}"]
+    unpack = f"    {', '.join(names)}, = args" if names else "    pass"
+    src = ["def run(args, stream):", f"    if len(args) != {n_args}:",
+           "        return _slow(args, stream)", unpack, *body]
+    guards = _guards(first_args, env) if first_args is not None else None
+    if guards is not None:
+        env["_MISS"] = MISS
+        src += ["def guarded(args, stream):", f"    if len(args) != {n_args}:",
+                "        return _MISS", unpack, *guards, *body]
     exec(compile("\n".join(src) + "\n", f"<jitkern launch {kernel_name}>", "exec"), env)  # noqa: S102
-    return env["run"]
+    run = env["run"]
+    run.guarded = env.get("guarded")
+    return run
+
+
+def _guards(first_args, env) -> list[str] | None:
+    lines = []
+    for k, value in enumerate(first_args):
+        cls = type(value)
+        if cls is ndarray:
+            env[f"_gd{k}"], env[f"_gs{k}"], env[f"_gt{k}"] = (value._dtype, value._shape,
+                                                               value._strides)
+            lines.append(f"    if type(a{k}) is not _nd or a{k}._dtype is not _gd{k} or "
+                         f"a{k}._shape is not _gs{k} or a{k}._strides is not _gt{k}:")
+        elif cls in (bool, int, float, complex) or isinstance(value, numpy.generic):
+            env[f"_gc{k}"] = cls
+            lines.append(f"    if type(a{k}) is not _gc{k}:")
+        else:
+            return None
+        lines.append("        return _MISS")
+    return lines

@@ -119,16 +119,25 @@ class ElementwiseKernel:
         self.return_tuple = bool(return_tuple)
         self.options = compiler.normalize_options(options)
         self._runners: dict = {}
+        self._guarded = None  # the last layout's runner behind an identity check
         self._sources: dict = {}  # (dtypes, variant) -> source
         self._functions: dict = {}  # source -> Function
 
     # -- the call ----------------------------------------------------------------
     def __call__(self, *args, size=None, stream=None, block_size=None):
         """Run the kernel; returns the output array(s) (``None`` with ``no_return``)."""
+        guarded = self._guarded
+        if guarded is not None and size is None and block_size is None:
+            result = guarded(args, stream)
+            if result is not _launcher.MISS:
+                return result
         key = _call_key(args, size, block_size)
         run = self._runners.get(key) if key is not None else None
         if run is None:
             run = self._runner(args, size, block_size, key)
+        guarded = getattr(run, "guarded", None)
+        if guarded is not None and size is None and block_size is None:
+            self._guarded = guarded
         return run(args, stream)
 
     def _runner(self, args, size, block_size, key):
@@ -141,7 +150,7 @@ class ElementwiseKernel:
 
         run = slow
         if not launch.zero and driver.device_count() == 1:
-            run = _direct_runner(self, launch, len(args) == self.nargs, slow)
+            run = _direct_runner(self, launch, len(args) == self.nargs, slow, args)
         run.launch = launch
         if key is not None:
             self._runners[key] = run
@@ -368,7 +377,7 @@ def _call_key(args, size, block_size):
     return tuple(key)
 
 
-def _direct_runner(kernel, launch, out_given: bool, slow):
+def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
     """The generated hot path for ``launch`` on the current device."""
     a = launch.analysis
     kinds = []
@@ -390,7 +399,8 @@ def _direct_runner(kernel, launch, out_given: bool, slow):
     return _launcher.make_runner(
         kernel_name=kernel.name, fn=launch.fn, device_id=driver.current_device_id(),
         grid=launch.grid, block=launch.block, kinds=kinds, static=(launch.n_arg, *launch.static),
-        result=result, slow=slow, align_mask=launch.align_mask, aligned=aligned)
+        result=result, slow=slow, align_mask=launch.align_mask, aligned=aligned,
+        first_args=first_args)
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
