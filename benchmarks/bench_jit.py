@@ -17,7 +17,7 @@ import textwrap
 import numpy as np
 
 import jitkern
-from common import (bare_launch_us, copy_bandwidth, device_label, host_us_per_call,
+from common import (FOUR_ARG_SOURCE, bare_launch_us, copy_bandwidth, device_label, host_us_per_call,
                     markdown_table, time_gpu_ms, today, try_import)
 from jitkern import jit
 from jitkern.jit import rawkernel
@@ -65,6 +65,9 @@ def launch_rows(bare: float) -> list[list]:
     a = np.float32(2.0)
     args = (x, y, z, a)
     rows = []
+    raw = jitkern.RawKernel(FOUR_ARG_SOURCE, "four_args")
+    raw_us = host_us_per_call(lambda: raw((1,), (32,), args), N_LAUNCH)
+    rows.append(["jitkern.RawKernel, same kernel (for reference)", raw_us, raw_us / bare, ""])
     call_style = host_us_per_call(lambda: four_args((1,), (32,), args), N_LAUNCH)
     rows.append(["jitkern @rawkernel, k(grid, block, args)", call_style, call_style / bare,
                  "<= 1.25x"])
