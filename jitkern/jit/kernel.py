@@ -73,7 +73,7 @@ class JitKernel:
         self.__doc__ = getattr(func, "__doc__", None)
         self._parsed = None
         self._entries: dict = {}  # per-call key -> _Entry
-        self._last = None  # the entry of the last launch
+        self._run = _never  # the last signature's launcher (see _launch_run)
         self._by_types: dict = {}  # (types, arch) -> _Built
         self._lock = threading.Lock()
         self.cached_codes: dict = {}  # signature (tuple of types) -> source
@@ -117,25 +117,21 @@ class JitKernel:
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None):
         """Launch: ``kernel(grid, block, args, shared_mem=0, stream=None)``."""
-        # The hot path. The last signature's generated check reads a few attributes
-        # (no calls); otherwise a key of the arguments finds the entry in a dict.
-        entry = self._last
-        if entry is None or not entry.matches(args):
-            entry = self._lookup(args)
-        if entry.extras is not None:
-            args = tuple(args) + entry.extras(args)
-        fast = entry.function.fast
-        if fast is None or not fast(grid, block, args, shared_mem, stream):
-            entry.function.launch(grid, block, args, shared_mem, stream, entry.cooperative)
+        # The hot path: the last signature's generated ``run`` checks the arguments with a
+        # few attribute reads and launches; anything else takes the dict path.
+        if not self._run(grid, block, args, shared_mem, stream):
+            self._launch_slow(grid, block, args, shared_mem, stream)
 
-    def _lookup(self, args) -> "_Entry":
+    def _launch_slow(self, grid, block, args, shared_mem, stream) -> None:
         keyers = _KEYERS
         key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entry_for(tuple(args), key)
-        self._last = entry
-        return entry
+        self._run = entry.run
+        if entry.extras is not None:
+            args = tuple(args) + entry.extras(args)
+        entry.function.launch(grid, block, tuple(args), shared_mem, stream, entry.cooperative)
 
     def _entry_for(self, args: tuple, key) -> "_Entry":
         if self.device:
@@ -151,8 +147,9 @@ class JitKernel:
             entry = self._entries.get(key)
             if entry is None:
                 fn = Function(built.binary, built.symbol, display_name=self.__name__)
-                entry = _Entry(fn, _extras_function(built.plans), built.cooperative,
-                               _signature_check(args, types))
+                extras = _extras_function(built.plans)
+                entry = _Entry(fn, extras, built.cooperative,
+                               _launch_run(args, types, fn, extras, built.cooperative))
                 self._entries[key] = entry
         return entry
 
@@ -220,61 +217,80 @@ class JitKernel:
 
 
 class _Launcher:
-    __slots__ = ("launch", "grid", "block", "shared_mem", "stream")
+    __slots__ = ("kernel", "grid", "block", "shared_mem", "stream")
 
     def __init__(self, kernel, grid, block, shared_mem=0, stream=None):
-        self.launch = kernel.__call__
+        self.kernel = kernel
         self.grid = grid
         self.block = block
         self.shared_mem = shared_mem
         self.stream = stream
 
     def __call__(self, *args):
-        self.launch(self.grid, self.block, args, self.shared_mem, self.stream)
+        k = self.kernel
+        if not k._run(self.grid, self.block, args, self.shared_mem, self.stream):
+            k._launch_slow(self.grid, self.block, args, self.shared_mem, self.stream)
 
 
 class _Entry:
-    __slots__ = ("function", "extras", "cooperative", "matches")
+    __slots__ = ("function", "extras", "cooperative", "run")
 
-    def __init__(self, function, extras, cooperative, matches):
+    def __init__(self, function, extras, cooperative, run):
         self.function = function
         self.extras = extras
         self.cooperative = cooperative
-        self.matches = matches  # args -> whether they have this entry's signature
+        self.run = run  # (grid, block, args, shared_mem, stream) -> launched?
 
 
-def _signature_check(args: tuple, types: tuple):
-    """A generated ``matches(args)`` for the signature of ``args``: one boolean expression.
+def _never(grid, block, args, shared_mem, stream) -> bool:
+    return False
 
-    It may answer False for arguments of the same signature (the caller then takes the
-    dict path), never True for arguments of another.
+
+def _launch_run(args: tuple, types: tuple, function, extras, cooperative: bool):
+    """Generate ``run(grid, block, args, shared_mem, stream) -> bool`` for one signature.
+
+    One boolean expression checks that ``args`` have the signature of ``args`` (it may
+    say no to arguments of the same signature, never yes to another: the caller then
+    takes the dict path); then the launch goes through the Function's own fast path.
     """
-    env = {"_fits_int32": _fits_int32}
-    terms = [f"len(args) == {len(args)}"]
+    env = {"_fits_int32": _fits_int32, "_F": function, "_extras": extras, "tuple": tuple}
+    names = [f"a{i}" for i in range(len(args))]
+    terms = []
     for i, (a, t) in enumerate(zip(args, types)):
         cls = type(a)
         env[f"T{i}"] = cls
-        terms.append(f"type(args[{i}]) is T{i}")
+        terms.append(f"type(a{i}) is T{i}")
         if not isinstance(t, T.Array):
             continue
         keyer = _keyer_for(cls)
         if keyer is _key_jitkern:
             env[f"D{i}"] = a._dtype
-            terms.append(f"args[{i}]._dtype is D{i}")
+            terms.append(f"a{i}._dtype is D{i}")
             if t.is_pointer_like:
-                terms.append(f"args[{i}]._strides == ({t.dtype.itemsize},)")
+                terms.append(f"a{i}._strides == ({t.dtype.itemsize},)")
             else:
-                terms.append(f"len(args[{i}]._shape) == {t.ndim}")
+                terms.append(f"len(a{i}._shape) == {t.ndim}")
                 if t.index32:
-                    terms.append(f"_fits_int32(args[{i}]._shape, args[{i}]._strides, "
-                                 f"{t.dtype.itemsize})")
+                    terms.append(f"_fits_int32(a{i}._shape, a{i}._strides, {t.dtype.itemsize})")
         else:
             env[f"K{i}"] = keyer
             env[f"V{i}"] = keyer(a)
-            terms.append(f"K{i}(args[{i}]) == V{i}")
-    source = "def matches(args):\n    return (" + "\n            and ".join(terms) + ")\n"
-    exec(source, env)
-    return env["matches"]
+            terms.append(f"K{i}(a{i}) == V{i}")
+    lines = ["def run(grid, block, args, shm, stream):",
+             f"    if type(args) is not tuple or len(args) != {len(args)}:",
+             "        return False"]
+    if names:
+        lines.append(f"    {', '.join(names)}, = args")
+        lines.append(f"    if not ({' and '.join(terms)}):")
+        lines.append("        return False")
+    if extras is not None:
+        lines.append("    args = args + _extras(args)")
+    lines += ["    fast = _F.fast",
+              "    if fast is None or not fast(grid, block, args, shm, stream):",
+              f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
+              "    return True"]
+    exec(compile("\n".join(lines) + "\n", "<jitkern jit launch>", "exec"), env)  # noqa: S102
+    return env["run"]
 
 
 class _Built:

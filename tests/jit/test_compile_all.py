@@ -39,6 +39,7 @@ CASES = {
     "complex": (g.complex_kernel, (c64, c64, c64, f32)),
     "printer": (g.printer, (f32, 3)),
     "add_one": (g.add_one, (f32, f32, 8)),
+    "misc": (g.misc_builtins, (f64, f64, i64, np.zeros(8, np.float16))),
 }
 
 

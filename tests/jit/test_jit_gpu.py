@@ -538,3 +538,68 @@ def test_torch_tensors_as_arguments(rng):
     torch.cuda.synchronize()
     np.testing.assert_allclose(yb.float().cpu().numpy(), (hb.float() + 1).to(
         torch.bfloat16).float().cpu().numpy())
+
+
+# -- the long tail of builtins -----------------------------------------------------
+
+
+@rawkernel()
+def misc_builtins(x, out, counts, h):
+    dyn = jit.shared_memory(np.float64, None)
+    tid = jit.threadIdx.x
+    dyn[tid] = jit.ldg(x, tid) * 2
+    jit.syncthreads()
+    out[tid] = dyn[jit.blockDim.x - 1 - tid]
+    counts[0] = jit.syncthreads_count(x[tid] > 0)
+    counts[1] = jit.syncthreads_and(x[tid] > -100)
+    counts[2] = jit.syncthreads_or(x[tid] > 100)
+    jit.threadfence()
+    jit.threadfence_block()
+    jit.syncwarp()
+    t0 = jit.clock64()
+    counts[3] = jit.clock64() >= t0
+    jit.atomic_add(counts, 4, 1)
+    h[tid] = jit.shfl_xor_sync(0xFFFFFFFF, h[tid], 1)
+    jit.atomic_max(counts, (5,), tid)
+
+
+def test_dynamic_shared_memory_and_misc_builtins(rng):
+    n = 64
+    hx = rng.standard_normal(n)
+    out = jitkern.empty(n, np.float64)
+    counts = jitkern.zeros(6, np.int64)
+    hh = rng.standard_normal(n).astype(np.float16)
+    h = dev(hh)
+    misc_builtins[1, n, n * 8](dev(hx), out, counts, h)
+    np.testing.assert_array_equal(out.get(), (hx * 2)[::-1])
+    c = counts.get()
+    assert c[0] == (hx > 0).sum() and c[1] == 1 and c[2] == 0 and c[3] == 1
+    assert c[4] == n and c[5] == n - 1
+    np.testing.assert_array_equal(h.get(), hh.reshape(-1, 2)[:, ::-1].reshape(-1))
+
+
+def test_device_assert_stops_the_kernel(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    script = tmp_path / "assert_kernel.py"
+    script.write_text(textwrap.dedent("""
+        import numpy as np
+        import jitkern
+        from jitkern import jit
+
+        @jitkern.rawkernel()
+        def checked(x):
+            assert x[jit.threadIdx.x] >= 0, "x must be non-negative"
+
+        checked[1, 4](jitkern.asarray(np.array([1, 2, -3, 4], np.int32)))
+        jitkern.synchronize()
+    """))
+    import os
+
+    env = dict(os.environ, PYTHONPATH=os.getcwd())
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert proc.returncode != 0
+    assert "x must be non-negative" in proc.stdout + proc.stderr
