@@ -59,3 +59,32 @@ def test_cooperative_kernels_are_marked():
     assert built.cooperative
     g.add_one.inspect(f32, f32, 8, arch="sm_90")
     assert not next(iter(g.add_one._by_types.values())).cooperative
+
+
+def _example(name):
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", name + ".py")
+    spec = importlib.util.spec_from_file_location("example_" + name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+u8 = np.zeros(8, np.uint8)
+EXAMPLES = {
+    "jit_grid_stride_copy": lambda m: (m.elementwise_copy, (f32, f32, np.uint32(8))),
+    "jit_block_reduction": lambda m: (m.block_sum, (f32, f32, 8)),
+    "jit_histogram": lambda m: (m.histogram, (u8, np.zeros(256, np.uint32), 8)),
+    "jit_transpose": lambda m: (m.transpose, (m2, m2.T.copy())),
+    "jit_mandelbrot": lambda m: (m.mandelbrot, (np.zeros((4, 4, 3), np.uint8), -2.0, -1.0,
+                                                0.01, 100)),
+}
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_example_kernels_compile(name, arch):
+    kernel, args = EXAMPLES[name](_example(name))
+    assert kernel.inspect(*args, arch=arch).cubin
