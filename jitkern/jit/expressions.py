@@ -500,7 +500,7 @@ class ExpressionEmitter:
             if kwargs:
                 raise problem("device functions take positional arguments only")
             return self.call_device(fn, args)
-        if frontend._is_dtype(fn):
+        if frontend.is_dtype(fn):
             return self.call_builtin(B.dtype_cast, [Const(fn)] + args, kwargs)
         record = _py_function_record(fn)
         if record is None:

@@ -216,7 +216,7 @@ def _is_constant(v) -> bool:
     return isinstance(v, (bool, int, float, complex, numpy.bool_, numpy.number))
 
 
-def _is_dtype(v) -> bool:
+def is_dtype(v) -> bool:
     if isinstance(v, numpy.dtype):
         return True
     return isinstance(v, type) and issubclass(v, (numpy.number, numpy.bool_))
@@ -251,7 +251,7 @@ def _function_fingerprint(v) -> str:
 
 _CAPTURE_RULES = (
     ("constant", _is_constant, lambda v: f"const:{type(v).__name__}:{v!r}"),
-    ("dtype", _is_dtype, lambda v: f"dtype:{numpy.dtype(v).str}"),
+    ("dtype", is_dtype, lambda v: f"dtype:{numpy.dtype(v).str}"),
     ("module", _is_module, lambda v: f"module:{v.__name__}"),
     ("jit", _is_jit, lambda v: v.__jit_fingerprint__()),
     ("function", _is_function, _function_fingerprint),

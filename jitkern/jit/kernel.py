@@ -74,7 +74,7 @@ class JitKernel:
         self._parsed = None
         self._entries: dict = {}  # per-call key -> _Entry
         self._run = _never  # the last signature's launcher (see _launch_run)
-        self._by_types: dict = {}  # (types, arch) -> _Built
+        self._by_types: dict = {}  # (types, target) -> _Built
         self._lock = threading.Lock()
         self.cached_codes: dict = {}  # signature (tuple of types) -> source
 
@@ -181,10 +181,10 @@ class JitKernel:
     # -- building --------------------------------------------------------------
 
     def _build(self, types: tuple, arch) -> "_Built":
-        built = self._by_types.get((types, arch))
+        target = _target_tag(arch)
+        built = self._by_types.get((types, target))
         if built is not None:
             return built
-        target = _target_tag(arch)
         generated = _load_index(self, types)
         binary = None
         if generated is not None:
@@ -196,7 +196,7 @@ class JitKernel:
             generated.binaries[target] = binary.key
             _store_index(self, types, generated)
         built = _Built(binary, generated.symbol, generated.plans, generated.cooperative)
-        self._by_types[(types, arch)] = built
+        self._by_types[(types, target)] = built
         self.cached_codes[types] = generated.source
         return built
 

@@ -577,7 +577,7 @@ class FunctionEmitter(ExpressionEmitter):
 
     def device_functor(self, device, t: T.Scalar) -> str:
         fn = self.program_device_function(device, (t, t))
-        return (f"[] __device__ ({t.ctype} a, {t.ctype} b) -> {fn.return_type.ctype} "
+        return (f"[] ({t.ctype} a, {t.ctype} b) -> {fn.return_type.ctype} "
                 f"{{ return {fn.cname}(a, b); }}")
 
     def call_device(self, device, args) -> Value:

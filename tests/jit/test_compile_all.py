@@ -40,6 +40,9 @@ CASES = {
     "printer": (g.printer, (f32, 3)),
     "add_one": (g.add_one, (f32, f32, 8)),
     "misc": (g.misc_builtins, (f64, f64, i64, np.zeros(8, np.float16))),
+    "groups": (g.groups_and_tiles, (f32, np.zeros((7, 8), np.float32), f32, b1,
+                                    np.zeros(1, np.float16))),
+    "half_math": (g.half_math, (np.zeros(8, np.float16),) * 2),
 }
 
 

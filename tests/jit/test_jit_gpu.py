@@ -603,3 +603,71 @@ def test_device_assert_stops_the_kernel(tmp_path):
                           timeout=120)
     assert proc.returncode != 0
     assert "x must be non-negative" in proc.stdout + proc.stderr
+
+
+@rawkernel(device=True)
+def max_op(a, b):
+    return a if a > b else b
+
+
+@rawkernel()
+def groups_and_tiles(x, out, staged_out, flags, hsum):
+    block = jit.cg.this_thread_block()
+    tile = jit.cg.tiled_partition(block, 16)
+    tid = block.thread_rank()
+    staged = jit.shared_memory(np.float32, 64)
+    jit.cg.memcpy_async(block, staged, 0, x, 0, 64 * 4)
+    jit.cg.wait(block)
+    staged_out[tid] = staged[63 - tid]
+    v = x[tid]
+    out[0, tid] = tile.shfl(v, 0)
+    out[1, tid] = tile.shfl_down(v, 1)
+    out[2, tid] = tile.shfl_xor(v, 1)
+    out[3, tid] = tile.meta_group_rank()
+    out[4, tid] = jit.cg.reduce(tile, v, jit.cg.greater)
+    out[5, tid] = jit.cg.reduce(tile, v, jit.cg.less)
+    WarpReduce = jit.cub.WarpReduce[np.float32]
+    temp = jit.shared_memory(WarpReduce.TempStorage, 2)
+    out[6, tid] = WarpReduce(temp[tid // 32]).Reduce(v, max_op)
+    mask, same = jit.match_all_sync(0xFFFFFFFF, 7)
+    flags[tid] = same and mask == 0xFFFFFFFF and tile.any(v > 1000) == False  # noqa: E712
+    block.sync()
+    jit.atomic_add(hsum, 0, np.float16(1))
+
+
+def test_cooperative_group_tiles_memcpy_async_and_cub_custom_op(rng):
+    h = rng.standard_normal(64).astype(np.float32)
+    out = jitkern.zeros((7, 64), np.float32)
+    staged = jitkern.zeros(64, np.float32)
+    flags = jitkern.zeros(64, np.bool_)
+    hsum = jitkern.zeros(1, np.float16)
+    groups_and_tiles[1, 64](dev(h), out, staged, flags, hsum)
+    got = out.get()
+    t = h.reshape(4, 16)
+    np.testing.assert_array_equal(staged.get(), h[::-1])
+    np.testing.assert_array_equal(got[0], t[:, :1].repeat(16, axis=1).reshape(-1))
+    down = np.concatenate([t[:, 1:], t[:, -1:]], axis=1).reshape(-1)
+    np.testing.assert_array_equal(got[1], down)
+    np.testing.assert_array_equal(got[2], h.reshape(-1, 2)[:, ::-1].reshape(-1))
+    np.testing.assert_array_equal(got[3], np.arange(64) // 16)
+    np.testing.assert_array_equal(got[4], t.max(axis=1).repeat(16))
+    np.testing.assert_array_equal(got[5], t.min(axis=1).repeat(16))
+    warp_max = h.reshape(2, 32).max(axis=1)
+    assert got[6, 0] == warp_max[0] and got[6, 32] == warp_max[1]
+    assert flags.get().all()
+    assert hsum.get()[0] == 64
+
+
+@rawkernel()
+def half_math(x, out):
+    i = jit.threadIdx.x
+    out[i] = math.sqrt(x[i]) + np.exp(x[i]) * x[i] - abs(x[i]) // 1
+
+
+def test_half_precision_math(rng):
+    h = (rng.random(32) * 3).astype(np.float16)
+    out = jitkern.empty(32, np.float16)
+    half_math[1, 32](dev(h), out)
+    f = h.astype(np.float32)
+    want = np.sqrt(f).astype(np.float16) + np.exp(f).astype(np.float16) * h - np.abs(h) // 1
+    np.testing.assert_allclose(out.get().astype(np.float32), want.astype(np.float32), rtol=5e-3)
