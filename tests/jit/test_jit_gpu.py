@@ -489,7 +489,7 @@ def test_complex_values(rng):
     complex_kernel[1, 32](dev(z), dev(w), out, mag)
     v = z * w + np.conj(z)
     np.testing.assert_allclose(out.get(), np.exp(v) + (v.real + 1j), rtol=1e-5)
-    np.testing.assert_allclose(mag.get(), np.abs(v) + v.imag, rtol=1e-5)
+    np.testing.assert_allclose(mag.get(), np.abs(v) + v.imag, rtol=1e-5, atol=1e-5)
 
 
 @rawkernel()
