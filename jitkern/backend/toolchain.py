@@ -158,26 +158,46 @@ def _located(libname: str) -> str | None:
 def include_dirs() -> tuple[str, ...]:
     """Include folders for NVRTC: jitkern's headers, the CUDA headers, CCCL.
 
-    ``CUDA_HOME``/``CUDA_PATH`` take precedence over the pip wheels.
+    ``CUDA_HOME``/``CUDA_PATH``, when set and holding ``cuda_runtime.h``, replaces the
+    pip wheels entirely: mixing two CUDA versions' headers (or two CCCLs) breaks in
+    confusing ways, so the folders come from one installation only.
     """
+    home_dirs = _cuda_home_include_dirs()
+    cuda_dirs = home_dirs if home_dirs else _wheel_include_dirs()
     dirs = [PACKAGE_INCLUDE]
+    for path in cuda_dirs:
+        if path not in dirs:
+            dirs.append(path)
+    return tuple(dirs)
+
+
+def _with_cccl(folders: list[str]) -> list[str]:
+    out = []
+    for path in folders:
+        out.append(path)
+        cccl = os.path.join(path, "cccl")
+        if os.path.isdir(os.path.join(cccl, "cuda")):
+            out.append(cccl)
+    return out
+
+
+def _cuda_home_include_dirs() -> list[str]:
     home = settings.cuda_home
-    if home:
-        for sub in ("include", os.path.join("include", "cccl"),
-                    os.path.join("targets", "x86_64-linux", "include")):
-            path = os.path.join(home, sub)
-            if os.path.isdir(path):
-                dirs.append(path)
+    if not home:
+        return []
+    folders = [os.path.join(home, sub) for sub in
+               ("include", os.path.join("targets", "x86_64-linux", "include"))]
+    folders = [f for f in folders if os.path.isfile(os.path.join(f, "cuda_runtime.h"))]
+    return _with_cccl(folders[:1])
+
+
+def _wheel_include_dirs() -> list[str]:
+    folders = []
     for lib in ("cudart", "cccl"):
         path = _located(lib)
-        if path and os.path.isdir(path) and path not in dirs:
-            dirs.append(path)
-    # CCCL's headers may sit in include/cccl of the CUDA include folder.
-    for path in list(dirs[1:]):
-        cccl = os.path.join(path, "cccl")
-        if os.path.isdir(os.path.join(cccl, "cuda")) and cccl not in dirs:
-            dirs.append(cccl)
-    return tuple(dirs)
+        if path and os.path.isdir(path) and path not in folders:
+            folders.append(path)
+    return _with_cccl(folders)
 
 
 @functools.lru_cache(maxsize=None)
