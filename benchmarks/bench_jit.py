@@ -17,8 +17,17 @@ import textwrap
 import numpy as np
 
 import jitkern
-from common import (FOUR_ARG_SOURCE, bare_launch_us, copy_bandwidth, device_label, host_us_per_call,
-                    markdown_table, time_gpu_ms, today, try_import)
+from common import (
+    FOUR_ARG_SOURCE,
+    bare_launch_us,
+    copy_bandwidth,
+    device_label,
+    host_us_per_call,
+    markdown_table,
+    time_gpu_ms,
+    today,
+    try_import,
+)
 from jitkern import jit
 from jitkern.jit import rawkernel
 
@@ -69,12 +78,14 @@ def launch_rows(bare: float) -> list[list]:
     raw_us = host_us_per_call(lambda: raw((1,), (32,), args), N_LAUNCH)
     rows.append(["jitkern.RawKernel, same kernel (for reference)", raw_us, raw_us / bare, ""])
     call_style = host_us_per_call(lambda: four_args((1,), (32,), args), N_LAUNCH)
-    rows.append(["jitkern @rawkernel, k(grid, block, args)", call_style, call_style / bare,
-                 "<= 1.25x"])
+    rows.append(
+        ["jitkern @rawkernel, k(grid, block, args)", call_style, call_style / bare, "<= 1.25x"]
+    )
     launcher = four_args[1, 32]
     numba_style = host_us_per_call(lambda: launcher(x, y, z, a), N_LAUNCH)
-    rows.append(["jitkern @rawkernel, k[grid, block](*args)", numba_style, numba_style / bare,
-                 "<= 1.25x"])
+    rows.append(
+        ["jitkern @rawkernel, k[grid, block](*args)", numba_style, numba_style / bare, "<= 1.25x"]
+    )
     cp = try_import("cupy")
     if cp is not None:
         cx = cp.ones(32, cp.float32)
@@ -117,7 +128,7 @@ def cupyx_jit_us(cp, args) -> float | None:
     return statistics.median(samples)
 
 
-KERNEL_MODULE = '''
+KERNEL_MODULE = """
 from jitkern import jit
 from jitkern.jit import rawkernel
 
@@ -127,7 +138,7 @@ def first_call_kernel(x, y, z, a):
     i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
     if i < 1:
         z[i] = x[i] * a + y[i]  # TAG
-'''
+"""
 
 FIRST_CALL = textwrap.dedent("""
     import sys, time
@@ -152,16 +163,20 @@ FIRST_CALL = textwrap.dedent("""
 def first_call_ms(cache_dir: str, module_dir: str) -> tuple[float, float]:
     env = dict(os.environ, JITKERN_CACHE_DIR=cache_dir)
     env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
-    out = subprocess.run([sys.executable, "-c", FIRST_CALL, module_dir], env=env,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", FIRST_CALL, module_dir],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     first, second = (float(v) for v in out.split())
     return first, second
 
 
 def first_call_rows() -> list[list]:
     rows = []
-    with tempfile.TemporaryDirectory() as module_dir, \
-            tempfile.TemporaryDirectory() as cache_dir:
+    with tempfile.TemporaryDirectory() as module_dir, tempfile.TemporaryDirectory() as cache_dir:
         tag = f"run {os.getpid()}"  # a fresh kernel text, so the cold run is really cold
         with open(os.path.join(module_dir, "first_call_mod.py"), "w") as f:
             f.write(KERNEL_MODULE.replace("TAG", tag))
@@ -184,8 +199,11 @@ def bandwidth_rows() -> tuple[float, list[list]]:
     rows = [["device-to-device copy (floor)", "", copy_bw, "100%", ""]]
     variants = [
         ("one element per thread", squared_diff[(n + 255) // 256, 256], ""),
-        ("four elements per thread, loads first", squared_diff_x4[(n + 1023) // 1024, 256],
-         ">= 95%"),
+        (
+            "four elements per thread, loads first",
+            squared_diff_x4[(n + 1023) // 1024, 256],
+            ">= 95%",
+        ),
     ]
     check = np.random.default_rng().integers(0, n, 1000)
     xs, ys = x.get()[check], y.get()[check]
@@ -194,8 +212,15 @@ def bandwidth_rows() -> tuple[float, list[list]]:
         ms = time_gpu_ms(lambda launcher=launcher: launcher(x, y, z, n), reps=20)
         np.testing.assert_allclose(z.get()[check], (xs - ys) ** 2, rtol=1e-6)
         bw = 3 * 4 * n / (ms * 1e-3) / 1e9
-        rows.append([f"z[i] = (x[i] - y[i])**2, 2^28 float32, {name}", ms * 1e3, bw,
-                     f"{100 * bw / copy_bw:.1f}%", target])
+        rows.append(
+            [
+                f"z[i] = (x[i] - y[i])**2, 2^28 float32, {name}",
+                ms * 1e3,
+                bw,
+                f"{100 * bw / copy_bw:.1f}%",
+                target,
+            ]
+        )
     return copy_bw, rows
 
 
@@ -204,8 +229,10 @@ def main() -> None:
     bare = bare_launch_us(N_LAUNCH)
     rows = [["bare cuLaunchKernel, pre-packed buffer (floor)", bare, 1.0, ""]]
     rows += launch_rows(bare)
-    print(f"## Launch overhead of a 4-argument kernel (3 arrays, 1 scalar), host us per launch "
-          f"({N_LAUNCH} async launches, median of 5)\n")
+    print(
+        f"## Launch overhead of a 4-argument kernel (3 arrays, 1 scalar), host us per launch "
+        f"({N_LAUNCH} async launches, median of 5)\n"
+    )
     print(markdown_table(["launch", "us/launch", "x bare", "target"], rows))
     print("\n## First call of a small kernel in a fresh process (ms, after import)\n")
     print(markdown_table(["case", "first call", "second call", "target"], first_call_rows()))

@@ -45,8 +45,9 @@ def main():
     out = jitkern.zeros(1, np.float32)
     block_sum[264, 1024](jitkern.asarray(h), out, n)
     got, want = float(out.get()[0]), float(h.sum(dtype=np.float64))
-    print(f"sum = {got:.1f}, NumPy (float64) = {want:.1f}, relative error {abs(got - want) / want:.1e}")
-    assert abs(got - want) / want < 1e-4
+    error = abs(got - want) / want
+    print(f"sum = {got:.1f}, NumPy (float64) = {want:.1f}, relative error {error:.1e}")
+    assert error < 1e-4
 
 
 if __name__ == "__main__":

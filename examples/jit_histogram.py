@@ -28,8 +28,11 @@ def histogram(data, bins, n):
 def main():
     n = 50_000_000
     if not jitkern.is_available():
-        print(histogram.inspect(np.zeros(4, np.uint8), np.zeros(BINS, np.uint32), n,
-                                arch="sm_90").source)
+        print(
+            histogram.inspect(
+                np.zeros(4, np.uint8), np.zeros(BINS, np.uint32), n, arch="sm_90"
+            ).source
+        )
         return
     h = np.random.default_rng().integers(0, 256, n, dtype=np.uint8)
     bins = jitkern.zeros(BINS, np.uint32)

@@ -15,8 +15,9 @@ from . import builtins, infer
 
 def mode_table() -> str:
     rows = ["| expression | `mode='cuda'` | `mode='numpy'` |", "|---|---|---|"]
-    rows += [f"| {label} | {cuda} | {numpy} |" for label, cuda, numpy in
-             infer.describe_mode_table()]
+    rows += [
+        f"| {label} | {cuda} | {numpy} |" for label, cuda, numpy in infer.describe_mode_table()
+    ]
     return "\n".join(rows)
 
 

@@ -22,13 +22,27 @@ from .values import Const, Value, operand
 
 #: Constant folding: AST operator class -> Python function (parallel to builtins.OPERATORS).
 FOLD = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-    ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
-    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
-    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
-    ast.Gt: operator.gt, ast.GtE: operator.ge,
-    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.USub: operator.neg,
+    ast.UAdd: operator.pos,
+    ast.Invert: operator.invert,
     ast.Not: operator.not_,
 }
 
@@ -67,15 +81,18 @@ def literal(value, t: T.Scalar) -> str:
             raise problem(f"cannot convert the complex constant {value!r} to {t}")
         return _float_literal(float(value), t)
     if isinstance(value, (float, numpy.floating)):
-        raise problem(f"the float constant {value!r} cannot become {t} implicitly",
-                      "convert explicitly with int(...) or numpy.int32(...)")
+        raise problem(
+            f"the float constant {value!r} cannot become {t} implicitly",
+            "convert explicitly with int(...) or numpy.int32(...)",
+        )
     if isinstance(value, complex):
         raise problem(f"the complex constant {value!r} cannot become {t}")
     v = int(value)
     info = numpy.iinfo(t.name)
     if not info.min <= v <= info.max:
-        raise problem(f"the constant {v} does not fit in {t}",
-                      "use a wider type, e.g. numpy.int64(...)")
+        raise problem(
+            f"the constant {v} does not fit in {t}", "use a wider type, e.g. numpy.int64(...)"
+        )
     suffix = {"int32": "", "int64": "LL", "uint32": "u", "uint64": "ull"}
     if t.name in suffix:
         if t.name == "int32" and v == info.min:
@@ -91,11 +108,16 @@ def _float_literal(v: float, t: T.Scalar) -> str:
         return f"{t.ctype}({_float_literal(v, T.float32)})"
     single = t is T.float32
     if math.isnan(v):
-        return "__int_as_float(0x7fffffff)" if single else "__longlong_as_double(0x7ff8000000000000LL)"
+        return (
+            "__int_as_float(0x7fffffff)" if single else "__longlong_as_double(0x7ff8000000000000LL)"
+        )
     if math.isinf(v):
         sign = "-" if v < 0 else ""
-        return f"({sign}__int_as_float(0x7f800000))" if single else \
-            f"({sign}__longlong_as_double(0x7ff0000000000000LL))"
+        return (
+            f"({sign}__int_as_float(0x7f800000))"
+            if single
+            else f"({sign}__longlong_as_double(0x7ff0000000000000LL))"
+        )
     if single:
         text = str(numpy.float32(v))  # shortest text that reads back as this float32
         return (text if ("e" in text or "." in text) else text + ".0") + "f"
@@ -149,8 +171,12 @@ class ExpressionEmitter:
     def expr(self, node):
         method = getattr(self, "expr_" + type(node).__name__, None)
         if method is None:
-            raise problem(f"{_construct_name(node)} is not supported in kernels",
-                          _EXPR_HINTS.get(type(node).__name__, ""), JitSyntaxError, node)
+            raise problem(
+                f"{_construct_name(node)} is not supported in kernels",
+                _EXPR_HINTS.get(type(node).__name__, ""),
+                JitSyntaxError,
+                node,
+            )
         try:
             return method(node)
         except CompileProblem as exc:
@@ -187,8 +213,11 @@ class ExpressionEmitter:
         try:
             captured = self.program.capture(self.func, name)
         except KeyError:
-            raise problem(f"name {name!r} is not defined", "define it before the kernel, pass "
-                          "it as an argument, or assign it in the kernel", JitNameError) from None
+            raise problem(
+                f"name {name!r} is not defined",
+                "define it before the kernel, pass it as an argument, or assign it in the kernel",
+                JitNameError,
+            ) from None
         except TypeError as exc:
             raise problem(f"{name!r}: {exc}") from None
         return captured.value
@@ -204,11 +233,17 @@ class ExpressionEmitter:
     def const_attribute(self, obj, attr: str):
         if isinstance(obj, B.Namespace):
             if attr not in obj.members:
-                raise problem(f"jit.{obj.name} has no member {attr!r}",
-                              f"members: {', '.join(sorted(obj.members))}", JitNameError)
+                raise problem(
+                    f"jit.{obj.name} has no member {attr!r}",
+                    f"members: {', '.join(sorted(obj.members))}",
+                    JitNameError,
+                )
             member = obj.members[attr]
-            return self.call_builtin(member, []) if getattr(member, "attribute", False) else \
-                Const(member)
+            return (
+                self.call_builtin(member, [])
+                if getattr(member, "attribute", False)
+                else Const(member)
+            )
         if isinstance(obj, B.CubClass) and attr == "TempStorage":
             return Const(B.CubStorage(obj))
         if _is_module(obj) and obj.__name__.startswith("jitkern.jit"):
@@ -218,14 +253,18 @@ class ExpressionEmitter:
             if isinstance(value, B.Builtin) and value.attribute:
                 return self.call_builtin(value, [])
             return Const(value)
-        if _is_module(obj) or isinstance(obj, numpy.dtype) or (
-                isinstance(obj, type) and issubclass(obj, numpy.generic)) or isinstance(
-                obj, (bool, int, float, complex, numpy.generic)):
+        if (
+            _is_module(obj)
+            or isinstance(obj, numpy.dtype)
+            or (isinstance(obj, type) and issubclass(obj, numpy.generic))
+            or isinstance(obj, (bool, int, float, complex, numpy.generic))
+        ):
             try:
                 value = getattr(obj, attr)
             except AttributeError:
-                raise problem(f"{_describe_const(obj)} has no attribute {attr!r}", "",
-                              JitNameError) from None
+                raise problem(
+                    f"{_describe_const(obj)} has no attribute {attr!r}", "", JitNameError
+                ) from None
             try:
                 frontend.capture(value)
             except TypeError as exc:
@@ -242,8 +281,11 @@ class ExpressionEmitter:
             return Const(t.dtype)
         record = B.VALUE_METHODS.get((family, attr))
         if record is None:
-            raise problem(f"a value of type {t} has no attribute {attr!r}",
-                          _methods_hint(family), JitNameError)
+            raise problem(
+                f"a value of type {t} has no attribute {attr!r}",
+                _methods_hint(family),
+                JitNameError,
+            )
         if record.attribute:
             return self.call_builtin(record, [base])
         return BoundMethod(record, base)
@@ -251,8 +293,11 @@ class ExpressionEmitter:
     def array_attribute(self, base: Value, attr: str):
         t = base.type
         if attr not in _ARRAY_ATTRS:
-            raise problem(f"arrays have no attribute {attr!r} in kernels",
-                          f"available: {', '.join(_ARRAY_ATTRS)}", JitNameError)
+            raise problem(
+                f"arrays have no attribute {attr!r} in kernels",
+                f"available: {', '.join(_ARRAY_ATTRS)}",
+                JitNameError,
+            )
         if attr == "ndim":
             return Const(t.ndim)
         if attr == "dtype":
@@ -292,12 +337,17 @@ class ExpressionEmitter:
         base = self.expr(node.value)
         index_node = node.slice
         if isinstance(index_node, ast.Slice):
-            raise problem("slices are not supported in kernels", "index element by element",
-                          JitSyntaxError)
+            raise problem(
+                "slices are not supported in kernels", "index element by element", JitSyntaxError
+            )
         if isinstance(base, ArrayDims):
             k = self.const_int(index_node, f"{base.attr} index")
-            return Value(self.array_shape(base.array, k) if base.attr == "shape"
-                         else self.array_stride(base.array, k), T.int64)
+            return Value(
+                self.array_shape(base.array, k)
+                if base.attr == "shape"
+                else self.array_stride(base.array, k),
+                T.int64,
+            )
         if isinstance(base, Const):
             return self.const_subscript(base.value, index_node)
         return self.subscript(base, self.index_items(index_node))
@@ -342,8 +392,9 @@ class ExpressionEmitter:
         if t.is_pointer_like:
             return Value(f"{base.code}[{indices[0].code}]", t.dtype, lvalue=True)
         ic = t.index_ctype
-        offset = " + ".join(f"({ic})({idx.code}) * {base.code}.strides[{k}]"
-                            for k, idx in enumerate(indices))
+        offset = " + ".join(
+            f"({ic})({idx.code}) * {base.code}.strides[{k}]" for k, idx in enumerate(indices)
+        )
         address = f"(char*){base.code}.ptr + {offset}"
         if len(indices) == t.ndim:
             return Value(f"(*({t.dtype.ctype}*)({address}))", t.dtype, lvalue=True)
@@ -363,8 +414,11 @@ class ExpressionEmitter:
 
     def const_int(self, node, what: str) -> int:
         item = self.expr(node)
-        if isinstance(item, Const) and isinstance(item.value, (int, numpy.integer)) \
-                and not isinstance(item.value, bool):
+        if (
+            isinstance(item, Const)
+            and isinstance(item.value, (int, numpy.integer))
+            and not isinstance(item.value, bool)
+        ):
             return int(item.value)
         raise problem(f"{what} must be a compile-time integer")
 
@@ -434,8 +488,11 @@ class ExpressionEmitter:
             right = self.expr(right_node)
             name = type(op).__name__
             if name not in B.OPERATORS:
-                raise problem(f"the comparison {_COMPARE_TEXT.get(name, name)!r} is not "
-                              "supported in kernels", "use ==, !=, <, <=, >, >=", JitSyntaxError)
+                raise problem(
+                    f"the comparison {_COMPARE_TEXT.get(name, name)!r} is not supported in kernels",
+                    "use ==, !=, <, <=, >, >=",
+                    JitSyntaxError,
+                )
             parts.append(self.binary(name, left, right))
             left = right
         if len(parts) == 1:
@@ -504,10 +561,16 @@ class ExpressionEmitter:
             return self.call_builtin(B.dtype_cast, [Const(fn)] + args, kwargs)
         record = _py_function_record(fn)
         if record is None:
-            raise problem(f"{_describe_const(fn)} cannot be called in kernels",
-                          "see the builtin table in docs/jit.md")
-        if record.fold is not None and not kwargs and args and all(
-                isinstance(a, Const) and (a.is_scalar) for a in args):
+            raise problem(
+                f"{_describe_const(fn)} cannot be called in kernels",
+                "see the builtin table in docs/jit.md",
+            )
+        if (
+            record.fold is not None
+            and not kwargs
+            and args
+            and all(isinstance(a, Const) and (a.is_scalar) for a in args)
+        ):
             try:
                 return Const(record.fold(*[a.value for a in args]))
             except (ValueError, TypeError, OverflowError, ZeroDivisionError) as exc:
@@ -523,8 +586,10 @@ class ExpressionEmitter:
                 raise problem(f"{record.name}() needs at least {record.required - 1} arguments")
             return list(args)
         if len(args) > len(names):
-            raise problem(f"{record.name}() takes at most {len(names)} arguments "
-                          f"({', '.join(names)}), got {len(args)}")
+            raise problem(
+                f"{record.name}() takes at most {len(names)} arguments "
+                f"({', '.join(names)}), got {len(args)}"
+            )
         bound = list(args)
         defaults = record.defaults()
         first_default = len(names) - len(defaults)
@@ -535,12 +600,16 @@ class ExpressionEmitter:
             elif i >= first_default:
                 bound.append(Const(defaults[i - first_default]))
             else:
-                raise problem(f"{record.name}() is missing the argument {name!r}",
-                              f"signature: {record.name}({', '.join(record.params)})")
+                raise problem(
+                    f"{record.name}() is missing the argument {name!r}",
+                    f"signature: {record.name}({', '.join(record.params)})",
+                )
         if kwargs:
             bad = next(iter(kwargs))
-            raise problem(f"{record.name}() got an unexpected keyword argument {bad!r}",
-                          f"signature: {record.name}({', '.join(record.params)})")
+            raise problem(
+                f"{record.name}() got an unexpected keyword argument {bad!r}",
+                f"signature: {record.name}({', '.join(record.params)})",
+            )
         return bound
 
     def call_builtin(self, record: B.Builtin, args, kwargs=None):
@@ -549,8 +618,10 @@ class ExpressionEmitter:
         try:
             sig = record.rule(items, self.mode)
         except TypeError as exc:
-            raise problem(f"{record.name}: {exc}", f"{record.name} accepts: {record.accepts}"
-                          if record.accepts else "") from None
+            raise problem(
+                f"{record.name}: {exc}",
+                f"{record.name} accepts: {record.accepts}" if record.accepts else "",
+            ) from None
         for header in record.includes:
             self.include(header)
         if record.cooperative:
@@ -582,19 +653,25 @@ class ExpressionEmitter:
             if isinstance(index_item, Const) and isinstance(index_item.value, tuple):
                 indices = [self.materialize(Const(v)) for v in index_item.value]
             elif isinstance(index_item, Value) and isinstance(index_item.type, T.Tuple):
-                indices = [self.tuple_item(index_item, k)
-                           for k in range(len(index_item.type.items))]
+                indices = [
+                    self.tuple_item(index_item, k) for k in range(len(index_item.type.items))
+                ]
             else:
                 indices = [self.materialize(index_item)]
             element = self.subscript(base, indices)
-            out[array_pos:index_pos + 1] = [element]
+            out[array_pos : index_pos + 1] = [element]
         return out
 
     def cub_instance(self, cls: B.CubClass, args):
-        if len(args) != 1 or not isinstance(args[0], Value) or \
-                getattr(args[0].type, "family", None) != "cub_storage":
-            raise problem(f"{cls.cname} takes its TempStorage (e.g. temp[0] of "
-                          "jit.shared_memory(WarpReduce[T].TempStorage, 1))")
+        if (
+            len(args) != 1
+            or not isinstance(args[0], Value)
+            or getattr(args[0].type, "family", None) != "cub_storage"
+        ):
+            raise problem(
+                f"{cls.cname} takes its TempStorage (e.g. temp[0] of "
+                "jit.shared_memory(WarpReduce[T].TempStorage, 1))"
+            )
         self.include(cls.template.include)
         return Value(f"{cls.cname}({args[0].code})", cls.instance_type)
 
@@ -692,11 +769,21 @@ def _construct_name(node) -> str:
 
 
 _CONSTRUCT_NAMES = {
-    "List": "a list", "Dict": "a dict", "Set": "a set", "ListComp": "a list comprehension",
-    "DictComp": "a dict comprehension", "SetComp": "a set comprehension",
-    "GeneratorExp": "a generator expression", "Lambda": "a lambda", "JoinedStr": "an f-string",
-    "Await": "await", "Yield": "yield", "YieldFrom": "yield from", "NamedExpr": "the := operator",
-    "Starred": "*unpacking", "Slice": "a slice",
+    "List": "a list",
+    "Dict": "a dict",
+    "Set": "a set",
+    "ListComp": "a list comprehension",
+    "DictComp": "a dict comprehension",
+    "SetComp": "a set comprehension",
+    "GeneratorExp": "a generator expression",
+    "Lambda": "a lambda",
+    "JoinedStr": "an f-string",
+    "Await": "await",
+    "Yield": "yield",
+    "YieldFrom": "yield from",
+    "NamedExpr": "the := operator",
+    "Starred": "*unpacking",
+    "Slice": "a slice",
 }
 _EXPR_HINTS = {
     "List": "use a tuple, or jit.shared_memory for an array",

@@ -86,8 +86,11 @@ def format_message(source: Source, node, message: str, hint: str = "") -> str:
     if getattr(node, "end_lineno", None) == getattr(node, "lineno", None):
         end_col = getattr(node, "end_col_offset", col - 1) + source.indent + 1
     width = max(1, end_col - col)
-    parts = [f"{source.filename}:{line}:{col}: {message}", "    " + text,
-             "    " + " " * (col - 1) + "^" + "~" * (width - 1)]
+    parts = [
+        f"{source.filename}:{line}:{col}: {message}",
+        "    " + text,
+        "    " + " " * (col - 1) + "^" + "~" * (width - 1),
+    ]
     if hint:
         parts.append(hint)
     return "\n".join(parts)
@@ -162,8 +165,15 @@ def _function_node(tree: ast.Module, func, source: Source) -> ast.FunctionDef:
         )
     lam = lambdas[0]
     body = [ast.copy_location(ast.Return(lam.body), lam.body)]
-    node = ast.FunctionDef(name="lambda_", args=lam.args, body=body, decorator_list=[],
-                           returns=None, type_comment=None, type_params=[])
+    node = ast.FunctionDef(
+        name="lambda_",
+        args=lam.args,
+        body=body,
+        decorator_list=[],
+        returns=None,
+        type_comment=None,
+        type_params=[],
+    )
     return ast.copy_location(node, lam)
 
 
@@ -171,16 +181,29 @@ def _param_names(node: ast.FunctionDef, source: Source) -> tuple:
     args = node.args
     for bad in (args.vararg, args.kwarg):
         if bad is not None:
-            raise error(JitSyntaxError, source, bad,
-                        "*args and **kwargs are not supported in kernels",
-                        "name each parameter")
+            raise error(
+                JitSyntaxError,
+                source,
+                bad,
+                "*args and **kwargs are not supported in kernels",
+                "name each parameter",
+            )
     if args.kwonlyargs or args.posonlyargs:
-        raise error(JitSyntaxError, source, node, "keyword-only and positional-only "
-                    "parameters are not supported in kernels", "use plain positional parameters")
+        raise error(
+            JitSyntaxError,
+            source,
+            node,
+            "keyword-only and positional-only parameters are not supported in kernels",
+            "use plain positional parameters",
+        )
     if args.defaults:
-        raise error(JitSyntaxError, source, args.defaults[0],
-                    "default parameter values are not supported in kernels",
-                    "pass every argument at the call")
+        raise error(
+            JitSyntaxError,
+            source,
+            args.defaults[0],
+            "default parameter values are not supported in kernels",
+            "pass every argument at the call",
+        )
     return tuple(a.arg for a in args.args)
 
 
@@ -224,7 +247,8 @@ def is_dtype(v) -> bool:
 
 def _is_module(v) -> bool:
     return isinstance(v, pytypes.ModuleType) and (
-        v.__name__ in ALLOWED_MODULES or v.__name__.startswith("jitkern.jit"))
+        v.__name__ in ALLOWED_MODULES or v.__name__.startswith("jitkern.jit")
+    )
 
 
 def _is_function(v) -> bool:
@@ -240,9 +264,24 @@ def _is_jit(v) -> bool:
     return hasattr(type(v), "__jit_fingerprint__")
 
 
-_PY_BUILTINS = tuple(getattr(builtins, n) for n in (
-    "range", "len", "abs", "min", "max", "int", "float", "bool", "complex", "print", "divmod",
-    "round", "pow"))
+_PY_BUILTINS = tuple(
+    getattr(builtins, n)
+    for n in (
+        "range",
+        "len",
+        "abs",
+        "min",
+        "max",
+        "int",
+        "float",
+        "bool",
+        "complex",
+        "print",
+        "divmod",
+        "round",
+        "pow",
+    )
+)
 
 
 def _function_fingerprint(v) -> str:
@@ -261,16 +300,24 @@ _CAPTURE_RULES = (
 def _refusal(value) -> str:
     what = type(value).__name__
     if isinstance(value, pytypes.ModuleType):
-        return (f"module {value.__name__!r} cannot be used in a kernel (only math, cmath, numpy "
-                "and jitkern.jit); bind the constants you need to global names")
+        return (
+            f"module {value.__name__!r} cannot be used in a kernel (only math, cmath, numpy "
+            "and jitkern.jit); bind the constants you need to global names"
+        )
     if isinstance(value, numpy.ndarray):
-        return ("a NumPy array cannot be captured by a kernel; pass it as a kernel argument "
-                "(jitkern.asarray(x))")
+        return (
+            "a NumPy array cannot be captured by a kernel; pass it as a kernel argument "
+            "(jitkern.asarray(x))"
+        )
     if isinstance(value, pytypes.FunctionType):
-        return (f"Python function {value.__qualname__!r} cannot be called from a kernel; "
-                "decorate it with @jitkern.rawkernel(device=True)")
-    return (f"a value of type {what} cannot be captured by a kernel: only numbers, NumPy "
-            "scalars, dtypes, math/numpy functions and device functions are")
+        return (
+            f"Python function {value.__qualname__!r} cannot be called from a kernel; "
+            "decorate it with @jitkern.rawkernel(device=True)"
+        )
+    return (
+        f"a value of type {what} cannot be captured by a kernel: only numbers, NumPy "
+        "scalars, dtypes, math/numpy functions and device functions are"
+    )
 
 
 def resolve(func, name: str) -> Captured:
@@ -295,7 +342,7 @@ def source_digest(func) -> str | None:
         return None
     h = hashlib.sha256()
     h.update(f"{code.co_filename}\0{func.__qualname__}\0{first}\0".encode())
-    for ln in lines[first - 1:last]:
+    for ln in lines[first - 1 : last]:
         h.update(ln.encode())
     return h.hexdigest()
 
@@ -309,4 +356,3 @@ def _last_line(code) -> int:
         if isinstance(const, pytypes.CodeType):
             last = max(last, _last_line(const))
     return last
-

@@ -19,8 +19,23 @@ from . import types as T
 
 MODES = ("cuda", "numpy")
 
-CUDA_ORDER = ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-              "float16", "bfloat16", "float32", "float64", "complex64", "complex128")
+CUDA_ORDER = (
+    "bool",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
 _RANK = {name: i for i, name in enumerate(CUDA_ORDER)}
 
 PY_SCALARS = (bool, int, float, complex)
@@ -171,8 +186,15 @@ def _kind(t: T.Scalar) -> str:
 
 def describe_mode_table() -> list[tuple[str, str, str]]:
     """Rows (expression, cuda mode, numpy mode) for docs/jit.md, computed from the rules."""
-    i8, i32, i64, f16, f32, f64, u32 = (T.int8, T.int32, T.int64, T.float16, T.float32,
-                                       T.float64, T.uint32)
+    i8, i32, i64, f16, f32, f64, u32 = (
+        T.int8,
+        T.int32,
+        T.int64,
+        T.float16,
+        T.float32,
+        T.float64,
+        T.uint32,
+    )
     cases = [
         ("literal `1`", lambda m: literal_type(1, m)),
         ("literal `1.0`", lambda m: literal_type(1.0, m)),

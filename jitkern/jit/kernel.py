@@ -36,8 +36,15 @@ INDEX_VERSION = 2
 _INDEX_LOCK = threading.Lock()
 
 
-def rawkernel(func=None, *, mode: str = "cuda", device: bool = False, options=(),
-              fast_math: bool = False, lineinfo: bool = False):
+def rawkernel(
+    func=None,
+    *,
+    mode: str = "cuda",
+    device: bool = False,
+    options=(),
+    fast_math: bool = False,
+    lineinfo: bool = False,
+):
     """Compile a Python function into a CUDA kernel (or a device function).
 
     Use as ``@rawkernel()`` (or ``@rawkernel``). ``mode`` chooses how Python
@@ -87,8 +94,9 @@ class JitKernel:
         return True
 
     def __jit_fingerprint__(self) -> str:
-        return (f"device:{function_identity(self.func)}:{frontend.source_digest(self.func)}"
-                f":{self.mode}")
+        return (
+            f"device:{function_identity(self.func)}:{frontend.source_digest(self.func)}:{self.mode}"
+        )
 
     def parsed(self) -> frontend.ParsedFunction:
         if self._parsed is None:
@@ -99,8 +107,10 @@ class JitKernel:
     def cached_code(self) -> str:
         """The generated source of the (last) compiled signature."""
         if not self.cached_codes:
-            raise RuntimeError(f"{self.__name__} has not been compiled yet; call it or use "
-                               ".inspect(*args, arch=...)")
+            raise RuntimeError(
+                f"{self.__name__} has not been compiled yet; call it or use "
+                ".inspect(*args, arch=...)"
+            )
         return next(reversed(self.cached_codes.values()))
 
     def __repr__(self) -> str:
@@ -111,8 +121,10 @@ class JitKernel:
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise TypeError("launch as kernel[grid, block](*args) or "
-                            "kernel[grid, block, shared_mem, stream](*args)")
+            raise TypeError(
+                "launch as kernel[grid, block](*args) or "
+                "kernel[grid, block, shared_mem, stream](*args)"
+            )
         return _Launcher(self, *config)
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None):
@@ -148,8 +160,12 @@ class JitKernel:
             if entry is None:
                 fn = Function(built.binary, built.symbol, display_name=self.__name__)
                 extras = _extras_function(built.plans)
-                entry = _Entry(fn, extras, built.cooperative,
-                               _launch_run(args, types, fn, extras, built.cooperative))
+                entry = _Entry(
+                    fn,
+                    extras,
+                    built.cooperative,
+                    _launch_run(args, types, fn, extras, built.cooperative),
+                )
                 self._entries[key] = entry
         return entry
 
@@ -171,8 +187,9 @@ class JitKernel:
 
     def emit(self, *types_or_args):
         """The generated CUDA C++ for argument types (Type objects) or example arguments."""
-        types = tuple(t if isinstance(t, T.Type) else arg_type(t, allow_host=True)
-                      for t in types_or_args)
+        types = tuple(
+            t if isinstance(t, T.Type) else arg_type(t, allow_host=True) for t in types_or_args
+        )
         try:
             return self._generate(types).source
         except JitError as exc:
@@ -208,12 +225,21 @@ class JitKernel:
         program.stack.append(self.func)
         code = emitter.emit()
         signature = ", ".join(t.describe() for t in types)
-        header = (f"// jitkern: kernel {parsed.qualname} from {parsed.source.filename}\n"
-                  f"// signature: ({signature}); mode={self.mode}")
+        header = (
+            f"// jitkern: kernel {parsed.qualname} from {parsed.source.filename}\n"
+            f"// signature: ({signature}); mode={self.mode}"
+        )
         source = program.assemble(code.code, header)
         plans = [list(p.extras) for p in code.params]
-        return Generated(source, symbol, plans, program.cooperative, program.fingerprints,
-                         parsed.source.filename, {})
+        return Generated(
+            source,
+            symbol,
+            plans,
+            program.cooperative,
+            program.fingerprints,
+            parsed.source.filename,
+            {},
+        )
 
 
 class _Launcher:
@@ -276,19 +302,23 @@ def _launch_run(args: tuple, types: tuple, function, extras, cooperative: bool):
             env[f"K{i}"] = keyer
             env[f"V{i}"] = keyer(a)
             terms.append(f"K{i}(a{i}) == V{i}")
-    lines = ["def run(grid, block, args, shm, stream):",
-             f"    if type(args) is not tuple or len(args) != {len(args)}:",
-             "        return False"]
+    lines = [
+        "def run(grid, block, args, shm, stream):",
+        f"    if type(args) is not tuple or len(args) != {len(args)}:",
+        "        return False",
+    ]
     if names:
         lines.append(f"    {', '.join(names)}, = args")
         lines.append(f"    if not ({' and '.join(terms)}):")
         lines.append("        return False")
     if extras is not None:
         lines.append("    args = args + _extras(args)")
-    lines += ["    fast = _F.fast",
-              "    if fast is None or not fast(grid, block, args, shm, stream):",
-              f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
-              "    return True"]
+    lines += [
+        "    fast = _F.fast",
+        "    if fast is None or not fast(grid, block, args, shm, stream):",
+        f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
+        "    return True",
+    ]
     exec(compile("\n".join(lines) + "\n", "<jitkern jit launch>", "exec"), env)  # noqa: S102
     return env["run"]
 
@@ -338,8 +368,9 @@ def arg_type(a, allow_host: bool = False) -> T.Type:
         return T.scalar_from_dtype(a.dtype)
     if isinstance(a, numpy.ndarray):
         if not allow_host:
-            raise TypeError("a NumPy array lives in host memory; copy it to the GPU with "
-                            "jitkern.asarray(x)")
+            raise TypeError(
+                "a NumPy array lives in host memory; copy it to the GPU with jitkern.asarray(x)"
+            )
         return _array_type(a.dtype, a.shape, a.strides)
     from ..arrays.interop import describe
 
@@ -352,8 +383,9 @@ def _array_type(dtype, shape, strides) -> T.Array:
         raise TypeError("0-d arrays are not supported as kernel arguments; pass a scalar")
     itemsize = T.scalar_from_dtype(dtype).itemsize
     contiguous = len(shape) == 1 and (strides[0] == itemsize or shape[0] <= 1)
-    return T.array(T.scalar_from_dtype(dtype), len(shape), contiguous,
-                   _fits_int32(shape, strides, itemsize))
+    return T.array(
+        T.scalar_from_dtype(dtype), len(shape), contiguous, _fits_int32(shape, strides, itemsize)
+    )
 
 
 def _fits_int32(shape, strides, itemsize) -> bool:
@@ -398,8 +430,12 @@ def _key_generic(a):
     from ..arrays.interop import describe
 
     info = describe(a)
-    return (type(a), str(info.dtype), len(info.shape),
-            _array_type(info.dtype, info.shape, info.strides))
+    return (
+        type(a),
+        str(info.dtype),
+        len(info.shape),
+        _array_type(info.dtype, info.shape, info.strides),
+    )
 
 
 _KEYERS = {t: _scalar_key for t in (bool, int, float, complex)}
@@ -497,8 +533,9 @@ def _cached_binary(generated: Generated, target: str, options: tuple):
     hit = cache.memory_get(key)
     if hit is not None:
         return hit
-    binary = compiler._load_from_disk(key, generated.source, compiler.normalize_options(options),
-                                      ())
+    binary = compiler._load_from_disk(
+        key, generated.source, compiler.normalize_options(options), ()
+    )
     if binary is not None:
         cache.memory_put(key, binary)
     return binary
@@ -509,19 +546,27 @@ def _compile(generated: Generated, options: tuple, arch):
 
     program_name = generated.filename
     try:
-        return compile_source(generated.source, options=options, arch=arch,
-                              program_name=program_name)
+        return compile_source(
+            generated.source, options=options, arch=arch, program_name=program_name
+        )
     except CompileError as exc:
-        raise CompileError(_compile_message(exc, generated), log=exc.log, source=exc.source,
-                           name=exc.name, options=exc.options) from None
+        raise CompileError(
+            _compile_message(exc, generated),
+            log=exc.log,
+            source=exc.source,
+            name=exc.name,
+            options=exc.options,
+        ) from None
 
 
 def _compile_message(exc: CompileError, generated: Generated) -> str:
     """NVRTC's log with the Python lines it names (the #line directives point at them)."""
     import re
 
-    parts = [f"NVRTC rejected the CUDA generated for {os.path.basename(generated.filename)}:",
-             exc.log.strip() or str(exc)]
+    parts = [
+        f"NVRTC rejected the CUDA generated for {os.path.basename(generated.filename)}:",
+        exc.log.strip() or str(exc),
+    ]
     shown = set()
     for m in re.finditer(r"^(.+?)\((\d+)\): ", exc.log, re.M):
         path, line = m.group(1), int(m.group(2))
@@ -544,8 +589,7 @@ def _index_key(kernel: JitKernel, types: tuple) -> str | None:
     if digest is None:
         return None
     h = hashlib.sha256()
-    for part in (INDEX_VERSION, digest, kernel.mode, kernel.options,
-                 tuple(repr(t) for t in types)):
+    for part in (INDEX_VERSION, digest, kernel.mode, kernel.options, tuple(repr(t) for t in types)):
         h.update(repr(part).encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -564,9 +608,15 @@ def _load_index(kernel: JitKernel, types: tuple) -> Generated | None:
     try:
         with open(_index_path(key), encoding="utf-8") as f:
             data = json.load(f)
-        generated = Generated(data["source"], data["symbol"], data["plans"],
-                              bool(data["cooperative"]), data["fingerprints"], data["filename"],
-                              dict(data["binaries"]))
+        generated = Generated(
+            data["source"],
+            data["symbol"],
+            data["plans"],
+            bool(data["cooperative"]),
+            data["fingerprints"],
+            data["filename"],
+            dict(data["binaries"]),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     if not _fingerprints_hold(kernel.func, generated.fingerprints, set()):
@@ -601,9 +651,15 @@ def _store_index(kernel: JitKernel, types: tuple, generated: Generated) -> None:
     if key is None:
         return
     path = _index_path(key)
-    data = {"source": generated.source, "symbol": generated.symbol, "plans": generated.plans,
-            "cooperative": generated.cooperative, "fingerprints": generated.fingerprints,
-            "filename": generated.filename, "binaries": generated.binaries}
+    data = {
+        "source": generated.source,
+        "symbol": generated.symbol,
+        "plans": generated.plans,
+        "cooperative": generated.cooperative,
+        "fingerprints": generated.fingerprints,
+        "filename": generated.filename,
+        "binaries": generated.binaries,
+    }
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")

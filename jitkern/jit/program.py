@@ -31,8 +31,12 @@ template <class T> __device__ __forceinline__ T mod(T a, T b) {
   T r = T(a % b);
   return (r != 0 && ((r < 0) != (b < 0))) ? T(r + b) : r;
 }
-template <class T> __device__ __forceinline__ T ufloordiv(T a, T b) { return b == 0 ? T(0) : T(a / b); }
-template <class T> __device__ __forceinline__ T umod(T a, T b) { return b == 0 ? T(0) : T(a % b); }
+template <class T> __device__ __forceinline__ T ufloordiv(T a, T b) {
+  return b == 0 ? T(0) : T(a / b);
+}
+template <class T> __device__ __forceinline__ T umod(T a, T b) {
+  return b == 0 ? T(0) : T(a % b);
+}
 // On floats, NumPy's divmod: floor of the exact quotient, remainder with the divisor's sign.
 #define JK_FLOAT_DIVMOD(F, SUF)                                                   \
   __device__ __forceinline__ F floordiv(F a, F b) {                               \
@@ -69,14 +73,19 @@ template <class T> __device__ __forceinline__ T pow2(T x) { return T(x * x); }
 // Python's min/max (first wins on ties and NaN) and NumPy's minimum/maximum (NaN wins).
 template <class T> __device__ __forceinline__ T pymin(T a, T b) { return (b < a) ? b : a; }
 template <class T> __device__ __forceinline__ T pymax(T a, T b) { return (b > a) ? b : a; }
-template <class T> __device__ __forceinline__ T npmin(T a, T b) { return (a != a || a <= b) ? a : b; }
-template <class T> __device__ __forceinline__ T npmax(T a, T b) { return (a != a || a >= b) ? a : b; }
+template <class T> __device__ __forceinline__ T npmin(T a, T b) {
+  return (a != a || a <= b) ? a : b;
+}
+template <class T> __device__ __forceinline__ T npmax(T a, T b) {
+  return (a != a || a >= b) ? a : b;
+}
 __device__ __forceinline__ unsigned int laneid() {
   unsigned int r;
   asm volatile("mov.u32 %0, %%laneid;" : "=r"(r));
   return r;
 }
-template <class T> __device__ __forceinline__ Tuple<unsigned int, bool> match_all(unsigned int mask, T v) {
+template <class T>
+__device__ __forceinline__ Tuple<unsigned int, bool> match_all(unsigned int mask, T v) {
   int pred;
   unsigned int m = __match_all_sync(mask, v, &pred);
   return {m, {pred != 0, {}}};

@@ -16,12 +16,12 @@ from ..errors import JitNameError, JitSyntaxError, JitTypeError
 from . import builtins as B
 from . import frontend, infer
 from . import types as T
-from .expressions import (ArrayDims, BoundMethod, CompileProblem, ExpressionEmitter, literal,
-                          problem)
+from .expressions import ArrayDims, BoundMethod, CompileProblem, ExpressionEmitter, literal, problem
 from .program import DeviceFunction, Program, function_identity
 from .values import Const, Value, operand
 
-_RESERVED = frozenset("""
+_RESERVED = frozenset(
+    """
 alignas alignof and asm auto bitand bitor bool break case catch char class compl const
 constexpr const_cast continue decltype default delete do double dynamic_cast else enum explicit
 export extern false float for friend goto if inline int long mutable namespace new noexcept not
@@ -29,7 +29,8 @@ operator or private protected public register reinterpret_cast return short sign
 static static_assert static_cast struct switch template this throw true try typedef typeid
 typename union unsigned using virtual void volatile wchar_t while xor threadIdx blockIdx blockDim
 gridDim warpSize jk printf min max abs dim3 main half complex
-""".split())
+""".split()
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,12 +55,20 @@ class FunctionCode:
 
 
 class FunctionEmitter(ExpressionEmitter):
-    def __init__(self, parsed: frontend.ParsedFunction, arg_types, mode: str, program: Program,
-                 kind: str, cname: str):
+    def __init__(
+        self,
+        parsed: frontend.ParsedFunction,
+        arg_types,
+        mode: str,
+        program: Program,
+        kind: str,
+        cname: str,
+    ):
         if len(arg_types) != len(parsed.params):
             raise JitTypeError(
                 f"{parsed.qualname}() takes {len(parsed.params)} arguments "
-                f"({', '.join(parsed.params)}), got {len(arg_types)}")
+                f"({', '.join(parsed.params)}), got {len(arg_types)}"
+            )
         self.parsed = parsed
         self.source = parsed.source
         self.func = parsed.func
@@ -108,9 +117,11 @@ class FunctionEmitter(ExpressionEmitter):
 
     def capture_global(self, name: str):
         if name in self.assigned:
-            raise problem(f"local variable {name!r} is used before it is assigned",
-                          "assign it before this line (its type is fixed there)",
-                          JitNameError)
+            raise problem(
+                f"local variable {name!r} is used before it is assigned",
+                "assign it before this line (its type is fixed there)",
+                JitNameError,
+            )
         return super().capture_global(name)
 
     def temp(self, prefix: str = "t") -> str:
@@ -132,8 +143,12 @@ class FunctionEmitter(ExpressionEmitter):
 
     def emit(self) -> FunctionCode:
         stmts = self.parsed.tree.body
-        if stmts and isinstance(stmts[0], ast.Expr) and isinstance(stmts[0].value, ast.Constant) \
-                and isinstance(stmts[0].value.value, str):
+        if (
+            stmts
+            and isinstance(stmts[0], ast.Expr)
+            and isinstance(stmts[0].value, ast.Constant)
+            and isinstance(stmts[0].value.value, str)
+        ):
             stmts = stmts[1:]  # docstring
         self.block(stmts)
         return self.finish()
@@ -146,13 +161,13 @@ class FunctionEmitter(ExpressionEmitter):
         method = getattr(self, "stmt_" + type(node).__name__, None)
         try:
             if method is None:
-                name, hint = _STATEMENT_HINTS.get(type(node).__name__,
-                                                  (type(node).__name__, ""))
+                name, hint = _STATEMENT_HINTS.get(type(node).__name__, (type(node).__name__, ""))
                 raise problem(f"{name} is not supported in kernels", hint, JitSyntaxError, node)
             method(node)
         except CompileProblem as exc:
-            raise frontend.error(exc.cls, self.source, exc.node or node, exc.message,
-                                 exc.hint) from None
+            raise frontend.error(
+                exc.cls, self.source, exc.node or node, exc.message, exc.hint
+            ) from None
 
     def nested(self, stmts) -> None:
         self.depth += 1
@@ -181,9 +196,11 @@ class FunctionEmitter(ExpressionEmitter):
             self.assign(target, item)
 
     def stmt_AnnAssign(self, node) -> None:
-        raise problem("annotated assignments are not supported in kernels",
-                      "drop the annotation, or convert with numpy.float32(...) etc.",
-                      JitSyntaxError)
+        raise problem(
+            "annotated assignments are not supported in kernels",
+            "drop the annotation, or convert with numpy.float32(...) etc.",
+            JitSyntaxError,
+        )
 
     def stmt_AugAssign(self, node) -> None:
         self.mark(node)
@@ -191,16 +208,20 @@ class FunctionEmitter(ExpressionEmitter):
         if isinstance(node.target, ast.Name):
             current = self.lookup_local(node.target.id)
             if current is None:
-                raise problem(f"local variable {node.target.id!r} is used before assignment",
-                              "assign it first", node=node.target)
+                raise problem(
+                    f"local variable {node.target.id!r} is used before assignment",
+                    "assign it first",
+                    node=node.target,
+                )
             self.assign(node.target, self.binary(op, current, self.expr(node.value)))
             return
         if isinstance(node.target, ast.Subscript):
             element = self.expr(node.target)
             self.store(element, self.binary(op, element, self.expr(node.value)), node.target)
             return
-        raise problem("only names and elements can be updated in place", "", JitSyntaxError,
-                      node.target)
+        raise problem(
+            "only names and elements can be updated in place", "", JitSyntaxError, node.target
+        )
 
     def assign(self, target, item) -> None:
         if isinstance(target, ast.Name):
@@ -210,18 +231,25 @@ class FunctionEmitter(ExpressionEmitter):
         elif isinstance(target, (ast.Tuple, ast.List)):
             self.unpack(target, item)
         else:
-            raise problem(f"cannot assign to {type(target).__name__.lower()} in kernels",
-                          "assign to a name, an array element or a tuple of names",
-                          JitSyntaxError, target)
+            raise problem(
+                f"cannot assign to {type(target).__name__.lower()} in kernels",
+                "assign to a name, an array element or a tuple of names",
+                JitSyntaxError,
+                target,
+            )
 
     def store(self, element, item, node) -> None:
         if not (isinstance(element, Value) and element.lvalue):
             raise problem("this expression cannot be assigned to", "", JitSyntaxError, node)
         src = operand(item) if isinstance(item, (Value, Const)) else item
         if (isinstance(item, Const) and not item.is_scalar) or not infer.can_store(
-                src, element.type):
-            raise problem(f"cannot store {_item_text(item)} in an element of type "
-                          f"{element.type}", "take .real, or convert explicitly", node=node)
+            src, element.type
+        ):
+            raise problem(
+                f"cannot store {_item_text(item)} in an element of type {element.type}",
+                "take .real, or convert explicitly",
+                node=node,
+            )
         self.line(f"{element.code} = {self.convert(item, element.type).code};")
 
     def check_assignable(self, item, target_t, what, node) -> None:
@@ -232,20 +260,27 @@ class FunctionEmitter(ExpressionEmitter):
             raise problem(
                 f"cannot store a value of type {_op_text(src)} in {what} {target_t}",
                 "convert explicitly (e.g. numpy.float32(x), int(x)), or give the variable the "
-                "wider type at its first assignment (s = 0.0 instead of s = 0)", node=node)
+                "wider type at its first assignment (s = 0.0 instead of s = 0)",
+                node=node,
+            )
 
     def assign_name(self, target: ast.Name, item) -> None:
         name = target.id
         if name in self.aliases:
-            raise problem(f"{name!r} is bound to {_binding_text(self.aliases[name])} and cannot "
-                          "be reassigned", "use a new name", node=target)
+            raise problem(
+                f"{name!r} is bound to {_binding_text(self.aliases[name])} and cannot "
+                "be reassigned",
+                "use a new name",
+                node=target,
+            )
         existing = self.locals.get(name)
         if existing is not None:
             self.check_assignable(item, existing.type, f"variable {name!r} of type", target)
             self.line(f"{existing.code} = {self.convert(item, existing.type).code};")
             return
-        if isinstance(item, (ArrayDims, BoundMethod)) or (isinstance(item, Const)
-                                                           and not item.is_scalar):
+        if isinstance(item, (ArrayDims, BoundMethod)) or (
+            isinstance(item, Const) and not item.is_scalar
+        ):
             self.aliases[name] = item
             return
         value = self.materialize(item)
@@ -258,9 +293,12 @@ class FunctionEmitter(ExpressionEmitter):
         cname = self.c_name(name)
         if isinstance(t, T.Opaque) and not t.default_constructible:
             if self.depth:
-                raise problem(f"{name!r} ({t}) must be first assigned at the top level of the "
-                              "function, not inside a block", "move the assignment up",
-                              node=target)
+                raise problem(
+                    f"{name!r} ({t}) must be first assigned at the top level of the "
+                    "function, not inside a block",
+                    "move the assignment up",
+                    node=target,
+                )
             self.line(f"auto {cname} = {value.code};")
             self.aliases[name] = Value(cname, t)
             return
@@ -322,8 +360,12 @@ class FunctionEmitter(ExpressionEmitter):
 
     def stmt_While(self, node) -> None:
         if node.orelse:
-            raise problem("while ... else is not supported in kernels",
-                          "use a flag variable", JitSyntaxError, node.orelse[0])
+            raise problem(
+                "while ... else is not supported in kernels",
+                "use a flag variable",
+                JitSyntaxError,
+                node.orelse[0],
+            )
         self.mark(node)
         self.line(f"while ({self.condition(node.test)}) {{")
         self.loop_body(node.body)
@@ -346,11 +388,16 @@ class FunctionEmitter(ExpressionEmitter):
 
     def stmt_For(self, node) -> None:
         if node.orelse:
-            raise problem("for ... else is not supported in kernels", "use a flag variable",
-                          JitSyntaxError, node.orelse[0])
+            raise problem(
+                "for ... else is not supported in kernels",
+                "use a flag variable",
+                JitSyntaxError,
+                node.orelse[0],
+            )
         if not isinstance(node.target, ast.Name):
-            raise problem("the loop variable must be a single name", "", JitSyntaxError,
-                          node.target)
+            raise problem(
+                "the loop variable must be a single name", "", JitSyntaxError, node.target
+            )
         if not isinstance(node.iter, ast.Call):
             iterable = self.expr(node.iter)
             if isinstance(iterable, Const) and isinstance(iterable.value, tuple):
@@ -367,8 +414,10 @@ class FunctionEmitter(ExpressionEmitter):
         t = var.type
         arg_nodes = list(node.iter.args) + [kw.value for kw in node.iter.keywords]
         start_node, stop_node, step_node = (
-            [None] + arg_nodes[:1] + [None] if len(node.iter.args) == 1 else
-            (arg_nodes + [None, None, None])[:3])
+            [None] + arg_nodes[:1] + [None]
+            if len(node.iter.args) == 1
+            else (arg_nodes + [None, None, None])[:3]
+        )
         self.line("{")
         self.depth += 1
         stop_code = self.loop_bound(stop, t, "stop", stop_node)
@@ -393,8 +442,9 @@ class FunctionEmitter(ExpressionEmitter):
     def for_constants(self, node, values: tuple) -> None:
         """``for v in (16, 8, 4):`` -- a fully unrolled loop over a constant array."""
         if not values or not all(Const(v).is_scalar for v in values):
-            raise problem("a for loop over a tuple needs a non-empty tuple of numbers",
-                          node=node.iter)
+            raise problem(
+                "a for loop over a tuple needs a non-empty tuple of numbers", node=node.iter
+            )
         self.mark(node)
         var = self.lookup_local(node.target.id)
         t = var.type if var is not None else infer.result_type(list(values), self.mode)
@@ -423,22 +473,31 @@ class FunctionEmitter(ExpressionEmitter):
                 args = [self.expr(a) for a in node.args]
                 kwargs = {kw.arg: self.expr(kw.value) for kw in node.keywords}
                 return record, args, kwargs
-        raise problem("for loops in kernels iterate over range(...), jit.range(...) or a "
-                      "constant tuple",
-                      "write `for i in range(start, stop, step):`", JitSyntaxError, node)
+        raise problem(
+            "for loops in kernels iterate over range(...), jit.range(...) or a constant tuple",
+            "write `for i in range(start, stop, step):`",
+            JitSyntaxError,
+            node,
+        )
 
     def loop_variable(self, target: ast.Name, bounds) -> Value:
         for b in bounds:
             op = operand(b)
-            kind = infer.literal_type(op, self.mode).kind if infer.is_weak(op) else \
-                getattr(op, "kind", None)
+            kind = (
+                infer.literal_type(op, self.mode).kind
+                if infer.is_weak(op)
+                else getattr(op, "kind", None)
+            )
             if kind not in ("i", "u", "b"):
                 raise problem(f"range() takes integers, got {_op_text(op)}", node=target)
         existing = self.locals.get(target.id)
         if existing is not None:
             if not (isinstance(existing.type, T.Scalar) and existing.type.kind in "iu"):
-                raise problem(f"loop variable {target.id!r} has type {existing.type}",
-                              "use a new name for the loop", node=target)
+                raise problem(
+                    f"loop variable {target.id!r} has type {existing.type}",
+                    "use a new name for the loop",
+                    node=target,
+                )
             return existing
         t = infer.result_type([operand(b) for b in bounds], self.mode)
         if t is T.bool_:
@@ -468,8 +527,9 @@ class FunctionEmitter(ExpressionEmitter):
 
     def stmt_Return(self, node) -> None:
         self.mark(node)
-        if node.value is None or (isinstance(node.value, ast.Constant)
-                                  and node.value.value is None):
+        if node.value is None or (
+            isinstance(node.value, ast.Constant) and node.value.value is None
+        ):
             if self.kind == "device" and self.return_type not in (None, T.void):
                 raise problem("this function also returns a value", node=node)
             if self.kind == "device":
@@ -477,19 +537,26 @@ class FunctionEmitter(ExpressionEmitter):
             self.line("return;")
             return
         if self.kind == "kernel":
-            raise problem("kernels cannot return a value", "write results into an array "
-                          "argument", node=node.value)
+            raise problem(
+                "kernels cannot return a value",
+                "write results into an array argument",
+                node=node.value,
+            )
         item = self.expr(node.value)
         if self.return_type is None:
             value = self.materialize_deep(item)
             self.return_type = value.type
         else:
             self.check_assignable(item, self.return_type, "the return type", node.value)
-            value = self.convert(item, self.return_type) if isinstance(
-                self.return_type, T.Scalar) else self.materialize_deep(item)
+            value = (
+                self.convert(item, self.return_type)
+                if isinstance(self.return_type, T.Scalar)
+                else self.materialize_deep(item)
+            )
             if value.type != self.return_type:
-                raise problem(f"returns {value.type} here but {self.return_type} earlier",
-                              node=node.value)
+                raise problem(
+                    f"returns {value.type} here but {self.return_type} earlier", node=node.value
+                )
         self.line(f"return {value.code};")
 
     def materialize_deep(self, item) -> Value:
@@ -515,17 +582,21 @@ class FunctionEmitter(ExpressionEmitter):
             message = msg.value
         lineno, _col = self.source.position(node)
         cond = self.condition(node.test) if not isinstance(test, Const) else "false"
-        self.line(f"if (!{cond}) {{ __assertfail({_c_string(message)}, "
-                  f"{_c_string(self.source.filename)}, {lineno}, "
-                  f"{_c_string(self.parsed.qualname)}, 1); }}")
+        self.line(
+            f"if (!{cond}) {{ __assertfail({_c_string(message)}, "
+            f"{_c_string(self.source.filename)}, {lineno}, "
+            f"{_c_string(self.parsed.qualname)}, 1); }}"
+        )
 
     # -- helpers used by builtin templates ---------------------------------
 
     def pointer_array_extent(self, item: Value, attr: str, k: int) -> str:
         param = item.code
         if self.kind != "kernel" or param not in self._param_cnames():
-            raise problem("the shape of a 1-D contiguous array is only known in the kernel "
-                          "that received it", "pass len(x) to the device function as an argument")
+            raise problem(
+                "the shape of a 1-D contiguous array is only known in the kernel that received it",
+                "pass len(x) to the device function as an argument",
+            )
         self.pointer_extents.setdefault(param, set()).add(k)
         return f"{param}_shape{k}"
 
@@ -536,8 +607,9 @@ class FunctionEmitter(ExpressionEmitter):
         name = self.program.unique_name("jk_smem")
         align_txt = f"__align__({align}) " if align else ""
         if size is None:
-            self.prologue.append(f"extern __shared__ __align__(16) unsigned char "
-                                 f"jk_dynamic_smem[];")
+            self.prologue.append(
+                "extern __shared__ __align__(16) unsigned char jk_dynamic_smem[];"
+            )
             return f"reinterpret_cast<{elem.ctype}*>(jk_dynamic_smem)"
         self.prologue.append(f"__shared__ {align_txt}{elem.ctype} {name}[{size}];")
         return name
@@ -568,17 +640,27 @@ class FunctionEmitter(ExpressionEmitter):
             self.need_complex()
             return "(%g%+gj)", [f"(double)({value.code}).real()", f"(double)({value.code}).imag()"]
         if t.is_float:
-            return "%g", [f"(double)({self.convert(value, T.float32).code if t.is_half else value.code})"]
+            return "%g", [
+                f"(double)({self.convert(value, T.float32).code if t.is_half else value.code})"
+            ]
         if t.kind == "i":
-            return ("%lld", [f"(long long)({value.code})"]) if t.itemsize == 8 else \
-                ("%d", [f"(int)({value.code})"])
-        return ("%llu", [f"(unsigned long long)({value.code})"]) if t.itemsize == 8 else \
-            ("%u", [f"(unsigned int)({value.code})"])
+            return (
+                ("%lld", [f"(long long)({value.code})"])
+                if t.itemsize == 8
+                else ("%d", [f"(int)({value.code})"])
+            )
+        return (
+            ("%llu", [f"(unsigned long long)({value.code})"])
+            if t.itemsize == 8
+            else ("%u", [f"(unsigned int)({value.code})"])
+        )
 
     def device_functor(self, device, t: T.Scalar) -> str:
         fn = self.program_device_function(device, (t, t))
-        return (f"[] ({t.ctype} a, {t.ctype} b) -> {fn.return_type.ctype} "
-                f"{{ return {fn.cname}(a, b); }}")
+        return (
+            f"[] ({t.ctype} a, {t.ctype} b) -> {fn.return_type.ctype} "
+            f"{{ return {fn.cname}(a, b); }}"
+        )
 
     def call_device(self, device, args) -> Value:
         values = [self.materialize(a) for a in args]
@@ -593,8 +675,10 @@ class FunctionEmitter(ExpressionEmitter):
             return found
         if device.func in program.stack:
             chain = " -> ".join(f.__name__ for f in program.stack + [device.func])
-            raise problem(f"recursion is not supported in kernels ({chain})",
-                          "rewrite the recursion as a loop")
+            raise problem(
+                f"recursion is not supported in kernels ({chain})",
+                "rewrite the recursion as a loop",
+            )
         parsed = device.parsed()
         cname = program.unique_name(f"jk_{parsed.name}")
         emitter = FunctionEmitter(parsed, arg_types, self.mode, program, "device", cname)
@@ -612,11 +696,13 @@ class FunctionEmitter(ExpressionEmitter):
 
     def finish(self) -> FunctionCode:
         plans, params, setup = self.parameters()
-        head = ("extern \"C\" __global__ void" if self.kind == "kernel" else
-                f"__device__ __forceinline__ {(self.return_type or T.void).ctype}")
+        head = (
+            'extern "C" __global__ void'
+            if self.kind == "kernel"
+            else f"__device__ __forceinline__ {(self.return_type or T.void).ctype}"
+        )
         decls = ["    " + d for d in setup + self.prologue + self.hoisted]
-        text = "\n".join([f"{head} {self.cname}({', '.join(params)}) {{", *decls, *self.body,
-                          "}"])
+        text = "\n".join([f"{head} {self.cname}({', '.join(params)}) {{", *decls, *self.body, "}"])
         return FunctionCode(self.cname, text, self.return_type or T.void, tuple(plans))
 
     def parameters(self):

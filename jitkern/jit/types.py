@@ -186,12 +186,26 @@ _SCALAR_CTYPES = {
     "complex64": "complex<float>",
     "complex128": "complex<double>",
 }
-_SCALAR_KINDS = {n: ("b" if n == "bool" else n[0] if n[0] in "iuf" else "c") for n in _SCALAR_CTYPES}
+_SCALAR_KINDS = {
+    n: ("b" if n == "bool" else n[0] if n[0] in "iuf" else "c") for n in _SCALAR_CTYPES
+}
 _SCALAR_KINDS["bfloat16"] = "f"
 _SCALAR_SIZES = {
-    "bool": 1, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "uint8": 1, "uint16": 2,
-    "uint32": 4, "uint64": 8, "float16": 2, "bfloat16": 2, "float32": 4, "float64": 8,
-    "complex64": 8, "complex128": 16,
+    "bool": 1,
+    "int8": 1,
+    "int16": 2,
+    "int32": 4,
+    "int64": 8,
+    "uint8": 1,
+    "uint16": 2,
+    "uint32": 4,
+    "uint64": 8,
+    "float16": 2,
+    "bfloat16": 2,
+    "float32": 4,
+    "float64": 8,
+    "complex64": 8,
+    "complex128": 16,
 }
 
 SCALAR_NAMES = tuple(_SCALAR_CTYPES)
@@ -217,8 +231,9 @@ def tuple_of(items) -> Tuple:
     return _intern(Tuple(tuple(items)))
 
 
-def opaque(family: str, cname: str, default_constructible: bool = False,
-           params: tuple = ()) -> Opaque:
+def opaque(
+    family: str, cname: str, default_constructible: bool = False, params: tuple = ()
+) -> Opaque:
     return _intern(Opaque(family, cname, default_constructible, tuple(params)))
 
 

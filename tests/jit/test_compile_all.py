@@ -40,8 +40,10 @@ CASES = {
     "printer": (g.printer, (f32, 3)),
     "add_one": (g.add_one, (f32, f32, 8)),
     "misc": (g.misc_builtins, (f64, f64, i64, np.zeros(8, np.float16))),
-    "groups": (g.groups_and_tiles, (f32, np.zeros((7, 8), np.float32), f32, b1,
-                                    np.zeros(1, np.float16))),
+    "groups": (
+        g.groups_and_tiles,
+        (f32, np.zeros((7, 8), np.float32), f32, b1, np.zeros(1, np.float16)),
+    ),
     "half_math": (g.half_math, (np.zeros(8, np.float16),) * 2),
 }
 
@@ -53,7 +55,7 @@ def test_kernel_compiles(name, arch):
     result = kernel.inspect(*args, arch=arch)
     assert result.cubin and result.registers is not None
     assert result.arch == arch
-    assert '#line' in result.source
+    assert "#line" in result.source
 
 
 def test_cooperative_kernels_are_marked():
@@ -81,8 +83,10 @@ EXAMPLES = {
     "jit_block_reduction": lambda m: (m.block_sum, (f32, f32, 8)),
     "jit_histogram": lambda m: (m.histogram, (u8, np.zeros(256, np.uint32), 8)),
     "jit_transpose": lambda m: (m.transpose, (m2, m2.T.copy())),
-    "jit_mandelbrot": lambda m: (m.mandelbrot, (np.zeros((4, 4, 3), np.uint8), -2.0, -1.0,
-                                                0.01, 100)),
+    "jit_mandelbrot": lambda m: (
+        m.mandelbrot,
+        (np.zeros((4, 4, 3), np.uint8), -2.0, -1.0, 0.01, 100),
+    ),
 }
 
 

@@ -21,8 +21,11 @@ def kernel_text(kernel, *args) -> str:
 
 
 def code_lines(text: str) -> list[str]:
-    return [ln.strip() for ln in text.splitlines()
-            if ln.strip() and not ln.lstrip().startswith(("//", "#line"))]
+    return [
+        ln.strip()
+        for ln in text.splitlines()
+        if ln.strip() and not ln.lstrip().startswith(("//", "#line"))
+    ]
 
 
 def test_spec_copy_kernel_golden():
@@ -103,7 +106,7 @@ def test_square_is_a_multiplication_and_pow_keeps_int():
 def test_constant_folding():
     @rawkernel()
     def k(x):
-        x[0] = (2 + 3) * 4 // 3 - 2 ** 3 + math.pi
+        x[0] = (2 + 3) * 4 // 3 - 2**3 + math.pi
 
     assert "x[0] = 1.1415926f;" in kernel_text(k, F32)
 
@@ -128,8 +131,9 @@ def test_chained_comparison_and_boolean_ops():
             x[i] = 0
 
     lines = code_lines(kernel_text(k, F32, 4))
-    assert ("if (((((0u < i) && (((long long)(i)) < n)) && (!(x[i] > 0.0f))) || (i == 7u))) {"
-            in lines)
+    assert (
+        "if (((((0u < i) && (((long long)(i)) < n)) && (!(x[i] > 0.0f))) || (i == 7u))) {" in lines
+    )
 
 
 def test_elif_chain():
@@ -152,10 +156,14 @@ def test_multi_dimensional_arrays_use_byte_strides_and_int32_index():
         m[1, 2] = m.shape[0] + m.strides[1]
 
     text = kernel_text(k, M2)
-    assert "void k(float* m_ptr, long long m_shape0, long long m_shape1, long long m_stride0, " \
-           "long long m_stride1)" in text
-    assert "const jk::Array<float, 2, int> m = {m_ptr, {(int)m_shape0, (int)m_shape1}, " \
-           "{(int)m_stride0, (int)m_stride1}};" in text
+    assert (
+        "void k(float* m_ptr, long long m_shape0, long long m_shape1, long long m_stride0, "
+        "long long m_stride1)" in text
+    )
+    assert (
+        "const jk::Array<float, 2, int> m = {m_ptr, {(int)m_shape0, (int)m_shape1}, "
+        "{(int)m_stride0, (int)m_stride1}};" in text
+    )
     assert "(*(float*)((char*)m.ptr + (int)(1) * m.strides[0] + (int)(2) * m.strides[1]))" in text
 
 
@@ -165,7 +173,9 @@ def test_large_arrays_use_64_bit_offsets():
         m[1, 2] = 0
 
     big = T.array(T.float32, 2, False, False)
-    assert "jk::Array<float, 2, long long>" in k.emit(big, )
+    assert "jk::Array<float, 2, long long>" in k.emit(
+        big,
+    )
 
 
 def test_shape_of_1d_array_becomes_an_extra_parameter():
@@ -203,8 +213,7 @@ def test_atomics_and_shuffles():
 
     lines = code_lines(kernel_text(k, F32, np.zeros(2, np.int64)))
     assert "old = atomicAdd(&x[0], 1.0f);" in lines
-    assert ("((long long)atomicAdd((unsigned long long*)&c[1], (unsigned long long)(1LL)));"
-            in lines)
+    assert "((long long)atomicAdd((unsigned long long*)&c[1], (unsigned long long)(1LL)));" in lines
     assert "x[1] = (__shfl_down_sync(4294967295u, old, 1, 32) + old);" in lines
 
 
@@ -214,8 +223,10 @@ def test_print_becomes_printf_with_formats():
         print("x =", x[0], "n:", n, "100%", True, x[0] > 0)
 
     text = kernel_text(k, F32, np.uint8(1))
-    assert ('printf("x = %g n: %u 100%% True %s\\n", (double)(x[0]), (unsigned int)(n), '
-            '(((x[0] > 0.0f)) ? "True" : "False"));') in text
+    assert (
+        'printf("x = %g n: %u 100%% True %s\\n", (double)(x[0]), (unsigned int)(n), '
+        '(((x[0] > 0.0f)) ? "True" : "False"));'
+    ) in text
 
 
 def test_assert_becomes_device_assert():
@@ -253,7 +264,7 @@ def test_tuple_unpacking_evaluates_right_side_first():
     lines = code_lines(kernel_text(k, F32))
     # the right side is materialised first, so the swap is correct
     i = lines.index("const jk::Tuple<float, float> jk_t1 = jk::Tuple<float, float>{b, {a, {}}};")
-    assert lines[i + 1:i + 3] == ["a = jk_t1.head;", "b = jk_t1.tail.head;"]
+    assert lines[i + 1 : i + 3] == ["a = jk_t1.head;", "b = jk_t1.tail.head;"]
 
 
 def test_casts_and_numpy_scalar_types():

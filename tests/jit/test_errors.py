@@ -72,8 +72,7 @@ def test_type_change_of_variable():
         s = 0
         s = x[0]
 
-    check(k, (A,), JitTypeError, "s = x[0]", "float32", "variable 's' of type int32",
-          "s = 0.0")
+    check(k, (A,), JitTypeError, "s = x[0]", "float32", "variable 's' of type int32", "s = 0.0")
 
 
 def test_float_constant_into_int_variable_in_numpy_mode():
@@ -127,8 +126,7 @@ def test_builtin_wrong_type():
     def k(x):
         jit.atomic_inc(x, 0, 1)
 
-    check(k, (A,), JitTypeError, "jit.atomic_inc(", "atomic_inc does not support float32",
-          "uint32")
+    check(k, (A,), JitTypeError, "jit.atomic_inc(", "atomic_inc does not support float32", "uint32")
 
 
 def test_builtin_missing_argument():
@@ -136,8 +134,7 @@ def test_builtin_missing_argument():
     def k(x):
         jit.shfl_sync(0xFFFFFFFF, x[0])
 
-    check(k, (A,), JitTypeError, "jit.shfl_sync(", "missing the argument 'src_lane'",
-          "width=32")
+    check(k, (A,), JitTypeError, "jit.shfl_sync(", "missing the argument 'src_lane'", "width=32")
 
 
 def test_builtin_unknown_keyword():
@@ -318,8 +315,7 @@ def test_captured_numpy_array_refused():
     def k(x):
         x[0] = HOST_ARRAY[0]
 
-    check(k, (A,), JitTypeError, "HOST_ARRAY", "NumPy array cannot be captured",
-          "kernel argument")
+    check(k, (A,), JitTypeError, "HOST_ARRAY", "NumPy array cannot be captured", "kernel argument")
 
 
 def test_local_used_before_assignment():

@@ -11,7 +11,7 @@ from jitkern.backend import cache
 from jitkern.jit import frontend, kernel as kernel_mod
 from jitkern.jit.kernel import JitKernel
 
-MODULE = '''
+MODULE = """
 import numpy as np
 from jitkern import jit
 from jitkern.jit import rawkernel
@@ -32,7 +32,7 @@ def scaled(x, n):
 
 
 OFFSET = np.float32(0.5)
-'''
+"""
 
 
 def load(tmp_path, name, scale):

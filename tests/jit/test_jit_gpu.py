@@ -67,8 +67,9 @@ def sqdiff(x, y, z, n):
         z[i] = (x[i] - y[i]) ** 2
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.int64,
-                                   np.uint8])
+@pytest.mark.parametrize(
+    "dtype", [np.float16, np.float32, np.float64, np.int32, np.int64, np.uint8]
+)
 def test_squared_diff_dtypes(rng, dtype):
     n = 3001
     a = (rng.standard_normal(n) * 10).astype(dtype)
@@ -76,8 +77,11 @@ def test_squared_diff_dtypes(rng, dtype):
     z = jitkern.empty(n, dtype)
     sqdiff[(n + 255) // 256, 256](dev(a), dev(b), z, n)
     expect = ((a - b) ** 2).astype(dtype)
-    np.testing.assert_allclose(z.get().astype(np.float64), expect.astype(np.float64),
-                               rtol=2e-3 if dtype == np.float16 else 1e-6)
+    np.testing.assert_allclose(
+        z.get().astype(np.float64),
+        expect.astype(np.float64),
+        rtol=2e-3 if dtype == np.float16 else 1e-6,
+    )
 
 
 # -- Python semantics ----------------------------------------------------------
@@ -92,9 +96,11 @@ def divmod_kernel(a, b, q, r, t, n):
         t[i] = a[i] / b[i]
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint32, np.float32,
-                                   np.float64])
-def test_floor_division_and_remainder_follow_python(rng, dtype, ):
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint32, np.float32, np.float64])
+def test_floor_division_and_remainder_follow_python(
+    rng,
+    dtype,
+):
     n = 4096
     lo = 0 if np.dtype(dtype).kind == "u" else -100
     a = rng.integers(lo, 100, n).astype(dtype)
@@ -138,8 +144,8 @@ def test_power(rng):
     x = rng.random(64).astype(np.float32) + 0.5
     oi, of = jitkern.empty(64, np.int64), jitkern.empty(64, np.float32)
     power_kernel[1, 64](dev(a), dev(b), oi, of, dev(x))
-    np.testing.assert_array_equal(oi.get(), a ** b)
-    np.testing.assert_allclose(of.get(), x ** 3 + x ** np.float32(0.5), rtol=1e-5)
+    np.testing.assert_array_equal(oi.get(), a**b)
+    np.testing.assert_allclose(of.get(), x**3 + x ** np.float32(0.5), rtol=1e-5)
 
 
 # -- control flow, tuples, device functions ----------------------------------
@@ -187,8 +193,11 @@ def control_flow(x, out, flags, steps, n):
 def test_control_flow_tuples_device_functions(rng):
     n = 1000
     h = (rng.standard_normal(n) * 2).astype(np.float32)
-    out, flags, steps = (jitkern.empty(n, np.float32), jitkern.empty(n, np.bool_),
-                         jitkern.empty(n, np.int64))
+    out, flags, steps = (
+        jitkern.empty(n, np.float32),
+        jitkern.empty(n, np.bool_),
+        jitkern.empty(n, np.int64),
+    )
     control_flow[4, 256](dev(h), out, flags, steps, n)
     np.testing.assert_array_equal(out.get(), np.clip(h, -1, 1))
     np.testing.assert_array_equal(flags.get(), (h < -1) | (h > 1))
@@ -202,18 +211,25 @@ def test_control_flow_tuples_device_functions(rng):
 
     acc = (10 + 7 + 1) + (0 + 1 + 2 + 3)
     clipped = (h < -1) | (h > 1)
-    expect = [collatz(i + 1) if (i % 2 == 0 or (i > 5 and not clipped[i])) else -acc
-              for i in range(n)]
+    expect = [
+        collatz(i + 1) if (i % 2 == 0 or (i > 5 and not clipped[i])) else -acc for i in range(n)
+    ]
     np.testing.assert_array_equal(steps.get(), expect)
 
 
 # -- math ----------------------------------------------------------------------
 
-UNARY = [("sqrt", math.sqrt, np.sqrt, (0.1, 10)), ("exp", math.exp, np.exp, (-3, 3)),
-         ("log", math.log, np.log, (0.1, 10)), ("sin", math.sin, np.sin, (-3, 3)),
-         ("tanh", math.tanh, np.tanh, (-3, 3)), ("erf", math.erf, None, (-2, 2)),
-         ("floor", None, np.floor, (-5, 5)), ("cbrt", math.cbrt, np.cbrt, (-5, 5)),
-         ("log1p", math.log1p, np.log1p, (0, 3))]
+UNARY = [
+    ("sqrt", math.sqrt, np.sqrt, (0.1, 10)),
+    ("exp", math.exp, np.exp, (-3, 3)),
+    ("log", math.log, np.log, (0.1, 10)),
+    ("sin", math.sin, np.sin, (-3, 3)),
+    ("tanh", math.tanh, np.tanh, (-3, 3)),
+    ("erf", math.erf, None, (-2, 2)),
+    ("floor", None, np.floor, (-5, 5)),
+    ("cbrt", math.cbrt, np.cbrt, (-5, 5)),
+    ("log1p", math.log1p, np.log1p, (0, 3)),
+]
 
 
 @rawkernel()
@@ -242,10 +258,17 @@ def test_math_functions(rng, dtype):
     rtol = 2e-6 if dtype == np.float32 else 1e-13
     with np.errstate(all="ignore"):
         erf = np.vectorize(math.erf, otypes=[np.float64])(h.astype(np.float64))
-        expect = [np.sqrt(np.abs(h) + dtype(0.1)), np.exp(h), np.log(np.abs(h) + dtype(0.1)),
-                  np.sin(h), np.tanh(h), erf.astype(dtype), np.floor(h),
-                  np.arctan2(h, dtype(2)) + np.hypot(h, dtype(3)) + np.copysign(dtype(1), h),
-                  ~np.isfinite(h)]
+        expect = [
+            np.sqrt(np.abs(h) + dtype(0.1)),
+            np.exp(h),
+            np.log(np.abs(h) + dtype(0.1)),
+            np.sin(h),
+            np.tanh(h),
+            erf.astype(dtype),
+            np.floor(h),
+            np.arctan2(h, dtype(2)) + np.hypot(h, dtype(3)) + np.copysign(dtype(1), h),
+            ~np.isfinite(h),
+        ]
     for got, want in zip(outs, expect):
         np.testing.assert_allclose(got.get(), want, rtol=rtol, atol=1e-6, equal_nan=True)
 
@@ -536,8 +559,9 @@ def test_torch_tensors_as_arguments(rng):
     yb = torch.empty_like(hb)
     add_one[1, 256](hb, yb, 256)
     torch.cuda.synchronize()
-    np.testing.assert_allclose(yb.float().cpu().numpy(), (hb.float() + 1).to(
-        torch.bfloat16).float().cpu().numpy())
+    np.testing.assert_allclose(
+        yb.float().cpu().numpy(), (hb.float() + 1).to(torch.bfloat16).float().cpu().numpy()
+    )
 
 
 # -- the long tail of builtins -----------------------------------------------------
@@ -584,7 +608,8 @@ def test_device_assert_stops_the_kernel(tmp_path):
     import textwrap
 
     script = tmp_path / "assert_kernel.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import numpy as np
         import jitkern
         from jitkern import jit
@@ -595,12 +620,14 @@ def test_device_assert_stops_the_kernel(tmp_path):
 
         checked[1, 4](jitkern.asarray(np.array([1, 2, -3, 4], np.int32)))
         jitkern.synchronize()
-    """))
+    """)
+    )
     import os
 
     env = dict(os.environ, PYTHONPATH=os.getcwd())
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120
+    )
     assert proc.returncode != 0
     assert "x must be non-negative" in proc.stdout + proc.stderr
 

@@ -8,8 +8,22 @@ import pytest
 from jitkern.jit import docs, infer, rawkernel
 from jitkern.jit import types as T
 
-NUMPY_TYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float16", "float32", "float64", "complex64", "complex128"]
+NUMPY_TYPES = [
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 
 
 def test_types_are_interned_and_spelled_in_cpp():
@@ -107,8 +121,17 @@ def scale_cuda(a):
     v = a[0] * 2.0
 
 
-@pytest.mark.parametrize("a,b", [("int8", "uint8"), ("int32", "float32"), ("uint64", "int64"),
-                                 ("float16", "int16"), ("int8", "int8"), ("float32", "complex64")])
+@pytest.mark.parametrize(
+    "a,b",
+    [
+        ("int8", "uint8"),
+        ("int32", "float32"),
+        ("uint64", "int64"),
+        ("float16", "int16"),
+        ("int8", "int8"),
+        ("float32", "complex64"),
+    ],
+)
 def test_emitted_variable_types_follow_the_mode(a, b):
     x, y = np.zeros(2, a), np.zeros(2, b)
     want_numpy = T.scalar(np.result_type(x.dtype, y.dtype).name).ctype

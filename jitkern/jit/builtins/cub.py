@@ -1,0 +1,167 @@
+"""CUB block-level primitives (``jit.cub``) through CCCL's headers."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+from .. import types as T
+from ..values import Const
+from .records import Builtin, Marker, Namespace, Sig
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class CubTemplate:
+    """``cub.WarpReduce`` / ``cub.BlockReduce``: subscript with the value type (and size)."""
+
+    name: str
+    cname: str
+    family: str
+    include: str
+    nparams: int
+
+    def __getitem__(self, item):
+        raise RuntimeError(f"jit.cub.{self.name}[...] can only be used inside a kernel")
+
+    def instantiate(self, params) -> "CubClass":
+        if len(params) != self.nparams:
+            raise TypeError(f"cub.{self.name}[...] takes {self.nparams} parameter(s)")
+        value_t = T.scalar_from_dtype(params[0])
+        rest = []
+        for p in params[1:]:
+            if not isinstance(p, int) or p <= 0:
+                raise TypeError(f"cub.{self.name}: the block size must be a positive constant")
+            rest.append(str(p))
+        cname = f"cub::{self.name}<{', '.join([value_t.ctype] + rest)}>"
+        return CubClass(self, cname, value_t)
+
+    def __jit_fingerprint__(self) -> str:
+        return "cub:" + self.name
+
+
+@dataclasses.dataclass(frozen=True)
+class CubClass:
+    template: CubTemplate
+    cname: str
+    value_type: T.Scalar
+
+    @property
+    def storage_type(self) -> T.Opaque:
+        return T.opaque("cub_storage", self.cname + "::TempStorage", default_constructible=True)
+
+    @property
+    def instance_type(self) -> T.Opaque:
+        return T.opaque(self.template.family, self.cname, params=(self.value_type,))
+
+    def __jit_fingerprint__(self) -> str:
+        return "cub:" + self.cname
+
+
+@dataclasses.dataclass(frozen=True)
+class CubStorage:
+    """``WarpReduce[T].TempStorage``: a dtype for shared_memory."""
+
+    cls: CubClass
+
+    @property
+    def storage_type(self):
+        return self.cls.storage_type
+
+
+CUB_OPS = {
+    "Sum": Marker("cub.Sum", "::cuda::std::plus<>{}"),
+    "Max": Marker("cub.Max", "::cuda::maximum<>{}"),
+    "Min": Marker("cub.Min", "::cuda::minimum<>{}"),
+}
+
+
+def _cub_reduce_rule(items, mode):
+    owner = items[0].type
+    t = owner.params[0]
+    op = items[2]
+    if isinstance(op, Const) and isinstance(op.value, Marker) and op.value.name.startswith("cub."):
+        return Sig((None, t, None), t)
+    if isinstance(op, Const) and hasattr(op.value, "__jit_device__"):
+        return Sig((None, t, None), t)
+    raise TypeError("op must be jit.cub.Sum(), jit.cub.Max(), jit.cub.Min() or a device function")
+
+
+def _cub_reduce_template(codes, sig, items, ctx):
+    op = items[2].value
+    if isinstance(op, Marker):
+        ctx.include("<cuda/functional>")
+        functor = op.cname
+    else:
+        functor = ctx.device_functor(op, sig.result)
+    return f"{codes[0]}.Reduce({codes[1]}, {functor})"
+
+
+def _cub_sum_rule(items, mode):
+    t = items[0].type.params[0]
+    has_count = len(items) > 2 and not (isinstance(items[2], Const) and items[2].value is None)
+    return Sig((None, t) + ((T.int32,) if has_count else (None,) * (len(items) - 2)), t)
+
+
+def _cub_methods(family):
+    def named(op):
+        return lambda codes, sig, items, ctx: (
+            ctx.include("<cuda/functional>")
+            or f"{codes[0]}.Reduce({codes[1]}, {CUB_OPS[op].cname})"
+        )
+
+    return {
+        (family, "Sum"): Builtin(
+            f"{family}.Sum",
+            ("self", "value", "num_valid=None"),
+            "the reducer's value type",
+            _cub_sum_rule,
+            lambda codes, sig, items, ctx: (
+                f"{codes[0]}.Sum({', '.join(c for c in codes[1:] if c)})"
+            ),
+            "Sum over the warp/block (valid in lane/thread 0).",
+            "cub",
+        ),
+        (family, "Max"): Builtin(
+            f"{family}.Max",
+            ("self", "value"),
+            "value type",
+            _cub_sum_rule,
+            named("Max"),
+            "Maximum over the warp/block.",
+            "cub",
+        ),
+        (family, "Min"): Builtin(
+            f"{family}.Min",
+            ("self", "value"),
+            "value type",
+            _cub_sum_rule,
+            named("Min"),
+            "Minimum over the warp/block.",
+            "cub",
+        ),
+        (family, "Reduce"): Builtin(
+            f"{family}.Reduce",
+            ("self", "value", "op"),
+            "value type; cub.Sum()/Max()/Min() or a device function",
+            _cub_reduce_rule,
+            _cub_reduce_template,
+            "Reduce with op over the warp/block.",
+            "cub",
+        ),
+    }
+
+
+CUB_METHODS = {**_cub_methods("warp_reduce"), **_cub_methods("block_reduce")}
+
+cub = Namespace(
+    "cub",
+    {
+        "WarpReduce": CubTemplate(
+            "WarpReduce", "cub::WarpReduce", "warp_reduce", "<cub/warp/warp_reduce.cuh>", 1
+        ),
+        "BlockReduce": CubTemplate(
+            "BlockReduce", "cub::BlockReduce", "block_reduce", "<cub/block/block_reduce.cuh>", 2
+        ),
+        **CUB_OPS,
+    },
+)

@@ -1,0 +1,305 @@
+"""Cooperative groups (``jit.cg``)."""
+
+from __future__ import annotations
+
+
+from .. import types as T
+from ..values import Const, Value
+from .records import Builtin, Marker, Namespace, Sig, const_int, fixed, numeric
+
+
+_CG = "cooperative_groups"
+_CG_INCLUDE = ("<cooperative_groups.h>",)
+thread_block_t = T.opaque("thread_block", f"{_CG}::thread_block")
+grid_group_t = T.opaque("grid", f"{_CG}::grid_group")
+_GROUP_FAMILIES = ("thread_block", "grid", "tile")
+
+
+def _group_of(item) -> T.Opaque:
+    if (
+        isinstance(item, Value)
+        and isinstance(item.type, T.Opaque)
+        and item.type.family in _GROUP_FAMILIES
+    ):
+        return item.type
+    raise TypeError(
+        "expected a cooperative group (cg.this_thread_block(), cg.this_grid(), "
+        "cg.tiled_partition(...))"
+    )
+
+
+def _tiled_rule(items, mode):
+    g = _group_of(items[0])
+    if g.family != "thread_block":
+        raise TypeError("tiled_partition partitions a thread block")
+    n = const_int(items[1], "size", {1, 2, 4, 8, 16, 32})
+    return Sig((None, None), T.opaque("tile", f"{_CG}::thread_block_tile<{n}>", params=(n,)))
+
+
+cg_this_thread_block = Builtin(
+    "cg.this_thread_block",
+    (),
+    "",
+    fixed(result=thread_block_t),
+    f"{_CG}::this_thread_block()",
+    "The calling thread's block.",
+    "cooperative groups",
+    includes=_CG_INCLUDE,
+)
+cg_this_grid = Builtin(
+    "cg.this_grid",
+    (),
+    "",
+    fixed(result=grid_group_t),
+    f"{_CG}::this_grid()",
+    "The whole grid; its sync() makes the launch cooperative.",
+    "cooperative groups",
+    includes=_CG_INCLUDE,
+)
+cg_tiled_partition = Builtin(
+    "cg.tiled_partition",
+    ("group", "size"),
+    "a thread block; size 1, 2, 4, 8, 16 or 32 (constant)",
+    _tiled_rule,
+    lambda codes, sig, items, ctx: f"{_CG}::tiled_partition<{sig.result.params[0]}>({codes[0]})",
+    "Split a block into tiles of size threads.",
+    "cooperative groups",
+    includes=_CG_INCLUDE,
+)
+
+CG_OPS = {
+    name: Marker(f"cg.{name}", f"{_CG}::{name}")
+    for name in ("plus", "less", "greater", "bit_and", "bit_or", "bit_xor")
+}
+
+
+def _cg_reduce_rule(items, mode):
+    _group_of(items[0])
+    t = numeric(items[1], mode)
+    op = items[2]
+    if not (
+        isinstance(op, Const) and isinstance(op.value, Marker) and op.value.name.startswith("cg.")
+    ):
+        raise TypeError(
+            "op must be cg.plus, cg.less, cg.greater, cg.bit_and, cg.bit_or or cg.bit_xor"
+        )
+    return Sig((None, t, None), t)
+
+
+def _cg_reduce_template(codes, sig, items, ctx):
+    ctx.include("<cooperative_groups/reduce.h>")
+    op = items[2].value.cname
+    return f"{_CG}::reduce({codes[0]}, {codes[1]}, {op}<{sig.result.ctype}>())"
+
+
+cg_reduce = Builtin(
+    "cg.reduce",
+    ("group", "value", "op"),
+    "group; number; cg.plus/less/greater",
+    _cg_reduce_rule,
+    _cg_reduce_template,
+    "Reduce value over the group with op (less: minimum, greater: maximum).",
+    "cooperative groups",
+    includes=_CG_INCLUDE,
+)
+
+
+def _memcpy_rule(items, mode):
+    _group_of(items[0])
+    return Sig((None, None, None, T.uint32, None), T.void)
+
+
+def _memcpy_template(codes, sig, items, ctx):
+    ctx.include("<cooperative_groups/memcpy_async.h>")
+    return f"{_CG}::memcpy_async({codes[0]}, &{codes[1]}, &{codes[2]}, {codes[3]})"
+
+
+cg_memcpy_async = Builtin(
+    "cg.memcpy_async",
+    ("group", "dst", "dst_idx", "src", "src_idx", "size", "aligned_size=None"),
+    "group; arrays or pointers with indices; size in bytes",
+    _memcpy_rule,
+    _memcpy_template,
+    "Asynchronous copy of size bytes by the group.",
+    "cooperative groups",
+    address_of=((1, 2), (3, 4)),
+    includes=_CG_INCLUDE,
+    min_arch=70,
+)
+
+
+def _group_rule(result=T.void, extra=()):
+    def rule(items, mode):
+        _group_of(items[0])
+        return Sig((None,) + tuple(extra), result)
+
+    return rule
+
+
+def _wait_prior_template(codes, sig, items, ctx):
+    ctx.include("<cooperative_groups/memcpy_async.h>")
+    return f"{_CG}::wait_prior<{int(items[1].value)}>({codes[0]})"
+
+
+def _wait_prior_rule(items, mode):
+    _group_of(items[0])
+    const_int(items[1], "step")
+    return Sig((None, None), T.void)
+
+
+cg_wait = Builtin(
+    "cg.wait",
+    ("group",),
+    "group",
+    _group_rule(),
+    lambda codes, sig, items, ctx: (
+        ctx.include("<cooperative_groups/memcpy_async.h>") or f"{_CG}::wait({codes[0]})"
+    ),
+    "Wait for the group's memcpy_async copies.",
+    "cooperative groups",
+    includes=_CG_INCLUDE,
+)
+cg_wait_prior = Builtin(
+    "cg.wait_prior",
+    ("group", "step"),
+    "group; constant int",
+    _wait_prior_rule,
+    _wait_prior_template,
+    "Wait until at most step of the latest copies are pending.",
+    "cooperative groups",
+    includes=_CG_INCLUDE,
+)
+cg_sync = Builtin(
+    "cg.sync",
+    ("group",),
+    "group",
+    _group_rule(),
+    lambda codes, sig, items, ctx: ctx.group_sync(items[0], codes[0]),
+    "Synchronise the group (grid: a cooperative launch).",
+    "cooperative groups",
+    includes=_CG_INCLUDE,
+)
+
+
+def _method(family, name, params, result, template, doc, extra=(), **kw):
+    return Builtin(
+        f"{family}.{name}",
+        ("self",) + params,
+        family,
+        _group_rule(result, extra),
+        template,
+        doc,
+        "cooperative groups",
+        includes=_CG_INCLUDE,
+        **kw,
+    )
+
+
+def _group_methods() -> dict:
+    out = {}
+    common = (
+        ("thread_rank", T.uint32, "{0}.thread_rank()", "Rank of this thread in the group."),
+        ("size", T.uint32, "{0}.num_threads()", "Number of threads in the group."),
+        ("num_threads", T.uint32, "{0}.num_threads()", "Number of threads in the group."),
+    )
+    for family in ("thread_block", "tile"):
+        for name, result, code, doc in common:
+            out[(family, name)] = _method(family, name, (), result, code, doc)
+        out[(family, "sync")] = _method(
+            family, "sync", (), T.void, "{0}.sync()", "Barrier over the group."
+        )
+    for name, code, doc in (
+        ("group_index", "{0}.group_index()", "blockIdx"),
+        ("thread_index", "{0}.thread_index()", "threadIdx"),
+        ("dim_threads", "{0}.dim_threads()", "blockDim"),
+        ("group_dim", "{0}.group_dim()", "blockDim"),
+    ):
+        out[("thread_block", name)] = _method("thread_block", name, (), T.dim3, code, doc + ".")
+    for name, result, code, doc in (
+        ("thread_rank", T.uint64, "{0}.thread_rank()", "Rank of this thread in the grid."),
+        ("size", T.uint64, "{0}.num_threads()", "Threads in the grid."),
+        ("num_threads", T.uint64, "{0}.num_threads()", "Threads in the grid."),
+        ("block_rank", T.uint64, "{0}.block_rank()", "Rank of this block in the grid."),
+        ("num_blocks", T.uint64, "{0}.num_blocks()", "Blocks in the grid."),
+        ("is_valid", T.bool_, "{0}.is_valid()", "Whether the launch was cooperative."),
+    ):
+        out[("grid", name)] = _method("grid", name, (), result, code, doc)
+    out[("grid", "sync")] = _method(
+        "grid",
+        "sync",
+        (),
+        T.void,
+        "{0}.sync()",
+        "Grid-wide barrier (makes the launch cooperative).",
+        cooperative=True,
+    )
+    for name, result, doc in (
+        ("meta_group_rank", T.uint32, "Index of this tile in its block."),
+        ("meta_group_size", T.uint32, "Number of tiles in the block."),
+    ):
+        out[("tile", name)] = _method("tile", name, (), result, "{0}." + name + "()", doc)
+    for name, lane in (
+        ("shfl", "src_lane"),
+        ("shfl_up", "delta"),
+        ("shfl_down", "delta"),
+        ("shfl_xor", "lane_mask"),
+    ):
+        out[("tile", name)] = Builtin(
+            f"tile.{name}",
+            ("self", "value", lane),
+            "number",
+            _tile_shfl_rule,
+            "{0}." + name + "({1}, {2})",
+            f"Tile shuffle ({name}).",
+            "cooperative groups",
+            includes=_CG_INCLUDE,
+        )
+    for name, result, code in (
+        ("any", T.bool_, "({0}.any({1}) != 0)"),
+        ("all", T.bool_, "({0}.all({1}) != 0)"),
+        ("ballot", T.uint32, "{0}.ballot({1})"),
+    ):
+        out[("tile", name)] = _method(
+            "tile", name, ("predicate",), result, code, f"Tile vote ({name}).", extra=(T.bool_,)
+        )
+    out[("dim3", "x")] = _dim3_attr("x")
+    out[("dim3", "y")] = _dim3_attr("y")
+    out[("dim3", "z")] = _dim3_attr("z")
+    return out
+
+
+def _tile_shfl_rule(items, mode):
+    _group_of(items[0])
+    t = numeric(items[1], mode)
+    return Sig((None, t, T.uint32), t)
+
+
+def _dim3_attr(ax):
+    return Builtin(
+        f"dim3.{ax}",
+        ("self",),
+        "dim3",
+        fixed(None, result=T.uint32),
+        "{0}." + ax,
+        f"The {ax} component.",
+        "cooperative groups",
+        attribute=True,
+    )
+
+
+GROUP_METHODS = _group_methods()
+
+cg = Namespace(
+    "cg",
+    {
+        "this_thread_block": cg_this_thread_block,
+        "this_grid": cg_this_grid,
+        "tiled_partition": cg_tiled_partition,
+        "reduce": cg_reduce,
+        "memcpy_async": cg_memcpy_async,
+        "wait": cg_wait,
+        "wait_prior": cg_wait_prior,
+        "sync": cg_sync,
+        **CG_OPS,
+    },
+)

@@ -1,0 +1,259 @@
+"""Math functions: one table; each row maps Python and NumPy names to CUDA."""
+
+from __future__ import annotations
+
+import cmath
+import dataclasses
+import math
+
+import numpy
+
+from .. import infer
+from .. import types as T
+from ..values import operand
+from .records import Builtin, Sig, numeric
+from .pyfuncs import minmax_rule, minmax_template
+
+
+@dataclasses.dataclass(frozen=True)
+class _MathRow:
+    names: tuple  # 'math.sqrt', 'numpy.sqrt', ...
+    nargs: int
+    f32: str  # CUDA function for float (and, through float, float16/bfloat16)
+    f64: str  # CUDA function for double
+    result: str = "float"  # 'float': the argument's float type; 'bool'
+    complex_fn: str | None = None  # overload in jitkern/complex.cuh
+    doc: str = ""
+
+
+def _m(names, f32, f64, doc, nargs=1, result="float", complex_fn=None):
+    return _MathRow(tuple(names.split()), nargs, f32, f64, result, complex_fn, doc)
+
+
+_MATH_ROWS = (
+    _m("math.sqrt numpy.sqrt cmath.sqrt", "sqrtf", "sqrt", "Square root.", complex_fn="sqrt"),
+    _m("math.cbrt numpy.cbrt", "cbrtf", "cbrt", "Cube root."),
+    _m("math.exp numpy.exp cmath.exp", "expf", "exp", "e ** x.", complex_fn="exp"),
+    _m("math.exp2 numpy.exp2", "exp2f", "exp2", "2 ** x."),
+    _m("math.expm1 numpy.expm1", "expm1f", "expm1", "exp(x) - 1, accurate near 0."),
+    _m("math.log numpy.log cmath.log", "logf", "log", "Natural logarithm.", complex_fn="log"),
+    _m("math.log2 numpy.log2", "log2f", "log2", "Base-2 logarithm."),
+    _m("math.log10 numpy.log10 cmath.log10", "log10f", "log10", "Base-10 logarithm."),
+    _m("math.log1p numpy.log1p", "log1pf", "log1p", "log(1 + x), accurate near 0."),
+    _m("math.sin numpy.sin cmath.sin", "sinf", "sin", "Sine.", complex_fn="sin"),
+    _m("math.cos numpy.cos cmath.cos", "cosf", "cos", "Cosine.", complex_fn="cos"),
+    _m("math.tan numpy.tan cmath.tan", "tanf", "tan", "Tangent.", complex_fn="tan"),
+    _m("math.asin numpy.arcsin", "asinf", "asin", "Arc sine."),
+    _m("math.acos numpy.arccos", "acosf", "acos", "Arc cosine."),
+    _m("math.atan numpy.arctan", "atanf", "atan", "Arc tangent."),
+    _m("math.sinh numpy.sinh cmath.sinh", "sinhf", "sinh", "Hyperbolic sine.", complex_fn="sinh"),
+    _m("math.cosh numpy.cosh cmath.cosh", "coshf", "cosh", "Hyperbolic cosine.", complex_fn="cosh"),
+    _m(
+        "math.tanh numpy.tanh cmath.tanh", "tanhf", "tanh", "Hyperbolic tangent.", complex_fn="tanh"
+    ),
+    _m("math.asinh numpy.arcsinh", "asinhf", "asinh", "Inverse hyperbolic sine."),
+    _m("math.acosh numpy.arccosh", "acoshf", "acosh", "Inverse hyperbolic cosine."),
+    _m("math.atanh numpy.arctanh", "atanhf", "atanh", "Inverse hyperbolic tangent."),
+    _m("math.erf", "erff", "erf", "Error function."),
+    _m("math.erfc", "erfcf", "erfc", "Complementary error function."),
+    _m("math.lgamma", "lgammaf", "lgamma", "log(abs(gamma(x)))."),
+    _m("math.gamma", "tgammaf", "tgamma", "Gamma function."),
+    _m("numpy.floor", "floorf", "floor", "Largest integer <= x (as a float)."),
+    _m("numpy.ceil", "ceilf", "ceil", "Smallest integer >= x (as a float)."),
+    _m("numpy.trunc", "truncf", "trunc", "x rounded toward zero (as a float)."),
+    _m("numpy.rint numpy.round", "rintf", "rint", "x rounded to the nearest even integer."),
+    _m("math.fabs numpy.fabs", "fabsf", "fabs", "Absolute value as a float."),
+    _m("math.atan2 numpy.arctan2", "atan2f", "atan2", "Arc tangent of y / x.", nargs=2),
+    _m("math.hypot numpy.hypot", "hypotf", "hypot", "sqrt(x*x + y*y) without overflow.", nargs=2),
+    _m("math.copysign numpy.copysign", "copysignf", "copysign", "|x| with the sign of y.", nargs=2),
+    _m("math.fmod numpy.fmod", "fmodf", "fmod", "C remainder (sign of x).", nargs=2),
+    _m("math.pow numpy.power", "powf", "pow", "x ** y (as a float).", nargs=2),
+    _m("numpy.fmin", "fminf", "fmin", "Minimum, ignoring NaN.", nargs=2),
+    _m("numpy.fmax", "fmaxf", "fmax", "Maximum, ignoring NaN.", nargs=2),
+    _m(
+        "math.nextafter numpy.nextafter",
+        "nextafterf",
+        "nextafter",
+        "Next float after x toward y.",
+        nargs=2,
+    ),
+    _m("math.fma", "fmaf", "fma", "x * y + z with one rounding.", nargs=3),
+    _m("math.isnan numpy.isnan cmath.isnan", "isnan", "isnan", "Whether x is NaN.", result="bool"),
+    _m(
+        "math.isinf numpy.isinf cmath.isinf",
+        "isinf",
+        "isinf",
+        "Whether x is infinite.",
+        result="bool",
+    ),
+    _m(
+        "math.isfinite numpy.isfinite cmath.isfinite",
+        "isfinite",
+        "isfinite",
+        "Whether x is finite.",
+        result="bool",
+    ),
+    _m("numpy.signbit", "signbit", "signbit", "Whether the sign bit is set.", result="bool"),
+)
+
+
+def _math_rule(row: _MathRow):
+    def rule(items, mode):
+        ops = [operand(i) for i in items]
+        t = infer.result_type(ops, mode)
+        if t.is_complex and row.complex_fn is None:
+            raise TypeError(f"{row.names[0]} does not take complex numbers")
+        compute = t if t.is_complex else infer.float_type(t)
+        result = T.bool_ if row.result == "bool" else compute
+        return Sig((compute,) * len(items), result)
+
+    return rule
+
+
+def _math_template(row: _MathRow):
+    def template(codes, sig, items, ctx):
+        t = sig.args[0]
+        if t.is_complex:
+            ctx.need_complex()
+            return f"{row.complex_fn}({', '.join(codes)})"
+        if t.is_half:
+            args = ", ".join(ctx.to_float(t, c) for c in codes)
+            call = f"{row.f32}({args})"
+            return call if row.result == "bool" else ctx.via_float(t, call)
+        fn = row.f32 if t is T.float32 else row.f64
+        return f"{fn}({', '.join(codes)})"
+
+    return template
+
+
+def _math_builtin(row: _MathRow) -> Builtin:
+    params = ("x", "y", "z")[: row.nargs]
+    accepts = "real numbers" + (", complex" if row.complex_fn else "")
+    doc = row.doc + (f" Also {', '.join(row.names[1:])}." if len(row.names) > 1 else "")
+    return Builtin(
+        row.names[0],
+        params,
+        accepts,
+        _math_rule(row),
+        _math_template(row),
+        doc,
+        "math",
+        fold=resolve_py(row.names[0]),
+    )
+
+
+MODULES = {"math": math, "numpy": numpy, "cmath": cmath}
+
+
+def resolve_py(dotted: str):
+    module, _, attr = dotted.partition(".")
+    return getattr(MODULES[module], attr, None)
+
+
+MATH = [(_math_builtin(row), row) for row in _MATH_ROWS]
+
+
+def _square_template(codes, sig, items, ctx):
+    return f"jk::pow2({codes[0]})"
+
+
+def same_numeric(items, mode):
+    t = numeric(items[0], mode)
+    return Sig((t,), t)
+
+
+square = Builtin(
+    "numpy.square", ("x",), "any number", same_numeric, _square_template, "x * x.", "math"
+)
+numpy_minimum = Builtin(
+    "numpy.minimum",
+    ("a", "b"),
+    "real numbers",
+    minmax_rule,
+    minmax_template("npmin"),
+    "Minimum, propagating NaN.",
+    "math",
+)
+numpy_maximum = Builtin(
+    "numpy.maximum",
+    ("a", "b"),
+    "real numbers",
+    minmax_rule,
+    minmax_template("npmax"),
+    "Maximum, propagating NaN.",
+    "math",
+)
+
+
+def _conj_template(codes, sig, items, ctx):
+    if sig.result.is_complex:
+        ctx.need_complex()
+        return f"conj({codes[0]})"
+    return codes[0]
+
+
+conj = Builtin(
+    "numpy.conj",
+    ("x",),
+    "any number",
+    same_numeric,
+    _conj_template,
+    "Complex conjugate (x itself for real x).",
+    "math",
+)
+
+
+def _real_part_rule(items, mode):
+    t = numeric(items[0], mode)
+    return Sig((t,), T.complex_part(t))
+
+
+def _part_template(part):
+    def template(codes, sig, items, ctx):
+        t = sig.args[0]
+        if t.is_complex:
+            ctx.need_complex()
+            return f"{codes[0]}.{part}()"
+        return codes[0] if part == "real" else ctx.zero(t)
+
+    return template
+
+
+real = Builtin(
+    ".real",
+    ("x",),
+    "any number",
+    _real_part_rule,
+    _part_template("real"),
+    "Real part (x.real, numpy.real(x)).",
+    "complex",
+    attribute=True,
+)
+imag = Builtin(
+    ".imag",
+    ("x",),
+    "any number",
+    _real_part_rule,
+    _part_template("imag"),
+    "Imaginary part (x.imag, numpy.imag(x)); 0 for real x.",
+    "complex",
+    attribute=True,
+)
+conjugate = Builtin(
+    ".conjugate",
+    ("x",),
+    "any number",
+    same_numeric,
+    _conj_template,
+    "Complex conjugate (x.conjugate()).",
+    "complex",
+)
+
+
+#: Methods and attributes of numbers.
+COMPLEX_METHODS = {
+    ("scalar", "real"): real,
+    ("scalar", "imag"): imag,
+    ("scalar", "conjugate"): conjugate,
+    ("scalar", "conj"): conjugate,
+}

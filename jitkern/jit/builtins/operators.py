@@ -1,0 +1,133 @@
+"""Operators: AST operator name -> record (the emitter maps ast classes to these names)."""
+
+from __future__ import annotations
+
+
+from .. import infer
+from .. import types as T
+from ..values import Const, operand
+from .records import Builtin, Sig
+
+
+def _arith_rule(items, mode):
+    t = infer.arithmetic_type([operand(i) for i in items], mode)
+    return Sig((t,) * len(items), t)
+
+
+def _real_arith_rule(items, mode):
+    sig = _arith_rule(items, mode)
+    if sig.result.is_complex:
+        raise TypeError("complex numbers have no floor division or remainder")
+    return sig
+
+
+def _truediv_rule(items, mode):
+    t = infer.true_divide_type([operand(i) for i in items], mode)
+    return Sig((t, t), t)
+
+
+def _int_rule(name):
+    def rule(items, mode):
+        t = infer.integer_type([operand(i) for i in items], mode, name)
+        return Sig((t,) * len(items), t)
+
+    return rule
+
+
+def _compare_rule(name):
+    def rule(items, mode):
+        t = infer.result_type([operand(i) for i in items], mode)
+        if t.is_complex and name not in ("==", "!="):
+            raise TypeError("complex numbers are not ordered")
+        return Sig((t, t), T.bool_)
+
+    return rule
+
+
+def _python_div_template(helper):
+    def template(codes, sig, items, ctx):
+        t = sig.result
+        if t.is_half:
+            return ctx.via_float(
+                t, f"jk::{helper}({ctx.to_float(t, codes[0])}, {ctx.to_float(t, codes[1])})"
+            )
+        prefix = "u" if t.kind in "ub" else ""
+        return f"jk::{prefix}{helper}({codes[0]}, {codes[1]})"
+
+    return template
+
+
+def _pow_op_template(codes, sig, items, ctx):
+    t = sig.result
+    exponent = items[1]
+    if isinstance(exponent, Const) and exponent.value == 2 and not t.is_complex:
+        return f"jk::pow2({codes[0]})"
+    if t.is_complex:
+        ctx.need_complex()
+        return f"pow({codes[0]}, {codes[1]})"
+    if t.kind in "iu":
+        return f"jk::{'u' if t.kind == 'u' else ''}ipow({codes[0]}, {codes[1]})"
+    if t.is_half:
+        return ctx.via_float(t, f"powf({ctx.to_float(t, codes[0])}, {ctx.to_float(t, codes[1])})")
+    return f"{'powf' if t is T.float32 else 'pow'}({codes[0]}, {codes[1]})"
+
+
+def _c_binary(symbol):
+    def template(codes, sig, items, ctx):
+        if sig.args[0] is not None and getattr(sig.args[0], "is_complex", False):
+            ctx.need_complex()
+        return f"({codes[0]} {symbol} {codes[1]})"
+
+    return template
+
+
+def _op(name, symbol, rule, template=None, doc=""):
+    return Builtin(
+        f"operator {symbol}",
+        ("a", "b"),
+        "numbers",
+        rule,
+        template or _c_binary(symbol),
+        doc,
+        "operators",
+    )
+
+
+OPERATORS = {
+    "Add": _op("Add", "+", _arith_rule, doc="Addition (bool + bool is an int)."),
+    "Sub": _op("Sub", "-", _arith_rule, doc="Subtraction."),
+    "Mult": _op("Mult", "*", _arith_rule, doc="Multiplication."),
+    "Div": _op("Div", "/", _truediv_rule, doc="True division: ints give a float."),
+    "FloorDiv": _op(
+        "FloorDiv",
+        "//",
+        _real_arith_rule,
+        _python_div_template("floordiv"),
+        "Floor division (Python: rounds toward -inf; x // 0 is 0 for ints).",
+    ),
+    "Mod": _op(
+        "Mod",
+        "%",
+        _real_arith_rule,
+        _python_div_template("mod"),
+        "Remainder with the sign of the divisor (Python); x % 0 is 0 for ints.",
+    ),
+    "Pow": _op(
+        "Pow",
+        "**",
+        _arith_rule,
+        _pow_op_template,
+        "Power; int ** int stays an int, x ** 2 is x * x.",
+    ),
+    "LShift": _op("LShift", "<<", _int_rule("<<"), doc="Left shift (integers)."),
+    "RShift": _op("RShift", ">>", _int_rule(">>"), doc="Right shift (integers)."),
+    "BitAnd": _op("BitAnd", "&", _int_rule("&"), doc="Bitwise and (integers, bools)."),
+    "BitOr": _op("BitOr", "|", _int_rule("|"), doc="Bitwise or (integers, bools)."),
+    "BitXor": _op("BitXor", "^", _int_rule("^"), doc="Bitwise xor (integers, bools)."),
+    "Eq": _op("Eq", "==", _compare_rule("=="), doc="Comparisons chain: a < b < c."),
+    "NotEq": _op("NotEq", "!=", _compare_rule("!="), doc="Comparison."),
+    "Lt": _op("Lt", "<", _compare_rule("<"), doc="Comparison."),
+    "LtE": _op("LtE", "<=", _compare_rule("<="), doc="Comparison."),
+    "Gt": _op("Gt", ">", _compare_rule(">"), doc="Comparison."),
+    "GtE": _op("GtE", ">=", _compare_rule(">="), doc="Comparison."),
+}
