@@ -30,7 +30,7 @@ from ..errors import CompileError, JitError
 from . import frontend, infer
 from . import types as T
 from .program import Program, function_identity
-from .statements import FunctionEmitter
+from .statements import RESERVED_NAMES, FunctionEmitter
 
 INDEX_VERSION = 2
 _INDEX_LOCK = threading.Lock()
@@ -347,7 +347,8 @@ class Generated:
 
 
 def _symbol_name(name: str) -> str:
-    return name if name.isidentifier() and not name.startswith("_") else "jk_kernel_" + name
+    ok = name.isidentifier() and not name.startswith("_") and name not in RESERVED_NAMES
+    return name if ok else "jk_kernel_" + name.lstrip("_")
 
 
 # ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from .expressions import ArrayDims, BoundMethod, CompileProblem, ExpressionEmitt
 from .program import DeviceFunction, Program, function_identity
 from .values import Const, Value, operand
 
-_RESERVED = frozenset(
+RESERVED_NAMES = frozenset(
     """
 alignas alignof and asm auto bitand bitor bool break case catch char class compl const
 constexpr const_cast continue decltype default delete do double dynamic_cast else enum explicit
@@ -102,7 +102,7 @@ class FunctionEmitter(ExpressionEmitter):
                 self.locals[name] = Value(cname, t, lvalue=True)
 
     def c_name(self, name: str) -> str:
-        cname = name + "_" if name in _RESERVED or name.startswith("jk_") else name
+        cname = name + "_" if name in RESERVED_NAMES or name.startswith("jk_") else name
         while cname in self._cnames:
             cname += "_"
         self._cnames.add(cname)
@@ -607,9 +607,7 @@ class FunctionEmitter(ExpressionEmitter):
         name = self.program.unique_name("jk_smem")
         align_txt = f"__align__({align}) " if align else ""
         if size is None:
-            self.prologue.append(
-                "extern __shared__ __align__(16) unsigned char jk_dynamic_smem[];"
-            )
+            self.prologue.append("extern __shared__ __align__(16) unsigned char jk_dynamic_smem[];")
             return f"reinterpret_cast<{elem.ctype}*>(jk_dynamic_smem)"
         self.prologue.append(f"__shared__ {align_txt}{elem.ctype} {name}[{size}];")
         return name

@@ -315,3 +315,24 @@ def test_cooperative_groups_and_cub_emission():
     assert "auto g = cooperative_groups::this_grid();" in source
     assert "tmp = jk_smem;" in source
     assert "x[0] = cub::WarpReduce<float>(tmp[0]).Sum(x[1]);" in source
+
+
+square_lambda = rawkernel(device=True)(lambda v: v * v)
+
+
+def test_device_function_from_a_lambda():
+    @rawkernel()
+    def k(x):
+        x[0] = square_lambda(x[1])
+
+    text = kernel_text(k, F32)
+    assert "__device__ __forceinline__ float jk_lambda_(float v) {" in text
+    assert "x[0] = jk_lambda_(x[1]);" in text
+
+
+def test_kernel_named_like_a_cpp_keyword_gets_a_safe_symbol():
+    def new(x):
+        x[0] = 1
+
+    k = rawkernel()(new)
+    assert 'extern "C" __global__ void jk_kernel_new(float* x)' in k.emit(F32)
