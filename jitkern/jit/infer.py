@@ -46,8 +46,11 @@ def is_weak(op) -> bool:
 
 
 def check_mode(mode: str) -> str:
+    """The mode's canonical name; ``'python'`` (cupyx.jit's name) means ``'numpy'``."""
+    if mode == "python":
+        return "numpy"
     if mode not in MODES:
-        raise ValueError(f"mode: expected 'cuda' or 'numpy', got {mode!r}")
+        raise ValueError(f"mode: expected 'cuda' or 'numpy' (or 'python'), got {mode!r}")
     return mode
 
 

@@ -49,11 +49,12 @@ def rawkernel(
 
     Use as ``@rawkernel()`` (or ``@rawkernel``). ``mode`` chooses how Python
     literals are typed: ``'cuda'`` (int32/float32, CuPy's cuda mode) or
-    ``'numpy'`` (NumPy 2 promotion, literals weak). ``device=True`` makes a
+    ``'numpy'`` (NumPy 2 promotion, literals weak; ``'python'``, cupyx.jit's name for
+    it, is accepted). ``device=True`` makes a
     device function callable from kernels. ``options`` go to NVRTC;
     ``fast_math`` adds ``--use_fast_math``; ``lineinfo`` adds ``-lineinfo``.
     """
-    infer.check_mode(mode)
+    mode = infer.check_mode(mode)
     opts = tuple([options] if isinstance(options, str) else options)
     if fast_math:
         opts += ("--use_fast_math",)

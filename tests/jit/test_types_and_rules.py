@@ -154,3 +154,9 @@ def test_docs_are_up_to_date():
     with open(path, encoding="utf-8") as f:
         text = f.read()
     assert docs.render(text) == text, "run: python -m jitkern.jit.docs docs/jit.md"
+
+
+def test_mode_names():
+    assert rawkernel(mode="python")(lambda x: None).mode == "numpy"
+    with pytest.raises(ValueError, match="'cuda' or 'numpy'"):
+        rawkernel(mode="fast")
