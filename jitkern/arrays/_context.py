@@ -86,3 +86,77 @@ def order_after(consumer: int, producer: int | None, device_id: int) -> None:
     ev = _event(device_id)
     check(d.cuEventRecord(ev, producer), "cuEventRecord")
     check(d.cuStreamWaitEvent(consumer, ev, 0), "cuStreamWaitEvent")
+
+
+def pointer_device(ptr: int) -> int | None:
+    """The device that owns device memory at ``ptr`` (None if CUDA does not know it).
+
+    ``CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL`` read through cuda.bindings 13.3 says 0 for
+    memory of device 1 (seen on two H200s), so the device is found from the owning
+    context (``cudaMalloc`` memory), memory pool (stream-ordered allocations) or
+    physical allocation (``cuMemCreate``).
+    """
+    if driver.device_count() == 1:
+        return 0 if _memory_type(ptr) else None
+    d = drv()
+    attrs = d.CUpointer_attribute
+    err, ctx = d.cuPointerGetAttribute(attrs.CU_POINTER_ATTRIBUTE_CONTEXT, ptr)
+    if err != 0:
+        return None
+    if int(ctx):
+        return _context_device(ctx)
+    err, pool = d.cuPointerGetAttribute(attrs.CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, ptr)
+    if err == 0 and pool is not None and int(pool):
+        return _pool_device(pool)
+    dev = _mapped_device(ptr)
+    if dev is not None:
+        return dev
+    err, dev = d.cuPointerGetAttribute(attrs.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
+    return int(dev) if err == 0 else None
+
+
+def _mapped_device(ptr: int) -> int | None:
+    """The device of virtual-memory-management memory (``cuMemCreate``, e.g. JAX/XLA's)."""
+    d = drv()
+    err, handle = d.cuMemRetainAllocationHandle(ptr)
+    if err != 0:
+        return None
+    try:
+        err, prop = d.cuMemGetAllocationPropertiesFromHandle(handle)
+        return int(prop.location.id) if err == 0 else None
+    finally:
+        d.cuMemRelease(handle)
+
+
+def _memory_type(ptr: int) -> int:
+    d = drv()
+    err, kind = d.cuPointerGetAttribute(d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr)
+    return int(kind) if err == 0 else 0
+
+
+def _context_device(ctx) -> int | None:
+    for dev in range(driver.device_count()):
+        if int(driver.primary_context(dev)) == int(ctx):
+            return dev
+    d = drv()
+    check(d.cuCtxPushCurrent(ctx), "cuCtxPushCurrent")
+    try:
+        return int(check(d.cuCtxGetDevice(), "cuCtxGetDevice"))
+    finally:
+        d.cuCtxPopCurrent()
+
+
+def _pool_device(pool) -> int | None:
+    d = drv()
+    for dev in range(driver.device_count()):
+        default = check(d.cuDeviceGetDefaultMemPool(dev), "cuDeviceGetDefaultMemPool")
+        if int(default) == int(pool):
+            return dev
+    location = d.CUmemLocation()
+    location.type = d.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    for dev in range(driver.device_count()):
+        location.id = dev
+        err, flags = d.cuMemPoolGetAccess(pool, location)
+        if err == 0 and int(flags) == int(d.CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE):
+            return dev
+    return None

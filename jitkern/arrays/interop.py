@@ -15,10 +15,9 @@ from typing import Any, NamedTuple
 
 import numpy
 
-from ..backend import memory
 from ..backend.device import current_stream_handle
 from . import _dlpack, dtypes
-from ._context import current_device_id
+from ._context import current_device_id, pointer_device
 from .layout import c_strides
 
 
@@ -103,7 +102,7 @@ def parse_cai(cai: dict, owner) -> ArrayInfo:
 def _pointer_device(ptr: int) -> int:
     if not ptr:
         return current_device_id()
-    dev = memory.pointer_device(ptr)
+    dev = pointer_device(ptr)
     if dev is None:
         raise TypeError(f"pointer 0x{ptr:x} from __cuda_array_interface__ is not device memory "
                         "CUDA knows about")

@@ -600,3 +600,24 @@ def test_foreign_array_on_second_device():
     np.testing.assert_array_equal(j[::-1].copy().get(), np.arange(6, dtype=np.float32)[::-1])
     t = torch.from_dlpack(j)
     assert t.device.index == 1 and t.data_ptr() == src.data_ptr()
+
+
+def test_pointer_device_for_each_allocator():
+    """The owning device of memory from each allocator kind (cudaMalloc, pools, VMM)."""
+    from jitkern.arrays._context import pointer_device
+    from jitkern.backend import driver
+    from jitkern.backend.device import Device
+
+    for dev in range(min(driver.device_count(), 2)):
+        with Device(dev):
+            assert pointer_device(empty(4).ptr) == dev  # the stream-ordered pool
+        torch = pytest.importorskip("torch")
+        assert pointer_device(torch.zeros(4, device=f"cuda:{dev}").data_ptr()) == dev
+    jax = pytest.importorskip("jax")
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        pytest.skip("JAX has no GPU backend here")
+    for dev, gpu in enumerate(gpus[:2]):
+        x = jax.device_put(jax.numpy.ones(4), gpu)
+        assert asarray(x).device.id == dev
