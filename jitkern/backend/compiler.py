@@ -172,6 +172,21 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
     return binary
 
 
+def load_cached(key: str, source: str, options=(), name_expressions=()) -> Binary | None:
+    """The binary cached under ``key`` (memory, then disk), or None.
+
+    For callers that remember the key of a binary they compiled before (the JIT's
+    on-disk index): this skips computing the key, which needs the toolkit's identity.
+    """
+    hit = cache.memory_get(key)
+    if hit is not None:
+        return hit
+    binary = _load_from_disk(key, source, normalize_options(options), tuple(name_expressions))
+    if binary is not None:
+        cache.memory_put(key, binary)
+    return binary
+
+
 def _key_lock(key: str) -> threading.Lock:
     with _compile_locks_guard:
         lock = _compile_locks.get(key)

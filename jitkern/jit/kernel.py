@@ -530,17 +530,9 @@ def _cached_binary(generated: Generated, target: str, options: tuple):
     key = generated.binaries.get(target)
     if key is None:
         return None
-    from ..backend import cache, compiler
+    from ..backend import compiler
 
-    hit = cache.memory_get(key)
-    if hit is not None:
-        return hit
-    binary = compiler._load_from_disk(
-        key, generated.source, compiler.normalize_options(options), ()
-    )
-    if binary is not None:
-        cache.memory_put(key, binary)
-    return binary
+    return compiler.load_cached(key, generated.source, options)
 
 
 def _compile(generated: Generated, options: tuple, arch):
