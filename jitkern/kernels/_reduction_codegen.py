@@ -17,8 +17,7 @@ from __future__ import annotations
 from . import _cuda
 from .params import ctype_of
 
-ROW_UNROLL = 4  # 16-byte vectors in flight per thread and input in the row loop
-COL_UNROLL = 8  # elements in flight per thread and input in the column loop
+ROW_UNROLL = 4
 
 _TEMPLATES = r"""
 template <typename T>
@@ -236,7 +235,7 @@ def _row_loop_vector(kernel, a, step: str) -> str:
 
 
 def _col_kernel(kernel, a) -> str:
-    it, by, u = a.index_type, a.block_y, COL_UNROLL
+    it, by, u = a.index_type, a.block_y, ROW_UNROLL
     ins = _inputs(kernel, a)
     row_offsets = _unravel(it, "_row", a.out_nd, "_oshape",
                            [(f"_ib_{p.name}", f"_is_{p.name}") for _k, p in ins])

@@ -364,11 +364,13 @@ class _Launch:
         a = self.a
         device_id = driver.current_device_id()
         sms = driver.device_attribute(device_id, "multiprocessor_count")
+        target_blocks = sms * 8
         red = max(a.red_size, 1)
         if a.strategy == "col":
             self.block = (32, a.block_y, 1)
             gx = -(-a.out_size // 32)
             max_split = max(1, red // (a.block_y * _MIN_PER_THREAD))
+            splits = max(1, min(target_blocks // gx, max_split, 65535))
         else:
             if a.group == 0:
                 threads = _FULL_BLOCK if a.out_size == 1 else _ROW_BLOCK
@@ -382,10 +384,8 @@ class _Launch:
                 gx = -(-a.out_size // _ROW_BLOCK)
             per_row = self.block[0] if a.group == 0 else max(a.group, 1)
             max_split = max(1, red // (per_row * _MIN_PER_THREAD * max(a.vector, 1)))
-        # One full wave of resident blocks: more only adds a tail, fewer leaves SMs idle.
-        threads = self.block[0] * self.block[1]
-        wave = sms * max(1, 2048 // threads)
-        splits = max(1, min(wave // gx if gx < wave else 1, max_split, 65535))
+            splits = max(1, min(-(-target_blocks // gx) if gx < target_blocks else 1,
+                                max_split, 65535))
         chunk = -(-red // splits)
         if a.vector > 1:
             chunk = -(-chunk // a.vector) * a.vector
