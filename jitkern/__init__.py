@@ -60,6 +60,7 @@ _LAZY = {
     "ones_like": "jitkern.arrays",
     "full_like": "jitkern.arrays",
     "asnumpy": "jitkern.arrays",
+    "from_dlpack": "jitkern.arrays",
 }
 _SUBMODULES = {"jit", "backend", "arrays", "kernels", "config", "errors"}
 

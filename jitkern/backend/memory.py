@@ -121,11 +121,3 @@ def memcpy_dtoh(host_buffer, src: int, nbytes: int, stream: int = 0) -> None:
 def memset_d8(dst: int, value: int, nbytes: int, stream: int = 0) -> None:
     if nbytes:
         check(drv().cuMemsetD8Async(dst, value & 0xFF, nbytes, stream), "cuMemsetD8Async")
-
-
-def pointer_device(ptr: int) -> int | None:
-    """The device id that owns device pointer ``ptr`` (None if unknown)."""
-    d = drv()
-    attr = d.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-    err, value = d.cuPointerGetAttribute(attr, ptr)
-    return int(value) if err == 0 else None
