@@ -69,30 +69,69 @@ def bandwidth_rows(n: int, copy_bw: float, cp) -> list[str]:
     x = jitkern.asarray(rng.random(n, dtype=np.float32))
     y = jitkern.asarray(rng.random(n, dtype=np.float32))
     z = jitkern.empty((n,), np.float32)
-    rows = [row("squared_diff, 2^%d float32 contiguous" % int(np.log2(n)), 12 * n,
-                time_gpu(lambda: k(x, y, z)), copy_bw)]
+    rows = [
+        row(
+            "squared_diff, 2^%d float32 contiguous" % int(np.log2(n)),
+            12 * n,
+            time_gpu(lambda: k(x, y, z)),
+            copy_bw,
+        )
+    ]
     half = n // 2
     zh = jitkern.empty((half,), np.float32)
-    rows.append(row("squared_diff, x[::2], y[::2]", 12 * half,
-                    time_gpu(lambda: k(x[::2], y[::2], zh)), copy_bw))
+    rows.append(
+        row(
+            "squared_diff, x[::2], y[::2]",
+            12 * half,
+            time_gpu(lambda: k(x[::2], y[::2], zh)),
+            copy_bw,
+        )
+    )
     side = int(np.sqrt(n))
     m = x.reshape(side, side)
     r = y[:side]
     zm = jitkern.empty((side, side), np.float32)
-    rows.append(row(f"squared_diff, ({side},{side}) - row", 8 * side * side,
-                    time_gpu(lambda: k(m, r, zm)), copy_bw))
+    rows.append(
+        row(
+            f"squared_diff, ({side},{side}) - row",
+            8 * side * side,
+            time_gpu(lambda: k(m, r, zm)),
+            copy_bw,
+        )
+    )
     if cp is not None:
         ck = cp.ElementwiseKernel(*SQ)
         cx, cy = cp.asarray(x), cp.asarray(y)
         cz = cp.empty(n, cp.float32)
-        rows.append(row("CuPy squared_diff, contiguous", 12 * n,
-                        time_gpu(lambda: ck(cx, cy, cz)), copy_bw, "CuPy"))
+        rows.append(
+            row(
+                "CuPy squared_diff, contiguous",
+                12 * n,
+                time_gpu(lambda: ck(cx, cy, cz)),
+                copy_bw,
+                "CuPy",
+            )
+        )
         czh = cp.empty(half, cp.float32)
-        rows.append(row("CuPy squared_diff, x[::2], y[::2]", 12 * half,
-                        time_gpu(lambda: ck(cx[::2], cy[::2], czh)), copy_bw, "CuPy"))
+        rows.append(
+            row(
+                "CuPy squared_diff, x[::2], y[::2]",
+                12 * half,
+                time_gpu(lambda: ck(cx[::2], cy[::2], czh)),
+                copy_bw,
+                "CuPy",
+            )
+        )
         cm, cr, czm = cx.reshape(side, side), cy[:side], cp.empty((side, side), cp.float32)
-        rows.append(row(f"CuPy squared_diff, ({side},{side}) - row", 8 * side * side,
-                        time_gpu(lambda: ck(cm, cr, czm)), copy_bw, "CuPy"))
+        rows.append(
+            row(
+                f"CuPy squared_diff, ({side},{side}) - row",
+                8 * side * side,
+                time_gpu(lambda: ck(cm, cr, czm)),
+                copy_bw,
+                "CuPy",
+            )
+        )
     return rows
 
 
@@ -119,8 +158,9 @@ def launch_overhead_rows(calls: int, cp) -> list[str]:
     # A bare cuLaunchKernel of the very same kernel with a pre-packed buffer.
     ptrs = (ctypes.c_uint64 * 3)(x.data.ptr, y.data.ptr, z.data.ptr)
     n = ctypes.c_int32(1024)
-    params = (ctypes.c_void_p * 4)(*[ctypes.addressof(ptrs) + 8 * i for i in range(3)],
-                                  ctypes.addressof(n))
+    params = (ctypes.c_void_p * 4)(
+        *[ctypes.addressof(ptrs) + 8 * i for i in range(3)], ctypes.addressof(n)
+    )
     params_ptr = ctypes.addressof(params)
     d = driver.drv()
     (gx, gy, gz), (bx, by, bz) = launch.grid, launch.block
@@ -135,11 +175,17 @@ def launch_overhead_rows(calls: int, cp) -> list[str]:
         reps.append((b, e))
     b = statistics.median(r[0] for r in reps)
     e = statistics.median(r[1] for r in reps)
-    rows = [f"| bare cuLaunchKernel (pre-packed) | {b:.2f} us | 1.00x |",
-            f"| jitkern ElementwiseKernel, output passed | {e:.2f} us | {e / b:.2f}x |"]
+    rows = [
+        f"| bare cuLaunchKernel (pre-packed) | {b:.2f} us | 1.00x |",
+        f"| jitkern ElementwiseKernel, output passed | {e:.2f} us | {e / b:.2f}x |",
+    ]
     if cp is not None:
         ck = cp.ElementwiseKernel(*SQ)
-        cx, cy, cz = cp.ones(1024, cp.float32), cp.ones(1024, cp.float32), cp.empty(1024, cp.float32)
+        cx, cy, cz = (
+            cp.ones(1024, cp.float32),
+            cp.ones(1024, cp.float32),
+            cp.empty(1024, cp.float32),
+        )
         c = statistics.median(host_us_per_call(lambda: ck(cx, cy, cz), calls) for _ in range(5))
         rows.append(f"| CuPy ElementwiseKernel, output passed | {c:.2f} us | {c / b:.2f}x |")
     return rows

@@ -16,8 +16,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import jitkern  # noqa: E402
-from bench_elementwise import copy_seconds, cupy_or_none, row, time_gpu  # noqa: E402
+from bench_elementwise import copy_seconds, cupy_or_none, row, time_gpu
+
+import jitkern
 
 L2 = ("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
 
@@ -35,21 +36,28 @@ def main(argv) -> None:
     k = jitkern.ReductionKernel(*L2)
     x = jitkern.asarray(np.random.default_rng(0).random(n, dtype=np.float32))
     m = x[: side * side].reshape(side, side)
-    cases = [("l2norm, 2^%d float32, full" % int(np.log2(n)), x, None, 4 * n),
-             (f"l2norm, ({side},{side}), axis=1", m, 1, 4 * side * side),
-             (f"l2norm, ({side},{side}), axis=0", m, 0, 4 * side * side)]
+    cases = [
+        ("l2norm, 2^%d float32, full" % int(np.log2(n)), x, None, 4 * n),
+        (f"l2norm, ({side},{side}), axis=1", m, 1, 4 * side * side),
+        (f"l2norm, ({side},{side}), axis=0", m, 0, 4 * side * side),
+    ]
     for name, arr, axis, nbytes in cases:
-        print(row(name, nbytes, time_gpu(lambda: k(arr, axis=axis)), copy_bw))
+        print(row(name, nbytes, time_gpu(lambda a=arr, ax=axis: k(a, axis=ax)), copy_bw))
     if cp is not None:
         ck = cp.ReductionKernel(*L2)
         cx = cp.asarray(x)
         cm = cx[: side * side].reshape(side, side)
-        for name, arr, axis, nbytes in [("CuPy l2norm, full", cx, None, 4 * n),
-                                        ("CuPy l2norm, axis=1", cm, 1, 4 * side * side),
-                                        ("CuPy l2norm, axis=0", cm, 0, 4 * side * side),
-                                        ("cupy.sum (CUB), full", cx, None, 4 * n)]:
-            fn = (lambda a=arr: cp.sum(a)) if name.startswith("cupy.sum") else (
-                lambda a=arr, ax=axis: ck(a, axis=ax))
+        for name, arr, axis, nbytes in [
+            ("CuPy l2norm, full", cx, None, 4 * n),
+            ("CuPy l2norm, axis=1", cm, 1, 4 * side * side),
+            ("CuPy l2norm, axis=0", cm, 0, 4 * side * side),
+            ("cupy.sum (CUB), full", cx, None, 4 * n),
+        ]:
+            fn = (
+                (lambda a=arr: cp.sum(a))
+                if name.startswith("cupy.sum")
+                else (lambda a=arr, ax=axis: ck(a, axis=ax))
+            )
             print(row(name, nbytes, time_gpu(fn), copy_bw, "CuPy"))
 
 

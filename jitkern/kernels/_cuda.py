@@ -78,8 +78,9 @@ def typedefs(bound: dict) -> str:
 def dims_struct(shape, strides) -> numpy.void:
     """A ``_jk_dims<ND>`` value (shape then byte strides, int64) for a launch argument."""
     nd = max(len(shape), 1)
-    dt = numpy.dtype([("size", "<i8"), ("shape", "<i8", (nd,)), ("strides", "<i8", (nd,))],
-                     align=True)
+    dt = numpy.dtype(
+        [("size", "<i8"), ("shape", "<i8", (nd,)), ("strides", "<i8", (nd,))], align=True
+    )
     value = numpy.zeros((), dt)
     value["size"] = int(numpy.prod(shape, dtype=numpy.int64)) if shape else 1
     if shape:

@@ -52,7 +52,9 @@ def _raw_views(kernel, a) -> str:
         nd = len(a.raw_dims[k][0])
         contig = "true" if a.raw_contig[k] else "false"
         t = _tname(p, a.dtypes[k])
-        lines.append(f"  const _jk_carray<{t}, {nd}, {contig}> {p.name}(_rp_{p.name}, _rd_{p.name});\n")
+        lines.append(
+            f"  const _jk_carray<{t}, {nd}, {contig}> {p.name}(_rp_{p.name}, _rd_{p.name});\n"
+        )
     return "".join(lines)
 
 
@@ -79,7 +81,8 @@ def _linear_body(kernel, a) -> str:
         f" i += ({it})gridDim.x * blockDim.x) {{\n"
         f"    {_bind_direct(kernel, a, 'i')}\n"
         f"    {{\n{kernel.operation}\n;}}\n"
-        f"  }}\n")
+        f"  }}\n"
+    )
 
 
 def _vector_body(kernel, a) -> str:
@@ -95,7 +98,9 @@ def _vector_body(kernel, a) -> str:
             continue
         vt = f"_jk_vec<{t}, {v}>"
         decls.append(f"    {vt} _v_{p.name}[{u}];\n")
-        loads.append(f"        _v_{p.name}[_u] = reinterpret_cast<const {vt}*>(_p_{p.name})[_vi];\n")
+        loads.append(
+            f"        _v_{p.name}[_u] = reinterpret_cast<const {vt}*>(_p_{p.name})[_vi];\n"
+        )
         binds.append(f"{const}{t}& {p.name} = _v_{p.name}[_u].v[_k];")
         if p.is_output:
             stores.append(f"        reinterpret_cast<{vt}*>(_p_{p.name})[_vi] = _v_{p.name}[_u];\n")
@@ -107,8 +112,8 @@ def _vector_body(kernel, a) -> str:
         f"  const {it} _nthreads = ({it})gridDim.x * blockDim.x;\n"
         f"  const {it} _nvec = _n / {v};\n"
         f"  for ({it} _vb = _tid; _vb < _nvec; _vb += _nthreads * {u}) {{\n"
-        + "".join(decls) +
-        f"    #pragma unroll\n"
+        + "".join(decls)
+        + f"    #pragma unroll\n"
         f"    for (int _u = 0; _u < {u}; ++_u) {{\n"
         f"      const {it} _vi = _vb + _u * _nthreads;\n"
         f"      if (_vi < _nvec) {{\n" + "".join(loads) + "      }\n    }\n"
@@ -121,13 +126,12 @@ def _vector_body(kernel, a) -> str:
         f"          const {it} i = _vi * {v} + _k;\n"
         f"          {' '.join(binds)}\n"
         f"          {{\n{kernel.operation}\n;}}\n"
-        f"        }}\n"
-        + "".join(stores) +
-        "      }\n    }\n  }\n"
+        f"        }}\n" + "".join(stores) + "      }\n    }\n  }\n"
         f"  for ({it} i = _nvec * {v} + _tid; i < _n; i += _nthreads) {{\n"
         f"    {_bind_direct(kernel, a, 'i')}\n"
         f"    {{\n{kernel.operation}\n;}}\n"
-        f"  }}\n")
+        f"  }}\n"
+    )
 
 
 def _unravel_offsets(it: str, nd: int, mapped, var: str) -> str:
@@ -137,15 +141,16 @@ def _unravel_offsets(it: str, nd: int, mapped, var: str) -> str:
     first = "".join(f" _o_{p.name} += _r * ({it})_s_{p.name}.v[0];" for p in mapped)
     return (
         f"    {it} _r = {var};\n"
-        + (f"    {it} {offs};\n" if mapped else "") +
-        f"    #pragma unroll\n"
+        + (f"    {it} {offs};\n" if mapped else "")
+        + f"    #pragma unroll\n"
         f"    for (int _d = {nd} - 1; _d > 0; --_d) {{\n"
         f"      const {it} _e = ({it})_shape.v[_d];\n"
         f"      const {it} _q = _r / _e;\n"
         f"      const {it} _c = _r - _q * _e;\n"
         f"      _r = _q;{step}\n"
         f"    }}\n"
-        f"   {first}\n")
+        f"   {first}\n"
+    )
 
 
 def _strided_vector_body(kernel, a) -> str:
@@ -169,12 +174,14 @@ def _strided_vector_body(kernel, a) -> str:
         f"  const {it} _nv = _n / {v};\n"
         f"  for ({it} _vi = ({it})blockIdx.x * blockDim.x + threadIdx.x; _vi < _nv;"
         f" _vi += ({it})gridDim.x * blockDim.x) {{\n"
-        + _unravel_offsets(it, nd, mapped, "_vi") + "".join(loads)
+        + _unravel_offsets(it, nd, mapped, "_vi")
+        + "".join(loads)
         + f"    #pragma unroll\n    for (int _k = 0; _k < {v}; ++_k) {{\n"
         f"      const {it} i = _vi * {v} + _k;\n"
         f"      {' '.join(binds)}\n"
         f"      {{\n{kernel.operation}\n;}}\n"
-        f"    }}\n" + "".join(stores) + "  }\n")
+        f"    }}\n" + "".join(stores) + "  }\n"
+    )
 
 
 def _strided_body(kernel, a) -> str:
@@ -184,23 +191,30 @@ def _strided_body(kernel, a) -> str:
     for p in mapped:
         t = _tname(p, a.dtypes[kernel.params.index(p)])
         const = "const " if not p.is_output else ""
-        binds.append(f"{const}{t}& {p.name} = *reinterpret_cast<{const}{t}*>("
-                     f"reinterpret_cast<{const}char*>(_p_{p.name}) + _o_{p.name});")
+        binds.append(
+            f"{const}{t}& {p.name} = *reinterpret_cast<{const}{t}*>("
+            f"reinterpret_cast<{const}char*>(_p_{p.name}) + _o_{p.name});"
+        )
     return (
         f"  for ({it} i = ({it})blockIdx.x * blockDim.x + threadIdx.x; i < _n;"
         f" i += ({it})gridDim.x * blockDim.x) {{\n"
-        + _unravel_offsets(it, nd, mapped, "i") +
-        f"    {' '.join(binds)}\n"
+        + _unravel_offsets(it, nd, mapped, "i")
+        + f"    {' '.join(binds)}\n"
         f"    {{\n{kernel.operation}\n;}}\n"
-        f"  }}\n")
+        f"  }}\n"
+    )
 
 
 def _unroll() -> int:
     return UNROLL
 
 
-_BODIES = {"linear": _linear_body, "vector": _vector_body, "strided": _strided_body,
-           "strided_vector": _strided_vector_body}
+_BODIES = {
+    "linear": _linear_body,
+    "vector": _vector_body,
+    "strided": _strided_body,
+    "strided_vector": _strided_vector_body,
+}
 
 
 def generate(kernel, a) -> str:

@@ -19,8 +19,24 @@ from ..backend import driver
 from ..backend.device import current_stream_handle, stream_handle
 from .params import convert_scalar
 
-_CODES = {"?": "?", "b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q",
-          "L": "Q", "q": "q", "Q": "Q", "e": "e", "f": "f", "d": "d", "F": "ff", "D": "dd"}
+_CODES = {
+    "?": "?",
+    "b": "b",
+    "B": "B",
+    "h": "h",
+    "H": "H",
+    "i": "i",
+    "I": "I",
+    "l": "q",
+    "L": "Q",
+    "q": "q",
+    "Q": "Q",
+    "e": "e",
+    "f": "f",
+    "d": "d",
+    "F": "ff",
+    "D": "dd",
+}
 
 
 def param_layout(handle) -> list[tuple[int, int]]:
@@ -46,8 +62,9 @@ class Buffer:
         for (offset, size), value in zip(layout[first_static:], static_values):
             data = _bytes_of(value)
             if len(data) != size:
-                raise RuntimeError(f"internal: static parameter of {len(data)} bytes for a "
-                                   f"{size}-byte slot")
+                raise RuntimeError(
+                    f"internal: static parameter of {len(data)} bytes for a {size}-byte slot"
+                )
             ctypes.memmove(base + offset, data, size)
 
     def dynamic_format(self, layout, codes) -> str:
@@ -73,8 +90,21 @@ def scalar_code(dtype: numpy.dtype) -> str:
 MISS = object()  # what a guarded runner returns when the arguments are not its layout's
 
 
-def make_runner(*, kernel_name, fn, device_id, grid, block, kinds, static, result, slow,
-                align_mask=0, aligned=(), first_args=None):
+def make_runner(
+    *,
+    kernel_name,
+    fn,
+    device_id,
+    grid,
+    block,
+    kinds,
+    static,
+    result,
+    slow,
+    align_mask=0,
+    aligned=(),
+    first_args=None,
+):
     """Generate ``run(args, stream)`` for one layout.
 
     ``kinds``: per kernel parameter, ``("array", None)``, ``("scalar", dtype)`` or
@@ -95,10 +125,22 @@ def make_runner(*, kernel_name, fn, device_id, grid, block, kinds, static, resul
     n_dyn = len(kinds)
     buf = Buffer(layout, static, n_dyn)
     codes, exprs, lines = [], [], []
-    env = {"_nd": ndarray, "_ptr": pointer_of, "_conv": convert_scalar, "_empty": empty,
-           "_launch": driver.drv().cuLaunchKernel, "_h": handle, "_params": buf.params_ptr,
-           "_buf": buf.raw, "_cur": current_stream_handle, "_sh": stream_handle, "_slow": slow,
-           "_name": kernel_name, "_fn": fn, "_keep": buf}
+    env = {
+        "_nd": ndarray,
+        "_ptr": pointer_of,
+        "_conv": convert_scalar,
+        "_empty": empty,
+        "_launch": driver.drv().cuLaunchKernel,
+        "_h": handle,
+        "_params": buf.params_ptr,
+        "_buf": buf.raw,
+        "_cur": current_stream_handle,
+        "_sh": stream_handle,
+        "_slow": slow,
+        "_name": kernel_name,
+        "_fn": fn,
+        "_keep": buf,
+    }
     n_args = sum(1 for kind, _ in kinds if kind != "alloc")
     names = [f"a{k}" for k in range(n_args)]
     for k, (kind, info) in enumerate(kinds):
@@ -114,31 +156,52 @@ def make_runner(*, kernel_name, fn, device_id, grid, block, kinds, static, resul
             exprs.append(f"p{k}")
         else:
             env[f"_t{k}"], env[f"_d{k}"] = info.type, info
-            lines.append(f"    s{k} = a{k} if type(a{k}) is _t{k} else "
-                         f"_conv(a{k}, _d{k}, 'argument {k}', _name)")
+            lines.append(
+                f"    s{k} = a{k} if type(a{k}) is _t{k} else "
+                f"_conv(a{k}, _d{k}, 'argument {k}', _name)"
+            )
             code = scalar_code(info)
             codes.append(code)
             exprs.append(f"s{k}.real, s{k}.imag" if len(code) == 2 else f"s{k}")
     env["_pack"] = struct.Struct(buf.dynamic_format(layout[:n_dyn], codes)).pack_into
     gx, gy, gz = grid
     bx, by, bz = block
-    body = [*lines,
-           *([f"    if ({' | '.join(f'p{k}' for k in aligned)}) & {align_mask}:",
-              "        return _slow(args, stream)"] if align_mask and aligned else []),
-           "    s = _cur() if stream is None else _sh(stream)",
-           f"    _pack(_buf, 0, {', '.join(exprs)})",
-           f"    err, = _launch(_h, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, 0, s, _params, 0)",
-           "    if err:",
-           "        return _slow(args, stream)",
-           f"    return {result}"]
+    body = [
+        *lines,
+        *(
+            [
+                f"    if ({' | '.join(f'p{k}' for k in aligned)}) & {align_mask}:",
+                "        return _slow(args, stream)",
+            ]
+            if align_mask and aligned
+            else []
+        ),
+        "    s = _cur() if stream is None else _sh(stream)",
+        f"    _pack(_buf, 0, {', '.join(exprs)})",
+        f"    err, = _launch(_h, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, 0, s, _params, 0)",
+        "    if err:",
+        "        return _slow(args, stream)",
+        f"    return {result}",
+    ]
     unpack = f"    {', '.join(names)}, = args" if names else "    pass"
-    src = ["def run(args, stream):", f"    if len(args) != {n_args}:",
-           "        return _slow(args, stream)", unpack, *body]
+    src = [
+        "def run(args, stream):",
+        f"    if len(args) != {n_args}:",
+        "        return _slow(args, stream)",
+        unpack,
+        *body,
+    ]
     guards = _guards(first_args, env) if first_args is not None else None
     if guards is not None:
         env["_MISS"] = MISS
-        src += ["def guarded(args, stream):", f"    if len(args) != {n_args}:",
-                "        return _MISS", unpack, *guards, *body]
+        src += [
+            "def guarded(args, stream):",
+            f"    if len(args) != {n_args}:",
+            "        return _MISS",
+            unpack,
+            *guards,
+            *body,
+        ]
     exec(compile("\n".join(src) + "\n", f"<jitkern launch {kernel_name}>", "exec"), env)  # noqa: S102
     run = env["run"]
     run.guarded = env.get("guarded")
@@ -150,10 +213,15 @@ def _guards(first_args, env) -> list[str] | None:
     for k, value in enumerate(first_args):
         cls = type(value)
         if cls is ndarray:
-            env[f"_gd{k}"], env[f"_gs{k}"], env[f"_gt{k}"] = (value._dtype, value._shape,
-                                                               value._strides)
-            lines.append(f"    if type(a{k}) is not _nd or a{k}._dtype is not _gd{k} or "
-                         f"a{k}._shape is not _gs{k} or a{k}._strides is not _gt{k}:")
+            env[f"_gd{k}"], env[f"_gs{k}"], env[f"_gt{k}"] = (
+                value._dtype,
+                value._shape,
+                value._strides,
+            )
+            lines.append(
+                f"    if type(a{k}) is not _nd or a{k}._dtype is not _gd{k} or "
+                f"a{k}._shape is not _gs{k} or a{k}._strides is not _gt{k}:"
+            )
         elif cls in (bool, int, float, complex) or isinstance(value, numpy.generic):
             env[f"_gc{k}"] = cls
             lines.append(f"    if type(a{k}) is not _gc{k}:")

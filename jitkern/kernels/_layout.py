@@ -17,7 +17,7 @@ _PY_SCALARS = (bool, int, float, complex)
 class ArrayArg:
     """A device array argument, reduced to what code generation and launch need."""
 
-    __slots__ = ("dtype", "shape", "strides", "ptr", "device_id", "host")
+    __slots__ = ("device_id", "dtype", "host", "ptr", "shape", "strides")
 
     def __init__(self, dtype, shape, strides, ptr, device_id, host=False):
         self.dtype = numpy.dtype(dtype) if not isinstance(dtype, numpy.dtype) else dtype
@@ -46,7 +46,8 @@ def is_scalar(value) -> bool:
 def host_array_error(what: str) -> KernelArgumentError:
     return KernelArgumentError(
         f"{what}: a numpy.ndarray lives in host memory; copy it to the GPU first with "
-        "jitkern.asarray(x)")
+        "jitkern.asarray(x)"
+    )
 
 
 def describe_array(value, what: str, *, host_ok: bool = False) -> ArrayArg:
@@ -60,7 +61,8 @@ def describe_array(value, what: str, *, host_ok: bool = False) -> ArrayArg:
     except TypeError as exc:
         raise KernelArgumentError(
             f"{what}: expected a GPU array (jitkern.ndarray or any CUDA array) or a scalar, got "
-            f"{type(value).__module__}.{type(value).__qualname__} ({exc})") from None
+            f"{type(value).__module__}.{type(value).__qualname__} ({exc})"
+        ) from None
     return ArrayArg(info.dtype, info.shape, info.strides, info.ptr, info.device_id)
 
 
@@ -110,8 +112,9 @@ def collapse(shape, strides_list, *, keep=False):
     new_shape: list[int] = []
     new_strides: list[list[int]] = [[] for _ in strides_list]
     for k in dims:
-        if new_shape and all(st[-1] == old[k] * shape[k]
-                             for st, old in zip(new_strides, strides_list)):
+        if new_shape and all(
+            st[-1] == old[k] * shape[k] for st, old in zip(new_strides, strides_list)
+        ):
             new_shape[-1] *= shape[k]
             for st, old in zip(new_strides, strides_list):
                 st[-1] = old[k]

@@ -61,7 +61,8 @@ def _acc_struct(identity) -> str:
             f"  __device__ __forceinline__ void init() {{ v = _type_reduce({identity}); }}\n"
             "  __device__ __forceinline__ void add(const _type_reduce& b) { v = _jk_reduce(v, b); }\n"
             "  __device__ __forceinline__ void merge(const _jk_acc& o) { v = _jk_reduce(v, o.v); }\n"
-            "};\n")
+            "};\n"
+        )
     # No identity: an accumulator remembers whether it holds a value yet.
     return (
         "struct _jk_acc {\n  _type_reduce v; int has;\n"
@@ -70,7 +71,8 @@ def _acc_struct(identity) -> str:
         "    v = has ? _type_reduce(_jk_reduce(v, b)) : b; has = 1; }\n"
         "  __device__ __forceinline__ void merge(const _jk_acc& o) {\n"
         "    if (o.has) { v = has ? _type_reduce(_jk_reduce(v, o.v)) : o.v; has = 1; } }\n"
-        "};\n")
+        "};\n"
+    )
 
 
 def _tname(p, dtype) -> str:
@@ -86,8 +88,10 @@ def _unravel(it: str, var: str, nd: int, shape: str, targets) -> str:
     lines = [f"    {it} {off} = 0;\n" for off, _ in targets]
     lines.append(f"    {{ {it} _r = {var};\n")
     for d in range(nd - 1, 0, -1):
-        lines.append(f"      {{ const {it} _e = ({it}){shape}.v[{d}]; const {it} _q = _r / _e;"
-                     f" const {it} _c = _r - _q * _e; _r = _q;")
+        lines.append(
+            f"      {{ const {it} _e = ({it}){shape}.v[{d}]; const {it} _q = _r / _e;"
+            f" const {it} _c = _r - _q * _e; _r = _q;"
+        )
         lines.extend(f" {off} += _c * ({it}){st}.v[{d}];" for off, st in targets)
         lines.append(" }\n")
     lines.append("     ")
@@ -104,11 +108,17 @@ def _post_map(kernel, a, row: str) -> str:
     binds = []
     for j, p in enumerate(outs):
         t = _tname(p, a.dtypes[kernel.nin + j])
-        binds.append(f"    {t}& {p.name} = *reinterpret_cast<{t}*>("
-                     f"reinterpret_cast<char*>(_p_{p.name}) + _oo_{p.name});\n")
-    return (f"  {{\n    const {it} _i = {row}; (void)_i;\n" + _unravel(it, "_i", a.out_nd, "_oshape", targets)
-            + "".join(binds) + "    _type_reduce a = _s.v;\n"
-            f"    {{\n{kernel.post_map_expr}\n;}}\n  }}\n")
+        binds.append(
+            f"    {t}& {p.name} = *reinterpret_cast<{t}*>("
+            f"reinterpret_cast<char*>(_p_{p.name}) + _oo_{p.name});\n"
+        )
+    return (
+        f"  {{\n    const {it} _i = {row}; (void)_i;\n"
+        + _unravel(it, "_i", a.out_nd, "_oshape", targets)
+        + "".join(binds)
+        + "    _type_reduce a = _s.v;\n"
+        f"    {{\n{kernel.post_map_expr}\n;}}\n  }}\n"
+    )
 
 
 def _inputs(kernel, a):
@@ -119,8 +129,10 @@ def _bind_inputs(kernel, a, offsets: dict) -> str:
     out = []
     for k, p in _inputs(kernel, a):
         t = _tname(p, a.dtypes[k])
-        out.append(f"const {t} {p.name} = *reinterpret_cast<const {t}*>("
-                   f"reinterpret_cast<const char*>(_p_{p.name}) + {offsets[p.name]});")
+        out.append(
+            f"const {t} {p.name} = *reinterpret_cast<const {t}*>("
+            f"reinterpret_cast<const char*>(_p_{p.name}) + {offsets[p.name]});"
+        )
     return " ".join(out)
 
 
@@ -141,8 +153,14 @@ def _main_signature(kernel, a) -> str:
     for j, p in enumerate(kernel.out_params):
         parts.append(f"{_tname(p, a.dtypes[kernel.nin + j])}* _p_{p.name}")
     it = a.index_type
-    parts += ["_jk_acc* _partial", f"{it} _out_size", f"{it} _red_size", f"{it} _chunk",
-              f"_jk_shape<{a.out_nd}> _oshape", f"_jk_shape<{a.red_nd}> _rshape"]
+    parts += [
+        "_jk_acc* _partial",
+        f"{it} _out_size",
+        f"{it} _red_size",
+        f"{it} _chunk",
+        f"_jk_shape<{a.out_nd}> _oshape",
+        f"_jk_shape<{a.red_nd}> _rshape",
+    ]
     for _k, p in _inputs(kernel, a):
         parts += [f"_jk_shape<{a.out_nd}> _is_{p.name}", f"_jk_shape<{a.red_nd}> _rs_{p.name}"]
     parts += [f"_jk_shape<{a.out_nd}> _os_{p.name}" for p in kernel.out_params]
@@ -157,52 +175,68 @@ def _raw_views(kernel, a) -> str:
         p = kernel.in_params[k]
         nd = len(a.raw_dims[k][0])
         contig = "true" if a.raw_contig[k] else "false"
-        lines.append(f"  const _jk_carray<{_tname(p, a.dtypes[k])}, {nd}, {contig}> "
-                     f"{p.name}(_rp_{p.name}, _rd_{p.name});\n")
+        lines.append(
+            f"  const _jk_carray<{_tname(p, a.dtypes[k])}, {nd}, {contig}> "
+            f"{p.name}(_rp_{p.name}, _rd_{p.name});\n"
+        )
     return "".join(lines)
 
 
 def _finish(kernel, a, row: str, group_leader: str) -> str:
-    return (f"  if ({group_leader}) {{\n"
-            f"    if (gridDim.y == 1) {{\n{_post_map(kernel, a, row)}    }} else {{\n"
-            f"      _partial[{row} * gridDim.y + blockIdx.y] = _s;\n    }}\n  }}\n")
+    return (
+        f"  if ({group_leader}) {{\n"
+        f"    if (gridDim.y == 1) {{\n{_post_map(kernel, a, row)}    }} else {{\n"
+        f"      _partial[{row} * gridDim.y + blockIdx.y] = _s;\n    }}\n  }}\n"
+    )
 
 
 def _row_kernel(kernel, a) -> str:
     it, g = a.index_type, a.group
     ins = _inputs(kernel, a)
-    row_offsets = _unravel(it, "_row", a.out_nd, "_oshape",
-                           [(f"_ib_{p.name}", f"_is_{p.name}") for _k, p in ins])
+    row_offsets = _unravel(
+        it, "_row", a.out_nd, "_oshape", [(f"_ib_{p.name}", f"_is_{p.name}") for _k, p in ins]
+    )
     if g == 1:
-        head = (f"  const {it} _row = ({it})blockIdx.x * blockDim.x + threadIdx.x;\n"
-                "  const int _lane = 0;\n  if (_row >= _out_size) return;\n")
+        head = (
+            f"  const {it} _row = ({it})blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "  const int _lane = 0;\n  if (_row >= _out_size) return;\n"
+        )
         step, reduce, leader = "1", "", "true"
     elif g == 32:
-        head = (f"  const {it} _row = ({it})blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);\n"
-                "  const int _lane = threadIdx.x & 31;\n  if (_row >= _out_size) return;\n")
+        head = (
+            f"  const {it} _row = ({it})blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);\n"
+            "  const int _lane = threadIdx.x & 31;\n  if (_row >= _out_size) return;\n"
+        )
         step, reduce, leader = "32", "  _jk_warp_reduce(_s);\n", "_lane == 0"
     else:
-        head = (f"  const {it} _row = blockIdx.x;\n  const int _lane = threadIdx.x;\n")
+        head = f"  const {it} _row = blockIdx.x;\n  const int _lane = threadIdx.x;\n"
         step, reduce, leader = "(int)blockDim.x", "  _jk_block_reduce(_s);\n", "_lane == 0"
     body = _row_loop_vector(kernel, a, step) if a.vector > 1 else _row_loop_scalar(kernel, a, step)
-    return (f'extern "C" __global__ void {kernel.name}(\n    {_main_signature(kernel, a)}) {{\n'
-            + head + _raw_views(kernel, a) + row_offsets
-            + f"  const {it} _r0 = ({it})blockIdx.y * _chunk;\n"
-            f"  const {it} _r1 = min(_r0 + _chunk, _red_size);\n"
-            "  _jk_acc _s; _s.init();\n" + body + reduce + _finish(kernel, a, "_row", leader)
-            + "}\n")
+    return (
+        f'extern "C" __global__ void {kernel.name}(\n    {_main_signature(kernel, a)}) {{\n'
+        + head
+        + _raw_views(kernel, a)
+        + row_offsets
+        + f"  const {it} _r0 = ({it})blockIdx.y * _chunk;\n"
+        f"  const {it} _r1 = min(_r0 + _chunk, _red_size);\n"
+        "  _jk_acc _s; _s.init();\n" + body + reduce + _finish(kernel, a, "_row", leader) + "}\n"
+    )
 
 
 def _row_loop_scalar(kernel, a, step: str) -> str:
     it = a.index_type
     ins = _inputs(kernel, a)
-    offs = _unravel(it, "_j", a.red_nd, "_rshape",
-                    [(f"_ir_{p.name}", f"_rs_{p.name}") for _k, p in ins])
+    offs = _unravel(
+        it, "_j", a.red_nd, "_rshape", [(f"_ir_{p.name}", f"_rs_{p.name}") for _k, p in ins]
+    )
     binds = _bind_inputs(kernel, a, {p.name: f"_ib_{p.name} + _ir_{p.name}" for _k, p in ins})
-    return (f"  #pragma unroll {ROW_UNROLL}\n"
-            f"  for ({it} _j = _r0 + _lane; _j < _r1; _j += {step}) {{\n" + offs
-            + f"    const {it} _i = _row; (void)_i;\n"
-            f"    {binds}\n    {_map_add(kernel)}\n  }}\n")
+    return (
+        f"  #pragma unroll {ROW_UNROLL}\n"
+        f"  for ({it} _j = _r0 + _lane; _j < _r1; _j += {step}) {{\n"
+        + offs
+        + f"    const {it} _i = _row; (void)_i;\n"
+        f"    {binds}\n    {_map_add(kernel)}\n  }}\n"
+    )
 
 
 def _row_loop_vector(kernel, a, step: str) -> str:
@@ -213,17 +247,24 @@ def _row_loop_vector(kernel, a, step: str) -> str:
         t = _tname(p, a.dtypes[k])
         vt = f"_jk_vec<{t}, {v}>"
         decls.append(f"    {vt} _v_{p.name}[{u}];\n")
-        loads.append(f"        _v_{p.name}[_u] = *reinterpret_cast<const {vt}*>("
-                     f"reinterpret_cast<const char*>(_p_{p.name}) + _ib_{p.name}"
-                     f" + _jv * ({it})sizeof({vt}));\n")
+        loads.append(
+            f"        _v_{p.name}[_u] = *reinterpret_cast<const {vt}*>("
+            f"reinterpret_cast<const char*>(_p_{p.name}) + _ib_{p.name}"
+            f" + _jv * ({it})sizeof({vt}));\n"
+        )
         binds.append(f"const {t} {p.name} = _v_{p.name}[_u].v[_k];")
-    tail_binds = _bind_inputs(kernel, a, {p.name: f"_ib_{p.name} + _j * ({it})sizeof({_tname(p, a.dtypes[k])})"
-                                          for k, p in ins})
+    tail_binds = _bind_inputs(
+        kernel,
+        a,
+        {p.name: f"_ib_{p.name} + _j * ({it})sizeof({_tname(p, a.dtypes[k])})" for k, p in ins},
+    )
     return (
         f"  const {it} _v0 = _r0 / {v}, _v1 = _r1 / {v};\n"
-        f"  for ({it} _vb = _v0 + _lane; _vb < _v1; _vb += {step} * {u}) {{\n" + "".join(decls)
+        f"  for ({it} _vb = _v0 + _lane; _vb < _v1; _vb += {step} * {u}) {{\n"
+        + "".join(decls)
         + f"    #pragma unroll\n    for (int _u = 0; _u < {u}; ++_u) {{\n"
-        f"      const {it} _jv = _vb + _u * {step};\n      if (_jv < _v1) {{\n" + "".join(loads)
+        f"      const {it} _jv = _vb + _u * {step};\n      if (_jv < _v1) {{\n"
+        + "".join(loads)
         + "      }\n    }\n"
         f"    #pragma unroll\n    for (int _u = 0; _u < {u}; ++_u) {{\n"
         f"      const {it} _jv = _vb + _u * {step};\n      if (_jv < _v1) {{\n"
@@ -231,27 +272,32 @@ def _row_loop_vector(kernel, a, step: str) -> str:
         f"          const {it} _j = _jv * {v} + _k; const {it} _i = _row; (void)_j; (void)_i;\n"
         f"          {' '.join(binds)}\n          {_map_add(kernel)}\n        }}\n      }}\n    }}\n  }}\n"
         f"  for ({it} _j = _v1 * {v} + _lane; _j < _r1; _j += {step}) {{\n"
-        f"    const {it} _i = _row; (void)_i;\n    {tail_binds}\n    {_map_add(kernel)}\n  }}\n")
+        f"    const {it} _i = _row; (void)_i;\n    {tail_binds}\n    {_map_add(kernel)}\n  }}\n"
+    )
 
 
 def _col_kernel(kernel, a) -> str:
     it, by, u = a.index_type, a.block_y, ROW_UNROLL
     ins = _inputs(kernel, a)
-    row_offsets = _unravel(it, "_row", a.out_nd, "_oshape",
-                           [(f"_ib_{p.name}", f"_is_{p.name}") for _k, p in ins])
-    offs = _unravel(it, "_j", a.red_nd, "_rshape",
-                    [(f"_ir_{p.name}", f"_rs_{p.name}") for _k, p in ins])
+    row_offsets = _unravel(
+        it, "_row", a.out_nd, "_oshape", [(f"_ib_{p.name}", f"_is_{p.name}") for _k, p in ins]
+    )
+    offs = _unravel(
+        it, "_j", a.red_nd, "_rshape", [(f"_ir_{p.name}", f"_rs_{p.name}") for _k, p in ins]
+    )
     binds = _bind_inputs(kernel, a, {p.name: f"_ib_{p.name} + _ir_{p.name}" for _k, p in ins})
     return (
         f'extern "C" __global__ void {kernel.name}(\n    {_main_signature(kernel, a)}) {{\n'
         f"  const {it} _row = ({it})blockIdx.x * 32 + threadIdx.x;\n"
-        "  const bool _active = _row < _out_size;\n" + _raw_views(kernel, a)
+        "  const bool _active = _row < _out_size;\n"
+        + _raw_views(kernel, a)
         + row_offsets
         + f"  const {it} _r0 = ({it})blockIdx.y * _chunk;\n"
         f"  const {it} _r1 = min(_r0 + _chunk, _red_size);\n"
         "  _jk_acc _s; _s.init();\n"
         f"  if (_active) {{\n    #pragma unroll {u}\n"
-        f"    for ({it} _j = _r0 + threadIdx.y; _j < _r1; _j += {by}) {{\n" + offs
+        f"    for ({it} _j = _r0 + threadIdx.y; _j < _r1; _j += {by}) {{\n"
+        + offs
         + f"      const {it} _i = _row; (void)_i;\n      {binds}\n      {_map_add(kernel)}\n    }}\n  }}\n"
         f"  __shared__ alignas(_jk_acc) unsigned char _raw[{by} * 33 * sizeof(_jk_acc)];\n"
         "  _jk_acc* _sm = reinterpret_cast<_jk_acc*>(_raw);\n"
@@ -260,13 +306,17 @@ def _col_kernel(kernel, a) -> str:
         "    if ((int)threadIdx.y < _h) {\n"
         "      _s.merge(_sm[(threadIdx.y + _h) * 33 + threadIdx.x]);\n"
         "      _sm[threadIdx.y * 33 + threadIdx.x] = _s;\n    }\n    __syncthreads();\n  }\n"
-        + _finish(kernel, a, "_row", "threadIdx.y == 0 && _active") + "}\n")
+        + _finish(kernel, a, "_row", "threadIdx.y == 0 && _active")
+        + "}\n"
+    )
 
 
 def _final_kernel(kernel, a) -> str:
     it = a.index_type
-    outs = ", ".join(f"{_tname(p, a.dtypes[kernel.nin + j])}* _p_{p.name}"
-                     for j, p in enumerate(kernel.out_params))
+    outs = ", ".join(
+        f"{_tname(p, a.dtypes[kernel.nin + j])}* _p_{p.name}"
+        for j, p in enumerate(kernel.out_params)
+    )
     strides = "".join(f", _jk_shape<{a.out_nd}> _os_{p.name}" for p in kernel.out_params)
     return (
         f'extern "C" __global__ void {kernel.name}_final(\n'
@@ -277,7 +327,8 @@ def _final_kernel(kernel, a) -> str:
         "  _jk_acc _s; _s.init();\n"
         "  for (int _k = _lane; _k < _splits; _k += 32) _s.merge(_partial[_row * _splits + _k]);\n"
         "  _jk_warp_reduce(_s);\n"
-        f"  if (_lane == 0) {{\n{_post_map(kernel, a, '_row')}  }}\n}}\n")
+        f"  if (_lane == 0) {{\n{_post_map(kernel, a, '_row')}  }}\n}}\n"
+    )
 
 
 def generate(kernel, a) -> str:
@@ -296,6 +347,5 @@ def generate(kernel, a) -> str:
         + _TEMPLATES
         + f"\n// jitkern ReductionKernel {kernel.name!r}: {a.strategy} strategy, group {a.group}, "
         f"vector {a.vector}, {a.out_nd}-d output space, {a.red_nd}-d reduction space, "
-        f"{a.index_type} indices\n"
-        + main + "\n" + _final_kernel(kernel, a)
+        f"{a.index_type} indices\n" + main + "\n" + _final_kernel(kernel, a)
     )

@@ -73,9 +73,25 @@ def _check_code(value, what: str) -> str:
 class _Analysis:
     """What a call's arguments decide: types, shape, layout, variant and source."""
 
-    __slots__ = ("bound", "dtypes", "shape", "size", "out_given", "out_shape", "variant",
-                 "ndim", "shape_c", "strides_c", "index_type", "vector", "raw_dims",
-                 "raw_contig", "array_pos", "scalar_pos", "source")
+    __slots__ = (
+        "array_pos",
+        "bound",
+        "dtypes",
+        "index_type",
+        "ndim",
+        "out_given",
+        "out_shape",
+        "raw_contig",
+        "raw_dims",
+        "scalar_pos",
+        "shape",
+        "shape_c",
+        "size",
+        "source",
+        "strides_c",
+        "variant",
+        "vector",
+    )
 
 
 class ElementwiseKernel:
@@ -93,18 +109,32 @@ class ElementwiseKernel:
     ``kernel(*inputs, *outputs)``; arrays broadcast like NumPy's.
     """
 
-    def __init__(self, in_params, out_params, operation, name="kernel", reduce_dims=True,
-                 preamble="", no_return=False, return_tuple=False, loop_prep="",
-                 after_loop="", options=(), **kwargs):
+    def __init__(
+        self,
+        in_params,
+        out_params,
+        operation,
+        name="kernel",
+        reduce_dims=True,
+        preamble="",
+        no_return=False,
+        return_tuple=False,
+        loop_prep="",
+        after_loop="",
+        options=(),
+        **kwargs,
+    ):
         if kwargs:
-            raise TypeError(f"ElementwiseKernel: unexpected keyword argument(s) "
-                            f"{', '.join(sorted(kwargs))}")
+            raise TypeError(
+                f"ElementwiseKernel: unexpected keyword argument(s) {', '.join(sorted(kwargs))}"
+            )
         self.name = check_kernel_name(name)
         self.in_params = parse_params(in_params, is_output=False)
         self.out_params = parse_params(out_params, is_output=True)
         if not self.out_params:
-            raise ParamError(f"out_params {out_params!r}: an elementwise kernel needs at least "
-                             "one output")
+            raise ParamError(
+                f"out_params {out_params!r}: an elementwise kernel needs at least one output"
+            )
         check_kernel_params(self.in_params, self.out_params, in_params, out_params)
         self.params = self.in_params + self.out_params
         self.nin = len(self.in_params)
@@ -168,7 +198,8 @@ class ElementwiseKernel:
         if len(args) not in (self.nin, self.nargs):
             raise KernelArgumentError(
                 f"{self.name}: takes {self.nin} input(s) ({_names(self.in_params)}) and optionally "
-                f"{self.nout} output(s) ({_names(self.out_params)}); got {len(args)} argument(s)")
+                f"{self.nout} output(s) ({_names(self.out_params)}); got {len(args)} argument(s)"
+            )
         described = []
         for k, value in enumerate(args):
             p = self.params[k]
@@ -177,11 +208,13 @@ class ElementwiseKernel:
                 hook(value, p, what)
             if _layout.is_scalar(value):
                 if p.is_output:
-                    raise KernelArgumentError(f"{what}: outputs must be arrays, got a scalar "
-                                              f"{value!r}")
+                    raise KernelArgumentError(
+                        f"{what}: outputs must be arrays, got a scalar {value!r}"
+                    )
                 if p.raw:
-                    raise KernelArgumentError(f"{what}: a raw parameter takes an array, got a "
-                                              f"scalar {value!r}")
+                    raise KernelArgumentError(
+                        f"{what}: a raw parameter takes an array, got a scalar {value!r}"
+                    )
                 described.append(None)
             else:
                 described.append(_layout.describe_array(value, what, host_ok=host_ok))
@@ -191,11 +224,19 @@ class ElementwiseKernel:
         a = _Analysis()
         nin = self.nin
         a.out_given = len(args) == self.nargs
-        in_types = [scalar_dtype(v) if arr is None else arr.dtype
-                    for v, arr in zip(args[:nin], arrays[:nin])]
+        in_types = [
+            scalar_dtype(v) if arr is None else arr.dtype
+            for v, arr in zip(args[:nin], arrays[:nin])
+        ]
         out_types = [arr.dtype for arr in arrays[nin:]]
-        a.bound = resolve_placeholders(self.in_params, self.out_params, in_types, out_types,
-                                       [arr is None for arr in arrays[:nin]], self.name)
+        a.bound = resolve_placeholders(
+            self.in_params,
+            self.out_params,
+            in_types,
+            out_types,
+            [arr is None for arr in arrays[:nin]],
+            self.name,
+        )
         a.dtypes = tuple(param_dtype(p, a.bound) for p in self.params)
         for dt in a.dtypes:
             ctype_of(dt)
@@ -211,21 +252,27 @@ class ElementwiseKernel:
         has_raw = any(p.raw for p in self.params)
         if size is not None:
             if mapped:
-                raise ValueError(f"{self.name}: size= is only for kernels whose arrays are all "
-                                 "raw; here the size comes from the non-raw array arguments")
+                raise ValueError(
+                    f"{self.name}: size= is only for kernels whose arrays are all "
+                    "raw; here the size comes from the non-raw array arguments"
+                )
             if not isinstance(size, (int, numpy.integer)) or isinstance(size, bool) or size < 0:
                 raise ValueError(f"{self.name}: size= must be a non-negative int, got {size!r}")
             a.shape = (int(size),)
         elif not mapped and has_raw:
-            raise ValueError(f"{self.name}: every array argument is raw, so the loop size is "
-                             "unknown: pass size=N")
+            raise ValueError(
+                f"{self.name}: every array argument is raw, so the loop size is "
+                "unknown: pass size=N"
+            )
         else:
             a.shape = _layout.broadcast_shape([arr.shape for arr in mapped], self.name)
         if a.out_given:
-            for p, arr in zip(self.out_params, arrays[self.nin:]):
+            for p, arr in zip(self.out_params, arrays[self.nin :]):
                 if not p.raw and arr.shape != a.shape:
-                    raise ValueError(f"{self.name}: output {p.name!r} has shape {arr.shape}, but "
-                                     f"the arguments broadcast to {a.shape}")
+                    raise ValueError(
+                        f"{self.name}: output {p.name!r} has shape {arr.shape}, but "
+                        f"the arguments broadcast to {a.shape}"
+                    )
         a.size = int(numpy.prod(a.shape, dtype=numpy.int64)) if a.shape else 1
         a.out_shape = a.shape
 
@@ -247,13 +294,17 @@ class ElementwiseKernel:
         shape_c, strides_c = _layout.collapse(a.shape, strides_list, keep=not self.reduce_dims)
         a.shape_c, a.strides_c = shape_c, strides_c
         a.ndim = len(shape_c)
-        linear = a.ndim <= 1 and self.reduce_dims and all(
-            not st or st[0] in (0, isz) or shape_c[0] == 1 for st, isz in zip(strides_c, sizes))
+        linear = (
+            a.ndim <= 1
+            and self.reduce_dims
+            and all(
+                not st or st[0] in (0, isz) or shape_c[0] == 1 for st, isz in zip(strides_c, sizes)
+            )
+        )
         extent = max((_layout.max_extent(shape_c, st) for st in strides_c), default=0)
         vector = 1
         if linear:
-            widest = max((isz for st, isz in zip(strides_c, sizes) if st and st[0] != 0),
-                         default=0)
+            widest = max((isz for st, isz in zip(strides_c, sizes) if st and st[0] != 0), default=0)
             if widest and _VECTOR_BYTES // widest >= 2:
                 vector = min(_VECTOR_BYTES // widest, _MAX_VECTOR)
         a.vector = vector
@@ -263,8 +314,9 @@ class ElementwiseKernel:
             if a.vector > 1:
                 a.variant = "strided_vector"
         slack = 2 * _UNROLL * _MAX_VECTOR * (1 << 24)  # index overshoot of a grid-stride step
-        a.index_type = ("int" if a.size + slack <= _INT32_LIMIT and extent <= _INT32_LIMIT
-                        else "long long")
+        a.index_type = (
+            "int" if a.size + slack <= _INT32_LIMIT and extent <= _INT32_LIMIT else "long long"
+        )
         a.raw_dims = {}
         a.raw_contig = {}
         for k, p in enumerate(self.params):
@@ -284,8 +336,9 @@ class ElementwiseKernel:
     def _function(self, source: str) -> Function:
         fn = self._functions.get(source)
         if fn is None:
-            binary = compiler.compile_source(source, options=self.options,
-                                             program_name=f"{self.name}.cu", _normalized=True)
+            binary = compiler.compile_source(
+                source, options=self.options, program_name=f"{self.name}.cu", _normalized=True
+            )
             fn = self._functions[source] = Function(binary, self.name, display_name=self.name)
         return fn
 
@@ -305,7 +358,8 @@ class ElementwiseKernel:
         if len(self._sources) != 1:
             raise RuntimeError(
                 f"{self.name}: {len(self._sources)} variants have been compiled; "
-                "cached_code needs exactly one (see cached_codes)")
+                "cached_code needs exactly one (see cached_codes)"
+            )
         return next(iter(self._sources.values()))
 
     def inspect(self, *args, arch=None, size=None, **kwargs) -> Inspection:
@@ -319,13 +373,20 @@ class ElementwiseKernel:
         arrays = self._describe_args(args, host_ok=True)
         a = self._analyze(args, arrays, size)
         self._remember(a)
-        binary = compiler.compile_source(a.source, options=self.options, arch=arch,
-                                         program_name=f"{self.name}.cu", _normalized=True)
+        binary = compiler.compile_source(
+            a.source,
+            options=self.options,
+            arch=arch,
+            program_name=f"{self.name}.cu",
+            _normalized=True,
+        )
         return inspect_binary(binary, self.name)
 
     def __repr__(self) -> str:
-        return (f"<jitkern.ElementwiseKernel {self.name!r} ({_names(self.in_params)}) -> "
-                f"({_names(self.out_params)})>")
+        return (
+            f"<jitkern.ElementwiseKernel {self.name!r} ({_names(self.in_params)}) -> "
+            f"({_names(self.out_params)})>"
+        )
 
 
 def _inner_vector(shape, strides_list, sizes, outputs) -> int:
@@ -397,10 +458,19 @@ def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
         result = "(" + ", ".join(outs) + ",)"
     aligned = [k for k, p in enumerate(kernel.params) if not p.raw and k not in a.scalar_pos]
     return _launcher.make_runner(
-        kernel_name=kernel.name, fn=launch.fn, device_id=driver.current_device_id(),
-        grid=launch.grid, block=launch.block, kinds=kinds, static=(launch.n_arg, *launch.static),
-        result=result, slow=slow, align_mask=launch.align_mask, aligned=aligned,
-        first_args=first_args)
+        kernel_name=kernel.name,
+        fn=launch.fn,
+        device_id=driver.current_device_id(),
+        grid=launch.grid,
+        block=launch.block,
+        kinds=kinds,
+        static=(launch.n_arg, *launch.static),
+        result=result,
+        slow=slow,
+        align_mask=launch.align_mask,
+        aligned=aligned,
+        first_args=first_args,
+    )
 
 
 _SCALAR_TYPES = frozenset((bool, int, float, complex))
@@ -409,24 +479,46 @@ _SCALAR_TYPES = frozenset((bool, int, float, complex))
 class _Launch:
     """Everything decided for one call key: function, grid, packed static arguments."""
 
-    __slots__ = ("kernel", "analysis", "fn", "grid", "block", "static", "slots", "out_alloc",
-                 "align_mask", "fallback", "zero", "scalar_types", "n_arg", "_arrays")
+    __slots__ = (
+        "_arrays",
+        "align_mask",
+        "analysis",
+        "block",
+        "fallback",
+        "fn",
+        "grid",
+        "kernel",
+        "n_arg",
+        "out_alloc",
+        "scalar_types",
+        "slots",
+        "static",
+        "zero",
+    )
 
     def __init__(self, kernel: ElementwiseKernel, a: _Analysis, arrays, block_size):
         self.kernel = kernel
         self.analysis = a
         kernel._remember(a)
         self.zero = a.size == 0
-        self.out_alloc = None if a.out_given else [
-            (a.out_shape if not p.raw else a.shape, a.dtypes[kernel.nin + j])
-            for j, p in enumerate(kernel.out_params)]
+        self.out_alloc = (
+            None
+            if a.out_given
+            else [
+                (a.out_shape if not p.raw else a.shape, a.dtypes[kernel.nin + j])
+                for j, p in enumerate(kernel.out_params)
+            ]
+        )
         self.scalar_types = {k: a.dtypes[k] for k in a.scalar_pos}
         self.fallback = None
         self.align_mask = 0
         self._arrays = None
         if a.vector > 1:
-            widest = max(a.dtypes[k].itemsize for k in range(len(kernel.params))
-                         if not kernel.params[k].raw and k not in a.scalar_pos)
+            widest = max(
+                a.dtypes[k].itemsize
+                for k in range(len(kernel.params))
+                if not kernel.params[k].raw and k not in a.scalar_pos
+            )
             self.align_mask = a.vector * widest - 1
             self._arrays = arrays
         if self.zero:
@@ -472,7 +564,7 @@ class _Launch:
         self.fn.launch(self.grid, self.block, tuple(packed), 0, stream)
         return outs
 
-    def _misaligned(self) -> "_Launch":
+    def _misaligned(self) -> _Launch:
         if self.fallback is None:
             kernel = self.kernel
             a = self.analysis

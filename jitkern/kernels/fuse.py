@@ -36,42 +36,68 @@ class FuseError(ValueError):
 
 # name -> (NumPy function, C++ template over {0}, {1} with operands cast to the result type)
 MATH = {
-    "exp": (numpy.exp, "exp({0})"), "log": (numpy.log, "log({0})"),
-    "log2": (numpy.log2, "log2({0})"), "log10": (numpy.log10, "log10({0})"),
-    "sqrt": (numpy.sqrt, "sqrt({0})"), "sin": (numpy.sin, "sin({0})"),
-    "cos": (numpy.cos, "cos({0})"), "tan": (numpy.tan, "tan({0})"),
-    "arcsin": (numpy.arcsin, "asin({0})"), "arccos": (numpy.arccos, "acos({0})"),
-    "arctan": (numpy.arctan, "atan({0})"), "sinh": (numpy.sinh, "sinh({0})"),
-    "cosh": (numpy.cosh, "cosh({0})"), "tanh": (numpy.tanh, "tanh({0})"),
-    "floor": (numpy.floor, "floor({0})"), "ceil": (numpy.ceil, "ceil({0})"),
-    "abs": (numpy.abs, "_jk_abs({0})"), "absolute": (numpy.abs, "_jk_abs({0})"),
-    "square": (numpy.square, "(({0}) * ({0}))"), "negative": (numpy.negative, "(-({0}))"),
+    "exp": (numpy.exp, "exp({0})"),
+    "log": (numpy.log, "log({0})"),
+    "log2": (numpy.log2, "log2({0})"),
+    "log10": (numpy.log10, "log10({0})"),
+    "sqrt": (numpy.sqrt, "sqrt({0})"),
+    "sin": (numpy.sin, "sin({0})"),
+    "cos": (numpy.cos, "cos({0})"),
+    "tan": (numpy.tan, "tan({0})"),
+    "arcsin": (numpy.arcsin, "asin({0})"),
+    "arccos": (numpy.arccos, "acos({0})"),
+    "arctan": (numpy.arctan, "atan({0})"),
+    "sinh": (numpy.sinh, "sinh({0})"),
+    "cosh": (numpy.cosh, "cosh({0})"),
+    "tanh": (numpy.tanh, "tanh({0})"),
+    "floor": (numpy.floor, "floor({0})"),
+    "ceil": (numpy.ceil, "ceil({0})"),
+    "abs": (numpy.abs, "_jk_abs({0})"),
+    "absolute": (numpy.abs, "_jk_abs({0})"),
+    "square": (numpy.square, "(({0}) * ({0}))"),
+    "negative": (numpy.negative, "(-({0}))"),
     "maximum": (numpy.maximum, "_jk_max({0}, {1})"),
     "minimum": (numpy.minimum, "_jk_min({0}, {1})"),
-    "arctan2": (numpy.arctan2, "atan2({0}, {1})"), "hypot": (numpy.hypot, "hypot({0}, {1})"),
+    "arctan2": (numpy.arctan2, "atan2({0}, {1})"),
+    "hypot": (numpy.hypot, "hypot({0}, {1})"),
     "power": (numpy.power, "_jk_pow({0}, {1})"),
 }
 REDUCTIONS = {
-    "sum": (numpy.sum, "a + b", "0"), "prod": (numpy.prod, "a * b", "1"),
-    "max": (numpy.max, "_jk_max(a, b)", None), "amax": (numpy.max, "_jk_max(a, b)", None),
-    "min": (numpy.min, "_jk_min(a, b)", None), "amin": (numpy.min, "_jk_min(a, b)", None),
+    "sum": (numpy.sum, "a + b", "0"),
+    "prod": (numpy.prod, "a * b", "1"),
+    "max": (numpy.max, "_jk_max(a, b)", None),
+    "amax": (numpy.max, "_jk_max(a, b)", None),
+    "min": (numpy.min, "_jk_min(a, b)", None),
+    "amin": (numpy.min, "_jk_min(a, b)", None),
 }
 _BINOPS = {
-    ast.Add: (numpy.add, "({0} + {1})"), ast.Sub: (numpy.subtract, "({0} - {1})"),
-    ast.Mult: (numpy.multiply, "({0} * {1})"), ast.Div: (numpy.true_divide, "({0} / {1})"),
+    ast.Add: (numpy.add, "({0} + {1})"),
+    ast.Sub: (numpy.subtract, "({0} - {1})"),
+    ast.Mult: (numpy.multiply, "({0} * {1})"),
+    ast.Div: (numpy.true_divide, "({0} / {1})"),
     ast.FloorDiv: (numpy.floor_divide, "_jk_floordiv({0}, {1})"),
-    ast.Mod: (numpy.remainder, "_jk_mod({0}, {1})"), ast.Pow: (numpy.power, "_jk_pow({0}, {1})"),
-    ast.BitAnd: (numpy.bitwise_and, "({0} & {1})"), ast.BitOr: (numpy.bitwise_or, "({0} | {1})"),
+    ast.Mod: (numpy.remainder, "_jk_mod({0}, {1})"),
+    ast.Pow: (numpy.power, "_jk_pow({0}, {1})"),
+    ast.BitAnd: (numpy.bitwise_and, "({0} & {1})"),
+    ast.BitOr: (numpy.bitwise_or, "({0} | {1})"),
     ast.BitXor: (numpy.bitwise_xor, "({0} ^ {1})"),
-    ast.LShift: (numpy.left_shift, "({0} << {1})"), ast.RShift: (numpy.right_shift, "({0} >> {1})"),
+    ast.LShift: (numpy.left_shift, "({0} << {1})"),
+    ast.RShift: (numpy.right_shift, "({0} >> {1})"),
 }
 _COMPARES = {
-    ast.Lt: (numpy.less, "<"), ast.LtE: (numpy.less_equal, "<="), ast.Gt: (numpy.greater, ">"),
-    ast.GtE: (numpy.greater_equal, ">="), ast.Eq: (numpy.equal, "=="),
+    ast.Lt: (numpy.less, "<"),
+    ast.LtE: (numpy.less_equal, "<="),
+    ast.Gt: (numpy.greater, ">"),
+    ast.GtE: (numpy.greater_equal, ">="),
+    ast.Eq: (numpy.equal, "=="),
     ast.NotEq: (numpy.not_equal, "!="),
 }
-_UNARY = {ast.USub: (numpy.negative, "(-{0})"), ast.UAdd: (numpy.positive, "(+{0})"),
-          ast.Invert: (numpy.invert, "(~{0})"), ast.Not: (numpy.logical_not, "(!{0})")}
+_UNARY = {
+    ast.USub: (numpy.negative, "(-{0})"),
+    ast.UAdd: (numpy.positive, "(+{0})"),
+    ast.Invert: (numpy.invert, "(~{0})"),
+    ast.Not: (numpy.logical_not, "(!{0})"),
+}
 
 PREAMBLE = r"""
 template <typename T> __device__ __forceinline__ T _jk_abs(T x) { return x < T(0) ? T(-x) : x; }
@@ -136,10 +162,15 @@ class _Translator:
         """-> (expression, reduction or None) of the returned value."""
         body = [s for s in self.tree.body if not _is_docstring(s)]
         for stmt in body[:-1]:
-            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                    and isinstance(stmt.targets[0], ast.Name)):
-                raise self.error(stmt, "fuse supports assignments to a name ('t = x - y') and a "
-                                 "final 'return expr'")
+            if not (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                raise self.error(
+                    stmt,
+                    "fuse supports assignments to a name ('t = x - y') and a final 'return expr'",
+                )
             self.env[stmt.targets[0].id] = self.visit(stmt.value)
         last = body[-1] if body else self.tree
         if not isinstance(last, ast.Return) or last.value is None:
@@ -166,8 +197,11 @@ class _Translator:
     def visit(self, node) -> _Expr:
         method = getattr(self, "visit_" + type(node).__name__, None)
         if method is None:
-            raise self.error(node, f"{type(node).__name__} is not supported in fused functions; "
-                             "use arithmetic, comparisons, where() and math functions")
+            raise self.error(
+                node,
+                f"{type(node).__name__} is not supported in fused functions; "
+                "use arithmetic, comparisons, where() and math functions",
+            )
         return method(node)
 
     def visit_Name(self, node):
@@ -188,8 +222,13 @@ class _Translator:
         entry = _BINOPS.get(type(node.op))
         if entry is None:
             raise self.error(node, f"operator {type(node.op).__name__} is not supported")
-        return self._apply(entry[0], entry[1], [self.visit(node.left), self.visit(node.right)],
-                           node, operand_type="result")
+        return self._apply(
+            entry[0],
+            entry[1],
+            [self.visit(node.left), self.visit(node.right)],
+            node,
+            operand_type="result",
+        )
 
     def visit_UnaryOp(self, node):
         ufunc, template = _UNARY[type(node.op)]
@@ -199,9 +238,13 @@ class _Translator:
         if len(node.ops) != 1:
             raise self.error(node, "chained comparisons are not supported; use (a < b) & (b < c)")
         ufunc, op = _COMPARES[type(node.ops[0])]
-        return self._apply(ufunc, "({0} %s {1})" % op,
-                           [self.visit(node.left), self.visit(node.comparators[0])], node,
-                           operand_type="common")
+        return self._apply(
+            ufunc,
+            "({0} %s {1})" % op,
+            [self.visit(node.left), self.visit(node.comparators[0])],
+            node,
+            operand_type="common",
+        )
 
     def visit_Call(self, node):
         name = _callee_name(node.func)
@@ -217,8 +260,11 @@ class _Translator:
             return _Expr(code, result, lambda vals: numpy.where(*[e.numpy(vals) for e in args]))
         entry = MATH.get(name)
         if entry is None:
-            raise self.error(node, f"function {name!r} is not supported in fused functions "
-                             f"(supported: where, {', '.join(sorted(MATH))})")
+            raise self.error(
+                node,
+                f"function {name!r} is not supported in fused functions "
+                f"(supported: where, {', '.join(sorted(MATH))})",
+            )
         return self._apply(entry[0], entry[1], args, node, operand_type="result")
 
     def _apply(self, ufunc, template, args, node, operand_type="result") -> _Expr:
@@ -286,8 +332,9 @@ def _eval_dtype(ufunc, args):
 
 
 def _numpy_is_enough(args) -> bool:
-    return all(isinstance(a, (numpy.ndarray, numpy.generic, bool, int, float, complex))
-               for a in args)
+    return all(
+        isinstance(a, (numpy.ndarray, numpy.generic, bool, int, float, complex)) for a in args
+    )
 
 
 class Fused:
@@ -305,9 +352,14 @@ class Fused:
         self._kernels: dict = {}
 
     def _signature(self, args):
-        return tuple((a.dtype, a.ndim) if hasattr(a, "dtype") and hasattr(a, "shape")
-                     and not isinstance(a, numpy.generic) else type(a)
-                     if not isinstance(a, numpy.generic) else a.dtype.type for a in args)
+        return tuple(
+            (a.dtype, a.ndim)
+            if hasattr(a, "dtype") and hasattr(a, "shape") and not isinstance(a, numpy.generic)
+            else type(a)
+            if not isinstance(a, numpy.generic)
+            else a.dtype.type
+            for a in args
+        )
 
     def _dummies(self, args):
         out = []
@@ -322,10 +374,12 @@ class Fused:
 
     def _translate(self, args):
         if len(args) != len(self._tree.args.args):
-            raise TypeError(f"{self.__name__}() takes {len(self._tree.args.args)} arguments, "
-                            f"got {len(args)}")
-        tr = _Translator(self._fn, self._tree, self._filename, self._first_line,
-                         self._dummies(args))
+            raise TypeError(
+                f"{self.__name__}() takes {len(self._tree.args.args)} arguments, got {len(args)}"
+            )
+        tr = _Translator(
+            self._fn, self._tree, self._filename, self._first_line, self._dummies(args)
+        )
         return tr.run()
 
     def __call__(self, *args):
@@ -353,20 +407,38 @@ class Fused:
             in_params.append(f"{dt.name} in{k}")
         in_text = ", ".join(in_params)
         if reduction is None:
-            out_dt = numpy.dtype(expr.dtype) if isinstance(expr.dtype, numpy.dtype) else \
-                numpy.asarray(expr.dtype).dtype
-            k = ElementwiseKernel(in_text, f"{out_dt.name} out0",
-                                  f"out0 = {_cast(expr, out_dt)};", self.kernel_name,
-                                  preamble=PREAMBLE)
+            out_dt = (
+                numpy.dtype(expr.dtype)
+                if isinstance(expr.dtype, numpy.dtype)
+                else numpy.asarray(expr.dtype).dtype
+            )
+            k = ElementwiseKernel(
+                in_text,
+                f"{out_dt.name} out0",
+                f"out0 = {_cast(expr, out_dt)};",
+                self.kernel_name,
+                preamble=PREAMBLE,
+            )
             return k, None
         name, options = reduction
         np_fn, reduce_expr, identity = REDUCTIONS[name]
-        elem = numpy.dtype(expr.dtype) if isinstance(expr.dtype, numpy.dtype) else \
-            numpy.asarray(expr.dtype).dtype
+        elem = (
+            numpy.dtype(expr.dtype)
+            if isinstance(expr.dtype, numpy.dtype)
+            else numpy.asarray(expr.dtype).dtype
+        )
         out_dt = np_fn(numpy.zeros((1,), elem)).dtype
-        k = ReductionKernel(in_text, f"{out_dt.name} out0", _cast(expr, out_dt), reduce_expr,
-                            "out0 = a", identity, self.kernel_name,
-                            reduce_type=ctype_of(out_dt), preamble=PREAMBLE)
+        k = ReductionKernel(
+            in_text,
+            f"{out_dt.name} out0",
+            _cast(expr, out_dt),
+            reduce_expr,
+            "out0 = a",
+            identity,
+            self.kernel_name,
+            reduce_type=ctype_of(out_dt),
+            preamble=PREAMBLE,
+        )
         return k, options
 
     def __repr__(self) -> str:
@@ -374,8 +446,11 @@ class Fused:
 
 
 def _python_param_dtype(value) -> numpy.dtype:
-    return numpy.dtype({bool: numpy.bool_, int: numpy.int64, float: numpy.float64,
-                        complex: numpy.complex128}[type(value)])
+    return numpy.dtype(
+        {bool: numpy.bool_, int: numpy.int64, float: numpy.float64, complex: numpy.complex128}[
+            type(value)
+        ]
+    )
 
 
 def fuse(*args, kernel_name=None):

@@ -10,7 +10,6 @@ It knows nothing about devices or code generation.
 from __future__ import annotations
 
 import dataclasses
-import keyword
 import re
 
 import numpy
@@ -46,14 +45,100 @@ PYTHON_SCALAR_DTYPES = {
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PLACEHOLDER = re.compile(r"[A-Za-z]\Z")
 _CPP_KEYWORDS = frozenset(
-    """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char16_t
-    char32_t char8_t class compl concept const consteval constexpr constinit const_cast continue
-    co_await co_return co_yield decltype default delete do double dynamic_cast else enum explicit
-    export extern false float for friend goto if inline int long mutable namespace new noexcept
-    not not_eq nullptr operator or or_eq private protected public register reinterpret_cast
-    requires return short signed sizeof static static_assert static_cast struct switch template
-    this thread_local throw true try typedef typeid typename union unsigned using virtual void
-    volatile wchar_t while xor xor_eq""".split()
+    [
+        "alignas",
+        "alignof",
+        "and",
+        "and_eq",
+        "asm",
+        "auto",
+        "bitand",
+        "bitor",
+        "bool",
+        "break",
+        "case",
+        "catch",
+        "char",
+        "char16_t",
+        "char32_t",
+        "char8_t",
+        "class",
+        "compl",
+        "concept",
+        "const",
+        "consteval",
+        "constexpr",
+        "constinit",
+        "const_cast",
+        "continue",
+        "co_await",
+        "co_return",
+        "co_yield",
+        "decltype",
+        "default",
+        "delete",
+        "do",
+        "double",
+        "dynamic_cast",
+        "else",
+        "enum",
+        "explicit",
+        "export",
+        "extern",
+        "false",
+        "float",
+        "for",
+        "friend",
+        "goto",
+        "if",
+        "inline",
+        "int",
+        "long",
+        "mutable",
+        "namespace",
+        "new",
+        "noexcept",
+        "not",
+        "not_eq",
+        "nullptr",
+        "operator",
+        "or",
+        "or_eq",
+        "private",
+        "protected",
+        "public",
+        "register",
+        "reinterpret_cast",
+        "requires",
+        "return",
+        "short",
+        "signed",
+        "sizeof",
+        "static",
+        "static_assert",
+        "static_cast",
+        "struct",
+        "switch",
+        "template",
+        "this",
+        "thread_local",
+        "throw",
+        "true",
+        "try",
+        "typedef",
+        "typeid",
+        "typename",
+        "union",
+        "unsigned",
+        "using",
+        "virtual",
+        "void",
+        "volatile",
+        "wchar_t",
+        "while",
+        "xor",
+        "xor_eq",
+    ]
 )
 RESERVED_NAMES = frozenset({"i", "n"})
 
@@ -103,7 +188,9 @@ def parse_params(text: str, *, is_output: bool, what: str | None = None) -> tupl
     """
     what = what or ("out_params" if is_output else "in_params")
     if not isinstance(text, str):
-        raise TypeError(f"{what}: expected a str such as 'float32 x, T y', got {type(text).__name__}")
+        raise TypeError(
+            f"{what}: expected a str such as 'float32 x, T y', got {type(text).__name__}"
+        )
     if not text.strip():
         return ()
     params = []
@@ -121,8 +208,14 @@ def _parse_item(what, text, index, column, item, is_output) -> Param:
     if len(tokens) == 3 and tokens[0] == "raw":
         raw, tokens = True, tokens[1:]
     elif len(tokens) == 3:
-        _fail(what, text, index, column, item, f"unknown keyword {tokens[0]!r}; only 'raw' may "
-              "precede the type")
+        _fail(
+            what,
+            text,
+            index,
+            column,
+            item,
+            f"unknown keyword {tokens[0]!r}; only 'raw' may precede the type",
+        )
     if len(tokens) != 2:
         _fail(what, text, index, column, item, "expected '[raw] TYPE NAME'")
     type_name, name = tokens
@@ -141,9 +234,15 @@ def _parse_type(what, text, index, column, item, type_name) -> numpy.dtype | Non
             hint = f" (did you mean {numpy.dtype(type_name).name!r}?)"
         except Exception:  # numpy.dtype raises TypeError, ValueError or SyntaxError
             pass
-        _fail(what, text, index, column, item,
-              f"unknown type {type_name!r}{hint}; expected a NumPy dtype name "
-              f"({', '.join(DTYPE_BY_NAME)}) or a one-letter type placeholder")
+        _fail(
+            what,
+            text,
+            index,
+            column,
+            item,
+            f"unknown type {type_name!r}{hint}; expected a NumPy dtype name "
+            f"({', '.join(DTYPE_BY_NAME)}) or a one-letter type placeholder",
+        )
     return dtype
 
 
@@ -151,16 +250,24 @@ def _check_name(what, text, index, column, item, name) -> None:
     if not _IDENTIFIER.match(name) or name in _CPP_KEYWORDS:
         _fail(what, text, index, column, item, f"{name!r} is not a C identifier")
     if name in RESERVED_NAMES or name.startswith("_"):
-        _fail(what, text, index, column, item,
-              f"{name!r} is reserved ('i', 'n' and names starting with '_' are jitkern's)")
+        _fail(
+            what,
+            text,
+            index,
+            column,
+            item,
+            f"{name!r} is reserved ('i', 'n' and names starting with '_' are jitkern's)",
+        )
 
 
 def check_unique(params, what: str, text: str) -> None:
     seen = set()
     for index, p in enumerate(params):
         if p.name in seen:
-            raise ParamError(f"{what} {text!r}: parameter {index + 1} ({p.spelling!r}): the name "
-                             f"{p.name!r} is used twice")
+            raise ParamError(
+                f"{what} {text!r}: parameter {index + 1} ({p.spelling!r}): the name "
+                f"{p.name!r} is used twice"
+            )
         seen.add(p.name)
 
 
@@ -172,12 +279,15 @@ def check_kernel_params(in_params, out_params, in_text: str, out_text: str) -> N
             raise ParamError(
                 f"out_params {out_text!r}: parameter {index + 1} ({p.spelling!r}): {p.name!r} is "
                 f"already an input in {in_text!r}; give the output its own name (to update an "
-                "array in place, pass the same array as both the input and the output)")
+                "array in place, pass the same array as both the input and the output)"
+            )
     letters = {p.placeholder for p in (*in_params, *out_params) if p.placeholder}
     for p in (*in_params, *out_params):
         if p.name in letters:
-            raise ParamError(f"parameter {p.spelling!r}: the name {p.name!r} is also a type "
-                             "placeholder of this kernel")
+            raise ParamError(
+                f"parameter {p.spelling!r}: the name {p.name!r} is also a type "
+                "placeholder of this kernel"
+            )
 
 
 # ---------------------------------------------------------------------------
@@ -188,8 +298,9 @@ class TypeResolutionError(TypeError):
     """Arguments whose types do not fit the parameters."""
 
 
-def resolve_placeholders(in_params, out_params, in_types, out_types, scalar_flags,
-                         kernel: str) -> dict[str, numpy.dtype]:
+def resolve_placeholders(
+    in_params, out_params, in_types, out_types, scalar_flags, kernel: str
+) -> dict[str, numpy.dtype]:
     """Bind every placeholder to a dtype.
 
     ``in_types``/``out_types``: the dtype of each argument (``out_types`` empty when
@@ -211,7 +322,8 @@ def resolve_placeholders(in_params, out_params, in_types, out_types, scalar_flag
             raise TypeResolutionError(
                 f"{kernel}: cannot decide the type placeholder {p.placeholder!r} (of "
                 f"{'output' if p.is_output else 'input'} {p.name!r}): no argument binds it; pass "
-                "the output array(s) explicitly")
+                "the output array(s) explicitly"
+            )
     return bound
 
 
@@ -221,7 +333,8 @@ def _bind(bound: dict, p: Param, dt: numpy.dtype, kernel: str) -> None:
             raise TypeResolutionError(
                 f"{kernel}: {'output' if p.is_output else 'input'} {p.name!r} is declared "
                 f"{p.dtype.name}, but the array passed is {dt.name}; convert it first "
-                f"(x.astype(numpy.{p.dtype.name})): arrays are never cast silently")
+                f"(x.astype(numpy.{p.dtype.name})): arrays are never cast silently"
+            )
         return
     prev = bound.get(p.placeholder)
     if prev is None:
@@ -229,7 +342,8 @@ def _bind(bound: dict, p: Param, dt: numpy.dtype, kernel: str) -> None:
     elif prev != dt:
         raise TypeResolutionError(
             f"{kernel}: type placeholder {p.placeholder!r} is {prev.name} from an earlier "
-            f"argument, but {'output' if p.is_output else 'input'} {p.name!r} is {dt.name}")
+            f"argument, but {'output' if p.is_output else 'input'} {p.name!r} is {dt.name}"
+        )
 
 
 def param_dtype(p: Param, bound: dict) -> numpy.dtype:
@@ -240,8 +354,9 @@ def ctype_of(dtype: numpy.dtype) -> str:
     try:
         return CTYPES[dtype]
     except KeyError:
-        raise TypeResolutionError(f"dtype {dtype} is not supported in kernels; supported: "
-                                  f"{', '.join(DTYPE_BY_NAME)}") from None
+        raise TypeResolutionError(
+            f"dtype {dtype} is not supported in kernels; supported: {', '.join(DTYPE_BY_NAME)}"
+        ) from None
 
 
 def scalar_dtype(value) -> numpy.dtype:
@@ -259,13 +374,15 @@ def convert_scalar(value, dtype: numpy.dtype, name: str, kernel: str):
         if not info.min <= int(value) <= info.max:
             raise TypeResolutionError(
                 f"{kernel}: scalar {value!r} for {name!r} does not fit in {dtype.name} "
-                f"({info.min}..{info.max})")
+                f"({info.min}..{info.max})"
+            )
     try:
         return dtype.type(value)
     except OverflowError:
         raise TypeResolutionError(
-            f"{kernel}: scalar {value!r} for {name!r} does not fit in {dtype.name}") from None
+            f"{kernel}: scalar {value!r} for {name!r} does not fit in {dtype.name}"
+        ) from None
     except (TypeError, ValueError) as exc:
         raise TypeResolutionError(
-            f"{kernel}: scalar {value!r} for {name!r} cannot be converted to {dtype.name} "
-            f"({exc})") from None
+            f"{kernel}: scalar {value!r} for {name!r} cannot be converted to {dtype.name} ({exc})"
+        ) from None

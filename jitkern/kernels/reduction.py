@@ -50,11 +50,36 @@ _MIN_PER_THREAD = 16  # elements each thread should reduce before a split pays
 
 
 class _Analysis:
-    __slots__ = ("bound", "dtypes", "reduce_type", "scalar_pos", "in_shape", "axes", "out_shape",
-                 "keep_shape", "out_size", "red_size", "out_nd", "red_nd", "oshape", "rshape",
-                 "in_ostrides", "in_rstrides", "out_strides", "strategy", "group", "vector",
-                 "block_y", "index_type", "raw_dims", "raw_contig", "source", "out_given",
-                 "final_shape", "keepdims")
+    __slots__ = (
+        "axes",
+        "block_y",
+        "bound",
+        "dtypes",
+        "final_shape",
+        "group",
+        "in_ostrides",
+        "in_rstrides",
+        "in_shape",
+        "index_type",
+        "keep_shape",
+        "keepdims",
+        "oshape",
+        "out_given",
+        "out_nd",
+        "out_shape",
+        "out_size",
+        "out_strides",
+        "raw_contig",
+        "raw_dims",
+        "red_nd",
+        "red_size",
+        "reduce_type",
+        "rshape",
+        "scalar_pos",
+        "source",
+        "strategy",
+        "vector",
+    )
 
 
 def normalize_axis(axis, ndim: int, kernel: str) -> tuple:
@@ -69,7 +94,8 @@ def normalize_axis(axis, ndim: int, kernel: str) -> tuple:
         ax = int(ax)
         if not -ndim <= ax < ndim:
             raise numpy.exceptions.AxisError(
-                f"{kernel}: axis {ax} is out of bounds for an array of dimension {ndim}")
+                f"{kernel}: axis {ax} is out of bounds for an array of dimension {ndim}"
+            )
         ax %= ndim
         if ax in out:
             raise ValueError(f"{kernel}: duplicate value in axis: {axis!r}")
@@ -91,12 +117,25 @@ class ReductionKernel:
     outputs all are returned as a tuple.
     """
 
-    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr="",
-                 identity=None, name="reduce_kernel", reduce_type=None, reduce_dims=True,
-                 preamble="", options=(), **kwargs):
+    def __init__(
+        self,
+        in_params,
+        out_params,
+        map_expr,
+        reduce_expr,
+        post_map_expr="",
+        identity=None,
+        name="reduce_kernel",
+        reduce_type=None,
+        reduce_dims=True,
+        preamble="",
+        options=(),
+        **kwargs,
+    ):
         if kwargs:
-            raise TypeError(f"ReductionKernel: unexpected keyword argument(s) "
-                            f"{', '.join(sorted(kwargs))}")
+            raise TypeError(
+                f"ReductionKernel: unexpected keyword argument(s) {', '.join(sorted(kwargs))}"
+            )
         self.name = check_kernel_name(name)
         self.in_params = parse_params(in_params, is_output=False)
         self.out_params = parse_params(out_params, is_output=True)
@@ -105,17 +144,21 @@ class ReductionKernel:
         check_kernel_params(self.in_params, self.out_params, in_params, out_params)
         for p in self.out_params:
             if p.raw:
-                raise ParamError(f"out_params {out_params!r}: output {p.name!r} cannot be raw in a "
-                                 "reduction")
+                raise ParamError(
+                    f"out_params {out_params!r}: output {p.name!r} cannot be raw in a reduction"
+                )
             if p.name in ("a", "b"):
-                raise ParamError(f"out_params {out_params!r}: {p.name!r} is the reduced value in "
-                                 "post_map_expr; give the output another name")
+                raise ParamError(
+                    f"out_params {out_params!r}: {p.name!r} is the reduced value in "
+                    "post_map_expr; give the output another name"
+                )
         self.params = self.in_params + self.out_params
         self.nin, self.nout = len(self.in_params), len(self.out_params)
         self.map_expr = _check_code(map_expr, "map_expr")
         self.reduce_expr = _check_code(reduce_expr, "reduce_expr")
         self.post_map_expr = _check_code(post_map_expr, "post_map_expr") or (
-            f"{self.out_params[0].name} = a")
+            f"{self.out_params[0].name} = a"
+        )
         _check_shifted_arguments(self, identity, name)
         if identity is not None and not isinstance(identity, str):
             identity = str(identity)
@@ -149,7 +192,8 @@ class ReductionKernel:
         if len(args) not in (self.nin, self.nin + self.nout):
             raise KernelArgumentError(
                 f"{self.name}: takes {self.nin} input(s) ({_names(self.in_params)}) and optionally "
-                f"{self.nout} output(s) ({_names(self.out_params)}) (or out=); got {len(args)}")
+                f"{self.nout} output(s) ({_names(self.out_params)}) (or out=); got {len(args)}"
+            )
         described = []
         for k, value in enumerate(args):
             p = self.params[k]
@@ -167,17 +211,25 @@ class ReductionKernel:
         a = _Analysis()
         nin = self.nin
         a.out_given = len(args) > nin
-        in_types = [scalar_dtype(v) if arr is None else arr.dtype
-                    for v, arr in zip(args[:nin], arrays[:nin])]
-        a.bound = resolve_placeholders(self.in_params, self.out_params, in_types,
-                                       [arr.dtype for arr in arrays[nin:]],
-                                       [arr is None for arr in arrays[:nin]], self.name)
+        in_types = [
+            scalar_dtype(v) if arr is None else arr.dtype
+            for v, arr in zip(args[:nin], arrays[:nin])
+        ]
+        a.bound = resolve_placeholders(
+            self.in_params,
+            self.out_params,
+            in_types,
+            [arr.dtype for arr in arrays[nin:]],
+            [arr is None for arr in arrays[:nin]],
+            self.name,
+        )
         a.dtypes = tuple(param_dtype(p, a.bound) for p in self.params)
         for dt in a.dtypes:
             ctype_of(dt)
         first = self.out_params[0]
-        a.reduce_type = self.reduce_type or (first.type_name if first.placeholder
-                                             else ctype_of(a.dtypes[nin]))
+        a.reduce_type = self.reduce_type or (
+            first.type_name if first.placeholder else ctype_of(a.dtypes[nin])
+        )
         a.scalar_pos = tuple(k for k, arr in enumerate(arrays[:nin]) if arr is None)
         self._decide_shapes(a, arrays, axis, keepdims)
         self._decide_layout(a, arrays)
@@ -191,28 +243,36 @@ class ReductionKernel:
         if mapped:
             a.in_shape = _layout.broadcast_shape([arr.shape for arr in mapped], self.name)
         elif raws:
-            raise ValueError(f"{self.name}: every input array is raw; the reduction needs at least "
-                             "one non-raw input array to decide its shape")
+            raise ValueError(
+                f"{self.name}: every input array is raw; the reduction needs at least "
+                "one non-raw input array to decide its shape"
+            )
         else:
             a.in_shape = ()
         ndim = len(a.in_shape)
         a.axes = normalize_axis(axis, ndim, self.name)
         if raws and a.axes != tuple(range(len(a.axes))):
-            raise ValueError(f"{self.name}: with raw arguments the reduced axes must lead "
-                             f"(axis=0, (0, 1), ...); got axis={axis!r}")
+            raise ValueError(
+                f"{self.name}: with raw arguments the reduced axes must lead "
+                f"(axis=0, (0, 1), ...); got axis={axis!r}"
+            )
         a.out_shape = tuple(s for d, s in enumerate(a.in_shape) if d not in a.axes)
         a.keep_shape = tuple(1 if d in a.axes else s for d, s in enumerate(a.in_shape))
         a.keepdims = bool(keepdims)
         final = a.final_shape = a.keep_shape if keepdims else a.out_shape
         a.out_size = int(numpy.prod(a.out_shape, dtype=numpy.int64))
         a.red_size = int(numpy.prod([a.in_shape[d] for d in a.axes], dtype=numpy.int64))
-        for p, arr in zip(self.out_params, arrays[self.nin:]):
+        for p, arr in zip(self.out_params, arrays[self.nin :]):
             if arr.shape != final:
-                raise ValueError(f"{self.name}: output {p.name!r} has shape {arr.shape}, but the "
-                                 f"result has shape {final}")
+                raise ValueError(
+                    f"{self.name}: output {p.name!r} has shape {arr.shape}, but the "
+                    f"result has shape {final}"
+                )
         if a.red_size == 0 and a.out_size > 0 and self.identity is None:
-            raise ValueError(f"{self.name}: zero-size reduction with no identity: the kernel has "
-                             "no identity value to give the empty reduction")
+            raise ValueError(
+                f"{self.name}: zero-size reduction with no identity: the kernel has "
+                "no identity value to give the empty reduction"
+            )
         a.raw_dims, a.raw_contig = {}, {}
         for k, p in enumerate(self.in_params):
             if p.raw and arrays[k] is not None:
@@ -225,8 +285,9 @@ class ReductionKernel:
         for k, p in enumerate(self.in_params):
             if p.raw or arrays[k] is None:
                 continue
-            in_strides.append(_layout.broadcast_strides(arrays[k].shape, arrays[k].strides,
-                                                        a.in_shape))
+            in_strides.append(
+                _layout.broadcast_strides(arrays[k].shape, arrays[k].strides, a.in_shape)
+            )
         out_strides = []
         for j in range(self.nout):
             arr = arrays[self.nin + j] if self.nin + j < len(arrays) else None
@@ -242,28 +303,45 @@ class ReductionKernel:
         rshape = tuple(a.in_shape[d] for d in a.axes)
         keep = not self.reduce_dims
         a.oshape, ost = _layout.collapse(
-            oshape, [tuple(st[d] for d in out_axes) for st in in_strides] + out_strides, keep=keep)
-        a.rshape, rst = _layout.collapse(rshape, [tuple(st[d] for d in a.axes)
-                                                  for st in in_strides], keep=keep)
+            oshape, [tuple(st[d] for d in out_axes) for st in in_strides] + out_strides, keep=keep
+        )
+        a.rshape, rst = _layout.collapse(
+            rshape, [tuple(st[d] for d in a.axes) for st in in_strides], keep=keep
+        )
         n_in = len(in_strides)
         a.in_ostrides, a.out_strides, a.in_rstrides = ost[:n_in], ost[n_in:], rst
         a.out_nd, a.red_nd = len(a.oshape), len(a.rshape)
-        extent = max([_layout.max_extent(shape, st) for shape, group in
-                      ((oshape, [tuple(st[d] for d in out_axes) for st in in_strides]),
-                       (rshape, [tuple(st[d] for d in a.axes) for st in in_strides]))
-                      for st in group] + [_layout.max_extent(a.oshape, st) for st in a.out_strides]
-                     + [0])
+        extent = max(
+            [
+                _layout.max_extent(shape, st)
+                for shape, group in (
+                    (oshape, [tuple(st[d] for d in out_axes) for st in in_strides]),
+                    (rshape, [tuple(st[d] for d in a.axes) for st in in_strides]),
+                )
+                for st in group
+            ]
+            + [_layout.max_extent(a.oshape, st) for st in a.out_strides]
+            + [0]
+        )
         total = a.out_size * max(a.red_size, 1)
-        a.index_type = "int" if (total + (1 << 26) <= _INT32_LIMIT
-                                 and 2 * extent <= _INT32_LIMIT) else "long long"
+        a.index_type = (
+            "int"
+            if (total + (1 << 26) <= _INT32_LIMIT and 2 * extent <= _INT32_LIMIT)
+            else "long long"
+        )
 
     def _decide_strategy(self, a) -> None:
-        sizes = [a.dtypes[k].itemsize for k, p in enumerate(self.in_params)
-                 if not p.raw and k not in a.scalar_pos]
-        inner_red = a.red_nd >= 1 and all(st[-1] in (0, isz)
-                                          for st, isz in zip(a.in_rstrides, sizes))
-        inner_out = a.out_nd >= 1 and all(st[-1] in (0, isz)
-                                          for st, isz in zip(a.in_ostrides, sizes))
+        sizes = [
+            a.dtypes[k].itemsize
+            for k, p in enumerate(self.in_params)
+            if not p.raw and k not in a.scalar_pos
+        ]
+        inner_red = a.red_nd >= 1 and all(
+            st[-1] in (0, isz) for st, isz in zip(a.in_rstrides, sizes)
+        )
+        inner_out = a.out_nd >= 1 and all(
+            st[-1] in (0, isz) for st, isz in zip(a.in_ostrides, sizes)
+        )
         a.vector, a.block_y = 1, _COL_BLOCK_Y
         if a.out_size > 1 and not inner_red and inner_out and a.red_size > 1:
             a.strategy, a.group = "col", 32
@@ -282,15 +360,23 @@ class ReductionKernel:
 
     # -- introspection ----------------------------------------------------------------
     def _remember(self, a) -> None:
-        key = (tuple(dt.name for dt in a.dtypes), a.strategy, a.group, a.vector, a.out_nd,
-               a.red_nd, a.index_type)
+        key = (
+            tuple(dt.name for dt in a.dtypes),
+            a.strategy,
+            a.group,
+            a.vector,
+            a.out_nd,
+            a.red_nd,
+            a.index_type,
+        )
         self._sources[key] = a.source
 
     def _function(self, source: str, symbol: str) -> Function:
         fn = self._functions.get((source, symbol))
         if fn is None:
-            binary = compiler.compile_source(source, options=self.options,
-                                             program_name=f"{self.name}.cu", _normalized=True)
+            binary = compiler.compile_source(
+                source, options=self.options, program_name=f"{self.name}.cu", _normalized=True
+            )
             fn = self._functions[(source, symbol)] = Function(binary, symbol, display_name=symbol)
         return fn
 
@@ -303,8 +389,10 @@ class ReductionKernel:
     def cached_code(self) -> str:
         """The generated source, when exactly one variant has been compiled."""
         if len(self._sources) != 1:
-            raise RuntimeError(f"{self.name}: {len(self._sources)} variants have been compiled; "
-                               "cached_code needs exactly one (see cached_codes)")
+            raise RuntimeError(
+                f"{self.name}: {len(self._sources)} variants have been compiled; "
+                "cached_code needs exactly one (see cached_codes)"
+            )
         return next(iter(self._sources.values()))
 
     def inspect(self, *args, arch=None, axis=None, keepdims=False, out=None) -> Inspection:
@@ -317,13 +405,20 @@ class ReductionKernel:
         arrays = self._describe_args(args, host_ok=True)
         a = self._analyze(args, arrays, axis, keepdims)
         self._remember(a)
-        binary = compiler.compile_source(a.source, options=self.options, arch=arch,
-                                         program_name=f"{self.name}.cu", _normalized=True)
+        binary = compiler.compile_source(
+            a.source,
+            options=self.options,
+            arch=arch,
+            program_name=f"{self.name}.cu",
+            _normalized=True,
+        )
         return inspect_binary(binary, self.name)
 
     def __repr__(self) -> str:
-        return (f"<jitkern.ReductionKernel {self.name!r} ({_names(self.in_params)}) -> "
-                f"({_names(self.out_params)})>")
+        return (
+            f"<jitkern.ReductionKernel {self.name!r} ({_names(self.in_params)}) -> "
+            f"({_names(self.out_params)})>"
+        )
 
 
 def _check_shifted_arguments(kernel, identity, name) -> None:
@@ -331,13 +426,18 @@ def _check_shifted_arguments(kernel, identity, name) -> None:
     post = kernel.post_map_expr.strip()
     outputs = {p.name for p in kernel.out_params}
     looks_like_literal = post.replace(".", "", 1).replace("-", "", 1).isdigit()
-    if looks_like_literal and isinstance(identity, str) and identity.isidentifier() \
-            and not any(o in post for o in outputs):
+    if (
+        looks_like_literal
+        and isinstance(identity, str)
+        and identity.isidentifier()
+        and not any(o in post for o in outputs)
+    ):
         raise ValueError(
             f"{name}: post_map_expr is {post!r} and identity is {identity!r}: the arguments look "
             "shifted by one. The order is (in_params, out_params, map_expr, reduce_expr, "
             f"post_map_expr, identity, name): e.g. ReductionKernel(..., {kernel.reduce_expr!r}, "
-            f"'{kernel.out_params[0].name} = a', {post!r}, {identity!r})")
+            f"'{kernel.out_params[0].name} = a', {post!r}, {identity!r})"
+        )
 
 
 class _Launch:
@@ -355,8 +455,11 @@ class _Launch:
         self.scalar_types = {k: a.dtypes[k] for k in a.scalar_pos}
         self.vector_mask = 0
         if a.vector > 1:
-            widest = max(a.dtypes[k].itemsize for k, p in enumerate(kernel.in_params)
-                         if not p.raw and k not in a.scalar_pos)
+            widest = max(
+                a.dtypes[k].itemsize
+                for k, p in enumerate(kernel.in_params)
+                if not p.raw and k not in a.scalar_pos
+            )
             self.vector_mask = a.vector * widest - 1
             self.fallback = None
 
@@ -384,8 +487,9 @@ class _Launch:
                 gx = -(-a.out_size // _ROW_BLOCK)
             per_row = self.block[0] if a.group == 0 else max(a.group, 1)
             max_split = max(1, red // (per_row * _MIN_PER_THREAD * max(a.vector, 1)))
-            splits = max(1, min(-(-target_blocks // gx) if gx < target_blocks else 1,
-                                max_split, 65535))
+            splits = max(
+                1, min(-(-target_blocks // gx) if gx < target_blocks else 1, max_split, 65535)
+            )
         chunk = -(-red // splits)
         if a.vector > 1:
             chunk = -(-chunk // a.vector) * a.vector
@@ -452,7 +556,7 @@ class _Launch:
                 return True
         return any(st and st[0] & mask for st in a.in_ostrides)
 
-    def _fallback(self) -> "_Launch":
+    def _fallback(self) -> _Launch:
         if self.fallback is None:
             b = _Analysis()
             for slot in _Analysis.__slots__:
@@ -472,9 +576,18 @@ class _Launch:
         args = (*packed, *out_ptrs, partial_ptr, *self.sizes, *self.static)
         self.fn.launch(self.grid, self.block, args, 0, stream)
         if partial is not None:
-            fargs = (partial_ptr, *out_ptrs, self.sizes[0], numpy.int32(self.splits),
-                     self.static[0], *self.static[2 + 2 * len(self.a.in_ostrides):
-                                                  2 + 2 * len(self.a.in_ostrides) + self.kernel.nout])
+            fargs = (
+                partial_ptr,
+                *out_ptrs,
+                self.sizes[0],
+                numpy.int32(self.splits),
+                self.static[0],
+                *self.static[
+                    2 + 2 * len(self.a.in_ostrides) : 2
+                    + 2 * len(self.a.in_ostrides)
+                    + self.kernel.nout
+                ],
+            )
             self.final.launch(self.final_grid, (256, 1, 1), fargs, 0, stream)
         return outs
 
@@ -486,9 +599,25 @@ def _reduce_type_size(rt: str, a) -> int:
     for letter, dt in a.bound.items():
         if rt == letter:
             return dt.itemsize
-    by_name = {ctype_of(numpy.dtype(n)): numpy.dtype(n).itemsize for n in
-               ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-                "float16", "float32", "float64", "complex64", "complex128")}
+    by_name = {
+        ctype_of(numpy.dtype(n)): numpy.dtype(n).itemsize
+        for n in (
+            "bool",
+            "int8",
+            "uint8",
+            "int16",
+            "uint16",
+            "int32",
+            "uint32",
+            "int64",
+            "uint64",
+            "float16",
+            "float32",
+            "float64",
+            "complex64",
+            "complex128",
+        )
+    }
     return by_name.get(rt, 64)
 
 

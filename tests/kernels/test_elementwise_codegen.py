@@ -16,21 +16,33 @@ ARCHS = ["sm_80", "sm_90"]
 
 @pytest.fixture(scope="module")
 def squared_diff():
-    return ElementwiseKernel("float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)",
-                             "squared_diff")
+    return ElementwiseKernel(
+        "float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff"
+    )
 
 
 def _variant(source):
-    return re.search(r"ElementwiseKernel '\w+': (\w+) loop, (\d+)-d after collapsing, ([\w ]+) "
-                     r"indices", source).groups()
+    return re.search(
+        r"ElementwiseKernel '\w+': (\w+) loop, (\d+)-d after collapsing, ([\w ]+) "
+        r"indices",
+        source,
+    ).groups()
 
 
 # -- layout helpers ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("shapes,expected", [
-    ([(2, 5), (5,)], (2, 5)), ([(3, 1), (1, 4)], (3, 4)), ([(), (7,)], (7,)), ([], ()),
-    ([(0, 3), (3,)], (0, 3)), ([(2, 1, 4), (5, 1)], (2, 5, 4)),
-])
+
+@pytest.mark.parametrize(
+    "shapes,expected",
+    [
+        ([(2, 5), (5,)], (2, 5)),
+        ([(3, 1), (1, 4)], (3, 4)),
+        ([(), (7,)], (7,)),
+        ([], ()),
+        ([(0, 3), (3,)], (0, 3)),
+        ([(2, 1, 4), (5, 1)], (2, 5, 4)),
+    ],
+)
 def test_broadcast_shape(shapes, expected):
     assert _layout.broadcast_shape(shapes, "k") == expected
     assert expected == np.broadcast_shapes(*shapes) if shapes else True
@@ -54,6 +66,7 @@ def test_collapse():
 
 # -- variants ------------------------------------------------------------------------------
 
+
 def test_contiguous_is_vector_with_int_indices(squared_diff):
     x = np.zeros(1 << 20, np.float32)
     ins = squared_diff.inspect(x, x, arch="sm_90")
@@ -63,20 +76,27 @@ def test_contiguous_is_vector_with_int_indices(squared_diff):
 
 def test_views_and_broadcast_are_strided(squared_diff):
     x = np.zeros((64, 48), np.float32)
-    assert _variant(squared_diff.inspect(x[:, ::2], np.float32(1), arch="sm_90").source)[0] == "strided"
-    assert _variant(squared_diff.inspect(x, x[0], arch="sm_90").source) == \
-        ("strided_vector", "2", "int")
+    assert (
+        _variant(squared_diff.inspect(x[:, ::2], np.float32(1), arch="sm_90").source)[0]
+        == "strided"
+    )
+    assert _variant(squared_diff.inspect(x, x[0], arch="sm_90").source) == (
+        "strided_vector",
+        "2",
+        "int",
+    )
     assert _variant(squared_diff.inspect(x, x[:, :1], arch="sm_90").source)[0] == "strided_vector"
-    assert _variant(squared_diff.inspect(x[:, 1:4], x[0, 1:4], arch="sm_90").source)[0] == \
-        "strided"
+    assert _variant(squared_diff.inspect(x[:, 1:4], x[0, 1:4], arch="sm_90").source)[0] == "strided"
     # a scalar broadcast keeps the vector path (the constant is read in place)
     assert _variant(squared_diff.inspect(x, 1.0, arch="sm_90").source)[0] == "vector"
 
 
 def test_reduce_dims_false_keeps_dimensions():
     k = ElementwiseKernel("T x", "T y", "y = x", "copy_nd", reduce_dims=False)
-    assert _variant(k.inspect(np.zeros((4, 5, 6), np.float32), arch="sm_90").source)[:2] == \
-        ("strided", "3")
+    assert _variant(k.inspect(np.zeros((4, 5, 6), np.float32), arch="sm_90").source)[:2] == (
+        "strided",
+        "3",
+    )
 
 
 def test_large_sizes_use_64_bit_indices(squared_diff):
@@ -95,8 +115,21 @@ def test_output_loads_are_dropped_when_every_element_is_written(squared_diff):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "int64", "float16",
-                                   "float32", "float64", "complex64", "complex128"])
+@pytest.mark.parametrize(
+    "dtype",
+    [
+        "bool",
+        "int8",
+        "uint16",
+        "int32",
+        "int64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
+    ],
+)
 def test_compiles_every_dtype(arch, dtype):
     k = ElementwiseKernel("T x, T y", "T z", "z = x + y", "add_t")
     x = np.zeros((8, 8), dtype)
@@ -108,18 +141,40 @@ def test_compiles_every_dtype(arch, dtype):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_spec_kernels_compile(arch):
     kernels = [
-        (ElementwiseKernel("T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse"),
-         (np.zeros(10, np.float32), np.zeros(10, np.float32))),
-        (ElementwiseKernel("float64 x, float64 cap", "float64 y", "y = min(max(x, 0.0), cap)",
-                           "clipped_relu"), (np.zeros(10), 6.0)),
-        (ElementwiseKernel("complex128 z", "float64 mag2",
-                           "mag2 = z.real() * z.real() + z.imag() * z.imag()", "abs_squared"),
-         (np.zeros(10, np.complex128),)),
-        (ElementwiseKernel("float32 x", "float32 sin_x, float32 cos_x, float32 tan_x",
-                           "sin_x = sinf(x); cos_x = cosf(x); tan_x = tanf(x);", "trig"),
-         (np.zeros(10, np.float32),)),
-        (ElementwiseKernel("raw T x", "raw T y", "y[i] = x[i]", "all_raw"),
-         (np.zeros((3, 4), np.float32),)),
+        (
+            ElementwiseKernel(
+                "T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse"
+            ),
+            (np.zeros(10, np.float32), np.zeros(10, np.float32)),
+        ),
+        (
+            ElementwiseKernel(
+                "float64 x, float64 cap", "float64 y", "y = min(max(x, 0.0), cap)", "clipped_relu"
+            ),
+            (np.zeros(10), 6.0),
+        ),
+        (
+            ElementwiseKernel(
+                "complex128 z",
+                "float64 mag2",
+                "mag2 = z.real() * z.real() + z.imag() * z.imag()",
+                "abs_squared",
+            ),
+            (np.zeros(10, np.complex128),),
+        ),
+        (
+            ElementwiseKernel(
+                "float32 x",
+                "float32 sin_x, float32 cos_x, float32 tan_x",
+                "sin_x = sinf(x); cos_x = cosf(x); tan_x = tanf(x);",
+                "trig",
+            ),
+            (np.zeros(10, np.float32),),
+        ),
+        (
+            ElementwiseKernel("raw T x", "raw T y", "y[i] = x[i]", "all_raw"),
+            (np.zeros((3, 4), np.float32),),
+        ),
     ]
     for k, args in kernels:
         size = 12 if k.name == "all_raw" else None
@@ -139,6 +194,7 @@ def test_cached_codes():
 
 # -- call-time errors (found before anything touches a GPU) -----------------------------------
 
+
 def test_errors_before_launch():
     k = ElementwiseKernel("T x, T y", "T z", "z = x + y", "add_e")
     x = np.zeros(4, np.float32)
@@ -157,12 +213,18 @@ def test_errors_before_launch():
         raw.inspect(1.0, arch="sm_90")
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(in_params="T x", out_params="", operation="", name="k"), "at least one output"),
-    (dict(in_params="T x", out_params="T y", operation="y = x", name="bad name"), "kernel name"),
-    (dict(in_params="T x", out_params="T y", operation=3, name="k"), "operation"),
-    (dict(in_params="T x", out_params="T x", operation="", name="k"), "already an input"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(in_params="T x", out_params="", operation="", name="k"), "at least one output"),
+        (
+            dict(in_params="T x", out_params="T y", operation="y = x", name="bad name"),
+            "kernel name",
+        ),
+        (dict(in_params="T x", out_params="T y", operation=3, name="k"), "operation"),
+        (dict(in_params="T x", out_params="T x", operation="", name="k"), "already an input"),
+    ],
+)
 def test_definition_errors(kwargs, match):
     with pytest.raises((ValueError, TypeError), match=match):
         ElementwiseKernel(**kwargs)
@@ -176,9 +238,9 @@ def test_host_arrays_are_refused_at_call():
 
 # -- broadcasting against NumPy (hypothesis) -------------------------------------------------
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from hypothesis.extra import numpy as hnp  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 
 @settings(max_examples=200, deadline=None)
@@ -188,8 +250,10 @@ def test_broadcast_shape_matches_numpy(shapes):
 
 
 @settings(max_examples=200, deadline=None)
-@given(hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=5),
-       st.lists(st.sampled_from([1, -1, 2]), min_size=4, max_size=4))
+@given(
+    hnp.array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=5),
+    st.lists(st.sampled_from([1, -1, 2]), min_size=4, max_size=4),
+)
 def test_collapse_preserves_element_order(shape, steps):
     full_shape = [s * abs(k) for s, k in zip(shape, steps)]
     full = np.arange(int(np.prod(full_shape)), dtype=np.int32).reshape(full_shape)

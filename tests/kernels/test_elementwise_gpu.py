@@ -8,8 +8,22 @@ from jitkern.backend import cache
 
 pytestmark = pytest.mark.gpu
 
-ALL_DTYPES = ["bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64",
-              "float16", "float32", "float64", "complex64", "complex128"]
+ALL_DTYPES = [
+    "bool",
+    "int8",
+    "uint8",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+]
 
 
 def dev(a):
@@ -22,8 +36,9 @@ def host(a):
 
 @pytest.fixture(scope="module")
 def squared_diff():
-    return jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z",
-                                     "z = (x - y) * (x - y)", "squared_diff")
+    return jitkern.ElementwiseKernel(
+        "float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff"
+    )
 
 
 def test_spec_squared_diff_broadcast_and_scalar(squared_diff):
@@ -31,8 +46,7 @@ def test_spec_squared_diff_broadcast_and_scalar(squared_diff):
     y = jitkern.asarray(np.arange(5, dtype=np.float32))
     expected = np.array([[0] * 5, [25] * 5], np.float32)
     np.testing.assert_array_equal(host(squared_diff(x, y)), expected)
-    np.testing.assert_array_equal(host(squared_diff(x, 5)),
-                                  [[25, 16, 9, 4, 1], [0, 1, 4, 9, 16]])
+    np.testing.assert_array_equal(host(squared_diff(x, 5)), [[25, 16, 9, 4, 1], [0, 1, 4, 9, 16]])
     z = jitkern.empty((2, 5), np.float32)
     out = squared_diff(x, y, z)
     assert out is z
@@ -40,16 +54,18 @@ def test_spec_squared_diff_broadcast_and_scalar(squared_diff):
 
 
 def test_spec_generic_kernels():
-    gen = jitkern.ElementwiseKernel("T x, T y", "T z", "T diff = x - y;\nz = diff * diff;",
-                                    "squared_diff_generic")
+    gen = jitkern.ElementwiseKernel(
+        "T x, T y", "T z", "T diff = x - y;\nz = diff * diff;", "squared_diff_generic"
+    )
     for dt in (np.float32, np.float64, np.int32):
         x = jitkern.asarray(np.arange(10, dtype=dt).reshape(2, 5))
         y = jitkern.asarray(np.arange(5, dtype=dt))
         r = gen(x, y)
         assert r.dtype == dt
         np.testing.assert_array_equal(host(r), (host(x) - host(y)) ** 2)
-    sup = jitkern.ElementwiseKernel("X x, Y y", "Z z", "z = (x - y) * (x - y)",
-                                    "squared_diff_super_generic")
+    sup = jitkern.ElementwiseKernel(
+        "X x, Y y", "Z z", "z = (x - y) * (x - y)", "squared_diff_super_generic"
+    )
     x = jitkern.asarray(np.arange(10, dtype=np.float32).reshape(2, 5))
     y = jitkern.asarray(np.arange(5, dtype=np.int32))
     with pytest.raises(TypeError, match="'Z'"):
@@ -60,12 +76,14 @@ def test_spec_generic_kernels():
 
 
 def test_spec_add_reverse_raw():
-    add_reverse = jitkern.ElementwiseKernel("T x, raw T y", "T z",
-                                            "z = x + y[_ind.size() - i - 1]", "add_reverse")
+    add_reverse = jitkern.ElementwiseKernel(
+        "T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse"
+    )
     x = jitkern.asarray(np.arange(10, dtype=np.float32))
     y = jitkern.asarray(np.arange(10, dtype=np.float32) * 10)
-    np.testing.assert_array_equal(host(add_reverse(x, y)),
-                                  np.arange(10) + (np.arange(10) * 10)[::-1])
+    np.testing.assert_array_equal(
+        host(add_reverse(x, y)), np.arange(10) + (np.arange(10) * 10)[::-1]
+    )
     # raw argument that is a strided 2-D view: indexed in C order over its own shape
     base = np.arange(40, dtype=np.float32).reshape(5, 8)
     yv = jitkern.asarray(base)[:, ::4]  # (5, 2), non-contiguous
@@ -74,41 +92,53 @@ def test_spec_add_reverse_raw():
 
 
 def test_clipped_relu_and_abs2():
-    clipped = jitkern.ElementwiseKernel("float64 x, float64 cap", "float64 y",
-                                        "y = min(max(x, 0.0), cap)", "clipped_relu")
+    clipped = jitkern.ElementwiseKernel(
+        "float64 x, float64 cap", "float64 y", "y = min(max(x, 0.0), cap)", "clipped_relu"
+    )
     x = np.random.default_rng(0).standard_normal(10_000) * 10
     np.testing.assert_array_equal(host(clipped(dev(x), 6.0)), np.clip(x, 0, 6))
-    abs2 = jitkern.ElementwiseKernel("complex128 z", "float64 mag2",
-                                     "mag2 = z.real() * z.real() + z.imag() * z.imag()",
-                                     "abs_squared")
+    abs2 = jitkern.ElementwiseKernel(
+        "complex128 z",
+        "float64 mag2",
+        "mag2 = z.real() * z.real() + z.imag() * z.imag()",
+        "abs_squared",
+    )
     z = x + 1j * x[::-1]
     np.testing.assert_allclose(host(abs2(dev(z))), np.abs(z) ** 2, rtol=1e-12)
 
 
 def test_seed_003_examples():
-    add = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y * 2",
-                                    "custom_add")
+    add = jitkern.ElementwiseKernel(
+        "float32 x, float32 y", "float32 z", "z = x + y * 2", "custom_add"
+    )
     a = dev(np.array([1, 2, 3, 4], np.float32))
     b = dev(np.array([5, 6, 7, 8], np.float32))
     np.testing.assert_array_equal(host(add(a, b)), [11, 14, 17, 20])
     relu = jitkern.ElementwiseKernel(
-        "float32 x, float32 y, float32 alpha", "float32 z",
+        "float32 x, float32 y, float32 alpha",
+        "float32 z",
         "float temp = x * alpha + y;\nz = temp > 0 ? temp : 0; // ReLU activation",
-        "relu_transform")
+        "relu_transform",
+    )
     np.testing.assert_array_equal(host(relu(a, b, 0.5)), np.maximum(host(a) * 0.5 + host(b), 0))
-    trig = jitkern.ElementwiseKernel("float32 x", "float32 sin_x, float32 cos_x, float32 tan_x",
-                                     "sin_x = sinf(x); cos_x = cosf(x); tan_x = tanf(x);",
-                                     "trig_functions")
+    trig = jitkern.ElementwiseKernel(
+        "float32 x",
+        "float32 sin_x, float32 cos_x, float32 tan_x",
+        "sin_x = sinf(x); cos_x = cosf(x); tan_x = tanf(x);",
+        "trig_functions",
+    )
     ang = np.linspace(0, 2 * np.pi, 1000, dtype=np.float32)
     s, c, t = trig(dev(ang))
     np.testing.assert_allclose(host(s) ** 2 + host(c) ** 2, 1.0, rtol=1e-5)
     # The in-place example names x as input and output: refused with a clear message,
     # and the working spelling updates the array in place.
     with pytest.raises(ValueError, match="already an input"):
-        jitkern.ElementwiseKernel("float32 x, float32 alpha", "float32 x", "x = x * alpha + 1",
-                                  "inplace_transform")
-    inplace = jitkern.ElementwiseKernel("float32 x, float32 alpha", "float32 y",
-                                        "y = x * alpha + 1", "inplace_transform")
+        jitkern.ElementwiseKernel(
+            "float32 x, float32 alpha", "float32 x", "x = x * alpha + 1", "inplace_transform"
+        )
+    inplace = jitkern.ElementwiseKernel(
+        "float32 x, float32 alpha", "float32 y", "y = x * alpha + 1", "inplace_transform"
+    )
     data = dev(np.arange(1000, dtype=np.float32))
     ptr = data.data.ptr
     inplace(data, 2.0, data)
@@ -148,8 +178,9 @@ def test_views_negative_strides_and_broadcasting(rng):
     b = rng.random((48,)).astype(np.float32)
     da, db = dev(a), dev(b)
     np.testing.assert_allclose(host(k(da[::-1, ::-2], db[::-2])), a[::-1, ::-2] * 2 + b[::-2])
-    np.testing.assert_allclose(host(k(da.T, dev(rng.random((64,)).astype(np.float32)))).shape,
-                               (48, 64))
+    np.testing.assert_allclose(
+        host(k(da.T, dev(rng.random((64,)).astype(np.float32)))).shape, (48, 64)
+    )
     col = rng.random((64, 1)).astype(np.float32)
     np.testing.assert_allclose(host(k(da, dev(col))), a * 2 + col, rtol=1e-6)
     # vectors along the innermost dimension: aligned sub-blocks, and misaligned ones
@@ -157,11 +188,13 @@ def test_views_negative_strides_and_broadcasting(rng):
     np.testing.assert_allclose(host(k(da[:, 1:45], db[1:45])), a[:, 1:45] * 2 + b[1:45])
     np.testing.assert_allclose(host(k(da[1:, 4:44], db[4:44])), a[1:, 4:44] * 2 + b[4:44])
     x2 = dev(rng.random(1 << 16).astype(np.float32))
-    np.testing.assert_allclose(host(k(x2[::2], x2[1::2])),
-                               host(x2)[::2] * 2 + host(x2)[1::2], rtol=1e-6)
+    np.testing.assert_allclose(
+        host(k(x2[::2], x2[1::2])), host(x2)[::2] * 2 + host(x2)[1::2], rtol=1e-6
+    )
     # misaligned contiguous views take the non-vector path
-    np.testing.assert_allclose(host(k(x2[1:], x2[:-1])), host(x2)[1:] * 2 + host(x2)[:-1],
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        host(k(x2[1:], x2[:-1])), host(x2)[1:] * 2 + host(x2)[:-1], rtol=1e-6
+    )
 
 
 def test_output_shape_rules_and_zero_size():
@@ -175,8 +208,7 @@ def test_output_shape_rules_and_zero_size():
 
 
 def test_size_and_all_raw():
-    k = jitkern.ElementwiseKernel("raw T x", "raw T y", "y[i] = x[_ind.size() - 1 - i] * 2",
-                                  "rev2")
+    k = jitkern.ElementwiseKernel("raw T x", "raw T y", "y[i] = x[_ind.size() - 1 - i] * 2", "rev2")
     x = dev(np.arange(8, dtype=np.float64))
     y = k(x, size=8)
     np.testing.assert_array_equal(host(y), np.arange(8)[::-1] * 2)
@@ -188,8 +220,15 @@ def test_size_and_all_raw():
 
 
 def test_no_return_return_tuple_loop_prep():
-    k = jitkern.ElementwiseKernel("T x", "T y", "y = x + offset", "shift", no_return=True,
-                                  loop_prep="T offset = 3;", after_loop="(void)offset;")
+    k = jitkern.ElementwiseKernel(
+        "T x",
+        "T y",
+        "y = x + offset",
+        "shift",
+        no_return=True,
+        loop_prep="T offset = 3;",
+        after_loop="(void)offset;",
+    )
     y = jitkern.empty((4,), np.float32)
     assert k(dev(np.zeros(4, np.float32)), y) is None
     np.testing.assert_array_equal(host(y), [3, 3, 3, 3])

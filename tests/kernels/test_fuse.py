@@ -39,8 +39,12 @@ def test_numpy_path_matches_numpy_types():
     x = np.arange(5, dtype=np.float32)
     r = mixed(x, np.ones(5, np.float32), 2.0)
     assert r.dtype == np.float32
-    expected = (np.exp(-np.where(x > 1, x, 2.0 * np.ones(5, np.float32))) + np.sqrt(abs(x)) // 2
-                + x % 3 - np.maximum(x, 1.5))
+    expected = (
+        np.exp(-np.where(x > 1, x, 2.0 * np.ones(5, np.float32)))
+        + np.sqrt(abs(x)) // 2
+        + x % 3
+        - np.maximum(x, 1.5)
+    )
     np.testing.assert_allclose(r, expected, rtol=1e-6)
 
 
@@ -51,8 +55,9 @@ def test_generated_kernels_compile(arch):
     assert k.inspect(f32, f32, 2.0, arch=arch).cubin
     k, opts = sum_of_products._build((np.zeros((4, 6), np.int32),) * 2)
     assert opts == {"axis": -1} and k.name == "sum_of_products"
-    assert k.inspect(np.zeros((4, 6), np.int32), np.zeros((4, 6), np.int32), axis=-1,
-                     arch=arch).cubin
+    assert k.inspect(
+        np.zeros((4, 6), np.int32), np.zeros((4, 6), np.int32), axis=-1, arch=arch
+    ).cubin
     k, opts = method_max._build((f32,))
     assert k.inspect(f32, axis=0, keepdims=True, arch=arch).cubin
 
@@ -81,11 +86,12 @@ def test_fuse_on_device(rng):
     y = rng.random((50, 40)).astype(np.float32)
     dx, dy = jitkern.asarray(x), jitkern.asarray(y)
     np.testing.assert_allclose(jitkern.asnumpy(squared_diff(dx, dy)), (x - y) ** 2, rtol=1e-6)
-    np.testing.assert_allclose(jitkern.asnumpy(sum_of_products(dx, dy)), (x * y).sum(-1),
-                               rtol=1e-5)
-    np.testing.assert_allclose(jitkern.asnumpy(mixed(dx, dy, 2.0)), mixed(x, y, 2.0),
-                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(jitkern.asnumpy(sum_of_products(dx, dy)), (x * y).sum(-1), rtol=1e-5)
+    np.testing.assert_allclose(
+        jitkern.asnumpy(mixed(dx, dy, 2.0)), mixed(x, y, 2.0), rtol=1e-5, atol=1e-6
+    )
     np.testing.assert_array_equal(jitkern.asnumpy(method_max(dx)), (x * 2).max(0, keepdims=True))
     xi = jitkern.asarray(np.arange(10))
-    np.testing.assert_array_equal(jitkern.asnumpy(squared_diff(xi, xi[::-1])),
-                                  [81, 49, 25, 9, 1, 1, 9, 25, 49, 81])
+    np.testing.assert_array_equal(
+        jitkern.asnumpy(squared_diff(xi, xi[::-1])), [81, 49, 25, 9, 1, 1, 9, 25, 49, 81]
+    )

@@ -19,28 +19,34 @@ from jitkern.kernels.params import (
 
 def test_parse_basic():
     ps = parse_params("float32 x, raw T y ,  int64   z", is_output=False)
-    assert [(p.name, p.type_name, p.raw) for p in ps] == [("x", "float32", False),
-                                                          ("y", "T", True), ("z", "int64", False)]
+    assert [(p.name, p.type_name, p.raw) for p in ps] == [
+        ("x", "float32", False),
+        ("y", "T", True),
+        ("z", "int64", False),
+    ]
     assert ps[0].dtype == np.float32 and ps[1].dtype is None and ps[1].placeholder == "T"
     assert parse_params("", is_output=True) == ()
     assert parse_params("   ", is_output=True) == ()
 
 
-@pytest.mark.parametrize("text,words", [
-    ("float32 1x", ["parameter 1", "not a C identifier"]),
-    ("float32 x, float y", ["parameter 2", "unknown type 'float'", "float64"]),
-    ("T i", ["reserved"]),
-    ("T n", ["reserved"]),
-    ("T _x", ["reserved"]),
-    ("T x, T x", ["parameter 2", "used twice"]),
-    ("int32", ["expected '[raw] TYPE NAME'"]),
-    ("foo T x", ["unknown keyword 'foo'"]),
-    ("T float", ["not a C identifier"]),
-    ("T x,", ["parameter 2", "empty parameter"]),
-    ("raw raw T x", ["expected"]),
-    ("object x", ["unknown type"]),
-    ("TT x", ["unknown type"]),
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("float32 1x", ["parameter 1", "not a C identifier"]),
+        ("float32 x, float y", ["parameter 2", "unknown type 'float'", "float64"]),
+        ("T i", ["reserved"]),
+        ("T n", ["reserved"]),
+        ("T _x", ["reserved"]),
+        ("T x, T x", ["parameter 2", "used twice"]),
+        ("int32", ["expected '[raw] TYPE NAME'"]),
+        ("foo T x", ["unknown keyword 'foo'"]),
+        ("T float", ["not a C identifier"]),
+        ("T x,", ["parameter 2", "empty parameter"]),
+        ("raw raw T x", ["expected"]),
+        ("object x", ["unknown type"]),
+        ("TT x", ["unknown type"]),
+    ],
+)
 def test_parse_errors(text, words):
     with pytest.raises(ParamError) as info:
         parse_params(text, is_output=False)
@@ -65,22 +71,93 @@ def test_kernel_level_checks():
 
 
 _names = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(
-    lambda s: s not in ("i", "n", "int", "for", "do", "if", "auto", "bool", "char", "case",
-                        "else", "enum", "goto", "long", "this", "true", "void", "and", "or",
-                        "not", "new", "try", "asm", "xor", "float", "const", "short", "union",
-                        "while", "break", "catch", "class", "false", "throw", "using", "bitor",
-                        "compl", "or_eq", "and_eq", "double", "delete", "export", "extern",
-                        "friend", "inline", "not_eq", "public", "return", "signed", "sizeof",
-                        "static", "struct", "switch", "typeid", "xor_eq", "bitand", "default",
-                        "mutable", "nullptr", "private", "typedef", "virtual", "alignas",
-                        "alignof", "char8_t", "concept", "wchar_t", "decltype"))
+    lambda s: (
+        s
+        not in (
+            "i",
+            "n",
+            "int",
+            "for",
+            "do",
+            "if",
+            "auto",
+            "bool",
+            "char",
+            "case",
+            "else",
+            "enum",
+            "goto",
+            "long",
+            "this",
+            "true",
+            "void",
+            "and",
+            "or",
+            "not",
+            "new",
+            "try",
+            "asm",
+            "xor",
+            "float",
+            "const",
+            "short",
+            "union",
+            "while",
+            "break",
+            "catch",
+            "class",
+            "false",
+            "throw",
+            "using",
+            "bitor",
+            "compl",
+            "or_eq",
+            "and_eq",
+            "double",
+            "delete",
+            "export",
+            "extern",
+            "friend",
+            "inline",
+            "not_eq",
+            "public",
+            "return",
+            "signed",
+            "sizeof",
+            "static",
+            "struct",
+            "switch",
+            "typeid",
+            "xor_eq",
+            "bitand",
+            "default",
+            "mutable",
+            "nullptr",
+            "private",
+            "typedef",
+            "virtual",
+            "alignas",
+            "alignof",
+            "char8_t",
+            "concept",
+            "wchar_t",
+            "decltype",
+        )
+    )
+)
 _types = st.sampled_from(sorted(DTYPE_BY_NAME) + list("TUVXYZab"))
 _ws = st.sampled_from(["", " ", "  ", "\t", "\n"])
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), _types, _names, _ws, _ws), min_size=1, max_size=6,
-                unique_by=lambda t: t[2]))
+@given(
+    st.lists(
+        st.tuples(st.booleans(), _types, _names, _ws, _ws),
+        min_size=1,
+        max_size=6,
+        unique_by=lambda t: t[2],
+    )
+)
 def test_roundtrip_generated(items):
     text = ",".join(f"{w1}{'raw ' if raw else ''}{t} {name}{w2}" for raw, t, name, w1, w2 in items)
     ps = parse_params(text, is_output=False)
@@ -102,29 +179,40 @@ F32, F64, I32, I64 = (np.dtype(t) for t in ("float32", "float64", "int32", "int6
 
 
 def _resolve(ins, outs, in_types, out_types, scalars):
-    return resolve_placeholders(parse_params(ins, is_output=False),
-                                parse_params(outs, is_output=True), in_types, out_types,
-                                scalars, "k")
+    return resolve_placeholders(
+        parse_params(ins, is_output=False),
+        parse_params(outs, is_output=True),
+        in_types,
+        out_types,
+        scalars,
+        "k",
+    )
 
 
-@pytest.mark.parametrize("ins,outs,in_types,out_types,scalars,expected", [
-    ("T x, T y", "T z", [F32, F32], [], [False, False], {"T": F32}),
-    ("T x, T y", "T z", [F32, I64], [], [False, True], {"T": F32}),       # scalar converts
-    ("T x, T y", "T z", [I64, F64], [], [True, True], {"T": I64}),        # scalars only: first
-    ("T x, T y", "T z", [F32, F32], [F64], [True, True], {"T": F64}),     # outputs first
-    ("X x, Y y", "Z z", [F32, I32], [F64], [False, False], {"X": F32, "Y": I32, "Z": F64}),
-    ("float32 x, T y", "T z", [F32, F64], [], [False, True], {"T": F64}),
-])
+@pytest.mark.parametrize(
+    "ins,outs,in_types,out_types,scalars,expected",
+    [
+        ("T x, T y", "T z", [F32, F32], [], [False, False], {"T": F32}),
+        ("T x, T y", "T z", [F32, I64], [], [False, True], {"T": F32}),  # scalar converts
+        ("T x, T y", "T z", [I64, F64], [], [True, True], {"T": I64}),  # scalars only: first
+        ("T x, T y", "T z", [F32, F32], [F64], [True, True], {"T": F64}),  # outputs first
+        ("X x, Y y", "Z z", [F32, I32], [F64], [False, False], {"X": F32, "Y": I32, "Z": F64}),
+        ("float32 x, T y", "T z", [F32, F64], [], [False, True], {"T": F64}),
+    ],
+)
 def test_resolution_table(ins, outs, in_types, out_types, scalars, expected):
     assert _resolve(ins, outs, in_types, out_types, scalars) == expected
 
 
-@pytest.mark.parametrize("ins,outs,in_types,out_types,scalars,words", [
-    ("X x, Y y", "Z z", [F32, I32], [], [False, False], ["'Z'", "output"]),
-    ("T x, T y", "T z", [F32, F64], [], [False, False], ["'T'", "float32", "float64"]),
-    ("float32 x", "float32 z", [F64], [], [False], ["declared float32", "float64", "astype"]),
-    ("T x", "float32 z", [F32], [F64], [False], ["output 'z'"]),
-])
+@pytest.mark.parametrize(
+    "ins,outs,in_types,out_types,scalars,words",
+    [
+        ("X x, Y y", "Z z", [F32, I32], [], [False, False], ["'Z'", "output"]),
+        ("T x, T y", "T z", [F32, F64], [], [False, False], ["'T'", "float32", "float64"]),
+        ("float32 x", "float32 z", [F64], [], [False], ["declared float32", "float64", "astype"]),
+        ("T x", "float32 z", [F32], [F64], [False], ["output 'z'"]),
+    ],
+)
 def test_resolution_errors(ins, outs, in_types, out_types, scalars, words):
     with pytest.raises(TypeResolutionError) as info:
         _resolve(ins, outs, in_types, out_types, scalars)

@@ -17,36 +17,53 @@ def l2norm():
 
 
 def _strategy(source):
-    return re.search(r"ReductionKernel '\w+': (\w+) strategy, group (\d+), vector (\d+)",
-                     source).groups()
+    return re.search(
+        r"ReductionKernel '\w+': (\w+) strategy, group (\d+), vector (\d+)", source
+    ).groups()
 
 
-@pytest.mark.parametrize("axis,ndim,expected", [
-    (None, 3, (0, 1, 2)), (1, 3, (1,)), (-1, 3, (2,)), ((2, 0), 3, (0, 2)), ((), 2, ()),
-    (np.int64(0), 1, (0,)),
-])
+@pytest.mark.parametrize(
+    "axis,ndim,expected",
+    [
+        (None, 3, (0, 1, 2)),
+        (1, 3, (1,)),
+        (-1, 3, (2,)),
+        ((2, 0), 3, (0, 2)),
+        ((), 2, ()),
+        (np.int64(0), 1, (0,)),
+    ],
+)
 def test_normalize_axis(axis, ndim, expected):
     assert normalize_axis(axis, ndim, "k") == expected
 
 
-@pytest.mark.parametrize("axis,exc,match", [
-    (3, np.exceptions.AxisError, "out of bounds"), (-4, np.exceptions.AxisError, "out of bounds"),
-    ((0, -3), ValueError, "duplicate"), (1.0, TypeError, "int"), ((True,), TypeError, "int"),
-])
+@pytest.mark.parametrize(
+    "axis,exc,match",
+    [
+        (3, np.exceptions.AxisError, "out of bounds"),
+        (-4, np.exceptions.AxisError, "out of bounds"),
+        ((0, -3), ValueError, "duplicate"),
+        (1.0, TypeError, "int"),
+        ((True,), TypeError, "int"),
+    ],
+)
 def test_normalize_axis_errors(axis, exc, match):
     with pytest.raises(exc, match=match):
         normalize_axis(axis, 3, "k")
 
 
-@pytest.mark.parametrize("shape,axis,expected", [
-    ((1 << 20,), None, ("row", "0", "4")),          # full reduction: block, vectors
-    ((64, 1024), 1, ("row", "32", "4")),            # contiguous rows: a warp per row
-    ((64, 8192), 1, ("row", "0", "4")),             # long rows: a block per row
-    ((1000, 4), 1, ("row", "1", "1")),              # tiny rows: a thread per row
-    ((1024, 64), 0, ("col", "32", "1")),            # leading axis: coalesced columns
-    ((8, 16, 32), (0, 1), ("col", "32", "1")),
-    ((8, 16, 32), (0, 2), ("row", "32", "1")),
-])
+@pytest.mark.parametrize(
+    "shape,axis,expected",
+    [
+        ((1 << 20,), None, ("row", "0", "4")),  # full reduction: block, vectors
+        ((64, 1024), 1, ("row", "32", "4")),  # contiguous rows: a warp per row
+        ((64, 8192), 1, ("row", "0", "4")),  # long rows: a block per row
+        ((1000, 4), 1, ("row", "1", "1")),  # tiny rows: a thread per row
+        ((1024, 64), 0, ("col", "32", "1")),  # leading axis: coalesced columns
+        ((8, 16, 32), (0, 1), ("col", "32", "1")),
+        ((8, 16, 32), (0, 2), ("row", "32", "1")),
+    ],
+)
 def test_strategy_by_shape(l2norm, shape, axis, expected):
     ins = l2norm.inspect(np.zeros(shape, np.float32), axis=axis, arch="sm_90")
     assert _strategy(ins.source) == expected
@@ -59,8 +76,9 @@ def test_no_atomics_in_generated_code(l2norm):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("dtype", ["int8", "int32", "uint64", "float16", "float32", "float64",
-                                   "complex64", "complex128"])
+@pytest.mark.parametrize(
+    "dtype", ["int8", "int32", "uint64", "float16", "float32", "float64", "complex64", "complex128"]
+)
 def test_compiles_every_dtype_and_strategy(arch, dtype):
     k = ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "ksum")
     x = np.zeros((64, 48), dtype)
@@ -71,8 +89,16 @@ def test_compiles_every_dtype_and_strategy(arch, dtype):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_no_identity_and_several_outputs_compile(arch):
     kmax = ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", None, "kmax")
-    two = ReductionKernel("T x, T w", "T s, float64 d", "x * w", "a + b", "s = a; d = 2.0 * a",
-                          "0", "two_out", reduce_type="double")
+    two = ReductionKernel(
+        "T x, T w",
+        "T s, float64 d",
+        "x * w",
+        "a + b",
+        "s = a; d = 2.0 * a",
+        "0",
+        "two_out",
+        reduce_type="double",
+    )
     x = np.zeros((40, 50), np.float32)
     for axis in (None, 0, 1):
         assert kmax.inspect(x, axis=axis, arch=arch).cubin
