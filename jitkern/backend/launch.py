@@ -274,28 +274,32 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
     handles a driver error (it raises, or returns True after recovering).
     """
     env, names, exprs, checks = _packer_parts(plan.fmt, plan.slots, plan.types, plan._buffer)
-    env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims_get=dims.get,
+    env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims=dims,
                _streams=streams_in_use, _fail=fail)
     n = len(names)
+    # Unpacking (of args, and of the memoised launch dims) raises on a mismatch,
+    # which costs nothing when it does not happen; len() and indexing would cost
+    # on every launch.
     lines = [
         "def run(grid, block, args, shm, stream):",
-        f"    if len(args) != {n} or stream is not None or _streams[0]:",
+        "    if stream is not None or _streams[0]:",
+        "        return False",
+        "    try:",
+        f"        {''.join(nm + ', ' for nm in names) or '() '}= args",
+        "        gx, gy, gz = _dims[grid]",
+        "        bx, by, bz = _dims[block]",
+        "    except (TypeError, ValueError, KeyError):",
         "        return False",
     ]
     if n:
-        lines.append(f"    {', '.join(names)}, = args")
         lines.append(f"    if {' or '.join(checks)}:")
         lines.append("        return False")
     lines += [
-        "    g = _dims_get(grid)",
-        "    b = _dims_get(block)",
-        "    if g is None or b is None:",
-        "        return False",
         f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})",
-        "    err, = _launch(_h, g[0], g[1], g[2], b[0], b[1], b[2], shm, 0, _params"
+        "    err, = _launch(_h, gx, gy, gz, bx, by, bz, shm, 0, _params"
         + (", 0)" if launch.__name__ == "cuLaunchKernel" else ")"),
         "    if err:",
-        "        return _fail(err, g, b, shm)",
+        "        return _fail(err, (gx, gy, gz), (bx, by, bz), shm)",
         "    return True",
     ]
     exec(compile("\n".join(lines) + "\n", "<jitkern fast launch>", "exec"), env)  # noqa: S102

@@ -113,11 +113,14 @@ class RawKernel:
     # -- launch -----------------------------------------------------------
     def __call__(self, grid, block, args, *, shared_mem: int = 0, stream=None) -> None:
         fn = self._last
+        if fn is not None:
+            # fast is only ever installed on single-GPU machines (see Function.launch)
+            fast = fn.fast
+            if fast is not None and fast(grid, block, args, shared_mem, stream):
+                return
         if fn is None or _module_state._multi_device:
             fn = self._function()
-        fast = fn.fast
-        if fast is None or not fast(grid, block, args, shared_mem, stream):
-            fn.launch(grid, block, args, shared_mem, stream, self.enable_cooperative_groups)
+        fn.launch(grid, block, args, shared_mem, stream, self.enable_cooperative_groups)
 
     @property
     def kernel(self) -> Function:
