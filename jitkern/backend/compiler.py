@@ -11,10 +11,7 @@ import dataclasses
 import hashlib
 import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 
 from ..config import settings
@@ -130,8 +127,11 @@ def cache_key(source: str, options: tuple, name_expressions: tuple, target: Targ
     if _include_hash is None:
         _include_hash = _include_digest()
     version = toolchain.nvrtc_identity() if backend == "nvrtc" else _nvcc_version()
+    # The header folders are not resolved here (cuda-pathfinder costs tens of ms in a
+    # fresh process): they follow from CUDA_HOME and from the same Python environment
+    # that nvrtc_identity() already describes.
     return cache.make_key(source, options, name_expressions, target.fmt, target.arch, backend,
-                          version, _include_hash, toolchain.include_dirs(), extra_includes)
+                          version, _include_hash, settings.cuda_home, extra_includes)
 
 
 def compile_source(source: str, *, options=(), name_expressions=(), arch=None, fmt=None,
@@ -300,6 +300,8 @@ def _nvrtc_log(nvrtc, prog) -> str:
 
 
 def _nvcc_path() -> str | None:
+    import shutil
+
     home = settings.cuda_home
     if home:
         candidate = os.path.join(home, "bin", "nvcc")
@@ -309,6 +311,8 @@ def _nvcc_path() -> str | None:
 
 
 def _nvcc_version() -> str:
+    import subprocess
+
     nvcc = _nvcc_path()
     if nvcc is None:
         return "none"
@@ -317,6 +321,9 @@ def _nvcc_version() -> str:
 
 
 def _build_nvcc(source, opts, target, program_name, extra_includes):
+    import subprocess
+    import tempfile
+
     nvcc = _nvcc_path()
     if nvcc is None:
         raise CompileError("backend='nvcc' needs nvcc, and none was found on the PATH or in CUDA_HOME; "
@@ -379,34 +386,47 @@ _CMEM = re.compile(r"(\d+) bytes cmem\[0\]")
 
 
 def parse_resources(log: str) -> dict:
-    """Per-entry-function resource use from ptxas ``-v`` output in ``log``."""
+    """Per-entry-function resource use from ptxas ``-v`` output in ``log``.
+
+    ptxas interleaves "Function properties for X" blocks of device functions (vprintf,
+    non-inlined helpers) with those of entry functions, so the stack line is kept for
+    the function its properties block names, and the "Used N registers" line belongs
+    to the entry function being compiled.
+    """
     result: dict[str, Resources] = {}
-    current = None
-    stack = (0, 0, 0)
+    entry = None
+    props_for = None
+    stacks: dict[str, tuple[int, int, int]] = {}
     for line in log.splitlines():
         m = _ENTRY.search(line)
         if m:
-            current, stack = m.group(1), (0, 0, 0)
+            entry = m.group(1)
             continue
         m = _FUNC_PROPS.search(line)
         if m:
-            if m.group(1) != current:
-                current = None  # properties of a device function, not an entry
+            props_for = m.group(1)
             continue
         m = _STACK.search(line)
-        if m and current is not None:
-            stack = tuple(int(g) for g in m.groups())
+        if m and props_for is not None:
+            stacks[props_for] = tuple(int(g) for g in m.groups())
             continue
         m = _USED.search(line)
-        if m and current is not None:
+        if m and entry is not None:
             smem = _SMEM.search(line)
             cmem = _CMEM.search(line)
-            result[current] = Resources(
+            local, spill_st, spill_ld = stacks.get(entry, (0, 0, 0))
+            result[entry] = Resources(
                 registers=int(m.group(1)), shared_bytes=int(smem.group(1)) if smem else 0,
-                local_bytes=stack[0], spill_stores=stack[1], spill_loads=stack[2],
+                local_bytes=local, spill_stores=spill_st, spill_loads=spill_ld,
                 const_bytes=int(cmem.group(1)) if cmem else 0,
             )
-            current = None
+            entry = None
+    # a properties block may follow the "Used" line: fill in the stack use then
+    for name, res in list(result.items()):
+        if name in stacks and (res.local_bytes, res.spill_stores, res.spill_loads) != stacks[name]:
+            result[name] = dataclasses.replace(res, local_bytes=stacks[name][0],
+                                               spill_stores=stacks[name][1],
+                                               spill_loads=stacks[name][2])
     return result
 
 

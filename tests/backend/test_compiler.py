@@ -155,3 +155,21 @@ ptxas info    : Used 40 registers, used 1 barriers, 512 bytes smem, 380 bytes cm
     res = compiler.parse_resources(log)["k"]
     assert (res.registers, res.shared_bytes, res.local_bytes) == (40, 512, 24)
     assert (res.spill_stores, res.spill_loads, res.const_bytes) == (8, 4, 380)
+
+
+def test_resource_parser_with_interleaved_device_functions():
+    # ptxas may report a callee's properties between an entry's header and its "Used" line
+    log = """ptxas info    : Compiling entry function 'hist' for 'sm_80'
+ptxas info    : Function properties for helper
+ptxas         .     8 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Function properties for hist
+ptxas         .     16 bytes stack frame, 4 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 14 registers, used 0 barriers, 16 bytes cumulative stack size
+ptxas info    : Compiling entry function 'other' for 'sm_80'
+ptxas info    : Used 9 registers
+ptxas info    : Function properties for other
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+"""
+    res = compiler.parse_resources(log)
+    assert (res["hist"].registers, res["hist"].local_bytes, res["hist"].spill_stores) == (14, 16, 4)
+    assert (res["other"].registers, res["other"].local_bytes) == (9, 0)
