@@ -19,7 +19,7 @@ import warnings
 
 from ..config import settings
 
-CACHE_FORMAT_VERSION = 1
+CACHE_FORMAT_VERSION = 2
 _MAGIC = b"JKC1"
 _HEADER = struct.Struct("<4sI")  # magic, header length
 

@@ -237,9 +237,24 @@ def _build(source, opts, names, target, program_name, backend, extra_includes, k
     if is_relocatable(opts) and target.fmt == "cubin":
         data = _link_relocatable(data, target.arch)
     resources = parse_resources(log)
+    if target.fmt == "cubin":
+        resources = _with_cubin_resources(resources, data)
     return Binary(data=data, fmt=target.fmt, arch=target.arch, log=_user_log(log), source=source,
                   options=opts, name_expressions=names, lowered_names=lowered,
                   resources=resources, key=key)
+
+
+def _with_cubin_resources(resources: dict, data: bytes) -> dict:
+    """Fill in kernels ptxas's log did not report, from the CUBIN's own attributes."""
+    from .cubin import cubin_resources
+
+    out = dict(resources)
+    for name, found in cubin_resources(data).items():
+        if name not in out:
+            out[name] = Resources(registers=found["registers"],
+                                  shared_bytes=found.get("shared_bytes", 0),
+                                  local_bytes=found.get("local_bytes", 0))
+    return out
 
 
 def _arch_option(target: Target) -> str:

@@ -173,3 +173,24 @@ ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loa
     res = compiler.parse_resources(log)
     assert (res["hist"].registers, res["hist"].local_bytes, res["hist"].spill_stores) == (14, 16, 4)
     assert (res["other"].registers, res["other"].local_bytes) == (9, 0)
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("n", [1, 64, 1000])
+def test_cubin_resources_agree_with_ptxas(arch, n):
+    from jitkern.backend.cubin import cubin_resources
+
+    src = (f"__device__ __noinline__ float helper(float* p, int i) {{ float a[16]; "
+           f"for (int k = 0; k < 16; k++) a[k] = p[k + i]; return a[i & 15]; }}\n"
+           f'extern "C" __global__ void k{n}(float* x) {{ __shared__ float s[{n}]; '
+           f"s[threadIdx.x % {n}] = x[threadIdx.x]; __syncthreads(); "
+           f"x[threadIdx.x] = s[{n} - 1 - threadIdx.x % {n}] + helper(x, threadIdx.x); }}\n"
+           f'extern "C" __global__ void plain{n}(double* x, int m) {{ double acc[8]; '
+           f"for (int i = 0; i < 8; i++) acc[i] = x[i * m + threadIdx.x]; x[threadIdx.x] = acc[m & 7]; }}")
+    binary = compiler.compile_source(src, arch=arch)
+    from_elf = cubin_resources(binary.data)
+    for name in (f"k{n}", f"plain{n}"):
+        res = binary.resources[name]
+        assert from_elf[name]["registers"] == res.registers
+        assert from_elf[name]["local_bytes"] == res.local_bytes
+        assert from_elf[name].get("shared_bytes", 0) == res.shared_bytes

@@ -1,0 +1,88 @@
+"""Resource use read from a CUBIN itself (its ELF ``.nv.info`` attributes).
+
+The primary source is ptxas's ``-v`` report in the compile log; some NVRTC
+builds leave it out of the program log (seen on the GPU machine for kernels whose
+compile also printed front-end warnings). The CUBIN always carries the numbers:
+``.nv.info`` holds per-function attributes (register count, frame size), and the
+static shared memory of a kernel is the size of its ``.nv.shared.<name>`` section
+(which, on targets that reserve the first 1 KiB of shared memory, includes it).
+"""
+
+from __future__ import annotations
+
+import struct
+
+_EIATTR_FRAME_SIZE = 0x11
+_EIATTR_REGCOUNT = 0x2F
+_EIFMT_SVAL = 4
+_EIFMT_HVAL = 3
+_RESERVED_SHARED = 1024
+
+
+def _sections(data: bytes):
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
+    names_at = secs[shstrndx][4]
+
+    def name(offset: int) -> str:
+        start = names_at + offset
+        return data[start:data.index(b"\0", start)].decode()
+
+    return [(name(s[0]), s) for s in secs]
+
+
+def _symbols(data: bytes, sections) -> list[str]:
+    for _name, s in sections:
+        if s[1] == 2:  # SHT_SYMTAB
+            strings = sections[s[6]][1][4]
+            out = []
+            for j in range(s[5] // 24):
+                st_name = struct.unpack_from("<I", data, s[4] + 24 * j)[0]
+                start = strings + st_name
+                out.append(data[start:data.index(b"\0", start)].decode())
+            return out
+    return []
+
+
+def _attributes(raw: bytes):
+    """(attribute, value bytes) pairs of an .nv.info section."""
+    pos = 0
+    while pos + 2 <= len(raw):
+        fmt, attr = raw[pos], raw[pos + 1]
+        if fmt == _EIFMT_SVAL:
+            size, = struct.unpack_from("<H", raw, pos + 2)
+            yield attr, raw[pos + 4:pos + 4 + size]
+            pos += 4 + size
+        elif fmt == _EIFMT_HVAL:
+            yield attr, raw[pos + 2:pos + 4]
+            pos += 4
+        else:
+            pos += 2
+
+
+def cubin_resources(data: bytes) -> dict[str, dict]:
+    """{kernel: {registers, shared_bytes, local_bytes}} read from a CUBIN's ELF."""
+    if data[:4] != b"\x7fELF":
+        return {}
+    try:
+        sections = _sections(data)
+        symbols = _symbols(data, sections)
+        found: dict[str, dict] = {}
+        reserved = any(n.startswith(".nv.shared.reserved") for n, _s in sections)
+        for name, s in sections:
+            if name == ".nv.info":
+                for attr, value in _attributes(data[s[4]:s[4] + s[5]]):
+                    if attr in (_EIATTR_REGCOUNT, _EIATTR_FRAME_SIZE) and len(value) == 8:
+                        sym, number = struct.unpack("<II", value)
+                        key = "registers" if attr == _EIATTR_REGCOUNT else "local_bytes"
+                        if sym < len(symbols):
+                            found.setdefault(symbols[sym], {})[key] = number
+        for name, s in sections:
+            if name.startswith(".nv.shared.") and not name.startswith(".nv.shared.reserved"):
+                kernel = name[len(".nv.shared."):]
+                size = s[5] - (_RESERVED_SHARED if reserved else 0)
+                found.setdefault(kernel, {})["shared_bytes"] = max(size, 0)
+        return {k: v for k, v in found.items() if "registers" in v}
+    except (struct.error, ValueError, IndexError):
+        return {}
