@@ -30,6 +30,14 @@ def _prepare(code: str, options, translate_cucomplex: bool, jitify: bool):
     return code, opts
 
 
+def _set_flags(obj, backend, translate_cucomplex, enable_cooperative_groups, jitify) -> None:
+    """The constructor flags RawKernel and RawModule share (RawModule's kernels inherit them)."""
+    obj.backend = backend
+    obj.translate_cucomplex = translate_cucomplex
+    obj.enable_cooperative_groups = enable_cooperative_groups
+    obj.jitify = jitify
+
+
 def _check_common(code, name, options, backend):
     if not isinstance(code, str):
         raise TypeError(f"code: expected CUDA source as a str, got {type(code).__name__}")
@@ -56,12 +64,9 @@ class RawKernel:
             raise ValueError("name: the kernel's name is required")
         self.code = code
         self.name = name
-        self.backend = backend
-        self.translate_cucomplex = translate_cucomplex
-        self.enable_cooperative_groups = enable_cooperative_groups
-        self.jitify = jitify
+        _set_flags(self, backend, translate_cucomplex, enable_cooperative_groups, jitify)
         self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
-        self._module_binary: Binary | None = None  # set when made by RawModule
+        self._module = None  # the RawModule this kernel came from, if any
         self._functions: dict[int, Function] = {}
         self._last: Function | None = None
         self._params = _signature.kernel_params(self._source, name)
@@ -71,13 +76,10 @@ class RawKernel:
         self = cls.__new__(cls)
         self.code = module.code
         self.name = name
-        self.backend = module.backend
-        self.translate_cucomplex = module.translate_cucomplex
-        self.enable_cooperative_groups = module.enable_cooperative_groups
-        self.jitify = module.jitify
+        _set_flags(self, module.backend, module.translate_cucomplex,
+                   module.enable_cooperative_groups, module.jitify)
         self.options = module.options
         self._source = module._source
-        self._module_binary = None
         self._module = module
         self._functions = {}
         self._last = None
@@ -87,7 +89,7 @@ class RawKernel:
 
     # -- compile ----------------------------------------------------------
     def _binary(self, arch=None, log_stream=None) -> Binary:
-        module = getattr(self, "_module", None)
+        module = self._module
         if module is not None:
             return module._binary(arch, log_stream)
         return compiler.compile_source(
@@ -201,10 +203,7 @@ class RawModule:
             _check_common(code, None, options, backend)
         self.code = code
         self.path = path
-        self.backend = backend
-        self.translate_cucomplex = translate_cucomplex
-        self.enable_cooperative_groups = enable_cooperative_groups
-        self.jitify = jitify
+        _set_flags(self, backend, translate_cucomplex, enable_cooperative_groups, jitify)
         if name_expressions is not None:
             if isinstance(name_expressions, str) or not all(isinstance(n, str) for n in name_expressions):
                 raise TypeError("name_expressions: expected a sequence of str, e.g. ['fx3<float>']")
