@@ -81,11 +81,68 @@ def nvrtc_identity() -> tuple:
 
 @functools.lru_cache(maxsize=None)
 def supported_archs() -> tuple[int, ...]:
-    """Compute capabilities NVRTC can emit CUBIN for, e.g. (75, 80, ..., 120)."""
+    """Compute capabilities NVRTC can emit CUBIN for, e.g. (75, 80, ..., 120).
+
+    Asking NVRTC means loading it (50-100 ms in a fresh process), which a launch of a
+    kernel already in the disk cache would otherwise pay just to pick its target; so
+    the answer is remembered in the cache folder under NVRTC's file identity.
+    """
+    remembered = _toolchain_facts()
+    if remembered is not None:
+        return tuple(remembered["archs"])
     nvrtc = nvrtc_module()
-    nvrtc_version()
+    version = nvrtc_version()
     err, archs = nvrtc.nvrtcGetSupportedArchs()
-    return tuple(int(a) for a in archs)
+    archs = tuple(int(a) for a in archs)
+    _remember_toolchain_facts({"archs": list(archs), "version": list(version)})
+    return archs
+
+
+def _facts_path() -> str:
+    import hashlib
+
+    digest = hashlib.sha256(repr(nvrtc_identity()).encode()).hexdigest()[:24]
+    return os.path.join(settings.cache_dir, "toolchain", digest + ".json")
+
+
+def _toolchain_facts() -> dict | None:
+    import json
+
+    if not settings.disk_cache or nvrtc_identity()[0] == "version":
+        return None
+    try:
+        with open(_facts_path()) as f:
+            facts = json.load(f)
+        if isinstance(facts.get("archs"), list) and all(isinstance(a, int) for a in facts["archs"]):
+            return facts
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def _remember_toolchain_facts(facts: dict) -> None:
+    import json
+    import tempfile
+
+    if not settings.disk_cache:
+        return
+    path = _facts_path()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(facts, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # the cache module warns about unusable folders; this is only a speed-up
+
+
+def remembered_version() -> tuple[int, int]:
+    """NVRTC's version, from the remembered facts when possible (no library load)."""
+    facts = _toolchain_facts()
+    if facts is not None and isinstance(facts.get("version"), list):
+        return tuple(facts["version"])
+    return nvrtc_version()
 
 
 def normalize_arch(arch) -> int:
@@ -119,10 +176,10 @@ def choose_target(cc: int, driver_version: int | None = None) -> tuple[str, int]
     older = [a for a in archs if a < cc]
     if not older:
         raise CompileError(
-            f"NVRTC {'.'.join(map(str, nvrtc_version()))} cannot target compute capability "
+            f"NVRTC {'.'.join(map(str, remembered_version()))} cannot target compute capability "
             f"{cc // 10}.{cc % 10} (it knows {', '.join(map(str, archs))})"
         )
-    major, minor = nvrtc_version()
+    major, minor = remembered_version()
     if driver_version is not None and driver_version < major * 1000 + minor * 10:
         raise CompileError(
             f"device sm_{cc} is newer than NVRTC {major}.{minor} knows, and PTX from this NVRTC "

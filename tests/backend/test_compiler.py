@@ -110,7 +110,7 @@ def test_cuda_headers_from_wheels_compile():
 
 def test_target_choice_rules(monkeypatch):
     monkeypatch.setattr(toolchain, "supported_archs", lambda: (75, 80, 86, 89, 90, 100, 120))
-    monkeypatch.setattr(toolchain, "nvrtc_version", lambda: (13, 5))
+    monkeypatch.setattr(toolchain, "remembered_version", lambda: (13, 5))
     assert toolchain.choose_target(90) == ("cubin", 90)
     assert toolchain.choose_target(87) == ("cubin", 86)  # same major, lower minor
     assert toolchain.choose_target(130, driver_version=13050) == ("ptx", 120)
