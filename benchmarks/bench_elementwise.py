@@ -11,13 +11,12 @@ parameter buffer.
 from __future__ import annotations
 
 import ctypes
-import statistics
 import sys
-import time
 
 import numpy as np
 
 import jitkern
+from common import interleaved, time_gpu_ms
 from jitkern.backend import driver
 
 REPS = 30
@@ -25,16 +24,7 @@ REPS = 30
 
 def time_gpu(fn, reps=REPS, warmup=3) -> float:
     """Median seconds of ``fn()`` on the current stream, timed with CUDA events."""
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, end = jitkern.Event(), jitkern.Event()
-        start.record()
-        fn()
-        end.record()
-        times.append(start.elapsed_time(end) / 1e3)
-    return statistics.median(times)
+    return time_gpu_ms(fn, reps, warmup) / 1e3
 
 
 def copy_seconds(nbytes: int) -> float:
@@ -135,18 +125,6 @@ def bandwidth_rows(n: int, copy_bw: float, cp) -> list[str]:
     return rows
 
 
-def host_us_per_call(fn, calls: int) -> float:
-    for _ in range(200):
-        fn()
-    jitkern.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(calls):
-        fn()
-    t1 = time.perf_counter()
-    jitkern.synchronize()
-    return (t1 - t0) / calls * 1e6
-
-
 def launch_overhead_rows(calls: int, cp) -> list[str]:
     k = jitkern.ElementwiseKernel(*SQ)
     x = jitkern.asarray(np.ones(1024, np.float32))
@@ -168,17 +146,7 @@ def launch_overhead_rows(calls: int, cp) -> list[str]:
     def bare():
         d.cuLaunchKernel(handle, gx, gy, gz, bx, by, bz, 0, 0, params_ptr, 0)
 
-    reps = []
-    for _ in range(5):
-        b = host_us_per_call(bare, calls)
-        e = host_us_per_call(lambda: k(x, y, z), calls)
-        reps.append((b, e))
-    b = statistics.median(r[0] for r in reps)
-    e = statistics.median(r[1] for r in reps)
-    rows = [
-        f"| bare cuLaunchKernel (pre-packed) | {b:.2f} us | 1.00x |",
-        f"| jitkern ElementwiseKernel, output passed | {e:.2f} us | {e / b:.2f}x |",
-    ]
+    cases = [("bare", bare), ("jitkern", lambda: k(x, y, z))]
     if cp is not None:
         ck = cp.ElementwiseKernel(*SQ)
         cx, cy, cz = (
@@ -186,8 +154,17 @@ def launch_overhead_rows(calls: int, cp) -> list[str]:
             cp.ones(1024, cp.float32),
             cp.empty(1024, cp.float32),
         )
-        c = statistics.median(host_us_per_call(lambda: ck(cx, cy, cz), calls) for _ in range(5))
-        rows.append(f"| CuPy ElementwiseKernel, output passed | {c:.2f} us | {c / b:.2f}x |")
+        cases.append(("cupy", lambda: ck(cx, cy, cz)))
+    results = interleaved(cases, calls)
+    b = results["bare"][0]
+    e, e_ratio = results["jitkern"]
+    rows = [
+        f"| bare cuLaunchKernel (pre-packed) | {b:.2f} us | 1.00x |",
+        f"| jitkern ElementwiseKernel, output passed | {e:.2f} us | {e_ratio:.2f}x |",
+    ]
+    if cp is not None:
+        c, c_ratio = results["cupy"]
+        rows.append(f"| CuPy ElementwiseKernel, output passed | {c:.2f} us | {c_ratio:.2f}x |")
     return rows
 
 

@@ -19,10 +19,10 @@ import numpy as np
 import jitkern
 from common import (
     FOUR_ARG_SOURCE,
-    bare_launch_us,
+    bare_launcher,
     copy_bandwidth,
     device_label,
-    host_us_per_call,
+    interleaved,
     markdown_table,
     time_gpu_ms,
     today,
@@ -68,33 +68,34 @@ def squared_diff_x4(x, y, z, n):
                 z[j] = (x[j] - y[j]) ** 2
 
 
-def launch_rows(bare: float) -> list[list]:
+def launch_rows() -> list[list]:
+    """Every launch style and the floor, measured in interleaved rounds."""
     x = jitkern.asarray(np.ones(32, np.float32))
     y, z = jitkern.empty_like(x), jitkern.empty_like(x)
     a = np.float32(2.0)
     args = (x, y, z, a)
-    rows = []
     raw = jitkern.RawKernel(FOUR_ARG_SOURCE, "four_args")
-    raw_us = host_us_per_call(lambda: raw((1,), (32,), args), N_LAUNCH)
-    rows.append(["jitkern.RawKernel, same kernel (for reference)", raw_us, raw_us / bare, ""])
-    call_style = host_us_per_call(lambda: four_args((1,), (32,), args), N_LAUNCH)
-    rows.append(
-        ["jitkern @rawkernel, k(grid, block, args)", call_style, call_style / bare, "<= 1.25x"]
-    )
     launcher = four_args[1, 32]
-    numba_style = host_us_per_call(lambda: launcher(x, y, z, a), N_LAUNCH)
-    rows.append(
-        ["jitkern @rawkernel, k[grid, block](*args)", numba_style, numba_style / bare, "<= 1.25x"]
-    )
+    bare_call, _keep = bare_launcher()
+    cases = [
+        ("bare cuLaunchKernel, pre-packed buffer (floor)", bare_call, ""),
+        ("jitkern.RawKernel, same kernel (for reference)", lambda: raw((1,), (32,), args), ""),
+        ("jitkern @rawkernel, k(grid, block, args)", lambda: four_args((1,), (32,), args),
+         "<= 1.25x"),
+        ("jitkern @rawkernel, k[grid, block](*args)", lambda: launcher(x, y, z, a), "<= 1.25x"),
+    ]
     cp = try_import("cupy")
     if cp is not None:
         cx = cp.ones(32, cp.float32)
         cargs = (cx, cp.empty_like(cx), cp.empty_like(cx), a)
-        ours_cp = host_us_per_call(lambda: four_args((1,), (32,), cargs), N_LAUNCH)
-        rows.append(["jitkern @rawkernel, CuPy arrays", ours_cp, ours_cp / bare, ""])
+        cases.append(("jitkern @rawkernel, CuPy arrays", lambda: four_args((1,), (32,), cargs), ""))
+    results = interleaved([(name, fn) for name, fn, _t in cases], N_LAUNCH)
+    rows = [[name, results[name][0], results[name][1], target] for name, _fn, target in cases]
+    if cp is not None:
         ref = cupyx_jit_us(cp, cargs)
         if ref is not None:
-            rows.append(["cupyx.jit.rawkernel (reference)", ref, ref / bare, ""])
+            bare = results[cases[0][0]][0]
+            rows.append(["cupyx.jit.rawkernel (reference, separate run)", ref, ref / bare, ""])
     return rows
 
 
@@ -226,12 +227,11 @@ def bandwidth_rows() -> tuple[float, list[list]]:
 
 def main() -> None:
     print(f"# @rawkernel figures: {device_label()}, {today()}\n")
-    bare = bare_launch_us(N_LAUNCH)
-    rows = [["bare cuLaunchKernel, pre-packed buffer (floor)", bare, 1.0, ""]]
-    rows += launch_rows(bare)
+    rows = launch_rows()
     print(
         f"## Launch overhead of a 4-argument kernel (3 arrays, 1 scalar), host us per launch "
-        f"({N_LAUNCH} async launches, median of 5)\n"
+        f"({N_LAUNCH} async launches per round, median of 9 interleaved rounds; ratio = median "
+        "of per-round ratios)\n"
     )
     print(markdown_table(["launch", "us/launch", "x bare", "target"], rows))
     print("\n## First call of a small kernel in a fresh process (ms, after import)\n")

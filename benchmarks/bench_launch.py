@@ -14,8 +14,8 @@ import tempfile
 import numpy as np
 
 import jitkern
-from common import (FOUR_ARG_SOURCE, bare_launch_us, device_label, host_us_per_call,
-                    markdown_table, today, try_import)
+from common import (FOUR_ARG_SOURCE, bare_launcher, device_label, interleaved, markdown_table,
+                    today, try_import)
 
 N_LAUNCH = 20000
 
@@ -25,32 +25,17 @@ def jitkern_arrays():
     return x, jitkern.empty_like(x), jitkern.empty_like(x)
 
 
-def rawkernel_us(arrays) -> float:
+def rawkernel_call(arrays):
     k = jitkern.RawKernel(FOUR_ARG_SOURCE, "four_args")
-    x, y, z = arrays
-    args = (x, y, z, np.float32(2.0))
-    return host_us_per_call(lambda: k((1,), (32,), args), N_LAUNCH)
+    args = (*arrays, np.float32(2.0))
+    return lambda: k((1,), (32,), args)
 
 
-def cupy_rawkernel_us(cp) -> float:
+def cupy_rawkernel_call(cp):
     k = cp.RawKernel(FOUR_ARG_SOURCE, "four_args")
     x = cp.ones(32, cp.float32)
-    y, z = cp.empty_like(x), cp.empty_like(x)
-    args = (x, y, z, np.float32(2.0))
-    k((1,), (32,), args)
-    cp.cuda.Device().synchronize()
-    import time
-    import statistics
-
-    samples = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(N_LAUNCH):
-            k((1,), (32,), args)
-        t1 = time.perf_counter()
-        cp.cuda.Device().synchronize()
-        samples.append((t1 - t0) / N_LAUNCH * 1e6)
-    return statistics.median(samples)
+    args = (x, cp.empty_like(x), cp.empty_like(x), np.float32(2.0))
+    return lambda: k((1,), (32,), args)
 
 
 _FIRST_CALL = r"""
@@ -90,24 +75,23 @@ def first_call_ms(cache_dir: str, source: str) -> tuple[float, float, float]:
 
 
 def main() -> None:
-    rows = []
-    bare = bare_launch_us(N_LAUNCH)
-    rows.append(["bare cuLaunchKernel, pre-packed buffer (floor)", bare, 1.0, ""])
-    ours = rawkernel_us(jitkern_arrays())
-    rows.append(["jitkern.RawKernel, jitkern arrays", ours, ours / bare, "<= 1.15x"])
+    bare_call, _keep = bare_launcher()
+    cases = [("bare cuLaunchKernel, pre-packed buffer (floor)", bare_call, ""),
+             ("jitkern.RawKernel, jitkern arrays", rawkernel_call(jitkern_arrays()), "<= 1.15x")]
     cp = try_import("cupy")
     if cp is not None:
         x = cp.ones(32, cp.float32)
-        ours_cp = rawkernel_us((x, cp.empty_like(x), cp.empty_like(x)))
-        rows.append(["jitkern.RawKernel, CuPy arrays", ours_cp, ours_cp / bare, "<= 1.15x"])
-        ref = cupy_rawkernel_us(cp)
-        rows.append(["cupy.RawKernel, CuPy arrays (reference)", ref, ref / bare, ""])
+        cases.append(("jitkern.RawKernel, CuPy arrays",
+                      rawkernel_call((x, cp.empty_like(x), cp.empty_like(x))), "<= 1.15x"))
+        cases.append(("cupy.RawKernel, CuPy arrays (reference)", cupy_rawkernel_call(cp), ""))
     torch = try_import("torch")
     if torch is not None and torch.cuda.is_available():
-        x = torch.ones(32, dtype=torch.float32, device="cuda")
-        ours_t = rawkernel_us((x, torch.empty_like(x), torch.empty_like(x)))
-        rows.append(["jitkern.RawKernel, PyTorch tensors", ours_t, ours_t / bare, "<= 1.15x"])
-    print(f"## Launch overhead, host us per launch ({N_LAUNCH} async launches, median of 5)\n")
+        t = torch.ones(32, dtype=torch.float32, device="cuda")
+        cases.append(("jitkern.RawKernel, PyTorch tensors",
+                      rawkernel_call((t, torch.empty_like(t), torch.empty_like(t))), "<= 1.15x"))
+    results = interleaved([(name, fn) for name, fn, _t in cases], N_LAUNCH)
+    rows = [[name, results[name][0], results[name][1], target] for name, _fn, target in cases]
+    print(f"## Launch overhead, host us per launch ({N_LAUNCH} async launches per round, median of 9 interleaved rounds; ratio = median of per-round ratios)\n")
     print(f"{device_label()}, {today()}\n")
     print(markdown_table(["launch", "us/launch", "x bare", "target"], rows))
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from jitkern.backend import compiler, driver, memory
 from jitkern.backend.device import Event, synchronize
-from jitkern.backend.driver import check, drv
+from jitkern.backend.driver import drv
 from jitkern.backend.module import Function
 
 FOUR_ARG_SOURCE = r"""
@@ -55,8 +55,42 @@ def host_us_per_call(fn, n: int = 20000, repeats: int = 5) -> float:
     return statistics.median(samples)
 
 
+def interleaved(cases: list, n: int = 20000, rounds: int = 9) -> dict:
+    """Host us per call of each ``(name, fn)``, measured in interleaved rounds.
+
+    Each round times every case once (``n`` calls, then a sync), rotating the order,
+    so drift of clocks and of the machine hits all cases alike. Returns
+    ``{name: (median us, median ratio to the first case within a round)}``.
+    """
+    for _name, fn in cases:
+        fn()
+    synchronize()
+    per_round = {name: [] for name, _fn in cases}
+    for r in range(rounds):
+        order = cases[r % len(cases):] + cases[:r % len(cases)]
+        for name, fn in order:
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            t1 = time.perf_counter()
+            synchronize()
+            per_round[name].append((t1 - t0) / n * 1e6)
+    first = cases[0][0]
+    return {
+        name: (statistics.median(v),
+               statistics.median(x / b for x, b in zip(v, per_round[first])))
+        for name, v in per_round.items()
+    }
+
+
 def bare_launch_us(n: int = 20000) -> float:
     """cuLaunchKernel of a 4-argument kernel with a pre-packed parameter buffer."""
+    call, _keep = bare_launcher()
+    return host_us_per_call(call, n)
+
+
+def bare_launcher():
+    """(call, keep-alive): the floor, cuLaunchKernel with a buffer packed once."""
     binary = compiler.compile_source(FOUR_ARG_SOURCE, program_name="four_args.cu")
     fn = Function(binary, "four_args")
     handle = fn.handle()
@@ -71,9 +105,7 @@ def bare_launch_us(n: int = 20000) -> float:
     def call():
         launch(handle, 1, 1, 1, 32, 1, 1, 0, 0, params, 0)
 
-    result = host_us_per_call(call, n)
-    del bufs
-    return result
+    return call, (bufs, storage, pointers)
 
 
 def time_gpu_ms(fn, reps: int = 20, warmup: int = 3) -> float:
