@@ -107,15 +107,19 @@ def target_for(arch=None, fmt: str | None = None) -> Target:
 
 
 def _include_digest() -> str:
-    """Identity of jitkern's own headers: every file's path, size and mtime (stat only)."""
-    h = hashlib.sha256()
-    root = toolchain.PACKAGE_INCLUDE
-    for folder, _dirs, files in sorted(os.walk(root)):
-        for name in sorted(files):
-            st = os.stat(os.path.join(folder, name))
-            h.update(f"{os.path.relpath(os.path.join(folder, name), root)}:{st.st_size}:"
-                     f"{st.st_mtime_ns}".encode())
-    return h.hexdigest()
+    """Identity of jitkern's own headers: every file's name, size and mtime (stat only)."""
+    parts = []
+    stack = [toolchain.PACKAGE_INCLUDE]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir():
+                    stack.append(entry.path)
+                else:
+                    st = entry.stat()
+                    parts.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}")
+    parts.sort()
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 _include_hash: str | None = None
