@@ -30,12 +30,10 @@ from ..errors import KernelArgumentError
 from . import _cuda, _launcher, _layout
 from . import _elementwise_codegen as _codegen
 from .params import (
-    ParamError,
-    check_kernel_params,
     convert_scalar,
     ctype_of,
     param_dtype,
-    parse_params,
+    parse_signature,
     resolve_placeholders,
     scalar_dtype,
 )
@@ -124,18 +122,9 @@ class ElementwiseKernel:
         options=(),
         **kwargs,
     ):
-        if kwargs:
-            raise TypeError(
-                f"ElementwiseKernel: unexpected keyword argument(s) {', '.join(sorted(kwargs))}"
-            )
         self.name = check_kernel_name(name)
-        self.in_params = parse_params(in_params, is_output=False)
-        self.out_params = parse_params(out_params, is_output=True)
-        if not self.out_params:
-            raise ParamError(
-                f"out_params {out_params!r}: an elementwise kernel needs at least one output"
-            )
-        check_kernel_params(self.in_params, self.out_params, in_params, out_params)
+        self.in_params, self.out_params = parse_signature(
+            "ElementwiseKernel", self.name, in_params, out_params, kwargs, need_input=False)
         self.params = self.in_params + self.out_params
         self.nin = len(self.in_params)
         self.nout = len(self.out_params)

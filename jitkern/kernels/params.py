@@ -271,6 +271,22 @@ def check_unique(params, what: str, text: str) -> None:
         seen.add(p.name)
 
 
+def parse_signature(kind: str, name: str, in_params, out_params, kwargs: dict, *,
+                    need_input: bool) -> tuple[tuple[Param, ...], tuple[Param, ...]]:
+    """The start every string kernel's constructor shares: refuse unknown keywords, parse
+    both parameter lists and check them against each other."""
+    if kwargs:
+        raise TypeError(f"{kind}: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
+    ins = parse_params(in_params, is_output=False)
+    outs = parse_params(out_params, is_output=True)
+    if not outs or (need_input and not ins):
+        needs = "at least one input and one output" if need_input else "at least one output"
+        raise ParamError(f"{kind} {name!r}: in_params {in_params!r}, out_params {out_params!r}: "
+                         f"the kernel needs {needs}")
+    check_kernel_params(ins, outs, in_params, out_params)
+    return ins, outs
+
+
 def check_kernel_params(in_params, out_params, in_text: str, out_text: str) -> None:
     """Refuse a name used both as input and output, or equal to a placeholder letter."""
     in_names = {p.name for p in in_params}

@@ -29,12 +29,12 @@ from . import _cuda, _layout
 from . import _reduction_codegen as _codegen
 from .elementwise import _call_key, _check_code, _empty, _names, _pointer, check_kernel_name
 from .params import (
+    CTYPES,
     ParamError,
-    check_kernel_params,
     convert_scalar,
     ctype_of,
     param_dtype,
-    parse_params,
+    parse_signature,
     resolve_placeholders,
     scalar_dtype,
 )
@@ -132,16 +132,9 @@ class ReductionKernel:
         options=(),
         **kwargs,
     ):
-        if kwargs:
-            raise TypeError(
-                f"ReductionKernel: unexpected keyword argument(s) {', '.join(sorted(kwargs))}"
-            )
         self.name = check_kernel_name(name)
-        self.in_params = parse_params(in_params, is_output=False)
-        self.out_params = parse_params(out_params, is_output=True)
-        if not self.in_params or not self.out_params:
-            raise ParamError(f"{name}: a reduction kernel needs at least one input and one output")
-        check_kernel_params(self.in_params, self.out_params, in_params, out_params)
+        self.in_params, self.out_params = parse_signature(
+            "ReductionKernel", self.name, in_params, out_params, kwargs, need_input=True)
         for p in self.out_params:
             if p.raw:
                 raise ParamError(
@@ -599,25 +592,7 @@ def _reduce_type_size(rt: str, a) -> int:
     for letter, dt in a.bound.items():
         if rt == letter:
             return dt.itemsize
-    by_name = {
-        ctype_of(numpy.dtype(n)): numpy.dtype(n).itemsize
-        for n in (
-            "bool",
-            "int8",
-            "uint8",
-            "int16",
-            "uint16",
-            "int32",
-            "uint32",
-            "int64",
-            "uint64",
-            "float16",
-            "float32",
-            "float64",
-            "complex64",
-            "complex128",
-        )
-    }
+    by_name = {ct: numpy.dtype(dt).itemsize for dt, ct in CTYPES.items()}
     return by_name.get(rt, 64)
 
 
