@@ -201,7 +201,7 @@ class Plan:
     """Packing for one argument-type signature: buffer, pointer array, pack()."""
 
     __slots__ = ("pack", "pack_if_same", "params_ptr", "nargs", "_buffer", "_pointers", "slots",
-                 "dtypes", "types", "fmt")
+                 "dtypes", "types", "fmt", "launchers")
 
     def __init__(self, slots: list[Slot], types: tuple, dtypes=None):
         self.slots = slots
@@ -213,6 +213,7 @@ class Plan:
         self._pointers = (ctypes.c_void_p * max(len(slots), 1))(*[base + o for o in offsets])
         self.params_ptr = ctypes.addressof(self._pointers)
         self.types, self.fmt = types, fmt
+        self.launchers: dict = {}  # generated fast launchers, by what they were made for
         self.pack, self.pack_if_same = _make_packers(fmt, slots, types, self._buffer)
 
 
@@ -265,42 +266,53 @@ def _packer_parts(fmt: str, slots: list[Slot], types: tuple, buffer):
     return env, names, exprs, checks
 
 
-def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail):
-    """Generate ``run(grid, block, args, shared_mem, stream) -> bool``: the whole launch.
+def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail,
+                       *, fallback=None):
+    """Generate the whole launch for one signature as one function.
 
-    It returns False without doing anything when any assumption does not hold
-    (other argument types, dims not seen before, a stream given or current), and
-    the caller then takes the general path. ``fail(err, grid, block, shared_mem)``
-    handles a driver error (it raises, or returns True after recovering).
+    By default: ``run(grid, block, args, shared_mem, stream) -> bool``, which returns
+    False without doing anything when an assumption does not hold (other argument
+    types, dims not seen before, a stream given or current) so that the caller takes
+    the general path. With ``fallback``: ``run(grid, block, args, *, shared_mem=0,
+    stream=None)``, which calls ``fallback`` with the same arguments on a miss, so it
+    can stand for the kernel's whole call (see kernels.raw). ``fail(err, grid, block,
+    shared_mem)`` handles a driver error (it raises, or returns after recovering).
     """
     env, names, exprs, checks = _packer_parts(plan.fmt, plan.slots, plan.types, plan._buffer)
     env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims=dims,
-               _streams=streams_in_use, _fail=fail)
+               _streams=streams_in_use, _fail=fail, _slow=fallback)
+    if fallback is None:
+        header = "def run(grid, block, args, shared_mem, stream):"
+        miss, done = "return False", "return True"
+    else:
+        header = "def run(grid, block, args, *, shared_mem=0, stream=None):"
+        miss = "return _slow(grid, block, args, shared_mem=shared_mem, stream=stream)"
+        done = "return None"
     n = len(names)
     # Unpacking (of args, and of the memoised launch dims) raises on a mismatch,
     # which costs nothing when it does not happen; len() and indexing would cost
     # on every launch.
     lines = [
-        "def run(grid, block, args, shm, stream):",
+        header,
         "    if stream is not None or _streams[0]:",
-        "        return False",
+        f"        {miss}",
         "    try:",
         f"        {''.join(nm + ', ' for nm in names) or '() '}= args",
         "        gx, gy, gz = _dims[grid]",
         "        bx, by, bz = _dims[block]",
         "    except (TypeError, ValueError, KeyError):",
-        "        return False",
+        f"        {miss}",
     ]
     if n:
         lines.append(f"    if {' or '.join(checks)}:")
-        lines.append("        return False")
+        lines.append(f"        {miss}")
     lines += [
         f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})",
-        "    err, = _launch(_h, gx, gy, gz, bx, by, bz, shm, 0, _params"
+        "    err, = _launch(_h, gx, gy, gz, bx, by, bz, shared_mem, 0, _params"
         + (", 0)" if launch.__name__ == "cuLaunchKernel" else ")"),
         "    if err:",
-        "        return _fail(err, (gx, gy, gz), (bx, by, bz), shm)",
-        "    return True",
+        "        _fail(err, (gx, gy, gz), (bx, by, bz), shared_mem)",
+        f"    {done}",
     ]
     exec(compile("\n".join(lines) + "\n", "<jitkern fast launch>", "exec"), env)  # noqa: S102
     return env["run"]

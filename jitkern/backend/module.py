@@ -182,15 +182,33 @@ class Function:
             self._install_fast(state, plan, cooperative)
 
     def _install_fast(self, state: _DeviceState, plan, cooperative: bool) -> None:
-        d = _drv
-        launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
-
-        def fail(err, grid, block, shared_mem):
-            self._launch_failed(err, state, plan, grid, block, shared_mem, 0, cooperative)
-            return True
-
-        self.fast = make_fast_launcher(plan, launch, state.handle, _dims, STREAMS_IN_USE, fail)
+        """Make ``self.fast`` the generated launcher of ``plan`` (made once per plan)."""
+        self.fast = self.fast_launcher(state, plan, cooperative)
         self._fast_cooperative = cooperative
+
+    def fast_launcher(self, state: _DeviceState, plan, cooperative: bool, fallback=None):
+        """The generated launcher for ``plan`` (see launch.make_fast_launcher), cached on it,
+        so a kernel launched with alternating signatures does not regenerate code."""
+        key = (cooperative, fallback)
+        run = plan.launchers.get(key)
+        if run is None:
+            d = _drv
+            launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
+
+            def fail(err, grid, block, shared_mem):
+                self._launch_failed(err, state, plan, grid, block, shared_mem, 0, cooperative)
+
+            run = plan.launchers[key] = make_fast_launcher(
+                plan, launch, state.handle, _dims, STREAMS_IN_USE, fail,
+                fallback=fallback)
+        return run
+
+    def last_plan(self):
+        """(state, plan) of the last launch on a single-GPU machine, or None."""
+        state = self._last_state
+        if state is None or _multi_device or state.last_plan is None:
+            return None
+        return state, state.last_plan
 
     def _select_state(self) -> _DeviceState:
         global _drv, _multi_device

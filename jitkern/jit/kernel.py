@@ -21,6 +21,7 @@ import json
 import linecache
 import os
 import tempfile
+import functools
 import threading
 
 import numpy
@@ -67,13 +68,25 @@ def rawkernel(
     return wrap(func) if func is not None else wrap
 
 
-class JitKernel:
-    """A Python function compiled to CUDA on demand, one binary per argument types."""
+def _not_ready(*args, **kwargs):  # replaced in JitKernel.__init__
+    raise RuntimeError("JitKernel is not initialised")
+
+
+class JitKernel(functools.partial):
+    """A Python function compiled to CUDA on demand, one binary per argument types.
+
+    ``py_func`` is the Python function. The kernel object is a ``functools.partial``
+    whose function is the whole launch (see kernels.raw.RawKernel for why): the general
+    path at first, then the launcher generated for the last argument signature.
+    """
+
+    def __new__(cls, *args, **kwargs):
+        return super().__new__(cls, _not_ready)
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=()):
         if not callable(func):
             raise TypeError(f"rawkernel expects a function, got {type(func).__name__}")
-        self.func = func
+        self.py_func = func
         self.mode = mode
         self.device = device
         self.options = tuple(options)
@@ -81,10 +94,10 @@ class JitKernel:
         self.__doc__ = getattr(func, "__doc__", None)
         self._parsed = None
         self._entries: dict = {}  # per-call key -> _Entry
-        self._run = _never  # the last signature's launcher (see _launch_run)
         self._by_types: dict = {}  # (types, target) -> _Built
         self._lock = threading.Lock()
         self.cached_codes: dict = {}  # signature (tuple of types) -> source
+        self._set_call(self._launch)
 
     # -- identity for the frontend and the caches --------------------------
 
@@ -96,12 +109,13 @@ class JitKernel:
 
     def __jit_fingerprint__(self) -> str:
         return (
-            f"device:{function_identity(self.func)}:{frontend.source_digest(self.func)}:{self.mode}"
+            f"device:{function_identity(self.py_func)}:{frontend.source_digest(self.py_func)}:"
+            f"{self.mode}"
         )
 
     def parsed(self) -> frontend.ParsedFunction:
         if self._parsed is None:
-            self._parsed = frontend.parse_function(self.func)
+            self._parsed = frontend.parse_function(self.py_func)
         return self._parsed
 
     @property
@@ -126,25 +140,36 @@ class JitKernel:
                 "launch as kernel[grid, block](*args) or "
                 "kernel[grid, block, shared_mem, stream](*args)"
             )
-        return _Launcher(self, *config)
+        shared_mem = config[2] if len(config) > 2 else 0
+        stream = config[3] if len(config) > 3 else None
+        return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
 
-    def __call__(self, grid, block, args, shared_mem=0, stream=None):
-        """Launch: ``kernel(grid, block, args, shared_mem=0, stream=None)``."""
-        # The hot path: the last signature's generated ``run`` checks the arguments with a
-        # few attribute reads and launches; anything else takes the dict path.
-        if not self._run(grid, block, args, shared_mem, stream):
-            self._launch_slow(grid, block, args, shared_mem, stream)
-
-    def _launch_slow(self, grid, block, args, shared_mem, stream) -> None:
+    # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
+    def _launch(self, grid, block, args, shared_mem=0, stream=None) -> None:
+        """The general launch: find (or build) the entry for these arguments, launch, and
+        make the entry's generated launcher the kernel's call for the next launch."""
         keyers = _KEYERS
         key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
         entry = self._entries.get(key)
         if entry is None:
             entry = self._entry_for(tuple(args), key)
-        self._run = entry.run
+        launch_args = tuple(args)
         if entry.extras is not None:
-            args = tuple(args) + entry.extras(args)
-        entry.function.launch(grid, block, tuple(args), shared_mem, stream, entry.cooperative)
+            launch_args = launch_args + entry.extras(launch_args)
+        entry.function.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
+        self._set_call(entry.run)
+
+    def _set_call(self, func) -> None:
+        if self.func is not func:
+            self.__setstate__((func, (), None, self.__dict__))
+
+    def __reduce__(self):
+        raise TypeError("a jitkern kernel cannot be pickled; pickle the Python function instead")
+
+    def __eq__(self, other):
+        return self is other
+
+    __hash__ = object.__hash__
 
     def _entry_for(self, args: tuple, key) -> "_Entry":
         if self.device:
@@ -165,7 +190,7 @@ class JitKernel:
                     fn,
                     extras,
                     built.cooperative,
-                    _launch_run(args, types, fn, extras, built.cooperative),
+                    _launch_run(args, types, fn, extras, built.cooperative, self._launch),
                 )
                 self._entries[key] = entry
         return entry
@@ -223,7 +248,7 @@ class JitKernel:
         program = Program(self.mode)
         symbol = _symbol_name(parsed.name)
         emitter = FunctionEmitter(parsed, types, self.mode, program, "kernel", symbol)
-        program.stack.append(self.func)
+        program.stack.append(self.py_func)
         code = emitter.emit()
         signature = ", ".join(t.describe() for t in types)
         header = (
@@ -243,20 +268,9 @@ class JitKernel:
         )
 
 
-class _Launcher:
-    __slots__ = ("kernel", "grid", "block", "shared_mem", "stream")
-
-    def __init__(self, kernel, grid, block, shared_mem=0, stream=None):
-        self.kernel = kernel
-        self.grid = grid
-        self.block = block
-        self.shared_mem = shared_mem
-        self.stream = stream
-
-    def __call__(self, *args):
-        k = self.kernel
-        if not k._run(self.grid, self.block, args, self.shared_mem, self.stream):
-            k._launch_slow(self.grid, self.block, args, self.shared_mem, self.stream)
+def _launch_star(kernel, grid, block, shared_mem, stream, *args):
+    """``kernel[grid, block, shared_mem, stream](*args)``: a partial of this."""
+    return kernel.func(grid, block, args, shared_mem, stream)
 
 
 class _Entry:
@@ -269,18 +283,16 @@ class _Entry:
         self.run = run  # (grid, block, args, shared_mem, stream) -> launched?
 
 
-def _never(grid, block, args, shared_mem, stream) -> bool:
-    return False
-
-
-def _launch_run(args: tuple, types: tuple, function, extras, cooperative: bool):
-    """Generate ``run(grid, block, args, shared_mem, stream) -> bool`` for one signature.
+def _launch_run(args: tuple, types: tuple, function, extras, cooperative: bool, general):
+    """Generate ``run(grid, block, args, shared_mem=0, stream=None)`` for one signature.
 
     One boolean expression checks that ``args`` have the signature of ``args`` (it may
-    say no to arguments of the same signature, never yes to another: the caller then
-    takes the dict path); then the launch goes through the Function's own fast path.
+    say no to arguments of the same signature, never yes to another: ``general``, the
+    kernel's general launch, then handles the call); then the launch goes through the
+    Function's own fast path.
     """
-    env = {"_fits_int32": _fits_int32, "_F": function, "_extras": extras, "tuple": tuple}
+    env = {"_fits_int32": _fits_int32, "_F": function, "_extras": extras, "tuple": tuple,
+           "_general": general}
     names = [f"a{i}" for i in range(len(args))]
     terms = []
     for i, (a, t) in enumerate(zip(args, types)):
@@ -303,22 +315,22 @@ def _launch_run(args: tuple, types: tuple, function, extras, cooperative: bool):
             env[f"K{i}"] = keyer
             env[f"V{i}"] = keyer(a)
             terms.append(f"K{i}(a{i}) == V{i}")
+    miss = "return _general(grid, block, args, shm, stream)"
     lines = [
-        "def run(grid, block, args, shm, stream):",
+        "def run(grid, block, args, shm=0, stream=None):",
         f"    if type(args) is not tuple or len(args) != {len(args)}:",
-        "        return False",
+        f"        {miss}",
     ]
     if names:
         lines.append(f"    {', '.join(names)}, = args")
         lines.append(f"    if not ({' and '.join(terms)}):")
-        lines.append("        return False")
+        lines.append(f"        {miss}")
     if extras is not None:
         lines.append("    args = args + _extras(args)")
     lines += [
         "    fast = _F.fast",
         "    if fast is None or not fast(grid, block, args, shm, stream):",
         f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
-        "    return True",
     ]
     exec(compile("\n".join(lines) + "\n", "<jitkern jit launch>", "exec"), env)  # noqa: S102
     return env["run"]
@@ -579,7 +591,7 @@ def _compile_message(exc: CompileError, generated: Generated) -> str:
 
 
 def _index_key(kernel: JitKernel, types: tuple) -> str | None:
-    digest = frontend.source_digest(kernel.func)
+    digest = frontend.source_digest(kernel.py_func)
     if digest is None:
         return None
     h = hashlib.sha256()
@@ -613,7 +625,7 @@ def _load_index(kernel: JitKernel, types: tuple) -> Generated | None:
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    if not _fingerprints_hold(kernel.func, generated.fingerprints, set()):
+    if not _fingerprints_hold(kernel.py_func, generated.fingerprints, set()):
         return None
     return generated
 
@@ -633,7 +645,7 @@ def _fingerprints_hold(func, fingerprints: dict, seen: set) -> bool:
             return False
         device = captured.value
         if captured.kind == "jit" and hasattr(device, "func") and getattr(device, "device", False):
-            if not _fingerprints_hold(device.func, fingerprints, seen):
+            if not _fingerprints_hold(device.py_func, fingerprints, seen):
                 return False
     return True
 

@@ -667,12 +667,12 @@ class FunctionEmitter(ExpressionEmitter):
 
     def program_device_function(self, device, arg_types) -> DeviceFunction:
         program = self.program
-        key = (function_identity(device.func), arg_types)
+        key = (function_identity(device.py_func), arg_types)
         found = program.device_functions.get(key)
         if found is not None:
             return found
-        if device.func in program.stack:
-            chain = " -> ".join(f.__name__ for f in program.stack + [device.func])
+        if device.py_func in program.stack:
+            chain = " -> ".join(f.__name__ for f in program.stack + [device.py_func])
             raise problem(
                 f"recursion is not supported in kernels ({chain})",
                 "rewrite the recursion as a loop",
@@ -680,7 +680,7 @@ class FunctionEmitter(ExpressionEmitter):
         parsed = device.parsed()
         cname = program.unique_name(f"jk_{parsed.name}")
         emitter = FunctionEmitter(parsed, arg_types, self.mode, program, "device", cname)
-        program.stack.append(device.func)
+        program.stack.append(device.py_func)
         try:
             code = emitter.emit()
         finally:

@@ -62,7 +62,7 @@ def test_line_directives_and_comments():
     text = kernel_text(k, F32)
     lines = text.splitlines()
     comment = lines.index("    // x[0] = 1.0")
-    assert lines[comment + 1] == f'#line {k.func.__code__.co_firstlineno + 2} "{__file__}"'
+    assert lines[comment + 1] == f'#line {k.py_func.__code__.co_firstlineno + 2} "{__file__}"'
     assert lines[comment + 2] == "    x[0] = 1.0f;"
 
 

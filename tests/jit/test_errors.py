@@ -29,7 +29,7 @@ def check(kernel, args, cls, marker, *words):
     with pytest.raises(cls) as info:
         kernel.emit(*args)
     message = str(info.value)
-    line, col = lineno_of(kernel.func, marker)
+    line, col = lineno_of(kernel.py_func, marker)
     head = message.splitlines()[0]
     assert head.startswith(f"{__file__}:{line}:{col}: "), message
     caret_line = message.splitlines()[2]

@@ -58,7 +58,7 @@ def test_fresh_kernel_object_skips_parsing(tmp_path, monkeypatch):
     x = np.zeros(8, np.float32)
     first = mod.scaled.inspect(x, 8, arch="sm_80")
     monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
-    fresh = JitKernel(mod.scaled.func)
+    fresh = JitKernel(mod.scaled.py_func)
     compiles = cache.stats["compiles"]
     again = fresh.inspect(x, 8, arch="sm_80")
     assert again.source == first.source
@@ -73,7 +73,7 @@ def test_changed_global_invalidates_the_index(tmp_path, monkeypatch):
     mod.OFFSET = np.float32(1.5)  # a global of the kernel
     monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
     with pytest.raises(Parsed):
-        JitKernel(mod.scaled.func).inspect(x, 8, arch="sm_80")
+        JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
 
 
 def test_changed_global_of_a_device_function_invalidates_the_index(tmp_path, monkeypatch):
@@ -83,7 +83,7 @@ def test_changed_global_of_a_device_function_invalidates_the_index(tmp_path, mon
     mod.SCALE = 4  # read by the device function only
     monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
     with pytest.raises(Parsed):
-        JitKernel(mod.scaled.func).inspect(x, 8, arch="sm_80")
+        JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
 
 
 def test_index_key_depends_on_the_signature(tmp_path):
