@@ -30,6 +30,7 @@ from ..errors import KernelArgumentError
 from . import _cuda, _launcher, _layout
 from . import _elementwise_codegen as _codegen
 from .params import (
+    CachedSources,
     convert_scalar,
     ctype_of,
     param_dtype,
@@ -92,7 +93,7 @@ class _Analysis:
     )
 
 
-class ElementwiseKernel:
+class ElementwiseKernel(CachedSources):
     """A user-defined elementwise kernel, with CuPy's semantics.
 
     ``ElementwiseKernel(in_params, out_params, operation, name='kernel', reduce_dims=True,
@@ -336,21 +337,6 @@ class ElementwiseKernel:
         self._sources[key] = a.source
 
     # -- introspection ----------------------------------------------------------------
-    @property
-    def cached_codes(self) -> dict:
-        """Every generated source so far: ``{(dtypes, variant, ndim, index type): source}``."""
-        return dict(self._sources)
-
-    @property
-    def cached_code(self) -> str:
-        """The generated source, when exactly one variant has been compiled."""
-        if len(self._sources) != 1:
-            raise RuntimeError(
-                f"{self.name}: {len(self._sources)} variants have been compiled; "
-                "cached_code needs exactly one (see cached_codes)"
-            )
-        return next(iter(self._sources.values()))
-
     def inspect(self, *args, arch=None, size=None, **kwargs) -> Inspection:
         """Source, CUBIN and resource use of the variant ``self(*args)`` would run.
 

@@ -402,3 +402,25 @@ def convert_scalar(value, dtype: numpy.dtype, name: str, kernel: str):
         raise TypeResolutionError(
             f"{kernel}: scalar {value!r} for {name!r} cannot be converted to {dtype.name} ({exc})"
         ) from None
+
+
+class CachedSources:
+    """``cached_codes``/``cached_code`` for kernels that keep ``self._sources``
+    (variant key -> generated source)."""
+
+    _sources: dict
+
+    @property
+    def cached_codes(self) -> dict:
+        """Every generated source so far, keyed by the variant it was generated for."""
+        return dict(self._sources)
+
+    @property
+    def cached_code(self) -> str:
+        """The generated source, when exactly one variant has been compiled."""
+        if len(self._sources) != 1:
+            raise RuntimeError(
+                f"{self.name}: {len(self._sources)} variants have been compiled; "
+                "cached_code needs exactly one (see cached_codes)"
+            )
+        return next(iter(self._sources.values()))

@@ -29,6 +29,7 @@ from . import _cuda, _layout
 from . import _reduction_codegen as _codegen
 from .elementwise import _call_key, _check_code, _empty, _names, _pointer, check_kernel_name
 from .params import (
+    CachedSources,
     CTYPES,
     ParamError,
     convert_scalar,
@@ -103,7 +104,7 @@ def normalize_axis(axis, ndim: int, kernel: str) -> tuple:
     return tuple(sorted(out))
 
 
-class ReductionKernel:
+class ReductionKernel(CachedSources):
     """A user-defined reduction kernel, with CuPy's semantics and deterministic results.
 
     ``ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
@@ -372,21 +373,6 @@ class ReductionKernel:
             )
             fn = self._functions[(source, symbol)] = Function(binary, symbol, display_name=symbol)
         return fn
-
-    @property
-    def cached_codes(self) -> dict:
-        """Every generated source so far, keyed by (dtypes, strategy, group, vector, ...)."""
-        return dict(self._sources)
-
-    @property
-    def cached_code(self) -> str:
-        """The generated source, when exactly one variant has been compiled."""
-        if len(self._sources) != 1:
-            raise RuntimeError(
-                f"{self.name}: {len(self._sources)} variants have been compiled; "
-                "cached_code needs exactly one (see cached_codes)"
-            )
-        return next(iter(self._sources.values()))
 
     def inspect(self, *args, arch=None, axis=None, keepdims=False, out=None) -> Inspection:
         """Source, CUBIN and resources of the main kernel ``self(*args, axis=...)`` would run.
