@@ -24,7 +24,7 @@ import numpy
 
 from ..arrays import describe, empty, ndarray, pointer_of
 from ..backend import compiler, driver
-from ..backend.inspection import Inspection, inspect_binary
+from ..backend.inspection import Inspection
 from ..backend.module import Function
 from ..errors import KernelArgumentError
 from . import _cuda, _launcher, _layout
@@ -347,21 +347,7 @@ class ElementwiseKernel(CachedSources):
             raise TypeError(f"inspect: unexpected keyword argument(s) {', '.join(kwargs)}")
         arrays = self._describe_args(args, host_ok=True)
         a = self._analyze(args, arrays, size)
-        self._remember(a)
-        binary = compiler.compile_source(
-            a.source,
-            options=self.options,
-            arch=arch,
-            program_name=f"{self.name}.cu",
-            _normalized=True,
-        )
-        return inspect_binary(binary, self.name)
-
-    def __repr__(self) -> str:
-        return (
-            f"<jitkern.ElementwiseKernel {self.name!r} ({_names(self.in_params)}) -> "
-            f"({_names(self.out_params)})>"
-        )
+        return self._inspect_analysis(a, arch)
 
 
 def _inner_vector(shape, strides_list, sizes, outputs) -> int:

@@ -405,10 +405,25 @@ def convert_scalar(value, dtype: numpy.dtype, name: str, kernel: str):
 
 
 class CachedSources:
-    """``cached_codes``/``cached_code`` for kernels that keep ``self._sources``
-    (variant key -> generated source)."""
+    """What ElementwiseKernel and ReductionKernel share about their generated sources:
+    ``cached_codes``/``cached_code`` over ``self._sources`` (variant key -> source),
+    ``inspect`` of an analysed call, and the repr."""
 
     _sources: dict
+
+    def _inspect_analysis(self, a, arch):
+        from ..backend.compiler import compile_source
+        from ..backend.inspection import inspect_binary
+
+        self._remember(a)
+        binary = compile_source(a.source, options=self.options, arch=arch,
+                                program_name=f"{self.name}.cu", _normalized=True)
+        return inspect_binary(binary, self.name)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(p.spelling for p in self.in_params)
+        outs = ", ".join(p.spelling for p in self.out_params)
+        return f"<jitkern.{type(self).__name__} {self.name!r} ({ins}) -> ({outs})>"
 
     @property
     def cached_codes(self) -> dict:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy
 
 from ..backend import compiler, driver
-from ..backend.inspection import Inspection, inspect_binary
+from ..backend.inspection import Inspection
 from ..backend.module import Function
 from ..errors import KernelArgumentError
 from . import _cuda, _layout
@@ -383,21 +383,7 @@ class ReductionKernel(CachedSources):
             args = args + (out if isinstance(out, tuple) else (out,))
         arrays = self._describe_args(args, host_ok=True)
         a = self._analyze(args, arrays, axis, keepdims)
-        self._remember(a)
-        binary = compiler.compile_source(
-            a.source,
-            options=self.options,
-            arch=arch,
-            program_name=f"{self.name}.cu",
-            _normalized=True,
-        )
-        return inspect_binary(binary, self.name)
-
-    def __repr__(self) -> str:
-        return (
-            f"<jitkern.ReductionKernel {self.name!r} ({_names(self.in_params)}) -> "
-            f"({_names(self.out_params)})>"
-        )
+        return self._inspect_analysis(a, arch)
 
 
 def _check_shifted_arguments(kernel, identity, name) -> None:
