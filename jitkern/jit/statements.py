@@ -422,18 +422,23 @@ class FunctionEmitter(ExpressionEmitter):
         self.depth += 1
         stop_code = self.loop_bound(stop, t, "stop", stop_node)
         step_code = self.loop_bound(step, t, "step", step_node)
+        # A hidden counter drives the loop and the loop variable takes its value at the top
+        # of each iteration, as in Python: assigning the variable in the body does not
+        # change the iteration, and after the loop it holds the last value it took.
+        it = self.temp("it")
         if isinstance(step, Const) or t.kind == "u":
             if isinstance(step, Const) and step.value == 0:
                 raise problem("range() step must not be zero", node=node.iter)
             forward = t.kind == "u" or step.value > 0
-            cond = f"{var.code} {'<' if forward else '>'} {stop_code}"
+            cond = f"{it} {'<' if forward else '>'} {stop_code}"
         else:
-            cond = f"({step_code} > 0 ? {var.code} < {stop_code} : {var.code} > {stop_code})"
+            cond = f"({step_code} > 0 ? {it} < {stop_code} : {it} > {stop_code})"
         pragma = _unroll_pragma(unroll)
         if pragma:
             self.body.append(pragma)
         start_code = self.at(start_node, lambda: self.convert(start, t).code)
-        self.line(f"for ({var.code} = {start_code}; {cond}; {var.code} += {step_code}) {{")
+        self.line(f"for ({t.ctype} {it} = {start_code}; {cond}; {it} += {step_code}) {{")
+        self.line(f"    {var.code} = {it};")
         self.loop_body(node.body)
         self.line("}")
         self.depth -= 1

@@ -32,6 +32,7 @@ CASES = {
     "block_sum": (g.block_sum, (f32, f32, 8)),
     "histogram_u64": (g.histogram, (i32, np.zeros(8, np.uint64), 8)),
     "histogram_i64": (g.histogram, (i32, i64, 8)),
+    "loop_semantics": (g.loop_variable_semantics, (i64, 10, 0, 1)),
     "atomics": (g.atomics_zoo, (i32, np.zeros((5, 8), np.int32), f64, f64)),
     "votes": (g.votes, (i32, np.zeros((9, 8), np.int64))),
     "grid_sync": (g.grid_sync_kernel, (i64, i64, 8)),

@@ -217,6 +217,32 @@ def test_control_flow_tuples_device_functions(rng):
     np.testing.assert_array_equal(steps.get(), expect)
 
 
+@rawkernel()
+def loop_variable_semantics(out, n, start, step):
+    k = -5
+    count = 0
+    for k in range(start, n, step):
+        count += 1
+        k = 1000  # as in Python: does not change the iteration
+    out[0] = k  # 1000 (the body's last assignment) if the loop ran, else -5
+    out[1] = count
+
+
+@pytest.mark.parametrize("n,start,step", [(10, 0, 1), (10, 3, 4), (-7, 5, -3), (0, 0, 1), (5, 9, 2)])
+def test_loop_variable_follows_python(n, start, step):
+    def python(n, start, step):
+        k = -5
+        count = 0
+        for k in range(start, n, step):
+            count += 1
+            k = 1000
+        return k, count
+
+    out = empty_like_host(2, np.int64)
+    loop_variable_semantics[1, 1](out, n, start, step)
+    assert tuple(out.get()) == python(n, start, step)
+
+
 # -- math ----------------------------------------------------------------------
 
 UNARY = [
