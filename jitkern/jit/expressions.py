@@ -579,12 +579,9 @@ class ExpressionEmitter:
 
     def bind(self, record: B.Builtin, args, kwargs) -> list:
         names = record.param_names()
-        if names and names[-1].startswith("*"):
-            if kwargs:
-                raise problem(f"{record.name}() takes no keyword arguments")
-            if len(args) < record.required - 1:
-                raise problem(f"{record.name}() needs at least {record.required - 1} arguments")
-            return list(args)
+        star = next((i for i, n in enumerate(names) if n.startswith("*")), None)
+        if star is not None:
+            return self.bind_varargs(record, names, star, args, kwargs)
         if len(args) > len(names):
             raise problem(
                 f"{record.name}() takes at most {len(names)} arguments "
@@ -611,6 +608,22 @@ class ExpressionEmitter:
                 f"signature: {record.name}({', '.join(record.params)})",
             )
         return bound
+
+    def bind_varargs(self, record: B.Builtin, names, star: int, args, kwargs) -> list:
+        """``f(*values, key=default, ...)``: the values, then each keyword-only argument."""
+        keyword_only = names[star + 1:]
+        if len(args) < star:
+            raise problem(f"{record.name}() needs at least {star} arguments")
+        unknown = [k for k in kwargs if k not in keyword_only]
+        if unknown:
+            allowed = ", ".join(keyword_only) or "none"
+            raise problem(
+                f"{record.name}() got an unexpected keyword argument {unknown[0]!r}",
+                f"keyword arguments it takes: {allowed}",
+            )
+        defaults = record.defaults()[-len(keyword_only):] if keyword_only else []
+        given = [kwargs.get(k) for k in keyword_only]
+        return list(args) + [v if v is not None else Const(d) for v, d in zip(given, defaults)]
 
     def call_builtin(self, record: B.Builtin, args, kwargs=None):
         items = self.bind(record, args, dict(kwargs or {}))

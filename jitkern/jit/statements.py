@@ -617,7 +617,10 @@ class FunctionEmitter(ExpressionEmitter):
         self.prologue.append(f"__shared__ {align_txt}{elem.ctype} {name}[{size}];")
         return name
 
-    def printf(self, items, codes) -> str:
+    def printf(self, items, codes, sep, end) -> str:
+        for what, value in (("sep", sep), ("end", end)):
+            if not (isinstance(value, Const) and isinstance(value.value, str)):
+                raise problem(f"print() takes {what} as a constant string")
         fmt, args = [], []
         for item, code in zip(items, codes):
             if isinstance(item, Const):
@@ -628,7 +631,7 @@ class FunctionEmitter(ExpressionEmitter):
             spec, arg = self.print_spec(item)
             fmt.append(spec)
             args.extend(arg)
-        text = _c_string(" ".join(fmt) + "\n")
+        text = _c_string(sep.value.replace("%", "%%").join(fmt) + end.value.replace("%", "%%"))
         return f"printf({', '.join([text] + args)})"
 
     def print_spec(self, value: Value):

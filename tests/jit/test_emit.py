@@ -230,6 +230,17 @@ def test_print_becomes_printf_with_formats():
     ) in text
 
 
+def test_print_sep_and_end():
+    @rawkernel()
+    def k(x, n):
+        print(x[0], n, "50%", sep=", ", end="|\n")
+        print(n, end="")
+
+    text = kernel_text(k, F32, np.int32(1))
+    assert 'printf("%g, %d, 50%%|\\n", (double)(x[0]), (int)(n));' in text
+    assert 'printf("%d", (int)(n));' in text
+
+
 def test_assert_becomes_device_assert():
     @rawkernel()
     def k(x):

@@ -326,3 +326,17 @@ def test_local_used_before_assignment():
             total = x[i]
 
     check(k, (A,), JitNameError, "total + 0", "'total' is used before it is assigned")
+
+
+def test_print_keywords():
+    @rawkernel()
+    def bad_sep(x):
+        print(x[0], sep=x[1])
+
+    check(bad_sep, (A,), JitError, "print(x[0], sep=x[1])", "sep", "constant string")
+
+    @rawkernel()
+    def bad_keyword(x):
+        print(x[0], flush=True)
+
+    check(bad_keyword, (A,), JitError, "print(x[0], flush=True)", "flush", "sep, end")

@@ -216,16 +216,17 @@ def _print_rule(items, mode):
 
 
 def _print_template(codes, sig, items, ctx):
-    return ctx.printf(items, codes)
+    *values, sep, end = items
+    return ctx.printf(values, codes[:-2], sep, end)
 
 
 print_ = Builtin(
     "print",
-    ("*values",),
-    "numbers and strings",
+    ("*values", "sep=' '", "end='\\n'"),
+    "numbers and strings; sep and end: constant strings",
     _print_rule,
     _print_template,
-    "Device printf of the values, separated by spaces, ended by a newline.",
+    "Device printf of the values, separated by sep, ended by end.",
     "python",
 )
 
