@@ -68,6 +68,14 @@ def squared_diff_x4(x, y, z, n):
                 z[j] = (x[j] - y[j]) ** 2
 
 
+CUDA_C_SQUARED_DIFF = r"""
+extern "C" __global__ void squared_diff_c(const float* x, const float* y, float* z, long long n) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) { float d = x[i] - y[i]; z[i] = d * d; }
+}
+"""
+
+
 def launch_rows() -> list[list]:
     """Every launch style and the floor, measured in interleaved rounds."""
     x = jitkern.asarray(np.ones(32, np.float32))
@@ -206,6 +214,11 @@ def bandwidth_rows() -> tuple[float, list[list]]:
             ">= 95%",
         ),
     ]
+    # The same one-element-per-thread kernel written by hand in CUDA C: what the hardware
+    # gives this form, so the JIT's row can be read against it.
+    cuda_c = jitkern.RawKernel(CUDA_C_SQUARED_DIFF, "squared_diff_c")
+    variants.insert(1, ("one element per thread, hand-written CUDA C (reference)",
+                        lambda *a: cuda_c(((n + 255) // 256,), (256,), a), ""))
     check = np.random.default_rng().integers(0, n, 1000)
     xs, ys = x.get()[check], y.get()[check]
     for name, launcher, target in variants:
