@@ -128,14 +128,20 @@ _include_hash: str | None = None
 def cache_key(source: str, options: tuple, name_expressions: tuple, target: Target,
               backend: str, extra_includes: tuple) -> str:
     global _include_hash
-    if _include_hash is None:
-        _include_hash = _include_digest()
+    # jitkern's headers can only change what is compiled when the source (or a
+    # -include option) includes something; most kernels include nothing, and walking
+    # the header folder is a good part of a warm first call.
+    headers = "none"
+    if "#include" in source or any("include" in o for o in options):
+        if _include_hash is None:
+            _include_hash = _include_digest()
+        headers = _include_hash
     version = toolchain.nvrtc_identity() if backend == "nvrtc" else _nvcc_version()
     # The header folders are not resolved here (cuda-pathfinder costs tens of ms in a
     # fresh process): they follow from CUDA_HOME and from the same Python environment
     # that nvrtc_identity() already describes.
     return cache.make_key(source, options, name_expressions, target.fmt, target.arch, backend,
-                          version, _include_hash, settings.cuda_home, extra_includes)
+                          version, headers, settings.cuda_home, extra_includes)
 
 
 def compile_source(source: str, *, options=(), name_expressions=(), arch=None, fmt=None,

@@ -61,9 +61,10 @@ def nvrtc_identity() -> tuple:
     if settings.cuda_home:
         folders += [os.path.join(settings.cuda_home, sub) for sub in ("lib64", "lib", "bin")]
     for entry in sys.path:
-        if entry and os.path.isdir(entry):
-            folders += [os.path.join(entry, "nvidia", sub, "lib") for sub in ("cu13", "cu12")]
-            folders.append(os.path.join(entry, "nvidia", "cuda_nvrtc", "lib"))
+        wheels = os.path.join(entry, "nvidia") if entry else ""
+        if wheels and os.path.isdir(wheels):
+            folders += [os.path.join(wheels, sub, "lib") for sub in ("cu13", "cu12")]
+            folders.append(os.path.join(wheels, "cuda_nvrtc", "lib"))
     folders += ["/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"]
     found = []
     for folder in folders:

@@ -136,3 +136,23 @@ def test_clear_disk(cache_dir):
     assert cache.disk_usage()[0] == 2
     assert cache.clear_disk() == 2
     assert cache.disk_usage() == (0, 0)
+
+
+def test_key_covers_jitkern_headers_only_when_something_is_included(monkeypatch):
+    # A source that includes nothing does not depend on jitkern's headers, so its key
+    # skips walking the header folder; one that includes something keys on them.
+    target = compiler.Target("cubin", 90)
+    digests = iter(["headers-v1", "headers-v2"])
+    monkeypatch.setattr(compiler, "_include_hash", None)
+    monkeypatch.setattr(compiler, "_include_digest", lambda: next(digests))
+    plain = 'extern "C" __global__ void k() {}'
+    included = "#include <jitkern/complex.cuh>\n" + plain
+
+    def key(src, options=()):
+        return compiler.cache_key(src, options, (), target, "nvrtc", ())
+
+    k_plain, k_inc = key(plain), key(included)
+    monkeypatch.setattr(compiler, "_include_hash", None)  # the headers changed: v2
+    assert key(plain) == k_plain
+    assert key(included) != k_inc
+    assert key(plain, ("-include=jitkern/complex.cuh",)) != key(plain)
