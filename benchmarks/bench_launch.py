@@ -32,6 +32,32 @@ def rawkernel_call(arrays):
     return lambda: k((1,), (32,), args)
 
 
+def hand_packed_call(arrays, pointer):
+    """The least a launcher reading pointers from these arrays can cost: ``pointer(a)``
+    for each, one ``struct.pack_into`` into a fixed buffer, ``cuLaunchKernel`` (no type,
+    count or stream checks). A reference for what the array library's own calls cost."""
+    import ctypes
+    import struct
+
+    from jitkern.backend.driver import drv
+
+    k = jitkern.RawKernel(FOUR_ARG_SOURCE, "four_args")
+    handle = k.kernel.handle()
+    buf = bytearray(32)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    pointers = (ctypes.c_void_p * 4)(base, base + 8, base + 16, base + 24)
+    params = ctypes.addressof(pointers)
+    pack_into, launch = struct.Struct("<QQQf").pack_into, drv().cuLaunchKernel
+    x, y, z = arrays
+    a = np.float32(2.0)
+
+    def call(_keep=(buf, pointers)):
+        pack_into(buf, 0, pointer(x), pointer(y), pointer(z), a)
+        launch(handle, 1, 1, 1, 32, 1, 1, 0, 0, params, 0)
+
+    return call
+
+
 def cupy_rawkernel_call(cp):
     k = cp.RawKernel(FOUR_ARG_SOURCE, "four_args")
     x = cp.ones(32, cp.float32)
@@ -78,18 +104,26 @@ def first_call_ms(cache_dir: str, source: str) -> tuple[float, float, float]:
 def main() -> None:
     bare_call, _keep = bare_launcher()
     cases = [("bare cuLaunchKernel, pre-packed buffer (floor)", bare_call, ""),
-             ("jitkern.RawKernel, jitkern arrays", rawkernel_call(jitkern_arrays()), "<= 1.15x")]
+             ("jitkern.RawKernel, jitkern arrays", rawkernel_call(jitkern_arrays()), "<= 1.15x"),
+             ("hand-packed launch reading `x._ptr` (reference)",
+              hand_packed_call(jitkern_arrays(), lambda a: a._ptr), "")]
     cp = try_import("cupy")
     if cp is not None:
         x = cp.ones(32, cp.float32)
         cases.append(("jitkern.RawKernel, CuPy arrays",
                       rawkernel_call((x, cp.empty_like(x), cp.empty_like(x))), "<= 1.15x"))
         cases.append(("cupy.RawKernel, CuPy arrays (reference)", cupy_rawkernel_call(cp), ""))
+        cases.append(("hand-packed launch reading `x.data.ptr` (reference)",
+                      hand_packed_call((x, cp.empty_like(x), cp.empty_like(x)),
+                                       lambda a: a.data.ptr), ""))
     torch = try_import("torch")
     if torch is not None and torch.cuda.is_available():
         t = torch.ones(32, dtype=torch.float32, device="cuda")
         cases.append(("jitkern.RawKernel, PyTorch tensors",
                       rawkernel_call((t, torch.empty_like(t), torch.empty_like(t))), "<= 1.15x"))
+        cases.append(("hand-packed launch reading `t.data_ptr()` after `t.is_cuda` (reference)",
+                      hand_packed_call((t, torch.empty_like(t), torch.empty_like(t)),
+                                       lambda a: a.data_ptr() if a.is_cuda else 0), ""))
     results = interleaved([(name, fn) for name, fn, _t in cases], N_LAUNCH)
     rows = [[name, results[name][0], results[name][1], target] for name, _fn, target in cases]
     print(f"## Launch overhead, host us per launch ({N_LAUNCH} async launches per round, median of 9 interleaved rounds; ratio = median of per-round ratios)\n")

@@ -267,51 +267,82 @@ def _packer_parts(fmt: str, slots: list[Slot], types: tuple, buffer):
 
 
 def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail,
-                       *, fallback=None):
+                       *, fallback=None, positional: bool = False, guards=(), guard_env=None,
+                       stream_of=None, current_stream=None):
     """Generate the whole launch for one signature as one function.
 
     By default: ``run(grid, block, args, shared_mem, stream) -> bool``, which returns
     False without doing anything when an assumption does not hold (other argument
-    types, dims not seen before, a stream given or current) so that the caller takes
-    the general path. With ``fallback``: ``run(grid, block, args, *, shared_mem=0,
-    stream=None)``, which calls ``fallback`` with the same arguments on a miss, so it
-    can stand for the kernel's whole call (see kernels.raw). ``fail(err, grid, block,
-    shared_mem)`` handles a driver error (it raises, or returns after recovering).
+    types, dims not seen before) so that the caller takes the general path. With
+    ``fallback``: ``run(grid, block, args, *, shared_mem=0, stream=None)`` (or with
+    ``shared_mem`` and ``stream`` positional when ``positional``), which calls
+    ``fallback`` with the same arguments on a miss, so it can stand for a kernel's
+    whole call (see kernels.raw and jit.kernel). ``guards`` are further Python
+    conditions over ``a0, a1, ...`` (names they use come from ``guard_env``) that
+    must all hold. ``fail(err, grid, block, shared_mem, stream)`` handles a driver
+    error (it raises, or returns after recovering).
+
+    ``stream_of`` (a stream argument -> handle) and ``current_stream`` (the calling
+    thread's current stream handle) are needed when streams may be given; without
+    them a given or current stream is a miss.
     """
     env, names, exprs, checks = _packer_parts(plan.fmt, plan.slots, plan.types, plan._buffer)
+    env.update(guard_env or {})
     env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims=dims,
-               _streams=streams_in_use, _fail=fail, _slow=fallback)
+               _streams=streams_in_use, _fail=fail, _slow=fallback, _last=(None, None, None),
+               _stream_of=stream_of, _current=current_stream)
     if fallback is None:
         header = "def run(grid, block, args, shared_mem, stream):"
         miss, done = "return False", "return True"
+    elif positional:
+        header = "def run(grid, block, args, shared_mem=0, stream=None):"
+        miss = "return _slow(grid, block, args, shared_mem, stream)"
+        done = "return None"
     else:
         header = "def run(grid, block, args, *, shared_mem=0, stream=None):"
         miss = "return _slow(grid, block, args, shared_mem=shared_mem, stream=stream)"
         done = "return None"
     n = len(names)
+    if stream_of is not None and current_stream is not None:
+        stream_lines = [
+            "    if stream is None:",
+            "        s = _current() if _streams[0] else 0",
+            "    else:",
+            "        s = _stream_of(stream)",
+        ]
+    else:
+        stream_lines = ["    if stream is not None or _streams[0]:", f"        {miss}", "    s = 0"]
     # Unpacking (of args, and of the memoised launch dims) raises on a mismatch,
     # which costs nothing when it does not happen; len() and indexing would cost
-    # on every launch.
+    # on every launch. The last (grid, block) objects and their dims are kept in one
+    # tuple (one store, so threads never see a torn pair): a loop launching with the
+    # same grid and block objects skips hashing them.
     lines = [
         header,
-        "    if stream is not None or _streams[0]:",
-        f"        {miss}",
+        "    global _last",
+        *stream_lines,
         "    try:",
         f"        {''.join(nm + ', ' for nm in names) or '() '}= args",
-        "        gx, gy, gz = _dims[grid]",
-        "        bx, by, bz = _dims[block]",
+        "        lg, lb, ld = _last",
+        "        if grid is lg and block is lb:",
+        "            gx, gy, gz, bx, by, bz = ld",
+        "        else:",
+        "            gx, gy, gz = _dims[grid]",
+        "            bx, by, bz = _dims[block]",
+        "            _last = (grid, block, (gx, gy, gz, bx, by, bz))",
         "    except (TypeError, ValueError, KeyError):",
         f"        {miss}",
     ]
-    if n:
-        lines.append(f"    if {' or '.join(checks)}:")
+    conditions = [*checks, *(f"not ({g})" for g in guards)] if n else []
+    if conditions:
+        lines.append(f"    if {' or '.join(conditions)}:")
         lines.append(f"        {miss}")
     lines += [
         f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})",
-        "    err, = _launch(_h, gx, gy, gz, bx, by, bz, shared_mem, 0, _params"
+        "    err, = _launch(_h, gx, gy, gz, bx, by, bz, shared_mem, s, _params"
         + (", 0)" if launch.__name__ == "cuLaunchKernel" else ")"),
         "    if err:",
-        "        _fail(err, (gx, gy, gz), (bx, by, bz), shared_mem)",
+        "        _fail(err, (gx, gy, gz), (bx, by, bz), shared_mem, s)",
         f"    {done}",
     ]
     exec(compile("\n".join(lines) + "\n", "<jitkern fast launch>", "exec"), env)  # noqa: S102

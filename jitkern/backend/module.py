@@ -13,7 +13,7 @@ import threading
 
 from ..errors import CUDAError, KernelArgumentError, LaunchError
 from . import driver
-from .device import STREAMS_IN_USE, _stream_state, stream_handle
+from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
 from .launch import build_plan, device_getter, dim3, make_fast_launcher, signature_of
 
@@ -178,7 +178,7 @@ class Function:
         if err != 0:
             self._launch_failed(err, state, plan, (gx, gy, gz), (bx, by, bz), shared_mem, s,
                                 cooperative)
-        elif stream is None and not _multi_device and plan.dtypes is None:
+        elif not _multi_device and plan.dtypes is None:
             self._install_fast(state, plan, cooperative)
 
     def _install_fast(self, state: _DeviceState, plan, cooperative: bool) -> None:
@@ -186,21 +186,24 @@ class Function:
         self.fast = self.fast_launcher(state, plan, cooperative)
         self._fast_cooperative = cooperative
 
-    def fast_launcher(self, state: _DeviceState, plan, cooperative: bool, fallback=None):
+    def fast_launcher(self, state: _DeviceState, plan, cooperative: bool, fallback=None,
+                      positional: bool = False, guards=(), guard_env=None):
         """The generated launcher for ``plan`` (see launch.make_fast_launcher), cached on it,
         so a kernel launched with alternating signatures does not regenerate code."""
-        key = (cooperative, fallback)
+        key = (cooperative, fallback, positional, tuple(guards))
         run = plan.launchers.get(key)
         if run is None:
             d = _drv
             launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
 
-            def fail(err, grid, block, shared_mem):
-                self._launch_failed(err, state, plan, grid, block, shared_mem, 0, cooperative)
+            def fail(err, grid, block, shared_mem, stream):
+                self._launch_failed(err, state, plan, grid, block, shared_mem, stream,
+                                    cooperative)
 
             run = plan.launchers[key] = make_fast_launcher(
                 plan, launch, state.handle, _dims, STREAMS_IN_USE, fail,
-                fallback=fallback)
+                fallback=fallback, positional=positional, guards=guards, guard_env=guard_env,
+                stream_of=stream_handle, current_stream=current_stream_handle)
         return run
 
     def last_plan(self):

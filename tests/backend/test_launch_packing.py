@@ -128,3 +128,94 @@ def test_dim3(value, expected):
 def test_dim3_refuses(value):
     with pytest.raises(KernelArgumentError, match="grid"):
         launch.dim3(value, "grid")
+
+
+# ---------------------------------------------------------------------------
+# The generated whole-launch function, driven with a recording stand-in for cuLaunchKernel.
+
+
+class Recorder:
+    """Stands in for cuLaunchKernel: records each launch's dims, stream and packed bytes."""
+
+    __name__ = "cuLaunchKernel"
+
+    def __init__(self, plan, err=0):
+        self.plan, self.err, self.calls = plan, err, []
+
+    def __call__(self, handle, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra):
+        assert params == self.plan.params_ptr and extra == 0
+        self.calls.append(((gx, gy, gz), (bx, by, bz), shared_mem, stream, packed(self.plan)))
+        return (self.err,)
+
+
+def _fast(args, **kwargs):
+    plan = launch.build_plan(args, None)
+    rec = Recorder(plan)
+    dims = {(2,): (2, 1, 1), (64,): (64, 1, 1), (3,): (3, 1, 1), 7: (7, 1, 1)}
+    slow_calls = []
+
+    def slow(*a, **k):
+        slow_calls.append((a, k))
+        return "slow"
+
+    run = launch.make_fast_launcher(plan, rec, "handle", dims, [0], None, fallback=slow,
+                                    **kwargs)
+    return run, rec, slow_calls
+
+
+def test_fast_launcher_packs_and_launches(rng):
+    ptrs = [int(v) * 256 for v in rng.integers(1, 2**30, 2)]
+    value = np.float32(rng.standard_normal())
+    run, rec, slow = _fast((FakeArray(ptrs[0]), FakeArray(ptrs[1]), value))
+    assert run((2,), (64,), (FakeArray(ptrs[1]), FakeArray(ptrs[0]), value)) is None
+    assert not slow
+    (grid, block, shm, stream, data), = rec.calls
+    assert (grid, block, shm, stream) == ((2, 1, 1), (64, 1, 1), 0, 0)
+    assert data == [struct.pack("<Q", ptrs[1]), struct.pack("<Q", ptrs[0]), value.tobytes()]
+
+
+def test_fast_launcher_dims_follow_each_call():
+    # The last (grid, block) objects are remembered; another object must not reuse them.
+    run, rec, _slow = _fast((1,))
+    grid, block = (2,), (64,)
+    run(grid, block, (5,))
+    run(grid, block, (6,))
+    run((3,), block, (7,))
+    run(7, block, (8,))
+    run(grid, block, (9,))
+    assert [c[0] for c in rec.calls] == [(2, 1, 1), (2, 1, 1), (3, 1, 1), (7, 1, 1), (2, 1, 1)]
+    assert [c[4][0] for c in rec.calls] == [struct.pack("<q", v) for v in (5, 6, 7, 8, 9)]
+
+
+def test_fast_launcher_misses_go_to_the_fallback():
+    run, rec, slow = _fast((1, 2.0), guards=("a0 > 0",))
+    assert run((2,), (64,), (1, 2)) == "slow"  # int where a float was
+    assert run((2,), (64,), (1,)) == "slow"  # wrong count
+    assert run((5,), (64,), (1, 2.0)) == "slow"  # dims never validated
+    assert run((2,), (64,), (-1, 2.0)) == "slow"  # guard fails
+    assert run((2,), (64,), (1, 2.0), shared_mem=16) is None
+    assert not rec.calls[:-1] and len(rec.calls) == 1 and rec.calls[0][2] == 16
+    assert [k for _a, k in slow] == [{"shared_mem": 0, "stream": None}] * 4
+
+
+def test_fast_launcher_streams():
+    streams = [0]
+    plan = launch.build_plan((1,), None)
+    rec = Recorder(plan)
+    run = launch.make_fast_launcher(
+        plan, rec, "h", {(1,): (1, 1, 1)}, streams, None, fallback=None,
+        stream_of=lambda s: s * 10, current_stream=lambda: 99)
+    assert run((1,), (1,), (1,), 0, None) and rec.calls[-1][3] == 0
+    assert run((1,), (1,), (1,), 0, 4) and rec.calls[-1][3] == 40
+    streams[0] = 1  # some thread entered `with stream:`: ask for the current one
+    assert run((1,), (1,), (1,), 0, None) and rec.calls[-1][3] == 99
+
+
+def test_fast_launcher_reports_driver_errors():
+    plan = launch.build_plan((1,), None)
+    rec = Recorder(plan, err=700)
+    failures = []
+    run = launch.make_fast_launcher(
+        plan, rec, "h", {(1,): (1, 1, 1)}, [0], lambda *a: failures.append(a), fallback=None)
+    assert run((1,), (1,), (1,), 8, None)
+    assert failures == [(700, (1, 1, 1), (1, 1, 1), 8, 0)]
