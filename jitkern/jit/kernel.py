@@ -157,6 +157,7 @@ class JitKernel(functools.partial):
         if entry.extras is not None:
             launch_args = launch_args + entry.extras(launch_args)
         entry.function.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
+        entry.upgrade()
         self._set_call(entry.run)
 
     def _set_call(self, func) -> None:
@@ -186,12 +187,10 @@ class JitKernel(functools.partial):
             if entry is None:
                 fn = Function(built.binary, built.symbol, display_name=self.__name__)
                 extras = _extras_function(built.plans)
-                entry = _Entry(
-                    fn,
-                    extras,
-                    built.cooperative,
-                    _launch_run(args, types, fn, extras, built.cooperative, self._launch),
-                )
+                guards, guard_env = _guards(args, types)
+                entry = _Entry(fn, extras, built.cooperative, guards, guard_env, self._launch)
+                entry.run = _launch_run(args, guards, guard_env, fn, extras, built.cooperative,
+                                        self._launch)
                 self._entries[key] = entry
         return entry
 
@@ -274,34 +273,43 @@ def _launch_star(kernel, grid, block, shared_mem, stream, *args):
 
 
 class _Entry:
-    __slots__ = ("function", "extras", "cooperative", "run")
+    __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "merged",
+                 "general")
 
-    def __init__(self, function, extras, cooperative, run):
+    def __init__(self, function, extras, cooperative, guards, guard_env, general):
         self.function = function
         self.extras = extras
         self.cooperative = cooperative
-        self.run = run  # (grid, block, args, shared_mem, stream) -> launched?
+        self.guards, self.guard_env = guards, guard_env
+        self.merged = False  # run is the Function's whole-launch function
+        self.run = None  # the kernel's call for this signature: (grid, block, args, shm, stream)
+        self.general = general
+
+    def upgrade(self) -> None:
+        """With the Function's packing plan known, make ``run`` one generated function that
+        checks the signature, packs and launches (one Python call, not two)."""
+        if self.merged or self.extras is not None:
+            return
+        last = self.function.last_plan()
+        if last is None:
+            return
+        state, plan = last
+        self.run = self.function.fast_launcher(
+            state, plan, self.cooperative, fallback=self.general, positional=True,
+            guards=tuple(self.guards), guard_env=self.guard_env)
+        self.merged = True
 
 
-def _launch_run(args: tuple, types: tuple, function, extras, cooperative: bool, general):
-    """Generate ``run(grid, block, args, shared_mem=0, stream=None)`` for one signature.
-
-    One boolean expression checks that ``args`` have the signature of ``args`` (it may
-    say no to arguments of the same signature, never yes to another: ``general``, the
-    kernel's general launch, then handles the call); then the launch goes through the
-    Function's own fast path.
-    """
-    env = {"_fits_int32": _fits_int32, "_F": function, "_extras": extras, "tuple": tuple,
-           "_general": general}
-    names = [f"a{i}" for i in range(len(args))]
+def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
+    """(conditions, names they use): what ``a0, a1, ...`` must meet, beyond each having the
+    type of the same argument in ``args``, to have the signature ``types``. The conditions
+    may say no to arguments of the same signature, never yes to another."""
+    env = {"_fits_int32": _fits_int32}
     terms = []
     for i, (a, t) in enumerate(zip(args, types)):
-        cls = type(a)
-        env[f"T{i}"] = cls
-        terms.append(f"type(a{i}) is T{i}")
         if not isinstance(t, T.Array):
             continue
-        keyer = _keyer_for(cls)
+        keyer = _keyer_for(type(a))
         if keyer is _key_jitkern:
             env[f"D{i}"] = a._dtype
             terms.append(f"a{i}._dtype is D{i}")
@@ -315,6 +323,26 @@ def _launch_run(args: tuple, types: tuple, function, extras, cooperative: bool, 
             env[f"K{i}"] = keyer
             env[f"V{i}"] = keyer(a)
             terms.append(f"K{i}(a{i}) == V{i}")
+    return terms, env
+
+
+def _launch_run(args: tuple, guards: list, guard_env: dict, function, extras, cooperative: bool,
+                general):
+    """Generate ``run(grid, block, args, shared_mem=0, stream=None)`` for one signature.
+
+    It checks ``args`` against the signature (types, then ``guards``) and launches through
+    the Function's own fast path; on a mismatch ``general``, the kernel's general launch,
+    handles the call. Used until the Function has a packing plan for this signature;
+    then the kernel's call becomes the Function's whole-launch function with the same
+    guards (see JitKernel._launch).
+    """
+    env = dict(guard_env, _F=function, _extras=extras, tuple=tuple, _general=general)
+    names = [f"a{i}" for i in range(len(args))]
+    terms = []
+    for i, a in enumerate(args):
+        env[f"T{i}"] = type(a)
+        terms.append(f"type(a{i}) is T{i}")
+    terms += guards
     miss = "return _general(grid, block, args, shm, stream)"
     lines = [
         "def run(grid, block, args, shm=0, stream=None):",
