@@ -160,3 +160,13 @@ def test_mode_names():
     assert rawkernel(mode="python")(lambda x: None).mode == "numpy"
     with pytest.raises(ValueError, match="'cuda' or 'numpy'"):
         rawkernel(mode="fast")
+
+
+@rawkernel(mode="numpy")
+def pow_builtin(a):
+    v = pow(a[0], 2)
+
+
+def test_pow_builtin_has_the_operator_type():
+    assert declared_type(pow_builtin, np.zeros(2, np.float32)) == "float"
+    assert declared_type(pow_builtin, np.zeros(2, np.int16)) == "short"

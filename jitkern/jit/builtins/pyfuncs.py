@@ -232,7 +232,8 @@ print_ = Builtin(
 
 
 def _pow_template(codes, sig, items, ctx):
-    return ctx.binary("Pow", items[0], items[1]).code
+    # The ** operator's own value: its type (and weakness) come from the operator's rule.
+    return ctx.binary("Pow", items[0], items[1])
 
 
 pow_ = Builtin(
