@@ -9,6 +9,7 @@ through :data:`FOLD`. The statement emitter (:mod:`.statements`) extends this cl
 from __future__ import annotations
 
 import ast
+import dataclasses
 import math
 import operator
 
@@ -450,9 +451,14 @@ class ExpressionEmitter:
         if isinstance(item, Const) and item.is_scalar:
             return self.fold(op, item.value)
         v = self.materialize(item)
+        if not isinstance(v.type, T.Scalar):
+            raise problem(f"unary {_UNARY[op]} needs a number, got {v.type}")
+        out = self.unary(op, v)
+        # Python operators on Python scalars give Python scalars: a weak operand stays weak.
+        return dataclasses.replace(out, weak=True) if v.weak else out
+
+    def unary(self, op, v: Value) -> Value:
         t = v.type
-        if not isinstance(t, T.Scalar):
-            raise problem(f"unary {_UNARY[op]} needs a number, got {t}")
         if op is ast.Not:
             return Value(f"(!{self.convert(v, T.bool_).code})", T.bool_)
         if op is ast.UAdd:
@@ -654,7 +660,8 @@ class ExpressionEmitter:
             code = template.format(*codes, T=sig.result.ctype)
         if isinstance(code, (Value, Const)):
             return code
-        return Value(code, sig.result)
+        weak = record.keeps_weak and all(infer.is_weak(operand(i)) for i in items)
+        return Value(code, sig.result, weak=weak)
 
     def collapse_addresses(self, record, items):
         if not record.address_of:

@@ -303,7 +303,7 @@ class FunctionEmitter(ExpressionEmitter):
             self.aliases[name] = Value(cname, t)
             return
         self.hoisted.append(f"{t.ctype} {cname};")
-        self.locals[name] = Value(cname, t, lvalue=True)
+        self.locals[name] = Value(cname, t, lvalue=True, weak=value.weak)
         self.line(f"{cname} = {value.code};")
 
     def unpack(self, target, item) -> None:

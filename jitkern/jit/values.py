@@ -19,6 +19,9 @@ class Value:
     code: str
     type: T.Type
     lvalue: bool = False  # an assignable element (x[i], a local variable)
+    # A Python scalar known only at run time (jitkern.fuse's scalar arguments): type
+    # rules see it as a literal of its kind, as NumPy 2 treats Python scalars.
+    weak: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -30,10 +33,14 @@ class Const:
         return isinstance(self.value, (bool, int, float, complex, numpy.bool_, numpy.number))
 
 
+#: The literal a weak value stands for in the type rules, by its type's kind.
+_WEAK_STAND_INS = {"b": False, "i": 0, "f": 0.0, "c": 0j}
+
+
 def operand(item):
     """What a type rule sees: a Value's type, a typed constant's type, or a weak literal."""
     if isinstance(item, Value):
-        return item.type
+        return _WEAK_STAND_INS[item.type.kind] if item.weak else item.type
     value = item.value
     if isinstance(value, (bool, int, float, complex)):
         return value

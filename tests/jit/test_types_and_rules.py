@@ -170,3 +170,13 @@ def pow_builtin(a):
 def test_pow_builtin_has_the_operator_type():
     assert declared_type(pow_builtin, np.zeros(2, np.float32)) == "float"
     assert declared_type(pow_builtin, np.zeros(2, np.int16)) == "short"
+
+
+def test_weak_values_promote_as_python_scalars():
+    from jitkern.jit.values import Value, operand
+
+    s = Value("s", T.float64, weak=True)
+    assert operand(s) == 0.0 and infer.is_weak(operand(s))
+    assert infer.result_type([T.float32, operand(s)], "numpy") is T.float32
+    assert infer.result_type([T.int8, operand(Value("k", T.int64, weak=True))], "numpy") is T.int8
+    assert operand(Value("x", T.float64)) is T.float64

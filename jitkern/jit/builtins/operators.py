@@ -90,6 +90,7 @@ def _op(name, symbol, rule, template=None, doc=""):
         template or _c_binary(symbol),
         doc,
         "operators",
+        keeps_weak=True,
     )
 
 

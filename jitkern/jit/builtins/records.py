@@ -36,6 +36,9 @@ class Builtin:
     cooperative: bool = False  # needs a cooperative launch
     includes: tuple = ()
     min_arch: int = 0
+    # Python's operators, abs and pow give a Python scalar for Python scalars: with only
+    # weak arguments (jitkern.fuse's scalar arguments, literals) the result stays weak.
+    keeps_weak: bool = False
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError(f"jit.{self.name} can only be used inside a @rawkernel function")
