@@ -461,6 +461,11 @@ class ExpressionEmitter:
         t = v.type
         if op is ast.Not:
             return Value(f"(!{self.convert(v, T.bool_).code})", T.bool_)
+        if t is T.bool_ and op in (ast.USub, ast.UAdd) and self.mode == "numpy" and not v.weak:
+            raise problem(
+                f"NumPy has no unary {_UNARY[op]} for bools",
+                "use ~x (or numpy.logical_not) to negate a condition, or convert to an int first",
+            )
         if op is ast.UAdd:
             return v
         if op is ast.Invert:

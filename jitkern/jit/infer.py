@@ -119,12 +119,42 @@ def _numpy_result_type(ops) -> T.Scalar:
     return out
 
 
-def arithmetic_type(operands, mode: str) -> T.Scalar:
-    """Like result_type, but bool arithmetic gives an integer (Python: True + True == 2)."""
-    out = result_type(operands, mode)
-    if out is T.bool_:
-        return T.int32 if mode == "cuda" else T.int64
-    return out
+#: numpy mode, typed bool operands: NumPy's ``add`` and ``multiply`` have a bool loop
+#: (logical or, and), ``subtract`` refuses bools (None), and the other operators have no
+#: bool loop, so NumPy runs their smallest integer loop (int8).
+NUMPY_BOOL_LOOPS = {
+    "+": "bool",
+    "*": "bool",
+    "-": None,
+    "//": "int8",
+    "%": "int8",
+    "**": "int8",
+    "<<": "int8",
+    ">>": "int8",
+}
+
+
+def arithmetic_type(operands, mode: str, op: str = "+") -> T.Scalar:
+    """Like result_type, but bool arithmetic gives an integer (Python: True + True == 2),
+    except on typed bools in numpy mode, which follow NumPy's loops (NUMPY_BOOL_LOOPS)."""
+    ops = list(operands)
+    out = result_type(ops, mode)
+    if out is not T.bool_:
+        return out
+    if mode == "numpy" and not all(is_weak(o) for o in ops):
+        return numpy_bool_loop(op)
+    return T.int32 if mode == "cuda" else T.int64
+
+
+def numpy_bool_loop(op: str) -> T.Scalar:
+    """The type NumPy computes ``bool op bool`` in (TypeError where it refuses bools)."""
+    name = NUMPY_BOOL_LOOPS[op]
+    if name is None:
+        raise TypeError(
+            f"NumPy does not apply {op} to bools; use ^ (or numpy.logical_xor), or convert "
+            "to an int first"
+        )
+    return T.scalar(name)
 
 
 def true_divide_type(operands, mode: str) -> T.Scalar:
@@ -138,17 +168,43 @@ def true_divide_type(operands, mode: str) -> T.Scalar:
 
 def integer_type(operands, mode: str, op_name: str) -> T.Scalar:
     """Operand type of bit operations: integers and bools only."""
-    out = result_type(operands, mode)
+    ops = list(operands)
+    out = result_type(ops, mode)
     if out.kind not in "biu":
         raise TypeError(f"{op_name} needs integers or bools, got {out}")
+    if out is T.bool_ and mode == "numpy" and op_name in NUMPY_BOOL_LOOPS:  # shifts
+        return T.int64 if all(is_weak(o) for o in ops) else numpy_bool_loop(op_name)
     return out
 
 
-def float_type(t: T.Scalar) -> T.Scalar:
-    """The floating type math functions compute ``t`` in (NumPy: ints -> float64)."""
-    if t.kind in "biu":
-        return T.float64
-    return t
+def float_type(t: T.Scalar, mode: str = "cuda") -> T.Scalar:
+    """The floating type math functions compute ``t`` in: ints -> float64, except in numpy
+    mode, where bools and ints take NumPy's loop: the smallest float that holds them exactly
+    (bool and 8-bit ints -> float16, 16-bit ints -> float32)."""
+    if t.kind not in "biu":
+        return t
+    if mode == "numpy":
+        return _NUMPY_INT_FLOATS.get(t.itemsize, T.float64)
+    return T.float64
+
+
+_NUMPY_INT_FLOATS = {1: T.float16, 2: T.float32}
+
+
+def math_type(operands, mode: str) -> T.Scalar:
+    """The type a math function computes real operands in.
+
+    Their common type when it is a float; otherwise (integers and bools) float64, but in
+    numpy mode NumPy's loop: the smallest float every operand converts to exactly
+    (``hypot(int8, uint8)`` is float16, though ``int8 + uint8`` is int16).
+    """
+    ops = list(operands)
+    t = result_type(ops, mode)
+    if t.kind not in "biu" or mode != "numpy":
+        return float_type(t, mode)
+    # a Python int takes the common type (int8 with an int8, int64 with a bool)
+    exact = [t if is_weak(op) else op for op in ops]
+    return result_type([float_type(op, mode) for op in exact], mode)
 
 
 def can_assign(src, dst: T.Type, mode: str) -> bool:
@@ -213,6 +269,10 @@ def describe_mode_table() -> list[tuple[str, str, str]]:
         ("`int32 / int32`", lambda m: true_divide_type([i32, i32], m)),
         ("`int8 / int8`", lambda m: true_divide_type([i8, i8], m)),
         ("`True + True`", lambda m: arithmetic_type([True, True], m)),
+        ("`bool + bool` (typed)", lambda m: arithmetic_type([T.bool_, T.bool_], m)),
+        ("`bool // bool` (typed)", lambda m: arithmetic_type([T.bool_, T.bool_], m, "//")),
+        ("`numpy.exp(int8)`", lambda m: math_type([i8], m)),
+        ("`numpy.exp(int16)`", lambda m: math_type([T.int16], m)),
         ("`float32 + 1j`", lambda m: arithmetic_type([f32, 1j], m)),
     ]
     return [(label, str(rule("cuda")), str(rule("numpy"))) for label, rule in cases]

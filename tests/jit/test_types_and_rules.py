@@ -5,8 +5,10 @@ import itertools
 import numpy as np
 import pytest
 
+from jitkern.jit import builtins as B
 from jitkern.jit import docs, infer, rawkernel
 from jitkern.jit import types as T
+from jitkern.jit.values import Const, Value, operand
 
 NUMPY_TYPES = [
     "bool",
@@ -173,10 +175,131 @@ def test_pow_builtin_has_the_operator_type():
 
 
 def test_weak_values_promote_as_python_scalars():
-    from jitkern.jit.values import Value, operand
-
     s = Value("s", T.float64, weak=True)
     assert operand(s) == 0.0 and infer.is_weak(operand(s))
     assert infer.result_type([T.float32, operand(s)], "numpy") is T.float32
     assert infer.result_type([T.int8, operand(Value("k", T.int64, weak=True))], "numpy") is T.int8
     assert operand(Value("x", T.float64)) is T.float64
+
+
+# ---------------------------------------------------------------------------
+# numpy mode against NumPy's own ufuncs: every operator and the NumPy functions
+# jitkern.fuse relies on, over every pair of real types and Python scalars.
+
+REAL_TYPES = [t for t in NUMPY_TYPES if not t.startswith("complex")]
+PY_SCALARS = [True, 3, 2.5]
+
+OPERATOR_UFUNCS = {
+    "Add": np.add,
+    "Sub": np.subtract,
+    "Mult": np.multiply,
+    "Div": np.true_divide,
+    "FloorDiv": np.floor_divide,
+    "Mod": np.remainder,
+    "Pow": np.power,
+    "LShift": np.left_shift,
+    "RShift": np.right_shift,
+    "BitAnd": np.bitwise_and,
+    "BitOr": np.bitwise_or,
+    "BitXor": np.bitwise_xor,
+    "Lt": np.less,
+    "GtE": np.greater_equal,
+    "Eq": np.equal,
+}
+# complex operands, where the JIT takes them (it does not order complex numbers)
+COMPLEX_OPERATORS = ("Add", "Sub", "Mult", "Div", "Pow", "Eq")
+UNARY_FUNCTIONS = [
+    np.exp, np.log, np.log2, np.log10, np.sqrt, np.sin, np.cos, np.tan, np.arcsin, np.arccos,
+    np.arctan, np.sinh, np.cosh, np.tanh, np.floor, np.ceil, np.trunc, np.absolute, np.square,
+    np.negative, np.fabs, np.isnan,
+]  # fmt: skip
+BINARY_FUNCTIONS = [np.maximum, np.minimum, np.arctan2, np.hypot, np.power, np.copysign]
+
+
+def _rule_result(record, operands) -> str:
+    items = [Value("x", T.scalar(o)) if isinstance(o, str) else Const(o) for o in operands]
+    try:
+        return record.rule(items, "numpy").result.name
+    except TypeError:
+        return "refused"
+
+
+def _numpy_result(fn, operands) -> str:
+    args = [np.ones(3, o) if isinstance(o, str) else o for o in operands]
+    try:
+        with np.errstate(all="ignore"):
+            return np.asarray(fn(*args)).dtype.name
+    except TypeError:
+        return "refused"
+
+
+def _mismatches(record, fn, combos) -> list:
+    out = []
+    for ops in combos:
+        got, want = _rule_result(record, ops), _numpy_result(fn, ops)
+        if got != want:
+            out.append((ops, got, want))
+    return out
+
+
+def _typed_pairs(types):
+    pairs = itertools.product(types + PY_SCALARS, repeat=2)
+    return [p for p in pairs if any(isinstance(o, str) for o in p)]
+
+
+@pytest.mark.parametrize("op", sorted(OPERATOR_UFUNCS))
+def test_numpy_mode_operators_match_numpy_ufuncs(op):
+    types = NUMPY_TYPES if op in COMPLEX_OPERATORS else REAL_TYPES
+    combos = _typed_pairs(types)
+    if op in COMPLEX_OPERATORS:
+        combos += [(t, 1j) for t in NUMPY_TYPES]
+    assert _mismatches(B.OPERATORS[op], OPERATOR_UFUNCS[op], combos) == []
+
+
+@pytest.mark.parametrize("fn", UNARY_FUNCTIONS, ids=lambda f: f.__name__)
+def test_numpy_mode_math_functions_match_numpy(fn):
+    combos = [(t,) for t in REAL_TYPES + PY_SCALARS]
+    assert _mismatches(B.PY_FUNCTIONS[fn], fn, combos) == []
+
+
+@pytest.mark.parametrize("fn", BINARY_FUNCTIONS, ids=lambda f: f.__name__)
+def test_numpy_mode_binary_functions_match_numpy(fn):
+    assert _mismatches(B.PY_FUNCTIONS[fn], fn, _typed_pairs(REAL_TYPES)) == []
+
+
+def test_numpy_mode_where_matches_numpy():
+    combos = [("bool",) + p for p in _typed_pairs(NUMPY_TYPES)]
+    combos += [("float32", 1, 2.5), ("int8", True, 3)]
+    assert _mismatches(B.PY_FUNCTIONS[np.where], np.where, combos) == []
+
+
+def test_numpy_bool_rules_and_python_scalars():
+    # typed bools take NumPy's loops; Python's own bools keep Python's arithmetic
+    assert infer.arithmetic_type([T.bool_, T.bool_], "numpy", "+") is T.bool_
+    assert infer.arithmetic_type([T.bool_, True], "numpy", "**") is T.int8
+    assert infer.arithmetic_type([True, True], "numpy", "+") is T.int64
+    assert infer.arithmetic_type([T.bool_, T.bool_], "cuda", "+") is T.int32
+    with pytest.raises(TypeError, match="does not apply -"):
+        infer.arithmetic_type([T.bool_, T.bool_], "numpy", "-")
+    assert infer.math_type([T.int8, T.uint8], "numpy") is T.float16
+    assert infer.math_type([T.bool_, 1], "numpy") is T.float64
+    assert infer.math_type([T.int8], "cuda") is T.float64
+
+
+@rawkernel(mode="numpy")
+def or_numpy(a, b):
+    v = a[0] + b[0]
+
+
+@rawkernel(mode="numpy")
+def negate_flag(a):
+    v = -a[0]
+
+
+def test_emitted_bool_arithmetic_follows_numpy():
+    flags = np.zeros(2, bool)
+    assert declared_type(or_numpy, flags, flags) == "bool"
+    assert "||" in or_numpy.emit(flags, flags)
+    with pytest.raises(TypeError, match=r"test_types_and_rules.py:\d+:9: NumPy has no unary -"):
+        negate_flag.emit(flags)
+    assert declared_type(negate_flag, np.zeros(2, np.int8)) == "signed char"

@@ -30,13 +30,15 @@ from .mathfuncs import (
     conj,
     conjugate,
     imag,
+    negative,
     numpy_maximum,
     numpy_minimum,
     real,
     resolve_py,
     square,
+    where,
 )
-from .operators import OPERATORS
+from .operators import OPERATORS, numpy_power
 from .pyfuncs import (
     abs_,
     bool_cast,
@@ -100,6 +102,9 @@ def _python_functions() -> dict:
         numpy.conjugate: conj,
         numpy.real: real,
         numpy.imag: imag,
+        numpy.negative: negative,
+        numpy.power: numpy_power,
+        numpy.where: where,
     }
     for record, row in MATH:
         for dotted in row.names:
@@ -256,8 +261,10 @@ __all__ = [
     "max_",
     "min_",
     "nanosleep",
+    "negative",
     "numpy_maximum",
     "numpy_minimum",
+    "numpy_power",
     "popc",
     "pow_",
     "print_",
@@ -276,4 +283,5 @@ __all__ = [
     "threadfence_block",
     "threadfence_system",
     "warpsize",
+    "where",
 ]

@@ -24,10 +24,12 @@ class _MathRow:
     result: str = "float"  # 'float': the argument's float type; 'bool'
     complex_fn: str | None = None  # overload in jitkern/complex.cuh
     doc: str = ""
+    # numpy mode: integers and bools pass through unchanged (NumPy >= 2.1's floor/ceil/trunc)
+    keeps_integers: bool = False
 
 
-def _m(names, f32, f64, doc, nargs=1, result="float", complex_fn=None):
-    return _MathRow(tuple(names.split()), nargs, f32, f64, result, complex_fn, doc)
+def _m(names, f32, f64, doc, nargs=1, result="float", complex_fn=None, keeps_integers=False):
+    return _MathRow(tuple(names.split()), nargs, f32, f64, result, complex_fn, doc, keeps_integers)
 
 
 _MATH_ROWS = (
@@ -58,16 +60,34 @@ _MATH_ROWS = (
     _m("math.erfc", "erfcf", "erfc", "Complementary error function."),
     _m("math.lgamma", "lgammaf", "lgamma", "log(abs(gamma(x)))."),
     _m("math.gamma", "tgammaf", "tgamma", "Gamma function."),
-    _m("numpy.floor", "floorf", "floor", "Largest integer <= x (as a float)."),
-    _m("numpy.ceil", "ceilf", "ceil", "Smallest integer >= x (as a float)."),
-    _m("numpy.trunc", "truncf", "trunc", "x rounded toward zero (as a float)."),
+    _m(
+        "numpy.floor",
+        "floorf",
+        "floor",
+        "Largest integer <= x (a float; numpy mode keeps ints, as NumPy).",
+        keeps_integers=True,
+    ),
+    _m(
+        "numpy.ceil",
+        "ceilf",
+        "ceil",
+        "Smallest integer >= x (a float; numpy mode keeps ints, as NumPy).",
+        keeps_integers=True,
+    ),
+    _m(
+        "numpy.trunc",
+        "truncf",
+        "trunc",
+        "x rounded toward zero (a float; numpy mode keeps ints, as NumPy).",
+        keeps_integers=True,
+    ),
     _m("numpy.rint numpy.round", "rintf", "rint", "x rounded to the nearest even integer."),
     _m("math.fabs numpy.fabs", "fabsf", "fabs", "Absolute value as a float."),
     _m("math.atan2 numpy.arctan2", "atan2f", "atan2", "Arc tangent of y / x.", nargs=2),
     _m("math.hypot numpy.hypot", "hypotf", "hypot", "sqrt(x*x + y*y) without overflow.", nargs=2),
     _m("math.copysign numpy.copysign", "copysignf", "copysign", "|x| with the sign of y.", nargs=2),
     _m("math.fmod numpy.fmod", "fmodf", "fmod", "C remainder (sign of x).", nargs=2),
-    _m("math.pow numpy.power", "powf", "pow", "x ** y (as a float).", nargs=2),
+    _m("math.pow", "powf", "pow", "x ** y (as a float).", nargs=2),
     _m("numpy.fmin", "fminf", "fmin", "Minimum, ignoring NaN.", nargs=2),
     _m("numpy.fmax", "fmaxf", "fmax", "Maximum, ignoring NaN.", nargs=2),
     _m(
@@ -103,7 +123,9 @@ def _math_rule(row: _MathRow):
         t = infer.result_type(ops, mode)
         if t.is_complex and row.complex_fn is None:
             raise TypeError(f"{row.names[0]} does not take complex numbers")
-        compute = t if t.is_complex else infer.float_type(t)
+        if row.keeps_integers and mode == "numpy" and t.kind in "biu":
+            return Sig((t,) * len(items), t)
+        compute = t if t.is_complex else infer.math_type(ops, mode)
         result = T.bool_ if row.result == "bool" else compute
         return Sig((compute,) * len(items), result)
 
@@ -113,6 +135,8 @@ def _math_rule(row: _MathRow):
 def _math_template(row: _MathRow):
     def template(codes, sig, items, ctx):
         t = sig.args[0]
+        if row.keeps_integers and t.kind in "biu":
+            return codes[0]
         if t.is_complex:
             ctx.need_complex()
             return f"{row.complex_fn}({', '.join(codes)})"
@@ -162,8 +186,66 @@ def same_numeric(items, mode):
     return Sig((t,), t)
 
 
+def _square_rule(items, mode):
+    t = numeric(items[0], mode)
+    if t is T.bool_ and mode == "numpy":
+        t = infer.numpy_bool_loop("**")  # NumPy squares bools (Python's too) in its int8 loop
+    return Sig((t,), t)
+
+
 square = Builtin(
-    "numpy.square", ("x",), "any number", same_numeric, _square_template, "x * x.", "math"
+    "numpy.square", ("x",), "any number", _square_rule, _square_template, "x * x.", "math"
+)
+
+
+def _negative_rule(items, mode):
+    t = numeric(items[0], mode)
+    if t is T.bool_:
+        if mode == "numpy":
+            raise TypeError("NumPy has no negative of bools; use ~x or numpy.logical_not(x)")
+        t = infer.literal_type(0, mode)
+    return Sig((t,), t)
+
+
+def _negative_template(codes, sig, items, ctx):
+    t = sig.result
+    if t.is_complex:
+        ctx.need_complex()
+    if t.itemsize < 4 and t.kind in "iu":
+        return f"(({t.ctype})(-{codes[0]}))"
+    return f"(-{codes[0]})"
+
+
+negative = Builtin(
+    "numpy.negative",
+    ("x",),
+    "any number (not bool in numpy mode)",
+    _negative_rule,
+    _negative_template,
+    "-x.",
+    "math",
+)
+
+
+def _where_rule(items, mode):
+    t = infer.result_type([operand(items[1]), operand(items[2])], mode)
+    return Sig((T.bool_, t, t), t)
+
+
+def _where_template(codes, sig, items, ctx):
+    if sig.result.is_complex:
+        ctx.need_complex()
+    return f"({codes[0]} ? {codes[1]} : {codes[2]})"
+
+
+where = Builtin(
+    "numpy.where",
+    ("condition", "x", "y"),
+    "a condition (any number) and two numbers",
+    _where_rule,
+    _where_template,
+    "x where condition is true, else y; x and y promote together (as NumPy).",
+    "math",
 )
 numpy_minimum = Builtin(
     "numpy.minimum",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 
 from .. import infer
 from .. import types as T
@@ -9,16 +10,24 @@ from ..values import Const, operand
 from .records import Builtin, Sig
 
 
-def _arith_rule(items, mode):
-    t = infer.arithmetic_type([operand(i) for i in items], mode)
-    return Sig((t,) * len(items), t)
+def _arith_rule(symbol):
+    def rule(items, mode):
+        t = infer.arithmetic_type([operand(i) for i in items], mode, symbol)
+        return Sig((t,) * len(items), t)
+
+    return rule
 
 
-def _real_arith_rule(items, mode):
-    sig = _arith_rule(items, mode)
-    if sig.result.is_complex:
-        raise TypeError("complex numbers have no floor division or remainder")
-    return sig
+def _real_arith_rule(symbol):
+    arith = _arith_rule(symbol)
+
+    def rule(items, mode):
+        sig = arith(items, mode)
+        if sig.result.is_complex:
+            raise TypeError("complex numbers have no floor division or remainder")
+        return sig
+
+    return rule
 
 
 def _truediv_rule(items, mode):
@@ -72,11 +81,16 @@ def _pow_op_template(codes, sig, items, ctx):
     return f"{'powf' if t is T.float32 else 'pow'}({codes[0]}, {codes[1]})"
 
 
+#: bool + bool and bool * bool in numpy mode: NumPy's logical or / and, kept a bool in C++.
+_BOOL_SYMBOLS = {"+": "||", "*": "&&"}
+
+
 def _c_binary(symbol):
     def template(codes, sig, items, ctx):
         if sig.args[0] is not None and getattr(sig.args[0], "is_complex", False):
             ctx.need_complex()
-        return f"({codes[0]} {symbol} {codes[1]})"
+        op = _BOOL_SYMBOLS.get(symbol, symbol) if sig.result is T.bool_ else symbol
+        return f"({codes[0]} {op} {codes[1]})"
 
     return template
 
@@ -95,28 +109,35 @@ def _op(name, symbol, rule, template=None, doc=""):
 
 
 OPERATORS = {
-    "Add": _op("Add", "+", _arith_rule, doc="Addition (bool + bool is an int)."),
-    "Sub": _op("Sub", "-", _arith_rule, doc="Subtraction."),
-    "Mult": _op("Mult", "*", _arith_rule, doc="Multiplication."),
+    "Add": _op(
+        "Add",
+        "+",
+        _arith_rule("+"),
+        doc="Addition (bool + bool: an int; on typed bools in numpy mode, NumPy's logical or).",
+    ),
+    "Sub": _op(
+        "Sub", "-", _arith_rule("-"), doc="Subtraction (numpy mode refuses typed bools, as NumPy)."
+    ),
+    "Mult": _op("Mult", "*", _arith_rule("*"), doc="Multiplication."),
     "Div": _op("Div", "/", _truediv_rule, doc="True division: ints give a float."),
     "FloorDiv": _op(
         "FloorDiv",
         "//",
-        _real_arith_rule,
+        _real_arith_rule("//"),
         _python_div_template("floordiv"),
         "Floor division (Python: rounds toward -inf; x // 0 is 0 for ints).",
     ),
     "Mod": _op(
         "Mod",
         "%",
-        _real_arith_rule,
+        _real_arith_rule("%"),
         _python_div_template("mod"),
         "Remainder with the sign of the divisor (Python); x % 0 is 0 for ints.",
     ),
     "Pow": _op(
         "Pow",
         "**",
-        _arith_rule,
+        _arith_rule("**"),
         _pow_op_template,
         "Power; int ** int stays an int, x ** 2 is x * x.",
     ),
@@ -132,3 +153,13 @@ OPERATORS = {
     "Gt": _op("Gt", ">", _compare_rule(">"), doc="Comparison."),
     "GtE": _op("GtE", ">=", _compare_rule(">="), doc="Comparison."),
 }
+
+#: numpy.power is the ** operator (int ** int stays an int); math.pow is the float one.
+numpy_power = dataclasses.replace(
+    OPERATORS["Pow"],
+    name="numpy.power",
+    params=("x1", "x2"),
+    doc="x1 ** x2, as the ** operator (int ** int stays an int).",
+    group="math",
+    keeps_weak=False,
+)
