@@ -201,7 +201,7 @@ class Plan:
     """Packing for one argument-type signature: buffer, pointer array, pack()."""
 
     __slots__ = ("pack", "pack_if_same", "params_ptr", "nargs", "_buffer", "_pointers", "slots",
-                 "dtypes", "types", "fmt", "launchers")
+                 "dtypes", "types", "fmt", "launchers", "general_launches")
 
     def __init__(self, slots: list[Slot], types: tuple, dtypes=None):
         self.slots = slots
@@ -214,6 +214,7 @@ class Plan:
         self.params_ptr = ctypes.addressof(self._pointers)
         self.types, self.fmt = types, fmt
         self.launchers: dict = {}  # generated fast launchers, by what they were made for
+        self.general_launches = 0  # launches of this plan that took the general path
         self.pack, self.pack_if_same = _make_packers(fmt, slots, types, self._buffer)
 
 

@@ -179,7 +179,12 @@ class Function:
             self._launch_failed(err, state, plan, (gx, gy, gz), (bx, by, bz), shared_mem, s,
                                 cooperative)
         elif not _multi_device and plan.dtypes is None:
-            self._install_fast(state, plan, cooperative)
+            # Generating a launcher costs a compile(); kernel objects that make their own
+            # (RawKernel, @rawkernel) leave this path after one launch, so this one is
+            # made when the general path sees the plan a second time.
+            plan.general_launches += 1
+            if plan.general_launches > 1:
+                self._install_fast(state, plan, cooperative)
 
     def _install_fast(self, state: _DeviceState, plan, cooperative: bool) -> None:
         """Make ``self.fast`` the generated launcher of ``plan`` (made once per plan)."""

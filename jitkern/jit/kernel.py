@@ -158,6 +158,9 @@ class JitKernel(functools.partial):
             launch_args = launch_args + entry.extras(launch_args)
         entry.function.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
         entry.upgrade()
+        if entry.run is None:  # no packing plan to build on (several GPUs, or extras)
+            entry.run = _launch_run(entry.types, entry.guards, entry.guard_env, entry.function,
+                                    entry.extras, entry.cooperative, self._launch)
         self._set_call(entry.run)
 
     def _set_call(self, func) -> None:
@@ -189,8 +192,7 @@ class JitKernel(functools.partial):
                 extras = _extras_function(built.plans)
                 guards, guard_env = _guards(args, types)
                 entry = _Entry(fn, extras, built.cooperative, guards, guard_env, self._launch)
-                entry.run = _launch_run(args, guards, guard_env, fn, extras, built.cooperative,
-                                        self._launch)
+                entry.types = tuple(map(type, args))
                 self._entries[key] = entry
         return entry
 
@@ -274,7 +276,7 @@ def _launch_star(kernel, grid, block, shared_mem, stream, *args):
 
 class _Entry:
     __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "merged",
-                 "general")
+                 "general", "types")
 
     def __init__(self, function, extras, cooperative, guards, guard_env, general):
         self.function = function
@@ -326,8 +328,8 @@ def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
     return terms, env
 
 
-def _launch_run(args: tuple, guards: list, guard_env: dict, function, extras, cooperative: bool,
-                general):
+def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
+                cooperative: bool, general):
     """Generate ``run(grid, block, args, shared_mem=0, stream=None)`` for one signature.
 
     It checks ``args`` against the signature (types, then ``guards``) and launches through
@@ -337,16 +339,16 @@ def _launch_run(args: tuple, guards: list, guard_env: dict, function, extras, co
     guards (see JitKernel._launch).
     """
     env = dict(guard_env, _F=function, _extras=extras, tuple=tuple, _general=general)
-    names = [f"a{i}" for i in range(len(args))]
+    names = [f"a{i}" for i in range(len(classes))]
     terms = []
-    for i, a in enumerate(args):
-        env[f"T{i}"] = type(a)
+    for i, cls in enumerate(classes):
+        env[f"T{i}"] = cls
         terms.append(f"type(a{i}) is T{i}")
     terms += guards
     miss = "return _general(grid, block, args, shm, stream)"
     lines = [
         "def run(grid, block, args, shm=0, stream=None):",
-        f"    if type(args) is not tuple or len(args) != {len(args)}:",
+        f"    if type(args) is not tuple or len(args) != {len(classes)}:",
         f"        {miss}",
     ]
     if names:
