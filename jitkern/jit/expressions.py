@@ -468,6 +468,9 @@ class ExpressionEmitter:
             )
         if op is ast.UAdd:
             return v
+        if op is ast.Invert and t is T.bool_ and v.weak:  # a Python bool: ~True == -2
+            t = infer.literal_type(0, self.mode)
+            v = self.convert(v, t)
         if op is ast.Invert:
             if t is T.bool_:
                 return Value(f"(!{v.code})", T.bool_)
