@@ -303,3 +303,15 @@ def test_emitted_bool_arithmetic_follows_numpy():
     with pytest.raises(TypeError, match=r"test_types_and_rules.py:\d+:9: NumPy has no unary -"):
         negate_flag.emit(flags)
     assert declared_type(negate_flag, np.zeros(2, np.int8)) == "signed char"
+
+
+@rawkernel(mode="numpy")
+def narrow_product(a, b):
+    v = a[0] * b[0] / 3
+
+
+def test_narrow_integer_arithmetic_wraps_before_it_widens():
+    source = narrow_product.emit(np.zeros(2, np.int8), np.zeros(2, np.int8))
+    assert "((double)(((signed char)(a[0LL] * b[0LL]))))" in source
+    source = narrow_product.emit(np.zeros(2, np.int32), np.zeros(2, np.int32))
+    assert "((double)((a[0LL] * b[0LL])))" in source

@@ -89,8 +89,14 @@ def _c_binary(symbol):
     def template(codes, sig, items, ctx):
         if sig.args[0] is not None and getattr(sig.args[0], "is_complex", False):
             ctx.need_complex()
-        op = _BOOL_SYMBOLS.get(symbol, symbol) if sig.result is T.bool_ else symbol
-        return f"({codes[0]} {op} {codes[1]})"
+        t = sig.result
+        op = _BOOL_SYMBOLS.get(symbol, symbol) if t is T.bool_ else symbol
+        code = f"({codes[0]} {op} {codes[1]})"
+        if t.kind in "iu" and t.itemsize < 4:
+            # C++ computes narrow ints as int: wrap to the type here, as NumPy does, not
+            # only where the value is stored (int8 100 * 2 / 3 is -18.67, not 66.67)
+            return f"(({t.ctype}){code})"
+        return code
 
     return template
 
