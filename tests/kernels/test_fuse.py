@@ -734,7 +734,10 @@ def test_second_call_does_not_recompile(rng, monkeypatch):
     first = dict(calls)
     assert first["emit"] == 1 and first["compile"] >= 1
     for value in (3.0, -1.5):
-        np.testing.assert_allclose(jitkern.asnumpy(fused(x, value)), jitkern.asnumpy(x) * value + 1)
+        # x * y + 1 contracts to one fma on the GPU (one rounding, NumPy has two):
+        # within an ulp of the result's magnitude.
+        np.testing.assert_allclose(jitkern.asnumpy(fused(x, value)),
+                                   jitkern.asnumpy(x) * value + 1, rtol=1e-6, atol=1e-6)
     assert calls == first
 
 
