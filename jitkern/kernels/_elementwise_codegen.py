@@ -12,7 +12,7 @@ from __future__ import annotations
 from . import _cuda
 from .params import ctype_of
 
-UNROLL = 2  # 16-byte vectors in flight per thread and array in the vector loop
+UNROLL = 1  # 16-byte vectors per thread and array in each pass of the vector loop
 
 
 def _tname(p, dtype) -> str:

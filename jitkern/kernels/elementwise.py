@@ -44,6 +44,7 @@ DEFAULT_BLOCK = 256
 _BLOCKS_PER_SM = 8  # 2048 resident threads per SM at 256 threads per block
 _VECTOR_BYTES = 16
 _MAX_VECTOR = 8
+_MAX_GRID_X = (1 << 31) - 1
 _UNROLL = _codegen.UNROLL
 
 
@@ -303,9 +304,11 @@ class ElementwiseKernel(CachedSources):
             a.vector = _inner_vector(shape_c, strides_c, sizes, outputs)
             if a.vector > 1:
                 a.variant = "strided_vector"
-        slack = 2 * _UNROLL * _MAX_VECTOR * (1 << 24)  # index overshoot of a grid-stride step
+        # The grid covers the whole size (see _grid_size), so a grid-stride step can carry
+        # an index up to about twice the size before the loop ends.
         a.index_type = (
-            "int" if a.size + slack <= _INT32_LIMIT and extent <= _INT32_LIMIT else "long long"
+            "int" if 2 * a.size + (1 << 16) <= _INT32_LIMIT and extent <= _INT32_LIMIT
+            else "long long"
         )
         a.raw_dims = {}
         a.raw_contig = {}
@@ -552,12 +555,17 @@ def _block_size(block_size) -> tuple:
 
 
 def _grid_size(a: _Analysis, block: tuple) -> tuple:
-    device_id = driver.current_device_id()
-    sms = driver.device_attribute(device_id, "multiprocessor_count")
+    """Enough blocks for one pass over the data: each thread handles its vector(s) once.
+
+    A grid of one resident wave that strides over the data reached 95-97% of the copy's
+    bandwidth on an H200; covering the data reaches 101-103%, since a finished block's
+    place is taken by a new one whose loads are all issued at once (the loop's next loads
+    must wait for its stores: they might alias). The grid-stride loop stays, for grids
+    over the hardware limit.
+    """
     per_thread = a.vector * (_UNROLL if a.variant == "vector" else 1)
     needed = -(-a.size // (block[0] * per_thread))
-    resident = sms * max(1, (2048 // block[0]))
-    return (max(1, min(needed, resident)), 1, 1)
+    return (max(1, min(needed, _MAX_GRID_X)), 1, 1)
 
 
 def _static_args(kernel: ElementwiseKernel, a: _Analysis) -> tuple:
