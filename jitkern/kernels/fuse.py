@@ -471,7 +471,10 @@ def _emit_device_function(body: _Body, types, weak) -> _DeviceFunction:
         f"// jitkern.fuse: {parsed.qualname} from {parsed.source.filename}\n"
         f"// signature: ({signature}); mode=numpy"
     )
-    return _DeviceFunction(cname, tuple(types), code.return_type, program.assemble("", header))
+    # The function's #line directives point at the Python file; what the string kernel
+    # adds after the preamble is generated code, so hand attribution back to it.
+    preamble = program.assemble("", header) + f'#line 1 "jitkern_fused_{parsed.name}.cu"\n'
+    return _DeviceFunction(cname, tuple(types), code.return_type, preamble)
 
 
 def _outputs(fn: _DeviceFunction, body: _Body) -> tuple:
