@@ -724,3 +724,60 @@ def test_half_precision_math(rng):
     f = h.astype(np.float32)
     want = np.sqrt(f).astype(np.float16) + np.exp(f).astype(np.float16) * h - np.abs(h) // 1
     np.testing.assert_allclose(out.get().astype(np.float32), want.astype(np.float32), rtol=5e-3)
+
+
+# -- the launch path ---------------------------------------------------------------
+
+
+@rawkernel()
+def scaled_copy(x, y, a):
+    i = jit.grid(1)
+    if i < y.size:
+        y[i] = x[i] * a
+
+
+def test_launches_switch_signatures_layouts_and_streams(rng):
+    # After its first launch a signature runs through one generated function whose
+    # checks (types, dtype, layout) must send every other signature back to the
+    # general path; given and current streams stay on the generated path.
+    n = 1000
+    h32 = rng.standard_normal(2 * n).astype(np.float32)
+    h64 = rng.standard_normal(n)
+    x32, x64 = dev(h32[:n]), dev(h64)
+    strided = dev(h32)[::2]
+    stream = jitkern.Stream()
+    cases = [
+        (x32, np.float32, h32[:n], None),
+        (x64, np.float64, h64, None),
+        (x32, np.float32, h32[:n], stream),
+        (strided, np.float32, h32[::2], None),
+        (x32, np.float32, h32[:n], "current"),
+        (x64, np.float64, h64, stream),
+        (x32, np.float32, h32[:n], None),
+    ]
+    for k, (x, dtype, host, how) in enumerate(cases):
+        a = dtype(k + 1.5)
+        y = empty_like_host(n, dtype)
+        if how == "current":
+            with stream:
+                scaled_copy[(n + 127) // 128, 128](x, y, a)
+        elif how is None:
+            scaled_copy((n + 127) // 128, 128, (x, y, a))
+        else:
+            scaled_copy[(n + 127) // 128, 128, 0, how](x, y, a)
+        stream.synchronize()
+        jitkern.synchronize()
+        np.testing.assert_array_equal(y.get(), host * a, err_msg=f"case {k}")
+
+
+def test_jit_kernel_launches_on_each_device(rng):
+    from jitkern.backend import driver
+
+    if driver.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    for device_id in (0, 1, 0):
+        with jitkern.Device(device_id):
+            h = rng.standard_normal(500).astype(np.float32)
+            y = empty_like_host(500, np.float32)
+            scaled_copy[4, 128](dev(h), y, np.float32(3))
+            np.testing.assert_array_equal(y.get(), h * np.float32(3))

@@ -327,3 +327,24 @@ def test_multi_device_refuses_foreign_array(rng):
         x0 = jitkern.asarray(rng.standard_normal(32).astype(np.float32))
         with pytest.raises(KernelArgumentError, match="device 1.*device 0"):
             k((1,), (32,), (x0, x1, x0))
+
+
+def test_same_kernel_launches_on_each_device(rng):
+    # Modules load per device: one kernel object runs on device 0, 1, then 0 again, with
+    # and without a stream of that device, and every result is that device's own.
+    from jitkern.backend import driver
+
+    if driver.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    k = jitkern.RawKernel(MY_ADD, "my_add")
+    for dev in (0, 1, 0, 1):
+        with jitkern.Device(dev):
+            h1, h2 = (rng.standard_normal(64).astype(np.float32) for _ in range(2))
+            y = poisoned(64, np.float32)
+            k((1,), (64,), (jitkern.asarray(h1), jitkern.asarray(h2), y))
+            np.testing.assert_array_equal(y.get(), h1 + h2)
+            s = jitkern.Stream()
+            y2 = poisoned(64, np.float32)
+            k((1,), (64,), (jitkern.asarray(h2), jitkern.asarray(h2), y2), stream=s)
+            s.synchronize()
+            np.testing.assert_array_equal(y2.get(), h2 + h2)
