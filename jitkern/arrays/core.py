@@ -568,7 +568,7 @@ class ndarray:
 
 
 # "{a}._ptr" is inlined into the generated launchers: no call per argument.
-register_array_type(ndarray, "{a}._ptr", operator.attrgetter("_device_id"))
+register_array_type(ndarray, "{a}._ptr", "{a}._device_id")
 
 
 def _from_jitkern(a: ndarray) -> interop.ArrayInfo:

@@ -48,12 +48,27 @@ _device_getters: dict[type, object] = {}
 def register_array_type(cls: type, pointer, device=None) -> None:
     """Teach launches how to read a device pointer (and device id) from ``cls``.
 
-    ``pointer`` is a function of the array, or (faster) a Python expression template
-    over ``{a}``, such as ``"{a}.data.ptr"``, which is inlined into the packer.
+    ``pointer`` and ``device`` are functions of the array, or (faster) Python expression
+    templates over ``{a}``, such as ``"{a}.data.ptr"``, which are inlined into the
+    generated launchers.
     """
     _pointer_getters[cls] = pointer
     if device is not None:
         _device_getters[cls] = device
+
+
+_template_functions: dict[str, object] = {}
+
+
+def _as_function(getter):
+    """A getter given as a template, as a function of the array (made once per template)."""
+    if not isinstance(getter, str):
+        return getter
+    fn = _template_functions.get(getter)
+    if fn is None:
+        fn = _template_functions[getter] = eval(  # noqa: S307 - our own templates
+            "lambda a: " + getter.format(a="a"))
+    return fn
 
 
 def _torch_cpu(t) -> int:
@@ -69,9 +84,9 @@ def _known_foreign(cls: type):
     # Pointer getters given as templates are inlined into the generated packer.
     module = cls.__module__ or ""
     if module.startswith("cupy") and hasattr(cls, "__cuda_array_interface__"):
-        return "{a}.data.ptr", (lambda a: a.device.id)
+        return "{a}.data.ptr", "{a}.data.device_id"
     if module.startswith("torch") and cls.__name__ in ("Tensor", "Parameter"):
-        return "({a}.data_ptr() if {a}.is_cuda else {cpu}({a}))", (lambda t: t.device.index)
+        return "({a}.data_ptr() if {a}.is_cuda else {cpu}({a}))", "{a}.get_device()"
     return None
 
 
@@ -106,7 +121,16 @@ def pointer_getter(cls: type):
 
 
 def device_getter(cls: type):
-    return _device_getters.get(cls)
+    """A function reading the device id of an instance of ``cls``, or None."""
+    return _as_function(_device_getters.get(cls))
+
+
+def device_template(cls: type) -> str | None:
+    """The device getter of ``cls`` as an expression template over ``{a}``, or None."""
+    getter = _device_getters.get(cls)
+    if getter is None:
+        return None
+    return getter if isinstance(getter, str) else None
 
 
 # ---------------------------------------------------------------------------
@@ -269,7 +293,7 @@ def _packer_parts(fmt: str, slots: list[Slot], types: tuple, buffer):
 
 def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail,
                        *, fallback=None, positional: bool = False, guards=(), guard_env=None,
-                       stream_of=None, current_stream=None):
+                       stream_of=None, current_stream=None, device=None):
     """Generate the whole launch for one signature as one function.
 
     By default: ``run(grid, block, args, shared_mem, stream) -> bool``, which returns
@@ -286,6 +310,11 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
     ``stream_of`` (a stream argument -> handle) and ``current_stream`` (the calling
     thread's current stream handle) are needed when streams may be given; without
     them a given or current stream is a miss.
+
+    ``device`` (machines with several GPUs): ``(device_id, context, get_current)``. The
+    launcher then also checks that ``get_current()`` (cuCtxGetCurrent) returns
+    ``context``, the context ``handle`` belongs to, and that every array argument is on
+    ``device_id`` (an array type without a known device getter is a miss).
     """
     env, names, exprs, checks = _packer_parts(plan.fmt, plan.slots, plan.types, plan._buffer)
     env.update(guard_env or {})
@@ -335,6 +364,22 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
         f"        {miss}",
     ]
     conditions = [*checks, *(f"not ({g})" for g in guards)] if n else []
+    if device is not None:
+        device_id, context, get_current = device
+        env.update(_ctx=context, _ctx_get=get_current)
+        conditions.append("_ctx_get()[1] != _ctx")
+        for i, (slot, cls) in enumerate(zip(plan.slots, plan.types)):
+            if slot.codes != "Q" or slot.expr == "{a}":
+                continue  # a scalar
+            template = device_template(cls)
+            if template is None:
+                getter = device_getter(cls)
+                if getter is None:
+                    conditions.append("True")  # cannot check this array's device
+                    continue
+                env[f"_dev_{i}"] = getter
+                template = f"_dev_{i}({{a}})"
+            conditions.append(f"{template.format(a=names[i])} != {int(device_id)}")
     if conditions:
         lines.append(f"    if {' or '.join(conditions)}:")
         lines.append(f"        {miss}")

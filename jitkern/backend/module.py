@@ -83,11 +83,12 @@ SETTABLE_ATTRIBUTES = ("max_dynamic_shared_size_bytes", "preferred_shared_memory
 class _DeviceState:
     """What a Function knows about itself on one device."""
 
-    __slots__ = ("handle", "param_sizes", "plans", "last_plan")
+    __slots__ = ("handle", "param_sizes", "plans", "last_plan", "device_id")
 
-    def __init__(self, handle, param_sizes):
+    def __init__(self, handle, param_sizes, device_id: int = 0):
         self.handle = handle
         self.param_sizes = param_sizes
+        self.device_id = device_id
         self.plans: dict = {}
         self.last_plan = None
 
@@ -120,7 +121,7 @@ class Function:
                 if state is None:
                     handle = load(self.binary, device_id).function_handle(self.symbol)
                     sizes = _param_sizes(handle) if self._check_sizes else None
-                    state = self._states[device_id] = _DeviceState(handle, sizes)
+                    state = self._states[device_id] = _DeviceState(handle, sizes, device_id)
         return state
 
     def handle(self, device_id: int | None = None):
@@ -178,7 +179,7 @@ class Function:
         if err != 0:
             self._launch_failed(err, state, plan, (gx, gy, gz), (bx, by, bz), shared_mem, s,
                                 cooperative)
-        elif not _multi_device and plan.dtypes is None:
+        elif plan.dtypes is None:
             # Generating a launcher costs a compile(); kernel objects that make their own
             # (RawKernel, @rawkernel) leave this path after one launch, so this one is
             # made when the general path sees the plan a second time.
@@ -205,16 +206,22 @@ class Function:
                 self._launch_failed(err, state, plan, grid, block, shared_mem, stream,
                                     cooperative)
 
+            # With several GPUs the launcher also checks the current context and each
+            # array's device (a miss takes the general path, which picks the device).
+            device = None
+            if _multi_device:
+                device = (state.device_id, driver.primary_context(state.device_id),
+                          d.cuCtxGetCurrent)
             run = plan.launchers[key] = make_fast_launcher(
                 plan, launch, state.handle, _dims, STREAMS_IN_USE, fail,
                 fallback=fallback, positional=positional, guards=guards, guard_env=guard_env,
-                stream_of=stream_handle, current_stream=current_stream_handle)
+                stream_of=stream_handle, current_stream=current_stream_handle, device=device)
         return run
 
     def last_plan(self):
-        """(state, plan) of the last launch on a single-GPU machine, or None."""
+        """(state, plan) of the last launch (on the device it ran on), or None."""
         state = self._last_state
-        if state is None or _multi_device or state.last_plan is None:
+        if state is None or state.last_plan is None:
             return None
         return state, state.last_plan
 

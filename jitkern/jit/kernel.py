@@ -289,8 +289,10 @@ class _Entry:
 
     def upgrade(self) -> None:
         """With the Function's packing plan known, make ``run`` one generated function that
-        checks the signature, packs and launches (one Python call, not two)."""
-        if self.merged or self.extras is not None:
+        checks the signature, packs and launches (one Python call, not two). With several
+        GPUs the plan, and so the launcher, is the one of the device last launched on
+        (each is made once and cached on its plan)."""
+        if self.extras is not None:
             return
         last = self.function.last_plan()
         if last is None:

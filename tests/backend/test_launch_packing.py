@@ -219,3 +219,33 @@ def test_fast_launcher_reports_driver_errors():
         plan, rec, "h", {(1,): (1, 1, 1)}, [0], lambda *a: failures.append(a), fallback=None)
     assert run((1,), (1,), (1,), 8, None)
     assert failures == [(700, (1, 1, 1), (1, 1, 1), 8, 0)]
+
+
+class DeviceArray:
+    __slots__ = ("_p", "_dev")
+
+    def __init__(self, ptr, dev):
+        self._p, self._dev = ptr, dev
+
+
+launch.register_array_type(DeviceArray, "{a}._p", "{a}._dev")
+
+
+def test_fast_launcher_checks_context_and_array_devices():
+    # With several GPUs: the current context must be the launcher's, and every array on
+    # its device; anything else is a miss for the general path to sort out.
+    current = ["ctx1"]
+    args = (DeviceArray(256, 1), 2.0, DeviceArray(512, 1))
+    plan = launch.build_plan(args, None)
+    rec = Recorder(plan)
+    run = launch.make_fast_launcher(
+        plan, rec, "h", {(1,): (1, 1, 1)}, [0], None, fallback=lambda *a, **k: "slow",
+        device=(1, "ctx1", lambda: (0, current[0])))
+    assert run((1,), (1,), args) is None and len(rec.calls) == 1
+    assert run((1,), (1,), (DeviceArray(256, 0), 2.0, DeviceArray(512, 1))) == "slow"
+    assert run((1,), (1,), (DeviceArray(256, 1), 2.0, DeviceArray(512, 0))) == "slow"
+    current[0] = "ctx0"
+    assert run((1,), (1,), args) == "slow"
+    assert len(rec.calls) == 1
+    # The general path's device check reads the same template.
+    assert launch.device_getter(DeviceArray)(DeviceArray(0, 3)) == 3
