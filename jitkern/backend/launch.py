@@ -32,6 +32,7 @@ import struct
 import numpy
 
 from ..errors import KernelArgumentError
+from .codegen import define
 
 # ---------------------------------------------------------------------------
 # How to get a device pointer out of each array type (chosen once per type).
@@ -271,7 +272,7 @@ def _make_packers(fmt: str, slots: list[Slot], types: tuple, buffer):
              + (f"    if {' or '.join(checks)}:\n        return False\n" if checks else ""))
     src = (f"def pack(args):\n{unpack}{body}"
            f"def pack_if_same(args):\n{guard}{body}    return True\n")
-    exec(compile(src, "<jitkern launch plan>", "exec"), env)  # noqa: S102 - generated from slots
+    define(src, "<jitkern launch plan>", env, "pack")
     return env["pack"], env["pack_if_same"]
 
 
@@ -391,8 +392,7 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
         "        _fail(err, (gx, gy, gz), (bx, by, bz), shared_mem, s)",
         f"    {done}",
     ]
-    exec(compile("\n".join(lines) + "\n", "<jitkern fast launch>", "exec"), env)  # noqa: S102
-    return env["run"]
+    return define("\n".join(lines) + "\n", "<jitkern fast launch>", env, "run")
 
 
 def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: str = "the kernel"

@@ -26,6 +26,7 @@ import threading
 
 import numpy
 
+from ..backend.codegen import define
 from ..config import settings
 from ..errors import CompileError, JitError
 from . import frontend, infer
@@ -364,8 +365,7 @@ def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
         "    if fast is None or not fast(grid, block, args, shm, stream):",
         f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
     ]
-    exec(compile("\n".join(lines) + "\n", "<jitkern jit launch>", "exec"), env)  # noqa: S102
-    return env["run"]
+    return define("\n".join(lines) + "\n", "<jitkern jit launch>", env, "run")
 
 
 class _Built:

@@ -16,6 +16,7 @@ import numpy
 
 from ..arrays import empty, ndarray, pointer_of
 from ..backend import driver
+from ..backend.codegen import define
 from ..backend.device import current_stream_handle, stream_handle
 from .params import convert_scalar
 
@@ -202,8 +203,7 @@ def make_runner(
             *guards,
             *body,
         ]
-    exec(compile("\n".join(src) + "\n", f"<jitkern launch {kernel_name}>", "exec"), env)  # noqa: S102
-    run = env["run"]
+    run = define("\n".join(src) + "\n", f"<jitkern launch {kernel_name}>", env, "run")
     run.guarded = env.get("guarded")
     return run
 

@@ -112,11 +112,11 @@ class RawKernel(functools.partial):
             self._source, options=self.options, arch=arch, program_name=f"{self.name}.cu",
             log_stream=log_stream, backend=self.backend, _normalized=True)
 
-    def _function(self) -> Function:
+    def _function(self, binary: Binary | None = None) -> Function:
         device_id = driver.current_device_id()
         fn = self._functions.get(device_id)
         if fn is None:
-            binary = self._binary()
+            binary = binary or self._binary()
             fn = Function(binary, self.name, display_name=self.name, params=self._params)
             fn.handle(device_id)  # load now, so a missing name fails here
             self._functions[device_id] = fn
@@ -125,8 +125,7 @@ class RawKernel(functools.partial):
 
     def compile(self, log_stream=None) -> None:
         """Compile (and load on the current device) now; write the compiler log to ``log_stream``."""
-        self._binary(None, log_stream)
-        self._function()
+        self._function(self._binary(None, log_stream))
 
     # -- launch -----------------------------------------------------------
     # ``k(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function:
