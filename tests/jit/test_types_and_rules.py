@@ -38,7 +38,7 @@ def test_types_are_interned_and_spelled_in_cpp():
     assert T.tuple_of([T.int32, T.bool_]).ctype == "jk::Tuple<int, bool>"
 
 
-@pytest.mark.parametrize("a,b", itertools.product(NUMPY_TYPES, repeat=2))
+@pytest.mark.parametrize("a,b", list(itertools.product(NUMPY_TYPES, repeat=2)))
 def test_numpy_mode_matches_numpy_result_type(a, b):
     got = infer.result_type([T.scalar(a), T.scalar(b)], "numpy")
     assert got.name == np.result_type(np.dtype(a), np.dtype(b)).name
@@ -51,7 +51,7 @@ def test_numpy_mode_literals_are_weak(t, literal):
     assert infer.result_type([T.scalar(t), literal], "numpy").name == want.name
 
 
-@pytest.mark.parametrize("a,b", itertools.product(NUMPY_TYPES, repeat=2))
+@pytest.mark.parametrize("a,b", list(itertools.product(NUMPY_TYPES, repeat=2)))
 def test_cuda_mode_is_the_later_type(a, b):
     got = infer.result_type([T.scalar(a), T.scalar(b)], "cuda")
     order = infer.CUDA_ORDER
