@@ -324,11 +324,22 @@ def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
                 terms.append(f"len(a{i}._shape) == {t.ndim}")
                 if t.index32:
                     terms.append(f"_fits_int32(a{i}._shape, a{i}._strides, {t.dtype.itemsize})")
+        elif t.is_pointer_like and _cupy_like(type(a)):
+            # CuPy's shape and strides build tuples on every read; its dtype object and
+            # contiguity flag are plain attributes.
+            env[f"D{i}"] = a.dtype
+            same = "is" if a.dtype is a.dtype else "=="
+            terms += [f"a{i}.dtype {same} D{i}", f"a{i}._c_contiguous", f"a{i}.ndim == 1"]
         else:
             env[f"K{i}"] = keyer
             env[f"V{i}"] = keyer(a)
             terms.append(f"K{i}(a{i}) == V{i}")
     return terms, env
+
+
+def _cupy_like(cls: type) -> bool:
+    return ((getattr(cls, "__module__", "") or "").startswith("cupy")
+            and all(hasattr(cls, name) for name in ("_c_contiguous", "ndim", "dtype")))
 
 
 def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,

@@ -781,3 +781,26 @@ def test_jit_kernel_launches_on_each_device(rng):
             y = empty_like_host(500, np.float32)
             scaled_copy[4, 128](dev(h), y, np.float32(3))
             np.testing.assert_array_equal(y.get(), h * np.float32(3))
+
+
+def test_cupy_arrays_switch_dtypes_and_layouts(rng):
+    # The generated launcher's checks of CuPy arrays (dtype, contiguity, ndim) must send
+    # every other signature back to the general path.
+    cp = pytest.importorskip("cupy")
+    n = 600
+    h32 = rng.standard_normal(2 * n).astype(np.float32)
+    h64 = rng.standard_normal(n)
+    cases = [
+        (cp.asarray(h32[:n]), h32[:n], np.float32),
+        (cp.asarray(h64), h64, np.float64),
+        (cp.asarray(h32)[::2], h32[::2], np.float32),
+        (cp.asarray(h32[:n].reshape(20, 30)).T.ravel(order="K")[:n], None, np.float32),
+        (cp.asarray(h32[:n]), h32[:n], np.float32),
+    ]
+    for k, (x, host, dtype) in enumerate(cases):
+        if host is None:
+            host = cp.asnumpy(x)
+        a = dtype(k + 0.5)
+        y = cp.full(n, np.nan, dtype)
+        scaled_copy[(n + 127) // 128, 128](x, y, a)
+        np.testing.assert_array_equal(cp.asnumpy(y), host * a, err_msg=f"case {k}")
