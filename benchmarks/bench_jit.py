@@ -97,6 +97,12 @@ def launch_rows() -> list[list]:
         cx = cp.ones(32, cp.float32)
         cargs = (cx, cp.empty_like(cx), cp.empty_like(cx), a)
         cases.append(("jitkern @rawkernel, CuPy arrays", lambda: four_args((1,), (32,), cargs), ""))
+    torch = try_import("torch")
+    if torch is not None and torch.cuda.is_available():
+        tx = torch.ones(32, dtype=torch.float32, device="cuda")
+        targs = (tx, torch.empty_like(tx), torch.empty_like(tx), a)
+        cases.append(("jitkern @rawkernel, PyTorch tensors",
+                      lambda: four_args((1,), (32,), targs), ""))
     results = interleaved([(name, fn) for name, fn, _t in cases], N_LAUNCH)
     rows = [[name, results[name][0], results[name][1], target] for name, _fn, target in cases]
     if cp is not None:

@@ -324,6 +324,10 @@ def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
                 terms.append(f"len(a{i}._shape) == {t.ndim}")
                 if t.index32:
                     terms.append(f"_fits_int32(a{i}._shape, a{i}._strides, {t.dtype.itemsize})")
+        elif t.is_pointer_like and keyer is _key_torch:
+            # torch dtypes are singletons; three method calls, no key tuple.
+            env[f"D{i}"] = a.dtype
+            terms += [f"a{i}.dtype is D{i}", f"a{i}.dim() == 1", f"a{i}.is_contiguous()"]
         elif t.is_pointer_like and _cupy_like(type(a)):
             # CuPy's shape and strides build tuples on every read; its dtype object and
             # contiguity flag are plain attributes.

@@ -804,3 +804,24 @@ def test_cupy_arrays_switch_dtypes_and_layouts(rng):
         y = cp.full(n, np.nan, dtype)
         scaled_copy[(n + 127) // 128, 128](x, y, a)
         np.testing.assert_array_equal(cp.asnumpy(y), host * a, err_msg=f"case {k}")
+
+
+def test_torch_tensors_switch_dtypes_and_layouts(rng):
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    n = 600
+    h32 = rng.standard_normal(2 * n).astype(np.float32)
+    h64 = rng.standard_normal(n)
+    cases = [
+        (torch.from_numpy(h32[:n]).cuda(), h32[:n], np.float32, torch.float32),
+        (torch.from_numpy(h64).cuda(), h64, np.float64, torch.float64),
+        (torch.from_numpy(h32).cuda()[::2], h32[::2], np.float32, torch.float32),
+        (torch.from_numpy(h32[:n]).cuda(), h32[:n], np.float32, torch.float32),
+    ]
+    for k, (x, host, dtype, tdtype) in enumerate(cases):
+        a = dtype(k + 0.5)
+        y = torch.full((n,), float("nan"), dtype=tdtype, device="cuda")
+        scaled_copy[(n + 127) // 128, 128](x, y, a)
+        torch.cuda.synchronize()
+        np.testing.assert_array_equal(y.cpu().numpy(), host * a, err_msg=f"case {k}")
