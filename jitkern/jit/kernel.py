@@ -27,6 +27,7 @@ import threading
 import numpy
 
 from ..backend.codegen import define
+from ..backend.kernel_object import KernelPartial
 from ..config import settings
 from ..errors import CompileError, JitError
 from . import frontend, infer
@@ -69,20 +70,15 @@ def rawkernel(
     return wrap(func) if func is not None else wrap
 
 
-def _not_ready(*args, **kwargs):  # replaced in JitKernel.__init__
-    raise RuntimeError("JitKernel is not initialised")
-
-
-class JitKernel(functools.partial):
+class JitKernel(KernelPartial):
     """A Python function compiled to CUDA on demand, one binary per argument types.
 
     ``py_func`` is the Python function. The kernel object is a ``functools.partial``
-    whose function is the whole launch (see kernels.raw.RawKernel for why): the general
+    whose function is the whole launch (see backend.kernel_object for why): the general
     path at first, then the launcher generated for the last argument signature.
     """
 
-    def __new__(cls, *args, **kwargs):
-        return super().__new__(cls, _not_ready)
+    _pickle_hint = "a jitkern kernel cannot be pickled; pickle the Python function instead"
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=()):
         if not callable(func):
@@ -163,18 +159,6 @@ class JitKernel(functools.partial):
             entry.run = _launch_run(entry.types, entry.guards, entry.guard_env, entry.function,
                                     entry.extras, entry.cooperative, self._launch)
         self._set_call(entry.run)
-
-    def _set_call(self, func) -> None:
-        if self.func is not func:
-            self.__setstate__((func, (), None, self.__dict__))
-
-    def __reduce__(self):
-        raise TypeError("a jitkern kernel cannot be pickled; pickle the Python function instead")
-
-    def __eq__(self, other):
-        return self is other
-
-    __hash__ = object.__hash__
 
     def _entry_for(self, args: tuple, key) -> "_Entry":
         if self.device:
@@ -276,15 +260,14 @@ def _launch_star(kernel, grid, block, shared_mem, stream, *args):
 
 
 class _Entry:
-    __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "merged",
-                 "general", "types")
+    __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "general",
+                 "types")
 
     def __init__(self, function, extras, cooperative, guards, guard_env, general):
         self.function = function
         self.extras = extras
         self.cooperative = cooperative
         self.guards, self.guard_env = guards, guard_env
-        self.merged = False  # run is the Function's whole-launch function
         self.run = None  # the kernel's call for this signature: (grid, block, args, shm, stream)
         self.general = general
 
@@ -302,7 +285,6 @@ class _Entry:
         self.run = self.function.fast_launcher(
             state, plan, self.cooperative, fallback=self.general, positional=True,
             guards=tuple(self.guards), guard_env=self.guard_env)
-        self.merged = True
 
 
 def _guards(args: tuple, types: tuple) -> tuple[list, dict]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 
@@ -10,6 +9,7 @@ from ..backend import compiler, driver
 from ..backend import module as _module_state
 from ..backend.compiler import Binary
 from ..backend.inspection import Inspection, inspect_binary
+from ..backend.kernel_object import KernelPartial
 from ..backend.memory import MemoryPointer
 from ..backend.module import SETTABLE_ATTRIBUTES, Function, load
 from . import _signature
@@ -48,11 +48,7 @@ def _check_common(code, name, options, backend):
         raise ValueError(f"backend: expected one of {_BACKENDS}, got {backend!r}")
 
 
-def _not_ready(*args, **kwargs):  # replaced in RawKernel.__init__
-    raise RuntimeError("RawKernel is not initialised")
-
-
-class RawKernel(functools.partial):
+class RawKernel(KernelPartial):
     """A kernel from CUDA C++ source, compiled on first use and cached.
 
     ``k(grid, block, args, shared_mem=0, stream=None)`` launches it. ``grid`` and
@@ -61,14 +57,9 @@ class RawKernel(functools.partial):
     ``complex`` -> ``complex<double>``, NumPy scalars keep their type).
     """
 
-    # Why a functools.partial: calling an instance whose class defines __call__ in Python
-    # costs about 250 ns more on CPython 3.12 than calling a partial, which CPython calls
-    # directly. The partial's function is the kernel's whole launch: the general path
-    # (_launch) at first, then the launcher generated for the last argument signature
-    # (backend.launch.make_fast_launcher), which falls back to _launch on any miss.
-
-    def __new__(cls, *args, **kwargs):
-        return super().__new__(cls, _not_ready)
+    # A partial whose function is the launch (see backend.kernel_object): _launch at
+    # first, then the generated launcher of the last signature, falling back to _launch.
+    _pickle_hint = "a RawKernel cannot be pickled; pickle its code, name and options"
 
     def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc", *,
                  translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
@@ -141,18 +132,6 @@ class RawKernel(functools.partial):
             state, plan = last
             self._set_call(fn.fast_launcher(state, plan, self.enable_cooperative_groups,
                                             fallback=self._launch))
-
-    def _set_call(self, func) -> None:
-        if self.func is not func:
-            self.__setstate__((func, (), None, self.__dict__))
-
-    def __reduce__(self):
-        raise TypeError("a RawKernel cannot be pickled; pickle its code, name and options")
-
-    def __eq__(self, other):
-        return self is other
-
-    __hash__ = object.__hash__
 
     @property
     def kernel(self) -> Function:
