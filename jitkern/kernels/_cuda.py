@@ -59,6 +59,11 @@ _HALF_INCLUDE = "#include <cuda_fp16.h>\n"
 _COMPLEX_INCLUDE = "#include <jitkern/complex.cuh>\n"
 
 
+def type_name(p, dtype) -> str:
+    """The C type a parameter is declared with: its placeholder name, or its dtype's C type."""
+    return p.type_name if p.placeholder else ctype_of(dtype)
+
+
 def includes_for(dtypes, extra_code: str = "") -> str:
     """The #includes the kernel's types need (half and complex only when used)."""
     kinds = {numpy.dtype(d) for d in dtypes}

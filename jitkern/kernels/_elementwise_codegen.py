@@ -10,13 +10,11 @@ strided variant, then the dims of each raw array).
 from __future__ import annotations
 
 from . import _cuda
-from .params import ctype_of
 
 UNROLL = 1  # 16-byte vectors per thread and array in each pass of the vector loop
 
 
-def _tname(p, dtype) -> str:
-    return p.type_name if p.placeholder else ctype_of(dtype)
+_tname = _cuda.type_name
 
 
 def _signature(kernel, a) -> str:

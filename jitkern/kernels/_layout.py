@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy
 
 from ..arrays.interop import describe
+from ..arrays.layout import c_strides
 from ..errors import KernelArgumentError
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -64,15 +65,6 @@ def describe_array(value, what: str, *, host_ok: bool = False) -> ArrayArg:
             f"{type(value).__module__}.{type(value).__qualname__} ({exc})"
         ) from None
     return ArrayArg(info.dtype, info.shape, info.strides, info.ptr, info.device_id)
-
-
-def c_strides(shape, itemsize: int) -> tuple:
-    strides = []
-    step = itemsize
-    for s in reversed(shape):
-        strides.append(step)
-        step *= max(s, 1)
-    return tuple(reversed(strides))
 
 
 def broadcast_shape(shapes, kernel: str) -> tuple:

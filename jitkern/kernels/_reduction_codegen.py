@@ -15,7 +15,6 @@ then each raw input's dims.
 from __future__ import annotations
 
 from . import _cuda
-from .params import ctype_of
 
 ROW_UNROLL = 4
 
@@ -75,8 +74,7 @@ def _acc_struct(identity) -> str:
     )
 
 
-def _tname(p, dtype) -> str:
-    return p.type_name if p.placeholder else ctype_of(dtype)
+_tname = _cuda.type_name
 
 
 def _unravel(it: str, var: str, nd: int, shape: str, targets) -> str:

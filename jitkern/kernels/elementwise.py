@@ -41,7 +41,6 @@ from .params import (
 
 _INT32_LIMIT = 2**31 - 1
 DEFAULT_BLOCK = 256
-_BLOCKS_PER_SM = 8  # 2048 resident threads per SM at 256 threads per block
 _VECTOR_BYTES = 16
 _MAX_VECTOR = 8
 _MAX_GRID_X = (1 << 31) - 1
