@@ -320,7 +320,7 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
     env, names, exprs, checks = _packer_parts(plan.fmt, plan.slots, plan.types, plan._buffer)
     env.update(guard_env or {})
     env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims=dims,
-               _streams=streams_in_use, _fail=fail, _slow=fallback, _last=(None, None, None),
+               _streams=streams_in_use, _fail=fail, _slow=fallback,
                _stream_of=stream_of, _current=current_stream)
     if fallback is None:
         header = "def run(grid, block, args, shared_mem, stream):"
@@ -345,22 +345,14 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
         stream_lines = ["    if stream is not None or _streams[0]:", f"        {miss}", "    s = 0"]
     # Unpacking (of args, and of the memoised launch dims) raises on a mismatch,
     # which costs nothing when it does not happen; len() and indexing would cost
-    # on every launch. The last (grid, block) objects and their dims are kept in one
-    # tuple (one store, so threads never see a torn pair): a loop launching with the
-    # same grid and block objects skips hashing them.
+    # on every launch.
     lines = [
         header,
-        "    global _last",
         *stream_lines,
         "    try:",
         f"        {''.join(nm + ', ' for nm in names) or '() '}= args",
-        "        lg, lb, ld = _last",
-        "        if grid is lg and block is lb:",
-        "            gx, gy, gz, bx, by, bz = ld",
-        "        else:",
-        "            gx, gy, gz = _dims[grid]",
-        "            bx, by, bz = _dims[block]",
-        "            _last = (grid, block, (gx, gy, gz, bx, by, bz))",
+        "        gx, gy, gz = _dims[grid]",
+        "        bx, by, bz = _dims[block]",
         "    except (TypeError, ValueError, KeyError):",
         f"        {miss}",
     ]
