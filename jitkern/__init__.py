@@ -11,12 +11,26 @@ import importlib
 from .errors import (
     CompileError,
     CUDAError,
+    InternalError,
     JitError,
+    JitIndexError,
+    JitkernAttributeError,
+    JitkernBufferError,
     JitkernError,
+    JitkernFileNotFoundError,
+    JitkernIndexError,
+    JitkernKeyError,
+    JitkernNotImplementedError,
+    JitkernOverflowError,
+    JitkernRuntimeError,
+    JitkernTypeError,
+    JitkernValueError,
     JitNameError,
     JitSyntaxError,
     JitTypeError,
+    JitValueError,
     KernelArgumentError,
+    KernelAssertionError,
     LaunchError,
     OutOfMemoryError,
 )
@@ -73,7 +87,7 @@ def __getattr__(name: str):
         return value
     if name in _SUBMODULES:
         return importlib.import_module(f"jitkern.{name}")
-    raise AttributeError(f"module 'jitkern' has no attribute {name!r}")
+    raise JitkernAttributeError(f"module 'jitkern' has no attribute {name!r}")
 
 
 def __dir__():
@@ -81,6 +95,10 @@ def __dir__():
 
 
 __all__ = [
-    "CUDAError", "CompileError", "JitError", "JitNameError", "JitSyntaxError", "JitTypeError",
-    "JitkernError", "KernelArgumentError", "LaunchError", "OutOfMemoryError", *_LAZY,
+    "CUDAError", "CompileError", "InternalError", "JitError", "JitIndexError", "JitNameError",
+    "JitSyntaxError", "JitTypeError", "JitValueError", "JitkernAttributeError",
+    "JitkernBufferError", "JitkernError", "JitkernFileNotFoundError", "JitkernIndexError",
+    "JitkernKeyError", "JitkernNotImplementedError", "JitkernOverflowError",
+    "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "KernelArgumentError",
+    "KernelAssertionError", "LaunchError", "OutOfMemoryError", *_LAZY,
 ]

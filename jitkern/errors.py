@@ -53,6 +53,57 @@ class KernelArgumentError(LaunchError, TypeError):
     """A kernel argument has the wrong kind, type or count."""
 
 
+class JitkernTypeError(JitkernError, TypeError):
+    """A value of the wrong type was given to jitkern."""
+
+
+class JitkernValueError(JitkernError, ValueError):
+    """A value of the right type but a wrong value was given to jitkern."""
+
+
+class JitkernIndexError(JitkernError, IndexError):
+    """An index out of range (array indexing, tuple indexing)."""
+
+
+class JitkernKeyError(JitkernError, KeyError):
+    """A name that jitkern looks up by key was not found."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; ours is a sentence
+        return self.args[0] if self.args else ""
+
+
+class JitkernAttributeError(JitkernError, AttributeError):
+    """An attribute jitkern does not have, or one that cannot be set."""
+
+
+class JitkernOverflowError(JitkernError, OverflowError):
+    """A value does not fit the type it must be stored in."""
+
+
+class JitkernBufferError(JitkernError, BufferError):
+    """An array cannot be exported or imported as asked (DLPack, buffer protocol)."""
+
+
+class JitkernFileNotFoundError(JitkernError, FileNotFoundError):
+    """A file jitkern was asked to read does not exist."""
+
+
+class JitkernNotImplementedError(JitkernError, NotImplementedError):
+    """A documented limitation: the feature is not available (the message says what is)."""
+
+
+class JitkernRuntimeError(JitkernError, RuntimeError):
+    """Something went wrong that is not a bad argument (a state the object is not in)."""
+
+
+class InternalError(JitkernError, RuntimeError):
+    """A bug in jitkern itself: the message asks for a report."""
+
+
+class KernelAssertionError(JitkernError, AssertionError):
+    """A check inside a kernel failed (debug mode, the simulator, ``assert`` in JIT code)."""
+
+
 class JitError(JitkernError):
     """Base class of the errors of the Python-to-CUDA JIT compiler."""
 
@@ -71,6 +122,14 @@ class JitTypeError(JitError, TypeError):
 
 class JitNameError(JitError, NameError):
     """An unknown name in JIT code."""
+
+
+class JitValueError(JitError, ValueError):
+    """A value refused at compile time in JIT code (a bad constant argument, say)."""
+
+
+class JitIndexError(JitError, IndexError):
+    """A constant index out of range in JIT code (a tuple index, say)."""
 
 
 def _human_bytes(n: int) -> str:

@@ -18,6 +18,8 @@ import ctypes
 
 import numpy
 
+from ..errors import JitkernBufferError, JitkernTypeError
+
 KDL_CPU, KDL_CUDA, KDL_CUDA_HOST, KDL_CUDA_MANAGED = 1, 2, 3, 13
 FLAG_READ_ONLY, FLAG_IS_COPIED = 1, 2
 VERSION = (1, 0)
@@ -211,7 +213,7 @@ def read_capsule(capsule) -> Imported:
         address = _capsule_get_pointer(capsule, NAME_V)
         managed = DLManagedTensorVersioned.from_address(address)
         if managed.version.major > VERSION[0]:
-            raise BufferError(
+            raise JitkernBufferError(
                 f"DLPack {managed.version.major}.{managed.version.minor} is newer than jitkern "
                 "understands (1.x)")
         readonly = bool(managed.flags & FLAG_READ_ONLY)
@@ -222,7 +224,7 @@ def read_capsule(capsule) -> Imported:
         readonly = False
         used = USED_NAME
     else:
-        raise TypeError("expected an unconsumed DLPack capsule ('dltensor' or 'dltensor_versioned')")
+        raise JitkernTypeError("expected an unconsumed DLPack capsule ('dltensor' or 'dltensor_versioned')")
     _capsule_set_name(capsule, used)
     info = Imported()
     info._address = address

@@ -12,6 +12,7 @@ import numpy
 
 from ..backend.compiler import compile_source
 from ..backend.module import Function
+from ..errors import JitkernValueError
 from . import dtypes
 from .layout import collapse
 
@@ -164,7 +165,7 @@ def _layout_record(shape, a, b) -> numpy.void:
     rec = numpy.zeros((), LAYOUT)
     ndim = len(shape)
     if ndim > MAXDIM:
-        raise ValueError(f"jitkern array kernels handle at most {MAXDIM} non-mergeable axes, "
+        raise JitkernValueError(f"jitkern array kernels handle at most {MAXDIM} non-mergeable axes, "
                          f"got {ndim}")
     n = 1
     for d in shape:

@@ -30,6 +30,7 @@ from ..backend.device import (
 )
 from ..backend.driver import check, drv
 from ..backend.launch import register_array_type
+from ..errors import JitkernBufferError, JitkernTypeError, JitkernValueError
 from . import _dlpack, _kernels, dtypes, interop, layout
 from ._context import LEGACY, PER_THREAD, current_device_id, on_device, order_after
 
@@ -140,7 +141,7 @@ def from_info(info: interop.ArrayInfo) -> ndarray:
     """An ndarray viewing a foreign GPU array (no copy; keeps ``info.owner`` alive)."""
     dtype = info.dtype
     if isinstance(dtype, str):
-        raise TypeError(f"dtype {dtype} needs the ml_dtypes package to be used by jitkern")
+        raise JitkernTypeError(f"dtype {dtype} needs the ml_dtypes package to be used by jitkern")
     dtypes.check_supported(dtype)
     lo, hi = layout.span(info.shape, info.strides, dtype.itemsize)
     stream = get_current_stream()
@@ -181,7 +182,7 @@ class ndarray:
         shape = layout.normalize_shape(shape)
         dt = dtypes.normalize(dtype)
         if order not in ("C", "F"):
-            raise ValueError(f"order: expected 'C' or 'F', got {order!r}")
+            raise JitkernValueError(f"order: expected 'C' or 'F', got {order!r}")
         if memptr is None:
             src = allocate(shape, dt, order)
             memptr = DevicePointer(src._ptr, src._mem)
@@ -270,12 +271,12 @@ class ndarray:
 
     def __len__(self) -> int:
         if not self._shape:
-            raise TypeError("len() of unsized object")
+            raise JitkernTypeError("len() of unsized object")
         return self._shape[0]
 
     def __iter__(self):
         if not self._shape:
-            raise TypeError("iteration over a 0-d array")
+            raise JitkernTypeError("iteration over a 0-d array")
         return (self[i] for i in range(self._shape[0]))
 
     # -- views ------------------------------------------------------------
@@ -294,7 +295,7 @@ class ndarray:
             return self._view(self._shape, self._strides)
         dt = dtypes.normalize(dtype)
         if dt.itemsize != self._dtype.itemsize:
-            raise ValueError("view(dtype) needs a dtype of the same item size "
+            raise JitkernValueError("view(dtype) needs a dtype of the same item size "
                              f"({self._dtype} is {self._dtype.itemsize} bytes, {dt} is {dt.itemsize})")
         out = self._view(self._shape, self._strides)
         out._dtype = dt
@@ -317,7 +318,7 @@ class ndarray:
         if order == "F":
             return self.transpose().reshape(newshape[::-1]).transpose()
         if order != "C":
-            raise ValueError(f"order: expected 'C' or 'F', got {order!r}")
+            raise JitkernValueError(f"order: expected 'C' or 'F', got {order!r}")
         strides = layout.reshape_strides(self._shape, self._strides, self._dtype.itemsize,
                                          newshape)
         if strides is None:
@@ -339,7 +340,7 @@ class ndarray:
         else:
             axes = {a % ndim for a in ((axis,) if isinstance(axis, int) else axis)}
             if any(self._shape[a] != 1 for a in axes):
-                raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+                raise JitkernValueError("cannot select an axis to squeeze out which has size not equal to one")
             keep = [i for i in range(ndim) if i not in axes]
         return self._view(tuple(self._shape[i] for i in keep), tuple(self._strides[i] for i in keep))
 
@@ -354,7 +355,7 @@ class ndarray:
     @property
     def imag(self) -> ndarray:
         if self._dtype.kind != "c":
-            raise TypeError("imag of a real array is not a view; use jitkern.zeros_like(a)")
+            raise JitkernTypeError("imag of a real array is not a view; use jitkern.zeros_like(a)")
         half = self._dtype.itemsize // 2
         out = self._view(self._shape, self._strides, half)
         out._dtype = numpy.dtype(f"f{half}")
@@ -395,7 +396,7 @@ class ndarray:
         """Copy host data into this array (same shape; cast to this dtype as NumPy does)."""
         host = numpy.asarray(arr)
         if host.shape != self._shape:
-            raise ValueError(f"set: shape mismatch, array is {self._shape}, data is {host.shape}")
+            raise JitkernValueError(f"set: shape mismatch, array is {self._shape}, data is {host.shape}")
         self._upload(host, stream_of(stream))
 
     def _upload(self, host: numpy.ndarray, st: Stream) -> None:
@@ -417,7 +418,7 @@ class ndarray:
 
     def __array__(self, dtype=None, copy=None):
         if copy is False:
-            raise ValueError("a jitkern.ndarray lives on the GPU; NumPy needs a copy "
+            raise JitkernValueError("a jitkern.ndarray lives on the GPU; NumPy needs a copy "
                              "(use .get() or numpy.asarray(a))")
         host = self.get()
         return host if dtype is None else host.astype(dtype, copy=False)
@@ -427,12 +428,12 @@ class ndarray:
 
     def item(self):
         if self._size != 1:
-            raise ValueError("can only convert an array of size 1 to a Python scalar")
+            raise JitkernValueError("can only convert an array of size 1 to a Python scalar")
         return self.get().item()
 
     def __bool__(self) -> bool:
         if self._size != 1:
-            raise ValueError("The truth value of an array with more than one element is "
+            raise JitkernValueError("The truth value of an array with more than one element is "
                              "ambiguous. Use a.any() or a.all() on the host")
         return bool(self.item())
 
@@ -447,7 +448,7 @@ class ndarray:
 
     def __index__(self) -> int:
         if self._shape or self._dtype.kind not in "iu":
-            raise TypeError("only integer scalar arrays can be converted to a scalar index")
+            raise JitkernTypeError("only integer scalar arrays can be converted to a scalar index")
         return operator.index(self.item())
 
     def __repr__(self) -> str:
@@ -513,7 +514,7 @@ class ndarray:
     @property
     def __cuda_array_interface__(self) -> dict:
         if self._dtype.kind == "V":  # bfloat16 (ml_dtypes): no typestr for it
-            raise TypeError("bfloat16 has no __cuda_array_interface__ typestr; "
+            raise JitkernTypeError("bfloat16 has no __cuda_array_interface__ typestr; "
                             "share it through DLPack (__dlpack__) instead")
         typestr = self._dtype.str
         stream = self._stream.ptr
@@ -557,10 +558,10 @@ class ndarray:
 
     def _dlpack_to(self, dl_device, copy, max_version):
         if dl_device[0] != _dlpack.KDL_CPU:
-            raise BufferError(f"cannot export a jitkern array on CUDA device {self._device_id} "
+            raise JitkernBufferError(f"cannot export a jitkern array on CUDA device {self._device_id} "
                               f"to DLPack device {dl_device}")
         if copy is False:
-            raise BufferError("exporting a GPU array to the CPU needs a copy (copy=False given)")
+            raise JitkernBufferError("exporting a GPU array to the CPU needs a copy (copy=False given)")
         host = self.get()
         if max_version is None:
             return host.__dlpack__()
@@ -582,7 +583,7 @@ def _consumer_stream(stream) -> int:
     if stream is None or stream == LEGACY:
         return LEGACY
     if stream == 0:
-        raise ValueError("__dlpack__: stream=0 is ambiguous for CUDA; use 1 for the legacy "
+        raise JitkernValueError("__dlpack__: stream=0 is ambiguous for CUDA; use 1 for the legacy "
                          "default stream or 2 for the per-thread default stream")
     if stream == PER_THREAD:
         return PER_THREAD
@@ -596,7 +597,7 @@ def _resolve_order(a: ndarray, order: str) -> str:
         return "F"
     if order in ("K", "A", None):
         return "C"
-    raise ValueError(f"order: expected 'C', 'F', 'A' or 'K', got {order!r}")
+    raise JitkernValueError(f"order: expected 'C', 'F', 'A' or 'K', got {order!r}")
 
 
 def _host_value(value, target: ndarray) -> numpy.ndarray:

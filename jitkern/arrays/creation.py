@@ -12,6 +12,7 @@ import numpy
 
 from ..backend import memory
 from ..backend.device import get_current_stream
+from ..errors import JitkernValueError
 from . import _dlpack, dtypes, interop, layout
 from ._context import current_device_id, on_device, order_after
 from .core import allocate, from_info, make, ndarray, pin_stream
@@ -24,7 +25,7 @@ def _order(order) -> str:
         return "C"
     if order == "F":
         return "F"
-    raise ValueError(f"order: expected 'C' or 'F', got {order!r}")
+    raise JitkernValueError(f"order: expected 'C' or 'F', got {order!r}")
 
 
 def empty(shape, dtype=float, order="C") -> ndarray:
@@ -188,13 +189,13 @@ def array(obj, dtype=None, copy=True, order="K") -> ndarray:
         info = _gpu_info(obj)
         if info is None:
             if copy is False:
-                raise ValueError("jitkern.array(copy=False): host data has to be copied to the "
+                raise JitkernValueError("jitkern.array(copy=False): host data has to be copied to the "
                                  "GPU; use copy=None or True")
             return _from_host(numpy.asarray(obj, dtype=dtype), order)
         a = _wrap(info)
     if dtype is not None and dtypes.normalize(dtype) != a._dtype:
         if copy is False:
-            raise ValueError(f"jitkern.array(copy=False): converting {a._dtype} to "
+            raise JitkernValueError(f"jitkern.array(copy=False): converting {a._dtype} to "
                              f"{numpy.dtype(dtype)} needs a copy")
         return a.astype(dtype, order=order)
     return a.copy(order=order) if copy else a

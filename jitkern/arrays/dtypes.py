@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy
 
+from ..errors import JitkernTypeError
+
 # DLPack type codes (dlpack.h, DLDataTypeCode).
 DL_INT, DL_UINT, DL_FLOAT, DL_BFLOAT, DL_COMPLEX, DL_BOOL = 0, 1, 2, 4, 5, 6
 
@@ -64,7 +66,7 @@ def normalize(dtype) -> numpy.dtype:
     try:
         dt = numpy.dtype(dtype)
     except TypeError as exc:
-        raise TypeError(f"dtype: {dtype!r} is not a data type ({exc})") from None
+        raise JitkernTypeError(f"dtype: {dtype!r} is not a data type ({exc})") from None
     check_supported(dt)
     try:
         _cache[dtype] = dt
@@ -80,7 +82,7 @@ def check_supported(dt: numpy.dtype) -> numpy.dtype:
             hint = " (bfloat16 needs the ml_dtypes package)"
         elif not dt.isnative:
             hint = " (non-native byte order; use dtype.newbyteorder('='))"
-        raise TypeError(
+        raise JitkernTypeError(
             f"jitkern arrays do not support dtype {dt}{hint}; supported: {SUPPORTED_NAMES}"
         )
     return dt
@@ -106,7 +108,7 @@ def from_dlpack(code: int, bits: int, lanes: int = 1) -> numpy.dtype:
              DL_COMPLEX: "complex", DL_BOOL: "bool"}
     name = f"{names.get(code, f'code {code}')}{bits}" + (f"x{lanes}" if lanes != 1 else "")
     hint = " (install ml_dtypes for bfloat16)" if code == DL_BFLOAT and bits == 16 else ""
-    raise TypeError(f"DLPack dtype {name} is not supported by jitkern{hint}")
+    raise JitkernTypeError(f"DLPack dtype {name} is not supported by jitkern{hint}")
 
 
 def from_typestr(typestr: str) -> numpy.dtype:
@@ -114,5 +116,5 @@ def from_typestr(typestr: str) -> numpy.dtype:
     try:
         dt = numpy.dtype(typestr)
     except TypeError:
-        raise TypeError(f"__cuda_array_interface__ typestr {typestr!r} is not understood") from None
+        raise JitkernTypeError(f"__cuda_array_interface__ typestr {typestr!r} is not understood") from None
     return check_supported(dt)

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy
 
 from ..backend.device import current_stream_handle
+from ..errors import JitkernTypeError, JitkernValueError
 from . import _dlpack, dtypes
 from ._context import current_device_id, pointer_device
 from .layout import c_strides
@@ -69,13 +70,13 @@ def _torch_dtype_map() -> dict:
 
 def _from_torch(t) -> ArrayInfo:
     if not t.is_cuda:
-        raise TypeError(f"a CPU torch.Tensor lives in host memory, not on a GPU; move it with "
+        raise JitkernTypeError(f"a CPU torch.Tensor lives in host memory, not on a GPU; move it with "
                         f".cuda() or {_HOST_HINT}")
     if not _torch_dtypes:
         _torch_dtypes.update(_torch_dtype_map())
     dtype = _torch_dtypes.get(t.dtype)
     if dtype is None:
-        raise TypeError(f"torch dtype {t.dtype} has no jitkern equivalent")
+        raise JitkernTypeError(f"torch dtype {t.dtype} has no jitkern equivalent")
     itemsize = t.element_size()
     strides = tuple(s * itemsize for s in t.stride())
     return ArrayInfo(t.data_ptr(), tuple(t.shape), strides, dtype, t.get_device(), False, t)
@@ -84,7 +85,7 @@ def _from_torch(t) -> ArrayInfo:
 def parse_cai(cai: dict, owner) -> ArrayInfo:
     """ArrayInfo from a ``__cuda_array_interface__`` dict (versions 0-3)."""
     if cai.get("mask") is not None:
-        raise TypeError("__cuda_array_interface__ with a mask is not supported")
+        raise JitkernTypeError("__cuda_array_interface__ with a mask is not supported")
     shape = tuple(cai["shape"])
     dtype = dtypes.from_typestr(cai["typestr"])
     ptr, readonly = cai["data"]
@@ -93,7 +94,7 @@ def parse_cai(cai: dict, owner) -> ArrayInfo:
         strides = c_strides(shape, dtype.itemsize)
     stream = cai.get("stream")
     if stream == 0:
-        raise ValueError("__cuda_array_interface__: stream 0 is not allowed (v3); "
+        raise JitkernValueError("__cuda_array_interface__: stream 0 is not allowed (v3); "
                          "the producer must say 1 for the legacy default stream")
     return ArrayInfo(ptr, shape, tuple(strides), dtype, _pointer_device(ptr), bool(readonly),
                      owner, stream)
@@ -104,7 +105,7 @@ def _pointer_device(ptr: int) -> int:
         return current_device_id()
     dev = pointer_device(ptr)
     if dev is None:
-        raise TypeError(f"pointer 0x{ptr:x} from __cuda_array_interface__ is not device memory "
+        raise JitkernTypeError(f"pointer 0x{ptr:x} from __cuda_array_interface__ is not device memory "
                         "CUDA knows about")
     return dev
 
@@ -140,7 +141,7 @@ def dlpack_capsule(obj, stream: int | None = None, max_version=_dlpack.VERSION):
 def _from_dlpack(obj, stream: int | None = None) -> ArrayInfo:
     device_fn = getattr(obj, "__dlpack_device__", None)
     if device_fn is None or not hasattr(obj, "__dlpack__"):
-        raise TypeError(
+        raise JitkernTypeError(
             f"cannot use a {type(obj).__module__}.{type(obj).__qualname__} as a GPU array: it has "
             "neither __cuda_array_interface__ nor __dlpack__; for host data use jitkern.asarray(x)")
     device_type, _ = device_fn()
@@ -153,7 +154,7 @@ def info_from_capsule(capsule) -> ArrayInfo:
     """ArrayInfo of a CUDA DLPack capsule (consumed; the owner holds the producer's tensor)."""
     imp = _dlpack.read_capsule(capsule)
     if imp.device_type not in (_dlpack.KDL_CUDA, _dlpack.KDL_CUDA_MANAGED, _dlpack.KDL_CUDA_HOST):
-        raise TypeError(f"DLPack tensor on device type {imp.device_type} is not on a CUDA GPU; "
+        raise JitkernTypeError(f"DLPack tensor on device type {imp.device_type} is not on a CUDA GPU; "
                         f"{_HOST_HINT}")
     dtype = dtypes.from_dlpack(imp.code, imp.bits, imp.lanes)
     if imp.strides is None:
@@ -164,7 +165,7 @@ def info_from_capsule(capsule) -> ArrayInfo:
 
 
 def _unsupported(obj) -> ArrayInfo:
-    raise TypeError(
+    raise JitkernTypeError(
         f"cannot use a {type(obj).__module__}.{type(obj).__qualname__} as a GPU array; expected a "
         "jitkern.ndarray, a CuPy/PyTorch/JAX/Numba CUDA array or any object with "
         f"__cuda_array_interface__ or __dlpack__; for host data use jitkern.asarray(x)")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import operator
 
+from ..errors import JitkernIndexError, JitkernTypeError, JitkernValueError
+
 
 def normalize_shape(shape) -> tuple[int, ...]:
     """``5`` or ``(2, 3)`` (any integer-likes) -> a tuple of non-negative ints."""
@@ -23,10 +25,10 @@ def normalize_shape(shape) -> tuple[int, ...]:
             try:
                 dims = tuple(operator.index(n) for n in shape)
             except TypeError:
-                raise TypeError(f"shape: expected an int or a sequence of ints, got {shape!r}") from None
+                raise JitkernTypeError(f"shape: expected an int or a sequence of ints, got {shape!r}") from None
     for n in dims:
         if n < 0:
-            raise ValueError(f"negative dimensions are not allowed (shape {dims})")
+            raise JitkernValueError(f"negative dimensions are not allowed (shape {dims})")
     return dims
 
 
@@ -113,9 +115,9 @@ def index(shape, strides, key) -> tuple[tuple[int, ...], tuple[int, ...], int]:
         elif k is not None:
             used += 1
     if ellipses > 1:
-        raise IndexError("an index can only have a single ellipsis ('...')")
+        raise JitkernIndexError("an index can only have a single ellipsis ('...')")
     if used > ndim:
-        raise IndexError(
+        raise JitkernIndexError(
             f"too many indices for array: array is {ndim}-dimensional, but {used} were indexed")
     out_shape: list[int] = []
     out_strides: list[int] = []
@@ -147,13 +149,13 @@ def index(shape, strides, key) -> tuple[tuple[int, ...], tuple[int, ...], int]:
 
 def _integer(k, n: int, dim: int) -> int:
     if isinstance(k, bool) or type(k).__name__ == "bool_":
-        raise IndexError(_BAD_INDEX.format(k))
+        raise JitkernIndexError(_BAD_INDEX.format(k))
     try:
         i = operator.index(k)
     except TypeError:
-        raise IndexError(_BAD_INDEX.format(k)) from None
+        raise JitkernIndexError(_BAD_INDEX.format(k)) from None
     if i < -n or i >= n:
-        raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+        raise JitkernIndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
     return i + n if i < 0 else i
 
 
@@ -164,19 +166,19 @@ def resolve_shape(size: int, newshape) -> tuple[int, ...]:
     try:
         dims = [operator.index(n) for n in newshape]
     except TypeError:
-        raise TypeError(f"shape: expected ints, got {newshape!r}") from None
+        raise JitkernTypeError(f"shape: expected ints, got {newshape!r}") from None
     unknown = [i for i, n in enumerate(dims) if n == -1]
     if len(unknown) > 1:
-        raise ValueError("can only specify one unknown dimension (-1)")
+        raise JitkernValueError("can only specify one unknown dimension (-1)")
     if any(n < -1 for n in dims):
-        raise ValueError(f"negative dimensions not allowed (shape {tuple(dims)})")
+        raise JitkernValueError(f"negative dimensions not allowed (shape {tuple(dims)})")
     known = size_of([n for n in dims if n != -1])
     if unknown:
         if known == 0 or size % known:
-            raise ValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
+            raise JitkernValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
         dims[unknown[0]] = size // known
     elif known != size:
-        raise ValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
+        raise JitkernValueError(f"cannot reshape array of size {size} into shape {tuple(newshape)}")
     return tuple(dims)
 
 
@@ -223,23 +225,23 @@ def transpose_axes(ndim: int, axes) -> tuple[int, ...]:
     try:
         perm = tuple(operator.index(a) for a in axes)
     except TypeError:
-        raise TypeError(f"axes: expected ints, got {axes!r}") from None
+        raise JitkernTypeError(f"axes: expected ints, got {axes!r}") from None
     if len(perm) != ndim:
-        raise ValueError("axes don't match array")
+        raise JitkernValueError("axes don't match array")
     norm = []
     for a in perm:
         if not -ndim <= a < ndim:
-            raise ValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
+            raise JitkernValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
         norm.append(a % ndim)
     if len(set(norm)) != ndim:
-        raise ValueError("repeated axis in transpose")
+        raise JitkernValueError("repeated axis in transpose")
     return tuple(norm)
 
 
 def broadcast_strides(shape, strides, target) -> tuple[int, ...]:
     """Strides that broadcast ``(shape, strides)`` to ``target`` (0 on stretched axes)."""
     if len(shape) > len(target):
-        raise ValueError(f"could not broadcast input array from shape {tuple(shape)} "
+        raise JitkernValueError(f"could not broadcast input array from shape {tuple(shape)} "
                          f"into shape {tuple(target)}")
     lead = len(target) - len(shape)
     out = [0] * lead
@@ -249,7 +251,7 @@ def broadcast_strides(shape, strides, target) -> tuple[int, ...]:
         elif n == 1:
             out.append(0)
         else:
-            raise ValueError(f"could not broadcast input array from shape {tuple(shape)} "
+            raise JitkernValueError(f"could not broadcast input array from shape {tuple(shape)} "
                              f"into shape {tuple(target)}")
     return tuple(out)
 

@@ -15,7 +15,7 @@ import sys
 import threading
 
 from ..config import settings
-from ..errors import CompileError
+from ..errors import CompileError, JitkernTypeError, JitkernValueError
 from . import cache, toolchain
 
 DEFAULT_STD = "-std=c++17"
@@ -68,13 +68,13 @@ def normalize_options(options) -> tuple[str, ...]:
     try:
         opts = tuple(options)
     except TypeError:
-        raise TypeError(f"options: expected a tuple of str, got {type(options).__name__}") from None
+        raise JitkernTypeError(f"options: expected a tuple of str, got {type(options).__name__}") from None
     out = []
     for opt in opts:
         if not isinstance(opt, str):
-            raise TypeError(f"options: every option must be a str, got {type(opt).__name__} ({opt!r})")
+            raise JitkernTypeError(f"options: every option must be a str, got {type(opt).__name__} ({opt!r})")
         if opt.startswith(_ARCH_PREFIXES):
-            raise ValueError(
+            raise JitkernValueError(
                 f"options: {opt!r} is not accepted; jitkern picks the arch from the device, "
                 "or pass arch= to inspect()/compile_source()"
             )
@@ -154,9 +154,9 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
     binary. Raises :class:`jitkern.CompileError` with the compiler log.
     """
     if not isinstance(source, str):
-        raise TypeError(f"source: expected str, got {type(source).__name__}")
+        raise JitkernTypeError(f"source: expected str, got {type(source).__name__}")
     if backend not in ("nvrtc", "nvcc"):
-        raise ValueError(f"backend: expected 'nvrtc' or 'nvcc', got {backend!r}")
+        raise JitkernValueError(f"backend: expected 'nvrtc' or 'nvcc', got {backend!r}")
     opts = options if _normalized else normalize_options(options)
     names = tuple(name_expressions or ())
     target = target_for(arch, fmt)

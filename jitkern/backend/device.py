@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 
-from ..errors import CUDAError
+from ..errors import CUDAError, JitkernTypeError
 from . import driver
 from .driver import check, drv
 
@@ -22,7 +22,7 @@ class Device:
         if device_id is None:
             device_id = driver.current_device_id()
         if not isinstance(device_id, int) or isinstance(device_id, bool):
-            raise TypeError(f"Device(device_id): expected an int, got {type(device_id).__name__}")
+            raise JitkernTypeError(f"Device(device_id): expected an int, got {type(device_id).__name__}")
         self.id = device_id
         self._saved = []
 
@@ -226,7 +226,7 @@ def stream_handle(stream) -> int:
                 return int(value)
             except (TypeError, ValueError):
                 continue
-    raise TypeError(
+    raise JitkernTypeError(
         "stream: expected None, a jitkern.Stream, an int handle, or an object with "
         f"__cuda_stream__ / cuda_stream / ptr; got {type(stream).__name__}"
     )

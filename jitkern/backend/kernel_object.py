@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import functools
 
+from ..errors import JitkernRuntimeError, JitkernTypeError
+
 
 def _not_ready(*args, **kwargs):  # replaced by the subclass's __init__
-    raise RuntimeError("the kernel object is not initialised")
+    raise JitkernRuntimeError("the kernel object is not initialised")
 
 
 class KernelPartial(functools.partial):
@@ -31,7 +33,7 @@ class KernelPartial(functools.partial):
             self.__setstate__((func, (), None, self.__dict__))
 
     def __reduce__(self):
-        raise TypeError(self._pickle_hint)
+        raise JitkernTypeError(self._pickle_hint)
 
     def __eq__(self, other):
         return self is other

@@ -9,7 +9,7 @@ on its stream before the free.
 
 from __future__ import annotations
 
-from ..errors import OutOfMemoryError
+from ..errors import InternalError, OutOfMemoryError
 from . import driver
 from .driver import check, drv
 
@@ -97,7 +97,7 @@ def _alloc_failed(err, size, device_id, stream, pool) -> MemoryPointer:
             free = None
         raise OutOfMemoryError(size, free, device_id)
     check((err,), "cuMemAllocFromPoolAsync")
-    raise AssertionError("unreachable")
+    raise InternalError("unreachable: please report this")
 
 
 def memcpy_dtod(dst: int, src: int, nbytes: int, stream: int = 0) -> None:

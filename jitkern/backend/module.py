@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 
-from ..errors import CUDAError, KernelArgumentError, LaunchError
+from ..errors import CUDAError, JitkernAttributeError, KernelArgumentError, LaunchError
 from . import driver
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
@@ -298,7 +298,7 @@ class Function:
 
     def set_attribute(self, attr: str, value: int, device_id: int | None = None) -> None:
         if attr not in SETTABLE_ATTRIBUTES:
-            raise AttributeError(f"kernel attribute {attr!r} is read-only; settable: "
+            raise JitkernAttributeError(f"kernel attribute {attr!r} is read-only; settable: "
                                  + ", ".join(SETTABLE_ATTRIBUTES))
         d = drv()
         enum = getattr(d.CUfunction_attribute, "CU_FUNC_ATTRIBUTE_" + attr.upper())

@@ -14,7 +14,7 @@ import functools
 import os
 
 from ..config import settings
-from ..errors import CompileError
+from ..errors import CompileError, JitkernValueError
 
 PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
 
@@ -158,7 +158,7 @@ def normalize_arch(arch) -> int:
             text = text[len(prefix):]
     text = text.rstrip("af")
     if not text.isdigit():
-        raise ValueError(f"arch: expected e.g. 'sm_90' or 90, got {arch!r}")
+        raise JitkernValueError(f"arch: expected e.g. 'sm_90' or 90, got {arch!r}")
     return int(text)
 
 

@@ -19,7 +19,7 @@ import types as pytypes
 
 import numpy
 
-from ..errors import JitSyntaxError, JitTypeError
+from ..errors import JitkernTypeError, JitSyntaxError, JitTypeError
 
 #: Modules a kernel may name; their attributes are resolved at compile time.
 ALLOWED_MODULES = ("math", "cmath", "numpy", "builtins")
@@ -232,7 +232,7 @@ def capture(value) -> Captured:
     for kind, test, fingerprint in _CAPTURE_RULES:
         if test(value):
             return Captured(kind, value, fingerprint(value))
-    raise TypeError(_refusal(value))
+    raise JitkernTypeError(_refusal(value))
 
 
 def _is_constant(v) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy
 
+from ..errors import JitkernOverflowError, JitkernTypeError, JitkernValueError
 from . import types as T
 
 MODES = ("cuda", "numpy")
@@ -50,7 +51,7 @@ def check_mode(mode: str) -> str:
     if mode == "python":
         return "numpy"
     if mode not in MODES:
-        raise ValueError(f"mode: expected 'cuda' or 'numpy' (or 'python'), got {mode!r}")
+        raise JitkernValueError(f"mode: expected 'cuda' or 'numpy' (or 'python'), got {mode!r}")
     return mode
 
 
@@ -67,12 +68,12 @@ def literal_type(value, mode: str) -> T.Scalar:
             return T.int64
         if 0 <= value < (1 << 64):
             return T.uint64
-        raise OverflowError(f"integer literal {value} does not fit in 64 bits")
+        raise JitkernOverflowError(f"integer literal {value} does not fit in 64 bits")
     if isinstance(value, float):
         return T.float32 if mode == "cuda" else T.float64
     if isinstance(value, complex):
         return T.complex64 if mode == "cuda" else T.complex128
-    raise TypeError(f"{value!r} is not a scalar")
+    raise JitkernTypeError(f"{value!r} is not a scalar")
 
 
 def operand_type(op, mode: str) -> T.Type:
@@ -84,7 +85,7 @@ def result_type(operands, mode: str) -> T.Scalar:
     ops = list(operands)
     for op in ops:
         if not is_weak(op) and not isinstance(op, T.Scalar):
-            raise TypeError(f"expected a number, got {op}")
+            raise JitkernTypeError(f"expected a number, got {op}")
     if all(is_weak(op) for op in ops):
         return _promote_types([literal_type(op, mode) for op in ops], mode)
     if mode == "cuda":
@@ -150,7 +151,7 @@ def numpy_bool_loop(op: str) -> T.Scalar:
     """The type NumPy computes ``bool op bool`` in (TypeError where it refuses bools)."""
     name = NUMPY_BOOL_LOOPS[op]
     if name is None:
-        raise TypeError(
+        raise JitkernTypeError(
             f"NumPy does not apply {op} to bools; use ^ (or numpy.logical_xor), or convert "
             "to an int first"
         )
@@ -171,7 +172,7 @@ def integer_type(operands, mode: str, op_name: str) -> T.Scalar:
     ops = list(operands)
     out = result_type(ops, mode)
     if out.kind not in "biu":
-        raise TypeError(f"{op_name} needs integers or bools, got {out}")
+        raise JitkernTypeError(f"{op_name} needs integers or bools, got {out}")
     if out is T.bool_ and mode == "numpy" and op_name in NUMPY_BOOL_LOOPS:  # shifts
         return T.int64 if all(is_weak(o) for o in ops) else numpy_bool_loop(op_name)
     return out

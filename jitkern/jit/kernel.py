@@ -16,12 +16,12 @@ changed is ignored.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import linecache
 import os
 import tempfile
-import functools
 import threading
 
 import numpy
@@ -29,7 +29,7 @@ import numpy
 from ..backend.codegen import define
 from ..backend.kernel_object import KernelPartial
 from ..config import settings
-from ..errors import CompileError, JitError
+from ..errors import CompileError, JitError, JitkernRuntimeError, JitkernTypeError
 from . import frontend, infer
 from . import types as T
 from .program import Program, function_identity
@@ -82,7 +82,7 @@ class JitKernel(KernelPartial):
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=()):
         if not callable(func):
-            raise TypeError(f"rawkernel expects a function, got {type(func).__name__}")
+            raise JitkernTypeError(f"rawkernel expects a function, got {type(func).__name__}")
         self.py_func = func
         self.mode = mode
         self.device = device
@@ -119,7 +119,7 @@ class JitKernel(KernelPartial):
     def cached_code(self) -> str:
         """The generated source of the (last) compiled signature."""
         if not self.cached_codes:
-            raise RuntimeError(
+            raise JitkernRuntimeError(
                 f"{self.__name__} has not been compiled yet; call it or use "
                 ".inspect(*args, arch=...)"
             )
@@ -133,7 +133,7 @@ class JitKernel(KernelPartial):
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise TypeError(
+            raise JitkernTypeError(
                 "launch as kernel[grid, block](*args) or "
                 "kernel[grid, block, shared_mem, stream](*args)"
             )
@@ -162,7 +162,7 @@ class JitKernel(KernelPartial):
 
     def _entry_for(self, args: tuple, key) -> "_Entry":
         if self.device:
-            raise TypeError(f"{self.__name__} is a device function: call it from a kernel")
+            raise JitkernTypeError(f"{self.__name__} is a device function: call it from a kernel")
         try:
             types = tuple(arg_type(a) for a in args)
             built = self._build(types, arch=None)
@@ -411,7 +411,7 @@ def arg_type(a, allow_host: bool = False) -> T.Type:
         return T.scalar_from_dtype(a.dtype)
     if isinstance(a, numpy.ndarray):
         if not allow_host:
-            raise TypeError(
+            raise JitkernTypeError(
                 "a NumPy array lives in host memory; copy it to the GPU with jitkern.asarray(x)"
             )
         return _array_type(a.dtype, a.shape, a.strides)
@@ -423,7 +423,7 @@ def arg_type(a, allow_host: bool = False) -> T.Type:
 
 def _array_type(dtype, shape, strides) -> T.Array:
     if len(shape) == 0:
-        raise TypeError("0-d arrays are not supported as kernel arguments; pass a scalar")
+        raise JitkernTypeError("0-d arrays are not supported as kernel arguments; pass a scalar")
     itemsize = T.scalar_from_dtype(dtype).itemsize
     contiguous = len(shape) == 1 and (strides[0] == itemsize or shape[0] <= 1)
     return T.array(

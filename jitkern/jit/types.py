@@ -10,6 +10,8 @@ import dataclasses
 
 import numpy
 
+from ..errors import JitkernTypeError
+
 _interned: dict = {}
 
 
@@ -276,7 +278,7 @@ def scalar_from_dtype(dtype) -> Scalar:
     if dt.name == "bfloat16":
         return bfloat16
     if dt.name not in _SCALAR_CTYPES:
-        raise TypeError(f"dtype {dt} is not supported in JIT kernels")
+        raise JitkernTypeError(f"dtype {dt} is not supported in JIT kernels")
     return scalar(dt.name)
 
 

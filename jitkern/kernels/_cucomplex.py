@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from ..errors import JitkernTypeError
+
 BRIDGE_HEADER = "jitkern/cucomplex.cuh"
 BRIDGE_INCLUDE = f"#include <{BRIDGE_HEADER}>"
 
@@ -31,7 +33,7 @@ def translate_cucomplex(source: str) -> str:
     some other header). Translating twice gives the same source.
     """
     if not isinstance(source, str):
-        raise TypeError(f"source: expected str, got {type(source).__name__}")
+        raise JitkernTypeError(f"source: expected str, got {type(source).__name__}")
     translated, count = _CUCOMPLEX_INCLUDE.subn(rf"\1#\2include <{BRIDGE_HEADER}>", source)
     if count or _BRIDGE_INCLUDED.search(translated):
         return translated

@@ -18,6 +18,7 @@ from ..arrays import empty, ndarray, pointer_of
 from ..backend import driver
 from ..backend.codegen import define
 from ..backend.device import current_stream_handle, stream_handle
+from ..errors import JitkernRuntimeError, JitkernTypeError
 from .params import convert_scalar
 
 _CODES = {
@@ -63,7 +64,7 @@ class Buffer:
         for (offset, size), value in zip(layout[first_static:], static_values):
             data = _bytes_of(value)
             if len(data) != size:
-                raise RuntimeError(
+                raise JitkernRuntimeError(
                     f"internal: static parameter of {len(data)} bytes for a {size}-byte slot"
                 )
             ctypes.memmove(base + offset, data, size)
@@ -81,7 +82,7 @@ class Buffer:
 def _bytes_of(value) -> bytes:
     if isinstance(value, (numpy.void, numpy.generic)):
         return value.tobytes()
-    raise TypeError(f"internal: cannot pre-pack {type(value).__name__}")
+    raise JitkernTypeError(f"internal: cannot pre-pack {type(value).__name__}")
 
 
 def scalar_code(dtype: numpy.dtype) -> str:

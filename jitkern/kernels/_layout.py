@@ -10,7 +10,7 @@ import numpy
 
 from ..arrays.interop import describe
 from ..arrays.layout import c_strides
-from ..errors import KernelArgumentError
+from ..errors import JitkernValueError, KernelArgumentError
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -79,7 +79,7 @@ def broadcast_shape(shapes, kernel: str) -> tuple:
                 out[offset + k] = s
             elif s != 1 and s != cur:
                 listed = ", ".join(str(tuple(x)) for x in shapes)
-                raise ValueError(f"{kernel}: shapes {listed} cannot be broadcast together")
+                raise JitkernValueError(f"{kernel}: shapes {listed} cannot be broadcast together")
     return tuple(out)
 
 

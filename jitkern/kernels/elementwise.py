@@ -26,7 +26,7 @@ from ..arrays import describe, empty, ndarray, pointer_of
 from ..backend import compiler, driver
 from ..backend.inspection import Inspection
 from ..backend.module import Function
-from ..errors import KernelArgumentError
+from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _cuda, _launcher, _layout
 from . import _elementwise_codegen as _codegen
 from .params import (
@@ -55,13 +55,13 @@ ARGUMENT_HOOKS: list = []
 
 def check_kernel_name(name) -> str:
     if not isinstance(name, str) or not name.isidentifier() or not name.isascii():
-        raise ValueError(f"name: {name!r} is not a valid kernel name (a C identifier)")
+        raise JitkernValueError(f"name: {name!r} is not a valid kernel name (a C identifier)")
     return name
 
 
 def _check_code(value, what: str) -> str:
     if not isinstance(value, str):
-        raise TypeError(f"{what}: expected CUDA C++ code as a str, got {type(value).__name__}")
+        raise JitkernTypeError(f"{what}: expected CUDA C++ code as a str, got {type(value).__name__}")
     return value
 
 
@@ -242,15 +242,15 @@ class ElementwiseKernel(CachedSources):
         has_raw = any(p.raw for p in self.params)
         if size is not None:
             if mapped:
-                raise ValueError(
+                raise JitkernValueError(
                     f"{self.name}: size= is only for kernels whose arrays are all "
                     "raw; here the size comes from the non-raw array arguments"
                 )
             if not isinstance(size, (int, numpy.integer)) or isinstance(size, bool) or size < 0:
-                raise ValueError(f"{self.name}: size= must be a non-negative int, got {size!r}")
+                raise JitkernValueError(f"{self.name}: size= must be a non-negative int, got {size!r}")
             a.shape = (int(size),)
         elif not mapped and has_raw:
-            raise ValueError(
+            raise JitkernValueError(
                 f"{self.name}: every array argument is raw, so the loop size is "
                 "unknown: pass size=N"
             )
@@ -259,7 +259,7 @@ class ElementwiseKernel(CachedSources):
         if a.out_given:
             for p, arr in zip(self.out_params, arrays[self.nin :]):
                 if not p.raw and arr.shape != a.shape:
-                    raise ValueError(
+                    raise JitkernValueError(
                         f"{self.name}: output {p.name!r} has shape {arr.shape}, but "
                         f"the arguments broadcast to {a.shape}"
                     )
@@ -346,7 +346,7 @@ class ElementwiseKernel(CachedSources):
         16-byte aligned); with ``arch`` (e.g. ``"sm_90"``) no GPU is needed.
         """
         if kwargs:
-            raise TypeError(f"inspect: unexpected keyword argument(s) {', '.join(kwargs)}")
+            raise JitkernTypeError(f"inspect: unexpected keyword argument(s) {', '.join(kwargs)}")
         arrays = self._describe_args(args, host_ok=True)
         a = self._analyze(args, arrays, size)
         return self._inspect_analysis(a, arch)
@@ -549,7 +549,7 @@ def _block_size(block_size) -> tuple:
     if block_size is None:
         return (DEFAULT_BLOCK, 1, 1)
     if not isinstance(block_size, int) or not 1 <= block_size <= 1024:
-        raise ValueError(f"block_size: expected an int from 1 to 1024, got {block_size!r}")
+        raise JitkernValueError(f"block_size: expected an int from 1 to 1024, got {block_size!r}")
     return (block_size, 1, 1)
 
 

@@ -28,7 +28,7 @@ import types as pytypes
 import numpy
 
 from ..arrays import describe
-from ..errors import JitError, JitSyntaxError, JitTypeError
+from ..errors import JitError, JitkernTypeError, JitSyntaxError, JitTypeError
 from ..jit import frontend
 from ..jit import types as T
 from ..jit.program import Program
@@ -100,7 +100,7 @@ def _refuse_python_builtin(value) -> None:
         return
     name = getattr(value, "__name__", repr(value))
     hint = _BUILTIN_HINTS.get(name, "use the array module's function (e.g. xp.float32(x))")
-    raise TypeError(f"Python's {name}() does not work elementwise on arrays; {hint}")
+    raise JitkernTypeError(f"Python's {name}() does not work elementwise on arrays; {hint}")
 
 
 class _FuseProgram(Program):
@@ -554,7 +554,7 @@ class Fused:
 
     def __init__(self, fn, kernel_name=None):
         if not isinstance(fn, pytypes.FunctionType):
-            raise TypeError(f"fuse expects a Python function, got {type(fn).__name__}")
+            raise JitkernTypeError(f"fuse expects a Python function, got {type(fn).__name__}")
         functools.update_wrapper(self, fn)
         self._fn = fn
         self.kernel_name = kernel_name or f"fused_{fn.__name__.strip('<>')}"
@@ -626,7 +626,7 @@ def fuse(*args, kernel_name=None):
     if len(args) == 1 and callable(args[0]) and kernel_name is None:
         return Fused(args[0])
     if args:
-        raise TypeError("fuse: use @jitkern.fuse() or @jitkern.fuse(kernel_name='name')")
+        raise JitkernTypeError("fuse: use @jitkern.fuse() or @jitkern.fuse(kernel_name='name')")
     return lambda fn: Fused(fn, kernel_name)
 
 

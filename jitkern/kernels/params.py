@@ -14,6 +14,8 @@ import re
 
 import numpy
 
+from ..errors import JitkernRuntimeError, JitkernTypeError, JitkernValueError
+
 # NumPy dtype -> the C++ spelling used in generated kernels (complex from
 # <jitkern/complex.cuh>, half from <cuda_fp16.h>).
 CTYPES: dict[numpy.dtype, str] = {
@@ -162,7 +164,7 @@ class Param:
         return ("raw " if self.raw else "") + f"{self.type_name} {self.name}"
 
 
-class ParamError(ValueError):
+class ParamError(JitkernValueError):
     """A malformed parameter string (a ValueError, as CuPy users expect)."""
 
 
@@ -188,7 +190,7 @@ def parse_params(text: str, *, is_output: bool, what: str | None = None) -> tupl
     """
     what = what or ("out_params" if is_output else "in_params")
     if not isinstance(text, str):
-        raise TypeError(
+        raise JitkernTypeError(
             f"{what}: expected a str such as 'float32 x, T y', got {type(text).__name__}"
         )
     if not text.strip():
@@ -276,7 +278,7 @@ def parse_signature(kind: str, name: str, in_params, out_params, kwargs: dict, *
     """The start every string kernel's constructor shares: refuse unknown keywords, parse
     both parameter lists and check them against each other."""
     if kwargs:
-        raise TypeError(f"{kind}: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
+        raise JitkernTypeError(f"{kind}: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
     ins = parse_params(in_params, is_output=False)
     outs = parse_params(out_params, is_output=True)
     if not outs or (need_input and not ins):
@@ -310,7 +312,7 @@ def check_kernel_params(in_params, out_params, in_text: str, out_text: str) -> N
 # Placeholder resolution.
 
 
-class TypeResolutionError(TypeError):
+class TypeResolutionError(JitkernTypeError):
     """Arguments whose types do not fit the parameters."""
 
 
@@ -434,7 +436,7 @@ class CachedSources:
     def cached_code(self) -> str:
         """The generated source, when exactly one variant has been compiled."""
         if len(self._sources) != 1:
-            raise RuntimeError(
+            raise JitkernRuntimeError(
                 f"{self.name}: {len(self._sources)} variants have been compiled; "
                 "cached_code needs exactly one (see cached_codes)"
             )

@@ -12,6 +12,7 @@ from ..backend.inspection import Inspection, inspect_binary
 from ..backend.kernel_object import KernelPartial
 from ..backend.memory import MemoryPointer
 from ..backend.module import SETTABLE_ATTRIBUTES, Function, load
+from ..errors import JitkernFileNotFoundError, JitkernTypeError, JitkernValueError
 from . import _signature
 
 _BACKENDS = ("nvrtc", "nvcc")
@@ -41,11 +42,11 @@ def _set_flags(obj, backend, translate_cucomplex, enable_cooperative_groups, jit
 
 def _check_common(code, name, options, backend):
     if not isinstance(code, str):
-        raise TypeError(f"code: expected CUDA source as a str, got {type(code).__name__}")
+        raise JitkernTypeError(f"code: expected CUDA source as a str, got {type(code).__name__}")
     if name is not None and not isinstance(name, str):
-        raise TypeError(f"name: expected a str, got {type(name).__name__}")
+        raise JitkernTypeError(f"name: expected a str, got {type(name).__name__}")
     if backend not in _BACKENDS:
-        raise ValueError(f"backend: expected one of {_BACKENDS}, got {backend!r}")
+        raise JitkernValueError(f"backend: expected one of {_BACKENDS}, got {backend!r}")
 
 
 class RawKernel(KernelPartial):
@@ -66,7 +67,7 @@ class RawKernel(KernelPartial):
                  jitify: bool = False):
         _check_common(code, name, options, backend)
         if not name:
-            raise ValueError("name: the kernel's name is required")
+            raise JitkernValueError("name: the kernel's name is required")
         self.code = code
         self.name = name
         _set_flags(self, backend, translate_cucomplex, enable_cooperative_groups, jitify)
@@ -178,10 +179,10 @@ _FATBIN = b"\x50\xed\x55\xba"
 
 def _binary_from_file(path: str) -> Binary:
     if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path: expected a file path, got {type(path).__name__}")
+        raise JitkernTypeError(f"path: expected a file path, got {type(path).__name__}")
     path = os.fspath(path)
     if not os.path.exists(path):
-        raise FileNotFoundError(f"path: no such file: {path!r}")
+        raise JitkernFileNotFoundError(f"path: no such file: {path!r}")
     with open(path, "rb") as f:
         data = f.read()
     if data.startswith(_ELF):
@@ -191,7 +192,7 @@ def _binary_from_file(path: str) -> Binary:
     elif b".version" in data[:4096] and b".target" in data[:8192]:
         fmt = "ptx"
     else:
-        raise ValueError(f"path: {path!r} is not a CUDA binary (expected a .cubin, .fatbin or .ptx file)")
+        raise JitkernValueError(f"path: {path!r} is not a CUDA binary (expected a .cubin, .fatbin or .ptx file)")
     return Binary(data=data, fmt=fmt, arch=0, log="", source="", options=(), name_expressions=(),
                   lowered_names={}, resources={}, key="file:" + hashlib.sha256(data).hexdigest())
 
@@ -207,7 +208,7 @@ class RawModule:
                  translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
                  name_expressions=None, jitify: bool = False):
         if (code is None) == (path is None):
-            raise TypeError("RawModule: give exactly one of code= (CUDA source) or path= (a binary file)")
+            raise JitkernTypeError("RawModule: give exactly one of code= (CUDA source) or path= (a binary file)")
         if code is not None:
             _check_common(code, None, options, backend)
         self.code = code
@@ -215,7 +216,7 @@ class RawModule:
         _set_flags(self, backend, translate_cucomplex, enable_cooperative_groups, jitify)
         if name_expressions is not None:
             if isinstance(name_expressions, str) or not all(isinstance(n, str) for n in name_expressions):
-                raise TypeError("name_expressions: expected a sequence of str, e.g. ['fx3<float>']")
+                raise JitkernTypeError("name_expressions: expected a sequence of str, e.g. ['fx3<float>']")
         self.name_expressions = tuple(name_expressions or ())
         if code is not None:
             self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
@@ -239,12 +240,12 @@ class RawModule:
     def get_function(self, name: str) -> RawKernel:
         """The kernel ``name`` (compiles and loads the module on the current device)."""
         if not isinstance(name, str):
-            raise TypeError(f"name: expected a str, got {type(name).__name__}")
+            raise JitkernTypeError(f"name: expected a str, got {type(name).__name__}")
         kernel = self._kernels.get(name)
         if kernel is None:
             binary = self._binary()
             if "<" in name and name not in binary.lowered_names:
-                raise ValueError(f"{name!r} is not one of this module's name_expressions "
+                raise JitkernValueError(f"{name!r} is not one of this module's name_expressions "
                                  f"{list(self.name_expressions)}; add it there to instantiate it")
             kernel = RawKernel._from_module(self, name)
             kernel._function()

@@ -24,13 +24,13 @@ import numpy
 from ..backend import compiler, driver
 from ..backend.inspection import Inspection
 from ..backend.module import Function
-from ..errors import KernelArgumentError
+from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _cuda, _layout
 from . import _reduction_codegen as _codegen
 from .elementwise import _call_key, _check_code, _empty, _names, _pointer, check_kernel_name
 from .params import (
-    CachedSources,
     CTYPES,
+    CachedSources,
     ParamError,
     convert_scalar,
     ctype_of,
@@ -91,7 +91,7 @@ def normalize_axis(axis, ndim: int, kernel: str) -> tuple:
     out = []
     for ax in items:
         if not isinstance(ax, (int, numpy.integer)) or isinstance(ax, bool):
-            raise TypeError(f"{kernel}: axis must be an int or a tuple of ints, got {axis!r}")
+            raise JitkernTypeError(f"{kernel}: axis must be an int or a tuple of ints, got {axis!r}")
         ax = int(ax)
         if not -ndim <= ax < ndim:
             raise numpy.exceptions.AxisError(
@@ -99,7 +99,7 @@ def normalize_axis(axis, ndim: int, kernel: str) -> tuple:
             )
         ax %= ndim
         if ax in out:
-            raise ValueError(f"{kernel}: duplicate value in axis: {axis!r}")
+            raise JitkernValueError(f"{kernel}: duplicate value in axis: {axis!r}")
         out.append(ax)
     return tuple(sorted(out))
 
@@ -237,7 +237,7 @@ class ReductionKernel(CachedSources):
         if mapped:
             a.in_shape = _layout.broadcast_shape([arr.shape for arr in mapped], self.name)
         elif raws:
-            raise ValueError(
+            raise JitkernValueError(
                 f"{self.name}: every input array is raw; the reduction needs at least "
                 "one non-raw input array to decide its shape"
             )
@@ -246,7 +246,7 @@ class ReductionKernel(CachedSources):
         ndim = len(a.in_shape)
         a.axes = normalize_axis(axis, ndim, self.name)
         if raws and a.axes != tuple(range(len(a.axes))):
-            raise ValueError(
+            raise JitkernValueError(
                 f"{self.name}: with raw arguments the reduced axes must lead "
                 f"(axis=0, (0, 1), ...); got axis={axis!r}"
             )
@@ -258,12 +258,12 @@ class ReductionKernel(CachedSources):
         a.red_size = int(numpy.prod([a.in_shape[d] for d in a.axes], dtype=numpy.int64))
         for p, arr in zip(self.out_params, arrays[self.nin :]):
             if arr.shape != final:
-                raise ValueError(
+                raise JitkernValueError(
                     f"{self.name}: output {p.name!r} has shape {arr.shape}, but the "
                     f"result has shape {final}"
                 )
         if a.red_size == 0 and a.out_size > 0 and self.identity is None:
-            raise ValueError(
+            raise JitkernValueError(
                 f"{self.name}: zero-size reduction with no identity: the kernel has "
                 "no identity value to give the empty reduction"
             )
@@ -397,7 +397,7 @@ def _check_shifted_arguments(kernel, identity, name) -> None:
         and identity.isidentifier()
         and not any(o in post for o in outputs)
     ):
-        raise ValueError(
+        raise JitkernValueError(
             f"{name}: post_map_expr is {post!r} and identity is {identity!r}: the arguments look "
             "shifted by one. The order is (in_params, out_params, map_expr, reduce_expr, "
             f"post_map_expr, identity, name): e.g. ReductionKernel(..., {kernel.reduce_expr!r}, "

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 
-
+from ...errors import JitkernTypeError
 from .. import types as T
 from .records import Builtin, Sig, scalar_of
-
 
 _ATOMIC_CAST = {T.int64: T.uint64}
 
@@ -82,7 +81,7 @@ def _atomic_rule(row: _AtomicRow):
         elem = scalar_of(items[0], "the array element")
         if elem not in row.native:
             names = ", ".join(t.name for t in row.native)
-            raise TypeError(f"atomic_{row.op} does not support {elem}; it supports {names}")
+            raise JitkernTypeError(f"atomic_{row.op} does not support {elem}; it supports {names}")
         return Sig((None,) + (elem,) * row.arity, elem)
 
     return rule

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-
+from ...errors import JitkernRuntimeError, JitkernTypeError
 from .. import types as T
 from ..values import Const
 from .records import Builtin, Marker, Namespace, Sig
@@ -21,16 +21,16 @@ class CubTemplate:
     nparams: int
 
     def __getitem__(self, item):
-        raise RuntimeError(f"jit.cub.{self.name}[...] can only be used inside a kernel")
+        raise JitkernRuntimeError(f"jit.cub.{self.name}[...] can only be used inside a kernel")
 
     def instantiate(self, params) -> "CubClass":
         if len(params) != self.nparams:
-            raise TypeError(f"cub.{self.name}[...] takes {self.nparams} parameter(s)")
+            raise JitkernTypeError(f"cub.{self.name}[...] takes {self.nparams} parameter(s)")
         value_t = T.scalar_from_dtype(params[0])
         rest = []
         for p in params[1:]:
             if not isinstance(p, int) or p <= 0:
-                raise TypeError(f"cub.{self.name}: the block size must be a positive constant")
+                raise JitkernTypeError(f"cub.{self.name}: the block size must be a positive constant")
             rest.append(str(p))
         cname = f"cub::{self.name}<{', '.join([value_t.ctype] + rest)}>"
         return CubClass(self, cname, value_t)
@@ -83,7 +83,7 @@ def _cub_reduce_rule(items, mode):
         return Sig((None, t, None), t)
     if isinstance(op, Const) and hasattr(op.value, "__jit_device__"):
         return Sig((None, t, None), t)
-    raise TypeError("op must be jit.cub.Sum(), jit.cub.Max(), jit.cub.Min() or a device function")
+    raise JitkernTypeError("op must be jit.cub.Sum(), jit.cub.Max(), jit.cub.Min() or a device function")
 
 
 def _cub_reduce_template(codes, sig, items, ctx):

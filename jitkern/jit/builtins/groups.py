@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-
+from ...errors import JitkernTypeError
 from .. import types as T
 from ..values import Const, Value
 from .records import Builtin, Marker, Namespace, Sig, const_int, fixed, numeric
-
 
 _CG = "cooperative_groups"
 _CG_INCLUDE = ("<cooperative_groups.h>",)
@@ -22,7 +21,7 @@ def _group_of(item) -> T.Opaque:
         and item.type.family in _GROUP_FAMILIES
     ):
         return item.type
-    raise TypeError(
+    raise JitkernTypeError(
         "expected a cooperative group (cg.this_thread_block(), cg.this_grid(), "
         "cg.tiled_partition(...))"
     )
@@ -31,7 +30,7 @@ def _group_of(item) -> T.Opaque:
 def _tiled_rule(items, mode):
     g = _group_of(items[0])
     if g.family != "thread_block":
-        raise TypeError("tiled_partition partitions a thread block")
+        raise JitkernTypeError("tiled_partition partitions a thread block")
     n = const_int(items[1], "size", {1, 2, 4, 8, 16, 32})
     return Sig((None, None), T.opaque("tile", f"{_CG}::thread_block_tile<{n}>", params=(n,)))
 
@@ -80,7 +79,7 @@ def _cg_reduce_rule(items, mode):
     if not (
         isinstance(op, Const) and isinstance(op.value, Marker) and op.value.name.startswith("cg.")
     ):
-        raise TypeError(
+        raise JitkernTypeError(
             "op must be cg.plus, cg.less, cg.greater, cg.bit_and, cg.bit_or or cg.bit_xor"
         )
     return Sig((None, t, None), t)

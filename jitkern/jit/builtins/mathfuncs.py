@@ -8,11 +8,12 @@ import math
 
 import numpy
 
+from ...errors import JitkernTypeError
 from .. import infer
 from .. import types as T
 from ..values import operand
-from .records import Builtin, Sig, numeric
 from .pyfuncs import minmax_rule, minmax_template
+from .records import Builtin, Sig, numeric
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,7 +123,7 @@ def _math_rule(row: _MathRow):
         ops = [operand(i) for i in items]
         t = infer.result_type(ops, mode)
         if t.is_complex and row.complex_fn is None:
-            raise TypeError(f"{row.names[0]} does not take complex numbers")
+            raise JitkernTypeError(f"{row.names[0]} does not take complex numbers")
         if row.keeps_integers and mode == "numpy" and t.kind in "biu":
             return Sig((t,) * len(items), t)
         compute = t if t.is_complex else infer.math_type(ops, mode)
@@ -202,7 +203,7 @@ def _negative_rule(items, mode):
     t = numeric(items[0], mode)
     if t is T.bool_:
         if mode == "numpy":
-            raise TypeError("NumPy has no negative of bools; use ~x or numpy.logical_not(x)")
+            raise JitkernTypeError("NumPy has no negative of bools; use ~x or numpy.logical_not(x)")
         t = infer.literal_type(0, mode)
     return Sig((t,), t)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...errors import JitkernTypeError
 from .. import infer
 from .. import types as T
 from ..values import Const, operand
@@ -24,7 +25,7 @@ def _real_arith_rule(symbol):
     def rule(items, mode):
         sig = arith(items, mode)
         if sig.result.is_complex:
-            raise TypeError("complex numbers have no floor division or remainder")
+            raise JitkernTypeError("complex numbers have no floor division or remainder")
         return sig
 
     return rule
@@ -47,7 +48,7 @@ def _compare_rule(name):
     def rule(items, mode):
         t = infer.result_type([operand(i) for i in items], mode)
         if t.is_complex and name not in ("==", "!="):
-            raise TypeError("complex numbers are not ordered")
+            raise JitkernTypeError("complex numbers are not ordered")
         return Sig((t, t), T.bool_)
 
     return rule

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import builtins as _py
 
-
+from ...errors import JitkernTypeError
 from .. import infer
 from .. import types as T
 from ..values import operand
@@ -17,7 +17,7 @@ def _cast_rule(target_of):
         target = target_of(items, mode)
         src = operand(items[-1]) if items else None
         if isinstance(src, T.Scalar) and src.is_complex and not target.is_complex:
-            raise TypeError(f"cannot convert {src} to {target}; take .real or abs() first")
+            raise JitkernTypeError(f"cannot convert {src} to {target}; take .real or abs() first")
         return Sig((None,) * (len(items) - 1) + (target,), target)
 
     return rule
@@ -72,7 +72,7 @@ def _complex_rule(items, mode):
     target = infer.literal_type(0j, mode)
     parts = [numeric(i, mode) for i in items]
     if any(p.is_complex for p in parts) and len(items) > 1:
-        raise TypeError("complex(re, im) takes real parts")
+        raise JitkernTypeError("complex(re, im) takes real parts")
     if any(p is T.float64 or p is T.complex128 for p in parts):
         target = T.complex128
     part = T.complex_part(target)
@@ -147,11 +147,11 @@ abs_ = Builtin(
 
 def minmax_rule(items, mode):
     if len(items) < 2:
-        raise TypeError("needs at least two arguments")
+        raise JitkernTypeError("needs at least two arguments")
     ops = [operand(i) for i in items]
     t = infer.result_type(ops, mode)
     if t.is_complex:
-        raise TypeError("complex numbers are not ordered")
+        raise JitkernTypeError("complex numbers are not ordered")
     return Sig((t,) * len(items), t)
 
 
@@ -188,7 +188,7 @@ max_ = Builtin(
 
 
 def _range_rule(items, mode):
-    raise TypeError("range() can only be used as the iterable of a for loop")
+    raise JitkernTypeError("range() can only be used as the iterable of a for loop")
 
 
 range_ = Builtin(

@@ -8,6 +8,7 @@ from typing import Callable
 
 import numpy
 
+from ...errors import JitkernRuntimeError, JitkernTypeError
 from .. import infer
 from .. import types as T
 from ..values import Const, operand
@@ -41,7 +42,7 @@ class Builtin:
     keeps_weak: bool = False
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError(f"jit.{self.name} can only be used inside a @rawkernel function")
+        raise JitkernRuntimeError(f"jit.{self.name} can only be used inside a @rawkernel function")
 
     def __repr__(self) -> str:
         return f"<jit builtin {self.name}>"
@@ -113,9 +114,9 @@ def fixed(*args, result):
 def scalar_of(item, what="argument") -> T.Scalar:
     op = operand(item)
     if infer.is_weak(op):
-        raise TypeError(f"{what} must have a type here, got the literal {op!r}")
+        raise JitkernTypeError(f"{what} must have a type here, got the literal {op!r}")
     if not isinstance(op, T.Scalar):
-        raise TypeError(f"{what} must be a number, got {op}")
+        raise JitkernTypeError(f"{what} must be a number, got {op}")
     return op
 
 
@@ -125,10 +126,10 @@ def const_int(item, what: str, allowed=None) -> int:
         or not isinstance(item.value, (int, numpy.integer))
         or isinstance(item.value, bool)
     ):
-        raise TypeError(f"{what} must be a compile-time integer constant")
+        raise JitkernTypeError(f"{what} must be a compile-time integer constant")
     value = int(item.value)
     if allowed is not None and value not in allowed:
-        raise TypeError(f"{what} must be one of {sorted(allowed)}, got {value}")
+        raise JitkernTypeError(f"{what} must be one of {sorted(allowed)}, got {value}")
     return value
 
 
@@ -137,7 +138,7 @@ def numeric(item, mode) -> T.Scalar:
     if infer.is_weak(op):
         return infer.literal_type(op, mode)
     if not isinstance(op, T.Scalar):
-        raise TypeError(f"expected a number, got {op}")
+        raise JitkernTypeError(f"expected a number, got {op}")
     return op
 
 

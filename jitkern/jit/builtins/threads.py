@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-
+from ...errors import JitkernTypeError
 from .. import types as T
 from ..values import Const
 from .records import Builtin, Namespace, Sig, const_int, fixed, nullary, scalar_of
-
 
 _AXES = "xyz"
 
@@ -153,7 +152,7 @@ def _shared_rule(items, mode):
     if not (isinstance(size, Const) and size.value is None):
         n = const_int(size, "size")
         if n <= 0:
-            raise TypeError(f"size must be positive, got {n}")
+            raise JitkernTypeError(f"size must be positive, got {n}")
     align = items[2]
     if not (isinstance(align, Const) and align.value is None):
         const_int(align, "alignment", {1, 2, 4, 8, 16, 32, 64, 128, 256})
@@ -169,7 +168,7 @@ def _storage_type(item) -> T.Type:
             return T.scalar_from_dtype(item.value)
         except TypeError:
             pass
-    raise TypeError(
+    raise JitkernTypeError(
         "dtype must be a NumPy dtype (numpy.float32, x.dtype, ...) or a cub TempStorage"
     )
 

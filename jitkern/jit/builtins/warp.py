@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-
+from ...errors import JitkernTypeError
 from .. import types as T
 from .records import Builtin, Sig, fixed, nullary, numeric
-
 
 _SHFL_NATIVE = (T.int32, T.uint32, T.int64, T.uint64, T.float32, T.float64, T.float16, T.bfloat16)
 _SHFL_WIDENED = (T.bool_, T.int8, T.uint8, T.int16, T.uint16)
@@ -14,7 +13,7 @@ _SHFL_WIDENED = (T.bool_, T.int8, T.uint8, T.int16, T.uint16)
 def _shfl_rule(items, mode):
     elem = numeric(items[1], mode)
     if elem.is_complex:
-        raise TypeError("shuffle .real and .imag of complex values separately")
+        raise JitkernTypeError("shuffle .real and .imag of complex values separately")
     arg = elem if elem in _SHFL_NATIVE else T.int32
     return Sig((T.uint32, arg, T.int32, T.int32), elem)
 
@@ -77,7 +76,7 @@ def _match_rule(result):
     def rule(items, mode):
         elem = numeric(items[1], mode)
         if elem not in _MATCH_TYPES:
-            raise TypeError(f"match needs a 32- or 64-bit value, got {elem}")
+            raise JitkernTypeError(f"match needs a 32- or 64-bit value, got {elem}")
         return Sig((T.uint32, elem), result)
 
     return rule
@@ -109,7 +108,7 @@ def _bits_rule(result_same: bool):
     def rule(items, mode):
         t = numeric(items[0], mode)
         if t.kind not in "iu":
-            raise TypeError(f"needs an integer, got {t}")
+            raise JitkernTypeError(f"needs an integer, got {t}")
         wide = t.itemsize == 8
         arg = T.uint64 if wide else T.uint32
         return Sig((arg,), t if result_same else T.int32)
