@@ -33,7 +33,7 @@ from ..errors import CompileError, JitError, JitkernRuntimeError, JitkernTypeErr
 from . import frontend, infer
 from . import types as T
 from .program import Program, function_identity
-from .statements import RESERVED_NAMES, FunctionEmitter
+from .statements import FunctionEmitter, ascii_spelling, generated_name, user_c_name
 
 INDEX_VERSION = 2
 _INDEX_LOCK = threading.Lock()
@@ -389,8 +389,11 @@ class Generated:
 
 
 def _symbol_name(name: str) -> str:
-    ok = name.isidentifier() and not name.startswith("_") and name not in RESERVED_NAMES
-    return name if ok else "jk_kernel_" + name.lstrip("_")
+    """The kernel's C symbol: its Python name when that is a plain C name, else a made-up one
+    (a reserved, CUDA or non-ASCII name would not compile, or would hide CUDA's function)."""
+    if user_c_name(name) == name and not name.startswith("_"):
+        return name
+    return generated_name("kernel", ascii_spelling(name).lstrip("_"))
 
 
 # ---------------------------------------------------------------------------

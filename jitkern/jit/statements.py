@@ -2,15 +2,18 @@
 
 :class:`FunctionEmitter` emits one function (the kernel, or one specialisation
 of a device function). Each local's type is fixed at its first assignment and
-its declaration is hoisted to the top of the function, so Python's function
-scoping holds in C++. Each statement is preceded by its Python text as a
-comment and a ``#line`` directive naming the user's file.
+its declaration is hoisted to the top of the function, zero-initialised, so
+Python's function scoping holds in C++ and a local read on a path that did not
+assign it reads zero, never an uninitialised variable. Each statement is
+preceded by its Python text as a comment and a ``#line`` directive naming the
+user's file.
 """
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import re
 
 from ..errors import JitNameError, JitSyntaxError, JitTypeError
 from . import builtins as B
@@ -28,9 +31,58 @@ export extern false float for friend goto if inline int long mutable namespace n
 operator or private protected public register reinterpret_cast return short signed sizeof
 static static_assert static_cast struct switch template this throw true try typedef typeid
 typename union unsigned using virtual void volatile wchar_t while xor threadIdx blockIdx blockDim
-gridDim warpSize jk printf min max abs dim3 main half complex
+gridDim warpSize jk printf min max abs dim3 main half complex cub cooperative_groups
+atomicAdd atomicSub atomicExch atomicMin atomicMax atomicInc atomicDec atomicCAS atomicAnd
+atomicOr atomicXor
 """.split()
 )
+
+
+def _template_functions() -> frozenset:
+    """Free functions and namespaces the builtin records' C++ names: a user local of the
+    same name would hide them, so such names are mangled too."""
+    names = set()
+    for record in B.all_records():
+        if isinstance(record.template, str):
+            names.update(re.findall(r"(?<![.\w])([A-Za-z_]\w*)\s*(?:\(|::|<)", record.template))
+    for _record, row in B.MATH:
+        names.update(n for n in (row.f32, row.f64, row.complex_fn) if n)
+    return frozenset(names)
+
+
+#: Names a user identifier must not become in C++ (keywords, CUDA's and the builtins').
+TAKEN_NAMES = RESERVED_NAMES | _template_functions()
+
+# Naming, in one place. Every name the emitter makes up starts with "jk_" followed by a tag
+# without underscores (jk_t3, jk_shape0_x, jk_fn_twice); a user's name becomes a C++ name
+# that never starts with "jk": kept when it is a plain ASCII identifier that is not taken,
+# otherwise mangled to "jkv_" plus an ASCII spelling. So no made-up name can equal a user's.
+
+
+def generated_name(tag: str, name: str = "") -> str:
+    """A name the emitter makes up: ``jk_<tag>`` or ``jk_<tag>_<c name>``."""
+    return f"jk_{tag}_{name}" if name else f"jk_{tag}"
+
+
+def user_c_name(name: str) -> str:
+    """The C++ spelling of a user's Python identifier (see the naming rule above)."""
+    return name if _is_plain_c_name(name) else "jkv_" + ascii_spelling(name)
+
+
+def ascii_spelling(name: str) -> str:
+    """``name`` with each non-ASCII character spelled ``_u<hex>_`` (café -> caf_ue9_)."""
+    return "".join(ch if ch.isascii() else f"_u{ord(ch):x}_" for ch in name)
+
+
+def _is_plain_c_name(name: str) -> bool:
+    return (
+        name.isascii()
+        and name.isidentifier()
+        and not name.startswith("jk")
+        and name not in TAKEN_NAMES
+        and "__" not in name
+        and not re.match(r"_[A-Z]", name)
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,7 +154,7 @@ class FunctionEmitter(ExpressionEmitter):
                 self.locals[name] = Value(cname, t, lvalue=True)
 
     def c_name(self, name: str) -> str:
-        cname = name + "_" if name in RESERVED_NAMES or name.startswith("jk_") else name
+        cname = user_c_name(name)
         while cname in self._cnames:
             cname += "_"
         self._cnames.add(cname)
@@ -124,9 +176,15 @@ class FunctionEmitter(ExpressionEmitter):
             )
         return super().capture_global(name)
 
+    def hoist(self, t: T.Type, cname: str) -> None:
+        """Declare a local at the top of the function, value-initialised (zero): a local
+        assigned on some paths only then reads a defined value, never an uninitialised
+        one (the compiler drops the store when every path assigns first)."""
+        self.hoisted.append(f"{t.ctype} {cname}{{}};")
+
     def temp(self, prefix: str = "t") -> str:
         self._tmp += 1
-        return f"jk_{prefix}{self._tmp}"
+        return generated_name(f"{prefix}{self._tmp}")
 
     # -- output ------------------------------------------------------------
 
@@ -302,7 +360,7 @@ class FunctionEmitter(ExpressionEmitter):
             self.line(f"auto {cname} = {value.code};")
             self.aliases[name] = Value(cname, t)
             return
-        self.hoisted.append(f"{t.ctype} {cname};")
+        self.hoist(t, cname)
         self.locals[name] = Value(cname, t, lvalue=True, weak=value.weak)
         self.line(f"{cname} = {value.code};")
 
@@ -455,7 +513,7 @@ class FunctionEmitter(ExpressionEmitter):
         t = var.type if var is not None else infer.result_type(list(values), self.mode)
         if var is None:
             cname = self.c_name(node.target.id)
-            self.hoisted.append(f"{t.ctype} {cname};")
+            self.hoist(t, cname)
             var = self.locals[node.target.id] = Value(cname, t, lvalue=True)
         table, k = self.temp("values"), self.temp("k")
         items = ", ".join(literal(v, t) for v in values)
@@ -508,7 +566,7 @@ class FunctionEmitter(ExpressionEmitter):
         if t is T.bool_:
             t = infer.literal_type(0, self.mode)
         cname = self.c_name(target.id)
-        self.hoisted.append(f"{t.ctype} {cname};")
+        self.hoist(t, cname)
         value = Value(cname, t, lvalue=True)
         self.locals[target.id] = value
         return value
@@ -603,13 +661,13 @@ class FunctionEmitter(ExpressionEmitter):
                 "pass len(x) to the device function as an argument",
             )
         self.pointer_extents.setdefault(param, set()).add(k)
-        return f"{param}_shape{k}"
+        return generated_name(f"shape{k}", param)
 
     def _param_cnames(self) -> set:
         return {self.lookup_local(p).code for p in self.parsed.params}
 
     def declare_shared(self, elem: T.Type, size, align) -> str:
-        name = self.program.unique_name("jk_smem")
+        name = self.program.unique_name(generated_name("smem"))
         align_txt = f"__align__({align}) " if align else ""
         if size is None:
             self.prologue.append("extern __shared__ __align__(16) unsigned char jk_dynamic_smem[];")
@@ -686,7 +744,7 @@ class FunctionEmitter(ExpressionEmitter):
                 "rewrite the recursion as a loop",
             )
         parsed = device.parsed()
-        cname = program.unique_name(f"jk_{parsed.name}")
+        cname = program.unique_name(generated_name("fn", user_c_name(parsed.name)))
         emitter = FunctionEmitter(parsed, arg_types, self.mode, program, "device", cname)
         program.stack.append(device.py_func)
         try:
@@ -724,18 +782,20 @@ class FunctionEmitter(ExpressionEmitter):
                 params.append(f"{t.ctype} {cname}")
                 axes = sorted(self.pointer_extents.get(cname, ()))
                 extras = tuple(("shape", k) for k in axes)
-                extras_params += [f"long long {cname}_shape{k}" for k in axes]
+                extras_params += [f"long long {generated_name(f'shape{k}', cname)}" for k in axes]
                 plans.append(ParamPlan(name, t, extras))
                 continue
-            params.append(f"{t.dtype.ctype}* {cname}_ptr")
+            ptr = generated_name("ptr", cname)
+            params.append(f"{t.dtype.ctype}* {ptr}")
             n = t.ndim
             extras = tuple(("shape", k) for k in range(n)) + tuple(("stride", k) for k in range(n))
-            extras_params += [f"long long {cname}_shape{k}" for k in range(n)]
-            extras_params += [f"long long {cname}_stride{k}" for k in range(n)]
+            shapes = [generated_name(f"shape{k}", cname) for k in range(n)]
+            strides = [generated_name(f"stride{k}", cname) for k in range(n)]
+            extras_params += [f"long long {p}" for p in shapes + strides]
             ic = t.index_ctype
-            shape = ", ".join(f"({ic}){cname}_shape{k}" for k in range(n))
-            strides = ", ".join(f"({ic}){cname}_stride{k}" for k in range(n))
-            setup.append(f"const {t.ctype} {cname} = {{{cname}_ptr, {{{shape}}}, {{{strides}}}}};")
+            shape = ", ".join(f"({ic}){p}" for p in shapes)
+            stride = ", ".join(f"({ic}){p}" for p in strides)
+            setup.append(f"const {t.ctype} {cname} = {{{ptr}, {{{shape}}}, {{{stride}}}}};")
             plans.append(ParamPlan(name, t, extras))
         return plans, params + extras_params, setup
 

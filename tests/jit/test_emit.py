@@ -38,9 +38,9 @@ def test_spec_copy_kernel_golden():
 
     assert code_lines(kernel_text(copy, F32, F32, np.uint32(4))) == [
         'extern "C" __global__ void copy(float* x, float* y, unsigned int size) {',
-        "unsigned int tid;",
-        "unsigned int ntid;",
-        "unsigned int i;",
+        "unsigned int tid{};",
+        "unsigned int ntid{};",
+        "unsigned int i{};",
         "tid = ((blockIdx.x * blockDim.x) + threadIdx.x);",
         "ntid = (gridDim.x * blockDim.x);",
         "{",
@@ -158,12 +158,12 @@ def test_multi_dimensional_arrays_use_byte_strides_and_int32_index():
 
     text = kernel_text(k, M2)
     assert (
-        "void k(float* m_ptr, long long m_shape0, long long m_shape1, long long m_stride0, "
-        "long long m_stride1)" in text
+        "void k(float* jk_ptr_m, long long jk_shape0_m, long long jk_shape1_m, "
+        "long long jk_stride0_m, long long jk_stride1_m)" in text
     )
     assert (
-        "const jk::Array<float, 2, int> m = {m_ptr, {(int)m_shape0, (int)m_shape1}, "
-        "{(int)m_stride0, (int)m_stride1}};" in text
+        "const jk::Array<float, 2, int> m = {jk_ptr_m, {(int)jk_shape0_m, (int)jk_shape1_m}, "
+        "{(int)jk_stride0_m, (int)jk_stride1_m}};" in text
     )
     assert "(*(float*)((char*)m.ptr + (int)(1) * m.strides[0] + (int)(2) * m.strides[1]))" in text
 
@@ -186,7 +186,7 @@ def test_shape_of_1d_array_becomes_an_extra_parameter():
             x[i] = x.size
 
     text = kernel_text(k, F32)
-    assert "void k(float* x, long long x_shape0)" in text
+    assert "void k(float* x, long long jk_shape0_x)" in text
     built = k._generate((T.array(T.float32, 1, True, False),))
     assert built.plans == [[("shape", 0)]]
 
@@ -261,8 +261,8 @@ def test_device_function_specialised_per_argument_types():
         y[0] = twice(y[1])
 
     text = kernel_text(k, F32, I32)
-    assert "__device__ __forceinline__ float jk_twice(float v) {" in text
-    assert "__device__ __forceinline__ int jk_twice_2(int v) {" in text
+    assert "__device__ __forceinline__ float jk_fn_twice(float v) {" in text
+    assert "__device__ __forceinline__ int jk_fn_twice_2(int v) {" in text
 
 
 def test_tuple_unpacking_evaluates_right_side_first():
@@ -309,7 +309,7 @@ def test_numpy_mode_types_literals_weakly():
         y[0] = s
 
     lines = code_lines(kernel_text(k, F32, F64))
-    assert "double s;" in lines and "s = (s + ((double)((x[0LL] * 2.0f))));" in lines
+    assert "double s{};" in lines and "s = (s + ((double)((x[0LL] * 2.0f))));" in lines
 
 
 def test_cooperative_groups_and_cub_emission():
@@ -338,8 +338,8 @@ def test_device_function_from_a_lambda():
         x[0] = square_lambda(x[1])
 
     text = kernel_text(k, F32)
-    assert "__device__ __forceinline__ float jk_lambda_(float v) {" in text
-    assert "x[0] = jk_lambda_(x[1]);" in text
+    assert "__device__ __forceinline__ float jk_fn_lambda_(float v) {" in text
+    assert "x[0] = jk_fn_lambda_(x[1]);" in text
 
 
 def test_kernel_named_like_a_cpp_keyword_gets_a_safe_symbol():

@@ -98,8 +98,8 @@ def declared_type(kernel, *args, var="v") -> str:
     body = source.split("}  // namespace jk\n", 1)[1]
     for line in body.splitlines():
         line = line.strip()
-        if line.endswith(f" {var};") and not line.startswith("//"):
-            return line[: -len(var) - 2]
+        if line.endswith(f" {var}{{}};") and not line.startswith("//"):
+            return line[: -len(var) - 4]
     raise AssertionError(body)
 
 
