@@ -15,7 +15,7 @@ import operator
 
 import numpy
 
-from ..errors import JitNameError, JitSyntaxError, JitTypeError
+from ..errors import JitIndexError, JitNameError, JitSyntaxError, JitTypeError
 from . import builtins as B
 from . import frontend, infer
 from . import types as T
@@ -351,6 +351,8 @@ class ExpressionEmitter:
             )
         if isinstance(base, Const):
             return self.const_subscript(base.value, index_node)
+        if isinstance(base, Value) and isinstance(base.type, T.Tuple):
+            return self.tuple_item(base, self.const_int(index_node, "a tuple index"))
         return self.subscript(base, self.index_items(index_node))
 
     def const_subscript(self, obj, index_node):
@@ -364,7 +366,10 @@ class ExpressionEmitter:
             except TypeError as exc:
                 raise problem(str(exc)) from None
         if isinstance(obj, tuple):
-            return Const(obj[self.const_int(index_node, "tuple index")])
+            k = self.const_int(index_node, "a tuple index")
+            if not -len(obj) <= k < len(obj):
+                raise _tuple_index_problem(k, len(obj))
+            return Const(obj[k])
         raise problem(f"{_describe_const(obj)} cannot be indexed")
 
     def index_items(self, index_node) -> list:
@@ -409,7 +414,7 @@ class ExpressionEmitter:
     def tuple_item(self, item: Value, k: int) -> Value:
         items = item.type.items
         if not -len(items) <= k < len(items):
-            raise problem(f"tuple index {k} out of range for {len(items)} items")
+            raise _tuple_index_problem(k, len(items))
         k %= len(items)
         return Value(item.code + ".tail" * k + ".head", items[k])
 
@@ -426,7 +431,23 @@ class ExpressionEmitter:
     # -- operators --------------------------------------------------------
 
     def expr_BinOp(self, node):
-        return self.binary(type(node.op).__name__, self.expr(node.left), self.expr(node.right))
+        # A long sum is a left-deep chain ((a + b) + c) + ...: walk it with a loop rather
+        # than recursion, so an expression of any length lowers (Python's parser already
+        # builds it without recursing that deep).
+        chain = []
+        while isinstance(node, ast.BinOp):
+            chain.append(node)
+            node = node.left
+        result = self.expr(node)
+        for link in reversed(chain):
+            right = self.expr(link.right)
+            try:
+                result = self.binary(type(link.op).__name__, result, right)
+            except CompileProblem as exc:
+                if exc.node is None:
+                    exc.node = link
+                raise
+        return result
 
     def binary(self, op_name: str, left, right):
         if isinstance(left, Const) and isinstance(right, Const):
@@ -763,6 +784,14 @@ class ArrayDims:
     def __init__(self, array: Value, attr: str):
         self.array = array
         self.attr = attr
+
+
+def _tuple_index_problem(k: int, n: int) -> CompileProblem:
+    return problem(
+        f"tuple index {k} is out of range for a tuple of {n} items",
+        f"use an index from {-n} to {n - 1}",
+        JitIndexError,
+    )
 
 
 def _is_module(obj) -> bool:

@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import inspect
 import linecache
+import sys
 import types as pytypes
 
 import numpy
@@ -134,19 +135,42 @@ def _dedent_line(line: str, indent: int) -> str:
 
 def _parse_text(text: str, source: Source, func) -> ast.Module:
     try:
-        return ast.parse(text)
+        return _parse_deep(text)
     except SyntaxError:
         pass
+    except (RecursionError, MemoryError):
+        raise JitSyntaxError(
+            f"{source.filename}:{source.first_line}: {func.__qualname__!r} nests too deeply "
+            "for Python's parser (a very long expression or deeply nested brackets); "
+            "split the expression over several statements (s = a + b ...; s += c + d ...)"
+        ) from None
     if func.__name__ == "<lambda>":
         # A lambda in the middle of a longer expression: parse its line in parentheses.
         try:
-            return ast.parse("(\n" + text + "\n)")
-        except SyntaxError:
+            return _parse_deep("(\n" + text + "\n)")
+        except (SyntaxError, RecursionError, MemoryError):
             pass
     raise JitSyntaxError(
         f"{source.filename}:{source.first_line}: cannot parse the source of "
         f"{func.__qualname__!r}; define the kernel with a plain `def` statement"
     ) from None
+
+
+#: Python's recursion limit while parsing a kernel: its AST construction recurses once per
+#: level of a left-deep chain (a sum of N terms is N levels), bounded by this limit.
+_PARSE_RECURSION_LIMIT = 50_000
+
+
+def _parse_deep(text: str) -> ast.Module:
+    """``ast.parse`` that reads long expressions: Python compiled the function, so its text
+    parses; only the recursion limit (lower for ``ast`` than for Python's compiler on some
+    versions) stands in the way, and is raised for the parse."""
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(limit, _PARSE_RECURSION_LIMIT))
+        return ast.parse(text)
+    finally:
+        sys.setrecursionlimit(limit)
 
 
 def _function_node(tree: ast.Module, func, source: Source) -> ast.FunctionDef:

@@ -18,18 +18,26 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import linecache
 import os
 import tempfile
 import threading
+import types as types_module
 
 import numpy
 
 from ..backend.codegen import define
 from ..backend.kernel_object import KernelPartial
 from ..config import settings
-from ..errors import CompileError, JitError, JitkernRuntimeError, JitkernTypeError
+from ..errors import (
+    CompileError,
+    JitError,
+    JitkernRuntimeError,
+    JitkernTypeError,
+    JitSyntaxError,
+)
 from . import frontend, infer
 from . import types as T
 from .program import Program, function_identity
@@ -148,7 +156,7 @@ class JitKernel(KernelPartial):
         keyers = _KEYERS
         key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
         entry = self._entries.get(key)
-        if entry is None:
+        if entry is None or not entry.globals.same_objects():
             entry = self._entry_for(tuple(args), key)
         launch_args = tuple(args)
         if entry.extras is not None:
@@ -172,12 +180,16 @@ class JitKernel(KernelPartial):
 
         with self._lock:
             entry = self._entries.get(key)
-            if entry is None:
+            if entry is None or entry.globals is not built.globals:
                 fn = Function(built.binary, built.symbol, display_name=self.__name__)
                 extras = _extras_function(built.plans)
                 guards, guard_env = _guards(args, types)
-                entry = _Entry(fn, extras, built.cooperative, guards, guard_env, self._launch)
+                global_guards, global_env = built.globals.guards()
+                guard_env.update(global_env)
+                entry = _Entry(fn, extras, built.cooperative, guards + global_guards, guard_env,
+                               self._launch)
                 entry.types = tuple(map(type, args))
+                entry.globals = built.globals
                 self._entries[key] = entry
         return entry
 
@@ -213,7 +225,12 @@ class JitKernel(KernelPartial):
         target = _target_tag(arch)
         built = self._by_types.get((types, target))
         if built is not None:
-            return built
+            if built.globals.same_objects():
+                return built
+            if built.globals.same_values():  # rebound to equal values: same binary
+                built.globals = CapturedGlobals(self.py_func, built.globals.fingerprints)
+                return built
+            del self._by_types[(types, target)]  # a global changed: compile again
         generated = _load_index(self, types)
         binary = None
         if generated is not None:
@@ -225,6 +242,7 @@ class JitKernel(KernelPartial):
             generated.binaries[target] = binary.key
             _store_index(self, types, generated)
         built = _Built(binary, generated.symbol, generated.plans, generated.cooperative)
+        built.globals = CapturedGlobals(self.py_func, generated.fingerprints)
         self._by_types[(types, target)] = built
         self.cached_codes[types] = generated.source
         return built
@@ -235,7 +253,14 @@ class JitKernel(KernelPartial):
         symbol = _symbol_name(parsed.name)
         emitter = FunctionEmitter(parsed, types, self.mode, program, "kernel", symbol)
         program.stack.append(self.py_func)
-        code = emitter.emit()
+        try:
+            code = emitter.emit()
+        except RecursionError:
+            raise JitSyntaxError(
+                f"{parsed.source.filename}:{parsed.source.first_line}: {parsed.qualname!r} "
+                "nests expressions too deeply to compile; split the deepest expression over "
+                "several statements"
+            ) from None
         signature = ", ".join(t.describe() for t in types)
         header = (
             f"// jitkern: kernel {parsed.qualname} from {parsed.source.filename}\n"
@@ -261,7 +286,7 @@ def _launch_star(kernel, grid, block, shared_mem, stream, *args):
 
 class _Entry:
     __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "general",
-                 "types")
+                 "types", "globals")
 
     def __init__(self, function, extras, cooperative, guards, guard_env, general):
         self.function = function
@@ -276,8 +301,8 @@ class _Entry:
         checks the signature, packs and launches (one Python call, not two). With several
         GPUs the plan, and so the launcher, is the one of the device last launched on
         (each is made once and cached on its plan)."""
-        if self.extras is not None:
-            return
+        if self.extras is not None or (self.guards and not self.types):
+            return  # (the generated launcher checks no guards for a kernel without arguments)
         last = self.function.last_plan()
         if last is None:
             return
@@ -285,6 +310,86 @@ class _Entry:
         self.run = self.function.fast_launcher(
             state, plan, self.cooperative, fallback=self.general, positional=True,
             guards=tuple(self.guards), guard_env=self.guard_env)
+
+
+# ---------------------------------------------------------------------------
+# globals read at compile time: a rebound one is noticed at the next launch
+
+_MISSING = object()
+_SNAPSHOTS = itertools.count()
+
+
+class CapturedGlobals:
+    """The objects a compiled kernel (and the device functions it calls) read from Python.
+
+    Their values are baked into the binary. ``same_objects`` (identity, cheap) is checked
+    by the general launch path and, as guards, by the generated launchers, so the launch
+    after a rebinding of any of them takes the general path, which compiles again when a
+    value changed (``same_values``, by fingerprint) and reuses the binary otherwise.
+    Modules are not guarded: rebinding ``math`` or ``jit`` is not supported.
+    """
+
+    def __init__(self, func, fingerprints: dict):
+        self.func = func
+        self.fingerprints = fingerprints
+        self.records = tuple(_global_records(func, fingerprints, set()))
+
+    def same_objects(self) -> bool:
+        for holder, name, value, default in self.records:
+            if isinstance(holder, dict):
+                if holder.get(name, default) is not value:
+                    return False
+            elif _cell_value(holder) is not value:
+                return False
+        return True
+
+    def same_values(self) -> bool:
+        return _fingerprints_hold(self.func, self.fingerprints, set())
+
+    def guards(self) -> tuple[list, dict]:
+        """(conditions, names they use) for the generated launchers: one identity test each."""
+        serial = next(_SNAPSHOTS)  # new names per snapshot: launchers are cached by their text
+        terms, env = [], {}
+        for k, (holder, name, value, default) in enumerate(self.records):
+            h, v, d = (f"_jk{c}{serial}_{k}" for c in "hvd")
+            env[h], env[v], env[d] = holder, value, default
+            if isinstance(holder, dict):
+                terms.append(f"{h}.get({name!r}, {d}) is {v}")
+            else:
+                terms.append(f"{h}.cell_contents is {v}")
+        return terms, env
+
+
+def _global_records(func, fingerprints: dict, seen: set):
+    """(holder, name, value, default) per guarded global: the holder is the function's
+    globals dict (``default`` is what a missing name reads: the builtin, or a sentinel) or
+    a closure cell."""
+    identity = function_identity(func)
+    if identity in seen:
+        return
+    seen.add(identity)
+    code = func.__code__
+    for name in fingerprints.get(identity, {}):
+        try:
+            value = frontend.lookup(func, name)
+        except KeyError:
+            continue  # gone: same_values says so on the slow path
+        if isinstance(value, types_module.ModuleType):
+            continue
+        if func.__closure__ and name in code.co_freevars:
+            yield func.__closure__[code.co_freevars.index(name)], name, value, None
+        else:
+            default = _MISSING if name in func.__globals__ else value
+            yield func.__globals__, name, value, default
+        if getattr(value, "device", False) and hasattr(value, "py_func"):
+            yield from _global_records(value.py_func, fingerprints, seen)
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
 
 
 def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
@@ -353,6 +458,7 @@ def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
     ]
     if names:
         lines.append(f"    {', '.join(names)}, = args")
+    if terms:
         lines.append(f"    if not ({' and '.join(terms)}):")
         lines.append(f"        {miss}")
     if extras is not None:
@@ -366,7 +472,7 @@ def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
 
 
 class _Built:
-    __slots__ = ("binary", "symbol", "plans", "cooperative")
+    __slots__ = ("binary", "symbol", "plans", "cooperative", "globals")
 
     def __init__(self, binary, symbol, plans, cooperative):
         self.binary = binary
