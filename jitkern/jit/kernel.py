@@ -22,6 +22,7 @@ import itertools
 import json
 import linecache
 import os
+import re
 import tempfile
 import threading
 import types as types_module
@@ -40,7 +41,7 @@ from ..errors import (
 )
 from . import frontend, infer
 from . import types as T
-from .program import Program, function_identity
+from .program import GENERATED_FILE, Program, function_identity
 from .statements import FunctionEmitter, ascii_spelling, generated_name, user_c_name
 
 INDEX_VERSION = 2
@@ -695,7 +696,7 @@ def _compile(generated: Generated, options: tuple, arch):
         )
     except CompileError as exc:
         raise CompileError(
-            _compile_message(exc, generated),
+            _compile_message(exc, generated, options, arch),
             log=exc.log,
             source=exc.source,
             name=exc.name,
@@ -703,25 +704,93 @@ def _compile(generated: Generated, options: tuple, arch):
         ) from None
 
 
-def _compile_message(exc: CompileError, generated: Generated) -> str:
-    """NVRTC's log with the Python lines it names (the #line directives point at them)."""
-    import re
+# Compiler messages the user can act on: (pattern in the log, what to change). Any other
+# rejection means jitkern generated C++ the compiler does not take: a bug to report.
+_COMPILER_ADVICE = (
+    (
+        r"uses too much shared data",
+        "the kernel declares more static shared memory than the target allows (48 KiB); "
+        "the arrays come from jit.shared_memory at {smem}. Use smaller arrays, or dynamic "
+        "shared memory: jit.shared_memory(dtype, None) with the size in bytes given at the "
+        "launch, kernel[grid, block, shared_mem](...)",
+    ),
+    (
+        r"unrecognized option|invalid option|unknown option|option .* not supported",
+        "an option in options={options!r} is not one this NVRTC takes; see NVRTC's options "
+        "(nvrtcCompileProgram) for the spellings",
+    ),
+    (
+        r"invalid value for --gpu-architecture|unsupported gpu architecture",
+        "arch={arch!r} is not an architecture this NVRTC compiles for; name a real one, "
+        "e.g. arch='sm_80' or arch='sm_90'",
+    ),
+    (
+        r"too many resources requested|uses too much local data",
+        "the kernel needs more registers or local memory than the target has; "
+        "launch fewer threads per block or split the kernel",
+    ),
+)
 
-    parts = [
-        f"NVRTC rejected the CUDA generated for {os.path.basename(generated.filename)}:",
-        exc.log.strip() or str(exc),
-    ]
-    shown = set()
-    for m in re.finditer(r"^(.+?)\((\d+)\): ", exc.log, re.M):
-        path, line = m.group(1), int(m.group(2))
-        if (path, line) in shown or not os.path.exists(path):
-            continue
-        shown.add((path, line))
-        text = linecache.getline(path, line).rstrip()
-        if text:
-            parts.append(f"  {os.path.basename(path)}:{line}: {text.strip()}")
-    parts.append("(the generated source is in the error's .source; please report this)")
+_LOG_LOCATION = re.compile(r"^(.+?)\((\d+)\): (?:error|catastrophic error)", re.M)
+_LINE_DIRECTIVE = re.compile(r'^#line (\d+) "(.*)"$')
+
+
+def _compile_message(exc: CompileError, generated: Generated, options=(), arch=None) -> str:
+    """NVRTC's (or ptxas's) own words, where each message points (the user's Python line, or
+    a line jitkern generated) and what the user can change; "please report this" only when
+    the compiler rejected C++ that jitkern should not have generated."""
+    full = (exc.log or str(exc)).replace("\x00", "")
+    log = "\n".join(
+        ln for ln in full.strip().splitlines() if not ln.lstrip().startswith("ptxas info")
+    ).strip()
+    name = os.path.basename(generated.filename)
+    parts = [f"the CUDA compiler rejected the kernel generated from {name}:", log]
+    parts += _log_locations(full, generated)
+    for pattern, advice in _COMPILER_ADVICE:
+        if re.search(pattern, full, re.I):
+            smem = ", ".join(_user_lines(generated.source, _uses_shared_memory)) or "its start"
+            parts.append(advice.format(options=tuple(options), arch=arch, smem=smem))
+            return "\n".join(parts)
+    parts.append(
+        "this is a bug in jitkern (it generated C++ the compiler rejects): please report "
+        "this with the generated source (the error's .source)"
+    )
     return "\n".join(parts)
+
+
+def _log_locations(log: str, generated: Generated) -> list[str]:
+    """One line per place the log names: the user's Python line, or the generated line."""
+    out, seen = [], set()
+    generated_lines = generated.source.splitlines()
+    for m in _LOG_LOCATION.finditer(log or ""):
+        path, line = m.group(1), int(m.group(2))
+        if (path, line) in seen:
+            continue
+        seen.add((path, line))
+        if path == GENERATED_FILE and 0 < line <= len(generated_lines):
+            out.append(f"  at line {line} of the generated source: "
+                       f"{generated_lines[line - 1].strip()}")
+        elif os.path.exists(path):
+            text = linecache.getline(path, line).strip()
+            if text:
+                out.append(f"  {path}:{line}: {text}")
+    return out
+
+
+def _uses_shared_memory(line: str) -> bool:
+    return ("jk_smem" in line or "jk_dynamic_smem" in line) and "__shared__" not in line
+
+
+def _user_lines(source: str, predicate) -> list[str]:
+    """``file:line`` of the user's statements whose C++ lines satisfy ``predicate``."""
+    where, found = None, []
+    for text in source.splitlines():
+        m = _LINE_DIRECTIVE.match(text)
+        if m:
+            where = None if m.group(2) == GENERATED_FILE else f"{m.group(2)}:{m.group(1)}"
+        elif where and predicate(text) and where not in found:
+            found.append(where)
+    return found
 
 
 # ---------------------------------------------------------------------------

@@ -93,6 +93,9 @@ __device__ __forceinline__ Tuple<unsigned int, bool> match_all(unsigned int mask
 }  // namespace jk
 """
 
+#: The file name compiler messages give for code jitkern wrote (not a user's statement).
+GENERATED_FILE = "jitkern-generated.cu"
+
 # Headers added when the generated text names what they declare.
 _IMPLIED_INCLUDES = (
     ("__half", "<cuda_fp16.h>"),
@@ -137,14 +140,22 @@ class Program:
         return name
 
     def assemble(self, kernel_code: str, header_comment: str) -> str:
-        body = "\n".join([PRELUDE.strip(), *self.device_code, kernel_code])
+        """The whole source. Each chunk jitkern wrote (the prelude, each function's head and
+        declarations) starts with ``#line N "jitkern-generated.cu"`` at its real line, so a
+        compiler message about it never shows a generated line under the user's file name;
+        the statements inside carry the user's ``#line``."""
+        chunks = [PRELUDE.strip(), *self.device_code, kernel_code]
         includes = set(self.includes)
         for marker, header in _IMPLIED_INCLUDES:
-            if marker in body:
+            if any(marker in chunk for chunk in chunks):
                 includes.add(header)
-        lines = [header_comment]
+        lines = header_comment.split("\n")
         lines += [f"#include {h}" for h in sorted(includes, key=_include_order)]
-        return "\n".join(lines) + "\n" + body + "\n"
+        for chunk in chunks:
+            if chunk:
+                lines.append(f'#line {len(lines) + 2} "{GENERATED_FILE}"')
+                lines += chunk.split("\n")
+        return "\n".join(lines) + "\n"
 
 
 def _include_order(header: str):
