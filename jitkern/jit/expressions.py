@@ -15,7 +15,7 @@ import operator
 
 import numpy
 
-from ..errors import JitIndexError, JitNameError, JitSyntaxError, JitTypeError
+from ..errors import JitIndexError, JitNameError, JitSyntaxError, JitTypeError, JitValueError
 from . import builtins as B
 from . import frontend, infer
 from . import types as T
@@ -374,11 +374,23 @@ class ExpressionEmitter:
 
     def index_items(self, index_node) -> list:
         if isinstance(index_node, ast.Tuple):
-            return [self.value(i) for i in index_node.elts]
-        item = self.expr(index_node)
+            return [self.materialize(self.array_index(i)) for i in index_node.elts]
+        item = self.array_index(index_node)
         if isinstance(item, Value) and isinstance(item.type, T.Tuple):
             return [self.tuple_item(item, k) for k in range(len(item.type.items))]
+        if isinstance(item, Const) and isinstance(item.value, tuple):
+            return [self.materialize(Const(v)) for v in item.value]
         return [self.materialize(item)]
+
+    def array_index(self, node):
+        """One index of an array element; a negative constant is refused: kernels index
+        memory directly, so x[-1] would read before the array, not its last element."""
+        item = self.expr(node)
+        values = item.value if isinstance(item, Const) and isinstance(item.value, tuple) else (
+            item.value if isinstance(item, Const) else None,
+        )
+        _refuse_negative(values, node)
+        return item
 
     def subscript(self, base: Value, indices: list) -> Value:
         t = base.type
@@ -588,6 +600,12 @@ class ExpressionEmitter:
             return Const(fn)
         if isinstance(fn, B.CubClass):
             return self.cub_instance(fn, args)
+        if hasattr(fn, "py_func") and getattr(fn, "device", None) is False:
+            raise problem(
+                f"{fn.__name__} is a kernel, and a kernel cannot call another kernel",
+                f"make {fn.__name__} a device function with @jitkern.rawkernel(device=True) "
+                "and call it here, or launch it from the host",
+            )
         if hasattr(fn, "__jit_device__"):
             if kwargs:
                 raise problem("device functions take positional arguments only")
@@ -665,10 +683,11 @@ class ExpressionEmitter:
         items = self.collapse_addresses(record, items)
         try:
             sig = record.rule(items, self.mode)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             raise problem(
                 f"{record.name}: {exc}",
                 f"{record.name} accepts: {record.accepts}" if record.accepts else "",
+                JitValueError if isinstance(exc, ValueError) else JitTypeError,
             ) from None
         for header in record.includes:
             self.include(header)
@@ -699,6 +718,11 @@ class ExpressionEmitter:
         for array_pos, index_pos in sorted(record.address_of, reverse=True):
             base = self.materialize(out[array_pos])
             index_item = out[index_pos]
+            if isinstance(index_item, Const):
+                _refuse_negative(
+                    index_item.value if isinstance(index_item.value, tuple) else
+                    (index_item.value,)
+                )
             if isinstance(index_item, Const) and isinstance(index_item.value, tuple):
                 indices = [self.materialize(Const(v)) for v in index_item.value]
             elif isinstance(index_item, Value) and isinstance(index_item.type, T.Tuple):
@@ -784,6 +808,19 @@ class ArrayDims:
     def __init__(self, array: Value, attr: str):
         self.array = array
         self.attr = attr
+
+
+def _refuse_negative(values, node=None) -> None:
+    """Kernels index memory directly: x[-1] would read before the array, not its end."""
+    for v in values:
+        if isinstance(v, (int, numpy.integer)) and not isinstance(v, bool) and v < 0:
+            raise problem(
+                f"negative index {int(v)}: array indices do not wrap around in kernels "
+                "(x[-1] would read before the start of the array)",
+                "index from the end explicitly, e.g. x[x.shape[0] - 1] or x[len(x) - 1]",
+                JitIndexError,
+                node,
+            )
 
 
 def _tuple_index_problem(k: int, n: int) -> CompileProblem:

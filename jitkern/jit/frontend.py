@@ -338,10 +338,26 @@ def _refusal(value) -> str:
             f"Python function {value.__qualname__!r} cannot be called from a kernel; "
             "decorate it with @jitkern.rawkernel(device=True)"
         )
+    if isinstance(value, pytypes.BuiltinFunctionType) and getattr(builtins, value.__name__,
+                                                                    None) is value:
+        hint = _BUILTIN_HINTS.get(value.__name__, "see the builtin table in docs/jit.md")
+        return f"Python's builtin {value.__name__}() is not available in kernels; {hint}"
     return (
         f"a value of type {what} cannot be captured by a kernel: only numbers, NumPy "
         "scalars, dtypes, math/numpy functions and device functions are"
     )
+
+
+#: What to write instead of a Python builtin kernels do not have.
+_BUILTIN_HINTS = {
+    "sum": "accumulate in a loop: s = 0.0, then for i in range(n): s += x[i]",
+    "any": "combine conditions in a loop (found = found or x[i] > 0)",
+    "all": "combine conditions in a loop (ok = ok and x[i] > 0)",
+    "enumerate": "loop over range(n) and index the array",
+    "zip": "loop over range(n) and index each array",
+    "isinstance": "compare dtypes instead (x.dtype == numpy.float32 is decided at compile time)",
+    "sorted": "sort on the host, or with jit.thrust.sort in a kernel",
+}
 
 
 def resolve(func, name: str) -> Captured:

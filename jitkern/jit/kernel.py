@@ -37,7 +37,9 @@ from ..errors import (
     JitError,
     JitkernRuntimeError,
     JitkernTypeError,
+    JitkernValueError,
     JitSyntaxError,
+    KernelArgumentError,
 )
 from . import frontend, infer
 from . import types as T
@@ -90,8 +92,12 @@ class JitKernel(KernelPartial):
     _pickle_hint = "a jitkern kernel cannot be pickled; pickle the Python function instead"
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=()):
-        if not callable(func):
-            raise JitkernTypeError(f"rawkernel expects a function, got {type(func).__name__}")
+        if not isinstance(func, types_module.FunctionType):
+            raise JitkernTypeError(
+                f"rawkernel() compiles a Python function written with def (or a lambda), "
+                f"got {_describe_callable(func)}; write the kernel as a def and decorate it "
+                "with @jitkern.rawkernel()"
+            )
         self.py_func = func
         self.mode = mode
         self.device = device
@@ -151,9 +157,14 @@ class JitKernel(KernelPartial):
         return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
 
     # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
-    def _launch(self, grid, block, args, shared_mem=0, stream=None) -> None:
+    def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None) -> None:
         """The general launch: find (or build) the entry for these arguments, launch, and
         make the entry's generated launcher the kernel's call for the next launch."""
+        if block is None or args is None or isinstance(args, (str, bytes)):
+            raise KernelArgumentError(
+                f"launch {self.__name__} as {self.__name__}[grid, block](*args) or "
+                f"{self.__name__}(grid, block, args) with args a tuple"
+            )
         keyers = _KEYERS
         key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
         entry = self._entries.get(key)
@@ -167,13 +178,17 @@ class JitKernel(KernelPartial):
         if entry.run is None:  # no packing plan to build on (several GPUs, or extras)
             entry.run = _launch_run(entry.types, entry.guards, entry.guard_env, entry.function,
                                     entry.extras, entry.cooperative, self._launch)
-        self._set_call(entry.run)
+        if self.func is not entry.run:
+            # Python names the called function in its own call errors (a missing argument):
+            # the kernel's name, not the generated launcher's.
+            entry.run.__name__ = entry.run.__qualname__ = self.__name__
+            self._set_call(entry.run)
 
     def _entry_for(self, args: tuple, key) -> "_Entry":
         if self.device:
             raise JitkernTypeError(f"{self.__name__} is a device function: call it from a kernel")
+        types = self._arg_types(args, allow_host=False)
         try:
-            types = tuple(arg_type(a) for a in args)
             built = self._build(types, arch=None)
         except JitError as exc:
             raise exc.with_traceback(None) from None
@@ -203,8 +218,8 @@ class JitKernel(KernelPartial):
         """
         from ..backend.inspection import inspect_binary
 
+        types = self._arg_types(args, allow_host=True)
         try:
-            types = tuple(arg_type(a, allow_host=True) for a in args)
             built = self._build(types, arch=arch)
         except JitError as exc:
             raise exc.with_traceback(None) from None
@@ -212,13 +227,32 @@ class JitKernel(KernelPartial):
 
     def emit(self, *types_or_args):
         """The generated CUDA C++ for argument types (Type objects) or example arguments."""
-        types = tuple(
-            t if isinstance(t, T.Type) else arg_type(t, allow_host=True) for t in types_or_args
-        )
+        types = self._arg_types(types_or_args, allow_host=True)
         try:
             return self._generate(types).source
         except JitError as exc:
             raise exc.with_traceback(None) from None
+
+    def _arg_types(self, args, allow_host: bool) -> tuple:
+        """The JIT type of each argument (Type objects pass through); a refused argument is
+        reported with the parameter it was given for."""
+        code = self.py_func.__code__
+        params = code.co_varnames[: code.co_argcount]
+        names = [*params, *(f"#{k}" for k in range(len(params), len(args)))]
+        out = []  # (a wrong count is the emitter's error, with the parameter list)
+        for name, a in zip(names, args):
+            if isinstance(a, T.Type):
+                out.append(a)
+                continue
+            try:
+                out.append(arg_type(a, allow_host))
+            except (JitkernTypeError, JitkernValueError) as exc:
+                raise KernelArgumentError(
+                    f"{self.__name__}() argument {name!r}: {exc}; kernels take device arrays "
+                    "and scalars of bool, integer, float (16, 32, 64 bits), bfloat16 and "
+                    "complex types"
+                ) from None
+        return tuple(out)
 
     # -- building --------------------------------------------------------------
 
@@ -280,8 +314,13 @@ class JitKernel(KernelPartial):
         )
 
 
-def _launch_star(kernel, grid, block, shared_mem, stream, *args):
+def _launch_star(kernel, grid, block, shared_mem, stream, *args, **kwargs):
     """``kernel[grid, block, shared_mem, stream](*args)``: a partial of this."""
+    if kwargs:
+        raise KernelArgumentError(
+            f"{kernel.__name__}[grid, block](...) takes its arguments by position, got the "
+            f"keyword argument{'s' if len(kwargs) > 1 else ''} {', '.join(map(repr, kwargs))}"
+        )
     return kernel.func(grid, block, args, shared_mem, stream)
 
 
@@ -493,6 +532,16 @@ class Generated:
         self.cooperative = cooperative
         self.fingerprints = fingerprints
         self.filename = filename
+
+
+def _describe_callable(obj) -> str:
+    if isinstance(obj, (types_module.BuiltinFunctionType, types_module.BuiltinMethodType)):
+        return f"the builtin {obj.__name__}(), which has no Python source to compile"
+    if isinstance(obj, JitKernel):
+        return f"{obj!r}, which is compiled already"
+    if isinstance(obj, type):
+        return f"the class {obj.__name__}"
+    return f"a {type(obj).__name__} object"
 
 
 def _symbol_name(name: str) -> str:
@@ -741,7 +790,7 @@ def _compile_message(exc: CompileError, generated: Generated, options=(), arch=N
     the compiler rejected C++ that jitkern should not have generated."""
     full = (exc.log or str(exc)).replace("\x00", "")
     log = "\n".join(
-        ln for ln in full.strip().splitlines() if not ln.lstrip().startswith("ptxas info")
+        ln for ln in full.strip().splitlines() if not _is_compiler_chatter(ln)
     ).strip()
     name = os.path.basename(generated.filename)
     parts = [f"the CUDA compiler rejected the kernel generated from {name}:", log]
@@ -756,6 +805,10 @@ def _compile_message(exc: CompileError, generated: Generated, options=(), arch=N
         "this with the generated source (the error's .source)"
     )
     return "\n".join(parts)
+
+
+def _is_compiler_chatter(line: str) -> bool:
+    return line.startswith("ptxas") and not re.search(r"error|warning", line, re.I)
 
 
 def _log_locations(log: str, generated: Generated) -> list[str]:

@@ -536,6 +536,16 @@ class FunctionEmitter(ExpressionEmitter):
                 args = [self.expr(a) for a in node.args]
                 kwargs = {kw.arg: self.expr(kw.value) for kw in node.keywords}
                 return record, args, kwargs
+            if isinstance(node.func, ast.Name) and node.func.id == "range":
+                where = "a variable of the kernel" if node.func.id in self.assigned else (
+                    "bound to " + _item_text(callee) + " outside the kernel"
+                )
+                raise problem(
+                    f"'range' here is {where}, so range(...) is not Python's range",
+                    "rename that variable; the name range is needed for the loop",
+                    JitNameError,
+                    node.func,
+                )
         raise problem(
             "for loops in kernels iterate over range(...), jit.range(...) or a constant tuple",
             "write `for i in range(start, stop, step):`",
@@ -727,6 +737,12 @@ class FunctionEmitter(ExpressionEmitter):
         )
 
     def call_device(self, device, args) -> Value:
+        params = device.parsed().params
+        if len(args) != len(params):
+            raise problem(
+                f"device function {device.__name__}() takes {len(params)} argument"
+                f"{'' if len(params) == 1 else 's'} ({', '.join(params)}), got {len(args)}"
+            )
         values = [self.materialize(a) for a in args]
         fn = self.program_device_function(device, tuple(v.type for v in values))
         return Value(f"{fn.cname}({', '.join(v.code for v in values)})", fn.return_type)

@@ -8,7 +8,7 @@ from typing import Callable
 
 import numpy
 
-from ...errors import JitkernRuntimeError, JitkernTypeError
+from ...errors import JitkernRuntimeError, JitkernTypeError, JitkernValueError
 from .. import infer
 from .. import types as T
 from ..values import Const, operand
@@ -129,7 +129,7 @@ def const_int(item, what: str, allowed=None) -> int:
         raise JitkernTypeError(f"{what} must be a compile-time integer constant")
     value = int(item.value)
     if allowed is not None and value not in allowed:
-        raise JitkernTypeError(f"{what} must be one of {sorted(allowed)}, got {value}")
+        raise JitkernValueError(f"{what} must be one of {sorted(allowed)}, got {value}")
     return value
 
 

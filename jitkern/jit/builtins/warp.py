@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from ...errors import JitkernTypeError
+import numpy
+
+from ...errors import JitkernTypeError, JitkernValueError
 from .. import types as T
+from ..values import Const
 from .records import Builtin, Sig, fixed, nullary, numeric
 
 _SHFL_NATIVE = (T.int32, T.uint32, T.int64, T.uint64, T.float32, T.float64, T.float16, T.bfloat16)
@@ -14,8 +17,21 @@ def _shfl_rule(items, mode):
     elem = numeric(items[1], mode)
     if elem.is_complex:
         raise JitkernTypeError("shuffle .real and .imag of complex values separately")
+    _check_width(items[3])
     arg = elem if elem in _SHFL_NATIVE else T.int32
     return Sig((T.uint32, arg, T.int32, T.int32), elem)
+
+
+def _check_width(item) -> None:
+    """A constant width must be a power of two up to 32 (CUDA's rule; other values give
+    undefined results, not an error, on the device)."""
+    if isinstance(item, Const) and not isinstance(item.value, bool):
+        width = item.value
+        if not (isinstance(width, (int, numpy.integer)) and 0 < width <= 32
+                and width & (width - 1) == 0):
+            raise JitkernValueError(
+                f"width must be a power of two from 1 to 32 (1, 2, 4, 8, 16 or 32), got {width!r}"
+            )
 
 
 def _shfl_template(cfunc):
