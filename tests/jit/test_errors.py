@@ -6,7 +6,18 @@ import math
 import numpy as np
 import pytest
 
-from jitkern.errors import JitError, JitNameError, JitSyntaxError, JitTypeError
+from jitkern.errors import (
+    CompileError,
+    JitError,
+    JitIndexError,
+    JitkernError,
+    JitkernTypeError,
+    JitNameError,
+    JitSyntaxError,
+    JitTypeError,
+    JitValueError,
+    KernelArgumentError,
+)
 from jitkern import jit
 from jitkern.jit import rawkernel
 
@@ -340,3 +351,215 @@ def test_print_keywords():
         print(x[0], flush=True)
 
     check(bad_keyword, (A,), JitError, "print(x[0], flush=True)", "flush", "sep, end")
+
+
+# -- issue 9 / issue 8: every refusal positioned, typed as users catch it ----------------
+
+
+def test_constant_tuple_index_out_of_range():
+    @rawkernel()
+    def k(x):
+        t = (1, 2)
+        x[0] = t[5]
+
+    check(k, (A,), JitIndexError, "t[5]", "tuple index 5 is out of range", "2 items", "-2 to 1")
+
+
+def test_runtime_tuple_index_out_of_range():
+    @rawkernel()
+    def k(x):
+        t = (x[0], 1)
+        x[1] = t[-3]
+
+    check(k, (A,), JitIndexError, "t[-3]", "tuple index -3 is out of range", "2 items")
+
+
+def test_device_function_arity_names_the_function():
+    @rawkernel(device=True)
+    def dev(a, b):
+        return a + b
+
+    @rawkernel()
+    def k(x):
+        x[0] = dev(x[0])
+
+    check(k, (A,), JitTypeError, "dev(x[0])", "device function dev()", "takes 2 arguments (a, b)",
+          "got 1")
+
+
+def test_unsupported_argument_dtype_names_the_parameter():
+    @rawkernel()
+    def k(x, when):
+        x[0] = 1
+
+    with pytest.raises(KernelArgumentError) as info:
+        k.emit(A, np.zeros(3, "datetime64[s]"))
+    message = str(info.value)
+    assert "k() argument 'when'" in message and "datetime64" in message
+    assert isinstance(info.value, TypeError) and isinstance(info.value, JitkernError)
+
+
+@pytest.mark.parametrize("width", [3, 0, 64, -4])
+def test_shfl_width_must_be_a_power_of_two_up_to_32(width, monkeypatch):
+    monkeypatch.setitem(globals(), "WIDTH", width)
+
+    @rawkernel()
+    def bad(x):
+        x[0] = jit.shfl_down_sync(0xFFFFFFFF, x[1], 1, WIDTH)
+
+    check(bad, (A,), JitValueError, "jit.shfl_down_sync", "width must be a power of two",
+          f"got {width}")
+
+    @rawkernel()
+    def at_run_time(x, w):
+        x[0] = jit.shfl_down_sync(0xFFFFFFFF, x[1], 1, w)
+
+    assert "__shfl_down_sync(4294967295u, x[1], 1, w)" in at_run_time.emit(A, np.int32(16))
+
+
+def test_shfl_width_16_accepted():
+    @rawkernel()
+    def k(x):
+        x[0] = jit.shfl_xor_sync(0xFFFFFFFF, x[1], 1, 16)
+
+    assert "__shfl_xor_sync(4294967295u, x[1], 1, 16)" in k.emit(A)
+
+
+def test_negative_constant_index_refused():
+    @rawkernel()
+    def k(x):
+        x[0] = x[-1]
+
+    check(k, (A,), JitIndexError, "-1", "negative index -1", "do not wrap around",
+          "x.shape[0] - 1")
+
+    @rawkernel()
+    def k2(m):
+        m[0, -2] = 1.0
+
+    check(k2, (np.zeros((2, 2), np.float32),), JitIndexError, "-2", "negative index -2")
+
+    @rawkernel()
+    def k3(x):
+        jit.atomic_add(x, -1, 1.0)
+
+    check(k3, (A,), JitIndexError, "jit.atomic_add", "negative index -1")
+
+
+def test_decorating_a_builtin_is_refused():
+    for builtin in (print, len):
+        with pytest.raises(JitkernTypeError) as info:
+            rawkernel()(builtin)
+        message = str(info.value)
+        assert f"the builtin {builtin.__name__}()" in message and "def" in message
+
+
+def test_sum_of_a_generator_says_what_to_write():
+    @rawkernel()
+    def k(x):
+        x[0] = sum(x[i] for i in range(3))
+
+    check(k, (A,), JitTypeError, "sum", "builtin sum() is not available in kernels",
+          "for i in range(n): s += x[i]")
+
+
+def test_shadowed_range_is_named():
+    @rawkernel()
+    def k(x):
+        range = 3  # noqa: A001
+        for i in range(2):
+            x[i] = range
+
+    check(k, (A,), JitNameError, "range(2)", "'range' here is a variable of the kernel",
+          "rename")
+
+
+def test_calling_a_kernel_from_a_kernel():
+    @rawkernel()
+    def inner(x):
+        x[0] = 1.0
+
+    @rawkernel()
+    def outer(x):
+        inner(x)
+
+    check(outer, (A,), JitTypeError, "inner(x)", "inner is a kernel",
+          "@jitkern.rawkernel(device=True)", "launch it from the host")
+
+
+def test_error_classes_users_catch():
+    @rawkernel()
+    def grid0(x):
+        x[0] = jit.grid(0)
+
+    message = check(grid0, (A,), JitValueError, "jit.grid(0)", "must be one of [1, 2, 3]")
+    assert "got 0" in message
+    for cls, base in ((JitTypeError, TypeError), (JitValueError, ValueError),
+                      (JitNameError, NameError), (JitIndexError, IndexError),
+                      (JitSyntaxError, SyntaxError)):
+        assert issubclass(cls, base) and issubclass(cls, JitkernError)
+
+
+def test_launch_call_errors_do_not_name_internals():
+    @rawkernel()
+    def k(x):
+        x[0] = 1.0
+
+    with pytest.raises(KernelArgumentError) as info:
+        k(A)  # the grid, block, args form with only one
+    assert "_launch" not in str(info.value) and "k[grid, block](*args)" in str(info.value)
+    with pytest.raises(KernelArgumentError) as info:
+        k[1, 1](A, out=A)
+    assert "_launch_star" not in str(info.value) and "keyword argument 'out'" in str(info.value)
+
+
+# -- NVRTC and ptxas errors: their words, the user's line, what to change ----------------
+
+
+def test_too_much_shared_memory_points_at_the_declaration():
+    @rawkernel()
+    def k(x):
+        s = jit.shared_memory(np.float64, 100000)
+        s[jit.threadIdx.x] = x[jit.threadIdx.x]
+        jit.syncthreads()
+        x[jit.threadIdx.x] = s[jit.threadIdx.x + 1]
+
+    with pytest.raises(CompileError) as info:
+        k.inspect(A, arch="sm_90")
+    message = str(info.value)
+    line, _col = lineno_of(k.py_func, "jit.shared_memory")
+    assert "uses too much shared data" in message  # ptxas's own words
+    assert f"{__file__}:{line}" in message and "dynamic shared memory" in message
+    assert "please report" not in message
+
+
+def test_bad_option_names_the_option():
+    @rawkernel(options=("--no-such-option",))
+    def k(x):
+        x[0] = 1.0
+
+    with pytest.raises(CompileError) as info:
+        k.inspect(A, arch="sm_90")
+    message = str(info.value)
+    assert "unrecognized option --no-such-option" in message
+    assert "options=('--no-such-option',)" in message and "please report" not in message
+
+
+def test_error_in_generated_code_is_a_report_with_the_generated_line(monkeypatch):
+    from jitkern.jit import program
+
+    monkeypatch.setattr(program, "PRELUDE", program.PRELUDE + "\nint jk_broken = ;\n")
+
+    @rawkernel()
+    def k(x):
+        x[0] = 2.0
+
+    with pytest.raises(CompileError) as info:
+        k.inspect(A, arch="sm_90")
+    message = str(info.value)
+    source = info.value.source.splitlines()
+    bad = next(n for n, text in enumerate(source, 1) if "jk_broken" in text)
+    assert f"jitkern-generated.cu({bad}): error" in message  # NVRTC's words, real line
+    assert f"at line {bad} of the generated source: int jk_broken = ;" in message
+    assert "please report this" in message
+    assert f"{__file__}(" not in message  # no generated line under the user's file name
