@@ -338,8 +338,10 @@ def _refusal(value) -> str:
             f"Python function {value.__qualname__!r} cannot be called from a kernel; "
             "decorate it with @jitkern.rawkernel(device=True)"
         )
-    if isinstance(value, pytypes.BuiltinFunctionType) and getattr(builtins, value.__name__,
-                                                                    None) is value:
+    if (
+        isinstance(value, pytypes.BuiltinFunctionType)
+        and getattr(builtins, value.__name__, None) is value
+    ):
         hint = _BUILTIN_HINTS.get(value.__name__, "see the builtin table in docs/jit.md")
         return f"Python's builtin {value.__name__}() is not available in kernels; {hint}"
     return (

@@ -758,29 +758,37 @@ def _compile(generated: Generated, options: tuple, arch):
 _COMPILER_ADVICE = (
     (
         r"uses too much shared data",
-        "the kernel declares more static shared memory than the target allows (48 KiB); "
-        "the arrays come from jit.shared_memory at {smem}. Use smaller arrays, or dynamic "
-        "shared memory: jit.shared_memory(dtype, None) with the size in bytes given at the "
-        "launch, kernel[grid, block, shared_mem](...)",
+        (
+            "the kernel declares more static shared memory than the target allows (48 KiB); "
+            "the arrays come from jit.shared_memory at {smem}. Use smaller arrays, or dynamic "
+            "shared memory: jit.shared_memory(dtype, None) with the size in bytes given at the "
+            "launch, kernel[grid, block, shared_mem](...)"
+        ),
     ),
     (
         r"unrecognized option|invalid option|unknown option|option .* not supported",
-        "an option in options={options!r} is not one this NVRTC takes; see NVRTC's options "
-        "(nvrtcCompileProgram) for the spellings",
+        (
+            "an option in options={options!r} is not one this NVRTC takes; see NVRTC's options "
+            "(nvrtcCompileProgram) for the spellings"
+        ),
     ),
     (
         r"invalid value for --gpu-architecture|unsupported gpu architecture",
-        "arch={arch!r} is not an architecture this NVRTC compiles for; name a real one, "
-        "e.g. arch='sm_80' or arch='sm_90'",
+        (
+            "arch={arch!r} is not an architecture this NVRTC compiles for; name a real one, "
+            "e.g. arch='sm_80' or arch='sm_90'"
+        ),
     ),
     (
         r"too many resources requested|uses too much local data",
-        "the kernel needs more registers or local memory than the target has; "
-        "launch fewer threads per block or split the kernel",
+        (
+            "the kernel needs more registers or local memory than the target has; "
+            "launch fewer threads per block or split the kernel"
+        ),
     ),
 )
 
-_LOG_LOCATION = re.compile(r"^(.+?)\((\d+)\): (?:error|catastrophic error)", re.M)
+_LOG_LOCATION = re.compile(r"^(.+?)\((\d+)\): (?:error|catastrophic error)", re.MULTILINE)
 _LINE_DIRECTIVE = re.compile(r'^#line (\d+) "(.*)"$')
 
 
@@ -796,7 +804,7 @@ def _compile_message(exc: CompileError, generated: Generated, options=(), arch=N
     parts = [f"the CUDA compiler rejected the kernel generated from {name}:", log]
     parts += _log_locations(full, generated)
     for pattern, advice in _COMPILER_ADVICE:
-        if re.search(pattern, full, re.I):
+        if re.search(pattern, full, re.IGNORECASE):
             smem = ", ".join(_user_lines(generated.source, _uses_shared_memory)) or "its start"
             parts.append(advice.format(options=tuple(options), arch=arch, smem=smem))
             return "\n".join(parts)
@@ -808,7 +816,7 @@ def _compile_message(exc: CompileError, generated: Generated, options=(), arch=N
 
 
 def _is_compiler_chatter(line: str) -> bool:
-    return line.startswith("ptxas") and not re.search(r"error|warning", line, re.I)
+    return line.startswith("ptxas") and not re.search(r"error|warning", line, re.IGNORECASE)
 
 
 def _log_locations(log: str, generated: Generated) -> list[str]:

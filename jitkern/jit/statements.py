@@ -537,8 +537,10 @@ class FunctionEmitter(ExpressionEmitter):
                 kwargs = {kw.arg: self.expr(kw.value) for kw in node.keywords}
                 return record, args, kwargs
             if isinstance(node.func, ast.Name) and node.func.id == "range":
-                where = "a variable of the kernel" if node.func.id in self.assigned else (
-                    "bound to " + _item_text(callee) + " outside the kernel"
+                where = (
+                    "a variable of the kernel"
+                    if node.func.id in self.assigned
+                    else ("bound to " + _item_text(callee) + " outside the kernel")
                 )
                 raise problem(
                     f"'range' here is {where}, so range(...) is not Python's range",

@@ -81,10 +81,12 @@ def test_unicode_identifiers_compile():
         x[0] = café
 
     source = noël.emit(F32)
-    code = "\n".join(ln for ln in kernel_part(source).splitlines() if not ln.lstrip().startswith(("//", "#line")))
+    code = "\n".join(
+        ln for ln in kernel_part(source).splitlines() if not ln.lstrip().startswith(("//", "#line"))
+    )
     assert code.isascii(), code
     assert "jkv_caf_ue9_ = (x[1] * 2.0f);" in code
-    assert 'void jk_kernel_no_ueb_l(float* x)' in code
+    assert "void jk_kernel_no_ueb_l(float* x)" in code
     noël.inspect(F32, arch="sm_90")
 
 
@@ -149,7 +151,9 @@ def _long_sum_kernel(tmp_path, terms: int):
 def test_sum_of_5000_terms_emits(tmp_path):
     k = _long_sum_kernel(tmp_path, 5000)
     x = np.zeros(5000, np.float32)
-    code = [ln for ln in kernel_part(k.emit(x, x)).splitlines() if "y[0] =" in ln and "//" not in ln]
+    code = [
+        ln for ln in kernel_part(k.emit(x, x)).splitlines() if "y[0] =" in ln and "//" not in ln
+    ]
     assert len(code) == 1
     assert code[0].count(" + ") == 4999 and "x[0]" in code[0] and "x[4999]" in code[0]
 
@@ -170,8 +174,10 @@ def test_sum_of_600_terms_on_gpu(tmp_path, rng):
     assert y.get()[0] == expected
 
 
-@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="ast's depth limit follows "
-                    "sys.getrecursionlimit() on Python 3.11 only")
+@pytest.mark.skipif(
+    sys.version_info[:2] != (3, 11),
+    reason="ast's depth limit follows sys.getrecursionlimit() on Python 3.11 only",
+)
 def test_too_deep_for_python_is_a_clear_error(monkeypatch, tmp_path):
     k = _long_sum_kernel(tmp_path, 5000)
     from jitkern.jit import frontend

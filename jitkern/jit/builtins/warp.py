@@ -27,8 +27,9 @@ def _check_width(item) -> None:
     undefined results, not an error, on the device)."""
     if isinstance(item, Const) and not isinstance(item.value, bool):
         width = item.value
-        if not (isinstance(width, (int, numpy.integer)) and 0 < width <= 32
-                and width & (width - 1) == 0):
+        if not (
+            isinstance(width, (int, numpy.integer)) and 0 < width <= 32 and width & (width - 1) == 0
+        ):
             raise JitkernValueError(
                 f"width must be a power of two from 1 to 32 (1, 2, 4, 8, 16 or 32), got {width!r}"
             )
