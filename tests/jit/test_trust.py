@@ -297,3 +297,33 @@ def test_partially_assigned_local_reads_zero(rng):
     y = jitkern.asarray(np.full(200, np.nan, np.float32))
     k[2, 128](jitkern.asarray(x), y, 200)
     np.testing.assert_array_equal(y.get(), np.where(x > 0, x, 0).astype(np.float32))
+
+
+@pytest.mark.gpu
+def test_colliding_and_unicode_names_run(rng):
+    @rawkernel()
+    def k(x, x_shape0, x_ptr, jk_t1):
+        café = x[1, 2]
+        x[0, 0] = x_shape0 + 10 * x_ptr + 100 * jk_t1 + café + x.shape[1]
+
+    host = rng.standard_normal((3, 5)).astype(np.float64)
+    x = jitkern.asarray(host)
+    k[1, 1](x, 1.0, 2.0, 3.0)
+    expected = host.copy()
+    expected[0, 0] = 1.0 + 20.0 + 300.0 + host[1, 2] + 5
+    np.testing.assert_array_equal(x.get(), expected)
+
+
+@pytest.mark.gpu
+def test_call_errors_after_the_first_launch_name_the_kernel():
+    @rawkernel()
+    def fill(x):
+        x[0] = 1.0
+
+    x = jitkern.asarray(np.zeros(4, np.float32))
+    fill[1, 1](x)
+    fill(1, 1, (x,))  # the generated launcher is now the kernel's call
+    with pytest.raises(TypeError) as info:
+        fill(x)
+    message = str(info.value)
+    assert message.startswith("fill()") and "run" not in message and "_launch" not in message
