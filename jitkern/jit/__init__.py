@@ -72,6 +72,7 @@ brev = _b.brev
 
 cg = _b.cg
 cub = _b.cub
+thrust = _b.thrust
 
 __all__ = [
     "JitKernel",
@@ -124,4 +125,5 @@ __all__ = [
     "brev",
     "cg",
     "cub",
+    "thrust",
 ]

@@ -293,6 +293,9 @@ class ExpressionEmitter:
 
     def array_attribute(self, base: Value, attr: str):
         t = base.type
+        method = B.VALUE_METHODS.get(("array", attr))
+        if method is not None:  # x.begin() / x.end(): iterators for jit.thrust
+            return BoundMethod(method, base)
         if attr not in _ARRAY_ATTRS:
             raise problem(
                 f"arrays have no attribute {attr!r} in kernels",
@@ -465,6 +468,9 @@ class ExpressionEmitter:
         if isinstance(left, Const) and isinstance(right, Const):
             # numbers fold; so do compile-time objects (x.dtype == numpy.float32)
             return self.fold(getattr(ast, op_name), left.value, right.value)
+        pointer = B.pointer_operator(op_name, left, right)
+        if pointer is not None:  # iterator arithmetic: x + n, it - x.begin()
+            return self.call_builtin(*pointer)
         record = B.OPERATORS.get(op_name)
         if record is None:
             raise problem(f"operator {op_name} is not supported in kernels", "", JitSyntaxError)

@@ -737,11 +737,16 @@ def _cached_binary(generated: Generated, target: str, options: tuple):
 
 def _compile(generated: Generated, options: tuple, arch):
     from ..backend.compiler import compile_source
+    from .builtins.thrust import backend_for
 
     program_name = generated.filename
     try:
         return compile_source(
-            generated.source, options=options, arch=arch, program_name=program_name
+            generated.source,
+            options=options,
+            arch=arch,
+            program_name=program_name,
+            backend=backend_for(generated.source),
         )
     except CompileError as exc:
         raise CompileError(

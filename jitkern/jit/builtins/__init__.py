@@ -77,6 +77,7 @@ from .threads import (
     threadIdx,
     warpsize,
 )
+from .thrust import ARRAY_METHODS, POINTER_OPERATORS, pointer_operator, thrust
 from .warp import SHUFFLES, VOTES, activemask, brev, clz, ffs, match_all_sync, match_any_sync, popc
 
 
@@ -118,7 +119,7 @@ PY_FUNCTIONS = _python_functions()
 
 
 #: Methods and attributes of values, by the receiver's family.
-VALUE_METHODS = {**COMPLEX_METHODS, **GROUP_METHODS, **CUB_METHODS}
+VALUE_METHODS = {**COMPLEX_METHODS, **GROUP_METHODS, **CUB_METHODS, **ARRAY_METHODS}
 
 PUBLIC = {
     "threadIdx": threadIdx,
@@ -170,6 +171,8 @@ def all_records() -> list:
         add(obj)
     for obj in (
         cg,
+        thrust,
+        *POINTER_OPERATORS.values(),
         dtype_cast,
         *PY_FUNCTIONS.values(),
         *VALUE_METHODS.values(),
@@ -186,7 +189,7 @@ def render_table() -> str:
     for r in rows:
         call = r.name if r.attribute else f"{r.name}({', '.join(r.params)})"
         if r.name.startswith(
-            ("thread_block.", "tile.", "grid.", "warp_reduce.", "block_reduce.", "dim3.")
+            ("thread_block.", "tile.", "grid.", "warp_reduce.", "block_reduce.", "dim3.", "array.")
         ):
             call = call.replace("(self, ", "(").replace("(self)", "()")
         params = ", ".join(r.param_names()) or "-"
@@ -210,6 +213,7 @@ _GROUP_ORDER = (
     "complex",
     "cooperative groups",
     "cub",
+    "thrust",
 )
 
 
@@ -282,6 +286,8 @@ __all__ = [
     "threadfence",
     "threadfence_block",
     "threadfence_system",
+    "thrust",
+    "pointer_operator",
     "warpsize",
     "where",
 ]

@@ -1,0 +1,537 @@
+"""Thrust's algorithms inside kernels (``jit.thrust``), as cupyx.jit.thrust spells them.
+
+Every algorithm is one row of :data:`_ALGORITHMS`: its name, Thrust header, parameters
+(each with an argument kind from :data:`_KINDS`), result rule, C++ call and doc. One
+rule and one template read the row, so checking, emission and the docs table share it.
+
+Iterators are 1-D contiguous arrays (``x``, ``x.begin()``, ``x.end()``), shared memory
+and pointer arithmetic on them (``x + n``, ``smem + 4``); ``thrust.find`` and the other
+searches return a pointer, and ``it - x.begin()`` is its index.
+
+NVRTC cannot compile Thrust (its headers define host functions, which NVRTC refuses:
+NVIDIA/cccl#4305), so a program that includes a Thrust header is compiled with nvcc,
+as cupyx.jit does; :func:`backend_for` says which compiler a generated source needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ...errors import JitkernTypeError
+from .. import infer
+from .. import types as T
+from ..values import Const, Value, operand
+from .records import Builtin, Marker, Namespace, Sig
+
+_POLICY_HEADER = "<thrust/execution_policy.h>"
+_THRUST_INCLUDE = "#include <thrust/"
+
+
+def backend_for(source: str) -> str:
+    """The compiler a generated program needs: nvcc when it includes Thrust."""
+    return "nvcc" if _THRUST_INCLUDE in source else "nvrtc"
+
+
+POLICIES = {
+    "device": Marker("thrust.device", "thrust::device"),
+    "seq": Marker("thrust.seq", "thrust::seq"),
+}
+
+#: Function objects for comparators and operators (``jit.thrust.greater()``).
+FUNCTORS = {
+    name: Marker(f"thrust.{name}", f"thrust::{name}")
+    for name in (
+        "plus",
+        "minus",
+        "multiplies",
+        "maximum",
+        "minimum",
+        "less",
+        "greater",
+        "less_equal",
+        "greater_equal",
+        "equal_to",
+        "negate",
+        "identity",
+    )
+}
+
+
+# ---------------------------------------------------------------------------
+# argument kinds
+
+
+def element_type(item) -> T.Type | None:
+    """The element type of an iterator (pointer-like array or pointer), else None."""
+    if not isinstance(item, Value):
+        return None
+    t = item.type
+    if isinstance(t, T.Array) and t.is_pointer_like:
+        return t.dtype
+    if isinstance(t, T.Pointer) and isinstance(t.elem, T.Scalar):
+        return t.elem
+    return None
+
+
+def _policy(item, name, state):
+    if isinstance(item, Const) and isinstance(item.value, Marker):
+        if item.value.name.startswith("thrust.") and item.value in POLICIES.values():
+            return None
+    raise JitkernTypeError(f"{name} must be jit.thrust.device or jit.thrust.seq")
+
+
+def _iterator(item, name, state):
+    elem = element_type(item)
+    if elem is None:
+        raise JitkernTypeError(
+            f"{name} must be a 1-D contiguous array, shared memory or a pointer "
+            f"(x, x.begin(), x + n), got {_describe(item)}"
+        )
+    state.setdefault("elem", elem)
+    state.setdefault("elems", []).append(elem)
+    return None
+
+
+def _last(item, name, state):
+    _iterator(item, name, state)
+    first, last = state["elems"][-2], state["elems"][-1]
+    if first != last:
+        raise JitkernTypeError(f"{name} points to {last}, but first points to {first}")
+    return None
+
+
+def _value(item, name, state):
+    if not isinstance(operand(item), (T.Scalar, bool, int, float, complex)):
+        raise JitkernTypeError(f"{name} must be a number, got {_describe(item)}")
+    return state["elem"]
+
+
+def _init(item, name, state):
+    if isinstance(item, Const) and item.value is None:
+        return None
+    op = operand(item)
+    if not isinstance(op, (T.Scalar, bool, int, float, complex)):
+        raise JitkernTypeError(f"{name} must be a number, got {_describe(item)}")
+    state["init"] = state["elem"] if infer.is_weak(op) else op
+    return state["init"]
+
+
+def _element_value(item, name, state):
+    if isinstance(item, Const) and item.value is None:
+        return None
+    return _value(item, name, state)
+
+
+def _functor(item, name, state):
+    if isinstance(item, Const) and item.value is None:
+        return None
+    value = item.value if isinstance(item, Const) else None
+    if isinstance(value, Marker) and value in FUNCTORS.values():
+        return None
+    if value is not None and hasattr(value, "__jit_device__"):
+        return None
+    raise JitkernTypeError(
+        f"{name} must be a jit.thrust functor (jit.thrust.greater(), ...) or a device function"
+    )
+
+
+_KINDS = {
+    "policy": _policy,
+    "first": _iterator,
+    "last": _last,
+    "iter": _iterator,
+    "value": _value,
+    "init": _init,
+    "elem": _element_value,
+    "op": _functor,
+}
+
+
+def _describe(item) -> str:
+    if isinstance(item, Value):
+        return str(item.type)
+    return repr(item.value)
+
+
+# ---------------------------------------------------------------------------
+# the table
+
+
+@dataclasses.dataclass(frozen=True)
+class Algorithm:
+    name: str
+    header: str
+    params: tuple  # 'kind:name' or 'kind:name=default'
+    result: str  # 'void', 'index', 'elem', 'init', 'bool', 'pointer'
+    doc: str
+
+
+_ALGORITHMS = (
+    Algorithm(
+        "count",
+        "count",
+        ("policy:exec_policy", "first:first", "last:last", "value:value"),
+        "index",
+        "Number of elements equal to value.",
+    ),
+    Algorithm(
+        "find",
+        "find",
+        ("policy:exec_policy", "first:first", "last:last", "value:value"),
+        "pointer",
+        "Pointer to the first element equal to value (last if none).",
+    ),
+    Algorithm(
+        "fill",
+        "fill",
+        ("policy:exec_policy", "first:first", "last:last", "value:value"),
+        "void",
+        "Set every element to value.",
+    ),
+    Algorithm(
+        "sequence",
+        "sequence",
+        ("policy:exec_policy", "first:first", "last:last", "elem:init=None", "elem:step=None"),
+        "void",
+        "Store init, init + step, ... (default 0, 1).",
+    ),
+    Algorithm(
+        "sort",
+        "sort",
+        ("policy:exec_policy", "first:first", "last:last", "op:comp=None"),
+        "void",
+        "Sort in place (ascending, or by comp).",
+    ),
+    Algorithm(
+        "stable_sort",
+        "sort",
+        ("policy:exec_policy", "first:first", "last:last", "op:comp=None"),
+        "void",
+        "Sort in place keeping the order of equal elements.",
+    ),
+    Algorithm(
+        "sort_by_key",
+        "sort",
+        ("policy:exec_policy", "first:keys_first", "last:keys_last", "iter:values_first",
+         "op:comp=None"),
+        "void",
+        "Sort keys in place and permute values_first the same way.",
+    ),
+    Algorithm(
+        "stable_sort_by_key",
+        "sort",
+        ("policy:exec_policy", "first:keys_first", "last:keys_last", "iter:values_first",
+         "op:comp=None"),
+        "void",
+        "sort_by_key keeping the order of equal keys.",
+    ),
+    Algorithm(
+        "reduce",
+        "reduce",
+        ("policy:exec_policy", "first:first", "last:last", "init:init=None", "op:binary_op=None"),
+        "init",
+        "Sum (or binary_op) of the elements and init (default 0); typed as init.",
+    ),
+    Algorithm(
+        "inclusive_scan",
+        "scan",
+        ("policy:exec_policy", "first:first", "last:last", "iter:result", "op:binary_op=None"),
+        "pointer_out",
+        "Prefix sums including each element into result; returns the end of the output.",
+    ),
+    Algorithm(
+        "exclusive_scan",
+        "scan",
+        ("policy:exec_policy", "first:first", "last:last", "iter:result", "init:init=None",
+         "op:binary_op=None"),
+        "pointer_out",
+        "Prefix sums excluding each element, starting at init (default 0).",
+    ),
+    Algorithm(
+        "equal",
+        "equal",
+        ("policy:exec_policy", "first:first1", "last:last1", "iter:first2"),
+        "bool",
+        "Whether [first1, last1) equals the range at first2.",
+    ),
+    Algorithm(
+        "min_element",
+        "extrema",
+        ("policy:exec_policy", "first:first", "last:last", "op:comp=None"),
+        "pointer",
+        "Pointer to the smallest element (the first one on ties).",
+    ),
+    Algorithm(
+        "max_element",
+        "extrema",
+        ("policy:exec_policy", "first:first", "last:last", "op:comp=None"),
+        "pointer",
+        "Pointer to the largest element (the first one on ties).",
+    ),
+    Algorithm(
+        "lower_bound",
+        "binary_search",
+        ("policy:exec_policy", "first:first", "last:last", "value:value", "op:comp=None"),
+        "pointer",
+        "First position in a sorted range where value could be inserted.",
+    ),
+    Algorithm(
+        "upper_bound",
+        "binary_search",
+        ("policy:exec_policy", "first:first", "last:last", "value:value", "op:comp=None"),
+        "pointer",
+        "Last position in a sorted range where value could be inserted.",
+    ),
+    Algorithm(
+        "binary_search",
+        "binary_search",
+        ("policy:exec_policy", "first:first", "last:last", "value:value", "op:comp=None"),
+        "bool",
+        "Whether a sorted range contains value.",
+    ),
+    Algorithm(
+        "transform",
+        "transform",
+        ("policy:exec_policy", "first:first", "last:last", "iter:result", "op:op"),
+        "pointer_out",
+        "result[i] = op(first[i]) (op: a device function or jit.thrust.negate()).",
+    ),
+    Algorithm(
+        "transform_reduce",
+        "transform_reduce",
+        ("policy:exec_policy", "first:first", "last:last", "op:unary_op", "init:init",
+         "op:binary_op"),
+        "init",
+        "binary_op-reduction of unary_op(x) over the range, starting at init.",
+    ),
+)
+
+
+def _split(param: str):
+    kind, name = param.split(":", 1)
+    return kind, name
+
+
+def _rule_for(algo: Algorithm):
+    kinds = [_split(p)[0] for p in algo.params]
+
+    def rule(items, mode):
+        state: dict = {}
+        targets = []
+        for kind, param, item in zip(kinds, algo.params, items):
+            name = _split(param)[1].split("=")[0]
+            targets.append(_KINDS[kind](item, name, state))
+        return Sig(tuple(targets), _result_type(algo.result, items, state))
+
+    return rule
+
+
+def _result_type(result: str, items, state) -> T.Type:
+    if result == "void":
+        return T.void
+    if result == "index":
+        return T.int64
+    if result == "bool":
+        return T.bool_
+    if result == "pointer":
+        return T.pointer(state["elem"])
+    if result == "pointer_out":
+        return T.pointer(state["elems"][-1])
+    return state.get("init", state["elem"])
+
+
+def _template_for(algo: Algorithm):
+    kinds = [_split(p)[0] for p in algo.params]
+
+    def template(codes, sig, items, ctx):
+        ctx.include(_POLICY_HEADER)
+        ctx.include(f"<thrust/{algo.header}.h>")
+        state = {"elem": element_type(items[1])}
+        args = []
+        for kind, code, item, target in zip(kinds, codes, items, sig.args):
+            if kind == "policy":
+                args.append(item.value.cname)
+            elif kind == "op":
+                if not (isinstance(item, Const) and item.value is None):
+                    typed = sig.result if algo.result == "init" else state["elem"]
+                    args.append(_functor_code(item.value, typed, algo, ctx))
+            elif kind in ("init", "elem") and isinstance(item, Const) and item.value is None:
+                continue
+            else:
+                args.append(code)
+        args = _defaults(algo, items, args, sig, ctx)
+        return f"thrust::{algo.name}({', '.join(args)})"
+
+    return template
+
+
+def _defaults(algo, items, args, sig, ctx):
+    """Fill in what Thrust has no default for: reduce's and scans' init before an op."""
+    names = [_split(p)[1].split("=")[0] for p in algo.params]
+    given = {n: not (isinstance(i, Const) and i.value is None) for n, i in zip(names, items)}
+    if algo.name in ("reduce", "exclusive_scan") and given.get("binary_op") and not given["init"]:
+        elem = element_type(items[1])
+        position = names.index("init")
+        args.insert(position, ctx.zero(elem))
+    if algo.name == "reduce" and not given.get("init"):
+        # thrust::reduce(first, last) sums in the element type; say so explicitly
+        if not given.get("binary_op"):
+            args.append(ctx.zero(sig.result))
+    return args
+
+
+def _functor_code(value, elem: T.Scalar, algo: Algorithm, ctx) -> str:
+    if isinstance(value, Marker):
+        return f"{value.cname}<{elem.ctype}>()"
+    return _device_lambda(value, elem, 1 if algo.name == "transform" else 2, ctx)
+
+
+def _device_lambda(device, elem: T.Scalar, arity: int, ctx) -> str:
+    fn = ctx.program_device_function(device, (elem,) * arity)
+    params = ", ".join(f"{elem.ctype} a{k}" for k in range(arity))
+    call = ", ".join(f"a{k}" for k in range(arity))
+    return f"[] ({params}) -> {fn.return_type.ctype} {{ return {fn.cname}({call}); }}"
+
+
+def _record(algo: Algorithm) -> Builtin:
+    params = tuple(_split(p)[1] for p in algo.params)
+    accepts = "policy; iterators (1-D arrays, shared memory, pointers); " + ", ".join(
+        _split(p)[1].split("=")[0] for p in algo.params if _split(p)[0] in ("value", "init", "elem", "op")
+    )
+    return Builtin(
+        f"thrust.{algo.name}",
+        params,
+        accepts.rstrip("; "),
+        _rule_for(algo),
+        _transform_reduce_template if algo.name == "transform_reduce" else _template_for(algo),
+        algo.doc,
+        "thrust",
+        includes=(_POLICY_HEADER,),
+    )
+
+
+def _transform_reduce_template(codes, sig, items, ctx):
+    ctx.include(_POLICY_HEADER)
+    ctx.include("<thrust/transform_reduce.h>")
+    elem = element_type(items[1])
+    unary, binary = items[3].value, items[5].value
+    unary_code = (
+        f"{unary.cname}<{elem.ctype}>()"
+        if isinstance(unary, Marker)
+        else _device_lambda(unary, elem, 1, ctx)
+    )
+    init_t = sig.result
+    binary_code = (
+        f"{binary.cname}<{init_t.ctype}>()"
+        if isinstance(binary, Marker)
+        else _device_lambda(binary, init_t, 2, ctx)
+    )
+    policy = items[0].value.cname
+    return (
+        f"thrust::transform_reduce({policy}, {codes[1]}, {codes[2]}, {unary_code}, "
+        f"{codes[4]}, {binary_code})"
+    )
+
+
+ALGORITHMS = {algo.name: _record(algo) for algo in _ALGORITHMS}
+
+
+# ---------------------------------------------------------------------------
+# iterators: x.begin(), x.end(), pointer + n, pointer - n, pointer - pointer
+
+
+def _begin_rule(items, mode):
+    if element_type(items[0]) is None:
+        raise JitkernTypeError("begin() needs a 1-D contiguous array")
+    return Sig((None,), T.pointer(element_type(items[0])))
+
+
+def _end_template(codes, sig, items, ctx):
+    return f"({codes[0]} + {ctx.array_shape(items[0], 0)})"
+
+
+ARRAY_METHODS = {
+    ("array", "begin"): Builtin(
+        "array.begin",
+        ("self",),
+        "1-D contiguous array",
+        _begin_rule,
+        "{0}",
+        "Iterator to the first element (for jit.thrust).",
+        "thrust",
+    ),
+    ("array", "end"): Builtin(
+        "array.end",
+        ("self",),
+        "1-D contiguous array",
+        _begin_rule,
+        _end_template,
+        "Iterator past the last element (for jit.thrust).",
+        "thrust",
+    ),
+}
+
+
+def _is_integer(op) -> bool:
+    if isinstance(op, bool):
+        return False
+    if isinstance(op, int):
+        return True
+    return isinstance(op, T.Scalar) and op.kind in "iu"
+
+
+def _offset_rule(items, mode):
+    elem = element_type(items[0])
+    if elem is not None and _is_integer(operand(items[1])):
+        return Sig((None, T.int64), T.pointer(elem))
+    other = element_type(items[1])
+    if elem is not None and other is not None:
+        if elem != other:
+            raise JitkernTypeError(f"cannot subtract a pointer to {other} from one to {elem}")
+        return Sig((None, None), T.int64)
+    raise JitkernTypeError("a pointer takes an integer offset (p + n, p - n) or p - q")
+
+
+def _offset_template(symbol):
+    def template(codes, sig, items, ctx):
+        if sig.result is T.int64:
+            return f"((long long)({codes[0]} {symbol} {codes[1]}))"
+        return f"({codes[0]} {symbol} {codes[1]})"
+
+    return template
+
+
+POINTER_OPERATORS = {
+    "Add": Builtin(
+        "pointer +",
+        ("p", "n"),
+        "iterator; integer",
+        _offset_rule,
+        _offset_template("+"),
+        "Advance an iterator by n elements.",
+        "thrust",
+    ),
+    "Sub": Builtin(
+        "pointer -",
+        ("p", "n"),
+        "iterator; integer or iterator",
+        _offset_rule,
+        _offset_template("-"),
+        "Step an iterator back, or the distance between two iterators (an int64).",
+        "thrust",
+    ),
+}
+
+
+def pointer_operator(op_name: str, left, right):
+    """The record for ``p + n``, ``p - n``, ``p - q`` and ``n + p``, else None."""
+    if op_name not in POINTER_OPERATORS:
+        return None
+    if element_type(left) is not None:
+        return POINTER_OPERATORS[op_name], [left, right]
+    if op_name == "Add" and element_type(right) is not None:
+        return POINTER_OPERATORS[op_name], [right, left]
+    return None
+
+
+thrust = Namespace("thrust", {**ALGORITHMS, **POLICIES, **FUNCTORS})
