@@ -12,6 +12,7 @@ import ast
 import dataclasses
 import math
 import operator
+import types
 
 import numpy
 
@@ -127,6 +128,23 @@ def _float_literal(v: float, t: T.Scalar) -> str:
 
 
 _HALF_FROM = {"float16": "__half2float", "bfloat16": "__bfloat162float"}
+# float16/bfloat16 arithmetic is done in float32 (as cupyx.jit does): a half-typed result is
+# spelled with these (round-to-nearest) conversions, and the next operation on it takes the
+# float32 operand back out, so a whole expression rounds once, where it is stored.
+_HALF_ROUND = {"float16": "__float2half_rn", "bfloat16": "__float2bfloat16_rn"}
+
+
+def _held_in_float(code: str, t: T.Scalar):
+    """The float32 expression inside ``__float2half_rn(...)`` (see _HALF_ROUND), else None."""
+    prefix = _HALF_ROUND.get(t.name, "\0") + "("
+    if not (code.startswith(prefix) and code.endswith(")")):
+        return None
+    depth = 0
+    for pos in range(len(prefix) - 1, len(code)):
+        depth += {"(": 1, ")": -1}.get(code[pos], 0)
+        if depth == 0:
+            return code[len(prefix) : -1] if pos == len(code) - 1 else None
+    return None
 _HALF_TO = {"float16": "__float2half", "bfloat16": "__float2bfloat16"}
 
 
@@ -254,6 +272,8 @@ class ExpressionEmitter:
             if isinstance(value, B.Builtin) and value.attribute:
                 return self.call_builtin(value, [])
             return Const(value)
+        if _is_module(obj) and obj.__name__ in frontend.ARRAY_MODULES and hasattr(numpy, attr):
+            obj = numpy  # cupy.float32, cupy.sqrt ... read as NumPy's, as in cupyx.jit
         if (
             _is_module(obj)
             or isinstance(obj, numpy.dtype)
@@ -540,6 +560,10 @@ class ExpressionEmitter:
         for op, right_node in zip(node.ops, node.comparators):
             right = self.expr(right_node)
             name = type(op).__name__
+            if name in _IDENTITY:
+                parts.append(self.identity(name, left, right))
+                left = right
+                continue
             if name not in B.OPERATORS:
                 raise problem(
                     f"the comparison {_COMPARE_TEXT.get(name, name)!r} is not supported in kernels",
@@ -554,6 +578,20 @@ class ExpressionEmitter:
             return Const(all(p.value for p in parts))
         codes = [self.materialize(p).code for p in parts]
         return Value("(" + " && ".join(codes) + ")", T.bool_)
+
+    def identity(self, name: str, left, right) -> Const:
+        """``a is b`` / ``a is not b``: a compile-time answer (captured None, dtypes...)."""
+        if isinstance(left, Const) and isinstance(right, Const):
+            return Const(_IDENTITY[name](left.value, right.value))
+        for const, other in ((left, right), (right, left)):
+            if isinstance(const, Const) and const.value is None and isinstance(other, Value):
+                return Const(name == "IsNot")  # a run-time value is never None
+        raise problem(
+            f"'{_COMPARE_TEXT[name]}' compares compile-time values in kernels (e.g. a captured "
+            "None: if flag is None:)",
+            "use == or != on numbers",
+            JitSyntaxError,
+        )
 
     def expr_IfExp(self, node):
         cond = self.expr(node.test)
@@ -618,6 +656,8 @@ class ExpressionEmitter:
             return self.call_device(fn, args)
         if frontend.is_dtype(fn):
             return self.call_builtin(B.dtype_cast, [Const(fn)] + args, kwargs)
+        if isinstance(fn, types.FunctionType):
+            return self.call_factory(fn, args, kwargs)
         record = _py_function_record(fn)
         if record is None:
             raise problem(
@@ -635,6 +675,31 @@ class ExpressionEmitter:
             except (ValueError, TypeError, OverflowError, ZeroDivisionError) as exc:
                 raise problem(f"cannot fold {record.name}(...): {exc}") from None
         return self.call_builtin(record, args, kwargs)
+
+    def call_factory(self, fn, args, kwargs):
+        """``make(10)``: a plain Python function run at compile time on constant arguments.
+
+        What it returns must be something a kernel can hold (a device function, a
+        number, a dtype); it is then used like a captured global.
+        """
+        refusal = (
+            f"Python function {fn.__qualname__!r} cannot be called from a kernel",
+            "decorate it with @jitkern.rawkernel(device=True), or call it with constant "
+            "arguments and return a device function (a factory)",
+        )
+        if not all(isinstance(a, Const) for a in [*args, *kwargs.values()]):
+            raise problem(*refusal)
+        try:
+            result = fn(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
+        except Exception as exc:  # the user's factory failed: say where and why
+            raise problem(f"{fn.__qualname__}(...) raised {type(exc).__name__}: {exc}") from None
+        try:
+            frontend.capture(result)
+        except TypeError:
+            raise problem(*refusal) from None
+        if isinstance(result, types.FunctionType) and not hasattr(result, "__jit_device__"):
+            raise problem(*refusal)
+        return Const(result)
 
     def bind(self, record: B.Builtin, args, kwargs) -> list:
         names = record.param_names()
@@ -770,9 +835,13 @@ class ExpressionEmitter:
         return Value(convert(item.code, item.type, target), target)
 
     def to_float(self, t: T.Scalar, code: str) -> str:
-        return convert(code, t, T.float32)
+        inner = _held_in_float(code, t)
+        return inner if inner is not None else convert(code, t, T.float32)
 
     def via_float(self, t: T.Scalar, code: str) -> str:
+        """A float32 result as type ``t``; a half keeps its float32 value for the next operation."""
+        if t.is_half:
+            return f"{_HALF_ROUND[t.name]}({code})"
         return convert(code, T.float32, t)
 
     def zero(self, t: T.Scalar) -> str:
@@ -894,3 +963,4 @@ _EXPR_HINTS = {
 }
 _UNARY = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}
 _COMPARE_TEXT = {"Is": "is", "IsNot": "is not", "In": "in", "NotIn": "not in"}
+_IDENTITY = {"Is": operator.is_, "IsNot": operator.is_not}

@@ -24,6 +24,9 @@ from ..errors import JitkernTypeError, JitSyntaxError, JitTypeError
 
 #: Modules a kernel may name; their attributes are resolved at compile time.
 ALLOWED_MODULES = ("math", "cmath", "numpy", "builtins")
+#: Array modules whose names read as NumPy's in kernels (cupy.float32 is numpy.float32), as
+#: in cupyx.jit; a kernel written for CuPy compiles without CuPy (``import jitkern as cupy``).
+ARRAY_MODULES = ("cupy", "jitkern")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -271,7 +274,7 @@ def is_dtype(v) -> bool:
 
 def _is_module(v) -> bool:
     return isinstance(v, pytypes.ModuleType) and (
-        v.__name__ in ALLOWED_MODULES or v.__name__.startswith("jitkern.jit")
+        v.__name__ in ALLOWED_MODULES + ARRAY_MODULES or v.__name__.startswith("jitkern.jit")
     )
 
 
@@ -312,12 +315,24 @@ def _function_fingerprint(v) -> str:
     return f"fn:{getattr(v, '__module__', '')}.{getattr(v, '__name__', repr(v))}"
 
 
+def _is_factory(v) -> bool:
+    return isinstance(v, pytypes.FunctionType) and not _is_jit(v)
+
+
+def _factory_fingerprint(v) -> str:
+    return f"factory:{v.__module__}.{v.__qualname__}:{source_digest(v)}"
+
+
 _CAPTURE_RULES = (
+    ("none", lambda v: v is None, lambda v: "none"),
     ("constant", _is_constant, lambda v: f"const:{type(v).__name__}:{v!r}"),
     ("dtype", is_dtype, lambda v: f"dtype:{numpy.dtype(v).str}"),
     ("module", _is_module, lambda v: f"module:{v.__name__}"),
     ("jit", _is_jit, lambda v: v.__jit_fingerprint__()),
     ("function", _is_function, _function_fingerprint),
+    # A plain Python function is called at compile time, with constant arguments, when
+    # it returns a device function (``make(10)(x, y)``); anything else it returns is refused.
+    ("factory", _is_factory, _factory_fingerprint),
 )
 
 

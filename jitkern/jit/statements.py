@@ -274,7 +274,13 @@ class FunctionEmitter(ExpressionEmitter):
             self.assign(node.target, self.binary(op, current, self.expr(node.value)))
             return
         if isinstance(node.target, ast.Subscript):
+            # x[g(x)] += v: the base and index are evaluated once, into a reference
             element = self.expr(node.target)
+            if not (isinstance(element, Value) and element.lvalue):
+                raise problem("this expression cannot be assigned to", "", JitSyntaxError, node)
+            ref = self.temp("ref")
+            self.line(f"auto& {ref} = {element.code};")
+            element = Value(ref, element.type, lvalue=True)
             self.store(element, self.binary(op, element, self.expr(node.value)), node.target)
             return
         raise problem(
@@ -751,7 +757,7 @@ class FunctionEmitter(ExpressionEmitter):
 
     def program_device_function(self, device, arg_types) -> DeviceFunction:
         program = self.program
-        key = (function_identity(device.py_func), arg_types)
+        key = (device.py_func, arg_types)  # per object: a factory's closures share one def
         found = program.device_functions.get(key)
         if found is not None:
             return found

@@ -22,6 +22,7 @@ import builtins as _py
 import numpy
 
 from .atomics import ATOMICS
+from .compat import dtype_of
 from .cub import CUB_METHODS, CUB_OPS, CubClass, CubStorage, CubTemplate, cub
 from .groups import CG_OPS, GROUP_METHODS, cg
 from .mathfuncs import (
@@ -106,6 +107,7 @@ def _python_functions() -> dict:
         numpy.negative: negative,
         numpy.power: numpy_power,
         numpy.where: where,
+        numpy.dtype: dtype_of,
     }
     for record, row in MATH:
         for dotted in row.names:

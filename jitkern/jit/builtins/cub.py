@@ -32,7 +32,9 @@ class CubTemplate:
             if not isinstance(p, int) or p <= 0:
                 raise JitkernTypeError(f"cub.{self.name}: the block size must be a positive constant")
             rest.append(str(p))
-        cname = f"cub::{self.name}<{', '.join([value_t.ctype] + rest)}>"
+        # float16/bfloat16 are reduced in float32 and rounded once (NumPy sums halves in
+        # float32 too): the C++ reducer works on float, the values convert on the way
+        cname = f"cub::{self.name}<{', '.join([_accumulator(value_t).ctype] + rest)}>"
         return CubClass(self, cname, value_t)
 
     def __jit_fingerprint__(self) -> str:
@@ -68,6 +70,23 @@ class CubStorage:
         return self.cls.storage_type
 
 
+def _accumulator(t: T.Scalar) -> T.Scalar:
+    return T.float32 if t.is_half else t
+
+
+def _typed(code: str, t: T.Scalar, ctx) -> str:
+    """The reducer's float32 result as the value type ``t``."""
+    return ctx.via_float(t, code) if t.is_half else code
+
+
+def _orderable(t: T.Scalar, what: str) -> None:
+    if t.is_complex:
+        raise JitkernTypeError(
+            f"{what} needs ordered values, got {t}: complex numbers are not ordered "
+            "(reduce .real or abs(x) instead)"
+        )
+
+
 CUB_OPS = {
     "Sum": Marker("cub.Sum", "::cuda::std::plus<>{}"),
     "Max": Marker("cub.Max", "::cuda::maximum<>{}"),
@@ -80,9 +99,11 @@ def _cub_reduce_rule(items, mode):
     t = owner.params[0]
     op = items[2]
     if isinstance(op, Const) and isinstance(op.value, Marker) and op.value.name.startswith("cub."):
-        return Sig((None, t, None), t)
+        if op.value.name in ("cub.Max", "cub.Min"):
+            _orderable(t, f"{op.value.name}()")
+        return Sig((None, _accumulator(t), None), t)
     if isinstance(op, Const) and hasattr(op.value, "__jit_device__"):
-        return Sig((None, t, None), t)
+        return Sig((None, _accumulator(t), None), t)
     raise JitkernTypeError("op must be jit.cub.Sum(), jit.cub.Max(), jit.cub.Min() or a device function")
 
 
@@ -93,20 +114,29 @@ def _cub_reduce_template(codes, sig, items, ctx):
         functor = op.cname
     else:
         functor = ctx.device_functor(op, sig.result)
-    return f"{codes[0]}.Reduce({codes[1]}, {functor})"
+    return _typed(f"{codes[0]}.Reduce({codes[1]}, {functor})", sig.result, ctx)
 
 
 def _cub_sum_rule(items, mode):
     t = items[0].type.params[0]
     has_count = len(items) > 2 and not (isinstance(items[2], Const) and items[2].value is None)
-    return Sig((None, t) + ((T.int32,) if has_count else (None,) * (len(items) - 2)), t)
+    rest = (T.int32,) if has_count else (None,) * (len(items) - 2)
+    return Sig((None, _accumulator(t)) + rest, t)
+
+
+def _ordered_rule(op):
+    def rule(items, mode):
+        _orderable(items[0].type.params[0], op)
+        return _cub_sum_rule(items, mode)
+
+    return rule
 
 
 def _cub_methods(family):
     def named(op):
         return lambda codes, sig, items, ctx: (
             ctx.include("<cuda/functional>")
-            or f"{codes[0]}.Reduce({codes[1]}, {CUB_OPS[op].cname})"
+            or _typed(f"{codes[0]}.Reduce({codes[1]}, {CUB_OPS[op].cname})", sig.result, ctx)
         )
 
     return {
@@ -115,8 +145,8 @@ def _cub_methods(family):
             ("self", "value", "num_valid=None"),
             "the reducer's value type",
             _cub_sum_rule,
-            lambda codes, sig, items, ctx: (
-                f"{codes[0]}.Sum({', '.join(c for c in codes[1:] if c)})"
+            lambda codes, sig, items, ctx: _typed(
+                f"{codes[0]}.Sum({', '.join(c for c in codes[1:] if c)})", sig.result, ctx
             ),
             "Sum over the warp/block (valid in lane/thread 0).",
             "cub",
@@ -124,8 +154,8 @@ def _cub_methods(family):
         (family, "Max"): Builtin(
             f"{family}.Max",
             ("self", "value"),
-            "value type",
-            _cub_sum_rule,
+            "value type (not complex)",
+            _ordered_rule("Max()"),
             named("Max"),
             "Maximum over the warp/block.",
             "cub",
@@ -133,8 +163,8 @@ def _cub_methods(family):
         (family, "Min"): Builtin(
             f"{family}.Min",
             ("self", "value"),
-            "value type",
-            _cub_sum_rule,
+            "value type (not complex)",
+            _ordered_rule("Min()"),
             named("Min"),
             "Minimum over the warp/block.",
             "cub",

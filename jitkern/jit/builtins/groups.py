@@ -214,6 +214,13 @@ def _group_methods() -> dict:
         ("group_dim", "{0}.group_dim()", "blockDim"),
     ):
         out[("thread_block", name)] = _method("thread_block", name, (), T.dim3, code, doc + ".")
+    for name, doc in (
+        ("block_index", "3-D index of this block in the grid (blockIdx)."),
+        ("dim_blocks", "Grid dimensions in blocks (gridDim)."),
+        ("group_dim", "Grid dimensions in blocks (gridDim), as dim_blocks()."),
+    ):
+        code = "{0}.block_index()" if name == "block_index" else "{0}.dim_blocks()"
+        out[("grid", name)] = _method("grid", name, (), T.dim3, code, doc)
     for name, result, code, doc in (
         ("thread_rank", T.uint64, "{0}.thread_rank()", "Rank of this thread in the grid."),
         ("size", T.uint64, "{0}.num_threads()", "Threads in the grid."),

@@ -91,6 +91,11 @@ def _c_binary(symbol):
         if sig.args[0] is not None and getattr(sig.args[0], "is_complex", False):
             ctx.need_complex()
         t = sig.result
+        arg_t = sig.args[0]
+        if getattr(arg_t, "is_half", False):
+            # half operands are computed in float32 and rounded once, where stored
+            code = f"({ctx.to_float(arg_t, codes[0])} {symbol} {ctx.to_float(arg_t, codes[1])})"
+            return ctx.via_float(t, code) if t.is_half else code
         op = _BOOL_SYMBOLS.get(symbol, symbol) if t is T.bool_ else symbol
         code = f"({codes[0]} {op} {codes[1]})"
         if t.kind in "iu" and t.itemsize < 4:
