@@ -1,8 +1,8 @@
 """Render the generated parts of docs/jit.md from the builtin records and the type rules.
 
 ``python -m jitkern.jit.docs docs/jit.md`` rewrites the text between the
-``<!-- builtins:begin -->``/``<!-- builtins:end -->`` and ``<!-- modes:begin -->``/
-``<!-- modes:end -->`` markers; ``--check`` fails when the file is out of date.
+``<!-- builtins:begin -->``/``<!-- builtins:end -->``, ``<!-- thrust:begin -->``/
+``<!-- thrust:end -->`` and ``<!-- modes:begin -->``/``<!-- modes:end -->`` markers; ``--check`` fails when the file is out of date.
 """
 
 from __future__ import annotations
@@ -21,7 +21,11 @@ def mode_table() -> str:
     return "\n".join(rows)
 
 
-SECTIONS = {"builtins": builtins.render_table, "modes": mode_table}
+SECTIONS = {
+    "builtins": builtins.render_table,
+    "thrust": lambda: builtins.render_table(("thrust",)),
+    "modes": mode_table,
+}
 
 
 def render(text: str) -> str:

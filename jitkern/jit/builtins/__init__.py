@@ -184,9 +184,14 @@ def all_records() -> list:
     return list(seen.values())
 
 
-def render_table() -> str:
-    """The builtin table of docs/jit.md, as Markdown, grouped."""
-    rows = sorted(all_records(), key=lambda r: (_GROUP_ORDER.index(r.group), r.name))
+def render_table(groups=None) -> str:
+    """A builtin table of docs/jit.md, as Markdown, grouped: ``groups``, or all but thrust's."""
+    chosen = [
+        r
+        for r in all_records()
+        if (r.group in groups if groups else r.group not in _OWN_TABLES)
+    ]
+    rows = sorted(chosen, key=lambda r: (_GROUP_ORDER.index(r.group), r.name))
     out = ["| group | builtin | arguments | accepts | doc |", "|---|---|---|---|---|"]
     for r in rows:
         call = r.name if r.attribute else f"{r.name}({', '.join(r.params)})"
@@ -200,6 +205,9 @@ def render_table() -> str:
         out.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(out)
 
+
+#: Groups documented in a table of their own.
+_OWN_TABLES = ("thrust",)
 
 _GROUP_ORDER = (
     "operators",
