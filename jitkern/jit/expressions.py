@@ -684,14 +684,16 @@ class ExpressionEmitter:
         """
         refusal = (
             f"Python function {fn.__qualname__!r} cannot be called from a kernel",
-            "decorate it with @jitkern.rawkernel(device=True), or call it with constant "
-            "arguments and return a device function (a factory)",
+            (
+                "decorate it with @jitkern.rawkernel(device=True), or call it with constant "
+                "arguments and return a device function (a factory)"
+            ),
         )
         if not all(isinstance(a, Const) for a in [*args, *kwargs.values()]):
             raise problem(*refusal)
         try:
             result = fn(*[a.value for a in args], **{k: v.value for k, v in kwargs.items()})
-        except Exception as exc:  # the user's factory failed: say where and why
+        except Exception as exc:  # noqa: BLE001  (the user's factory failed: say where and why)
             raise problem(f"{fn.__qualname__}(...) raised {type(exc).__name__}: {exc}") from None
         try:
             frontend.capture(result)

@@ -20,7 +20,7 @@ from . import builtins as B
 from . import frontend, infer
 from . import types as T
 from .expressions import ArrayDims, BoundMethod, CompileProblem, ExpressionEmitter, literal, problem
-from .program import DeviceFunction, Program, function_identity
+from .program import DeviceFunction, Program
 from .values import Const, Value, operand
 
 RESERVED_NAMES = frozenset(

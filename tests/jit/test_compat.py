@@ -21,7 +21,11 @@ C64 = np.zeros(32, np.complex64)
 
 def lines(kernel, *args) -> list:
     source = kernel.emit(*args).split("}  // namespace jk\n", 1)[1]
-    return [ln.strip() for ln in source.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", "//"))]
+    return [
+        ln.strip()
+        for ln in source.splitlines()
+        if ln.strip() and not ln.lstrip().startswith(("#", "//"))
+    ]
 
 
 def dev(a):
@@ -52,7 +56,9 @@ def real_cupy_name(x, y):
 
 
 def test_cupy_module_reads_as_numpy():
-    assert "y[i] = (((x[i] * 1.5f) + ((float)(2))) + sqrtf(4.0f));" in lines(cupy_spellings, F32, F32)
+    assert "y[i] = (((x[i] * 1.5f) + ((float)(2))) + sqrtf(4.0f));" in lines(
+        cupy_spellings, F32, F32
+    )
     text = lines(real_cupy_name, I32, np.zeros(8))
     assert "y[i] = (((double)(((float)(x[i])))) + 0.25);" in text
 
@@ -222,9 +228,18 @@ M = np.zeros((4, 14), np.int64)
 
 def test_group_members_emit_and_compile():
     text = "\n".join(lines(group_members, M))
-    for member in ("dim_blocks().x", "dim_blocks().y", "block_index().x", "block_rank()",
-                   "num_blocks()", "is_valid()", "group_index().x", "thread_index().x",
-                   "dim_threads().x", "group_dim().x"):
+    for member in (
+        "dim_blocks().x",
+        "dim_blocks().y",
+        "block_index().x",
+        "block_rank()",
+        "num_blocks()",
+        "is_valid()",
+        "group_index().x",
+        "thread_index().x",
+        "dim_threads().x",
+        "group_dim().x",
+    ):
         assert member in text
     assert group_members.inspect(M, arch="sm_90").cubin
 
@@ -238,10 +253,22 @@ def test_group_members_on_gpu():
     h = out.get()
     t = np.arange(grid * block)
     expected = np.stack(
-        [np.full_like(t, grid), np.ones_like(t), t // block, t // block,
-         np.full_like(t, grid * block), np.full_like(t, grid), np.zeros_like(t), t % block,
-         t // block, t % block, np.full_like(t, block), np.full_like(t, block),
-         np.full_like(t, block), np.full_like(t, grid * block + block)],
+        [
+            np.full_like(t, grid),
+            np.ones_like(t),
+            t // block,
+            t // block,
+            np.full_like(t, grid * block),
+            np.full_like(t, grid),
+            np.zeros_like(t),
+            t % block,
+            t // block,
+            t % block,
+            np.full_like(t, block),
+            np.full_like(t, block),
+            np.full_like(t, block),
+            np.full_like(t, grid * block + block),
+        ],
         axis=1,
     )
     np.testing.assert_array_equal(h, expected)  # is_valid(): 0, a plain (not cooperative) launch
@@ -253,24 +280,28 @@ def test_group_members_on_gpu():
 @pytest.mark.parametrize("call", ["Max", "Min", "Reduce-Max", "Reduce-Min"])
 def test_cub_max_min_refuse_complex(call):
     if call == "Max":
+
         @rawkernel()
         def k(x, out):
             WR = jit.cub.WarpReduce[numpy.complex64]
             temp = jit.shared_memory(WR.TempStorage, 1)
             out[0] = WR(temp[0]).Max(x[jit.threadIdx.x])
     elif call == "Min":
+
         @rawkernel()
         def k(x, out):
             BR = jit.cub.BlockReduce[numpy.complex64, 32]
             temp = jit.shared_memory(BR.TempStorage, 1)
             out[0] = BR(temp[0]).Min(x[jit.threadIdx.x])
     elif call == "Reduce-Max":
+
         @rawkernel()
         def k(x, out):
             WR = jit.cub.WarpReduce[numpy.complex64]
             temp = jit.shared_memory(WR.TempStorage, 1)
             out[0] = WR(temp[0]).Reduce(x[jit.threadIdx.x], jit.cub.Max())
     else:
+
         @rawkernel()
         def k(x, out):
             WR = jit.cub.WarpReduce[numpy.complex64]
@@ -407,9 +438,13 @@ def half_warp_sum(x, out):
 def test_cub_half_reduction_accumulates_in_float():
     text = lines(half_warp_sum, np.zeros(32, np.float16), np.zeros(1, np.float16))
     assert "__shared__ cub::WarpReduce<float>::TempStorage jk_smem[1];" in text
-    assert any("__float2half_rn(cub::WarpReduce<float>(temp[0]).Sum(__half2float(x[threadIdx.x])))"
-               in ln for ln in text)
-    assert half_warp_sum.inspect(np.zeros(32, np.float16), np.zeros(1, np.float16), arch="sm_90").cubin
+    assert any(
+        "__float2half_rn(cub::WarpReduce<float>(temp[0]).Sum(__half2float(x[threadIdx.x])))" in ln
+        for ln in text
+    )
+    assert half_warp_sum.inspect(
+        np.zeros(32, np.float16), np.zeros(1, np.float16), arch="sm_90"
+    ).cubin
 
 
 @pytest.mark.gpu

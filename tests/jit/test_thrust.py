@@ -23,12 +23,18 @@ I32 = np.zeros(8, np.int32)
 I64 = np.zeros(8, np.int64)
 F64 = np.zeros(8, np.float64)
 
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="jit.thrust compiles with nvcc")
+needs_nvcc = pytest.mark.skipif(
+    shutil.which("nvcc") is None, reason="jit.thrust compiles with nvcc"
+)
 
 
 def body(kernel, *args) -> list:
     source = kernel.emit(*args).split("}  // namespace jk\n", 1)[1]
-    return [ln.strip() for ln in source.splitlines() if ln.strip() and not ln.startswith(("#", "    //"))]
+    return [
+        ln.strip()
+        for ln in source.splitlines()
+        if ln.strip() and not ln.startswith(("#", "    //"))
+    ]
 
 
 @rawkernel(device=True)
@@ -119,8 +125,20 @@ def test_every_table_row_is_exercised_and_documented():
 
 def test_headers_and_backend():
     source = every_algorithm.emit(*ARGS)
-    for header in ("execution_policy", "count", "sort", "scan", "reduce", "find", "extrema",
-                   "binary_search", "transform_reduce", "sequence", "equal", "fill"):
+    for header in (
+        "execution_policy",
+        "count",
+        "sort",
+        "scan",
+        "reduce",
+        "find",
+        "extrema",
+        "binary_search",
+        "transform_reduce",
+        "sequence",
+        "equal",
+        "fill",
+    ):
         assert f"#include <thrust/{header}.h>" in source
     assert thrust_records.backend_for(source) == "nvcc"
     assert thrust_records.backend_for(source.replace("<thrust/", "<cub/")) == "nvrtc"
@@ -233,8 +251,18 @@ def test_per_thread_algorithms_match_numpy(rng):
         )
     }
     per_row[1, rows](
-        dx, dkeys, dvals, out["sorted"], out["scan_in"], out["scan_ex"], out["sums"],
-        out["counts"], out["found"], out["bounds"], out["ext"], dev(target),
+        dx,
+        dkeys,
+        dvals,
+        out["sorted"],
+        out["scan_in"],
+        out["scan_ex"],
+        out["sums"],
+        out["counts"],
+        out["found"],
+        out["bounds"],
+        out["ext"],
+        dev(target),
     )
     get = {k: v.get() for k, v in out.items()}
     np.testing.assert_array_equal(get["sorted"].reshape(rows, ROW), np.sort(x, axis=1))

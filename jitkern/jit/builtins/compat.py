@@ -13,7 +13,9 @@ from .records import Builtin, Sig
 def _dtype_rule(items, mode):
     spec = items[0]
     if not isinstance(spec, Const):
-        raise JitkernTypeError("numpy.dtype() takes a compile-time type (numpy.float32, 'int32', x.dtype)")
+        raise JitkernTypeError(
+            "numpy.dtype() takes a compile-time type (numpy.float32, 'int32', x.dtype)"
+        )
     try:
         numpy.dtype(spec.value)
     except TypeError as exc:

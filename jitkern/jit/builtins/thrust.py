@@ -74,9 +74,8 @@ def element_type(item) -> T.Type | None:
 
 
 def _policy(item, name, state):
-    if isinstance(item, Const) and isinstance(item.value, Marker):
-        if item.value.name.startswith("thrust.") and item.value in POLICIES.values():
-            return None
+    if isinstance(item, Const) and any(item.value is p for p in POLICIES.values()):
+        return
     raise JitkernTypeError(f"{name} must be jit.thrust.device or jit.thrust.seq")
 
 
@@ -89,7 +88,6 @@ def _iterator(item, name, state):
         )
     state.setdefault("elem", elem)
     state.setdefault("elems", []).append(elem)
-    return None
 
 
 def _last(item, name, state):
@@ -97,7 +95,6 @@ def _last(item, name, state):
     first, last = state["elems"][-2], state["elems"][-1]
     if first != last:
         raise JitkernTypeError(f"{name} points to {last}, but first points to {first}")
-    return None
 
 
 def _value(item, name, state):
@@ -123,13 +120,13 @@ def _element_value(item, name, state):
 
 
 def _functor(item, name, state):
-    if isinstance(item, Const) and item.value is None:
-        return None
     value = item.value if isinstance(item, Const) else None
+    if value is None and isinstance(item, Const):
+        return
     if isinstance(value, Marker) and value in FUNCTORS.values():
-        return None
+        return
     if value is not None and hasattr(value, "__jit_device__"):
-        return None
+        return
     raise JitkernTypeError(
         f"{name} must be a jit.thrust functor (jit.thrust.greater(), ...) or a device function"
     )
@@ -212,16 +209,26 @@ _ALGORITHMS = (
     Algorithm(
         "sort_by_key",
         "sort",
-        ("policy:exec_policy", "first:keys_first", "last:keys_last", "iter:values_first",
-         "op:comp=None"),
+        (
+            "policy:exec_policy",
+            "first:keys_first",
+            "last:keys_last",
+            "iter:values_first",
+            "op:comp=None",
+        ),
         "void",
         "Sort keys in place and permute values_first the same way.",
     ),
     Algorithm(
         "stable_sort_by_key",
         "sort",
-        ("policy:exec_policy", "first:keys_first", "last:keys_last", "iter:values_first",
-         "op:comp=None"),
+        (
+            "policy:exec_policy",
+            "first:keys_first",
+            "last:keys_last",
+            "iter:values_first",
+            "op:comp=None",
+        ),
         "void",
         "sort_by_key keeping the order of equal keys.",
     ),
@@ -242,8 +249,14 @@ _ALGORITHMS = (
     Algorithm(
         "exclusive_scan",
         "scan",
-        ("policy:exec_policy", "first:first", "last:last", "iter:result", "init:init=None",
-         "op:binary_op=None"),
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "iter:result",
+            "init:init=None",
+            "op:binary_op=None",
+        ),
         "pointer_out",
         "Prefix sums excluding each element, starting at init (default 0).",
     ),
@@ -299,8 +312,14 @@ _ALGORITHMS = (
     Algorithm(
         "transform_reduce",
         "transform_reduce",
-        ("policy:exec_policy", "first:first", "last:last", "op:unary_op", "init:init",
-         "op:binary_op"),
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "op:unary_op",
+            "init:init",
+            "op:binary_op",
+        ),
         "init",
         "binary_op-reduction of unary_op(x) over the range, starting at init.",
     ),
@@ -373,10 +392,8 @@ def _defaults(algo, items, args, sig, ctx):
         elem = element_type(items[1])
         position = names.index("init")
         args.insert(position, ctx.zero(elem))
-    if algo.name == "reduce" and not given.get("init"):
-        # thrust::reduce(first, last) sums in the element type; say so explicitly
-        if not given.get("binary_op"):
-            args.append(ctx.zero(sig.result))
+    if algo.name == "reduce" and not given.get("init") and not given.get("binary_op"):
+        args.append(ctx.zero(sig.result))  # thrust::reduce(first, last) sums in the element type
     return args
 
 
@@ -396,7 +413,9 @@ def _device_lambda(device, elem: T.Scalar, arity: int, ctx) -> str:
 def _record(algo: Algorithm) -> Builtin:
     params = tuple(_split(p)[1] for p in algo.params)
     accepts = "policy; iterators (1-D arrays, shared memory, pointers); " + ", ".join(
-        _split(p)[1].split("=")[0] for p in algo.params if _split(p)[0] in ("value", "init", "elem", "op")
+        _split(p)[1].split("=")[0]
+        for p in algo.params
+        if _split(p)[0] in ("value", "init", "elem", "op")
     )
     return Builtin(
         f"thrust.{algo.name}",
