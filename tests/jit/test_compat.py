@@ -68,7 +68,9 @@ def test_cupy_module_on_gpu(rng):
     h = rng.standard_normal(32).astype(np.float32)
     y = poisoned(32, np.float32)
     cupy_spellings[1, 32](dev(h), y)
-    np.testing.assert_array_equal(y.get(), h * np.float32(1.5) + np.float32(2) + np.float32(2))
+    # the GPU may fuse the multiply-add (one rounding less): float32-level agreement
+    expected = h.astype(np.float64) * 1.5 + 4
+    np.testing.assert_allclose(y.get(), expected, rtol=2e-7, atol=1e-6)
 
 
 # -- numpy.dtype(t).type(v) ---------------------------------------------------------------
@@ -338,14 +340,14 @@ def test_cub_complex_sum_still_works(rng):
 @rawkernel(device=True)
 def counted_index(calls, i):
     jit.atomic_add(calls, 0, 1)
-    return i % 4
+    return i
 
 
 @rawkernel()
 def augmented(x, m, calls, smem_out):
     i = jit.threadIdx.x
     x[counted_index(calls, i)] += 1
-    m[counted_index(calls, i), i % 3] *= 2
+    m[counted_index(calls, i) // 4, i % 4] *= 2
     s = jit.shared_memory(numpy.int32, 4)
     if i < 4:
         s[i] = 0
@@ -357,7 +359,7 @@ def augmented(x, m, calls, smem_out):
         smem_out[i] = s[i]
 
 
-AUG_ARGS = (np.zeros(8, np.int32), np.zeros((4, 3), np.float64), np.zeros(1, np.int32), I32)
+AUG_ARGS = (np.zeros(32, np.int32), np.zeros((8, 4), np.float64), np.zeros(1, np.int32), I32)
 
 
 def test_augmented_assignment_binds_the_target_once():
@@ -372,18 +374,15 @@ def test_augmented_assignment_binds_the_target_once():
 
 @pytest.mark.gpu
 def test_augmented_assignment_calls_the_index_function_once():
-    x = jitkern.zeros(8, np.int32)
-    m = dev(np.ones((4, 3)))
+    x = jitkern.zeros(32, np.int32)
+    m = dev(np.ones((8, 4)))
     calls = jitkern.zeros(1, np.int32)
     smem_out = poisoned(4, np.int32)
     augmented[1, 32](x, m, calls, smem_out)
     # three augmented assignments and one atomic per thread: four calls each, not seven
     assert calls.get()[0] == 4 * 32
-    np.testing.assert_array_equal(x.get(), [8, 8, 8, 8, 0, 0, 0, 0])
-    expected = np.ones((4, 3))
-    for i in range(32):
-        expected[i % 4, i % 3] *= 2
-    np.testing.assert_array_equal(m.get(), expected)
+    np.testing.assert_array_equal(x.get(), np.ones(32))  # each thread its own element
+    np.testing.assert_array_equal(m.get(), np.full((8, 4), 2.0))
     np.testing.assert_array_equal(smem_out.get(), [0, 0, 0, 0])
 
 
@@ -392,13 +391,13 @@ def test_augmented_assignment_calls_the_index_function_once():
 
 @rawkernel()
 def fma_half(a, b, c, y):
-    i = jit.threadIdx.x
+    i = jit.grid(1)
     y[i] = a[i] * b[i] + c[i]
 
 
 @rawkernel()
 def half_local(a, b, c, y):
-    i = jit.threadIdx.x
+    i = jit.grid(1)
     t = a[i] * b[i]  # a float16 local: rounded here
     y[i] = t + c[i]
 
