@@ -331,7 +331,7 @@ class ExpressionEmitter:
         if attr in ("shape", "strides"):
             return ArrayDims(base, attr)
         if attr == "size":
-            parts = [self.array_shape(base, k) for k in range(t.ndim)]
+            parts = [self.array_shape(base, k) for k in range(t.ndim)] or ["1LL"]
             return Value("(" + " * ".join(parts) + ")", T.int64)
         size = self.array_attribute(base, "size")
         return Value(f"({size.code} * {t.dtype.itemsize}LL)", T.int64)
@@ -429,7 +429,12 @@ class ExpressionEmitter:
         if not isinstance(t, T.Array):
             raise problem(f"a value of type {t} cannot be indexed")
         if len(indices) > t.ndim:
-            raise problem(f"too many indices ({len(indices)}) for a {t.ndim}-d array")
+            raise problem(
+                f"too many indices ({len(indices)}) for a {t.ndim}-d array",
+                "index a 0-d array with x[()]" if t.ndim == 0 else "",
+            )
+        if t.ndim == 0:  # x[()]: the one element
+            return Value(f"(*{base.code})", t.dtype, lvalue=True)
         if t.is_pointer_like:
             return Value(f"{base.code}[{indices[0].code}]", t.dtype, lvalue=True)
         ic = t.index_ctype

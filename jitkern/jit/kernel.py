@@ -581,8 +581,6 @@ def arg_type(a, allow_host: bool = False) -> T.Type:
 
 
 def _array_type(dtype, shape, strides) -> T.Array:
-    if len(shape) == 0:
-        raise JitkernTypeError("0-d arrays are not supported as kernel arguments; pass a scalar")
     itemsize = T.scalar_from_dtype(dtype).itemsize
     contiguous = len(shape) == 1 and (strides[0] == itemsize or shape[0] <= 1)
     return T.array(

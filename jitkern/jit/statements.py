@@ -802,7 +802,7 @@ class FunctionEmitter(ExpressionEmitter):
                 params.append(f"{t.ctype} {cname}")
                 plans.append(ParamPlan(name, t, ()))
                 continue
-            if t.is_pointer_like:
+            if t.is_pointer_like or t.ndim == 0:
                 params.append(f"{t.ctype} {cname}")
                 axes = sorted(self.pointer_extents.get(cname, ()))
                 extras = tuple(("shape", k) for k in axes)

@@ -101,7 +101,7 @@ class Array(Type):
 
     @property
     def ctype(self) -> str:
-        if self.is_pointer_like:
+        if self.is_pointer_like or self.ndim == 0:  # a 0-d array is a pointer to its element
             return f"{self.dtype.ctype}*"
         return f"jk::Array<{self.dtype.ctype}, {self.ndim}, {self.index_ctype}>"
 

@@ -482,3 +482,57 @@ def test_bfloat16_on_gpu(rng):
     torch.cuda.synchronize()
     once = (a.float() * b.float() + c.float()).to(torch.bfloat16)
     assert torch.equal(y.view(torch.int16), once.view(torch.int16))
+
+
+# -- 0-d arrays as arguments -----------------------------------------------------------------
+
+
+@rawkernel()
+def zero_d(s, x, y, out):
+    i = jit.threadIdx.x
+    y[i] = x[i] * s[()] + s.size + s.ndim
+    if i == 0:
+        out[()] += s[()]
+
+
+S0 = np.zeros((), np.float32)
+
+
+def test_zero_d_array_is_a_pointer_to_its_element():
+    text = lines(zero_d, S0, F32, F32, np.zeros((), np.float64))
+    assert text[0] == (
+        'extern "C" __global__ void zero_d(float* s, float* x, float* y, double* out) {'
+    )
+    assert "y[i] = (((x[i] * (*s)) + ((float)((1LL)))) + 0.0f);" in text
+    assert "auto& jk_ref1 = (*out);" in text
+    assert zero_d.inspect(S0, F32, F32, np.zeros((), np.float64), arch="sm_90").cubin
+
+
+def test_zero_d_array_takes_no_index():
+    @rawkernel()
+    def k(s):
+        s[0] = 1
+
+    with pytest.raises(JitTypeError, match="too many indices \\(1\\) for a 0-d array") as info:
+        k.emit(S0)
+    assert "x[()]" in str(info.value) and "s[0] = 1" in str(info.value)
+
+
+@pytest.mark.gpu
+def test_zero_d_arrays_on_gpu(rng):
+    h = rng.standard_normal(32).astype(np.float32)
+    scale = np.float32(rng.standard_normal())
+    arrays = [(jitkern.asarray(np.array(scale)), jitkern.asarray(np.array(0.5)))]
+    cp = None
+    try:
+        import cupy as cp
+    except ImportError:
+        pass
+    if cp is not None:
+        arrays.append((cp.asarray(np.array(scale)), cp.asarray(np.array(0.5))))
+    for s, out in arrays:
+        y = poisoned(32, np.float32)
+        zero_d[1, 32](s, dev(h), y, out)
+        np.testing.assert_allclose(y.get(), h * scale + 1, rtol=1e-6, atol=1e-6)
+        got = out.get() if hasattr(out, "get") else out
+        assert float(got) == 0.5 + float(scale)
