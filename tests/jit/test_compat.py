@@ -413,6 +413,18 @@ def test_half_expression_rounds_once_where_stored():
     assert fma_half.inspect(F16, F16, F16, F16, arch="sm_90").cubin
 
 
+def test_half_square_and_math_stay_in_float():
+    @rawkernel()
+    def k(a, b, y):
+        i = jit.threadIdx.x
+        y[i] = (a[i] * b[i]) ** 2 + numpy.sin(a[i] - b[i])
+
+    assert (
+        "y[i] = __float2half_rn((jk::pow2((__half2float(a[i]) * __half2float(b[i]))) + "
+        "sinf((__half2float(a[i]) - __half2float(b[i])))));" in lines(k, F16, F16, F16)
+    )
+
+
 def test_bfloat16_follows_the_same_rule():
     from jitkern.jit import types as T
 

@@ -71,6 +71,8 @@ def _pow_op_template(codes, sig, items, ctx):
     t = sig.result
     exponent = items[1]
     if isinstance(exponent, Const) and exponent.value == 2 and not t.is_complex:
+        if t.is_half:  # squared in float32, like every half operation
+            return ctx.via_float(t, f"jk::pow2({ctx.to_float(t, codes[0])})")
         return f"jk::pow2({codes[0]})"
     if t.is_complex:
         ctx.need_complex()
