@@ -320,7 +320,32 @@ def _is_factory(v) -> bool:
 
 
 def _factory_fingerprint(v) -> str:
-    return f"factory:{v.__module__}.{v.__qualname__}:{source_digest(v)}"
+    """The factory's source and every module global its code (and nested code) names.
+
+    The device functions a factory returns are not globals of the kernel, so what they
+    read is covered here: a changed global changes the fingerprint.
+    """
+    parts = [f"factory:{v.__module__}.{v.__qualname__}:{source_digest(v)}"]
+    for name in sorted(_global_names(v.__code__)):
+        if name not in v.__globals__:
+            continue
+        value = v.__globals__[name]
+        if isinstance(value, pytypes.FunctionType) and not _is_jit(value):
+            parts.append(f"{name}=fn:{value.__qualname__}:{source_digest(value)}")
+            continue
+        try:
+            parts.append(f"{name}={capture(value).fingerprint}")
+        except TypeError:
+            parts.append(f"{name}=?{type(value).__qualname__}")
+    return "|".join(parts)
+
+
+def _global_names(code) -> set:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, pytypes.CodeType):
+            names |= _global_names(const)
+    return names
 
 
 _CAPTURE_RULES = (

@@ -180,6 +180,27 @@ def test_factory_closures_are_separate_device_functions():
     assert "out[i] = (jk_adder(x[i], y[i]) - jk_adder_2(x[i], y[i]));" in text
 
 
+BIAS = 1.0
+
+
+def make_biased():
+    @rawkernel(device=True)
+    def biased(a):
+        return a + BIAS
+
+    return biased
+
+
+def test_factory_fingerprint_follows_the_globals_its_closures_read(monkeypatch):
+    from jitkern.jit import frontend
+
+    before = frontend.capture(make_biased).fingerprint
+    assert frontend.capture(make_biased).kind == "factory"
+    monkeypatch.setitem(globals(), "BIAS", 2.0)
+    after = frontend.capture(make_biased).fingerprint
+    assert before != after and "BIAS=const:float:2.0" in after
+
+
 def test_factory_must_return_a_device_function():
     def not_a_factory(v):
         return [v]
