@@ -177,7 +177,7 @@ def factory_kernel(x, y, out):
 def test_factory_closures_are_separate_device_functions():
     text = "\n".join(lines(factory_kernel, F32, F32, F32))
     assert "return ((a + b) + 10.0f);" in text and "return ((a + b) + 1.0f);" in text
-    assert "out[i] = (jk_adder(x[i], y[i]) - jk_adder_2(x[i], y[i]));" in text
+    assert "out[i] = (jk_fn_adder(x[i], y[i]) - jk_fn_adder_2(x[i], y[i]));" in text
 
 
 BIAS = 1.0
@@ -385,9 +385,9 @@ AUG_ARGS = (np.zeros(32, np.int32), np.zeros((8, 4), np.float64), np.zeros(1, np
 
 def test_augmented_assignment_binds_the_target_once():
     text = lines(augmented, *AUG_ARGS)
-    assert "auto& jk_ref1 = x[jk_counted_index(calls, i)];" in text
+    assert "auto& jk_ref1 = x[jk_fn_counted_index(calls, i)];" in text
     assert "jk_ref1 = (jk_ref1 + 1);" in text
-    assert sum("jk_counted_index(calls, i)" in ln for ln in text) == 3  # once per statement
+    assert sum("jk_fn_counted_index(calls, i)" in ln for ln in text) == 3  # once per statement
     ref = [ln for ln in text if ln.startswith("auto& jk_ref2")]
     assert ref and "m.ptr" in ref[0]
     assert "jk_ref2 = (jk_ref2 * 2.0);" in text

@@ -78,14 +78,14 @@ ARGS = (F32, F32, I32, F64, I64)
 
 EXPECTED = {
     "count": "idx[0] = thrust::count(thrust::device, x, (x + n), 1.0f);",
-    "sort": "thrust::sort(thrust::seq, x, (x + x_shape0));",
-    "stable_sort": "thrust::stable_sort(thrust::seq, x, (x + x_shape0), thrust::greater<float>());",
+    "sort": "thrust::sort(thrust::seq, x, (x + jk_shape0_x));",
+    "stable_sort": "thrust::stable_sort(thrust::seq, x, (x + jk_shape0_x), thrust::greater<float>());",
     "sort_by_key": "thrust::sort_by_key(thrust::seq, keys, (keys + n), x);",
     "reduce": "out[0] = ((double)(thrust::reduce(thrust::seq, x, (x + n), 0.0f)));",
     "reduce_init_op": "out[1] = thrust::reduce(thrust::seq, x, (x + n), 1.0, thrust::maximum<double>());",
     "inclusive_scan": "thrust::inclusive_scan(thrust::seq, x, (x + n), y);",
     "exclusive_scan": "thrust::exclusive_scan(thrust::seq, x, (x + n), y, 5.0f);",
-    "find": "idx[1] = ((long long)(thrust::find(thrust::seq, x, (x + x_shape0), 2.0f) - x));",
+    "find": "idx[1] = ((long long)(thrust::find(thrust::seq, x, (x + jk_shape0_x), 2.0f) - x));",
     "fill": "thrust::fill(thrust::seq, y, (y + 3LL), 7.0f);",
     "sequence": "thrust::sequence(thrust::seq, keys, (keys + n), 3, 2);",
     "equal": "idx[2] = ((long long)(thrust::equal(thrust::seq, x, (x + n), y)));",
@@ -96,12 +96,12 @@ EXPECTED = {
     "binary_search": "idx[7] = ((long long)(thrust::binary_search(thrust::seq, x, (x + n), 0.5f)));",
     "transform": (
         "thrust::transform(thrust::seq, x, (x + n), y, "
-        "[] (float a0) -> float { return jk_twice(a0); });"
+        "[] (float a0) -> float { return jk_fn_twice(a0); });"
     ),
     "transform_reduce": (
         "out[2] = ((double)(thrust::transform_reduce(thrust::seq, x, (x + n), "
-        "[] (float a0) -> float { return jk_twice(a0); }, 0.0f, "
-        "[] (float a0, float a1) -> float { return jk_add(a0, a1); })));"
+        "[] (float a0) -> float { return jk_fn_twice(a0); }, 0.0f, "
+        "[] (float a0, float a1) -> float { return jk_fn_add(a0, a1); })));"
     ),
     "stable_sort_by_key": (
         "thrust::stable_sort_by_key(thrust::seq, keys, (keys + n), y, thrust::greater<int>());"
