@@ -56,11 +56,13 @@ class Simulator:
         shared_mem = config[2] if len(config) > 2 else 0
         return functools.partial(_star, self, config[0], config[1], shared_mem)
 
-    def __call__(self, grid, block, args, shared_mem=0, stream=None):
+    def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False):
         """Run the kernel over ``grid`` x ``block`` threads on the CPU.
 
         ``args``: NumPy arrays (written in place), jitkern arrays (copied to the host
         and back), Python and NumPy scalars. ``stream`` is accepted and ignored.
+        ``racecheck=True`` also reports two threads of a block touching one shared-memory
+        element between two barriers, one of them writing (slower).
         """
         kernel = self._kernel
         if kernel.device:
@@ -69,7 +71,7 @@ class Simulator:
         simulated = self.build(host)
         scheduler.launch(
             simulated.function, simulated.generator, simulated.program, simulated.namespace,
-            grid, block, host, int(shared_mem),
+            grid, block, host, int(shared_mem), racecheck,
         )
         for original, copy in back:
             original.set(copy)

@@ -364,6 +364,11 @@ class PyEmitter(FunctionEmitter):
             return Value("_jk_T.warp_mask", cls.instance_type)
         return Value("None", cls.instance_type)
 
+    def capture_global(self, name: str):
+        if name == "breakpoint" and name not in self.func.__globals__:
+            return breakpoint  # the simulator runs Python: pdb works in kernels
+        return super().capture_global(name)
+
     def call(self, callee, args, kwargs):
         if isinstance(callee, Const) and callee.value is breakpoint:
             return Value("breakpoint()", T.void)  # pdb in the user's source, with its names
@@ -420,6 +425,10 @@ class PyEmitter(FunctionEmitter):
         return "%d", [f"int({c})"]
 
     # -- statements whose C++ spelling is inline ---------------------------------
+
+    def stmt_Expr(self, node) -> None:
+        self.mark(node)  # before the expression: a barrier's site is this line
+        super().stmt_Expr(node)
 
     def stmt_Assign(self, node) -> None:
         if len(node.targets) == 1:

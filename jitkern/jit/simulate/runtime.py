@@ -209,16 +209,70 @@ ATOMIC_OPS = {
 
 
 def atomic(op, a, i, v):
-    old = a[i]
-    a[i] = op(old, v)
+    old = numpy.ndarray.__getitem__(a, i)  # an atomic is no race (see RaceArray)
+    numpy.ndarray.__setitem__(a, i, op(old, v))
     return old
 
 
 def atomic_cas(a, i, compare, v):
-    old = a[i]
+    old = numpy.ndarray.__getitem__(a, i)
     if old == compare:
-        a[i] = v
+        numpy.ndarray.__setitem__(a, i, v)
     return old
+
+
+# -- racecheck: shared memory accessed by two threads between two barriers -------------
+
+
+class RaceArray(numpy.ndarray):
+    """A block's shared array under ``racecheck=True``: each element remembers who read
+    and wrote it since the block's last barrier; a second thread's conflicting access
+    (at least one of the two a write) is a KernelAssertionError."""
+
+    def _note(self, index, write: bool):
+        log = self._race_log()
+        t = CURRENT[0]
+        key = index if not isinstance(index, tuple) else tuple(int(i) for i in index)
+        key = int(key) if not isinstance(key, tuple) else key
+        writer, readers = log.get(key, (None, {}))
+        where = where_now(3)
+        if writer is not None and writer[0] is not t:
+            _race(self, key, writer, (t, where), "writes" if write else "reads", "wrote")
+        if write:
+            for reader, at in readers.items():
+                if reader is not t:
+                    _race(self, key, (reader, at), (t, where), "writes", "read")
+            log[key] = ((t, where), {})
+        else:
+            readers.setdefault(t, where)
+            log[key] = (writer, readers)
+
+    def _race_log(self) -> dict:
+        base = self
+        while isinstance(base.base, RaceArray):
+            base = base.base
+        return RACE_LOGS.setdefault(id(base), {})
+
+    def __getitem__(self, index):
+        self._note(index, False)
+        return numpy.ndarray.__getitem__(self, index)
+
+    def __setitem__(self, index, value):
+        self._note(index, True)
+        numpy.ndarray.__setitem__(self, index, value)
+
+
+#: id(shared array) -> {index: (writer, {reader: where})}; cleared at each barrier.
+RACE_LOGS: dict = {}
+
+
+def _race(array, key, first, second, verb, first_verb):
+    (t0, at0), (t1, at1) = first, second
+    raise KernelAssertionError(
+        f"{at1}: shared-memory race on element {key}: thread {t1.tidx} of block "
+        f"{t1.block.index} {verb} it, and thread {t0.tidx} {first_verb} it at {at0} with no "
+        "syncthreads between (add jit.syncthreads() between the two accesses)"
+    )
 
 
 # -- cooperative groups and cub ----------------------------------------------------

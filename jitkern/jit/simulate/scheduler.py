@@ -13,7 +13,9 @@ be answered the same way.
 
 from __future__ import annotations
 
+import os
 import re
+import types
 
 import numpy
 
@@ -40,7 +42,7 @@ class Block:
 
     __slots__ = ("index", "shared", "dyn", "dims", "size", "grid")
 
-    def __init__(self, index, dims, specs, dynamic_bytes, grid):
+    def __init__(self, index, dims, specs, dynamic_bytes, grid, racecheck=False):
         self.index = index
         self.dims = dims
         self.size = dims[0] * dims[1] * dims[2]
@@ -49,6 +51,18 @@ class Block:
         # so a missing store shows instead of reading a plausible zero
         self.shared = {name: _shared_array(dtype, size) for name, (dtype, size) in specs.items()}
         self.dyn = numpy.full(dynamic_bytes, 0xFF, numpy.uint8)
+        if racecheck:
+            self.shared = {
+                name: a.view(R.RaceArray) if a.dtype != object else a
+                for name, a in self.shared.items()
+            }
+            self.dyn = self.dyn.view(R.RaceArray)
+
+    def barrier(self) -> None:
+        """Every thread of the block passed a barrier: no access before it races any after."""
+        if isinstance(self.dyn, R.RaceArray):
+            for a in (*self.shared.values(), self.dyn):
+                R.RACE_LOGS.pop(id(a), None)
 
     def dynamic(self, cls):
         itemsize = numpy.dtype(cls).itemsize
@@ -93,15 +107,18 @@ def dims3(value, what: str) -> tuple:
     if isinstance(value, (int, numpy.integer)):
         value = (int(value),)
     try:
+        if isinstance(value, str):
+            raise TypeError
         dims = tuple(int(v) for v in value)
-    except TypeError:
+    except (TypeError, ValueError):
         raise KernelArgumentError(f"{what}: expected an int or a tuple of 1-3 ints, got {value!r}") from None
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
         raise KernelArgumentError(f"{what}: expected 1-3 positive ints, got {value!r}")
     return dims + (1,) * (3 - len(dims))
 
 
-def launch(fn, generator: bool, program, namespace: dict, grid, block, args, shared_mem: int):
+def launch(fn, generator: bool, program, namespace: dict, grid, block, args, shared_mem: int,
+           racecheck: bool = False):
     """Run the kernel ``fn`` over the whole grid (see the module docstring)."""
     g, b = dims3(grid, "grid"), dims3(block, "block")
     if b[0] * b[1] * b[2] > 1024:
@@ -119,10 +136,10 @@ def launch(fn, generator: bool, program, namespace: dict, grid, block, args, sha
     with numpy.errstate(all="ignore"):
         try:
             if program.cooperative:
-                _run_together(fn, program, blocks, tids, b, grid_info, args, shared_mem)
+                _run_together(fn, program, blocks, tids, b, grid_info, args, shared_mem, racecheck)
             else:
                 for bidx in blocks:
-                    blk = Block(bidx, b, program.shared, shared_mem, grid_info)
+                    blk = Block(bidx, b, program.shared, shared_mem, grid_info, racecheck)
                     threads = [Thread(blk, t, r) for r, t in enumerate(tids)]
                     bx, by, bz = u32(bidx[0]), u32(bidx[1]), u32(bidx[2])
                     if generator:
@@ -132,16 +149,20 @@ def launch(fn, generator: bool, program, namespace: dict, grid, block, args, sha
                         for t in threads:
                             R.CURRENT[0] = t
                             fn(t, *t.idx, bx, by, bz, *args)
+                    blk.barrier()  # the block is done: forget its race log
         except UnboundLocalError as exc:
             raise _unbound(exc) from None
+        except KernelAssertionError as exc:
+            raise exc.with_traceback(_user_frames(exc.__traceback__)) from None
         finally:
             R.CURRENT[0] = None
+            R.RACE_LOGS.clear()
 
 
-def _run_together(fn, program, blocks, tids, b, grid_info, args, shared_mem):
+def _run_together(fn, program, blocks, tids, b, grid_info, args, shared_mem, racecheck):
     threads, gens = [], []
     for bidx in blocks:
-        blk = Block(bidx, b, program.shared, shared_mem, grid_info)
+        blk = Block(bidx, b, program.shared, shared_mem, grid_info, racecheck)
         bx, by, bz = u32(bidx[0]), u32(bidx[1]), u32(bidx[2])
         for r, t in enumerate(tids):
             th = Thread(blk, t, r)
@@ -197,6 +218,8 @@ def _answer(threads, state, replies) -> list:
     if grid_waiting and len(grid_waiting) == live:
         for k in grid_waiting:
             replies[k] = None
+        for block in {id(threads[k].block): threads[k].block for k in grid_waiting}.values():
+            block.barrier()
         return grid_waiting
     raise KernelAssertionError(_stuck_message(threads, state))
 
@@ -353,6 +376,7 @@ def _answer_barrier(threads, state, replies, ks) -> list:
         }[how]()
     for k in ks:
         replies[k] = out
+    block.barrier()
     return ks
 
 
@@ -405,6 +429,22 @@ def _what(req) -> str:
 
 def _line(req) -> str:
     return req[1]
+
+
+def _user_frames(tb):
+    """The traceback without the simulator's own frames (the kernel's lines stay)."""
+    frames = []
+    while tb is not None:
+        if not tb.tb_frame.f_code.co_filename.startswith(_PACKAGE):
+            frames.append(tb)
+        tb = tb.tb_next
+    out = None
+    for t in reversed(frames):
+        out = types.TracebackType(out, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    return out
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _unbound(exc: UnboundLocalError) -> KernelAssertionError:

@@ -1,0 +1,190 @@
+"""The simulator computes in the types the JIT infers: results are NumPy's typed results."""
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern import jit
+from jitkern.config import settings
+
+
+@jitkern.rawkernel()
+def int32_wraps(a, b, out):
+    i = jit.threadIdx.x
+    out[0, i] = a[i] * b[i] + 7  # int32 * int32 + int32 literal: int32, wrapping
+    out[1, i] = a[i] // b[i]
+    out[2, i] = a[i] % b[i]
+    out[3, i] = (a[i] << 3) ^ (b[i] >> 2)
+    out[4, i] = -a[i]
+
+
+def test_int32_arithmetic_wraps_and_divides_like_python(rng):
+    a = rng.integers(-(2**31), 2**31, 64, dtype=np.int64).astype(np.int32)
+    b = rng.integers(-(2**31), 2**31, 64, dtype=np.int64).astype(np.int32)
+    b[b == 0] = 3
+    a[0], b[0] = -7, 2  # Python's floor and sign of the divisor
+    out = np.zeros((5, 64), np.int32)
+    int32_wraps.simulate[1, 64](a, b, out)
+    with np.errstate(all="ignore"):
+        want = [a * b + np.int32(7), a // b, a % b, (a << 3) ^ (b >> 2), -a]
+    for got, expect in zip(out, want):
+        np.testing.assert_array_equal(got, expect)
+    assert out[1, 0] == -4 and out[2, 0] == 1
+
+
+@jitkern.rawkernel()
+def float32_ops(x, y, out):
+    i = jit.threadIdx.x
+    out[0, i] = x[i] * y[i]
+    out[1, i] = x[i] / y[i] - 1.5  # 1.5 is a float32 literal in cuda mode
+    out[2, i] = np.sqrt(abs(x[i]))
+    out[3, i] = x[i] + y[i] * 0.1
+    out[4, i] = np.float32(x[i] > 0)
+
+
+def test_float32_correctly_rounded_operations_are_bit_identical(rng):
+    x = rng.standard_normal(64).astype(np.float32)
+    y = rng.standard_normal(64).astype(np.float32)
+    out = np.full((5, 64), np.nan, np.float32)
+    float32_ops.simulate[1, 64](x, y, out)
+    f = np.float32
+    want = [x * y, x / y - f(1.5), np.sqrt(np.abs(x)), x + y * f(0.1), (x > 0).astype(f)]
+    for got, expect in zip(out, want):
+        np.testing.assert_array_equal(got, expect)
+
+
+@jitkern.rawkernel(mode="numpy")
+def numpy_mode(x, out):
+    i = jit.threadIdx.x
+    out[i] = x[i] * 2.0 + 1  # numpy mode: weak literals keep float32
+
+
+@jitkern.rawkernel()
+def cuda_mode_division(a, out):
+    i = jit.threadIdx.x
+    out[i] = a[i] / 3  # int32 / int32 is float64 in both modes
+
+
+def test_modes_type_literals_as_the_gpu_build(rng):
+    x = rng.standard_normal(32).astype(np.float32)
+    out = np.full(32, np.nan, np.float64)
+    numpy_mode.simulate[1, 32](x, out)
+    np.testing.assert_array_equal(out, (x * np.float32(2) + np.float32(1)).astype(np.float64))
+    a = rng.integers(-100, 100, 32).astype(np.int32)
+    cuda_mode_division.simulate[1, 32](a, out)
+    np.testing.assert_array_equal(out, a / 3)
+
+
+@jitkern.rawkernel()
+def conversions(x, out_i, out_u, out_h):
+    i = jit.threadIdx.x
+    out_i[i] = int(x[i])  # C++'s (int)float: truncate, saturate, NaN -> 0
+    out_u[i] = np.uint8(np.int32(x[i]))  # int -> narrower int wraps
+    out_h[i] = np.float16(x[i]) + np.float16(1)
+
+
+def test_casts_follow_cpp():
+    x = np.array([1.9, -1.9, 3e9, -3e9, np.nan, 300.5, -1.0, 65504.0], np.float32)
+    oi, ou, oh = np.zeros(8, np.int32), np.zeros(8, np.uint8), np.zeros(8, np.float16)
+    conversions.simulate[1, 8](x, oi, ou, oh)
+    big, small = np.iinfo(np.int32).max, np.iinfo(np.int32).min
+    np.testing.assert_array_equal(oi, [1, -1, big, small, 0, 300, -1, 65504])
+    np.testing.assert_array_equal(ou, np.array([1, -1, big, small, 0, 300, -1, 65504]).astype(np.uint8))
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(oh, x.astype(np.float16) + np.float16(1))
+
+
+@jitkern.rawkernel()
+def indices_3d(out):
+    x, y, z = jit.grid(3)
+    gx, gy, gz = jit.gridsize(3)
+    flat = (z * gy + y) * gx + x
+    out[flat, 0] = x
+    out[flat, 1] = y
+    out[flat, 2] = z
+    out[flat, 3] = jit.blockIdx.z * 100 + jit.threadIdx.z
+
+
+def test_three_d_grids_and_blocks():
+    grid, block = (2, 3, 2), (4, 2, 3)
+    dims = [g * b for g, b in zip(grid, block)]
+    out = np.full((dims[0] * dims[1] * dims[2], 4), -1, np.int64)
+    indices_3d.simulate[grid, block](out)
+    z, y, x = np.meshgrid(*[np.arange(d) for d in dims[::-1]], indexing="ij")
+    np.testing.assert_array_equal(out[:, 0], x.ravel())
+    np.testing.assert_array_equal(out[:, 1], y.ravel())
+    np.testing.assert_array_equal(out[:, 2], z.ravel())
+    np.testing.assert_array_equal(out[:, 3], ((z // 3) * 100 + z % 3).ravel())
+
+
+@jitkern.rawkernel(device=True)
+def stage(s, value):
+    t = jit.threadIdx.x
+    s[t] = value
+    jit.syncthreads()  # a barrier inside a device function
+    return s[jit.blockDim.x - 1 - t]
+
+
+@jitkern.rawkernel()
+def reverse_block(x, out):
+    s = jit.shared_memory(np.float64, 128)
+    i = jit.grid(1)
+    out[i] = stage(s, x[i])
+
+
+def test_device_function_with_a_barrier(rng):
+    x = rng.standard_normal(256)
+    out = np.full(256, np.nan)
+    reverse_block.simulate[2, 128](x, out)
+    np.testing.assert_array_equal(out, x.reshape(2, 128)[:, ::-1].ravel())
+
+
+@jitkern.rawkernel()
+def stamp(out):
+    t0 = jit.clock64()
+    out[jit.threadIdx.x] = jit.clock64() - t0
+
+
+def test_clock64_is_a_counter():
+    out = np.zeros(4, np.int64)
+    stamp.simulate[1, 4](out)
+    assert (out > 0).all()
+
+
+def test_jitkern_simulate_setting_runs_launches_on_the_cpu(monkeypatch, rng):
+    monkeypatch.setattr(settings, "simulate", True)
+    x = rng.standard_normal(100).astype(np.float32)
+    y = np.full(100, np.nan, np.float32)
+    float_copy[1, 128](x, y, 100)
+    np.testing.assert_array_equal(y, x)
+    y[:] = np.nan
+    float_copy((1,), (128,), (x, y, 100))
+    np.testing.assert_array_equal(y, x)
+
+
+@jitkern.rawkernel()
+def float_copy(x, y, n):
+    i = jit.grid(1)
+    if i < n:
+        y[i] = x[i]
+
+
+def test_generated_python_is_built_once_per_signature(rng):
+    x = rng.standard_normal(10).astype(np.float32)
+    y = np.zeros(10, np.float32)
+    float_copy.simulate[1, 16](x, y, 10)
+    built = dict(float_copy.__dict__["_simulated"])
+    float_copy.simulate[1, 16](x, y, 10)
+    assert float_copy.__dict__["_simulated"] == built
+    source = float_copy.simulate.source(x, y, 10)
+    assert source.startswith("def jk_sim_float_copy(") and "_jk_ix(i, x, 'x')" in source
+    float_copy.simulate[1, 16](x.astype(np.float64), y, 10)  # a new signature
+    assert len(float_copy.__dict__["_simulated"]) == len(built) + 1
+
+
+@pytest.mark.parametrize("bad", [(0,), (1, 2, 3, 4), "x"])
+def test_launch_dimensions_are_checked(bad):
+    from jitkern.errors import KernelArgumentError
+
+    with pytest.raises(KernelArgumentError, match="grid"):
+        float_copy.simulate(bad, 32, (np.zeros(1), np.zeros(1), 1))
