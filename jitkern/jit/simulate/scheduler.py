@@ -19,7 +19,7 @@ import types
 
 import numpy
 
-from ...errors import KernelAssertionError
+from ...errors import KernelArgumentError, KernelAssertionError
 from . import runtime as R
 
 _U32 = [numpy.uint32(i) for i in range(1024)]
@@ -102,18 +102,16 @@ class Thread:
 
 
 def dims3(value, what: str) -> tuple:
-    from ...errors import KernelArgumentError
-
     if isinstance(value, (int, numpy.integer)):
         value = (int(value),)
-    try:
-        if isinstance(value, str):
-            raise TypeError
-        dims = tuple(int(v) for v in value)
-    except (TypeError, ValueError):
-        raise KernelArgumentError(f"{what}: expected an int or a tuple of 1-3 ints, got {value!r}") from None
+    ok = isinstance(value, (tuple, list)) and all(
+        isinstance(v, (int, numpy.integer)) for v in value
+    )
+    dims = tuple(int(v) for v in value) if ok else ()
     if not 1 <= len(dims) <= 3 or any(d < 1 for d in dims):
-        raise KernelArgumentError(f"{what}: expected 1-3 positive ints, got {value!r}")
+        raise KernelArgumentError(
+            f"{what}: expected a positive int or a tuple of 1-3 positive ints, got {value!r}"
+        )
     return dims + (1,) * (3 - len(dims))
 
 
@@ -122,8 +120,6 @@ def launch(fn, generator: bool, program, namespace: dict, grid, block, args, sha
     """Run the kernel ``fn`` over the whole grid (see the module docstring)."""
     g, b = dims3(grid, "grid"), dims3(block, "block")
     if b[0] * b[1] * b[2] > 1024:
-        from ...errors import KernelArgumentError
-
         raise KernelArgumentError(f"block: at most 1024 threads per block, got {b}")
     for ax, n in zip("xyz", b):
         namespace[f"_jk_nb{ax}"] = numpy.uint32(n)
