@@ -188,3 +188,17 @@ def test_launch_dimensions_are_checked(bad):
 
     with pytest.raises(KernelArgumentError, match="grid"):
         float_copy.simulate(bad, 32, (np.zeros(1), np.zeros(1), 1))
+
+
+@jitkern.rawkernel()
+def unsigned_grid_stride(x, y, size):
+    for i in range(jit.grid(1), size, jit.gridsize(1)):
+        y[i] = x[i] + 1
+
+
+def test_grid_stride_loop_with_more_threads_than_elements(rng):
+    # uint32 bounds: threads past the end run no iteration (no wrap-around of stop - start)
+    x = rng.integers(0, 100, 300).astype(np.int32)
+    y = np.full(300, -1, np.int32)
+    unsigned_grid_stride.simulate[4, 128](x, y, np.uint32(300))
+    np.testing.assert_array_equal(y, x + 1)

@@ -509,9 +509,9 @@ class PyEmitter(FunctionEmitter):
             self.at(n, lambda item=item: self.convert(item, t).code)
             for item, n in ((start, start_node), (stop, stop_node), (step, step_node))
         ]
-        # NumPy's arange of the loop's type: the values the C++ counter takes, as scalars
-        # of that type; the bounds are evaluated once, as in the C++ loop.
-        self.header(f"for {var.code} in _jk_arange({', '.join(codes)}, dtype={type_name(t)}):")
+        # the values the C++ counter takes, as scalars of the loop's type; the bounds are
+        # evaluated once, as in the C++ loop
+        self.header(f"for {var.code} in _jk_range({', '.join(codes)}, {type_name(t)}):")
         self.loop_body(node.body)
 
     def for_constants(self, node, values: tuple) -> None:

@@ -101,6 +101,15 @@ def ipow(base, exp):
     return r
 
 
+def typed_range(start, stop, step, cls):
+    """The values a C++ ``for (T i = start; i < stop; i += step)`` takes, as ``cls`` scalars
+    (computed on Python ints: NumPy's arange on unsigned scalars wraps stop - start)."""
+    r = range(int(start), int(stop), int(step))
+    if len(r) < 2:
+        return [cls(v) for v in r]
+    return numpy.arange(r.start, r.stop, r.step, dtype=cls)
+
+
 def square(x):
     return x * x
 
@@ -399,7 +408,7 @@ def names() -> dict:
         "_jk_printf": printf,
         "_jk_atomic": atomic,
         "_jk_atomic_cas": atomic_cas,
-        "_jk_arange": numpy.arange,
+        "_jk_range": typed_range,
         "_jk_SYNC": SYNC,
         "_jk_SYNCWARP": SYNCWARP,
         "_jk_SHFL": SHFL,
