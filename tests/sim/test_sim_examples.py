@@ -67,3 +67,12 @@ def test_examples_say_they_need_a_gpu(tmp_path, capsys, monkeypatch):
     load("jit_mandelbrot").main([])
     assert "so it wrote no PNG (mandelbrot.png)" in capsys.readouterr().out
     assert not (tmp_path / "mandelbrot.png").exists()
+
+
+def test_demo_simulate_does_real_work(capsys):
+    from jitkern.__main__ import main
+
+    assert main(["demo", "--simulate"]) == 0
+    out = capsys.readouterr().out
+    assert "[ok] @jit.rawkernel grid_stride_copy (simulated)" in out
+    assert "[ok] @jit.rawkernel block_sum" in out and "FAIL" not in out
