@@ -241,3 +241,54 @@ def test_breakpoint_stops_in_the_users_source_with_its_names(monkeypatch):
     assert [(f, n) for f, n, _ in seen] == [(__file__, line)] * 4
     assert [float(loc["doubled"]) for _, _, loc in seen] == [0.0, 2.0, 4.0, 6.0]
     np.testing.assert_array_equal(x, [0, 2, 4, 6])
+
+
+# -- the worked examples of docs/debugging.md ---------------------------------------------
+
+BLOCK = 64
+
+
+@jitkern.rawkernel()
+def smooth(x, y, n):
+    i = jit.grid(1)
+    if i < n:
+        y[i] = (x[i - 1] + x[i] + x[i + 1]) / 3
+
+
+@jitkern.rawkernel()
+def smooth_shared(x, y, n, sync):
+    tile = jit.shared_memory(np.float32, BLOCK + 2)
+    t = jit.threadIdx.x
+    i = jit.grid(1)
+    tile[t + 1] = x[i] if i < n else np.float32(0)
+    if t == 0:
+        tile[0] = x[i - 1] if i > 0 else np.float32(0)
+    if t == BLOCK - 1:
+        tile[BLOCK + 1] = x[i + 1] if i + 1 < n else np.float32(0)
+    if sync == 1:
+        jit.syncthreads()
+    if 0 < i < n - 1:
+        if sync == 2:
+            jit.syncthreads()  # the wrong place: the end threads never reach it
+        y[i] = (tile[t] + tile[t + 1] + tile[t + 2]) / 3
+
+
+def test_debugging_doc_out_of_bounds_example(rng):
+    x = rng.random(200).astype(np.float32)
+    with pytest.raises(KernelAssertionError, match=r"index 4294967295 is out of bounds for x of shape \(200,\) in thread \(0, 0, 0\)"):
+        smooth.simulate[1, 256](x, np.zeros_like(x), np.int32(200))
+
+
+def test_debugging_doc_missing_syncthreads_example(rng):
+    x = rng.random(4 * BLOCK).astype(np.float32)
+    y = np.zeros_like(x)
+    smooth_shared.simulate[4, BLOCK](x, y, x.size, 0)
+    assert np.isnan(y[1:-1]).any()  # a read before the neighbour's store: the 0xff fill
+    with pytest.raises(KernelAssertionError, match="shared-memory race on element 1"):
+        smooth_shared.simulate(4, BLOCK, (x, y, x.size, 0), racecheck=True)
+    with pytest.raises(KernelAssertionError, match="barrier divergence in block"):
+        smooth_shared.simulate[4, BLOCK](x, y, x.size, 2)
+    y[:] = np.nan
+    smooth_shared.simulate(4, BLOCK, (x, y, x.size, 1), racecheck=True)
+    want = (x[:-2] + x[1:-1] + x[2:]) / np.float32(3)
+    np.testing.assert_array_equal(y[1:-1], want)
