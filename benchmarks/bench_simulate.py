@@ -93,8 +93,10 @@ def main() -> None:
         ("block reduction (shared + shuffles), 2^16, 256 x 256", *timed(reduce, check_reduce)),
         ("same, racecheck=True", *timed(reduce_racecheck, check_reduce, runs=1)),
     ]
-    print(f"simulator, {platform.processor() or platform.machine()}, one core, "
-          f"Python {platform.python_version()}, NumPy {np.__version__}")
+    print(
+        f"simulator, {platform.processor() or platform.machine()}, one core, "
+        f"Python {platform.python_version()}, NumPy {np.__version__}"
+    )
     print()
     print("| kernel | first run (s) | warm run (s) |")
     print("|---|---|---|")

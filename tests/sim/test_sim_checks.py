@@ -53,7 +53,9 @@ def previous_unsigned(x, y):
 
 def test_negative_index_is_out_of_bounds_not_wrapped():
     x = np.arange(8, dtype=np.int32)
-    with pytest.raises(KernelAssertionError, match=r"index -1 is out of bounds .* thread \(0, 0, 0\)"):
+    with pytest.raises(
+        KernelAssertionError, match=r"index -1 is out of bounds .* thread \(0, 0, 0\)"
+    ):
         previous.simulate[1, 8](x, np.zeros(8, np.int32))
     with pytest.raises(KernelAssertionError, match=r"index 4294967295 is out of bounds"):
         previous_unsigned.simulate[1, 8](x, np.zeros(8, np.int32))
@@ -71,7 +73,9 @@ def test_two_d_out_of_bounds_names_the_axis():
     with pytest.raises(KernelAssertionError) as info:
         transpose_wrong.simulate[1, (8, 4)](src, np.zeros((4, 8), np.float32))
     msg = str(info.value)
-    assert msg.startswith(f"{__file__}:{line}: index (4, 0) is out of bounds for src of shape (4, 8)")
+    assert msg.startswith(
+        f"{__file__}:{line}: index (4, 0) is out of bounds for src of shape (4, 8)"
+    )
     assert "axis 0 has size 4" in msg and "thread (4, 0, 0) of block (0, 0, 0)" in msg
 
 
@@ -86,7 +90,9 @@ def shared_overrun(out):
 
 def test_shared_memory_out_of_bounds():
     line = line_of(shared_overrun, "s[t] = t")
-    with pytest.raises(KernelAssertionError, match=rf":{line}: index 16 is out of bounds for s of shape \(16,\)"):
+    with pytest.raises(
+        KernelAssertionError, match=rf":{line}: index 16 is out of bounds for s of shape \(16,\)"
+    ):
         shared_overrun.simulate[1, 32](np.zeros(32, np.int32))
 
 
@@ -132,7 +138,10 @@ def test_barrier_divergence_is_reported():
     msg = str(info.value)
     line = line_of(sync_in_branch, "jit.syncthreads()")
     assert "barrier divergence in block (0, 0, 0)" in msg
-    assert "16 thread(s) exited" in msg and f"16 thread(s) wait at the syncthreads at {__file__}:{line}" in msg
+    assert (
+        "16 thread(s) exited" in msg
+        and f"16 thread(s) wait at the syncthreads at {__file__}:{line}" in msg
+    )
     with pytest.raises(KernelAssertionError, match="barrier divergence") as info:
         sync_in_both_branches.simulate[1, 32](np.zeros(32, np.int32))
     first = line_of(sync_in_both_branches, "jit.syncthreads()")
@@ -196,7 +205,10 @@ def checked(x):
 
 def test_assert_raises_kernel_assertion_error():
     line = line_of(checked, "assert x")
-    with pytest.raises(KernelAssertionError, match=rf":{line}: assertion failed: x must be non-negative in thread \(2, 0, 0\)"):
+    with pytest.raises(
+        KernelAssertionError,
+        match=rf":{line}: assertion failed: x must be non-negative in thread \(2, 0, 0\)",
+    ):
         checked.simulate[1, 4](np.array([1, 2, -3, 4], np.int32))
 
 
@@ -214,14 +226,16 @@ def test_compile_errors_are_the_gpu_builds():
     with pytest.raises(JitTypeError) as sim_error:
         int_accumulator.simulate[1, 4](x, x)
     assert str(sim_error.value) == str(gpu_error.value)
-    assert "cannot store a value of type float32 in variable 's' of type int32" in str(sim_error.value)
+    assert "cannot store a value of type float32 in variable 's' of type int32" in str(
+        sim_error.value
+    )
 
 
 @jitkern.rawkernel()
 def stop_here(x):
     i = jit.threadIdx.x
     doubled = x[i] * 2
-    breakpoint()
+    breakpoint()  # noqa: T100 - the simulator's pdb support is under test
     x[i] = doubled
 
 
@@ -275,7 +289,10 @@ def smooth_shared(x, y, n, sync):
 
 def test_debugging_doc_out_of_bounds_example(rng):
     x = rng.random(200).astype(np.float32)
-    with pytest.raises(KernelAssertionError, match=r"index 4294967295 is out of bounds for x of shape \(200,\) in thread \(0, 0, 0\)"):
+    with pytest.raises(
+        KernelAssertionError,
+        match=r"index 4294967295 is out of bounds for x of shape \(200,\) in thread \(0, 0, 0\)",
+    ):
         smooth.simulate[1, 256](x, np.zeros_like(x), np.int32(200))
 
 

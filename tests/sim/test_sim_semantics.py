@@ -89,7 +89,9 @@ def test_casts_follow_cpp():
     conversions.simulate[1, 8](x, oi, ou, oh)
     big, small = np.iinfo(np.int32).max, np.iinfo(np.int32).min
     np.testing.assert_array_equal(oi, [1, -1, big, small, 0, 300, -1, 65504])
-    np.testing.assert_array_equal(ou, np.array([1, -1, big, small, 0, 300, -1, 65504]).astype(np.uint8))
+    np.testing.assert_array_equal(
+        ou, np.array([1, -1, big, small, 0, 300, -1, 65504]).astype(np.uint8)
+    )
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(oh, x.astype(np.float16) + np.float16(1))
 
@@ -97,7 +99,7 @@ def test_casts_follow_cpp():
 @jitkern.rawkernel()
 def indices_3d(out):
     x, y, z = jit.grid(3)
-    gx, gy, gz = jit.gridsize(3)
+    gx, gy, _gz = jit.gridsize(3)
     flat = (z * gy + y) * gx + x
     out[flat, 0] = x
     out[flat, 1] = y

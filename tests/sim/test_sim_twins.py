@@ -33,7 +33,9 @@ def test_spec_grid_stride_copy_both_styles(rng):
     np.testing.assert_array_equal(y2, h)
 
 
-@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int32, np.int64, np.uint8])
+@pytest.mark.parametrize(
+    "dtype", [np.float16, np.float32, np.float64, np.int32, np.int64, np.uint8]
+)
 def test_squared_diff_dtypes(rng, dtype):
     n = 301
     a = (rng.standard_normal(n) * 10).astype(dtype)
@@ -105,7 +107,9 @@ def test_control_flow_tuples_device_functions(rng):
     np.testing.assert_array_equal(steps, expect)
 
 
-@pytest.mark.parametrize("n,start,step", [(10, 0, 1), (10, 3, 4), (-7, 5, -3), (0, 0, 1), (5, 9, 2)])
+@pytest.mark.parametrize(
+    "n,start,step", [(10, 0, 1), (10, 3, 4), (-7, 5, -3), (0, 0, 1), (5, 9, 2)]
+)
 def test_loop_variable_follows_python(n, start, step):
     def python(n, start, step):
         k = -5

@@ -70,8 +70,15 @@ class Simulator:
         host, back = _host_arguments(args)
         simulated = self.build(host)
         scheduler.launch(
-            simulated.function, simulated.generator, simulated.program, simulated.namespace,
-            grid, block, host, int(shared_mem), racecheck,
+            simulated.function,
+            simulated.generator,
+            simulated.program,
+            simulated.namespace,
+            grid,
+            block,
+            host,
+            int(shared_mem),
+            racecheck,
         )
         for original, copy in back:
             original.set(copy)

@@ -21,12 +21,12 @@ import keyword
 
 import numpy
 
+from .. import builtins as B
 from .. import frontend, infer
 from .. import types as T
 from ..expressions import problem
 from ..program import Program
 from ..statements import FunctionCode, FunctionEmitter
-from .. import builtins as B
 from ..values import Const, Value, operand
 from . import templates
 
@@ -101,8 +101,7 @@ class PyEmitter(FunctionEmitter):
         return cname
 
     def line(self, text: str) -> None:
-        if text.startswith("auto "):  # an opaque local (a group): Python needs no type
-            text = text[5:]
+        text = text.removeprefix("auto ")  # an opaque local (a group): Python needs no type
         self.body.append((self.depth, text, self.user_line))
 
     def header(self, text: str) -> None:
@@ -213,8 +212,9 @@ class PyEmitter(FunctionEmitter):
     def array_attribute(self, base: Value, attr: str):
         if attr == "nbytes":
             size = self.array_attribute(base, "size")
-            return Value(f"({size.code} * {self.literal(base.type.dtype.itemsize, T.int64)})",
-                         T.int64)
+            return Value(
+                f"({size.code} * {self.literal(base.type.dtype.itemsize, T.int64)})", T.int64
+            )
         return super().array_attribute(base, attr)
 
     def array_shape(self, item, k: int) -> str:
@@ -242,7 +242,8 @@ class PyEmitter(FunctionEmitter):
         if isinstance(t, T.Pointer) or (isinstance(t, T.Array) and t.is_pointer_like):
             if len(indices) != 1:
                 raise problem(
-                    "a pointer takes one index" if isinstance(t, T.Pointer)
+                    "a pointer takes one index"
+                    if isinstance(t, T.Pointer)
                     else f"too many indices ({len(indices)}) for a 1-d array"
                 )
             elem = t.elem if isinstance(t, T.Pointer) else t.dtype
@@ -559,7 +560,11 @@ class PyEmitter(FunctionEmitter):
             mapping.append(mapping[-1])
         text = "\n".join(lines) + "\n"
         self.program.functions[self.cname] = SimFunction(
-            self.cname, text, mapping, self.source.filename, self.generator,
+            self.cname,
+            text,
+            mapping,
+            self.source.filename,
+            self.generator,
             self.return_type or T.void,
         )
         return FunctionCode(self.cname, text, self.return_type or T.void, ())
@@ -587,7 +592,7 @@ def compile_function(fn: SimFunction, namespace: dict):
             node.lineno = node.end_lineno = line
             node.col_offset = node.end_col_offset = 0
     code = compile(tree, fn.filename, "exec")
-    exec(code, namespace)
+    exec(code, namespace)  # noqa: S102 - the generated kernel, compiled just above
     return namespace[fn.cname]
 
 

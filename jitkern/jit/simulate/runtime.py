@@ -68,7 +68,7 @@ def assert_fail(message: str):
 
 def float_to_int(x, cls):
     """C++ (and PTX cvt.rzi) float -> int: truncate, saturate at the type's range, NaN -> 0."""
-    if x != x:
+    if x != x:  # noqa: PLR0124 - the NaN test
         return cls(0)
     info = numpy.iinfo(cls)
     if x >= info.max:
@@ -129,8 +129,10 @@ def fma(x, y, z):
     f = numpy.float32(float(exact))
     lo = numpy.nextafter(f, numpy.float32(-numpy.inf))
     hi = numpy.nextafter(f, numpy.float32(numpy.inf))
-    best = min((lo, f, hi), key=lambda c: (abs(fractions.Fraction(float(c)) - exact),
-                                           int(c.view(numpy.uint32)) & 1))
+    best = min(
+        (lo, f, hi),
+        key=lambda c: (abs(fractions.Fraction(float(c)) - exact), int(c.view(numpy.uint32)) & 1),
+    )
     return best
 
 
@@ -139,23 +141,23 @@ def via_math(fn, x, cls):
     try:
         return cls(fn(float(x)))
     except (ValueError, OverflowError):
-        return cls(numpy.nan if fn is not math.gamma or x != x or x < 0 else numpy.inf)
+        return cls(numpy.nan if fn is not math.gamma or x != x or x < 0 else numpy.inf)  # noqa: PLR0124 - the NaN test
 
 
 def pymin(a, b):
-    return b if b < a else a
+    return b if b < a else a  # noqa: FURB136 - C++'s order on ties and NaN
 
 
 def pymax(a, b):
-    return b if b > a else a
+    return b if b > a else a  # noqa: FURB136 - C++'s order on ties and NaN
 
 
 def npmin(a, b):
-    return a if (a != a or a <= b) else b
+    return a if (a != a or a <= b) else b  # noqa: PLR0124 - the NaN test
 
 
 def npmax(a, b):
-    return a if (a != a or a >= b) else b
+    return a if (a != a or a >= b) else b  # noqa: PLR0124 - the NaN test
 
 
 def make_complex(cls, re, im):
@@ -163,7 +165,7 @@ def make_complex(cls, re, im):
 
 
 def popc(x):
-    return numpy.int32(bin(int(x)).count("1"))
+    return numpy.int32(int(x).bit_count())
 
 
 def clz(x, bits):
@@ -207,8 +209,8 @@ ATOMIC_OPS = {
     "add": lambda old, v: old + v,
     "sub": lambda old, v: old - v,
     "exch": lambda old, v: v,
-    "min": lambda old, v: v if v < old else old,
-    "max": lambda old, v: v if v > old else old,
+    "min": lambda old, v: v if v < old else old,  # noqa: FURB136 - C++'s order on ties and NaN
+    "max": lambda old, v: v if v > old else old,  # noqa: FURB136 - C++'s order on ties and NaN
     "inc": _inc,
     "dec": _dec,
     "and": lambda old, v: old & v,
@@ -297,7 +299,7 @@ class Dim3:
 class Tile:
     """``cg.tiled_partition(block, size)`` for one thread: its tile's size, rank and lanes."""
 
-    __slots__ = ("size", "rank", "meta_rank", "meta_size", "mask")
+    __slots__ = ("mask", "meta_rank", "meta_size", "rank", "size")
 
     def __init__(self, thread, size: int):
         self.size = numpy.uint32(size)
@@ -343,14 +345,14 @@ def memcpy_async(dst, di, src, si, size):
 #: cg.plus/less/greater/bit_* and cub.Sum()/Max()/Min(): the Python reduction operator.
 REDUCE_OPS = {
     "cg.plus": lambda a, b: a + b,
-    "cg.less": lambda a, b: b if b < a else a,
-    "cg.greater": lambda a, b: b if b > a else a,
+    "cg.less": lambda a, b: b if b < a else a,  # noqa: FURB136 - C++'s order on ties and NaN
+    "cg.greater": lambda a, b: b if b > a else a,  # noqa: FURB136 - C++'s order on ties and NaN
     "cg.bit_and": lambda a, b: a & b,
     "cg.bit_or": lambda a, b: a | b,
     "cg.bit_xor": lambda a, b: a ^ b,
     "cub.Sum": lambda a, b: a + b,
-    "cub.Max": lambda a, b: b if a < b else a,
-    "cub.Min": lambda a, b: b if b < a else a,
+    "cub.Max": lambda a, b: b if a < b else a,  # noqa: FURB136 - C++'s order on ties and NaN
+    "cub.Min": lambda a, b: b if b < a else a,  # noqa: FURB136 - C++'s order on ties and NaN
 }
 
 
@@ -429,8 +431,20 @@ def names() -> dict:
     for op, fn in ATOMIC_OPS.items():
         table[f"_jk_atomic_{op}"] = fn
     for name in (
-        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-        "float16", "float32", "float64", "complex64", "complex128",
+        "bool",
+        "int8",
+        "int16",
+        "int32",
+        "int64",
+        "uint8",
+        "uint16",
+        "uint32",
+        "uint64",
+        "float16",
+        "float32",
+        "float64",
+        "complex64",
+        "complex128",
     ):
         table[f"_jk_t_{name}"] = getattr(numpy, name if name != "bool" else "bool_")
     return table

@@ -40,7 +40,7 @@ class Dim3:
 class Block:
     """One block's shared memory and identity (what cooperative groups ask for)."""
 
-    __slots__ = ("index", "shared", "dyn", "dims", "size", "grid")
+    __slots__ = ("dims", "dyn", "grid", "index", "shared", "size")
 
     def __init__(self, index, dims, specs, dynamic_bytes, grid, racecheck=False):
         self.index = index
@@ -77,7 +77,7 @@ def _shared_array(dtype, size):
 
 
 class Grid:
-    __slots__ = ("dims", "block_dims", "cooperative")
+    __slots__ = ("block_dims", "cooperative", "dims")
 
     def __init__(self, dims, block_dims, cooperative):
         self.dims = dims
@@ -88,7 +88,7 @@ class Grid:
 class Thread:
     """A thread's identity: what laneid, groups and the checks' messages read."""
 
-    __slots__ = ("block", "tidx", "rank", "lane", "warp", "idx", "warp_mask")
+    __slots__ = ("block", "idx", "lane", "rank", "tidx", "warp", "warp_mask")
 
     def __init__(self, block, tidx, rank):
         self.block = block
@@ -115,8 +115,17 @@ def dims3(value, what: str) -> tuple:
     return dims + (1,) * (3 - len(dims))
 
 
-def launch(fn, generator: bool, program, namespace: dict, grid, block, args, shared_mem: int,
-           racecheck: bool = False):
+def launch(
+    fn,
+    generator: bool,
+    program,
+    namespace: dict,
+    grid,
+    block,
+    args,
+    shared_mem: int,
+    racecheck: bool = False,
+):
     """Run the kernel ``fn`` over the whole grid (see the module docstring)."""
     g, b = dims3(grid, "grid"), dims3(block, "block")
     if b[0] * b[1] * b[2] > 1024:
@@ -262,8 +271,7 @@ def _answer_warp(threads, state, replies, ks) -> list:
         kind = state[group[0]][0]
         sub = state[group[0]][-1]
         if len(group) != len(lanes) or any(
-            state[m][0] is not kind or (isinstance(sub, str) and state[m][-1] != sub)
-            for m in group
+            state[m][0] is not kind or (isinstance(sub, str) and state[m][-1] != sub) for m in group
         ):
             continue  # some lanes of the mask are elsewhere: wait (or report when stuck)
         _compute(kind, group, base, state, replies)

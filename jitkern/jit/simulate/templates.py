@@ -60,9 +60,21 @@ def _half_safe(symbol):
 
 
 OPERATOR_SYMBOLS = {
-    "Add": "+", "Sub": "-", "Mult": "*", "Div": "/", "LShift": "<<", "RShift": ">>",
-    "BitAnd": "&", "BitOr": "|", "BitXor": "^", "Eq": "==", "NotEq": "!=", "Lt": "<",
-    "LtE": "<=", "Gt": ">", "GtE": ">=",
+    "Add": "+",
+    "Sub": "-",
+    "Mult": "*",
+    "Div": "/",
+    "LShift": "<<",
+    "RShift": ">>",
+    "BitAnd": "&",
+    "BitOr": "|",
+    "BitXor": "^",
+    "Eq": "==",
+    "NotEq": "!=",
+    "Lt": "<",
+    "LtE": "<=",
+    "Gt": ">",
+    "GtE": ">=",
 }
 
 
@@ -96,8 +108,9 @@ def _sync(how):
 
 def _shuffle(kind):
     def template(codes, sig, items, ctx):
-        call = ctx.yields(f"_jk_SHFL, {ctx.site()}, {codes[0]}, {codes[1]}, {codes[2]}, "
-                          f"{codes[3]}, {kind!r}")
+        call = ctx.yields(
+            f"_jk_SHFL, {ctx.site()}, {codes[0]}, {codes[1]}, {codes[2]}, {codes[3]}, {kind!r}"
+        )
         arg = sig.args[1]
         if arg != sig.result:
             return ctx.convert_code(call, arg, sig.result)
@@ -188,14 +201,43 @@ def _conj(codes, sig, items, ctx):
 
 #: C's math function (the rows' f64 name) -> NumPy ufunc; None: Python's math on doubles.
 _NUMPY_MATH = {
-    "sqrt": "sqrt", "cbrt": "cbrt", "exp": "exp", "exp2": "exp2", "expm1": "expm1",
-    "log": "log", "log2": "log2", "log10": "log10", "log1p": "log1p", "sin": "sin",
-    "cos": "cos", "tan": "tan", "asin": "arcsin", "acos": "arccos", "atan": "arctan",
-    "sinh": "sinh", "cosh": "cosh", "tanh": "tanh", "asinh": "arcsinh", "acosh": "arccosh",
-    "atanh": "arctanh", "floor": "floor", "ceil": "ceil", "trunc": "trunc", "rint": "rint",
-    "fabs": "fabs", "atan2": "arctan2", "hypot": "hypot", "copysign": "copysign",
-    "fmod": "fmod", "pow": "power", "fmin": "fmin", "fmax": "fmax",
-    "nextafter": "nextafter", "isnan": "isnan", "isinf": "isinf", "isfinite": "isfinite",
+    "sqrt": "sqrt",
+    "cbrt": "cbrt",
+    "exp": "exp",
+    "exp2": "exp2",
+    "expm1": "expm1",
+    "log": "log",
+    "log2": "log2",
+    "log10": "log10",
+    "log1p": "log1p",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "tanh": "tanh",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "floor": "floor",
+    "ceil": "ceil",
+    "trunc": "trunc",
+    "rint": "rint",
+    "fabs": "fabs",
+    "atan2": "arctan2",
+    "hypot": "hypot",
+    "copysign": "copysign",
+    "fmod": "fmod",
+    "pow": "power",
+    "fmin": "fmin",
+    "fmax": "fmax",
+    "nextafter": "nextafter",
+    "isnan": "isnan",
+    "isinf": "isinf",
+    "isfinite": "isfinite",
     "signbit": "signbit",
 }
 _PY_MATH = {"erf": "erf", "erfc": "erfc", "lgamma": "lgamma", "tgamma": "gamma"}
@@ -257,8 +299,9 @@ def _group_sync(codes, sig, items, ctx):
 def _tile_shuffle(kind):
     def template(codes, sig, items, ctx):
         tile = codes[0]
-        return ctx.yields(f"_jk_SHFL, {ctx.site()}, {tile}.mask, {codes[1]}, {codes[2]}, "
-                          f"{tile}.size, {kind!r}")
+        return ctx.yields(
+            f"_jk_SHFL, {ctx.site()}, {tile}.mask, {codes[1]}, {codes[2]}, {tile}.size, {kind!r}"
+        )
 
     return template
 
@@ -345,8 +388,12 @@ def _groups() -> dict:
         "dim3.y": "{0}.y",
         "dim3.z": "{0}.z",
     }
-    for name, kind in (("shfl", "idx"), ("shfl_up", "up"), ("shfl_down", "down"),
-                       ("shfl_xor", "xor")):
+    for name, kind in (
+        ("shfl", "idx"),
+        ("shfl_up", "up"),
+        ("shfl_down", "down"),
+        ("shfl_xor", "xor"),
+    ):
         table[f"tile.{name}"] = _tile_shuffle(kind)
     for family in ("warp_reduce", "block_reduce"):
         for op in ("Sum", "Max", "Min", "Reduce"):
@@ -356,10 +403,18 @@ def _groups() -> dict:
 
 def _table() -> dict:
     table = {
-        "threadIdx.x": "_jk_tx", "threadIdx.y": "_jk_ty", "threadIdx.z": "_jk_tz",
-        "blockIdx.x": "_jk_bx", "blockIdx.y": "_jk_by", "blockIdx.z": "_jk_bz",
-        "blockDim.x": "_jk_nbx", "blockDim.y": "_jk_nby", "blockDim.z": "_jk_nbz",
-        "gridDim.x": "_jk_ngx", "gridDim.y": "_jk_ngy", "gridDim.z": "_jk_ngz",
+        "threadIdx.x": "_jk_tx",
+        "threadIdx.y": "_jk_ty",
+        "threadIdx.z": "_jk_tz",
+        "blockIdx.x": "_jk_bx",
+        "blockIdx.y": "_jk_by",
+        "blockIdx.z": "_jk_bz",
+        "blockDim.x": "_jk_nbx",
+        "blockDim.y": "_jk_nby",
+        "blockDim.z": "_jk_nbz",
+        "gridDim.x": "_jk_ngx",
+        "gridDim.y": "_jk_ngy",
+        "gridDim.z": "_jk_ngz",
         "warpsize": lambda codes, sig, items, ctx: ctx.literal(32, T.int32),
         "laneid": "_jk_T.lane",
         "grid": _grid("grid"),
@@ -377,9 +432,7 @@ def _table() -> dict:
         "nanosleep": "None",
         "clock64": "_jk_clock64()",
         "ldg": "{0}",
-        "activemask": lambda codes, sig, items, ctx: ctx.yields(
-            f"_jk_ACTIVEMASK, {ctx.site()}"
-        ),
+        "activemask": lambda codes, sig, items, ctx: ctx.yields(f"_jk_ACTIVEMASK, {ctx.site()}"),
         "match_any_sync": _match("any"),
         "match_all_sync": _match("all"),
         "popc": _bits("popc", width_arg=False),
@@ -413,7 +466,7 @@ def _table() -> dict:
     for name in B.VOTES:
         table[name] = _vote(name[: -len("_sync")])
     for name in B.ATOMICS:
-        table[name] = _atomic(name[len("atomic_"):])
+        table[name] = _atomic(name[len("atomic_") :])
     for record, row in B.mathfuncs.MATH:
         table[record.name] = _math(row)
     return table
