@@ -161,7 +161,7 @@ class JitKernel(KernelPartial):
     def simulate(self) -> Simulator:
         """Run on the CPU with the GPU build's semantics and checks (docs/debugging.md):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args, shared_mem=0)``."""
-        return Simulator(self, arg_type)
+        return Simulator(self, arg_type, CapturedGlobals)
 
     # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
     def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None) -> None:

@@ -204,3 +204,22 @@ def test_grid_stride_loop_with_more_threads_than_elements(rng):
     y = np.full(300, -1, np.int32)
     unsigned_grid_stride.simulate[4, 128](x, y, np.uint32(300))
     np.testing.assert_array_equal(y, x + 1)
+
+
+SCALE = 2
+
+
+@jitkern.rawkernel()
+def scaled(x, out):
+    i = jit.threadIdx.x
+    out[i] = x[i] * SCALE
+
+
+def test_a_rebound_global_is_noticed_at_the_next_simulated_launch(monkeypatch):
+    x = np.arange(4, dtype=np.int32)
+    out = np.zeros(4, np.int32)
+    scaled.simulate[1, 4](x, out)
+    np.testing.assert_array_equal(out, x * 2)
+    monkeypatch.setitem(globals(), "SCALE", 5)
+    scaled.simulate[1, 4](x, out)
+    np.testing.assert_array_equal(out, x * 5)

@@ -43,9 +43,10 @@ class Simulated:
 class Simulator:
     """``kernel.simulate``: launch like the kernel, run on the CPU."""
 
-    def __init__(self, kernel, arg_type):
+    def __init__(self, kernel, arg_type, captured_globals):
         self._kernel = kernel
         self._arg_type = arg_type
+        self._captured_globals = captured_globals  # the GPU build's check of rebound globals
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -91,6 +92,11 @@ class Simulator:
             raise exc.with_traceback(None) from None
         cache = kernel.__dict__.setdefault("_simulated", {})
         simulated = cache.get(types)
+        if simulated is not None and not simulated.globals.same_objects():
+            if simulated.globals.same_values():  # rebound to equal values: same code
+                simulated.globals = self._captured_globals(kernel.py_func, simulated.fingerprints)
+            else:
+                simulated = None  # a global the kernel read changed: generate again
         if simulated is None:
             parsed = kernel.parsed()
             name = "jk_sim_" + parsed.name
@@ -99,6 +105,8 @@ class Simulator:
             except JitError as exc:
                 raise exc.with_traceback(None) from None
             simulated = cache[types] = Simulated(program, name)
+            simulated.fingerprints = program.fingerprints
+            simulated.globals = self._captured_globals(kernel.py_func, program.fingerprints)
         return simulated
 
     def source(self, *args) -> str:

@@ -198,11 +198,8 @@ class PyEmitter(FunctionEmitter):
         return "(" + "".join(f"{c}, " for c in codes) + ")"
 
     def tuple_item(self, item: Value, k: int) -> Value:
-        items = item.type.items
-        if not -len(items) <= k < len(items):
-            raise problem(f"tuple index {k} out of range for {len(items)} items")
-        k %= len(items)
-        return Value(f"{item.code}[{k}]", items[k])
+        checked = super().tuple_item(item, k)  # the GPU build's checks and errors
+        return Value(f"{item.code}[{k % len(item.type.items)}]", checked.type)
 
     def render(self, record, codes, sig, items):
         return templates.render(record, codes, sig, items, self)
@@ -232,32 +229,17 @@ class PyEmitter(FunctionEmitter):
         return f"_jk_t_int64({item.code}.strides[{k}])"
 
     def subscript(self, base: Value, indices: list) -> Value:
+        checked = super().subscript(base, indices)  # the GPU build's checks and errors
         t = base.type
-        for idx in indices:
-            if not (isinstance(idx.type, T.Scalar) and idx.type.kind in "biu"):
-                raise problem(f"an index must be an integer, got {idx.type}")
         # a NumPy bool index would select, not index
         codes = [self.convert(i, T.int64).code if i.type is T.bool_ else i.code for i in indices]
         name = repr(_array_name(base.code))
-        if isinstance(t, T.Pointer) or (isinstance(t, T.Array) and t.is_pointer_like):
-            if len(indices) != 1:
-                raise problem(
-                    "a pointer takes one index"
-                    if isinstance(t, T.Pointer)
-                    else f"too many indices ({len(indices)}) for a 1-d array"
-                )
-            elem = t.elem if isinstance(t, T.Pointer) else t.dtype
-            index = f"_jk_ix({codes[0]}, {base.code}, {name})"
-            return self.element(base.code, index, elem)
-        if not isinstance(t, T.Array):
-            raise problem(f"a value of type {t} cannot be indexed")
-        if len(indices) > t.ndim:
-            raise problem(f"too many indices ({len(indices)}) for a {t.ndim}-d array")
+        if isinstance(t, T.Pointer) or t.is_pointer_like:
+            return self.element(base.code, f"_jk_ix({codes[0]}, {base.code}, {name})", checked.type)
         index = f"_jk_ixn({base.code}, {name}, {', '.join(codes)})"
         if len(indices) == t.ndim:
-            return self.element(base.code, index, t.dtype)
-        sub_t = T.array(t.dtype, t.ndim - len(indices), False, t.index32)
-        return Value(f"{base.code}[{index}]", sub_t)
+            return self.element(base.code, index, checked.type)
+        return Value(f"{base.code}[{index}]", checked.type)
 
     def element(self, array: str, index: str, elem: T.Type) -> Value:
         code = f"{array}[{index}]"
