@@ -223,3 +223,19 @@ def test_a_rebound_global_is_noticed_at_the_next_simulated_launch(monkeypatch):
     monkeypatch.setitem(globals(), "SCALE", 5)
     scaled.simulate[1, 4](x, out)
     np.testing.assert_array_equal(out, x * 5)
+
+
+@jitkern.rawkernel()
+def colliding_names(x, x_shape0, x_ptr, jk_t1, _jk_T):
+    café = x[1, 2]
+    x[0, 0] = x_shape0 + 10 * x_ptr + 100 * jk_t1 + café + x.shape[1] + 1000 * _jk_T
+
+
+def test_colliding_and_unicode_names_run(rng):
+    # the twin of tests/jit/test_trust.py's GPU test, plus a name like the simulator's own
+    host = rng.standard_normal((3, 5))
+    x = host.copy()
+    colliding_names.simulate[1, 1](x, 1.0, 2.0, 3.0, 4.0)
+    expected = host.copy()
+    expected[0, 0] = 1.0 + 20.0 + 300.0 + host[1, 2] + 5 + 4000.0
+    np.testing.assert_array_equal(x, expected)
