@@ -90,14 +90,14 @@ class Thread:
 
     __slots__ = ("block", "idx", "lane", "rank", "tidx", "warp", "warp_mask")
 
-    def __init__(self, block, tidx, rank):
+    def __init__(self, block, tidx, rank, block_dims):
         self.block = block
         self.tidx = tidx
         self.rank = rank
         self.lane = u32(rank % 32)
         self.warp = rank // 32
         self.idx = (u32(tidx[0]), u32(tidx[1]), u32(tidx[2]))
-        lanes = min(32, block.size - self.warp * 32)
+        lanes = min(32, block_dims[0] * block_dims[1] * block_dims[2] - self.warp * 32)
         self.warp_mask = numpy.uint32((1 << lanes) - 1)
 
 
@@ -143,9 +143,11 @@ def launch(
             if program.cooperative:
                 _run_together(fn, program, blocks, tids, b, grid_info, args, shared_mem, racecheck)
             else:
+                threads = [Thread(None, t, r, b) for r, t in enumerate(tids)]
                 for bidx in blocks:
                     blk = Block(bidx, b, program.shared, shared_mem, grid_info, racecheck)
-                    threads = [Thread(blk, t, r) for r, t in enumerate(tids)]
+                    for t in threads:  # one block at a time: the thread objects are reused
+                        t.block = blk
                     bx, by, bz = u32(bidx[0]), u32(bidx[1]), u32(bidx[2])
                     if generator:
                         gens = [fn(t, *t.idx, bx, by, bz, *args) for t in threads]
@@ -170,7 +172,7 @@ def _run_together(fn, program, blocks, tids, b, grid_info, args, shared_mem, rac
         blk = Block(bidx, b, program.shared, shared_mem, grid_info, racecheck)
         bx, by, bz = u32(bidx[0]), u32(bidx[1]), u32(bidx[2])
         for r, t in enumerate(tids):
-            th = Thread(blk, t, r)
+            th = Thread(blk, t, r, b)
             threads.append(th)
             gens.append(fn(th, *th.idx, bx, by, bz, *args))
     _run(threads, gens)
@@ -241,7 +243,6 @@ def _answer_warp(threads, state, replies, ks) -> list:
     ready = []
     members = _members(threads, ks[0])
     base = members[0]
-    everyone_waits = all(state[m] is not _EXITED for m in members)
     by_mask: dict = {}
     active: list = []
     for k in ks:
@@ -276,7 +277,7 @@ def _answer_warp(threads, state, replies, ks) -> list:
             continue  # some lanes of the mask are elsewhere: wait (or report when stuck)
         _compute(kind, group, base, state, replies)
         ready += group
-    if active and everyone_waits and not ready:
+    if active and not ready:  # the lanes at one activemask() are the active ones
         for line in {state[k][1] for k in active}:
             at = [k for k in active if state[k][1] == line]
             mask = numpy.uint32(sum(1 << (k - base) for k in at))
@@ -287,67 +288,73 @@ def _answer_warp(threads, state, replies, ks) -> list:
 
 
 def _compute(kind, group, base, state, replies) -> None:
-    if kind is R.SYNCWARP:
-        for k in group:
-            replies[k] = None
-        return
-    if kind is R.SHFL:
-        values = {k - base: state[k][3] for k in group}
-        for k in group:
-            _, _, _, value, arg, width, how = state[k]
-            lane = k - base
-            w = int(width)
-            start = lane - lane % w if w > 0 else lane
-            a = int(arg)
-            if how == "idx":
-                src = start + a % w
-            elif how == "up":
-                src = lane - a if lane - a >= start else lane
-            elif how == "down":
-                src = lane + a if lane + a < start + w else lane
-            else:
-                src = lane ^ a
-                src = src if start <= src < start + w else lane
-            replies[k] = values.get(src, value)
-        return
-    if kind is R.VOTE:
-        preds = [(k - base, bool(state[k][3])) for k in group]
-        how = state[group[0]][-1]
-        if how == "all":
-            out = numpy.bool_(all(p for _, p in preds))
-        elif how == "any":
-            out = numpy.bool_(any(p for _, p in preds))
-        else:
-            shift = min(lane for lane, _ in preds) if how == "tile_ballot" else 0
-            out = numpy.uint32(sum(1 << (lane - shift) for lane, p in preds if p))
+    """Answer one warp collective whose lanes (``group``) have all arrived."""
+    out = _COLLECTIVES[kind](group, base, state)
+    if isinstance(out, list):
+        for k, v in zip(group, out):
+            replies[k] = v
+    else:
         for k in group:
             replies[k] = out
-        return
-    if kind is R.REDUCE:
-        lanes = sorted(k - base for k in group)
-        first = state[group[0]]
-        count = first[4]
-        values = [state[base + lane][3] for lane in lanes]
-        if count is not None:
-            values = values[: int(count)]
-        out = R.tree_reduce(values, first[5])
-        for k in group:
-            replies[k] = out
-        return
-    if kind is R.MATCH:
-        values = [(k - base, state[k][3]) for k in group]
-        how = state[group[0]][-1]
-        if how == "any":
-            for k in group:
-                v = state[k][3]
-                replies[k] = numpy.uint32(sum(1 << lane for lane, w in values if w == v))
-        else:
-            same = all(w == values[0][1] for _, w in values)
-            mask = numpy.uint32(sum(1 << lane for lane, _ in values) if same else 0)
-            for k in group:
-                replies[k] = (mask, numpy.bool_(same))
-        return
-    raise KernelAssertionError(f"unknown collective {kind!r}")
+
+
+#: Shuffles: (lane, argument, segment start, width) -> the source lane.
+_SOURCE_LANE = {
+    "idx": lambda lane, a, start, w: start + a % w,
+    "up": lambda lane, a, start, w: lane - a if lane - a >= start else lane,
+    "down": lambda lane, a, start, w: lane + a if lane + a < start + w else lane,
+    "xor": lambda lane, a, start, w: lane ^ a if start <= lane ^ a < start + w else lane,
+}
+
+
+def _shuffle(group, base, state):
+    values = {k - base: state[k][3] for k in group}
+    out = []
+    for k in group:
+        _, _, _, value, arg, width, how = state[k]
+        lane, w = k - base, int(width)
+        src = _SOURCE_LANE[how](lane, int(arg), lane - lane % w, w)
+        out.append(values.get(src, value))  # an absent source lane: the caller's value
+    return out
+
+
+def _vote(group, base, state):
+    preds = [(k - base, bool(state[k][3])) for k in group]
+    how = state[group[0]][-1]
+    if how == "all":
+        return numpy.bool_(all(p for _, p in preds))
+    if how == "any":
+        return numpy.bool_(any(p for _, p in preds))
+    shift = min(lane for lane, _ in preds) if how == "tile_ballot" else 0  # tile-relative
+    return numpy.uint32(sum(1 << (lane - shift) for lane, p in preds if p))
+
+
+def _reduce(group, base, state):
+    first = state[group[0]]
+    values = [state[k][3] for k in sorted(group)]
+    if first[4] is not None:  # num_valid
+        values = values[: int(first[4])]
+    return R.tree_reduce(values, first[5])
+
+
+def _match(group, base, state):
+    values = [(k - base, state[k][3]) for k in group]
+    if state[group[0]][-1] == "any":
+        return [
+            numpy.uint32(sum(1 << lane for lane, w in values if w == state[k][3])) for k in group
+        ]
+    same = all(w == values[0][1] for _, w in values)
+    mask = numpy.uint32(sum(1 << lane for lane, _ in values) if same else 0)
+    return (mask, numpy.bool_(same))
+
+
+_COLLECTIVES = {
+    R.SYNCWARP: lambda group, base, state: None,
+    R.SHFL: _shuffle,
+    R.VOTE: _vote,
+    R.REDUCE: _reduce,
+    R.MATCH: _match,
+}
 
 
 def _answer_barrier(threads, state, replies, ks) -> list:
