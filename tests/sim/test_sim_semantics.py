@@ -239,3 +239,82 @@ def test_colliding_and_unicode_names_run(rng):
     expected = host.copy()
     expected[0, 0] = 1.0 + 20.0 + 300.0 + host[1, 2] + 5 + 4000.0
     np.testing.assert_array_equal(x, expected)
+
+
+@jitkern.rawkernel()
+def atomics_all(a, i, old, cmp_val):
+    t = jit.threadIdx.x
+    old[0, t] = jit.atomic_inc(a, i, a.dtype.type(5))
+    old[1, t] = jit.atomic_dec(a, i + 1, a.dtype.type(3))
+    old[2, t] = jit.atomic_cas(a, i + 2, cmp_val, a.dtype.type(t))
+    old[3, t] = jit.atomic_exch(a, i + 3, a.dtype.type(t))
+    old[4, t] = jit.atomic_max(a, i + 4, a.dtype.type(t * 3 % 7))
+
+
+def test_atomics_follow_cudas_definitions():
+    a = np.array([0, 1, 9, 0, 0], np.uint32)
+    old = np.zeros((5, 12), np.uint32)
+    atomics_all.simulate[1, 12](a, np.int32(0), old, np.uint32(9))
+    inc, dec, cas, exch, mx = [], [], [], [], []
+    state = [0, 1, 9, 0, 0]
+    for t in range(12):  # the simulator runs thread 0, 1, ...: a sequential model
+        inc.append(state[0])
+        state[0] = 0 if state[0] >= 5 else state[0] + 1
+        dec.append(state[1])
+        state[1] = 3 if state[1] == 0 or state[1] > 3 else state[1] - 1
+        cas.append(state[2])
+        state[2] = t if state[2] == 9 else state[2]
+        exch.append(state[3])
+        state[3] = t
+        mx.append(state[4])
+        state[4] = max(state[4], t * 3 % 7)
+    np.testing.assert_array_equal(old, [inc, dec, cas, exch, mx])
+    np.testing.assert_array_equal(a, state)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, np.int64, np.uint64])
+def test_atomic_add_in_the_element_type(dtype):
+    values = np.array([0.1, 0.2, 0.3, 1e4, -1e4, 7, 3, 5] * 4, np.float64)
+    if np.dtype(dtype).kind in "iu":
+        values = np.arange(32)
+    a = np.zeros(1, dtype)
+    add_all.simulate[1, 32](values.astype(dtype), a)
+    want = np.zeros((), dtype)
+    with np.errstate(all="ignore"):
+        for v in values.astype(dtype):  # thread order, each sum rounded to the type
+            want = (want + v).astype(dtype)
+    assert a[0] == want and a.dtype == dtype
+
+
+@jitkern.rawkernel()
+def add_all(x, out):
+    jit.atomic_add(out, 0, x[jit.threadIdx.x])
+
+
+@jitkern.rawkernel()
+def shuffles(x, out):
+    i = jit.threadIdx.x
+    v = x[i]
+    out[0, i] = jit.shfl_sync(0xFFFFFFFF, v, i % 7, 4)
+    out[1, i] = jit.shfl_up_sync(0xFFFFFFFF, v, 2, 8)
+    out[2, i] = jit.shfl_down_sync(0xFFFFFFFF, v, 3)
+    out[3, i] = jit.shfl_xor_sync(0xFFFFFFFF, v, 5, 16)
+
+
+def test_shuffle_widths_follow_cuda(rng):
+    x = rng.integers(-1000, 1000, 64).astype(np.int64)
+    out = np.zeros((4, 64), np.int64)
+    shuffles.simulate[1, 64](x, out)
+    lanes = np.arange(64)
+    lane = lanes % 32
+    warp = lanes - lane
+
+    def pick(src):
+        return x[warp + src]
+
+    start4, start8, start16 = lane - lane % 4, lane - lane % 8, lane - lane % 16
+    np.testing.assert_array_equal(out[0], pick(start4 + (lanes % 7) % 4))  # srcLane % width
+    np.testing.assert_array_equal(out[1], pick(np.where(lane - 2 >= start8, lane - 2, lane)))
+    np.testing.assert_array_equal(out[2], pick(np.where(lane + 3 < 32, lane + 3, lane)))
+    xor = lane ^ 5
+    np.testing.assert_array_equal(out[3], pick(np.where(xor // 16 == lane // 16, xor, lane)))
