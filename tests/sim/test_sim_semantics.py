@@ -312,7 +312,7 @@ def test_shuffle_widths_follow_cuda(rng):
     def pick(src):
         return x[warp + src]
 
-    start4, start8, start16 = lane - lane % 4, lane - lane % 8, lane - lane % 16
+    start4, start8 = lane - lane % 4, lane - lane % 8
     np.testing.assert_array_equal(out[0], pick(start4 + (lanes % 7) % 4))  # srcLane % width
     np.testing.assert_array_equal(out[1], pick(np.where(lane - 2 >= start8, lane - 2, lane)))
     np.testing.assert_array_equal(out[2], pick(np.where(lane + 3 < 32, lane + 3, lane)))
