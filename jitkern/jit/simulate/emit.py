@@ -24,6 +24,7 @@ import numpy
 from .. import builtins as B
 from .. import frontend, infer
 from .. import types as T
+from ..expressions import literal as cpp_literal
 from ..expressions import problem
 from ..program import Program
 from ..statements import FunctionCode, FunctionEmitter
@@ -125,31 +126,17 @@ class PyEmitter(FunctionEmitter):
     # -- constants and conversions ---------------------------------------------
 
     def literal(self, value, t: T.Scalar) -> str:
+        cpp_literal(value, t)  # the GPU build's checks and errors (range, kind)
         if t.is_complex:
             value = complex(value)
         elif t.is_float:
-            if isinstance(value, complex):
-                raise problem(f"cannot convert the complex constant {value!r} to {t}")
             value = float(value)
+            if t.is_half:
+                value = numpy.float32(value)  # C++ rounds a half constant through float
         elif t is T.bool_:
             value = bool(value)
         else:
-            if isinstance(value, (float, numpy.floating)):
-                raise problem(
-                    f"the float constant {value!r} cannot become {t} implicitly",
-                    "convert explicitly with int(...) or numpy.int32(...)",
-                )
-            if isinstance(value, complex):
-                raise problem(f"the complex constant {value!r} cannot become {t}")
             value = int(value)
-            info = numpy.iinfo(t.name)
-            if not info.min <= value <= info.max:
-                raise problem(
-                    f"the constant {value} does not fit in {t}",
-                    "use a wider type, e.g. numpy.int64(...)",
-                )
-        if t.is_half:
-            value = numpy.float32(value)
         return self.program.constant(value, t)
 
     def materialize(self, item) -> Value:
@@ -584,5 +571,4 @@ def generate(parsed: frontend.ParsedFunction, types: tuple, mode: str, cname: st
     emitter = PyEmitter(parsed, types, mode, program, "kernel", cname)
     program.stack.append(py_func)
     emitter.emit()
-    program.cooperative = program.cooperative
     return program
