@@ -318,3 +318,11 @@ def test_shuffle_widths_follow_cuda(rng):
     np.testing.assert_array_equal(out[2], pick(np.where(lane + 3 < 32, lane + 3, lane)))
     xor = lane ^ 5
     np.testing.assert_array_equal(out[3], pick(np.where(xor // 16 == lane // 16, xor, lane)))
+
+
+@pytest.mark.parametrize("raw,expected", [("1", True), ("yes", True), ("0", False), ("", False)])
+def test_jitkern_simulate_is_read_from_the_environment(monkeypatch, raw, expected):
+    from jitkern.config import Settings
+
+    monkeypatch.setenv("JITKERN_SIMULATE", raw)
+    assert Settings.from_environ().simulate is expected
