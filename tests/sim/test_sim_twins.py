@@ -311,3 +311,30 @@ def test_scaled_copy_reads_size(rng):
     y = poisoned(100, np.float32)
     gpu.scaled_copy.simulate[1, 128](h, y, np.float32(1.5))
     np.testing.assert_array_equal(y, h * np.float32(1.5))
+
+
+def test_launches_switch_signatures_and_layouts(rng):
+    n = 1000
+    h32 = rng.standard_normal(2 * n).astype(np.float32)
+    h64 = rng.standard_normal(n)
+    cases = [
+        (h32[:n], np.float32),
+        (h64, np.float64),
+        (h32[::2], np.float32),  # a strided view: another signature
+        (h32[:n], np.float32),
+    ]
+    for k, (x, dtype) in enumerate(cases):
+        a = dtype(k + 1.5)
+        y = poisoned(n, dtype)
+        if k % 2:
+            gpu.scaled_copy.simulate((n + 127) // 128, 128, (x, y, a))
+        else:
+            gpu.scaled_copy.simulate[(n + 127) // 128, 128, 0, None](x, y, a)
+        np.testing.assert_array_equal(y, x * a, err_msg=f"case {k}")
+
+
+def test_device_functions_are_not_launched():
+    from jitkern.errors import JitkernTypeError
+
+    with pytest.raises(JitkernTypeError, match="clamp_pair is a device function"):
+        gpu.clamp_pair.simulate[1, 1](1.0, 0.0, 2.0)
