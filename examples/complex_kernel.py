@@ -1,10 +1,13 @@
 """Complex numbers in raw kernels: complex.cuh, translate_cucomplex=True and jitify=True.
 
-    python examples/complex_kernel.py
+    python examples/complex_kernel.py [--simulate]
 
-Runs each kernel on the GPU and checks it against NumPy; without a GPU, compiles
-them for sm_90 and prints their resource use instead.
+Needs a CUDA GPU: runs each kernel on it and checks it against NumPy. Without a GPU
+(or with --simulate: the simulator runs @rawkernel JIT kernels, and these are CUDA C++
+RawKernels) it compiles them for sm_90 and prints their resource use instead.
 """
+
+import sys
 
 import numpy as np
 
@@ -74,8 +77,8 @@ def run_on_gpu() -> None:
     print("jitify=True       ok: unit phases")
 
 
-def inspect_only() -> None:
-    print("no CUDA device: compiling for sm_90 only")
+def inspect_only(why: str) -> None:
+    print(f"{why}: compiling for sm_90 only")
     for title, kernel in KERNELS:
         info = kernel.inspect(arch="sm_90")
         print(
@@ -85,7 +88,9 @@ def inspect_only() -> None:
 
 
 if __name__ == "__main__":
-    if jitkern.is_available():
+    if "--simulate" in sys.argv[1:]:
+        inspect_only("the simulator runs JIT kernels, not CUDA C++ RawKernels")
+    elif jitkern.is_available():
         run_on_gpu()
     else:
-        inspect_only()
+        inspect_only("this example needs a CUDA GPU and none was found")

@@ -1,7 +1,10 @@
 """Sum of a large array: warp shuffles, shared memory between warps, one atomic per block.
 
-Run: python examples/jit_block_reduction.py
+Run: python examples/jit_block_reduction.py [--simulate]
+Needs a CUDA GPU; --simulate runs the same kernel on the CPU (jitkern's simulator) instead.
 """
+
+import sys
 
 import numpy as np
 
@@ -33,18 +36,23 @@ def block_sum(x, out, n):
             jit.atomic_add(out, 0, v)
 
 
-def main():
-    n = 10_000_000
-    if not jitkern.is_available():
-        host = np.zeros(4, np.float32)
-        info = block_sum.inspect(host, host, n, arch="sm_90")
-        print(info.source)
-        print(info)
+def main(argv=None):
+    simulate = "--simulate" in (sys.argv[1:] if argv is None else argv)
+    if not simulate and not jitkern.is_available():
+        print("This example needs a CUDA GPU and none was found; "
+              "run it with --simulate to run its kernel on the CPU.")
         return
+    n = 200_000 if simulate else 10_000_000
     h = np.random.default_rng().random(n, dtype=np.float32)
-    out = jitkern.zeros(1, np.float32)
-    block_sum[264, 1024](jitkern.asarray(h), out, n)
-    got, want = float(out.get()[0]), float(h.sum(dtype=np.float64))
+    if simulate:
+        out = np.zeros(1, np.float32)
+        block_sum.simulate[8, 1024](h, out, n)
+        got = float(out[0])
+    else:
+        out = jitkern.zeros(1, np.float32)
+        block_sum[264, 1024](jitkern.asarray(h), out, n)
+        got = float(out.get()[0])
+    want = float(h.sum(dtype=np.float64))
     error = abs(got - want) / want
     print(f"sum = {got:.1f}, NumPy (float64) = {want:.1f}, relative error {error:.1e}")
     assert error < 1e-4

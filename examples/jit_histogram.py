@@ -1,7 +1,10 @@
 """A 256-bin histogram of bytes: per-block histograms in shared memory, merged with atomics.
 
-Run: python examples/jit_histogram.py
+Run: python examples/jit_histogram.py [--simulate]
+Needs a CUDA GPU; --simulate runs the same kernel on the CPU (jitkern's simulator) instead.
 """
+
+import sys
 
 import numpy as np
 
@@ -25,19 +28,22 @@ def histogram(data, bins, n):
             jit.atomic_add(bins, b, local[b])  # one global atomic per bin and block
 
 
-def main():
-    n = 50_000_000
-    if not jitkern.is_available():
-        print(
-            histogram.inspect(
-                np.zeros(4, np.uint8), np.zeros(BINS, np.uint32), n, arch="sm_90"
-            ).source
-        )
+def main(argv=None):
+    simulate = "--simulate" in (sys.argv[1:] if argv is None else argv)
+    if not simulate and not jitkern.is_available():
+        print("This example needs a CUDA GPU and none was found; "
+              "run it with --simulate to run its kernel on the CPU.")
         return
+    n = 100_000 if simulate else 50_000_000
     h = np.random.default_rng().integers(0, 256, n, dtype=np.uint8)
-    bins = jitkern.zeros(BINS, np.uint32)
-    histogram[132 * 4, 512](jitkern.asarray(h), bins, n)
-    assert (bins.get() == np.bincount(h, minlength=BINS)).all()
+    if simulate:
+        bins = np.zeros(BINS, np.uint32)
+        histogram.simulate[8, 256](h, bins, n)
+    else:
+        bins = jitkern.zeros(BINS, np.uint32)
+        histogram[132 * 4, 512](jitkern.asarray(h), bins, n)
+        bins = bins.get()
+    assert (bins == np.bincount(h, minlength=BINS)).all()
     print("histogram of", n, "bytes matches numpy.bincount")
 
 

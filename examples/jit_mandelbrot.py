@@ -1,6 +1,7 @@
 """A Mandelbrot image computed by a JIT kernel with complex numbers, written to a PNG.
 
-Run: python examples/jit_mandelbrot.py [out.png]
+Run: python examples/jit_mandelbrot.py [--simulate] [out.png]
+Needs a CUDA GPU; --simulate computes a smaller image on the CPU (jitkern's simulator).
 The PNG is written with zlib and struct only (no imaging library needed).
 """
 
@@ -58,18 +59,27 @@ def write_png(path: str, rgb: np.ndarray) -> None:
         )
 
 
-def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "mandelbrot.png"
-    width, height = 1200, 800
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    simulate = "--simulate" in argv
+    paths = [a for a in argv if a != "--simulate"]
+    path = paths[0] if paths else "mandelbrot.png"
+    if not simulate and not jitkern.is_available():
+        print(f"This example needs a CUDA GPU and none was found, so it wrote no PNG "
+              f"({path}); run it with --simulate to compute a smaller image on the CPU.")
+        return
+    width, height = (120, 80) if simulate else (1200, 800)
     scale = 3.0 / width
     args = (-2.2, -1.0, scale, MAX_ITER)
-    if not jitkern.is_available():
-        host = np.zeros((height, width, 3), np.uint8)
-        print(mandelbrot.inspect(host, *args, arch="sm_90").source)
-        return
-    image = jitkern.zeros((height, width, 3), np.uint8)
-    mandelbrot[((width + 15) // 16, (height + 15) // 16), (16, 16)](image, *args)
-    write_png(path, image.get())
+    grid = ((width + 15) // 16, (height + 15) // 16)
+    if simulate:
+        image = np.zeros((height, width, 3), np.uint8)
+        mandelbrot.simulate[grid, (16, 16)](image, *args)
+    else:
+        image = jitkern.zeros((height, width, 3), np.uint8)
+        mandelbrot[grid, (16, 16)](image, *args)
+        image = image.get()
+    write_png(path, image)
     print(f"wrote {path} ({width}x{height})")
 
 

@@ -67,7 +67,7 @@ def cmd_cache(args) -> int:
 def cmd_demo(args) -> int:
     from jitkern._demo import run_demo
 
-    return run_demo(arch=args.arch)
+    return run_demo(arch=args.arch, simulate=args.simulate)
 
 
 def main(argv=None) -> int:
@@ -77,6 +77,8 @@ def main(argv=None) -> int:
     demo = sub.add_parser("demo", help="compile and run example kernels, checked against NumPy")
     demo.add_argument("--arch", default=None,
                       help="without a GPU, the arch to compile for (default sm_90)")
+    demo.add_argument("--simulate", action="store_true",
+                      help="run the JIT demos on the CPU with jitkern's simulator (no GPU needed)")
     demo.set_defaults(func=cmd_demo)
     cache_p = sub.add_parser("cache", help="show or clear the on-disk kernel cache")
     cache_p.add_argument("action", choices=["clear", "info"])

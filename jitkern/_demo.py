@@ -76,10 +76,32 @@ def _jit_demo(rng, on_gpu: bool, arch):
 DEMOS = [_raw_demo, _elementwise_demo, _reduction_demo, _jit_demo]
 
 
-def run_demo(arch=None) -> int:
+def _simulated_demos(rng) -> int:
+    """``demo --simulate``: the JIT demos on the CPU (jitkern's simulator), checked."""
+    from jitkern._demo_kernels import block_sum, grid_stride_copy
+
+    print("Running the @jit.rawkernel demos in the simulator (on the CPU, GPU semantics).")
+    x = rng.standard_normal(1 << 16).astype(np.float32)
+    y = np.full(x.size, np.nan, np.float32)
+    grid_stride_copy.simulate[128, 1024](x, y, np.uint32(x.size))
+    copied = np.array_equal(y, x)
+    print(f"[{'ok' if copied else 'FAIL'}] @jit.rawkernel grid_stride_copy (simulated): "
+          "checked against NumPy")
+    out = np.zeros(1, np.float32)
+    block_sum.simulate[16, 256](x, out, x.size)
+    want = x.astype(np.float64).sum()
+    summed = abs(float(out[0]) - want) <= 1e-4 * np.abs(x).sum()
+    print(f"[{'ok' if summed else 'FAIL'}] @jit.rawkernel block_sum (shared memory, shuffles, "
+          f"syncthreads, atomic_add; simulated): {out[0]:.4f} vs NumPy {want:.4f}")
+    return 0 if copied and summed else 1
+
+
+def run_demo(arch=None, simulate=False) -> int:
     from jitkern.backend import driver
 
     rng = np.random.default_rng()
+    if simulate:
+        return _simulated_demos(rng)
     on_gpu = driver.is_available()
     if on_gpu:
         dev = driver.current_device_id()

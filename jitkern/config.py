@@ -30,6 +30,7 @@ class Settings:
     disk_cache: bool
     dump_source_on_error: bool
     cuda_home: str | None
+    simulate: bool = False  # JITKERN_SIMULATE: run JIT kernels on the CPU (the simulator)
 
     @classmethod
     def from_environ(cls) -> "Settings":
@@ -38,6 +39,7 @@ class Settings:
             disk_cache=_flag("JITKERN_CACHE", True),
             dump_source_on_error=_flag("JITKERN_DUMP_SOURCE_ON_ERROR", False),
             cuda_home=os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or None,
+            simulate=_flag("JITKERN_SIMULATE", False),
         )
 
 

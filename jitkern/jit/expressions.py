@@ -779,15 +779,19 @@ class ExpressionEmitter:
                 codes.append(item.code if isinstance(item, Value) else "")
             else:
                 codes.append(self.convert(item, target).code)
-        template = record.template
-        if callable(template):
-            code = template(codes, sig, items, self)
-        else:
-            code = template.format(*codes, T=sig.result.ctype)
+        code = self.render(record, codes, sig, items)
         if isinstance(code, (Value, Const)):
             return code
         weak = record.keeps_weak and all(infer.is_weak(operand(i)) for i in items)
         return Value(code, sig.result, weak=weak)
+
+    def render(self, record: B.Builtin, codes, sig, items):
+        """The code of a checked builtin call: its record's template (a back end that
+        emits another language, such as the simulator's, overrides only this)."""
+        template = record.template
+        if callable(template):
+            return template(codes, sig, items, self)
+        return template.format(*codes, T=sig.result.ctype)
 
     def collapse_addresses(self, record, items):
         if not record.address_of:

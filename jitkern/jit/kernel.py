@@ -44,6 +44,7 @@ from ..errors import (
 from . import frontend, infer
 from . import types as T
 from .program import GENERATED_FILE, Program, function_identity
+from .simulate import Simulator
 from .statements import FunctionEmitter, ascii_spelling, generated_name, user_c_name
 
 INDEX_VERSION = 2
@@ -156,6 +157,12 @@ class JitKernel(KernelPartial):
         stream = config[3] if len(config) > 3 else None
         return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
 
+    @property
+    def simulate(self) -> Simulator:
+        """Run on the CPU with the GPU build's semantics and checks (docs/debugging.md):
+        ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args, shared_mem=0)``."""
+        return Simulator(self, arg_type, CapturedGlobals)
+
     # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
     def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None) -> None:
         """The general launch: find (or build) the entry for these arguments, launch, and
@@ -165,6 +172,8 @@ class JitKernel(KernelPartial):
                 f"launch {self.__name__} as {self.__name__}[grid, block](*args) or "
                 f"{self.__name__}(grid, block, args) with args a tuple"
             )
+        if settings.simulate:  # JITKERN_SIMULATE=1: every JIT launch runs on the CPU
+            return self.simulate(grid, block, args, shared_mem)
         keyers = _KEYERS
         key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
         entry = self._entries.get(key)

@@ -769,7 +769,7 @@ class FunctionEmitter(ExpressionEmitter):
             )
         parsed = device.parsed()
         cname = program.unique_name(generated_name("fn", user_c_name(parsed.name)))
-        emitter = FunctionEmitter(parsed, arg_types, self.mode, program, "device", cname)
+        emitter = type(self)(parsed, arg_types, self.mode, program, "device", cname)
         program.stack.append(device.py_func)
         try:
             code = emitter.emit()

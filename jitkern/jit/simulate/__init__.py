@@ -1,0 +1,151 @@
+"""Run JIT kernels on the CPU with the GPU build's semantics (issue 10's simulator).
+
+``kernel.simulate[grid, block](*args)`` or ``kernel.simulate(grid, block, args,
+shared_mem=0)`` runs any ``@jitkern.rawkernel`` without a GPU; ``JITKERN_SIMULATE=1``
+(``jitkern.config.settings.simulate``) makes every JIT launch of a program do so.
+
+The kernel goes through the JIT's own parsing and type inference; only the last
+stage differs: :mod:`.emit` writes Python over NumPy scalars of the inferred types
+instead of CUDA C++ (so int32 wraps, float32 stays float32, ``//`` floors as in the
+GPU build), and :mod:`.scheduler` runs the threads, checking what the GPU cannot:
+out-of-bounds indices, reads of unassigned locals, barrier divergence and
+warp-collective misuse. The generated code carries the user's file and line
+numbers, so tracebacks and ``breakpoint()`` show the kernel's own source.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy
+
+from ...errors import JitError, JitkernTypeError, KernelArgumentError
+from . import emit, runtime, scheduler
+
+__all__ = ["Simulator", "simulated_source"]
+
+
+class Simulated:
+    """One signature's generated Python: the kernel function and its program."""
+
+    def __init__(self, program, kernel_name: str):
+        self.program = program
+        self.namespace = runtime.names()
+        self.namespace.update(program.constants)
+        for fn in program.functions.values():  # callees were finished first
+            emit.compile_function(fn, self.namespace)
+        top = program.functions[kernel_name]
+        self.function = self.namespace[kernel_name]
+        self.generator = top.generator
+        self.source = "\n".join(fn.text for fn in program.functions.values())
+
+
+class Simulator:
+    """``kernel.simulate``: launch like the kernel, run on the CPU."""
+
+    def __init__(self, kernel, arg_type, captured_globals):
+        self._kernel = kernel
+        self._arg_type = arg_type
+        self._captured_globals = captured_globals  # the GPU build's check of rebound globals
+
+    def __getitem__(self, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise JitkernTypeError(
+                "launch as kernel.simulate[grid, block](*args) or "
+                "kernel.simulate[grid, block, shared_mem](*args)"
+            )
+        shared_mem = config[2] if len(config) > 2 else 0
+        return functools.partial(_star, self, config[0], config[1], shared_mem)
+
+    def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False):
+        """Run the kernel over ``grid`` x ``block`` threads on the CPU.
+
+        ``args``: NumPy arrays (written in place), jitkern arrays (copied to the host
+        and back), Python and NumPy scalars. ``stream`` is accepted and ignored.
+        ``racecheck=True`` also reports two threads of a block touching one shared-memory
+        element between two barriers, one of them writing (slower).
+        """
+        kernel = self._kernel
+        if kernel.device:
+            raise JitkernTypeError(f"{kernel.__name__} is a device function: call it from a kernel")
+        host, back = _host_arguments(args)
+        simulated = self.build(host)
+        scheduler.launch(
+            simulated.function,
+            simulated.generator,
+            simulated.program,
+            simulated.namespace,
+            grid,
+            block,
+            host,
+            int(shared_mem),
+            racecheck,
+        )
+        for original, copy in back:
+            original.set(copy)
+
+    def build(self, host_args) -> Simulated:
+        kernel = self._kernel
+        try:
+            types = tuple(self._arg_type(a, allow_host=True) for a in host_args)
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+        cache = kernel.__dict__.setdefault("_simulated", {})
+        simulated = cache.get(types)
+        if simulated is not None and not simulated.globals.same_objects():
+            if simulated.globals.same_values():  # rebound to equal values: same code
+                simulated.globals = self._captured_globals(kernel.py_func, simulated.fingerprints)
+            else:
+                simulated = None  # a global the kernel read changed: generate again
+        if simulated is None:
+            parsed = kernel.parsed()
+            name = "jk_sim_" + parsed.name
+            try:
+                program = emit.generate(parsed, types, kernel.mode, name, kernel.py_func)
+            except JitError as exc:
+                raise exc.with_traceback(None) from None
+            simulated = cache[types] = Simulated(program, name)
+            simulated.fingerprints = program.fingerprints
+            simulated.globals = self._captured_globals(kernel.py_func, program.fingerprints)
+        return simulated
+
+    def source(self, *args) -> str:
+        """The generated Python for these arguments (what the simulator runs)."""
+        host, _ = _host_arguments(args)
+        return self.build(host).source
+
+
+def simulated_source(kernel, *args) -> str:
+    return kernel.simulate.source(*args)
+
+
+def _star(sim, grid, block, shared_mem, *args):
+    return sim(grid, block, args, shared_mem)
+
+
+_PY_SCALARS = {bool: numpy.bool_, int: numpy.int64, float: numpy.float64, complex: numpy.complex128}
+
+
+def _host_arguments(args):
+    """(arguments as the simulator takes them, [(device array, host copy)] to copy back)."""
+    if not isinstance(args, (tuple, list)):
+        raise KernelArgumentError(f"args: expected a tuple of arguments, got {type(args).__name__}")
+    host, back = [], []
+    for i, a in enumerate(args):
+        cls = _PY_SCALARS.get(type(a))
+        if cls is not None:
+            if cls is numpy.int64 and not -(1 << 63) <= a < (1 << 63):
+                raise KernelArgumentError(f"argument {i}: {a} does not fit in int64")
+            host.append(cls(a))
+        elif isinstance(a, (numpy.ndarray, numpy.generic)):
+            host.append(a)
+        elif hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__"):
+            copy = a.get()
+            host.append(copy)
+            back.append((a, copy))
+        else:
+            raise KernelArgumentError(
+                f"argument {i}: the simulator takes NumPy arrays, jitkern arrays and scalars, "
+                f"got {type(a).__name__}"
+            )
+    return tuple(host), back

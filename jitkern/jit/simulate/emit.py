@@ -1,0 +1,574 @@
+"""The simulator's back end: the typed program as Python over NumPy scalars.
+
+:class:`PyEmitter` is the statement emitter of :mod:`..statements` with the spelling
+changed: parsing, name resolution, every type rule (``infer`` and the builtin
+records' rules) and every error are the CUDA back end's own, so a kernel the GPU
+build refuses is refused here with the same message, and a value has the same type
+in both. What differs is only the text: constants are NumPy scalars of their type,
+conversions are NumPy constructors (or the C++ rule where NumPy differs, see
+:mod:`.runtime`), builtins render through :mod:`.templates`, and a barrier or a warp
+collective is a ``yield`` to the scheduler.
+
+Each generated line remembers the user's line; :func:`compile_function` gives the
+code object the user's file name and those line numbers, so tracebacks, ``pdb``
+and the checks' messages point at the kernel's source.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+
+import numpy
+
+from .. import builtins as B
+from .. import frontend, infer
+from .. import types as T
+from ..expressions import literal as cpp_literal
+from ..expressions import problem
+from ..program import Program
+from ..statements import FunctionCode, FunctionEmitter
+from ..values import Const, Value, operand
+from . import templates
+
+#: The leading parameters of every generated function: the thread, its indices, its block's.
+CONTEXT = "_jk_T, _jk_tx, _jk_ty, _jk_tz, _jk_bx, _jk_by, _jk_bz"
+
+_NUMPY_NAMES = {"bool": "bool_"}
+
+
+class SimProgram(Program):
+    """A program's state for the Python back end: constants, shared arrays, functions."""
+
+    def __init__(self, mode: str):
+        super().__init__(mode)
+        self.constants: dict = {}  # name -> NumPy scalar
+        self._constant_names: dict = {}  # (type name, repr) -> name
+        self.shared: dict = {}  # name -> (dtype, size) of a static shared array
+        self.functions: dict = {}  # cname -> SimFunction, callees first
+
+    def constant(self, value, t: T.Scalar) -> str:
+        key = (t.name, repr(value), type(value).__name__)
+        name = self._constant_names.get(key)
+        if name is None:
+            name = f"_jk_k{len(self.constants)}"
+            self.constants[name] = numpy_type(t)(value)
+            self._constant_names[key] = name
+        return name
+
+
+class SimFunction:
+    def __init__(self, cname, text, lines, filename, generator, return_type):
+        self.cname = cname
+        self.text = text
+        self.lines = lines  # user line per generated line (1-based, index 0 unused)
+        self.filename = filename
+        self.generator = generator
+        self.return_type = return_type
+
+
+def numpy_type(t: T.Scalar):
+    if t.name == "bfloat16":
+        raise problem("bfloat16 is not simulated (NumPy has no bfloat16)", "use float32")
+    return getattr(numpy, _NUMPY_NAMES.get(t.name, t.name))
+
+
+def type_name(t: T.Scalar) -> str:
+    numpy_type(t)
+    return f"_jk_t_{t.name}"
+
+
+class PyEmitter(FunctionEmitter):
+    """FunctionEmitter emitting Python; see the module docstring."""
+
+    program: SimProgram
+
+    def __init__(self, *args, **kwargs):
+        self.generator = False  # a barrier or a collective makes the function a generator
+        self.user_line = 0
+        self.elements: dict = {}  # element code -> (array code, index code), for atomics
+        super().__init__(*args, **kwargs)
+        self.user_line = self.parsed.source.position(self.parsed.tree)[0]
+
+    # -- names and output ------------------------------------------------------
+
+    def c_name(self, name: str) -> str:
+        cname = name
+        if keyword.iskeyword(cname) or cname.startswith(("_jk", "jk_")):
+            cname += "_"
+        while cname in self._cnames:
+            cname += "_"
+        self._cnames.add(cname)
+        return cname
+
+    def line(self, text: str) -> None:
+        text = text.removeprefix("auto ")  # an opaque local (a group): Python needs no type
+        self.body.append((self.depth, text, self.user_line))
+
+    def header(self, text: str) -> None:
+        """A block header; ``pass`` keeps an empty (or compile-time pruned) body valid."""
+        self.line(text)
+        self.depth += 1
+        self.line("pass")
+        self.depth -= 1
+
+    def mark(self, node) -> None:
+        self.user_line = self.source.position(node)[0]
+
+    def site(self) -> str:
+        """``'file:line'`` of the statement being emitted, as a Python literal."""
+        return repr(f"{self.source.filename}:{self.user_line}")
+
+    def yields(self, request: str) -> str:
+        self.generator = True
+        return f"(yield ({request}))"
+
+    # -- constants and conversions ---------------------------------------------
+
+    def literal(self, value, t: T.Scalar) -> str:
+        cpp_literal(value, t)  # the GPU build's checks and errors (range, kind)
+        if t.is_complex:
+            value = complex(value)
+        elif t.is_float:
+            value = float(value)
+            if t.is_half:
+                value = numpy.float32(value)  # C++ rounds a half constant through float
+        elif t is T.bool_:
+            value = bool(value)
+        else:
+            value = int(value)
+        return self.program.constant(value, t)
+
+    def materialize(self, item) -> Value:
+        if isinstance(item, Value):
+            return item
+        if item.is_scalar:
+            t = infer.literal_type(item.value, self.mode)
+            return Value(self.literal(item.value, t), t)
+        return super().materialize(item)
+
+    def convert(self, item, target: T.Type) -> Value:
+        if isinstance(item, Const):
+            if not item.is_scalar:
+                raise problem(f"{item.value!r} is not a number")
+            return Value(self.literal(item.value, target), target)
+        if item.type == target:
+            return item
+        return Value(self.convert_code(item.code, item.type, target), target)
+
+    def convert_code(self, code: str, src: T.Type, dst: T.Type) -> str:
+        if not isinstance(src, T.Scalar) or not isinstance(dst, T.Scalar):
+            raise problem(f"cannot convert {src} to {dst}")
+        if src.is_complex and not dst.is_complex:
+            raise problem(f"cannot convert {src} to {dst} implicitly", "take .real or abs() first")
+        if dst is T.bool_:
+            return f"({code} != {self.literal(0, src)})"
+        cls = type_name(dst)
+        if dst.is_half:
+            if src.kind in "fiub" and src is not T.float32 and not src.is_half:
+                code = f"_jk_t_float32({code})"
+            return f"{cls}({code})"
+        if dst.kind in "iu" and src.kind == "f":
+            return f"_jk_f2i({code}, {cls})"
+        return f"{cls}({code})"
+
+    def to_float(self, t: T.Scalar, code: str) -> str:
+        return self.convert_code(code, t, T.float32)
+
+    def via_float(self, t: T.Scalar, code: str) -> str:
+        return self.convert_code(code, T.float32, t)
+
+    def zero(self, t: T.Scalar) -> str:
+        return self.literal(0, t)
+
+    def tuple_code(self, t: T.Tuple, codes) -> str:
+        return "(" + "".join(f"{c}, " for c in codes) + ")"
+
+    def tuple_item(self, item: Value, k: int) -> Value:
+        checked = super().tuple_item(item, k)  # the GPU build's checks and errors
+        return Value(f"{item.code}[{k % len(item.type.items)}]", checked.type)
+
+    def render(self, record, codes, sig, items):
+        return templates.render(record, codes, sig, items, self)
+
+    # -- arrays ------------------------------------------------------------------
+
+    def array_attribute(self, base: Value, attr: str):
+        if attr == "nbytes":
+            size = self.array_attribute(base, "size")
+            return Value(
+                f"({size.code} * {self.literal(base.type.dtype.itemsize, T.int64)})", T.int64
+            )
+        return super().array_attribute(base, attr)
+
+    def array_shape(self, item, k: int) -> str:
+        t = item.type
+        if isinstance(t, T.Array) and t.is_pointer_like and 0 <= k < t.ndim:
+            self.pointer_array_extent(item, "shape", k)  # the GPU build's rule and error
+        elif not isinstance(t, T.Array) or not 0 <= k < t.ndim:
+            return super().array_shape(item, k)
+        return f"_jk_t_int64({item.code}.shape[{k}])"
+
+    def array_stride(self, item, k: int) -> str:
+        t = item.type
+        if not 0 <= k < t.ndim:
+            raise problem(f"axis {k} is out of range for a {t.ndim}-d array")
+        return f"_jk_t_int64({item.code}.strides[{k}])"
+
+    def subscript(self, base: Value, indices: list) -> Value:
+        checked = super().subscript(base, indices)  # the GPU build's checks and errors
+        t = base.type
+        # a NumPy bool index would select, not index
+        codes = [self.convert(i, T.int64).code if i.type is T.bool_ else i.code for i in indices]
+        name = repr(_array_name(base.code))
+        if isinstance(t, T.Pointer) or t.is_pointer_like:
+            return self.element(base.code, f"_jk_ix({codes[0]}, {base.code}, {name})", checked.type)
+        index = f"_jk_ixn({base.code}, {name}, {', '.join(codes)})"
+        if len(indices) == t.ndim:
+            return self.element(base.code, index, checked.type)
+        return Value(f"{base.code}[{index}]", checked.type)
+
+    def element(self, array: str, index: str, elem: T.Type) -> Value:
+        code = f"{array}[{index}]"
+        self.elements[code] = (array, index)
+        return Value(code, elem, lvalue=True)
+
+    def declare_shared(self, elem: T.Type, size, align) -> str:
+        if getattr(elem, "family", None) == "cub_storage":
+            dtype = object  # cub's TempStorage: the simulator's reductions need none
+        elif isinstance(elem, T.Scalar):
+            dtype = numpy_type(elem)
+        else:
+            raise problem(f"shared memory of {elem} is not simulated")
+        if size is None:
+            code = f"_jk_T.block.dynamic({type_name(elem)})"
+        else:
+            name = self.program.unique_name("jk_smem")
+            self.program.shared[name] = (numpy.dtype(dtype), int(size))
+            code = f"_jk_T.block.shared[{name!r}]"
+        tmp = self.temp("smem")
+        self.prologue.append(f"{tmp} = {code}")
+        return tmp
+
+    # -- operators and expressions whose C++ spelling is inline -----------------
+
+    def unary(self, op, v: Value) -> Value:
+        t = v.type
+        if op is ast.Not:
+            return Value(f"(~{self.convert(v, T.bool_).code})", T.bool_)
+        if t is T.bool_ and op in (ast.USub, ast.UAdd) and self.mode == "numpy" and not v.weak:
+            return super().unary(op, v)  # the GPU build's error
+        if op is ast.UAdd:
+            return v
+        if op is ast.Invert and t is T.bool_ and v.weak:
+            t = infer.literal_type(0, self.mode)
+            v = self.convert(v, t)
+        if op is ast.Invert:
+            if t.kind not in "iub":
+                raise problem(f"~ needs an integer or bool, got {t}")
+            return Value(f"(~{v.code})", t)
+        if t is T.bool_:
+            t = infer.literal_type(0, self.mode)
+            v = self.convert(v, t)
+        return Value(f"(-{v.code})", t)
+
+    def expr_BoolOp(self, node):
+        items = [self.expr(v) for v in node.values]
+        if all(isinstance(i, Const) and i.is_scalar for i in items):
+            return super().expr_BoolOp(node)
+        word = " and " if isinstance(node.op, ast.And) else " or "
+        codes = [self.convert(self.materialize(i), T.bool_).code for i in items]
+        return Value("(" + word.join(codes) + ")", T.bool_)
+
+    def expr_Compare(self, node):
+        out = super().expr_Compare(node) if len(node.ops) == 1 else None
+        if out is not None:
+            return out
+        parts = []
+        left = self.expr(node.left)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.expr(right_node)
+            name = type(op).__name__
+            if name not in B.OPERATORS:
+                return super().expr_Compare(node)  # the GPU build's error
+            parts.append(self.binary(name, left, right))
+            left = right
+        if all(isinstance(p, Const) for p in parts):
+            return Const(all(p.value for p in parts))
+        codes = [self.materialize(p).code for p in parts]
+        return Value("(" + " and ".join(codes) + ")", T.bool_)
+
+    def expr_IfExp(self, node):
+        cond = self.expr(node.test)
+        if isinstance(cond, Const) and cond.is_scalar:
+            return self.expr(node.body if cond.value else node.orelse)
+        body, orelse = self.expr(node.body), self.expr(node.orelse)
+        ops = [operand(body), operand(orelse)]
+        if all(isinstance(o, (T.Scalar, bool, int, float, complex)) for o in ops):
+            t = infer.result_type(ops, self.mode)
+        elif ops[0] == ops[1]:
+            t = ops[0]
+        else:
+            raise problem(f"both branches must have one type, got {ops[0]} and {ops[1]}")
+        c = self.convert(self.materialize(cond), T.bool_).code
+        a, b = self.convert(body, t).code, self.convert(orelse, t).code
+        return Value(f"({a} if {c} else {b})", t)
+
+    def group_sync(self, item, code: str) -> str:
+        family = getattr(item.type, "family", None)
+        if family == "grid":
+            self.program.cooperative = True
+            return self.yields(f"_jk_GRID_SYNC, {self.site()}")
+        if family == "tile":
+            return self.yields(f"_jk_SYNCWARP, {self.site()}, {code}.mask")
+        return self.yields(f"_jk_SYNC, {self.site()}, None, None, None")
+
+    def cub_instance(self, cls, args):
+        if (
+            len(args) != 1
+            or not isinstance(args[0], Value)
+            or getattr(args[0].type, "family", None) != "cub_storage"
+        ):
+            return super().cub_instance(cls, args)  # the GPU build's error
+        if cls.template.family == "warp_reduce":  # the warp's lanes: the reduction's mask
+            return Value("_jk_T.warp_mask", cls.instance_type)
+        return Value("None", cls.instance_type)
+
+    def capture_global(self, name: str):
+        if name == "breakpoint" and name not in self.func.__globals__:
+            return breakpoint  # the simulator runs Python: pdb works in kernels
+        return super().capture_global(name)
+
+    def call(self, callee, args, kwargs):
+        if isinstance(callee, Const) and callee.value is breakpoint:
+            return Value("breakpoint()", T.void)  # pdb in the user's source, with its names
+        return super().call(callee, args, kwargs)
+
+    def call_device(self, device, args) -> Value:
+        values = [self.materialize(a) for a in args]
+        fn = self.program_device_function(device, tuple(v.type for v in values))
+        call = f"{fn.cname}({', '.join([CONTEXT] + [v.code for v in values])})"
+        if self.program.functions[fn.cname].generator:
+            call = self.yields_from(call)
+        return Value(call, fn.return_type)
+
+    def yields_from(self, call: str) -> str:
+        self.generator = True
+        return f"(yield from {call})"
+
+    def device_functor(self, device, t: T.Scalar) -> str:
+        fn = self.program_device_function(device, (t, t))
+        if self.program.functions[fn.cname].generator:
+            raise problem("a reduction operator cannot synchronise threads")
+        return f"(lambda a, b: {fn.cname}({CONTEXT}, a, b))"
+
+    def printf(self, items, codes, sep, end) -> str:
+        for what, value in (("sep", sep), ("end", end)):
+            if not (isinstance(value, Const) and isinstance(value.value, str)):
+                raise problem(f"print() takes {what} as a constant string")
+        fmt, args = [], []
+        for item, code in zip(items, codes):
+            if isinstance(item, Const):
+                if isinstance(item.value, (str, bool, int, float, complex)):
+                    fmt.append(str(item.value).replace("%", "%%"))
+                    continue
+                raise problem(f"print() cannot show {item.value!r}")
+            spec, arg = self.print_spec(item)
+            fmt.append(spec)
+            args.extend(arg)
+        text = sep.value.replace("%", "%%").join(fmt) + end.value.replace("%", "%%")
+        return f"_jk_printf({text!r}, ({''.join(a + ', ' for a in args)}))"
+
+    def print_spec(self, value: Value):
+        t = value.type
+        c = value.code
+        if isinstance(t, T.Pointer):
+            return "%#x", [f"id({c})"]
+        if not isinstance(t, T.Scalar):
+            raise problem(f"print() cannot show a value of type {t}")
+        if t is T.bool_:
+            return "%s", [f"('True' if {c} else 'False')"]
+        if t.is_complex:
+            return "(%g%+gj)", [f"float({c}.real)", f"float({c}.imag)"]
+        if t.is_float:
+            return "%g", [f"float({c})"]
+        return "%d", [f"int({c})"]
+
+    # -- statements whose C++ spelling is inline ---------------------------------
+
+    def stmt_Expr(self, node) -> None:
+        self.mark(node)  # before the expression: a barrier's site is this line
+        super().stmt_Expr(node)
+
+    def stmt_Assign(self, node) -> None:
+        if len(node.targets) == 1:
+            return super().stmt_Assign(node)
+        self.mark(node)
+        item = self.expr(node.value)
+        if isinstance(item, Value) and isinstance(item.type, T.Scalar):
+            tmp = self.temp()
+            self.line(f"{tmp} = {item.code}")
+            item = Value(tmp, item.type)
+        for target in node.targets:
+            self.assign(target, item)
+
+    def items_of(self, item, count: int, node) -> list:
+        if isinstance(item, Value) and isinstance(item.type, T.Tuple):
+            tmp = self.temp()
+            self.line(f"{tmp} = {item.code}")
+            held = Value(tmp, item.type)
+            values = [self.tuple_item(held, k) for k in range(len(item.type.items))]
+            if len(values) != count:
+                raise problem(f"cannot unpack {len(values)} values into {count} names", node=node)
+            return values
+        return super().items_of(item, count, node)
+
+    def stmt_If(self, node) -> None:
+        test = self.expr(node.test)
+        if isinstance(test, Const):
+            self.block(node.body if test.value else node.orelse)
+            return
+        self.mark(node)
+        self.header(f"if {self.condition(node.test)}:")
+        self.nested(node.body)
+        orelse = node.orelse
+        while len(orelse) == 1 and isinstance(orelse[0], ast.If):
+            elif_node = orelse[0]
+            self.mark(elif_node)
+            self.header(f"elif {self.condition(elif_node.test)}:")
+            self.nested(elif_node.body)
+            orelse = elif_node.orelse
+        if orelse:
+            self.header("else:")
+            self.nested(orelse)
+
+    def stmt_While(self, node) -> None:
+        if node.orelse:
+            return super().stmt_While(node)  # the GPU build's error
+        self.mark(node)
+        self.header(f"while {self.condition(node.test)}:")
+        self.loop_body(node.body)
+
+    def stmt_For(self, node) -> None:
+        if node.orelse or not isinstance(node.target, ast.Name):
+            return super().stmt_For(node)  # the GPU build's errors
+        if not isinstance(node.iter, ast.Call):
+            iterable = self.expr(node.iter)
+            if isinstance(iterable, Const) and isinstance(iterable.value, tuple):
+                self.for_constants(node, iterable.value)
+                return
+        record, args, kwargs = self.range_call(node.iter)
+        bound = self.bind(record, args, kwargs)
+        start, stop, step = bound[:3]
+        if len(bound) > 3:
+            _check_unroll(bound[3].value)
+        if isinstance(stop, Const) and stop.value is None:
+            start, stop = Const(0), start
+        self.mark(node)
+        var = self.loop_variable(node.target, [start, stop, step])
+        t = var.type
+        arg_nodes = list(node.iter.args) + [kw.value for kw in node.iter.keywords]
+        start_node, stop_node, step_node = (
+            [None] + arg_nodes[:1] + [None]
+            if len(node.iter.args) == 1
+            else (arg_nodes + [None, None, None])[:3]
+        )
+        if isinstance(step, Const) and step.value == 0:
+            raise problem("range() step must not be zero", node=node.iter)
+        codes = [
+            self.at(n, lambda item=item: self.convert(item, t).code)
+            for item, n in ((start, start_node), (stop, stop_node), (step, step_node))
+        ]
+        # the values the C++ counter takes, as scalars of the loop's type; the bounds are
+        # evaluated once, as in the C++ loop
+        self.header(f"for {var.code} in _jk_range({', '.join(codes)}, {type_name(t)}):")
+        self.loop_body(node.body)
+
+    def for_constants(self, node, values: tuple) -> None:
+        if not values or not all(Const(v).is_scalar for v in values):
+            return super().for_constants(node, values)  # the GPU build's error
+        self.mark(node)
+        var = self.lookup_local(node.target.id)
+        t = var.type if var is not None else infer.result_type(list(values), self.mode)
+        if var is None:
+            cname = self.c_name(node.target.id)
+            var = self.locals[node.target.id] = Value(cname, t, lvalue=True)
+        items = "".join(self.literal(v, t) + ", " for v in values)
+        self.header(f"for {var.code} in ({items}):")
+        self.loop_body(node.body)
+
+    def stmt_Assert(self, node) -> None:
+        test = self.expr(node.test)
+        if isinstance(test, Const) and test.value:
+            return
+        self.mark(node)
+        message = ast.unparse(node.test)
+        if node.msg is not None:
+            msg = self.expr(node.msg)
+            if not (isinstance(msg, Const) and isinstance(msg.value, str)):
+                raise problem("the assert message must be a string constant", node=node.msg)
+            message = msg.value
+        cond = self.condition(node.test) if not isinstance(test, Const) else "False"
+        self.line(f"if not {cond}: _jk_assert_fail({message!r})")
+
+    # -- assembly ----------------------------------------------------------------
+
+    def finish(self) -> FunctionCode:
+        first = self.parsed.source.position(self.parsed.tree)[0]
+        params = ", ".join([CONTEXT] + [self.lookup_local(p).code for p in self.parsed.params])
+        lines = [f"def {self.cname}({params}):", "    pass"]
+        mapping = [first, first, first]
+        for text in self.prologue:
+            lines.append("    " + text)
+            mapping.append(first)
+        for depth, text, user_line in self.body:
+            lines.append("    " * (depth + 1) + text)
+            mapping.append(user_line)
+        if self.generator:  # make it a generator even when its yields were pruned
+            lines.append("    if False: yield")
+            mapping.append(mapping[-1])
+        text = "\n".join(lines) + "\n"
+        self.program.functions[self.cname] = SimFunction(
+            self.cname,
+            text,
+            mapping,
+            self.source.filename,
+            self.generator,
+            self.return_type or T.void,
+        )
+        return FunctionCode(self.cname, text, self.return_type or T.void, ())
+
+
+def _array_name(code: str) -> str:
+    return code.split("[", 1)[0]
+
+
+def _check_unroll(unroll) -> None:
+    if unroll is None or unroll is True or unroll is False:
+        return
+    if isinstance(unroll, int) and unroll > 0:
+        return
+    raise problem("unroll must be True, False or a positive constant int")
+
+
+def compile_function(fn: SimFunction, namespace: dict):
+    """Define ``fn`` in ``namespace``, its code object naming the user's file and lines."""
+    tree = ast.parse(fn.text, filename=f"<jitkern simulate {fn.cname}>")
+    last = len(fn.lines) - 1
+    for node in ast.walk(tree):
+        if hasattr(node, "lineno") and node.lineno is not None:
+            line = fn.lines[min(node.lineno, last)]
+            node.lineno = node.end_lineno = line
+            node.col_offset = node.end_col_offset = 0
+    code = compile(tree, fn.filename, "exec")
+    exec(code, namespace)  # noqa: S102 - the generated kernel, compiled just above
+    return namespace[fn.cname]
+
+
+def generate(parsed: frontend.ParsedFunction, types: tuple, mode: str, cname: str, py_func):
+    """Emit a kernel and its device functions; returns the program (its ``functions``)."""
+    program = SimProgram(mode)
+    emitter = PyEmitter(parsed, types, mode, program, "kernel", cname)
+    program.stack.append(py_func)
+    emitter.emit()
+    return program
