@@ -11,6 +11,7 @@ import importlib
 from .errors import (
     CompileError,
     CUDAError,
+    FunctionNotFoundError,
     InternalError,
     JitError,
     JitIndexError,
@@ -76,7 +77,7 @@ _LAZY = {
     "asnumpy": "jitkern.arrays",
     "from_dlpack": "jitkern.arrays",
 }
-_SUBMODULES = {"jit", "backend", "arrays", "kernels", "config", "errors"}
+_SUBMODULES = {"jit", "backend", "arrays", "kernels", "config", "errors", "texture", "cuda"}
 
 
 def __getattr__(name: str):
@@ -95,7 +96,7 @@ def __dir__():
 
 
 __all__ = [
-    "CUDAError", "CompileError", "InternalError", "JitError", "JitIndexError", "JitNameError",
+    "CUDAError", "CompileError", "FunctionNotFoundError", "InternalError", "JitError", "JitIndexError", "JitNameError",
     "JitSyntaxError", "JitTypeError", "JitValueError", "JitkernAttributeError",
     "JitkernBufferError", "JitkernError", "JitkernFileNotFoundError", "JitkernIndexError",
     "JitkernKeyError", "JitkernNotImplementedError", "JitkernOverflowError",

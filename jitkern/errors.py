@@ -140,3 +140,11 @@ def _human_bytes(n: int) -> str:
             return f"{value:.1f} {unit}" if unit != "B" else f"{int(value)} B"
         value /= step
     return f"{n} B"
+
+
+class FunctionNotFoundError(JitkernError, ValueError, AttributeError, RuntimeError):
+    """A module has no kernel of the name asked for (``RawModule.get_function``).
+
+    A ``ValueError`` and an ``AttributeError`` (a missing name), and a ``RuntimeError`` like
+    the driver error CuPy raises, so every ``except`` a ported program uses still catches it.
+    """

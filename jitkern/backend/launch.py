@@ -16,6 +16,8 @@ Python ``complex``                           ``complex<double>`` (16 bytes)
 NumPy scalar (``numpy.float32(1)``, ...)     its own type and size
 ``numpy.void`` of a structured dtype         its raw bytes, aligned to the dtype
 jitkern/CuPy/PyTorch/any CUDA array          device pointer (8 bytes)
+a device allocation with ``.ptr``            device pointer (CuPy's MemoryPointer, ...)
+texture/surface object (jitkern or CuPy)     ``cudaTextureObject_t``/``cudaSurfaceObject_t``
 ==========================================  ===============================
 
 When the kernel's parameter sizes are known (``cuFuncGetParamInfo``), a
@@ -33,6 +35,7 @@ import numpy
 
 from ..errors import KernelArgumentError
 from .codegen import define
+from .handles import handle_ctype
 
 # ---------------------------------------------------------------------------
 # How to get a device pointer out of each array type (chosen once per type).
@@ -118,7 +121,18 @@ def pointer_getter(cls: type):
         return _cai_pointer
     if hasattr(cls, "__dlpack__") and hasattr(cls, "__dlpack_device__"):
         return _dlpack_pointer
+    if _is_allocation(cls):
+        _pointer_getters[cls], _device_getters[cls] = "{a}.ptr", "{a}.device_id"
+        return "{a}.ptr"
     return None
+
+
+def _is_allocation(cls: type) -> bool:
+    """A device allocation object with an integer ``.ptr``: CuPy's ``MemoryPointer`` (what
+    ``cupy.cuda.alloc()`` returns) and ``Memory``, jitkern's ``MemoryPointer``. Streams,
+    events and texture objects also have ``.ptr`` but no ``device_id`` plus ``mem``/``size``."""
+    return (hasattr(cls, "ptr") and hasattr(cls, "device_id")
+            and (hasattr(cls, "mem") or hasattr(cls, "size")) and handle_ctype(cls) is None)
 
 
 def device_getter(cls: type):
@@ -150,11 +164,13 @@ class Slot:
     expression template yielding the values to pack (``{a}`` is the argument; other
     ``{name}`` fields are helpers from ``env``)."""
 
-    __slots__ = ("codes", "size", "align", "expr", "env", "what")
+    __slots__ = ("codes", "size", "align", "expr", "env", "what", "pointer")
 
-    def __init__(self, codes: str, size: int, align: int, expr: str, env: dict, what: str):
+    def __init__(self, codes: str, size: int, align: int, expr: str, env: dict, what: str,
+                 pointer: bool = False):
         self.codes, self.size, self.align = codes, size, align
         self.expr, self.env, self.what = expr, env, what
+        self.pointer = pointer  # a device pointer (checked against the parameter's kind)
 
 
 def _scalar_slot(dtype: numpy.dtype, what: str) -> Slot:
@@ -190,11 +206,13 @@ def slot_for(cls: type, index: int, param_size: int | None) -> Slot:
         return _scalar_slot(dtype, what)
     if issubclass(cls, numpy.generic):
         return _scalar_slot(numpy.dtype(cls), what)
+    if handle_ctype(cls) is not None:  # a texture/surface object: its handle, by value
+        return Slot("Q", 8, 8, "{a}.ptr", {}, what)
     getter = pointer_getter(cls)
     if isinstance(getter, str):
-        return Slot("Q", 8, 8, getter, {"cpu": _torch_cpu}, what)
+        return Slot("Q", 8, 8, getter, {"cpu": _torch_cpu}, what, pointer=True)
     if getter is not None:
-        return Slot("Q", 8, 8, "{ptr}({a})", {"ptr": getter}, what)
+        return Slot("Q", 8, 8, "{ptr}({a})", {"ptr": getter}, what, pointer=True)
     if issubclass(cls, numpy.ndarray):
         raise KernelArgumentError(
             f"{what}: a numpy.ndarray lives in host memory and cannot be passed to a kernel; "
@@ -203,7 +221,8 @@ def slot_for(cls: type, index: int, param_size: int | None) -> Slot:
     raise KernelArgumentError(
         f"{what}: cannot pass a {cls.__module__}.{cls.__qualname__} to a kernel; expected a GPU "
         "array (jitkern.ndarray, CuPy, PyTorch, any __cuda_array_interface__ or DLPack CUDA "
-        "array), a Python int/float/bool/complex or a NumPy scalar"
+        "array), a device allocation with .ptr, a texture/surface object, a Python "
+        "int/float/bool/complex or a NumPy scalar"
     )
 
 
@@ -362,8 +381,8 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
         env.update(_ctx=context, _ctx_get=get_current)
         conditions.append("_ctx_get()[1] != _ctx")
         for i, (slot, cls) in enumerate(zip(plan.slots, plan.types)):
-            if slot.codes != "Q" or slot.expr == "{a}":
-                continue  # a scalar
+            if not slot.pointer:
+                continue  # a scalar or a handle
             template = device_template(cls)
             if template is None:
                 getter = device_getter(cls)
@@ -423,7 +442,7 @@ def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: st
 
 
 def _check_kind(arg, slot: Slot, param, index: int) -> None:
-    is_pointer = slot.codes == "Q" and "{a}" in slot.expr and slot.expr != "{a}"
+    is_pointer = slot.pointer
     if param.pointer and not is_pointer and type(arg) is not int:
         raise KernelArgumentError(
             f"argument {index} ({param.name}): the kernel expects a pointer ({param.ctype}), "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import re
 
 from ..backend import compiler, driver
 from ..backend import module as _module_state
@@ -12,7 +14,14 @@ from ..backend.inspection import Inspection, inspect_binary
 from ..backend.kernel_object import KernelPartial
 from ..backend.memory import MemoryPointer
 from ..backend.module import SETTABLE_ATTRIBUTES, Function, load
-from ..errors import JitkernFileNotFoundError, JitkernTypeError, JitkernValueError
+from ..errors import (
+    FunctionNotFoundError,
+    JitkernFileNotFoundError,
+    JitkernNotImplementedError,
+    JitkernTypeError,
+    JitkernValueError,
+    LaunchError,
+)
 from . import _signature
 
 _BACKENDS = ("nvrtc", "nvcc")
@@ -60,7 +69,6 @@ class RawKernel(KernelPartial):
 
     # A partial whose function is the launch (see backend.kernel_object): _launch at
     # first, then the generated launcher of the last signature, falling back to _launch.
-    _pickle_hint = "a RawKernel cannot be pickled; pickle its code, name and options"
 
     def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc", *,
                  translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
@@ -153,6 +161,9 @@ class RawKernel(KernelPartial):
     def __repr__(self) -> str:
         return f"<jitkern.RawKernel {self.name!r}>"
 
+    def __reduce__(self):
+        return _reduce_kernel(self)
+
 
 def _attribute_property(attr: str):
     def getter(self):
@@ -181,8 +192,10 @@ def _binary_from_file(path: str) -> Binary:
     if not isinstance(path, (str, os.PathLike)):
         raise JitkernTypeError(f"path: expected a file path, got {type(path).__name__}")
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise JitkernFileNotFoundError(f"path: no such file: {path!r}")
+    if not os.path.isfile(path):
+        # OSError's (errno, message, filename) form: str() ends with the path.
+        raise JitkernFileNotFoundError(errno.ENOENT, "RawModule(path=...): no such file (expected "
+                                       "a .cubin, .fatbin or .ptx file)", path)
     with open(path, "rb") as f:
         data = f.read()
     if data.startswith(_ELF):
@@ -218,6 +231,11 @@ class RawModule:
             if isinstance(name_expressions, str) or not all(isinstance(n, str) for n in name_expressions):
                 raise JitkernTypeError("name_expressions: expected a sequence of str, e.g. ['fx3<float>']")
         self.name_expressions = tuple(name_expressions or ())
+        if backend == "nvcc" and self.name_expressions:
+            raise JitkernValueError(
+                "RawModule: name_expressions needs backend='nvrtc' (NVRTC lowers the template "
+                "names to the mangled symbols; nvcc cannot); use the default backend, or give "
+                "the instantiations extern \"C\" wrappers")
         if code is not None:
             self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
             self._file_binary = None
@@ -238,7 +256,11 @@ class RawModule:
         self._binary(None, log_stream)
 
     def get_function(self, name: str) -> RawKernel:
-        """The kernel ``name`` (compiles and loads the module on the current device)."""
+        """The kernel ``name`` (compiles and loads the module on the current device).
+
+        A name the module does not have raises :class:`jitkern.FunctionNotFoundError` (a
+        ``ValueError``, ``AttributeError`` and ``RuntimeError``) naming the kernels it has.
+        """
         if not isinstance(name, str):
             raise JitkernTypeError(f"name: expected a str, got {type(name).__name__}")
         kernel = self._kernels.get(name)
@@ -248,9 +270,22 @@ class RawModule:
                 raise JitkernValueError(f"{name!r} is not one of this module's name_expressions "
                                  f"{list(self.name_expressions)}; add it there to instantiate it")
             kernel = RawKernel._from_module(self, name)
-            kernel._function()
+            try:
+                kernel._function()
+            except LaunchError:
+                raise missing_function_error(binary, name) from None
             self._kernels[name] = kernel
         return kernel
+
+    def get_texref(self, name: str):
+        """CuPy's texture-reference lookup: the API was removed in CUDA 12 (raises)."""
+        raise JitkernNotImplementedError(f"RawModule.get_texref({name!r}): the texture reference "
+                                         "API (texture<...> globals, TextureReference) was "
+                                         "removed in CUDA 12; pass a jitkern.texture."
+                                         "TextureObject as a cudaTextureObject_t argument instead")
+
+    def __reduce__(self):
+        return _reduce_module(self)
 
     def get_global(self, name: str) -> MemoryPointer:
         """A pointer to the module's global variable ``name`` (``__device__``/``__constant__``).
@@ -272,3 +307,70 @@ class RawModule:
     def __repr__(self) -> str:
         origin = f"path={self.path!r}" if self.path is not None else "code=..."
         return f"<jitkern.RawModule {origin}>"
+
+
+# ---------------------------------------------------------------------------
+# A missing kernel, and pickling (kept apart from the rest: small and self-contained).
+
+
+def available_kernels(binary: Binary) -> list[str]:
+    """The kernels ``binary`` defines, by the names ``get_function`` takes."""
+    from ..backend.cubin import cubin_resources
+
+    symbols = set(binary.resources)
+    if not symbols and binary.fmt == "cubin":
+        symbols = set(cubin_resources(binary.data))
+    if not symbols and binary.fmt == "ptx":
+        text = binary.data.decode(errors="replace")
+        symbols = set(_PTX_ENTRY.findall(text))
+    by_symbol = {low: expr for expr, low in binary.lowered_names.items()}
+    return sorted(by_symbol.get(s, s) for s in symbols)
+
+
+def missing_function_error(binary: Binary, name: str) -> FunctionNotFoundError:
+    """The error for ``get_function(name)`` on a module without that kernel."""
+    names = available_kernels(binary)
+    listed = ", ".join(repr(n) for n in names) if names else "none found"
+    hint = ("" if "<" in name else
+            "; kernels are found by name only when declared extern \"C\" (a template needs "
+            "name_expressions)")
+    return FunctionNotFoundError(
+        f"RawModule.get_function: no kernel named {name!r} in the module; it has: {listed}{hint}")
+
+
+_PTX_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)")
+
+
+def _rebuild_kernel(kwargs: dict) -> RawKernel:
+    return RawKernel(**kwargs)
+
+
+def _kernel_of_module(module: RawModule, name: str) -> RawKernel:
+    kernel = module._kernels.get(name)
+    if kernel is None:
+        kernel = module._kernels[name] = RawKernel._from_module(module, name)
+    return kernel
+
+
+def _rebuild_module(kwargs: dict) -> RawModule:
+    return RawModule(**kwargs)
+
+
+def _reduce_kernel(kernel: RawKernel):
+    """Pickle a RawKernel as what made it: its code and options (or its module and name).
+    Unpickled, it compiles through the cache, which already holds its binary."""
+    if kernel._module is not None:
+        return _kernel_of_module, (kernel._module, kernel.name)
+    return _rebuild_kernel, ({
+        "code": kernel.code, "name": kernel.name, "options": kernel.options,
+        "backend": kernel.backend, "translate_cucomplex": kernel.translate_cucomplex,
+        "enable_cooperative_groups": kernel.enable_cooperative_groups,
+        "jitify": kernel.jitify},)
+
+
+def _reduce_module(module: RawModule):
+    return _rebuild_module, ({
+        "code": module.code, "path": module.path, "options": module.options,
+        "backend": module.backend, "translate_cucomplex": module.translate_cucomplex,
+        "enable_cooperative_groups": module.enable_cooperative_groups,
+        "name_expressions": list(module.name_expressions) or None, "jitify": module.jitify},)

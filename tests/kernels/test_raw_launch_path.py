@@ -82,5 +82,7 @@ def test_kernel_object_behaves_like_an_object(kernel):
     assert repr(k) == "<jitkern.RawKernel 'f'>"
     import pickle
 
-    with pytest.raises(TypeError, match="cannot be pickled"):
-        pickle.dumps(k)
+    # Pickles as its code and options (issue 8; see tests/kernels/test_pickle.py).
+    back = pickle.loads(pickle.dumps(k))
+    assert isinstance(back, RawKernel) and back is not k
+    assert (back.code, back.name, back.options) == (k.code, k.name, k.options)
