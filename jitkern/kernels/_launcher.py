@@ -19,7 +19,9 @@ from ..backend import driver
 from ..backend.codegen import define
 from ..backend.device import current_stream_handle, stream_handle
 from ..errors import JitkernRuntimeError, JitkernTypeError
-from .params import convert_scalar
+from .params import HANDLE_DTYPES, convert_scalar
+
+HANDLE_DTYPE_SET = frozenset(HANDLE_DTYPES.values())
 
 _CODES = {
     "?": "?",
@@ -86,6 +88,8 @@ def _bytes_of(value) -> bytes:
 
 
 def scalar_code(dtype: numpy.dtype) -> str:
+    if dtype in HANDLE_DTYPE_SET:  # a texture/surface handle, converted to numpy.uint64
+        return "Q"
     return _CODES[dtype.char]
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy
 
 from ..arrays.interop import describe
+from ..backend.handles import handle_ctype
 from ..arrays.layout import c_strides
 from ..errors import JitkernValueError, KernelArgumentError
 
@@ -41,7 +42,9 @@ class ArrayArg:
 
 
 def is_scalar(value) -> bool:
-    return type(value) in _PY_SCALARS or isinstance(value, numpy.generic)
+    """Passed by value: Python and NumPy scalars, texture/surface objects (their handle)."""
+    return (type(value) in _PY_SCALARS or isinstance(value, numpy.generic)
+            or handle_ctype(type(value)) is not None)
 
 
 def host_array_error(what: str) -> KernelArgumentError:

@@ -24,6 +24,7 @@ import numpy
 
 from ..arrays import describe, empty, ndarray, pointer_of
 from ..backend import compiler, driver
+from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection
 from ..backend.module import Function
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
@@ -47,9 +48,9 @@ _MAX_GRID_X = (1 << 31) - 1
 _UNROLL = _codegen.UNROLL
 
 
-# Called as hook(value, param, what) on every argument before it is classified. The
-# texture issue registers its TextureObject support here (a unique placeholder type,
-# bound from the texture's channel format); nothing is registered yet.
+# Called as hook(value, param, what) on every argument before it is classified (texture
+# and surface objects need none: they are scalars whose placeholder binds to their handle
+# type, see params.HANDLE_DTYPES).
 ARGUMENT_HOOKS: list = []
 
 
@@ -390,7 +391,7 @@ def _call_key(args, size, block_size):
         cls = type(value)
         if cls is ndarray:
             key += (value._dtype, value._shape, value._strides)
-        elif cls in _SCALAR_TYPES or isinstance(value, numpy.generic):
+        elif cls in _SCALAR_TYPES or isinstance(value, numpy.generic) or handle_ctype(cls):
             key.append(cls)
         else:
             try:

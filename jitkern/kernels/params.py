@@ -14,6 +14,7 @@ import re
 
 import numpy
 
+from ..backend.handles import HANDLE_CTYPES, handle_ctype
 from ..errors import JitkernRuntimeError, JitkernTypeError, JitkernValueError
 
 # NumPy dtype -> the C++ spelling used in generated kernels (complex from
@@ -35,6 +36,14 @@ CTYPES: dict[numpy.dtype, str] = {
     numpy.dtype(numpy.complex128): "complex<double>",
 }
 DTYPE_BY_NAME: dict[str, numpy.dtype] = {dt.name: dt for dt in CTYPES}
+
+# Texture/surface objects bind a placeholder to a type of their own: a one-field record
+# dtype per handle type, so it is distinct from every array dtype (uint64 included) and
+# its C spelling is the handle's (``typedef cudaTextureObject_t U;``).
+HANDLE_DTYPES: dict[str, numpy.dtype] = {
+    ctype: numpy.dtype([(ctype, "<u8")]) for ctype in HANDLE_CTYPES.values()}
+CTYPES.update({dt: ctype for ctype, dt in HANDLE_DTYPES.items()})
+_HANDLE_OF_DTYPE = {dt: ctype for ctype, dt in HANDLE_DTYPES.items()}
 
 # The type a scalar argument brings to a placeholder bound by scalars only.
 PYTHON_SCALAR_DTYPES = {
@@ -335,6 +344,7 @@ def resolve_placeholders(
     for p, dt, scalar in zip(in_params, in_types, scalar_flags):
         if scalar and p.placeholder and p.placeholder not in bound:
             bound[p.placeholder] = dt
+    _check_handle_params(in_params, in_types, bound, kernel)
     for p in (*in_params, *out_params):
         if p.placeholder and p.placeholder not in bound:
             raise TypeResolutionError(
@@ -343,6 +353,24 @@ def resolve_placeholders(
                 "the output array(s) explicitly"
             )
     return bound
+
+
+def _check_handle_params(in_params, in_types, bound: dict, kernel: str) -> None:
+    """A texture/surface object needs a placeholder of its own (CuPy's rule: its type is
+    decided by the object, so no other argument may share the letter)."""
+    for p, dt in zip(in_params, in_types):
+        ctype = _HANDLE_OF_DTYPE.get(dt)
+        if ctype is None:
+            continue
+        if p.placeholder is None:
+            raise TypeResolutionError(
+                f"{kernel}: input {p.name!r} is declared {p.type_name}, but a {ctype} object was "
+                f"passed; declare it with a type placeholder of its own, e.g. 'U {p.name}'")
+        if bound[p.placeholder] != dt:
+            raise TypeResolutionError(
+                f"{kernel}: type placeholder {p.placeholder!r} of input {p.name!r} (a {ctype} "
+                f"object) is also {bound[p.placeholder].name} from another argument; give the "
+                "texture/surface its own placeholder letter")
 
 
 def _bind(bound: dict, p: Param, dt: numpy.dtype, kernel: str) -> None:
@@ -382,11 +410,19 @@ def scalar_dtype(value) -> numpy.dtype:
     dt = PYTHON_SCALAR_DTYPES.get(type(value))
     if dt is not None:
         return dt
+    ctype = handle_ctype(type(value))
+    if ctype is not None:
+        return HANDLE_DTYPES[ctype]
     return numpy.dtype(type(value))
 
 
 def convert_scalar(value, dtype: numpy.dtype, name: str, kernel: str):
-    """``value`` as a NumPy scalar of ``dtype`` (NumPy's conversion; out-of-range ints refused)."""
+    """``value`` as a NumPy scalar of ``dtype`` (NumPy's conversion; out-of-range ints refused).
+
+    A texture/surface object becomes its handle (``numpy.uint64``)."""
+    handle = _HANDLE_OF_DTYPE.get(dtype)
+    if handle is not None or handle_ctype(type(value)) is not None:
+        return _handle_scalar(value, dtype, handle, name, kernel)
     if dtype.kind in "iu" and isinstance(value, (int, numpy.integer)):
         info = numpy.iinfo(dtype)
         if not info.min <= int(value) <= info.max:
@@ -404,6 +440,16 @@ def convert_scalar(value, dtype: numpy.dtype, name: str, kernel: str):
         raise TypeResolutionError(
             f"{kernel}: scalar {value!r} for {name!r} cannot be converted to {dtype.name} ({exc})"
         ) from None
+
+
+def _handle_scalar(value, dtype, ctype, name: str, kernel: str):
+    if ctype is None or handle_ctype(type(value)) != ctype:
+        expected = f"a {ctype} object" if ctype else f"a {dtype.name} scalar"
+        raise TypeResolutionError(
+            f"{kernel}: argument {name!r} takes {expected}, got {type(value).__module__}."
+            f"{type(value).__qualname__} (texture and surface objects need a type placeholder "
+            "of their own, e.g. 'U texObj')")
+    return numpy.uint64(value.ptr)
 
 
 class CachedSources:

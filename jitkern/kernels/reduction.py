@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy
 
 from ..backend import compiler, driver
+from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection
 from ..backend.module import Function
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
@@ -192,6 +193,10 @@ class ReductionKernel(CachedSources):
         for k, value in enumerate(args):
             p = self.params[k]
             what = f"{self.name}: {'output' if p.is_output else 'input'} {p.name!r}"
+            if handle_ctype(type(value)) is not None:
+                raise KernelArgumentError(
+                    f"{what}: texture memory is not supported in ReductionKernel (as in CuPy); "
+                    "read the texture in an ElementwiseKernel or RawKernel instead")
             if _layout.is_scalar(value):
                 if p.is_output or p.raw:
                     raise KernelArgumentError(f"{what}: expected an array, got a scalar {value!r}")
