@@ -82,6 +82,30 @@ def rawkernel(
     return wrap(func) if func is not None else wrap
 
 
+def _rebuild_kernel(func, mode, device, options) -> "JitKernel":
+    return JitKernel(func, mode=mode, device=device, options=options)
+
+
+def _attribute(module: str, qualname: str):
+    """``module.qualname`` if that module is loaded and has it, else None."""
+    import sys
+
+    obj = sys.modules.get(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def _kernel_by_name(module: str, qualname: str) -> "JitKernel":
+    import importlib
+
+    importlib.import_module(module)
+    kernel = _attribute(module, qualname)
+    if not isinstance(kernel, JitKernel):
+        raise JitkernTypeError(f"unpickling a jitkern kernel: {module}.{qualname} is not a kernel")
+    return kernel
+
+
 class JitKernel(KernelPartial):
     """A Python function compiled to CUDA on demand, one binary per argument types.
 
@@ -91,6 +115,16 @@ class JitKernel(KernelPartial):
     """
 
     _pickle_hint = "a jitkern kernel cannot be pickled; pickle the Python function instead"
+
+    def __reduce__(self):
+        # Pickled by reference, like a function: as the module attribute the decorator
+        # replaced (or the Python function and the decorator's settings). Unpickled, the
+        # on-disk index and the compile cache give the binary back without compiling.
+        func = self.py_func
+        module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
+        if module and _attribute(module, qualname) is self:
+            return _kernel_by_name, (module, qualname)
+        return _rebuild_kernel, (func, self.mode, self.device, self.options)
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=()):
         if not isinstance(func, types_module.FunctionType):

@@ -339,6 +339,15 @@ class ElementwiseKernel(CachedSources):
         key = (tuple(dt.name for dt in a.dtypes), a.variant, a.ndim, a.index_type)
         self._sources[key] = a.source
 
+    def __reduce__(self):
+        """Pickles as its definition; unpickled, it compiles through the cache."""
+        return _rebuild, (type(self), {
+            "in_params": _names(self.in_params), "out_params": _names(self.out_params),
+            "operation": self.operation, "name": self.name, "reduce_dims": self.reduce_dims,
+            "preamble": self.preamble, "no_return": self.no_return,
+            "return_tuple": self.return_tuple, "loop_prep": self.loop_prep,
+            "after_loop": self.after_loop, "options": self.options})
+
     # -- introspection ----------------------------------------------------------------
     def inspect(self, *args, arch=None, size=None, **kwargs) -> Inspection:
         """Source, CUBIN and resource use of the variant ``self(*args)`` would run.
@@ -378,6 +387,11 @@ def _inner_vector(shape, strides_list, sizes, outputs) -> int:
 
 def _names(params) -> str:
     return ", ".join(p.spelling for p in params)
+
+
+def _rebuild(cls, kwargs: dict):
+    """Unpickling a string kernel: make it again from its definition."""
+    return cls(**kwargs)
 
 
 # ---------------------------------------------------------------------------

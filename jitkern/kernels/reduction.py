@@ -28,7 +28,15 @@ from ..backend.module import Function
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _cuda, _layout
 from . import _reduction_codegen as _codegen
-from .elementwise import _call_key, _check_code, _empty, _names, _pointer, check_kernel_name
+from .elementwise import (
+    _call_key,
+    _check_code,
+    _empty,
+    _names,
+    _pointer,
+    _rebuild,
+    check_kernel_name,
+)
 from .params import (
     CTYPES,
     CachedSources,
@@ -167,6 +175,15 @@ class ReductionKernel(CachedSources):
         self._launches: dict = {}
         self._sources: dict = {}
         self._functions: dict = {}
+
+    def __reduce__(self):
+        """Pickles as its definition; unpickled, it compiles through the cache."""
+        return _rebuild, (type(self), {
+            "in_params": _names(self.in_params), "out_params": _names(self.out_params),
+            "map_expr": self.map_expr, "reduce_expr": self.reduce_expr,
+            "post_map_expr": self.post_map_expr, "identity": self.identity, "name": self.name,
+            "reduce_type": self.reduce_type, "reduce_dims": self.reduce_dims,
+            "preamble": self.preamble, "options": self.options})
 
     # -- the call ----------------------------------------------------------------
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
