@@ -178,12 +178,21 @@ def _scalar_slot(dtype: numpy.dtype, what: str) -> Slot:
         half = "f" if dtype.itemsize == 8 else "d"
         return Slot(half * 2, dtype.itemsize, dtype.itemsize, "{a}.real, {a}.imag", {}, what)
     if dtype.kind == "V":
-        return Slot(f"{dtype.itemsize}s", dtype.itemsize, max(dtype.alignment, 1),
+        return Slot(f"{dtype.itemsize}s", dtype.itemsize, _c_alignment(dtype),
                     "{a}.tobytes()", {}, what)
     code = _SCALAR_CODES.get(dtype.char)
     if code is None:
         raise KernelArgumentError(f"{what}: NumPy type {dtype} cannot be passed to a kernel")
     return Slot(code, dtype.itemsize, dtype.itemsize, "{a}", {}, what)
+
+
+def _c_alignment(dtype: numpy.dtype) -> int:
+    """A structured dtype's alignment as a C struct (NumPy says 1 unless made with
+    align=True; C aligns to the widest field, complex<T> to its size)."""
+    dtype = dtype.base
+    if dtype.fields is not None:
+        return max([1, dtype.alignment] + [_c_alignment(dt) for dt, *_ in dtype.fields.values()])
+    return dtype.itemsize if dtype.kind == "c" else max(dtype.alignment, 1)
 
 
 _PY_SCALARS = {

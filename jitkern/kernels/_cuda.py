@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy
 
-from .params import ctype_of
+from .params import c_alignment, ctype_of, record_ctype, record_fields
 
 PRELUDE = r"""
 // ---- jitkern string-kernel prelude ----
@@ -64,9 +64,19 @@ def type_name(p, dtype) -> str:
     return p.type_name if p.placeholder else ctype_of(dtype)
 
 
+def _leaves(dtypes):
+    """The dtypes, with each structured dtype replaced by its fields' (recursively)."""
+    for d in dtypes:
+        d = numpy.dtype(d).base
+        if d.fields is not None and d.names:
+            yield from _leaves(dt for dt, *_ in d.fields.values())
+        else:
+            yield d
+
+
 def includes_for(dtypes, extra_code: str = "") -> str:
     """The #includes the kernel's types need (half and complex only when used)."""
-    kinds = {numpy.dtype(d) for d in dtypes}
+    kinds = set(_leaves(dtypes))
     out = []
     if numpy.dtype(numpy.float16) in kinds or "half" in extra_code:
         out.append(_HALF_INCLUDE)
@@ -77,7 +87,40 @@ def includes_for(dtypes, extra_code: str = "") -> str:
 
 def typedefs(bound: dict) -> str:
     """``typedef float T;`` for each bound placeholder."""
-    return "".join(f"typedef {ctype_of(dt)} {letter};\n" for letter, dt in sorted(bound.items()))
+    return record_definitions(bound.values()) + "".join(
+        f"typedef {ctype_of(dt)} {letter};\n" for letter, dt in sorted(bound.items()))
+
+
+def record_definitions(dtypes) -> str:
+    """C structs for the structured dtypes among ``dtypes`` (nested ones first), laid out as
+    NumPy lays them out: fields at their offsets, explicit padding, a size check."""
+    done: dict = {}
+    for dt in dtypes:
+        _define_record(numpy.dtype(dt), done)
+    return "".join(done.values())
+
+
+def _define_record(dtype: numpy.dtype, done: dict) -> None:
+    dtype = dtype.base
+    if dtype.fields is None or dtype in done:
+        return
+    for field_dtype, *_ in dtype.fields.values():
+        _define_record(field_dtype, done)
+    name = record_ctype(dtype)
+    lines, pos = [], 0
+    for k, f in enumerate(record_fields(dtype)):
+        if f.offset > pos:
+            lines.append(f"  char _jk_pad{k}[{f.offset - pos}];\n")
+        lines.append(f"  {f.ctype} {f.name}{f'[{f.count}]' if f.count > 1 else ''};\n")
+        pos = f.offset + dtype.fields[f.name][0].itemsize
+    align = c_alignment(dtype)
+    if dtype.itemsize > -(-pos // align) * align:  # NumPy's itemsize has extra tail bytes
+        lines.append(f"  char _jk_tail[{dtype.itemsize - pos}];\n")
+    done[dtype] = (
+        f"// numpy dtype {dtype}\n"
+        f"struct alignas({align}) {name} {{\n{''.join(lines)}}};\n"
+        f"static_assert(sizeof({name}) == {dtype.itemsize}, \"record layout\");\n"
+    )
 
 
 def dims_struct(shape, strides) -> numpy.void:

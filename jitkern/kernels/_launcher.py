@@ -90,6 +90,8 @@ def _bytes_of(value) -> bytes:
 def scalar_code(dtype: numpy.dtype) -> str:
     if dtype in HANDLE_DTYPE_SET:  # a texture/surface handle, converted to numpy.uint64
         return "Q"
+    if dtype.fields is not None:  # a record (numpy.void): its bytes
+        return f"{dtype.itemsize}s"
     return _CODES[dtype.char]
 
 
@@ -168,7 +170,10 @@ def make_runner(
             )
             code = scalar_code(info)
             codes.append(code)
-            exprs.append(f"s{k}.real, s{k}.imag" if len(code) == 2 else f"s{k}")
+            if code.endswith("s"):
+                exprs.append(f"s{k}.tobytes()")
+            else:
+                exprs.append(f"s{k}.real, s{k}.imag" if len(code) == 2 else f"s{k}")
     env["_pack"] = struct.Struct(buf.dynamic_format(layout[:n_dyn], codes)).pack_into
     gx, gy, gz = grid
     bx, by, bz = block
@@ -227,6 +232,8 @@ def _guards(first_args, env) -> list[str] | None:
                 f"    if type(a{k}) is not _nd or a{k}._dtype is not _gd{k} or "
                 f"a{k}._shape is not _gs{k} or a{k}._strides is not _gt{k}:"
             )
+        elif cls is numpy.void:
+            return None  # records of different dtypes share the type: no identity guard
         elif cls in (bool, int, float, complex) or isinstance(value, numpy.generic):
             env[f"_gc{k}"] = cls
             lines.append(f"    if type(a{k}) is not _gc{k}:")

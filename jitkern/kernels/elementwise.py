@@ -405,6 +405,8 @@ def _call_key(args, size, block_size):
         cls = type(value)
         if cls is ndarray:
             key += (value._dtype, value._shape, value._strides)
+        elif cls is numpy.void:  # records: the dtype decides the type
+            key.append(value.dtype)
         elif cls in _SCALAR_TYPES or isinstance(value, numpy.generic) or handle_ctype(cls):
             key.append(cls)
         else:

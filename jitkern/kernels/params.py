@@ -10,6 +10,7 @@ It knows nothing about devices or code generation.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 
 import numpy
@@ -400,9 +401,67 @@ def ctype_of(dtype: numpy.dtype) -> str:
     try:
         return CTYPES[dtype]
     except KeyError:
+        pass
+    if dtype.fields is not None:
+        return record_ctype(dtype)
+    raise TypeResolutionError(
+        f"dtype {dtype} is not supported in kernels; supported: {', '.join(DTYPE_BY_NAME)} and "
+        "structured dtypes of them"
+    )
+
+
+# ---------------------------------------------------------------------------
+# Structured dtypes: a C struct per record dtype (fields by name, NumPy's offsets).
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordField:
+    name: str
+    ctype: str  # the C type of one element
+    count: int  # > 1 for a subarray field (``float v[3]``), else 1
+    offset: int
+
+
+def c_alignment(dtype: numpy.dtype) -> int:
+    """The alignment of ``dtype``'s C type in kernels (complex<T> is aligned to its size)."""
+    dtype = dtype.base
+    if dtype.fields is not None:
+        return max((c_alignment(dt) for dt, *_ in dtype.fields.values()), default=1)
+    return dtype.itemsize if dtype.kind == "c" else dtype.alignment
+
+
+def record_fields(dtype: numpy.dtype) -> list[RecordField]:
+    """The fields of a record dtype, checked to have C's layout (raises naming the field)."""
+    fields = []
+    for name in dtype.names:
+        field_dtype, offset = dtype.fields[name][:2]
+        base = field_dtype.base
+        if not _IDENTIFIER.match(name) or name in _CPP_KEYWORDS:
+            raise TypeResolutionError(
+                f"structured dtype {dtype}: field {name!r} is not a C identifier, so kernels "
+                "cannot name it")
+        align = c_alignment(base)
+        if offset % align:
+            raise TypeResolutionError(
+                f"structured dtype {dtype}: field {name!r} is at offset {offset}, not a multiple "
+                f"of its alignment {align} in C; make the dtype with align=True "
+                "(numpy.dtype([...], align=True))")
+        count = int(numpy.prod(field_dtype.shape, dtype=numpy.int64)) if field_dtype.shape else 1
+        fields.append(RecordField(name, ctype_of(base), count, int(offset)))
+    fields.sort(key=lambda f: f.offset)
+    align = c_alignment(dtype)
+    if dtype.itemsize % align:
         raise TypeResolutionError(
-            f"dtype {dtype} is not supported in kernels; supported: {', '.join(DTYPE_BY_NAME)}"
-        ) from None
+            f"structured dtype {dtype}: its size {dtype.itemsize} is not a multiple of its "
+            f"alignment {align} in C; make the dtype with align=True")
+    return fields
+
+
+def record_ctype(dtype: numpy.dtype) -> str:
+    """The generated struct's name for a record dtype (its layout checked)."""
+    record_fields(dtype)
+    digest = hashlib.sha256(repr((dtype.descr, dtype.itemsize)).encode()).hexdigest()[:12]
+    return f"_jk_record_{digest}"
 
 
 def scalar_dtype(value) -> numpy.dtype:
@@ -413,6 +472,8 @@ def scalar_dtype(value) -> numpy.dtype:
     ctype = handle_ctype(type(value))
     if ctype is not None:
         return HANDLE_DTYPES[ctype]
+    if type(value) is numpy.void:  # a structured scalar: its own record dtype
+        return value.dtype
     return numpy.dtype(type(value))
 
 
@@ -423,6 +484,12 @@ def convert_scalar(value, dtype: numpy.dtype, name: str, kernel: str):
     handle = _HANDLE_OF_DTYPE.get(dtype)
     if handle is not None or handle_ctype(type(value)) is not None:
         return _handle_scalar(value, dtype, handle, name, kernel)
+    if dtype.fields is not None:
+        if type(value) is numpy.void and value.dtype == dtype:
+            return value
+        raise TypeResolutionError(
+            f"{kernel}: scalar {value!r} for {name!r} is not a {dtype} record; pass a numpy.void "
+            "of that dtype (numpy.zeros((), dtype)[()])")
     if dtype.kind in "iu" and isinstance(value, (int, numpy.integer)):
         info = numpy.iinfo(dtype)
         if not info.min <= int(value) <= info.max:
