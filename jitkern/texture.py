@@ -530,7 +530,7 @@ class TextureObject:
                 pass
 
     def __repr__(self) -> str:
-        return f"<jitkern.texture.TextureObject 0x{self.ptr:x} {self.ResDesc!r}>"
+        return f"<jitkern.texture.TextureObject 0x{self.ptr:x}>"
 
 
 class SurfaceObject:

@@ -68,7 +68,7 @@ public:
     // The element at an index array of ndim entries.
     template <typename I>
     __device__ T& operator[](const I* idx) const {
-        char* p = reinterpret_cast<char*>(data_);
+        char* p = const_cast<char*>(reinterpret_cast<const char*>(data_));  // T may be const
         for (int d = 0; d < _ndim; ++d) p += strides_[d] * static_cast<index_t>(idx[d]);
         return *reinterpret_cast<T*>(p);
     }
@@ -76,7 +76,7 @@ public:
     // The element at a flat index, in C order.
     __device__ T& operator[](ptrdiff_t i) const {
         if (_c_contiguous) return data_[static_cast<index_t>(i)];
-        char* p = reinterpret_cast<char*>(data_);
+        char* p = const_cast<char*>(reinterpret_cast<const char*>(data_));  // T may be const
         index_t rest = static_cast<index_t>(i);
         for (int d = _ndim - 1; d > 0; --d) {
             const index_t extent = static_cast<index_t>(shape_[d]);

@@ -1,0 +1,358 @@
+"""Texture and surface objects on a GPU, against NumPy: CUDA-array copies, point and
+linear-filtered reads in 1-D/2-D/3-D (unnormalized and normalized coordinates), linear
+and pitched resources, surface writes, ElementwiseKernel textures, CuPy's objects."""
+
+import gc
+import itertools
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern import texture as T
+from jitkern.backend import driver
+from jitkern.cuda import runtime
+
+pytestmark = pytest.mark.gpu
+
+FLOAT = runtime.cudaChannelFormatKindFloat
+CLAMP = runtime.cudaAddressModeClamp
+
+
+def float_channels(n=1):
+    return T.ChannelFormatDescriptor(*([32] * n + [0] * (4 - n)), FLOAT)
+
+
+def poisoned(shape, dtype=np.float32):
+    a = jitkern.empty(shape, dtype)
+    a.fill(np.nan)
+    return a
+
+
+def texture_over(data, *, filter_mode, normalized=False, desc=None,
+                 read_mode=runtime.cudaReadModeElementType):
+    """A texture over a CUDA array holding ``data`` (axes z, y, x), clamped on every axis."""
+    desc = desc or float_channels()
+    dims = data.shape[::-1]  # width, height, depth
+    arr = T.CUDAarray(desc, *dims)
+    arr.copy_from(data)
+    res = T.ResourceDescriptor(runtime.cudaResourceTypeArray, cuArr=arr)
+    tex = T.TextureDescriptor((CLAMP,) * 3, filter_mode, read_mode,
+                              normalizedCoords=int(normalized))
+    return T.TextureObject(res, tex)
+
+
+def linear_reference(data, coords):
+    """What the texture unit's linear filter returns at texel coordinates ``coords``
+    (x, y, z), clamped: texel centres at i + 0.5, weights from the fractional part.
+    Coordinates are multiples of 1/8, which the hardware's 8-bit weights hold exactly."""
+    nd = data.ndim
+    per_axis = []
+    for axis, c in enumerate(coords):
+        n = data.shape[nd - 1 - axis]
+        t = np.asarray(c, np.float64) - 0.5
+        i0 = np.floor(t)
+        w = t - i0
+        i0 = i0.astype(np.int64)
+        per_axis.append([(np.clip(i0, 0, n - 1), 1 - w), (np.clip(i0 + 1, 0, n - 1), w)])
+    out = np.zeros(np.shape(coords[0]))
+    for corner in itertools.product(*per_axis):
+        weight = np.prod([w for _, w in corner], axis=0)
+        index = tuple(i for i, _ in reversed(corner))
+        out += weight * data.astype(np.float64)[index]
+    return out
+
+
+SAMPLE = r"""
+extern "C" __global__ void sample1d(cudaTextureObject_t t, const float* x, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1D<float>(t, x[i]);
+}
+extern "C" __global__ void sample2d(cudaTextureObject_t t, const float* x, const float* y,
+                                    float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex2D<float>(t, x[i], y[i]);
+}
+extern "C" __global__ void sample3d(cudaTextureObject_t t, const float* x, const float* y,
+                                    const float* z, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex3D<float>(t, x[i], y[i], z[i]);
+}
+extern "C" __global__ void fetch1d(cudaTextureObject_t t, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = tex1Dfetch<float>(t, i);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def sampler():
+    return jitkern.RawModule(code=SAMPLE)
+
+
+def random_coords(rng, shape_xyz, count):
+    """Texel coordinates in multiples of 1/8, mostly inside, some beyond each edge."""
+    return [rng.integers(-16, 8 * n + 16, count) / 8.0 for n in shape_xyz]
+
+
+def run_sample(sampler, tex, coords, normalized_by=None):
+    n = coords[0].size
+    scaled = [c / s for c, s in zip(coords, normalized_by)] if normalized_by else coords
+    args = [jitkern.asarray(c.astype(np.float32)) for c in scaled]
+    out = poisoned(n)
+    kernel = sampler.get_function(f"sample{len(coords)}d")
+    kernel(((n + 127) // 128,), (128,), (tex, *args, out, n))
+    return out.get()
+
+
+@pytest.mark.parametrize("shape", [(64,), (24, 40), (6, 10, 12)])
+def test_linear_filtered_reads_match_numpy(sampler, rng, shape):
+    data = rng.random(shape, dtype=np.float32)
+    tex = texture_over(data, filter_mode=runtime.cudaFilterModeLinear)
+    coords = random_coords(rng, shape[::-1], 3000)
+    got = run_sample(sampler, tex, coords)
+    np.testing.assert_allclose(got, linear_reference(data, coords), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(64,), (16, 32), (8, 16, 32)])
+def test_linear_filtered_reads_with_normalized_coordinates(sampler, rng, shape):
+    # Power-of-two extents: u = x / width is exact in float32.
+    data = rng.random(shape, dtype=np.float32)
+    tex = texture_over(data, filter_mode=runtime.cudaFilterModeLinear, normalized=True)
+    coords = random_coords(rng, shape[::-1], 3000)
+    got = run_sample(sampler, tex, coords, normalized_by=shape[::-1])
+    np.testing.assert_allclose(got, linear_reference(data, coords), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(67,), (19, 67), (7, 19, 31)])
+def test_point_reads_return_the_texel(sampler, rng, shape):
+    data = rng.standard_normal(shape).astype(np.float32)
+    tex = texture_over(data, filter_mode=runtime.cudaFilterModePoint)
+    # Fractions kept away from 1 so that float32 does not round up to the next texel.
+    coords = [rng.integers(0, n, 2000) + 0.05 + 0.9 * rng.random(2000) for n in shape[::-1]]
+    got = run_sample(sampler, tex, coords)
+    index = tuple(np.floor(c).astype(np.int64) for c in reversed(coords))
+    np.testing.assert_array_equal(got, data[index])
+
+
+def test_normalized_float_read_mode_scales_integers(sampler, rng):
+    data = rng.integers(0, 256, (8, 16), dtype=np.uint8)
+    desc = T.ChannelFormatDescriptor(8, 0, 0, 0, runtime.cudaChannelFormatKindUnsigned)
+    tex = texture_over(data, filter_mode=runtime.cudaFilterModeLinear, desc=desc,
+                       read_mode=runtime.cudaReadModeNormalizedFloat)
+    coords = random_coords(rng, (16, 8), 2000)
+    got = run_sample(sampler, tex, coords)
+    np.testing.assert_allclose(got, linear_reference(data / 255.0, coords), rtol=1e-5, atol=1e-6)
+
+
+def aligned_view(n, dtype=np.float32):
+    """A device array of n elements starting at the texture alignment the device needs."""
+    device = driver.current_device_id()
+    align = max(driver.device_attribute(device, "texture_alignment"),
+                driver.device_attribute(device, "texture_pitch_alignment"))
+    itemsize = np.dtype(dtype).itemsize
+    buf = jitkern.empty(n + align // itemsize, dtype)
+    skip = (-buf.data.ptr % align) // itemsize
+    return buf[skip: skip + n]
+
+
+def test_linear_resource_fetch(sampler, rng):
+    n = 1000
+    data = rng.standard_normal(n).astype(np.float32)
+    arr = aligned_view(n)
+    arr.set(data)
+    res = T.ResourceDescriptor(runtime.cudaResourceTypeLinear, arr=arr, chDesc=float_channels(),
+                               sizeInBytes=arr.nbytes)
+    tex = T.TextureObject(res, T.TextureDescriptor((CLAMP,), runtime.cudaFilterModePoint,
+                                                   runtime.cudaReadModeElementType))
+    out = poisoned(n)
+    sampler.get_function("fetch1d")(((n + 127) // 128,), (128,), (tex, out, n))
+    np.testing.assert_array_equal(out.get(), data)
+
+
+def test_pitch2d_resource_linear_filtering(sampler, rng):
+    width, height = 64, 20
+    pitch_align = driver.device_attribute(driver.current_device_id(), "texture_pitch_alignment")
+    pitch = -(-width * 4 // pitch_align) * pitch_align
+    data = rng.random((height, width), dtype=np.float32)
+    rows = np.full((height, pitch // 4), np.nan, np.float32)
+    rows[:, :width] = data
+    arr = aligned_view(rows.size)
+    arr.set(rows.ravel())
+    res = T.ResourceDescriptor(runtime.cudaResourceTypePitch2D, arr=arr, chDesc=float_channels(),
+                               width=width, height=height, pitchInBytes=pitch)
+    tex = T.TextureObject(res, T.TextureDescriptor((CLAMP, CLAMP), runtime.cudaFilterModeLinear,
+                                                   runtime.cudaReadModeElementType))
+    coords = random_coords(rng, (width, height), 3000)
+    got = run_sample(sampler, tex, coords)
+    np.testing.assert_allclose(got, linear_reference(data, coords), rtol=1e-5, atol=1e-6)
+
+
+# -- CUDA arrays ---------------------------------------------------------------------
+
+_DTYPES = {
+    np.float16: FLOAT, np.float32: FLOAT, np.int8: runtime.cudaChannelFormatKindSigned,
+    np.int16: runtime.cudaChannelFormatKindSigned, np.int32: runtime.cudaChannelFormatKindSigned,
+    np.uint8: runtime.cudaChannelFormatKindUnsigned,
+    np.uint16: runtime.cudaChannelFormatKindUnsigned,
+    np.uint32: runtime.cudaChannelFormatKindUnsigned,
+}
+
+
+@pytest.mark.parametrize("dims", [(67, 0, 0), (67, 19, 0), (67, 19, 31)])
+@pytest.mark.parametrize("nch", [1, 2, 4])
+@pytest.mark.parametrize("where", ["host", "device", "stream"])
+def test_cuda_array_round_trip(rng, dims, nch, where):
+    dtype = list(_DTYPES)[(sum(dims) + nch + len(where)) % len(_DTYPES)]
+    width, height, depth = dims
+    shape = tuple(s for s in (depth, height) if s) + (nch * width,)
+    data = (rng.random(shape) * 100).astype(dtype)
+    desc = T.ChannelFormatDescriptor(*([8 * np.dtype(dtype).itemsize] * nch + [0] * (4 - nch)),
+                                     _DTYPES[dtype])
+    arr = T.CUDAarray(desc, width, height, depth)
+    assert arr.shape == shape and arr.ndim == len(shape)
+    if where == "host":
+        out = np.full_like(data, 7)
+        arr.copy_from(data)
+        arr.copy_to(out)
+    else:
+        stream = jitkern.Stream() if where == "stream" else None
+        src = jitkern.asarray(data)
+        dst = jitkern.full(shape, 7, dtype)
+        if stream is not None:
+            jitkern.Stream.null.synchronize()
+        arr.copy_from(src, stream)
+        arr.copy_to(dst, stream)
+        if stream is not None:
+            stream.synchronize()
+        out = dst.get()
+    np.testing.assert_array_equal(out, data)
+
+
+def test_cuda_array_copy_checks_shape_and_type():
+    arr = T.CUDAarray(float_channels(2), 8, 4)
+    with pytest.raises(ValueError, match=r"expected \(4, 16\) elements of 4 byte"):
+        arr.copy_from(np.zeros((4, 8), np.float32))
+    with pytest.raises(ValueError, match="got 64 element\\(s\\) of 8 byte"):
+        arr.copy_from(np.zeros((4, 16), np.float64))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        arr.copy_from(np.zeros((16, 4), np.float32).T)
+
+
+def test_handles_are_released_when_objects_go(rng):
+    free_before, _ = driver.mem_info(driver.current_device_id())
+    for _ in range(3):
+        arr = T.CUDAarray(float_channels(4), 2048, 2048)  # 64 MiB
+        tex = T.TextureObject(T.ResourceDescriptor(runtime.cudaResourceTypeArray, cuArr=arr),
+                              T.TextureDescriptor())
+        del arr, tex
+    gc.collect()
+    free_after, _ = driver.mem_info(driver.current_device_id())
+    assert free_after > free_before - 32 * 2**20
+
+
+# -- surfaces ------------------------------------------------------------------------
+
+SURFACE = r"""
+extern "C" __global__ void update(cudaSurfaceObject_t s, const float* add, int w, int h, int d) {
+    int x = blockIdx.x * blockDim.x + threadIdx.x;
+    int y = blockIdx.y * blockDim.y + threadIdx.y;
+    int z = blockIdx.z * blockDim.z + threadIdx.z;
+    if (x >= w || y >= h || z >= d) return;
+    int i = (z * h + y) * w + x;
+    if (d > 1) {
+        float v = surf3Dread<float>(s, x * 4, y, z);
+        surf3Dwrite(2.0f * v + add[i], s, x * 4, y, z);
+    } else if (h > 1) {
+        float v = surf2Dread<float>(s, x * 4, y);
+        surf2Dwrite(2.0f * v + add[i], s, x * 4, y);
+    } else {
+        float v = surf1Dread<float>(s, x * 4);
+        surf1Dwrite(2.0f * v + add[i], s, x * 4);
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("shape", [(64,), (32, 64), (16, 32, 64)])
+def test_surface_read_and_write(rng, shape):
+    dims = shape[::-1] + (0,) * (3 - len(shape))
+    start = rng.standard_normal(shape).astype(np.float32)
+    add = rng.standard_normal(shape).astype(np.float32)
+    arr = T.CUDAarray(float_channels(), *dims, runtime.cudaArraySurfaceLoadStore)
+    arr.copy_from(start)
+    surf = T.SurfaceObject(T.ResourceDescriptor(runtime.cudaResourceTypeArray, cuArr=arr))
+    k = jitkern.RawKernel(SURFACE, "update")
+    w, h, d = (max(n, 1) for n in dims)
+    k(((w + 7) // 8, (h + 7) // 8, d), (8, 8, 1), (surf, jitkern.asarray(add), w, h, d))
+    out = np.full(shape, np.nan, np.float32)
+    arr.copy_to(out)
+    np.testing.assert_array_equal(out, 2.0 * start + add)
+
+
+def test_surface_needs_a_load_store_array():
+    arr = T.CUDAarray(float_channels(), 16)
+    with pytest.raises(ValueError, match="cudaArraySurfaceLoadStore"):
+        T.SurfaceObject(T.ResourceDescriptor(runtime.cudaResourceTypeArray, cuArr=arr))
+
+
+# -- ElementwiseKernel ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [(64,), (32, 64), (19, 32, 64)])
+def test_elementwise_kernel_reads_a_texture(rng, shape):
+    data = rng.random(shape, dtype=np.float32)
+    tex = texture_over(data, filter_mode=runtime.cudaFilterModePoint)
+    coords = {
+        1: "tex1D<T>(texObj, i + 0.5f)",
+        2: "tex2D<T>(texObj, (float)(i % width) + 0.5f, (float)(i / width) + 0.5f)",
+        3: ("tex3D<T>(texObj, (float)(i % width) + 0.5f, (float)((i / width) % height) + 0.5f,"
+            " (float)(i / (width * height)) + 0.5f)"),
+    }[len(shape)]
+    k = jitkern.ElementwiseKernel("T x, U texObj, uint64 width, uint64 height", "T y",
+                                  f"y = {coords} + x;", name=f"tex{len(shape)}d")
+    x = rng.standard_normal(shape).astype(np.float32)
+    width = shape[-1]
+    height = shape[-2] if len(shape) > 1 else 1
+    for _ in range(2):  # the second call takes the generated launcher
+        y = k(jitkern.asarray(x), tex, width, height)
+        np.testing.assert_array_equal(y.get(), data + x)
+
+
+def test_elementwise_linear_filtering_between_texels(rng):
+    n = 256
+    data = rng.random(n, dtype=np.float32)
+    tex = texture_over(data, filter_mode=runtime.cudaFilterModeLinear)
+    k = jitkern.ElementwiseKernel("float32 u, U t", "float32 y", "y = tex1D<float>(t, u);",
+                                  name="tex_lerp")
+    u = rng.integers(0, 8 * n, 4096) / 8.0
+    got = k(jitkern.asarray(u.astype(np.float32)), tex).get()
+    np.testing.assert_allclose(got, linear_reference(data, [u]), rtol=1e-5, atol=1e-6)
+
+
+# -- CuPy's own texture objects ------------------------------------------------------
+
+
+def test_cupy_texture_object_is_accepted(sampler, rng):
+    cupy = pytest.importorskip("cupy")
+    from cupy.cuda import runtime as crt
+    from cupy.cuda import texture as ct
+
+    data = rng.random((16, 32), dtype=np.float32)
+    ch = ct.ChannelFormatDescriptor(32, 0, 0, 0, crt.cudaChannelFormatKindFloat)
+    arr = ct.CUDAarray(ch, 32, 16)
+    arr.copy_from(cupy.asarray(data))
+    res = ct.ResourceDescriptor(crt.cudaResourceTypeArray, cuArr=arr)
+    tex = ct.TextureObject(res, ct.TextureDescriptor((crt.cudaAddressModeClamp,) * 2,
+                                                     crt.cudaFilterModeLinear,
+                                                     crt.cudaReadModeElementType))
+    cupy.cuda.Device().synchronize()
+    coords = random_coords(rng, (32, 16), 2000)
+    got = run_sample(sampler, tex, coords)
+    np.testing.assert_allclose(got, linear_reference(data, coords), rtol=1e-5, atol=1e-6)
+    k = jitkern.ElementwiseKernel("float32 u, float32 v, U t", "float32 y",
+                                  "y = tex2D<float>(t, u, v);", name="cupy_tex")
+    y = k(cupy.asarray(coords[0].astype(np.float32)), cupy.asarray(coords[1].astype(np.float32)),
+          tex)
+    np.testing.assert_allclose(jitkern.asnumpy(y), linear_reference(data, coords), rtol=1e-5,
+                               atol=1e-6)
