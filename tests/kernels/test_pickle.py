@@ -70,11 +70,11 @@ def test_string_kernels_pickle_as_their_definitions():
     assert (eb.operation, eb.preamble, eb.return_tuple, eb.reduce_dims, eb.options) == (
         ek.operation, ek.preamble, True, False, ek.options)
     rk = jitkern.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2",
-                                 reduce_type="float64")
+                                 reduce_type="double")
     rb = roundtrip(rk)
     assert repr(rb) == repr(rk)
     assert (rb.map_expr, rb.reduce_expr, rb.post_map_expr, rb.identity, rb.reduce_type) == (
-        "x * x", "a + b", "y = sqrt(a)", "0", "float64")
+        "x * x", "a + b", "y = sqrt(a)", "0", "double")
     x = np.zeros(16, np.float32)
     assert eb.inspect(x, x, arch=ARCH).source == ek.inspect(x, x, arch=ARCH).source
     assert rb.inspect(x, arch=ARCH).source == rk.inspect(x, arch=ARCH).source
