@@ -142,9 +142,10 @@ def _human_bytes(n: int) -> str:
     return f"{n} B"
 
 
-class FunctionNotFoundError(JitkernError, ValueError, AttributeError, RuntimeError):
+class FunctionNotFoundError(LaunchError, AttributeError, RuntimeError):
     """A module has no kernel of the name asked for (``RawModule.get_function``).
 
-    A ``ValueError`` and an ``AttributeError`` (a missing name), and a ``RuntimeError`` like
-    the driver error CuPy raises, so every ``except`` a ported program uses still catches it.
+    A ``LaunchError`` (so a ``ValueError``) and an ``AttributeError`` (a missing name), and a
+    ``RuntimeError`` like the driver error CuPy raises, so every ``except`` a ported program
+    uses still catches it.
     """

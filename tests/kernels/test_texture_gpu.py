@@ -90,6 +90,21 @@ def sampler():
     return jitkern.RawModule(code=SAMPLE)
 
 
+def assert_filtered(got, ref):
+    """``got`` is the texture unit's linear filter at the coordinates ``ref`` was made for."""
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+def assert_trilinear(got, ref):
+    """3-D: the texture unit's default trilinear filtering (the runtime's default, which
+    CuPy's TextureDescriptor keeps: trilinear optimisation allowed) is not exact trilinear
+    interpolation: on an H100 (2026-11-23) 3-4% of samples of data in [0, 1) differed by up to
+    4.4e-3. The rest match to float precision, and a wrong texel would be off by ~0.3."""
+    close = np.isclose(got, ref, rtol=1e-5, atol=1e-6)
+    assert close.mean() > 0.9, f"only {close.mean():.1%} of the samples match exactly"
+    np.testing.assert_allclose(got, ref, atol=1e-2)
+
+
 def random_coords(rng, shape_xyz, count):
     """Texel coordinates in multiples of 1/8, mostly inside, some beyond each edge."""
     return [rng.integers(-16, 8 * n + 16, count) / 8.0 for n in shape_xyz]
@@ -111,7 +126,7 @@ def test_linear_filtered_reads_match_numpy(sampler, rng, shape):
     tex = texture_over(data, filter_mode=runtime.cudaFilterModeLinear)
     coords = random_coords(rng, shape[::-1], 3000)
     got = run_sample(sampler, tex, coords)
-    np.testing.assert_allclose(got, linear_reference(data, coords), rtol=1e-5, atol=1e-6)
+    (assert_trilinear if len(shape) == 3 else assert_filtered)(got, linear_reference(data, coords))
 
 
 @pytest.mark.parametrize("shape", [(64,), (16, 32), (8, 16, 32)])
@@ -121,7 +136,7 @@ def test_linear_filtered_reads_with_normalized_coordinates(sampler, rng, shape):
     tex = texture_over(data, filter_mode=runtime.cudaFilterModeLinear, normalized=True)
     coords = random_coords(rng, shape[::-1], 3000)
     got = run_sample(sampler, tex, coords, normalized_by=shape[::-1])
-    np.testing.assert_allclose(got, linear_reference(data, coords), rtol=1e-5, atol=1e-6)
+    (assert_trilinear if len(shape) == 3 else assert_filtered)(got, linear_reference(data, coords))
 
 
 @pytest.mark.parametrize("shape", [(67,), (19, 67), (7, 19, 31)])
@@ -142,7 +157,9 @@ def test_normalized_float_read_mode_scales_integers(sampler, rng):
                        read_mode=runtime.cudaReadModeNormalizedFloat)
     coords = random_coords(rng, (16, 8), 2000)
     got = run_sample(sampler, tex, coords)
-    np.testing.assert_allclose(got, linear_reference(data / 255.0, coords), rtol=1e-5, atol=1e-6)
+    # The unit's unorm8 filtering is a little coarser than float32: on an H100 up to 7.6e-6
+    # off (a texel step is 1/255 = 3.9e-3).
+    np.testing.assert_allclose(got, linear_reference(data / 255.0, coords), atol=3e-5)
 
 
 def aligned_view(n, dtype=np.float32):
