@@ -17,7 +17,7 @@ from .fuse import Fused
 _HOST = (numpy.ndarray, numpy.generic, bool, int, float, complex, type(None))
 
 #: The extra function names (besides the ufuncs) fuse records.
-FUNCTIONS = ("where", "clip", "copyto", "real", "imag", "round", "around", "abs",
+FUNCTIONS = ("where", "clip", "copyto", "real", "imag", "round", "around", "abs", "mean",
              *_fuse_ops.REDUCTIONS)  # fmt: skip
 
 

@@ -28,6 +28,7 @@ from .elementwise import ElementwiseKernel
 from .reduction import ReductionKernel
 
 REDUCED = "reduced"  # a kernel input that is the first stage's result
+COUNT = "count"  # a kernel input that is the number of elements the first stage reduced
 
 
 class _Emitter:
@@ -84,6 +85,8 @@ class _Emitter:
 
     def node_arg(self, node: Node) -> str:
         raise FuseTraceError("internal: an argument without a kernel parameter")
+
+    node_count = node_arg
 
     def node_reduce(self, node: Node) -> str:
         raise FuseTraceError(
@@ -143,8 +146,9 @@ class Stage:
     writes: tuple = ()  # Inputs written (outputs after the returned ones)
     n_returned: int = 0
 
-    def inputs(self, args, reduced=None) -> list:
-        return [reduced if s == REDUCED else s.value(args) for s in self.sources]
+    def inputs(self, args, reduced=None, count=None) -> list:
+        special = {REDUCED: reduced, COUNT: count}
+        return [special[s] if isinstance(s, str) else s.value(args) for s in self.sources]
 
 
 def _params(nodes, sources) -> str:
@@ -266,7 +270,7 @@ class Plan:
         single = len(self.returned) == 1 and not self.writes
         if single:
             post_nodes = _reachable(self.returned, stop=(r,))
-            if r in post_nodes and not any(n.op == "arg" for n in post_nodes):
+            if r in post_nodes and not any(n.op in ("arg", "count") for n in post_nodes):
                 post = self.returned[0]
                 self.stages.append(_reduction_stage(name, r, None if post is r else post))
                 return
@@ -275,8 +279,9 @@ class Plan:
         if not rest and not self.writes:
             return
         nodes = _reachable([*rest, *(n for _, n in self.writes)], stop=(r,))
-        in_nodes = [n for n in nodes if n.op == "arg" or n is r]
-        sources = [REDUCED if n is r else n.attrs[0] for n in in_nodes]
+        in_nodes = [n for n in nodes if n.op in ("arg", "count") or n is r]
+        sources = [REDUCED if n is r else COUNT if n.op == "count" else n.attrs[0]
+                   for n in in_nodes]
         self.stages.append(_elementwise_stage(f"{name}_post", in_nodes, sources, rest,
                                               self.writes))
 
@@ -286,12 +291,13 @@ class Plan:
 
     # -- running ---------------------------------------------------------------
     def run(self, args):
-        reduced = None
+        reduced = count = None
         results = {}
         for stage in self.stages:
-            values = stage.inputs(args, reduced)
+            values = stage.inputs(args, reduced, count)
             if isinstance(stage.kernel, ReductionKernel):
                 reduced = stage.kernel(*values, **stage.options)
+                count = _count(values, stage.options["axis"])
                 results[self.reduce] = reduced
                 continue
             outs = self._run_elementwise(stage, values, args)
@@ -334,6 +340,13 @@ class Plan:
             targets = [inp.value(args) for inp in stage.writes]
             return stage.kernel.inspect(*values, *outs, *targets, arch=arch)
         return stage.kernel.inspect(*values, arch=arch, **stage.options)
+
+
+def _count(values, axes) -> int:
+    """How many elements the reduction over ``values`` combined per output."""
+    shapes = [_shape(v) for v in values if not _is_scalar(v)]
+    shape = numpy.broadcast_shapes(*shapes) if shapes else ()
+    return int(numpy.prod([shape[a] for a in axes], dtype=numpy.int64))
 
 
 def _is_scalar(v) -> bool:

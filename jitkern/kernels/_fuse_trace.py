@@ -180,7 +180,9 @@ class Trace:
             node = self.inputs[inp] = Node("arg", (), numpy.dtype(dtype), ndim, weak, (inp,))
         return node
 
-    def view(self, var: Var, key) -> Var:
+    def view(self, var: Var, key, write: bool = False) -> Var:
+        if not write:
+            var._check_readable()
         target = var._target
         if target is None or var._node.op != "arg" or var._node.attrs[0] != target:
             raise FuseTraceError(
@@ -248,6 +250,7 @@ def _check_key(key) -> None:
 
 def operand(trace: Trace, value) -> Node:
     if isinstance(value, Var):
+        value._check_readable()
         return value._node
     if isinstance(value, bool):
         return Node("const", (), numpy.dtype("?"), 0, False, (value,))
@@ -353,8 +356,6 @@ def assign(var: Var, node: Node, what: str) -> None:
     """Write ``node`` into ``var`` as NumPy's in-place operations do (same_kind casting)."""
     if not isinstance(var, Var):
         raise FuseTraceError(f"{what}: the target must be an array argument of the function")
-    if var._stale:
-        raise FuseTraceError("this array was partly written above; fuse cannot read it again")
     target = var._node.dtype
     if not _can_store(node, target):
         raise FuseTraceError(
@@ -459,10 +460,29 @@ def reduce(trace: Trace, name: str, x, axis=None, dtype=None, out=None, keepdims
         raise FuseTraceError(f"numpy.{name}: axis must be Python ints, not array values")
     axes = normalize_axis(axis, node.ndim, f"numpy.{name}")
     requested = None if dtype is None else numpy.dtype(dtype)
+    if name == "mean":
+        return _mean(trace, node, axes, bool(keepdims), requested)
     out_dtype = ops.reduced_dtype(name, node.dtype, requested)
     ndim = node.ndim if keepdims else node.ndim - len(axes)
     attrs = (name, axes, bool(keepdims), requested)
     return Var(trace, Node("reduce", (node,), out_dtype, ndim, False, attrs, True))
+
+
+def _mean(trace: Trace, node: Node, axes, keepdims: bool, requested):
+    """NumPy's mean: a sum (ints in float64, float16 in float32), divided by the count of
+    reduced elements (known when the kernel runs), cast to mean's dtype."""
+    with numpy.errstate(all="ignore"):
+        out = numpy.mean(numpy.zeros((1,), node.dtype), dtype=requested).dtype
+    acc = requested or out
+    if node.dtype.kind in "biu" and requested is None:
+        acc = numpy.dtype(numpy.float64)
+    elif acc == numpy.float16:
+        acc = numpy.dtype(numpy.float32)
+    ndim = node.ndim if keepdims else node.ndim - len(axes)
+    total = Node("reduce", (node,), acc, ndim, False, ("sum", axes, keepdims, acc), True)
+    count = Node("count", (), numpy.dtype(numpy.int64), 0, True, (total,), True)
+    mean = call_ufunc(trace, "true_divide", (Var(trace, total), Var(trace, count)))
+    return cast_var(mean, out) if mean._node.dtype != out else mean
 
 
 # ---------------------------------------------------------------------------
@@ -634,6 +654,9 @@ class Var:
     def min(self, axis=None, out=None, keepdims=False):
         return reduce(self._trace, "min", self, axis, None, out, keepdims)
 
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        return reduce(self._trace, "mean", self, axis, dtype, out, keepdims)
+
     def all(self, axis=None, out=None, keepdims=False):
         return reduce(self._trace, "all", self, axis, None, out, keepdims)
 
@@ -648,14 +671,14 @@ class Var:
         if _whole(key):
             assign(self, node, "x[...] =")
             return
-        view = self._trace.view(self, key)
+        view = self._trace.view(self, key, write=True)
         assign(view, node, f"x[{key!r}] =")
         self._stale = True
 
     def __getattr__(self, name):
         raise FuseAttributeError(
             f"arrays in fused functions have no attribute {name!r} fuse can record "
-            "(supported: dtype, ndim, real, imag, astype, copy, conj, sum, prod, max, min, "
+            "(supported: dtype, ndim, real, imag, astype, copy, conj, sum, prod, max, min, mean, "
             "all, any, and the operators)"
         )
 
@@ -703,11 +726,11 @@ FUNCTIONS = {
     numpy.around: _around,
     numpy.astype: lambda trace, x, dtype, copy=True: cast_var(x, dtype),
     numpy.copy: lambda trace, x, order="K": Var(trace, operand(trace, x)),
-    **{getattr(numpy, name): _reduction_function(name) for name in ops.REDUCTIONS},
+    **{getattr(numpy, name): _reduction_function(name) for name in (*ops.REDUCTIONS, "mean")},
 }
 
 SUPPORTED_FUNCTION_NAMES = (
-    "where", "clip", "copyto", "real", "imag", "round", "astype", "copy", *ops.REDUCTIONS,
+    "where", "clip", "copyto", "real", "imag", "round", "astype", "copy", *ops.REDUCTIONS, "mean",
 )  # fmt: skip
 
 

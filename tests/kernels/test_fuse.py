@@ -116,6 +116,11 @@ def centered(x):
 
 
 @fuse
+def demeaned(x):
+    return x - x.mean(axis=1, keepdims=True)
+
+
+@fuse
 def two_outputs(x, y):
     return x + y, x * y
 
@@ -137,6 +142,12 @@ def add_into(x, y):
 @fuse
 def assign_all(x, y):
     x[...] = y * 3
+
+
+@fuse
+def write_row(x, y):
+    x[1] = y * 2  # views of x are written; x itself is not read again
+    x[2] = y
 
 
 @fuse
@@ -361,6 +372,17 @@ def test_elementwise_after_a_reduction_with_arguments_runs_a_second_kernel():
     assert kernels[1].name == "fused_centered_post"
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int16", "bool"])
+def test_mean_is_a_sum_and_a_division_by_the_count(dtype):
+    x = np.ones((3, 4), dtype)
+    kernels = demeaned.kernels_for(x)
+    assert [type(k) for k in kernels] == [ReductionKernel, ElementwiseKernel]
+    with np.errstate(all="ignore"):
+        expected = (x - x.mean(axis=1, keepdims=True)).dtype
+    assert kernels[1].out_params[0].dtype == expected
+    assert kernels[1].in_params[-1].dtype == np.int64  # the count, passed when it runs
+
+
 def test_sum_of_products_is_one_reduction_kernel():
     (kernel,) = sum_of_products.kernels_for(F32, F32)
     assert kernel.name == "sum_of_products" and kernel.reduce_expr == "a + b"
@@ -427,6 +449,10 @@ def test_pickle_by_reference_and_by_function():
 def test_in_place_writes_become_outputs():
     kernel = add_into.kernel_for(F32, F32)
     assert kernel.nout == 1 and "out0 =" in kernel.operation
+    graph = write_row.graph_for(F32, np.ones(8, np.float32))
+    assert [inp.keys for inp in graph.writes] == [(1,), (2,)]  # the views x[1], x[2]
+    with pytest.raises(FuseTraceError, match="partly written"):
+        fuse(lambda x, y: (x.__setitem__(0, y), x + 1)[1]).graph_for(F32, F32[0])
     with pytest.raises(FuseTraceError, match="cannot cast float64 to int32"):
         fuse(lambda x, y: np.add(x, y, out=x)).graph_for(np.ones(3, np.int32), np.ones(3))
 
@@ -594,14 +620,12 @@ def test_every_ufunc_against_numpy(rng, dtype):
         g, s, w = jitkern.asnumpy(g), np.asarray(s), np.asarray(w)
         try:
             assert g.dtype == s.dtype, (g.dtype, s.dtype)
-            if s.dtype.kind in "biu" or name in _NATIVE or s.dtype != w.dtype.type(0).dtype and \
-                    w.dtype.kind in "biu":
+            if s.dtype.kind in "biu" or name in _NATIVE or w.dtype.kind in "biu":
                 rtol, atol = (0, 0) if s.dtype.kind in "biu" else _TOL[s.dtype.char]
                 np.testing.assert_allclose(g, s, rtol=rtol, atol=atol, equal_nan=True)
             else:
                 rtol, atol = _TOL[s.dtype.char]
-                ref = w if w.dtype.kind in "fc" else s
-                np.testing.assert_allclose(g, ref, rtol=rtol, atol=atol, equal_nan=True)
+                np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
         except AssertionError as exc:
             failures.append(f"{name}: {str(exc)[:400]}")
     assert not failures, "\n".join(failures)
@@ -682,6 +706,10 @@ def test_elementwise_after_reduction(rng):
     m = _host((12, 8), np.float32, rng)
     _check(centered, m, tol=(2e-6, 2e-6))
     _check(fuse(lambda x: (x * 2, x.max())), m)
+    _check(demeaned, m.astype(np.float64), tol=(1e-12, 1e-13))
+    _check(demeaned, m, tol=(2e-6, 2e-6))
+    _check(demeaned, _host((12, 8), np.int16, rng), tol=(1e-12, 1e-12))
+    _check(fuse(lambda x: np.mean(x * 2, axis=0)), m.astype(np.float64), tol=(1e-12, 1e-13))
 
 
 @pytest.mark.gpu
@@ -705,6 +733,12 @@ def test_in_place_updates(rng):
         d[...] = x
         assert fused(d, jitkern.asarray(y)) is None
         np.testing.assert_allclose(jitkern.asnumpy(d), expected, rtol=2e-7, atol=1e-7)
+    d = jitkern.asarray(x)
+    assert write_row(d, jitkern.asarray(y[0])) is None
+    expected = x.astype(np.float64)
+    expected[1] = y[0].astype(np.float64) * 2
+    expected[2] = y[0]
+    np.testing.assert_allclose(jitkern.asnumpy(d), expected, rtol=2e-7, atol=1e-7)
     d = jitkern.asarray(x)
     r = ufunc_out(d, jitkern.asarray(y))
     np.testing.assert_allclose(jitkern.asnumpy(d), x.astype(np.float64) + y, rtol=2e-7)
