@@ -11,10 +11,10 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-
-import jitkern
 from bench_elementwise import copy_seconds, cupy_or_none, row, time_gpu
 from common import device_label, today
+
+import jitkern
 
 
 @jitkern.fuse()
@@ -37,27 +37,40 @@ def main() -> None:
     print(f"jitkern.fuse, {n} float32 elements, {device_label()}, {today()}")
     print(f"device-to-device copy: {copy_bw:.1f} GB/s\n")
     print("| kernel | us | GB/s | of copy | note |\n|---|---:|---:|---:|---|")
-    print(row("fuse sqrt(x*x + y*y) * 0.5", 3 * 4 * n, time_gpu(lambda: magnitude(x, y)),
-              copy_bw))
+    print(row("fuse sqrt(x*x + y*y) * 0.5", 3 * 4 * n, time_gpu(lambda: magnitude(x, y)), copy_bw))
     print(row("fuse sum(x * y)", 2 * 4 * n, time_gpu(lambda: dot(x, y)), copy_bw))
     got = float(jitkern.asnumpy(dot(x, y)))
     exact = float(np.dot(hx.astype(np.float64), hy.astype(np.float64)))
-    print(f"\nsum(x * y): {got:.6g}, float64 reference {exact:.6g}, rel err "
-          f"{abs(got - exact) / exact:.2e}")
+    print(
+        f"\nsum(x * y): {got:.6g}, float64 reference {exact:.6g}, rel err "
+        f"{abs(got - exact) / exact:.2e}"
+    )
     cp = cupy_or_none()
     try:
         _cupy_rows(cp, hx, hy, n, copy_bw)
-    except Exception as exc:  # CuPy's figures are a comparison only
+    except Exception as exc:  # noqa: BLE001 (CuPy's figures are a comparison only)
         print(f"CuPy fuse: not measured ({type(exc).__name__}: {exc})")
 
 
 def _cupy_rows(cp, hx, hy, n, copy_bw) -> None:
     if cp is not None:
-        cmag = cp.fuse()(lambda x, y: cp.sqrt(x * x + y * y) * 0.5)
-        cdot = cp.fuse()(lambda x, y: cp.sum(x * y))
+
+        def cupy_magnitude(x, y):  # a def: CuPy names its kernel after the function
+            return cp.sqrt(x * x + y * y) * 0.5
+
+        def cupy_dot(x, y):
+            return cp.sum(x * y)
+
+        cmag, cdot = cp.fuse()(cupy_magnitude), cp.fuse()(cupy_dot)
         cx, cy = cp.asarray(hx), cp.asarray(hy)
-        print(row("CuPy fuse sqrt(x*x + y*y) * 0.5", 3 * 4 * n, time_gpu(lambda: cmag(cx, cy)),
-                  copy_bw))
+        print(
+            row(
+                "CuPy fuse sqrt(x*x + y*y) * 0.5",
+                3 * 4 * n,
+                time_gpu(lambda: cmag(cx, cy)),
+                copy_bw,
+            )
+        )
         print(row("CuPy fuse sum(x * y)", 2 * 4 * n, time_gpu(lambda: cdot(cx, cy)), copy_bw))
 
 

@@ -46,8 +46,9 @@ class Routine:
         return f"<jitkern routine {self.__name__!r}>"
 
 
-ROUTINES = {name: Routine(name) for name in (*sorted(_fuse_ops.UFUNCS), *FUNCTIONS)
-            if hasattr(numpy, name)}
+ROUTINES = {
+    name: Routine(name) for name in (*sorted(_fuse_ops.UFUNCS), *FUNCTIONS) if hasattr(numpy, name)
+}
 
 
 def routine(name: str) -> Routine:

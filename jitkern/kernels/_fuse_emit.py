@@ -23,7 +23,7 @@ import numpy
 from ..arrays import describe, empty
 from ..jit.program import PRELUDE
 from . import _fuse_ops as ops
-from ._fuse_trace import FuseTraceError, Graph, Input, Node
+from ._fuse_trace import FuseTraceError, Graph, Node
 from .elementwise import ElementwiseKernel
 from .reduction import ReductionKernel
 
@@ -51,8 +51,9 @@ class _Emitter:
         if name is None:
             expr = getattr(self, f"node_{node.op}")(node)
             name = f"v{len(self.lines)}"
-            self.lines.append(f"const {ops.ctype(node.dtype)} {name} = "
-                              f"{ops.store(expr, node.dtype)};")
+            self.lines.append(
+                f"const {ops.ctype(node.dtype)} {name} = {ops.store(expr, node.dtype)};"
+            )
             self.names[node] = name
         return name
 
@@ -91,7 +92,8 @@ class _Emitter:
     def node_reduce(self, node: Node) -> str:
         raise FuseTraceError(
             "a reduced value is combined with another reduction's inputs in a way fuse does "
-            "not support", "split the function in two fused functions"
+            "not support",
+            "split the function in two fused functions",
         )
 
     def body(self) -> str:
@@ -240,7 +242,8 @@ class Plan:
         if len(reduces) > 1:
             raise FuseTraceError(
                 f"{len(reduces)} reductions: a fused function makes at most one",
-                "split the function in two fused functions", location=("", 0),
+                "split the function in two fused functions",
+                location=("", 0),
             )
         self.reduce = reduces[0] if reduces else None
         self._check_ndims()
@@ -254,7 +257,8 @@ class Plan:
         if len({n.ndim for n in nodes}) > 1:
             raise FuseTraceError(
                 "the returned arrays have different numbers of dimensions; a fused kernel's "
-                "outputs share one shape", "return them from separate fused functions",
+                "outputs share one shape",
+                "return them from separate fused functions",
                 location=("", 0),
             )
 
@@ -262,8 +266,7 @@ class Plan:
         nodes = _reachable([*self.returned, *(n for _, n in self.writes)])
         in_nodes = [n for n in nodes if n.op == "arg"]
         sources = [n.attrs[0] for n in in_nodes]
-        self.stages.append(_elementwise_stage(name, in_nodes, sources, self.returned,
-                                              self.writes))
+        self.stages.append(_elementwise_stage(name, in_nodes, sources, self.returned, self.writes))
 
     def _plan_reduction(self, name) -> None:
         r = self.reduce
@@ -280,10 +283,10 @@ class Plan:
             return
         nodes = _reachable([*rest, *(n for _, n in self.writes)], stop=(r,))
         in_nodes = [n for n in nodes if n.op in ("arg", "count") or n is r]
-        sources = [REDUCED if n is r else COUNT if n.op == "count" else n.attrs[0]
-                   for n in in_nodes]
-        self.stages.append(_elementwise_stage(f"{name}_post", in_nodes, sources, rest,
-                                              self.writes))
+        sources = [
+            REDUCED if n is r else COUNT if n.op == "count" else n.attrs[0] for n in in_nodes
+        ]
+        self.stages.append(_elementwise_stage(f"{name}_post", in_nodes, sources, rest, self.writes))
 
     @property
     def kernels(self) -> tuple:
@@ -301,8 +304,9 @@ class Plan:
                 results[self.reduce] = reduced
                 continue
             outs = self._run_elementwise(stage, values, args)
-            rest = [n for n in self.returned if n is not self.reduce] if self.reduce else \
-                self.returned
+            rest = (
+                [n for n in self.returned if n is not self.reduce] if self.reduce else self.returned
+            )
             for node, out in zip(rest, outs):
                 results[node] = out
         if self.reduce is not None and len(self.stages) == 1:
@@ -358,4 +362,4 @@ def _shape(v) -> tuple:
     return tuple(shape) if shape is not None else describe(v).shape
 
 
-__all__ = ["Plan", "REDUCED", "Stage"]
+__all__ = ["COUNT", "REDUCED", "Plan", "Stage"]

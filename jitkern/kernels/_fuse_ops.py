@@ -12,6 +12,7 @@ kernel: :mod:`._fuse_trace` records calls, :mod:`._fuse_emit` reads these rows.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy
 
@@ -63,24 +64,54 @@ def _build_ufuncs() -> dict:
         _u("multiply", 2, {"b": "({0} && {1})", "*": "({0} * {1})"}),
         _u("true_divide", 2, "({0} / {1})"),
         _u("divide", 2, "({0} / {1})"),
-        _u("floor_divide", 2, {"i": "jk::floordiv({0}, {1})", "u": "jk::ufloordiv({0}, {1})",
-                               "f": "jk::floordiv({0}, {1})"}),
-        _u("remainder", 2, {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})",
-                            "f": "jk::mod({0}, {1})"}),
-        _u("mod", 2, {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})",
-                      "f": "jk::mod({0}, {1})"}),
-        _u("divmod", 2,
-           {"i": "jk::floordiv({0}, {1})", "u": "jk::ufloordiv({0}, {1})",
-            "f": "jk::floordiv({0}, {1})"},
-           {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})", "f": "jk::mod({0}, {1})"}),
+        _u(
+            "floor_divide",
+            2,
+            {
+                "i": "jk::floordiv({0}, {1})",
+                "u": "jk::ufloordiv({0}, {1})",
+                "f": "jk::floordiv({0}, {1})",
+            },
+        ),
+        _u(
+            "remainder",
+            2,
+            {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})", "f": "jk::mod({0}, {1})"},
+        ),
+        _u(
+            "mod",
+            2,
+            {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})", "f": "jk::mod({0}, {1})"},
+        ),
+        _u(
+            "divmod",
+            2,
+            {
+                "i": "jk::floordiv({0}, {1})",
+                "u": "jk::ufloordiv({0}, {1})",
+                "f": "jk::floordiv({0}, {1})",
+            },
+            {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})", "f": "jk::mod({0}, {1})"},
+        ),
         _u("fmod", 2, {"iu": "jkf::ifmod({0}, {1})", "f": "fmod({0}, {1})"}),
-        _u("power", 2, {"i": "jk::ipow({0}, {1})", "u": "jk::uipow({0}, {1})",
-                        "f": "pow({0}, {1})", "c": "pow({0}, {1})"}),
+        _u(
+            "power",
+            2,
+            {
+                "i": "jk::ipow({0}, {1})",
+                "u": "jk::uipow({0}, {1})",
+                "f": "pow({0}, {1})",
+                "c": "pow({0}, {1})",
+            },
+        ),
         _u("float_power", 2, "pow({0}, {1})"),
         _u("negative", 1, "(-{0})"),
         _u("positive", 1, "{0}"),
-        _u("absolute", 1, {"i": "jkf::iabs({0})", "u": "{0}", "b": "{0}", "f": "fabs({0})",
-                           "c": "abs({0})"}),
+        _u(
+            "absolute",
+            1,
+            {"i": "jkf::iabs({0})", "u": "{0}", "b": "{0}", "f": "fabs({0})", "c": "abs({0})"},
+        ),
         _u("sign", 1, {"iu": "jkf::isign({0})", "f": "jkf::fsign({0})", "c": "jkf::csign({0})"}),
         _u("conjugate", 1, {"c": "conj({0})", "*": "{0}"}),
         _u("conj", 1, {"c": "conj({0})", "*": "{0}"}),
@@ -100,14 +131,36 @@ def _build_ufuncs() -> dict:
         _u("ldexp", 2, "ldexp({0}, jkf::clamp_int({1}))"),
         _u("frexp", 1, "jkf::frexp_mantissa({0})", "jkf::frexp_exponent({0})"),
         _u("modf", 1, "jkf::modf_fraction({0})", "jkf::modf_integral({0})"),
-        _u("maximum", 2, {"b": "({0} || {1})", "c": "jkf::cmax({0}, {1})",
-                          "*": "jk::npmax({0}, {1})"}),
-        _u("minimum", 2, {"b": "({0} && {1})", "c": "jkf::cmin({0}, {1})",
-                          "*": "jk::npmin({0}, {1})"}),
-        _u("fmax", 2, {"b": "({0} || {1})", "iu": "jk::npmax({0}, {1})", "f": "fmax({0}, {1})",
-                       "c": "jkf::cfmax({0}, {1})"}),
-        _u("fmin", 2, {"b": "({0} && {1})", "iu": "jk::npmin({0}, {1})", "f": "fmin({0}, {1})",
-                       "c": "jkf::cfmin({0}, {1})"}),
+        _u(
+            "maximum",
+            2,
+            {"b": "({0} || {1})", "c": "jkf::cmax({0}, {1})", "*": "jk::npmax({0}, {1})"},
+        ),
+        _u(
+            "minimum",
+            2,
+            {"b": "({0} && {1})", "c": "jkf::cmin({0}, {1})", "*": "jk::npmin({0}, {1})"},
+        ),
+        _u(
+            "fmax",
+            2,
+            {
+                "b": "({0} || {1})",
+                "iu": "jk::npmax({0}, {1})",
+                "f": "fmax({0}, {1})",
+                "c": "jkf::cfmax({0}, {1})",
+            },
+        ),
+        _u(
+            "fmin",
+            2,
+            {
+                "b": "({0} && {1})",
+                "iu": "jk::npmin({0}, {1})",
+                "f": "fmin({0}, {1})",
+                "c": "jkf::cfmin({0}, {1})",
+            },
+        ),
         _u("equal", 2, "({0} == {1})"),
         _u("not_equal", 2, "({0} != {1})"),
         _u("logical_and", 2, "(jkf::truth({0}) && jkf::truth({1}))"),
@@ -138,8 +191,13 @@ def _build_ufuncs() -> dict:
     for name, cname in _ROUNDING.items():
         rows.append(_u(name, 1, {"biu": "{0}", "f": f"{cname}({{0}})"}))
     for name, op in _CMP.items():
-        rows.append(_u(name, 2, {"c": f"jkf::ccmp{_CMP_NAMES[op]}({{0}}, {{1}})",
-                                 "*": f"({{0}} {op} {{1}})"}))
+        rows.append(
+            _u(
+                name,
+                2,
+                {"c": f"jkf::ccmp{_CMP_NAMES[op]}({{0}}, {{1}})", "*": f"({{0}} {op} {{1}})"},
+            )
+        )
     table = {row.name: row for row in rows}
     # "biu" keys: bool and integers alike
     for row in rows:
@@ -196,9 +254,9 @@ REDUCTION_METHODS = {"sum": "sum", "prod": "prod", "max": "max", "min": "min", "
 def reduced_dtype(name: str, dtype: numpy.dtype, requested) -> numpy.dtype:
     """NumPy's result dtype of ``numpy.<name>`` over values of ``dtype`` (``dtype=`` given)."""
     probe = numpy.zeros((1,), dtype)
-    kwargs = {} if requested is None or name in ("max", "amax", "min", "amin") else {
-        "dtype": requested
-    }
+    kwargs = (
+        {} if requested is None or name in ("max", "amax", "min", "amin") else {"dtype": requested}
+    )
     if name in ("all", "any"):
         return numpy.dtype(numpy.bool_)
     with numpy.errstate(all="ignore"):
@@ -290,7 +348,7 @@ def _fits(v: int, dtype) -> bool:
 
 
 def _float_text(v: float) -> str:
-    if v != v:
+    if math.isnan(v):
         return "__longlong_as_double(0x7ff8000000000000LL)"
     if v in (float("inf"), float("-inf")):
         return ("-" if v < 0 else "") + "__longlong_as_double(0x7ff0000000000000LL)"

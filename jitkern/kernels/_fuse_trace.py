@@ -56,8 +56,7 @@ def user_location():
     frame = sys._getframe(1)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not (filename.startswith(_HERE) or filename.startswith(_NUMPY_DIR)
-                or filename.startswith("<__array_function__")):
+        if not filename.startswith((_HERE, _NUMPY_DIR, "<__array_function__")):
             return filename, frame.f_lineno
         frame = frame.f_back
     return "", 0
@@ -164,11 +163,11 @@ class Trace:
     def argument(self, position: int, value):
         if value is None:
             return None
+        if isinstance(value, numpy.generic):  # before Python's: numpy.float64 is a float
+            node = self._arg(Input(position, (), True), value.dtype, 0, False)
+            return Var(self, node)
         if isinstance(value, _PY_SCALARS):
             node = self._arg(Input(position, (), True), numpy.result_type(value), 0, True)
-            return Var(self, node)
-        if isinstance(value, numpy.generic):
-            node = self._arg(Input(position, (), True), value.dtype, 0, False)
             return Var(self, node)
         dtype, ndim = array_signature(value)
         node = self._arg(Input(position, (), False), dtype, ndim, False)
@@ -203,8 +202,9 @@ class Trace:
         items = result if tuple_result else (result,)
         outputs = tuple(i._node if isinstance(i, Var) else _returned_value(i) for i in items)
         inputs = list(self.inputs)
-        return Graph(inputs, [self.inputs[i] for i in inputs], outputs, tuple_result,
-                     dict(self.writes))
+        return Graph(
+            inputs, [self.inputs[i] for i in inputs], outputs, tuple_result, dict(self.writes)
+        )
 
 
 def _returned_value(value):
@@ -252,12 +252,12 @@ def operand(trace: Trace, value) -> Node:
     if isinstance(value, Var):
         value._check_readable()
         return value._node
+    if isinstance(value, numpy.generic):  # strong, as in NumPy 2 (numpy.float64 is a float)
+        return Node("const", (), value.dtype, 0, False, (value.item(),))
     if isinstance(value, bool):
         return Node("const", (), numpy.dtype("?"), 0, False, (value,))
     if isinstance(value, _PY_SCALARS):
         return Node("const", (), numpy.result_type(value), 0, True, (value,))
-    if isinstance(value, numpy.generic):
-        return Node("const", (), value.dtype, 0, False, (value.item(),))
     if isinstance(value, numpy.ndarray):
         raise FuseTraceError(
             "a NumPy array inside a fused function: only its arguments can be arrays",
@@ -424,8 +424,10 @@ def clip(trace: Trace, x, a_min=None, a_max=None, out=None, **kwargs):
 
 def copyto(trace: Trace, dst, src, casting="same_kind", where=True):
     if where is not True:
-        raise FuseTraceError("numpy.copyto(..., where=...) is not supported in fused functions",
-                             "use dst[...] = numpy.where(mask, src, dst)")
+        raise FuseTraceError(
+            "numpy.copyto(..., where=...) is not supported in fused functions",
+            "use dst[...] = numpy.where(mask, src, dst)",
+        )
     node = operand(trace, src)
     if casting == "unsafe" and isinstance(dst, Var) and node.dtype != dst._node.dtype:
         node = Node("cast", (node,), dst._node.dtype, node.ndim, False, (), node.reduced)
@@ -438,16 +440,17 @@ def part(trace: Trace, x, which: str):
     return Var(trace, Node(which, (node,), dtype, node.ndim, node.weak, (), node.reduced))
 
 
-def reduce(trace: Trace, name: str, x, axis=None, dtype=None, out=None, keepdims=False,
-           **kwargs):
+def reduce(trace: Trace, name: str, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
     if kwargs:
         raise FuseTraceError(
             f"numpy.{name}: unsupported keyword(s) {', '.join(kwargs)}",
             "fused reductions take axis=, dtype= and keepdims=",
         )
     if out is not None:
-        raise FuseTraceError(f"numpy.{name}(..., out=...) is not supported in fused functions",
-                             "return the result instead")
+        raise FuseTraceError(
+            f"numpy.{name}(..., out=...) is not supported in fused functions",
+            "return the result instead",
+        )
     node = operand(trace, x)
     if node.reduced:
         raise FuseTraceError(
@@ -525,17 +528,25 @@ def _unary(name):
 
 _REFUSED_CONVERSIONS = {
     "__bool__": (
-        "the truth value of an array is only known on the device: a Python 'if', 'and', "
-        "'or', 'not', 'while' or max()/min() on an array value cannot be traced",
+        (
+            "the truth value of an array is only known on the device: a Python 'if', 'and', "
+            "'or', 'not', 'while' or max()/min() on an array value cannot be traced"
+        ),
         "use numpy.where(condition, a, b), & | ~, or numpy.maximum/numpy.minimum",
     ),
-    "__float__": ("float() (or a math.* function) of an array value cannot be traced",
-                  "use numpy's functions (numpy.sqrt, ...) and x.astype(numpy.float64)"),
+    "__float__": (
+        "float() (or a math.* function) of an array value cannot be traced",
+        "use numpy's functions (numpy.sqrt, ...) and x.astype(numpy.float64)",
+    ),
     "__int__": ("int() of an array value cannot be traced", "use x.astype(numpy.int64)"),
-    "__complex__": ("complex() of an array value cannot be traced",
-                    "use x.astype(numpy.complex128)"),
-    "__index__": ("an array value cannot be used as a Python index or count",
-                  "indices in fused functions are Python ints"),
+    "__complex__": (
+        "complex() of an array value cannot be traced",
+        "use x.astype(numpy.complex128)",
+    ),
+    "__index__": (
+        "an array value cannot be used as a Python index or count",
+        "indices in fused functions are Python ints",
+    ),
     "__len__": ("len() of an array is not known while tracing", "pass the size as an argument"),
     "__iter__": ("iterating over an array is not elementwise", "use array operations"),
 }
@@ -553,7 +564,7 @@ def _refused(name):
 class Var:
     """A proxy array (or scalar) in a traced fused function."""
 
-    __slots__ = ("_node", "_target", "_trace", "_stale")
+    __slots__ = ("_node", "_stale", "_target", "_trace")
     __array_priority__ = 1000
     __hash__ = None
 
@@ -579,8 +590,9 @@ class Var:
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("casting", None)
         if kwargs.get("where", True) is not True:
-            raise FuseTraceError(f"numpy.{ufunc.__name__}(..., where=...) is not supported",
-                                 "use numpy.where")
+            raise FuseTraceError(
+                f"numpy.{ufunc.__name__}(..., where=...) is not supported", "use numpy.where"
+            )
         kwargs.pop("where", None)
         if kwargs:
             raise FuseTraceError(
@@ -617,8 +629,10 @@ class Var:
 
     @property
     def shape(self):
-        raise FuseAttributeError("x.shape is not known while tracing a fused function "
-                                 "(kernels are made per dtype and ndim); use x.ndim")
+        raise FuseAttributeError(
+            "x.shape is not known while tracing a fused function "
+            "(kernels are made per dtype and ndim); use x.ndim"
+        )
 
     size = shape
 

@@ -55,7 +55,7 @@ def _make_closure(k):
 
 
 closure = _make_closure(3)
-with_lambda = fuse(lambda x, y: (lambda a: a * a)(x) + y)
+with_lambda = fuse(lambda x, y: (lambda a: a * a)(x) + y)  # noqa: PLC3002
 
 
 def _impl(x, y, scale=2.0):
@@ -82,7 +82,7 @@ def loops_and_ifs(x, n):
 
 @fuse
 def by_getattr(x):
-    return getattr(np, "sqrt")(np.abs(x)) + getattr(np, "square")(x)
+    return getattr(np, "sqrt")(np.abs(x)) + getattr(np, "square")(x)  # noqa: B009
 
 
 @fuse
@@ -277,7 +277,10 @@ F64 = np.ones((4, 8), np.float64)
 
 
 def _ops(fused, *args):
-    return [line.split(" = ")[1].split(" ")[0] for line in fused.graph_for(*args).describe().splitlines()]
+    return [
+        line.split(" = ")[1].split(" ")[0]
+        for line in fused.graph_for(*args).describe().splitlines()
+    ]
 
 
 def test_trace_records_array_operations_only():
@@ -307,7 +310,8 @@ def test_cupy_and_jitkern_spellings_record_the_same_operations():
 @pytest.mark.parametrize(
     "specs",
     [("float32", 2.0), ("int8", 3), ("uint8", -1.5), ("float16", 1j), ("int32", "float16"),
-     ("bool", True), ("int64", np.float32(2)), ("complex64", 2.0), ("uint16", "int16")],
+     ("bool", True), ("int64", np.float32(2)), ("complex64", 2.0), ("uint16", "int16"),
+     ("float32", np.float64(2)), ("int8", np.int64(3))],
 )  # fmt: skip
 def test_result_types_follow_numpy2_promotion(specs):
     args = [np.ones((2, 3), s) if isinstance(s, str) else s for s in specs]
@@ -316,6 +320,12 @@ def test_result_types_follow_numpy2_promotion(specs):
     with np.errstate(all="ignore"):
         expected = (args[0] * args[1] + args[0]).dtype
     assert kernel.out_params[0].dtype == expected
+
+
+def test_numpy_scalar_constants_are_strong():
+    fused = fuse(lambda x: x * np.float64(2) + np.int64(1))
+    assert fused.kernel_for(F32).out_params[0].dtype == np.float64  # float64 is a float, too
+    assert fuse(lambda x: x * 2.0).kernel_for(F32).out_params[0].dtype == np.float32
 
 
 @pytest.mark.parametrize("name", sorted(UFUNCS))
@@ -335,8 +345,9 @@ def test_ufunc_types_match_numpy_or_refuse_like_it(name, dtype):
     assert tuple(o.dtype for o in graph.outputs) == tuple(e.dtype for e in expected)
 
 
-@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "amax", "amin", "all", "any",
-                                  "nansum", "nanprod"])
+@pytest.mark.parametrize(
+    "name", ["sum", "prod", "max", "min", "amax", "amin", "all", "any", "nansum", "nanprod"]
+)
 @pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "float16", "float32", "complex64"])
 def test_reduction_types_match_numpy(name, dtype):
     x = np.ones((3, 4), dtype)
@@ -684,7 +695,7 @@ def test_max_min_propagate_nan(rng):
     x[3, 7] = np.nan
     for name in ("max", "min"):
         for axis in (None, 0, 1):
-            _check(fuse(lambda x: getattr(np, name)(x, axis=axis)), x)
+            _check(fuse(lambda x, n=name, a=axis: getattr(np, n)(x, axis=a)), x)
 
 
 @pytest.mark.gpu
@@ -765,10 +776,10 @@ def test_none_arguments_and_numpy_scalars(rng):
 def test_jitkern_routines_on_device(rng):
     x = _host((8, 9), np.float64, rng)
     d = jitkern.asarray(x)
-    np.testing.assert_allclose(jitkern.asnumpy(jitkern.sqrt(jitkern.abs(d))),
-                               np.sqrt(np.abs(x)), rtol=1e-15)
-    np.testing.assert_allclose(jitkern.asnumpy(jitkern.sum(d, axis=1)), x.sum(axis=1),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        jitkern.asnumpy(jitkern.sqrt(jitkern.abs(d))), np.sqrt(np.abs(x)), rtol=1e-15
+    )
+    np.testing.assert_allclose(jitkern.asnumpy(jitkern.sum(d, axis=1)), x.sum(axis=1), rtol=1e-12)
 
 
 @pytest.mark.gpu
@@ -794,8 +805,9 @@ def test_second_call_does_not_trace_or_compile(rng, monkeypatch):
     first = dict(calls)
     assert first["trace"] == 1 and first["compile"] >= 1
     for value in (3.0, -1.5):
-        np.testing.assert_allclose(jitkern.asnumpy(fused(d, value)), x * value + 1,
-                                   rtol=1e-15, atol=1e-15)
+        np.testing.assert_allclose(
+            jitkern.asnumpy(fused(d, value)), x * value + 1, rtol=1e-15, atol=1e-15
+        )
     assert calls == first
 
 
