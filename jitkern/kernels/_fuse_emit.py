@@ -23,7 +23,7 @@ import numpy
 from ..arrays import describe, empty
 from ..jit.program import PRELUDE
 from . import _fuse_ops as ops
-from ._fuse_trace import FuseTraceError, Graph, Node
+from ._fuse_trace import FuseTraceError, Graph, Input, Node
 from .elementwise import ElementwiseKernel
 from .reduction import ReductionKernel
 
@@ -251,6 +251,7 @@ class Plan:
             self._plan_elementwise(name)
         else:
             self._plan_reduction(name)
+        self.fast = self._fast_runner()
 
     def _check_ndims(self) -> None:
         nodes = [n for n in self.returned if n is not self.reduce]
@@ -293,7 +294,30 @@ class Plan:
         return tuple(s.kernel for s in self.stages)
 
     # -- running ---------------------------------------------------------------
+    def _fast_runner(self):
+        """The call for the common plan (one kernel reading whole arguments, no writes), or
+        None: no dict of results, no views, no Input objects on the way."""
+        if len(self.stages) != 1 or self.writes:
+            return None
+        stage = self.stages[0]
+        if not all(isinstance(s, Input) and not s.keys for s in stage.sources):
+            return None
+        if not all(isinstance(o, Node) for o in self.graph.outputs):
+            return None
+        positions = tuple(s.position for s in stage.sources)
+        kernel, options, as_tuple = stage.kernel, stage.options, self.tuple_result
+        if isinstance(kernel, ReductionKernel):
+            if as_tuple:
+                return lambda args: (kernel(*[args[p] for p in positions], **options),)
+            return lambda args: kernel(*[args[p] for p in positions], **options)
+        if as_tuple:
+            return lambda args: kernel(*[args[p] for p in positions])
+        return lambda args: kernel(*[args[p] for p in positions])[0]
+
     def run(self, args):
+        fast = self.fast
+        if fast is not None:
+            return fast(args)
         reduced = count = None
         results = {}
         for stage in self.stages:

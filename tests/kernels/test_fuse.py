@@ -422,6 +422,48 @@ def test_inspect_compiles_without_a_gpu(fused, args):
     assert "jitkern" in info.source or "jk::" in info.source
 
 
+def test_common_plans_take_the_fast_call():
+    from jitkern.kernels._fuse_emit import Plan
+
+    assert Plan(magnitude.graph_for(F32, F32), "k").fast is not None
+    assert Plan(sum_of_products.graph_for(F32, F32), "k").fast is not None
+    assert Plan(add_into.graph_for(F32, F32), "k").fast is None  # writes
+    assert Plan(outer_product.graph_for(F32[0], F32[0]), "k").fast is None  # views
+    assert Plan(centered.graph_for(F32), "k").fast is None  # two kernels
+
+
+@pytest.mark.parametrize(
+    "fused,args",
+    [(magnitude, (F32, F32)), (two_outputs, (F32, 2.0)), (sum_of_products, (F32, F32)),
+     (fuse(lambda x: (x.sum(),)), (F32,))],
+)  # fmt: skip
+def test_fast_call_returns_what_the_general_call_returns(fused, args):
+    from jitkern.kernels._fuse_emit import Plan
+
+    plan = Plan(fused.graph_for(*args), "k")
+    stage = plan.stages[0]
+    base = type(stage.kernel)
+
+    class Recording(base):  # stands for the launch: what it was given, a result per output
+        def __call__(self, *values, **options):
+            calls.append((values, options))
+            if base is ReductionKernel:
+                return "reduced"
+            return tuple(f"out{j}" for j in range(self.nout))
+
+    calls = []
+    stage.kernel = object.__new__(Recording)
+    stage.kernel.nout = len(plan.returned)
+    fast = plan._fast_runner()
+    assert fast is not None
+    got_fast = fast(args)
+    plan.fast = None
+    got_general = plan.run(args)
+    assert got_fast == got_general
+    assert calls[0][1] == calls[1][1] and len(calls[0][0]) == len(calls[1][0])
+    assert all(a is b for a, b in zip(calls[0][0], calls[1][0]))
+
+
 def test_kernels_are_cached_per_signature_and_cleared():
     fused = fuse(lambda x, y: x + y)
     k1 = fused.kernel_for(F32, 1.0)
