@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 
 import numpy
 
@@ -259,7 +260,8 @@ def reduced_dtype(name: str, dtype: numpy.dtype, requested) -> numpy.dtype:
     )
     if name in ("all", "any"):
         return numpy.dtype(numpy.bool_)
-    with numpy.errstate(all="ignore"):
+    with numpy.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # complex summed as float64 warns; the type is known
         return numpy.asarray(getattr(numpy, name)(probe, **kwargs)).dtype
 
 
