@@ -88,6 +88,11 @@ def __getattr__(name: str):
         return value
     if name in _SUBMODULES:
         return importlib.import_module(f"jitkern.{name}")
+    # NumPy's routine names (jitkern.sqrt, jitkern.where, ...), as CuPy code calls them
+    routines = importlib.import_module("jitkern.kernels._fuse_api").ROUTINES
+    if name in routines:
+        globals()[name] = routines[name]
+        return routines[name]
     raise JitkernAttributeError(f"module 'jitkern' has no attribute {name!r}")
 
 
