@@ -34,6 +34,7 @@ from .errors import (
     KernelAssertionError,
     LaunchError,
     OutOfMemoryError,
+    StreamCaptureError,
 )
 
 __version__ = "0.1.0"
@@ -44,6 +45,7 @@ _LAZY = {
     "Device": "jitkern.backend.device",
     "Stream": "jitkern.backend.device",
     "Event": "jitkern.backend.device",
+    "Graph": "jitkern.backend.device",
     "get_current_stream": "jitkern.backend.device",
     "get_elapsed_time": "jitkern.backend.device",
     "synchronize": "jitkern.backend.device",
@@ -77,7 +79,9 @@ _LAZY = {
     "asnumpy": "jitkern.arrays",
     "from_dlpack": "jitkern.arrays",
 }
-_SUBMODULES = {"jit", "backend", "arrays", "kernels", "config", "errors", "texture", "cuda"}
+_SUBMODULES = {
+    "jit", "backend", "arrays", "kernels", "config", "errors", "texture", "cuda", "graph",
+}
 
 
 def __getattr__(name: str):
@@ -106,5 +110,5 @@ __all__ = [
     "JitkernBufferError", "JitkernError", "JitkernFileNotFoundError", "JitkernIndexError",
     "JitkernKeyError", "JitkernNotImplementedError", "JitkernOverflowError",
     "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "KernelArgumentError",
-    "KernelAssertionError", "LaunchError", "OutOfMemoryError", *_LAZY,
+    "KernelAssertionError", "LaunchError", "OutOfMemoryError", "StreamCaptureError", *_LAZY,
 ]

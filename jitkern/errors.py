@@ -132,6 +132,11 @@ class JitIndexError(JitError, IndexError):
     """A constant index out of range in JIT code (a tuple index, say)."""
 
 
+class StreamCaptureError(CUDAError):
+    """An operation that cannot be recorded into a CUDA graph was attempted during
+    stream capture, or a capture was misused (ended twice, invalidated, ...)."""
+
+
 def _human_bytes(n: int) -> str:
     step = 1024.0
     value = float(n)

@@ -1,15 +1,17 @@
-"""Devices, streams and events.
+"""Devices, streams, events and executable graphs.
 
 Each device is used through its primary context, retained lazily. The current
 stream is per thread: ``with stream:`` pushes it, leaving the block pops it.
+A stream's work can be captured into a :class:`Graph` (``begin_capture`` /
+``end_capture``, CuPy's names) and replayed with one call; see docs/graphs.md.
 """
 
 from __future__ import annotations
 
 import threading
 
-from ..errors import CUDAError, JitkernTypeError
-from . import driver
+from ..errors import CUDAError, JitkernTypeError, JitkernValueError, StreamCaptureError
+from . import driver, memory
 from .driver import check, drv
 
 
@@ -43,6 +45,7 @@ class Device:
             check(drv().cuCtxSetCurrent(prev), "cuCtxSetCurrent")
 
     def synchronize(self) -> None:
+        memory.refuse_during_capture(None, "Device.synchronize()")
         with self:
             check(drv().cuCtxSynchronize(), "cuCtxSynchronize")
 
@@ -133,9 +136,11 @@ class Stream:
         return (0, self.ptr)
 
     def synchronize(self) -> None:
+        memory.refuse_during_capture(self.ptr, "Stream.synchronize()")
         check(drv().cuStreamSynchronize(self.ptr), "cuStreamSynchronize")
 
     def done(self) -> bool:
+        memory.refuse_during_capture(self.ptr, "Stream.done")
         (err,) = drv().cuStreamQuery(self.ptr)
         if err == 0:
             return True
@@ -151,6 +156,61 @@ class Stream:
 
     def wait_event(self, event: "Event") -> None:
         check(drv().cuStreamWaitEvent(self.ptr, event.ptr, 0), "cuStreamWaitEvent")
+
+    # -- graph capture (CuPy's names) ---------------------------------------
+    def begin_capture(self, mode=None) -> None:
+        """Start capturing the work queued on this stream into a CUDA graph.
+
+        Until :meth:`end_capture`, launches, pool allocations and device copies queued
+        on this stream are recorded instead of run. ``mode`` is ``"relaxed"`` (the
+        default, as in CuPy), ``"thread_local"`` or ``"global"``, or the matching int
+        (``CU_STREAM_CAPTURE_MODE_*``: 0 global, 1 thread local, 2 relaxed).
+        """
+        if self.ptr == 0:
+            raise StreamCaptureError(
+                "begin_capture: the legacy default stream (Stream.null) cannot be captured; "
+                "capture on a jitkern.Stream() (or use jitkern.graph.capture(), which makes one)")
+        if self.ptr in memory.CAPTURES or self.is_capturing():
+            raise StreamCaptureError(f"begin_capture: {self!r} is already capturing")
+        d = drv()
+        check(d.cuStreamBeginCapture(self.ptr, _capture_mode(mode)), "cuStreamBeginCapture")
+        memory.CAPTURES[self.ptr] = memory.CaptureRecord()
+
+    def end_capture(self) -> "Graph":
+        """End the capture begun by :meth:`begin_capture`; return the instantiated :class:`Graph`."""
+        d = drv()
+        record = memory.CAPTURES.pop(self.ptr, None)
+        err, graph = d.cuStreamEndCapture(self.ptr)
+        if err != 0:
+            _release(record)
+            name = driver._name(d, err)
+            if err == d.CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED:
+                raise StreamCaptureError(
+                    f"end_capture: the capture on {self!r} was invalidated by an operation that "
+                    "cannot be captured (a synchronization, a host copy, a query of a capturing "
+                    f"stream, or work on the legacy stream) ({name})", int(err)) from None
+            raise StreamCaptureError(
+                f"end_capture: {self!r} is not capturing (call begin_capture() first; a capture "
+                f"must end on the stream and, unless relaxed, the thread that began it) ({name})",
+                int(err)) from None
+        try:
+            return Graph._instantiate(graph, record)
+        except BaseException:
+            _release(record)
+            raise
+
+    def is_capturing(self) -> bool:
+        """True while this stream is capturing; raises StreamCaptureError if its capture
+        was invalidated (as CuPy does)."""
+        d = drv()
+        status = check(d.cuStreamIsCapturing(self.ptr), "cuStreamIsCapturing")
+        if status == d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE:
+            return True
+        if status == d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE:
+            return False
+        raise StreamCaptureError(
+            f"the capture on {self!r} has been invalidated by an earlier error; end it with "
+            "end_capture()")
 
     def use(self) -> "Stream":
         """Make this the current stream of the calling thread (until changed)."""
@@ -270,6 +330,113 @@ class Event:
                 pass
 
 
+_CAPTURE_MODES = {"global": 0, "thread_local": 1, "relaxed": 2}
+
+
+def _capture_mode(mode) -> int:
+    if mode is None:
+        return _CAPTURE_MODES["relaxed"]
+    if isinstance(mode, str) and mode in _CAPTURE_MODES:
+        return _CAPTURE_MODES[mode]
+    if isinstance(mode, int) and not isinstance(mode, bool) and mode in _CAPTURE_MODES.values():
+        return mode
+    raise JitkernValueError(
+        f"begin_capture(mode): expected None, 'relaxed', 'thread_local', 'global' or 0-2, "
+        f"got {mode!r}")
+
+
+def _release(record) -> None:
+    """Free the blocks a capture held (its graph was not made, or is gone)."""
+    if record is not None:
+        for ptr, stream in record.held:
+            memory.free_now(ptr, stream)
+        record.held.clear()
+
+
+class Graph:
+    """An executable CUDA graph, made by :meth:`Stream.end_capture` (CuPy's ``Graph``).
+
+    ``launch(stream=None)`` replays it on ``stream`` (the current stream when None);
+    ``upload(stream=None)`` prepares it on the device ahead of its first launch. Arrays
+    allocated during the capture and still referenced afterwards are the graph's
+    outputs: their addresses stay fixed and every launch rewrites them. The graph keeps
+    them, and the blocks dropped during the capture, until it is destroyed.
+    """
+
+    __slots__ = ("graph", "graphExec", "_keep", "_held", "_launch_fn", "__weakref__")
+
+    def __init__(self, *args, **kwargs):
+        raise JitkernTypeError("Graph cannot be made directly: use Stream.end_capture() or "
+                               "jitkern.graph.capture()")
+
+    @classmethod
+    def _instantiate(cls, graph, record) -> "Graph":
+        d = drv()
+        self = object.__new__(cls)
+        self.graph, self.graphExec, self._keep, self._held = graph, None, [], []
+        flags = int(d.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
+        self.graphExec = check(d.cuGraphInstantiate(graph, flags), "cuGraphInstantiate")
+        self._launch_fn = d.cuGraphLaunch
+        if record is not None:
+            self._keep = [m for m in (r() for r in record.allocated.values()) if m is not None]
+            self._held = record.held
+        return self
+
+    def launch(self, stream=None) -> None:
+        """Replay the graph on ``stream`` (the current stream when None)."""
+        if stream is None:
+            stack = _stream_state.stack
+            s = stack[-1].ptr if stack else 0
+        else:
+            s = stream_handle(stream)
+        (err,) = self._launch_fn(self.graphExec, s)
+        if err != 0:
+            check((err,), "cuGraphLaunch")
+
+    def upload(self, stream=None) -> None:
+        """Upload the graph to the device on ``stream`` without running it."""
+        check(drv().cuGraphUpload(self.graphExec, stream_handle(stream)), "cuGraphUpload")
+
+    def debug_dot_str(self, flags: int = 0) -> str:
+        """The graph in Graphviz DOT form (``cuGraphDebugDotPrint``), for debugging."""
+        import os
+        import tempfile
+
+        fd, path = tempfile.mkstemp(suffix=".dot")
+        os.close(fd)
+        try:
+            check(drv().cuGraphDebugDotPrint(self.graph, path.encode(), flags),
+                  "cuGraphDebugDotPrint")
+            with open(path) as f:
+                return f.read()
+        finally:
+            os.unlink(path)
+
+    def __del__(self):
+        d = _driver_if_loaded()
+        if d is None:
+            return
+        try:
+            if getattr(self, "graphExec", None) is not None:
+                d.cuGraphExecDestroy(self.graphExec)
+            if getattr(self, "graph", None) is not None:
+                d.cuGraphDestroy(self.graph)
+        except Exception:
+            pass
+        for ptr, stream in getattr(self, "_held", ()):
+            memory.free_now(ptr, stream)
+
+    def __repr__(self) -> str:
+        return f"<jitkern.Graph 0x{int(self.graphExec or 0):x}>"
+
+
+def _driver_if_loaded():
+    try:
+        return drv()
+    except Exception:
+        return None
+
+
 def get_elapsed_time(start: Event, end: Event) -> float:
     """Milliseconds between two recorded events (waits for ``end``)."""
     end.synchronize()
@@ -278,11 +445,12 @@ def get_elapsed_time(start: Event, end: Event) -> float:
 
 def synchronize() -> None:
     """Wait for all work on the current device."""
+    memory.refuse_during_capture(None, "jitkern.synchronize()")
     driver.current_device_id()
     check(drv().cuCtxSynchronize(), "cuCtxSynchronize")
 
 
 __all__ = [
-    "CUDAError", "Device", "Event", "Stream", "get_current_stream", "get_device_id",
+    "CUDAError", "Device", "Event", "Graph", "Stream", "get_current_stream", "get_device_id",
     "get_elapsed_time", "stream_handle", "synchronize",
 ]

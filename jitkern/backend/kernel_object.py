@@ -6,6 +6,11 @@ kernel object (RawKernel, @rawkernel) is a partial whose function is its whole
 launch: the general path at first, then the launcher generated for the last
 argument signature (backend.launch.make_fast_launcher), which falls back to the
 general path on any miss. ``_set_call`` swaps that function.
+
+``bind`` is shared by every kernel kind: the subclass says, in ``_bind_parts``, which
+:class:`~.module.Function` and which full argument tuple a call with ``args`` would
+launch, and :meth:`~.module.Function.bind` does the rest (one mechanism, the packed
+parameter buffer of the launch plans).
 """
 
 from __future__ import annotations
@@ -31,6 +36,19 @@ class KernelPartial(functools.partial):
         """Make ``func`` what calling the kernel runs (it keeps the instance's __dict__)."""
         if self.func is not func:
             self.__setstate__((func, (), None, self.__dict__))
+
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
+        """A :class:`~jitkern.backend.module.BoundLaunch`: this launch with ``args`` packed
+        once. Calling it re-launches with the same arguments at about the cost of a bare
+        ``cuLaunchKernel``; ``set_arg(i, value)`` or ``args[i] = value`` replaces one
+        (checked against its type). ``stream=None`` follows the current stream at each
+        call; the device is the current one now. See docs/graphs.md."""
+        function, launch_args, cooperative, refresh = self._bind_parts(args)
+        return function.bind(grid, block, launch_args, shared_mem, stream, cooperative,
+                             user_count=len(args), refresh=refresh)
+
+    def _bind_parts(self, args: tuple):  # overridden by the kernel kinds
+        raise JitkernTypeError(f"{type(self).__name__} cannot be bound")
 
     def __reduce__(self):
         raise JitkernTypeError(self._pickle_hint)

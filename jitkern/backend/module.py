@@ -4,18 +4,26 @@ A :class:`Binary` is loaded at most once per device (``cuModuleLoadData`` in
 the device's primary context). :class:`Function` is a kernel of a binary that
 can be launched on any device: it resolves its ``CUfunction`` per device on
 first use, and keeps one packing :class:`~.launch.Plan` per argument-type
-signature.
+signature. :meth:`Function.bind` makes a :class:`BoundLaunch`: one launch with its
+arguments packed once, re-run by a call that is little more than ``cuLaunchKernel``.
 """
 
 from __future__ import annotations
 
+import functools
+import struct
 import threading
 
-from ..errors import CUDAError, JitkernAttributeError, KernelArgumentError, LaunchError
+import numpy
+
+from ..errors import (CUDAError, JitkernAttributeError, JitkernIndexError, KernelArgumentError,
+                      LaunchError)
 from . import driver
+from .codegen import define
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
-from .launch import build_plan, device_getter, dim3, make_fast_launcher, signature_of
+from .launch import (_describe_arg, _layout, _scalar_slot, build_plan, device_getter, dim3,
+                     make_fast_launcher, signature_of, slot_for)
 
 _modules: dict[tuple[str, int], "LoadedModule"] = {}
 _modules_lock = threading.Lock()
@@ -218,6 +226,27 @@ class Function:
                 stream_of=stream_handle, current_stream=current_stream_handle, device=device)
         return run
 
+    def bind(self, grid, block, args, shared_mem: int = 0, stream=None, cooperative: bool = False,
+             *, user_count: int | None = None, refresh=None) -> "BoundLaunch":
+        """A :class:`BoundLaunch` of this kernel with ``args`` packed now, on the current device.
+
+        ``stream=None`` launches on the caller's current stream at each call; a given
+        stream is fixed. ``user_count`` (default: all) is how many of ``args`` the user
+        gave (the rest are derived, as the JIT's shape/stride parameters);
+        ``refresh(i, value, user_args)`` validates a replacement of user argument ``i``
+        and returns the new full argument tuple (the JIT's signature check).
+        """
+        args = tuple(args) if type(args) is not tuple else args
+        state = self._select_state()
+        plan = build_plan(args, state.param_sizes, self.params, self.name)
+        plan.pack(args)
+        dims = (dim3(grid, "grid"), dim3(block, "block"))
+        if type(shared_mem) is not int or shared_mem < 0:
+            raise KernelArgumentError(f"shared_mem: expected a non-negative int, got {shared_mem!r}")
+        fixed = None if stream is None else stream_handle(stream)
+        return BoundLaunch(self, state, plan, args, dims, shared_mem, fixed, cooperative,
+                           len(args) if user_count is None else user_count, refresh)
+
     def last_plan(self):
         """(state, plan) of the last launch (on the device it ran on), or None."""
         state = self._last_state
@@ -310,6 +339,182 @@ class Function:
         d = drv()
         return int(check(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(
             self.handle(device_id), block_size, shared_mem), "cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+
+
+class BoundLaunch(functools.partial):
+    """One kernel launch with its arguments packed once: ``b()`` launches it again.
+
+    Made by ``kernel.bind(grid, block, *args, shared_mem=0, stream=None)`` on a
+    RawKernel or a ``@jitkern.rawkernel`` kernel. The call is a generated function
+    around ``cuLaunchKernel`` with every value fixed (a partial, like the kernel
+    objects: see backend.kernel_object), so it costs about what a bare, pre-packed
+    ``cuLaunchKernel`` costs. ``b.set_arg(i, value)`` (or ``b.args[i] = value``)
+    re-packs argument ``i`` alone, after checking that ``value`` packs to the same
+    type as the bound one (an array for an array, a float64 for a float64, ...; for a
+    JIT kernel also the same specialisation: dtype, ndim, layout). The bound launch
+    keeps its arguments alive; it has its own parameter buffer, so other launches of
+    the kernel do not disturb it.
+    """
+
+    def __new__(cls, function, state, plan, args, dims, shared_mem, stream, cooperative,
+                user_count, refresh):
+        run = _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative)
+        self = super().__new__(cls, run)
+        self.function, self.grid, self.block = function, dims[0], dims[1]
+        self.shared_mem, self.stream, self.cooperative = shared_mem, stream, cooperative
+        self._state, self._plan, self._args = state, plan, list(args)
+        self._user_count, self._refresh = user_count, refresh
+        self._offsets = _layout(plan.slots)[1]
+        self._packers: dict = {}
+        return self
+
+    @property
+    def args(self) -> "_BoundArgs":
+        """The bound arguments: ``b.args[i]`` reads one, ``b.args[i] = v`` is ``set_arg``."""
+        return _BoundArgs(self)
+
+    def set_arg(self, index: int, value) -> None:
+        """Replace argument ``index`` and re-pack its slot (and, for a JIT kernel, the
+        shape/stride parameters derived from it); the next call launches with it."""
+        n = self._user_count
+        if type(index) is not int or not -n <= index < n:
+            raise JitkernIndexError(
+                f"set_arg: argument index {index!r} is out of range; {self.function.name} "
+                f"takes {n} argument(s)")
+        index %= n
+        if self._refresh is None:
+            self._write(index, value)
+            return
+        full = self._refresh(index, value, tuple(self._args[:n]))
+        for j in range(len(full)):
+            if j == index or (j >= n and full[j] != self._args[j]):
+                self._write(j, full[j])
+
+    def _write(self, j: int, value) -> None:
+        cls = type(value)
+        pack = self._packers.get((j, cls))
+        if pack is None:
+            pack = self._packers[(j, cls)] = self._slot_packer(j, value)
+        try:
+            pack(value)
+        except struct.error as exc:
+            raise KernelArgumentError(
+                f"{self._what(j)}: {value!r} does not fit the bound slot, "
+                f"{_slot_kind(self._plan.slots[j])} ({exc})") from None
+        self._args[j] = value
+
+    def _slot_packer(self, j: int, value):
+        """``pack(value)`` writing one argument into the bound buffer, after checking
+        that a value of this type packs like the bound one."""
+        old = self._plan.slots[j]
+        sizes = self._state.param_sizes
+        if type(value) is numpy.void:
+            new = _scalar_slot(value.dtype, f"argument {j}")
+        else:
+            try:
+                new = slot_for(type(value), j, sizes[j] if sizes is not None else None)
+            except KernelArgumentError as exc:
+                raise KernelArgumentError(f"{self._what(j)}: {exc}") from None
+        if new.codes != old.codes or _is_pointer(new) != _is_pointer(old):
+            raise KernelArgumentError(
+                f"{self._what(j)}: the bound launch has {_slot_kind(old)} there, got "
+                f"{_describe_arg(value)} ({_slot_kind(new)}); pass a value of the bound type")
+        env = {"_pack_into": struct.Struct("<" + new.codes).pack_into,
+               "_buf": self._plan._buffer, "_off": self._offsets[j]}
+        fields = {"a": "a"}
+        for key, helper in new.env.items():
+            fields[key] = f"_{key}"
+            env[f"_{key}"] = helper
+        src = f"def pack(a):\n    _pack_into(_buf, _off, {new.expr.format(**fields)})\n"
+        return define(src, "<jitkern bound argument>", env, "pack")
+
+    def _what(self, j: int) -> str:
+        params = self.function.params
+        if params is not None and j < len(params):
+            return f"argument {j} ({params[j].name}) of {self.function.name}"
+        return f"argument {j} of {self.function.name}"
+
+    def __reduce__(self):
+        from ..errors import JitkernTypeError
+
+        raise JitkernTypeError("a bound launch cannot be pickled; bind the kernel again")
+
+    def __eq__(self, other):
+        return self is other
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return (f"<jitkern.BoundLaunch {self.function.name} grid={self.grid} block={self.block} "
+                f"args={len(self._args[:self._user_count])}>")
+
+
+class _BoundArgs:
+    """``b.args``: indexable view of a bound launch's user arguments."""
+
+    __slots__ = ("_bound",)
+
+    def __init__(self, bound: BoundLaunch):
+        self._bound = bound
+
+    def __len__(self) -> int:
+        return self._bound._user_count
+
+    def __getitem__(self, index):
+        return self._bound._args[: self._bound._user_count][index]
+
+    def __setitem__(self, index, value) -> None:
+        self._bound.set_arg(index, value)
+
+    def __iter__(self):
+        return iter(self._bound._args[: self._bound._user_count])
+
+    def __repr__(self) -> str:
+        return repr(self._bound._args[: self._bound._user_count])
+
+
+_C_NAMES = {"b": "int8", "B": "uint8", "h": "int16", "H": "uint16", "i": "int32", "I": "uint32",
+            "q": "int64", "Q": "uint64", "e": "float16", "f": "float32", "d": "float64",
+            "?": "bool", "ff": "complex64", "dd": "complex128"}
+
+
+def _is_pointer(slot) -> bool:
+    return slot.codes == "Q" and slot.expr != "{a}"
+
+
+def _slot_kind(slot) -> str:
+    if _is_pointer(slot):
+        return "a device pointer (an array)"
+    name = _C_NAMES.get(slot.codes)
+    if name is None:
+        return f"a {slot.size}-byte structured scalar"
+    return f"{'an' if name[0] in 'iu' else 'a'} {name} scalar"
+
+
+def _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative):
+    """The generated call of a bound launch: every value a constant but the stream when
+    it follows the current one."""
+    d = drv()
+    launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
+    (gx, gy, gz), (bx, by, bz) = dims
+
+    def fail(err, s):
+        function._launch_failed(err, state, plan, dims[0], dims[1], shared_mem, s, cooperative)
+
+    env = {"_launch": launch, "_h": state.handle, "_params": plan.params_ptr, "_fail": fail,
+           "_streams": STREAMS_IN_USE, "_current": current_stream_handle, "_plan": plan}
+    head = ["def run():"]
+    if stream is None:
+        head.append("    s = _current() if _streams[0] else 0")
+    else:
+        head.append(f"    s = {int(stream)}")
+    extra = "" if cooperative else ", 0"
+    lines = head + [
+        f"    err, = _launch(_h, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, {shared_mem}, s, _params{extra})",
+        "    if err:",
+        "        _fail(err, s)",
+    ]
+    return define("\n".join(lines) + "\n", f"<jitkern bound launch {function.name}>", env, "run")
 
 
 _drv = None

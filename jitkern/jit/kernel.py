@@ -227,6 +227,24 @@ class JitKernel(KernelPartial):
             entry.run.__name__ = entry.run.__qualname__ = self.__name__
             self._set_call(entry.run)
 
+    def _bind_parts(self, args: tuple):
+        """For KernelPartial.bind: the entry's Function and full arguments, and the check
+        that a replaced argument keeps this specialisation."""
+        key = tuple([(_KEYERS.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
+        entry = self._entries.get(key) or self._entry_for(tuple(args), key)
+
+        def refresh(i, value, user_args):
+            if (_KEYERS.get(type(value)) or _keyer_for(type(value)))(value) != key[i]:
+                raise KernelArgumentError(
+                    f"argument {i} of {self.__name__}: the bound launch is specialised for "
+                    f"{_describe_for_bind(user_args[i])}, got {_describe_for_bind(value)}; "
+                    "bind again for other types")
+            new = user_args[:i] + (value,) + user_args[i + 1:]
+            return new + entry.extras(new) if entry.extras is not None else new
+
+        full = args + entry.extras(args) if entry.extras is not None else args
+        return entry.function, full, entry.cooperative, refresh
+
     def _entry_for(self, args: tuple, key) -> "_Entry":
         if self.device:
             raise JitkernTypeError(f"{self.__name__} is a device function: call it from a kernel")
@@ -355,6 +373,13 @@ class JitKernel(KernelPartial):
             parsed.source.filename,
             {},
         )
+
+
+def _describe_for_bind(a) -> str:
+    try:
+        return arg_type(a).describe()
+    except Exception:  # a value no kernel accepts: its Python type says enough
+        return type(a).__name__
 
 
 def _launch_star(kernel, grid, block, shared_mem, stream, *args, **kwargs):

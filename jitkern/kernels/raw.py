@@ -12,6 +12,7 @@ from ..backend import module as _module_state
 from ..backend.compiler import Binary
 from ..backend.inspection import Inspection, inspect_binary
 from ..backend.kernel_object import KernelPartial
+from ..backend.launch import build_plan
 from ..backend.memory import MemoryPointer
 from ..backend.module import SETTABLE_ATTRIBUTES, Function, load
 from ..errors import (
@@ -141,6 +142,13 @@ class RawKernel(KernelPartial):
             state, plan = last
             self._set_call(fn.fast_launcher(state, plan, self.enable_cooperative_groups,
                                             fallback=self._launch))
+
+    def _bind_parts(self, args: tuple):
+        """For KernelPartial.bind: the argument count and kinds are checked against the
+        source's parameter list first (no GPU needed for that error)."""
+        if self._params is not None:
+            build_plan(args, None, self._params, self.name)
+        return self._function(), args, self.enable_cooperative_groups, None
 
     @property
     def kernel(self) -> Function:
