@@ -166,6 +166,7 @@ class Stream:
         default, as in CuPy), ``"thread_local"`` or ``"global"``, or the matching int
         (``CU_STREAM_CAPTURE_MODE_*``: 0 global, 1 thread local, 2 relaxed).
         """
+        mode = _capture_mode(mode)
         if self.ptr == 0:
             raise StreamCaptureError(
                 "begin_capture: the legacy default stream (Stream.null) cannot be captured; "
@@ -173,7 +174,8 @@ class Stream:
         if self.ptr in memory.CAPTURES or self.is_capturing():
             raise StreamCaptureError(f"begin_capture: {self!r} is already capturing")
         d = drv()
-        check(d.cuStreamBeginCapture(self.ptr, _capture_mode(mode)), "cuStreamBeginCapture")
+        check(d.cuStreamBeginCapture(self.ptr, d.CUstreamCaptureMode(mode)),
+              "cuStreamBeginCapture")
         memory.CAPTURES[self.ptr] = memory.CaptureRecord()
 
     def end_capture(self) -> "Graph":

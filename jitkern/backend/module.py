@@ -391,17 +391,21 @@ class BoundLaunch(functools.partial):
                 self._write(j, full[j])
 
     def _write(self, j: int, value) -> None:
-        cls = type(value)
-        pack = self._packers.get((j, cls))
-        if pack is None:
-            pack = self._packers[(j, cls)] = self._slot_packer(j, value)
         try:
-            pack(value)
+            self._packer(j, value)(value)
         except struct.error as exc:
+            old = self._args[j]
+            self._packer(j, old)(old)  # pack_into clears the slot before it fails
             raise KernelArgumentError(
                 f"{self._what(j)}: {value!r} does not fit the bound slot, "
                 f"{_slot_kind(self._plan.slots[j])} ({exc})") from None
         self._args[j] = value
+
+    def _packer(self, j: int, value):
+        pack = self._packers.get((j, type(value)))
+        if pack is None:
+            pack = self._packers[(j, type(value))] = self._slot_packer(j, value)
+        return pack
 
     def _slot_packer(self, j: int, value):
         """``pack(value)`` writing one argument into the bound buffer, after checking
