@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import threading
 
-from ..backend import driver
+from ..backend import driver, memory
 from ..backend.driver import check, drv
+from ..errors import StreamCaptureError
 
 _primary_ids: dict[int, int] = {}  # int(primary CUcontext) -> device id
 
@@ -82,10 +83,27 @@ def order_after(consumer: int, producer: int | None, device_id: int) -> None:
     """
     if producer is None or same_stream(consumer, producer):
         return
+    if memory.CAPTURES and (consumer in memory.CAPTURES) != (producer in memory.CAPTURES):
+        _order_across_capture(consumer)
+        return
     d = drv()
     ev = _event(device_id)
     check(d.cuEventRecord(ev, producer), "cuEventRecord")
     check(d.cuStreamWaitEvent(consumer, ev, 0), "cuStreamWaitEvent")
+
+
+def _order_across_capture(consumer: int) -> None:
+    """One of the two streams is being captured into a graph (see backend/graph.py).
+
+    Work queued before the capture cannot be waited for by a graph, which runs later,
+    whenever it is launched: the graph's launch stream orders it, so no wait is made.
+    Work queued in the capture has not run: nothing outside the capture can wait for it.
+    """
+    if consumer in memory.CAPTURES:
+        return
+    raise StreamCaptureError(
+        "an array written during a graph capture was used on another stream before the "
+        "capture ended; its values exist only once the graph is launched")
 
 
 def pointer_device(ptr: int) -> int | None:

@@ -176,12 +176,16 @@ class Stream:
         d = drv()
         check(d.cuStreamBeginCapture(self.ptr, d.CUstreamCaptureMode(mode)),
               "cuStreamBeginCapture")
-        memory.CAPTURES[self.ptr] = memory.CaptureRecord()
+        memory.CAPTURES[self.ptr] = memory.CaptureRecord(self)
 
     def end_capture(self) -> "Graph":
         """End the capture begun by :meth:`begin_capture`; return the instantiated :class:`Graph`."""
         d = drv()
         record = memory.CAPTURES.pop(self.ptr, None)
+        none = d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE
+        if record is None and self._capture_status() == none:
+            raise StreamCaptureError(f"end_capture: {self!r} is not capturing (call "
+                                     "begin_capture() first)")
         err, graph = d.cuStreamEndCapture(self.ptr)
         if err != 0:
             _release(record)
@@ -205,7 +209,7 @@ class Stream:
         """True while this stream is capturing; raises StreamCaptureError if its capture
         was invalidated (as CuPy does)."""
         d = drv()
-        status = check(d.cuStreamIsCapturing(self.ptr), "cuStreamIsCapturing")
+        status = self._capture_status()
         if status == d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_ACTIVE:
             return True
         if status == d.CUstreamCaptureStatus.CU_STREAM_CAPTURE_STATUS_NONE:
@@ -213,6 +217,9 @@ class Stream:
         raise StreamCaptureError(
             f"the capture on {self!r} has been invalidated by an earlier error; end it with "
             "end_capture()")
+
+    def _capture_status(self):
+        return check(drv().cuStreamIsCapturing(self.ptr), "cuStreamIsCapturing")
 
     def use(self) -> "Stream":
         """Make this the current stream of the calling thread (until changed)."""
@@ -365,7 +372,7 @@ class Graph:
     them, and the blocks dropped during the capture, until it is destroyed.
     """
 
-    __slots__ = ("graph", "graphExec", "_keep", "_held", "_launch_fn", "__weakref__")
+    __slots__ = ("graph", "graphExec", "_keep", "_held", "_stream", "_launch_fn", "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise JitkernTypeError("Graph cannot be made directly: use Stream.end_capture() or "
@@ -376,12 +383,14 @@ class Graph:
         d = drv()
         self = object.__new__(cls)
         self.graph, self.graphExec, self._keep, self._held = graph, None, [], []
+        self._stream = None
         flags = int(d.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
         self.graphExec = check(d.cuGraphInstantiate(graph, flags), "cuGraphInstantiate")
         self._launch_fn = d.cuGraphLaunch
         if record is not None:
             self._keep = [m for m in (r() for r in record.allocated.values()) if m is not None]
             self._held = record.held
+            self._stream = record.stream  # the held blocks are freed on it
         return self
 
     def launch(self, stream=None) -> None:

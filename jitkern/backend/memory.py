@@ -29,11 +29,12 @@ class CaptureRecord:
     """What jitkern tracks about one capture it runs: blocks allocated in it (weakly),
     and blocks allocated before it that were dropped during it (held, not freed)."""
 
-    __slots__ = ("allocated", "held")
+    __slots__ = ("allocated", "held", "stream")
 
-    def __init__(self):
+    def __init__(self, stream=None):
         self.allocated: dict[int, weakref.ref] = {}
-        self.held: list[tuple[int, int]] = []  # (ptr, stream)
+        self.held: list[tuple[int, int]] = []  # (ptr, stream handle)
+        self.stream = stream  # the captured Stream, kept alive until the held blocks are freed
 
 
 # Stream handle -> record, for the captures jitkern began and has not ended. Read on

@@ -113,3 +113,18 @@ def test_blocks_on_other_streams_are_freed_as_usual(fake_capture, monkeypatch):
     mem = memory.MemoryPointer(0x3000, 64, 0, 0x77)
     del mem
     assert freed == [(0x3000, 0x77)] and fake_capture.held == []
+
+
+def test_stream_ordering_across_a_capture(fake_capture, monkeypatch):
+    from jitkern.arrays import _context
+
+    def no_driver():
+        raise AssertionError("no event may be recorded or waited on across a capture")
+
+    monkeypatch.setattr(_context, "drv", no_driver)
+    # work queued before the capture: the graph cannot wait for it, and need not
+    _context.order_after(FAKE, 0x99, 0)
+    _context.order_after(FAKE, 0, 0)
+    # work queued in the capture has not run: another stream cannot wait for it
+    with pytest.raises(StreamCaptureError, match="written during a graph capture"):
+        _context.order_after(0x99, FAKE, 0)
