@@ -396,8 +396,7 @@ class Graph:
     def launch(self, stream=None) -> None:
         """Replay the graph on ``stream`` (the current stream when None)."""
         if stream is None:
-            stack = _stream_state.stack
-            s = stack[-1].ptr if stack else 0
+            s = current_stream_handle() if STREAMS_IN_USE[0] else 0
         else:
             s = stream_handle(stream)
         (err,) = self._launch_fn(self.graphExec, s)

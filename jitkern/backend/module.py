@@ -507,7 +507,9 @@ def _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative):
 
     env = {"_launch": launch, "_h": state.handle, "_params": plan.params_ptr, "_fail": fail,
            "_streams": STREAMS_IN_USE, "_current": current_stream_handle, "_plan": plan}
-    head = ["def run():"]
+    # Keyword-only defaults make every name a fast local (the call passes none of them).
+    head = ["def run(*, _launch=_launch, _h=_h, _params=_params, _fail=_fail, _streams=_streams,"
+            " _current=_current):"]
     if stream is None:
         head.append("    s = _current() if _streams[0] else 0")
     else:
