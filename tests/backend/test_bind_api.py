@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import jitkern
+from jitkern import jit
 from jitkern.backend import module
 from jitkern.backend.compiler import compile_source
 from jitkern.backend.device import Stream
@@ -151,3 +152,73 @@ def test_a_bound_launch_is_not_picklable(fn, launches, rng):
     b, _ = bound(fn, rng)
     with pytest.raises(TypeError, match="bind the kernel again"):
         pickle.dumps(b)
+
+
+class FakeMatrix:
+    """A 2-D float64 device array stand-in (CUDA array interface v3, C order)."""
+
+    def __init__(self, ptr, shape, dtype="<f8"):
+        self.ptr, self.shape, self.typestr = ptr, shape, dtype
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self.ptr, False), "shape": self.shape, "typestr": self.typestr,
+                "strides": None, "version": 3}
+
+
+@jitkern.rawkernel()
+def row_sums(m, out):
+    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    if i < m.shape[0]:
+        acc = m[i, 0]
+        for j in range(1, m.shape[1]):
+            acc += m[i, j]
+        out[i] = acc
+
+
+@pytest.fixture
+def jit_launches(monkeypatch):
+    """JIT kernels compiled for sm_90 and launched into a recorder: (pointers, extras)."""
+    from jitkern.arrays import interop
+    from jitkern.jit import kernel as jit_kernel
+
+    monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)  # no driver to ask
+    monkeypatch.setattr(jit_kernel, "_target_tag", lambda arch: f"arch:{arch or 'sm_90'}")
+    real_compile = jit_kernel._compile
+    monkeypatch.setattr(jit_kernel, "_compile",
+                        lambda generated, options, arch: real_compile(generated, options,
+                                                                      arch or "sm_90"))
+    monkeypatch.setattr(module.Function, "_select_state",
+                        lambda self: module._DeviceState(None, None, 0))
+    calls = []
+
+    def launch(h, gx, gy, gz, bx, by, bz, shm, s, params, extra):
+        ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        calls.append(tuple(ctypes.c_int64.from_address(ptrs[i]).value for i in range(6)))
+        return (0,)
+
+    monkeypatch.setattr(module, "drv", lambda: types.SimpleNamespace(
+        cuLaunchKernel=launch, cuLaunchCooperativeKernel=None))
+    row_sums._entries.clear()
+    return calls
+
+
+def test_jit_bind_repacks_the_derived_shape_and_strides(jit_launches):
+    b = row_sums.bind(3, 128, FakeMatrix(0x1000, (300, 7)), FakeArray(0x2000))
+    b()
+    # m's pointer, out's pointer, then m's shape and byte strides (derived parameters)
+    assert jit_launches[-1] == (0x1000, 0x2000, 300, 7, 56, 8)
+    b.set_arg(0, FakeMatrix(0x3000, (200, 11)))
+    b()
+    assert jit_launches[-1] == (0x3000, 0x2000, 200, 11, 88, 8)
+    assert len(b.args) == 2 and b.args[0].ptr == 0x3000
+
+
+def test_jit_bind_refuses_another_specialisation(jit_launches):
+    b = row_sums.bind(3, 128, FakeMatrix(0x1000, (300, 7)), FakeArray(0x2000))
+    with pytest.raises(KernelArgumentError,
+                       match=r"argument 0 of row_sums: the bound launch is specialised for "
+                             r".*float64.*got .*float32"):
+        b.set_arg(0, FakeMatrix(0x3000, (300, 7), "<f4"))
+    b()
+    assert jit_launches[-1] == (0x1000, 0x2000, 300, 7, 56, 8)

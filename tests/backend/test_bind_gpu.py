@@ -32,8 +32,8 @@ def jit_axpy(x, y, a, n):
 def row_sums(m, out):
     i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
     if i < m.shape[0]:
-        acc = 0.0
-        for j in range(m.shape[1]):
+        acc = m[i, 0]  # float64, as m (a 0.0 literal would make a float32 accumulator)
+        for j in range(1, m.shape[1]):
             acc += m[i, j]
         out[i] = acc
 
