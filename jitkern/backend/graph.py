@@ -22,7 +22,7 @@ from .device import Graph, Stream, get_current_stream
 __all__ = ["Graph", "capture", "is_capturing"]
 
 
-class capture:  # noqa: N801 - a context manager named like the function it reads as
+class capture:
     """``with capture(stream=None, mode=None) as g:`` records the block into ``g.graph``.
 
     ``stream``: the stream to capture (a jitkern.Stream or any stream object jitkern

@@ -16,14 +16,28 @@ import threading
 
 import numpy
 
-from ..errors import (CUDAError, JitkernAttributeError, JitkernIndexError, KernelArgumentError,
-                      LaunchError)
+from ..errors import (
+    CUDAError,
+    JitkernAttributeError,
+    JitkernIndexError,
+    KernelArgumentError,
+    LaunchError,
+)
 from . import driver
 from .codegen import define
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
-from .launch import (_describe_arg, _layout, _scalar_slot, build_plan, device_getter, dim3,
-                     make_fast_launcher, signature_of, slot_for)
+from .launch import (
+    _describe_arg,
+    _layout,
+    _scalar_slot,
+    build_plan,
+    device_getter,
+    dim3,
+    make_fast_launcher,
+    signature_of,
+    slot_for,
+)
 
 _modules: dict[tuple[str, int], "LoadedModule"] = {}
 _modules_lock = threading.Lock()
@@ -508,8 +522,8 @@ def _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative):
     env = {"_launch": launch, "_h": state.handle, "_params": plan.params_ptr, "_fail": fail,
            "_streams": STREAMS_IN_USE, "_current": current_stream_handle, "_plan": plan}
     # Keyword-only defaults make every name a fast local (the call passes none of them).
-    head = ["def run(*, _launch=_launch, _h=_h, _params=_params, _fail=_fail, _streams=_streams,"
-            " _current=_current):"]
+    head = [("def run(*, _launch=_launch, _h=_h, _params=_params, _fail=_fail, "
+             "_streams=_streams, _current=_current):")]
     if stream is None:
         head.append("    s = _current() if _streams[0] else 0")
     else:

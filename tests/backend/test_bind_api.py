@@ -88,7 +88,7 @@ def test_set_arg_repacks_only_its_slot(fn, launches, rng):
     b.set_arg(4, np.float32(-2.25))  # a 4-byte float parameter takes float32 ...
     b.set_arg(4, 0.5)  # ... or a Python float (converted)
     b()
-    assert launches[-1][4] == (0x1000, 0x9000, a, 7, 0.5)
+    assert launches[-1][4] == (args[0].ptr, 0x9000, a, 7, 0.5)  # slot 0 untouched
     assert b.args[2] == a and b.args[1].ptr == 0x9000
 
 

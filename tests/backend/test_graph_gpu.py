@@ -190,9 +190,8 @@ def test_arrays_of_other_streams_in_a_capture(rng):
 
 def test_an_exception_in_the_block_ends_the_capture():
     s = jitkern.Stream()
-    with pytest.raises(ZeroDivisionError):
-        with jitkern.graph.capture(s) as g:
-            1 / 0
+    with pytest.raises(ZeroDivisionError), jitkern.graph.capture(s) as g:
+        raise ZeroDivisionError("inside the block")
     assert g.graph is None
     assert not s.is_capturing()
     assert jitkern.get_current_stream() == jitkern.Stream.null
