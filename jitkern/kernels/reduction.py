@@ -28,13 +28,14 @@ from ..backend.module import Function
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _cuda, _layout
 from . import _reduction_codegen as _codegen
+from ..arrays.core import allocate, stream_of
+from . import _launcher
 from .elementwise import (
     _call_key,
     _check_code,
-    _empty,
+    _launcher_multi_device,
     _names,
     _pointer,
-    _rebuild,
     check_kernel_name,
 )
 from .params import (
@@ -56,7 +57,8 @@ _WARP_ROW_MAX = 4096
 _ROW_BLOCK = 256
 _FULL_BLOCK = 512
 _COL_BLOCK_Y = 8
-_MIN_PER_THREAD = 16  # elements each thread should reduce before a split pays
+_MIN_PER_THREAD = 16
+_BYTE = numpy.dtype(numpy.uint8)  # elements each thread should reduce before a split pays
 
 
 class _Analysis:
@@ -159,8 +161,9 @@ class ReductionKernel(CachedSources):
         self.nin, self.nout = len(self.in_params), len(self.out_params)
         self.map_expr = _check_code(map_expr, "map_expr")
         self.reduce_expr = _check_code(reduce_expr, "reduce_expr")
-        self.post_map_expr = _check_code(post_map_expr, "post_map_expr") or (
-            f"{self.out_params[0].name} = a"
+        # An empty post_map_expr writes the reduced value to every output.
+        self.post_map_expr = _check_code(post_map_expr, "post_map_expr") or "; ".join(
+            f"{p.name} = a" for p in self.out_params
         )
         _check_shifted_arguments(self, identity, name)
         if identity is not None and not isinstance(identity, str):
@@ -172,7 +175,8 @@ class ReductionKernel(CachedSources):
         self.reduce_dims = bool(reduce_dims)
         self.preamble = _check_code(preamble, "preamble")
         self.options = compiler.normalize_options(options)
-        self._launches: dict = {}
+        self._runners: dict = {}
+        self._guarded = None  # (axis, keepdims, guarded runner) of the last layout
         self._sources: dict = {}
         self._functions: dict = {}
 
@@ -190,14 +194,40 @@ class ReductionKernel(CachedSources):
         """Reduce; returns the output (a tuple of all outputs when there are several)."""
         if out is not None:
             args = args + (out if isinstance(out, tuple) else (out,))
-        key = _call_key(args, tuple(axis) if isinstance(axis, list) else axis, keepdims)
-        launch = self._launches.get(key) if key is not None else None
-        if launch is None:
-            arrays = self._describe_args(args, host_ok=False)
-            launch = _Launch(self, self._analyze(args, arrays, axis, keepdims))
-            if key is not None:
-                self._launches[key] = launch
-        outs = launch.run(args, stream)
+        guarded = self._guarded
+        if guarded is not None and keepdims is guarded[1] and (
+            axis is guarded[0] or (type(axis) is tuple and axis == guarded[0])
+        ):
+            result = guarded[2](args, stream)
+            if result is not _launcher.MISS:
+                return result
+        if type(axis) is list:
+            axis = tuple(axis)
+        key = _call_key(args, axis, keepdims)
+        run = self._runners.get(key) if key is not None else None
+        if run is None:
+            run = self._runner(args, axis, keepdims, key)
+        guarded = getattr(run, "guarded", None)
+        if guarded is not None:
+            self._guarded = (axis, keepdims, guarded)
+        return run(args, stream)
+
+    def _runner(self, args, axis, keepdims, key):
+        """The function that runs calls shaped like ``args`` (built once per call key)."""
+        arrays = self._describe_args(args, host_ok=False)
+        launch = _Launch(self, self._analyze(args, arrays, axis, keepdims))
+
+        def slow(call_args, stream):
+            return self._result(launch.run(call_args, stream))
+
+        run = slow
+        if not launch.empty:
+            run = launch.runner(args, slow)
+        if key is not None:
+            self._runners[key] = run
+        return run
+
+    def _result(self, outs):
         return outs[0] if self.nout == 1 else tuple(outs)
 
     def _describe_args(self, args, host_ok: bool) -> list:
@@ -274,6 +304,10 @@ class ReductionKernel(CachedSources):
             )
         a.out_shape = tuple(s for d, s in enumerate(a.in_shape) if d not in a.axes)
         a.keep_shape = tuple(1 if d in a.axes else s for d, s in enumerate(a.in_shape))
+        if not isinstance(keepdims, (bool, numpy.bool_)):
+            raise JitkernTypeError(
+                f"{self.name}: keepdims must be True or False, got {keepdims!r}"
+            )
         a.keepdims = bool(keepdims)
         final = a.final_shape = a.keep_shape if keepdims else a.out_shape
         a.out_size = int(numpy.prod(a.out_shape, dtype=numpy.int64))
@@ -369,10 +403,24 @@ class ReductionKernel(CachedSources):
             a.group = 32
         else:
             a.group = 1
-        if a.red_nd == 1 and sizes and all(st[-1] == isz for st, isz in zip(a.in_rstrides, sizes)):
-            widest = max(sizes)
-            if _VECTOR_BYTES // widest >= 2 and a.group != 1:
-                a.vector = _VECTOR_BYTES // widest
+        if a.group != 1 and sizes and all(
+            st[-1] == isz for st, isz in zip(a.in_rstrides, sizes)
+        ):
+            v = _VECTOR_BYTES // max(sizes)
+            # Several reduced dimensions (axis=(0, 2)): vectors along the innermost one,
+            # which must hold whole vectors, every other step keeping them aligned.
+            if v >= 2 and (
+                a.red_nd == 1
+                or (
+                    a.rshape[-1] % v == 0
+                    and all(
+                        x % (v * isz) == 0
+                        for st, isz in zip(a.in_rstrides, sizes)
+                        for x in st[:-1]
+                    )
+                )
+            ):
+                a.vector = v
 
     # -- introspection ----------------------------------------------------------------
     def _remember(self, a) -> None:
@@ -504,8 +552,13 @@ class _Launch:
 
     def _static(self) -> tuple:
         a = self.a
-        st = [_cuda.int64_struct(a.oshape), _cuda.int64_struct(a.rshape)]
-        for o, r in zip(a.in_ostrides, a.in_rstrides):
+        rshape, rstrides = a.rshape, a.in_rstrides
+        if a.vector > 1 and a.red_nd > 1:  # the reduced space counted in vectors
+            v = a.vector
+            rshape = rshape[:-1] + (rshape[-1] // v,)
+            rstrides = [r[:-1] + (r[-1] * v,) for r in rstrides]
+        st = [_cuda.int64_struct(a.oshape), _cuda.int64_struct(rshape)]
+        for o, r in zip(a.in_ostrides, rstrides):
             st += [_cuda.int64_struct(o), _cuda.int64_struct(r)]
         st += [_cuda.int64_struct(s) for s in a.out_strides]
         for k in sorted(a.raw_dims):
@@ -518,7 +571,10 @@ class _Launch:
         if len(args) > nin:
             outs = list(args[nin:])
         else:
-            outs = [_empty(a.final_shape, a.dtypes[nin + j]) for j in range(kernel.nout)]
+            on = stream_of(stream)
+            outs = [
+                allocate(a.final_shape, a.dtypes[nin + j], stream=on) for j in range(kernel.nout)
+            ]
         if self.empty:
             return outs
         packed = []
@@ -536,12 +592,71 @@ class _Launch:
             return self._fallback().launch_with(packed, out_ptrs, outs, stream)
         return self.launch_with(packed, out_ptrs, outs, stream)
 
+    def runner(self, first_args, slow):
+        """The generated hot path of this call layout on the current device."""
+        if self.vector_mask and any(x & self.vector_mask for st in self.a.in_ostrides for x in st):
+            return self._fallback().runner(first_args, slow)  # misaligned by layout
+        kernel, a = self.kernel, self.a
+        nin = kernel.nin
+        out_given = len(first_args) > nin
+        kinds, dynamic = [], []
+        for k in range(nin):
+            if k in a.scalar_pos:
+                kinds.append(("scalar", a.dtypes[k]))
+                dynamic.append(_launcher.scalar_slot(k, a.dtypes[k]))
+            else:
+                kinds.append(("array", None))
+                dynamic.append((f"p{k}", "Q"))
+        for j in range(kernel.nout):
+            dt = a.dtypes[nin + j]
+            kinds.append(("array", None) if out_given else ("alloc", (a.final_shape, dt)))
+        out_slots = [(f"p{nin + j}", "Q") for j in range(kernel.nout)]
+        split = self.splits > 1
+        main = _launcher.Step(
+            self.fn,
+            self.grid,
+            self.block,
+            dynamic + out_slots + [("q0" if split else "0", "Q")],
+            (*self.sizes, *self.static),
+        )
+        steps = [main]
+        if split:
+            n_in = len(a.in_ostrides)
+            out_structs = self.static[2 + 2 * n_in : 2 + 2 * n_in + kernel.nout]
+            steps.append(
+                _launcher.Step(
+                    self.final,
+                    self.final_grid,
+                    (256, 1, 1),
+                    [("q0", "Q")] + out_slots,
+                    (self.sizes[0], numpy.int32(self.splits), self.static[0], *out_structs),
+                )
+            )
+        outs = [f"a{nin + j}" for j in range(kernel.nout)]
+        result = outs[0] if kernel.nout == 1 else "(" + ", ".join(outs) + ",)"
+        aligned = [
+            k for k, p in enumerate(kernel.in_params) if not p.raw and k not in a.scalar_pos
+        ]
+        return _launcher.make_runner(
+            kernel_name=kernel.name,
+            device_id=driver.current_device_id(),
+            kinds=kinds,
+            steps=steps,
+            result=result,
+            slow=slow,
+            temps=(self.partial_bytes,) if split else (),
+            align_mask=self.vector_mask,
+            aligned=aligned if self.vector_mask else (),
+            first_args=first_args,
+            multi_device=_launcher_multi_device(),
+        )
+
     def _misaligned(self, packed) -> bool:
         kernel, a, mask = self.kernel, self.a, self.vector_mask
         for k, p in enumerate(kernel.in_params):
             if not p.raw and k not in a.scalar_pos and packed[k] & mask:
                 return True
-        return any(st and st[0] & mask for st in a.in_ostrides)
+        return any(x & mask for st in a.in_ostrides for x in st)
 
     def _fallback(self) -> _Launch:
         if self.fallback is None:
@@ -556,7 +671,7 @@ class _Launch:
     def launch_with(self, packed, out_ptrs, outs, stream):
         partial = None
         if self.splits > 1:
-            partial = _empty((self.partial_bytes,), numpy.uint8)
+            partial = allocate((self.partial_bytes,), _BYTE, stream=stream_of(stream))
             partial_ptr = _pointer(partial)
         else:
             partial_ptr = 0
