@@ -66,8 +66,12 @@ class CAIArray:
     """Nothing but ``__cuda_array_interface__`` (like a Numba device array)."""
 
     def __init__(self, base):
-        self.__cuda_array_interface__ = base.__cuda_array_interface__
+        self._cai = base.__cuda_array_interface__
         self._base = base
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._cai
 
 
 class DLPackArray:
@@ -165,7 +169,13 @@ def launch_table(quick: bool) -> str:
     kinds = array_kinds()
     bare, _keep = bare_launcher()
     floor2, _keep2 = alloc_floor()
-    cases = [("bare", bare), ("alloc", floor2)] + launch_cases(kinds)
+    cases, failed = [("bare", bare), ("alloc", floor2)], {}
+    for name, fn in launch_cases(kinds):
+        try:
+            fn()
+            cases.append((name, fn))
+        except Exception as exc:  # noqa: BLE001 - reported in the table
+            failed[name] = f"{type(exc).__name__}: {str(exc)[:80]}"
     res = interleaved(cases, 2000 if quick else 10000, 5 if quick else 7)
     cols = [name for name, _ in kinds] + (["CuPy's own"] if try_import("cupy") else [])
     lines = [
@@ -177,7 +187,7 @@ def launch_table(quick: bool) -> str:
         row = [kind]
         for col in cols:
             r = res.get((kind, col))
-            row.append(f"{r[1]:.2f}x ({r[0]:.2f} us)" if r else "")
+            row.append(f"{r[1]:.2f}x ({r[0]:.2f} us)" if r else failed.get((kind, col), ""))
         row.append(f"<= {target}x")
         rows.append(row)
     cx = try_import("cupy")
@@ -251,7 +261,11 @@ def device_table(quick: bool) -> str:
     rows = []
 
     def add(name, nbytes, fn, ref=""):
-        dev, single = device_ms(fn, reps)
+        try:
+            dev, single = device_ms(fn, reps)
+        except Exception as exc:  # noqa: BLE001 - reported in the table
+            rows.append([name, f"failed: {type(exc).__name__}: {str(exc)[:100]}", "", "", ref])
+            return
         rows.append([
             name,
             f"{dev * 1e3:.0f}",

@@ -501,14 +501,13 @@ class _Launch:
     def _configure(self) -> None:
         a = self.a
         device_id = driver.current_device_id()
-        sms = driver.device_attribute(device_id, "multiprocessor_count")
-        target_blocks = sms * 8
         red = max(a.red_size, 1)
         if a.strategy == "col":
             self.block = (32, a.block_y, 1)
             gx = -(-a.out_size // 32)
             max_split = max(1, red // (a.block_y * _MIN_PER_THREAD))
-            splits = max(1, min(target_blocks // gx, max_split, 65535))
+            target = self._resident_blocks(device_id)
+            splits = max(1, min(target // gx, max_split, 65535))
         else:
             if a.group == 0:
                 threads = _FULL_BLOCK if a.out_size == 1 else _ROW_BLOCK
@@ -522,9 +521,10 @@ class _Launch:
                 gx = -(-a.out_size // _ROW_BLOCK)
             per_row = self.block[0] if a.group == 0 else max(a.group, 1)
             max_split = max(1, red // (per_row * _MIN_PER_THREAD * max(a.vector, 1)))
-            splits = max(
-                1, min(-(-target_blocks // gx) if gx < target_blocks else 1, max_split, 65535)
-            )
+            target = self._resident_blocks(device_id)
+            # Whole waves: a split grid of one resident wave (a full reduction: exactly
+            # the blocks the device holds at once) leaves no partial last wave.
+            splits = max(1, min(round(target / gx) if gx < target else 1, max_split, 65535))
         chunk = -(-red // splits)
         if a.vector > 1:
             chunk = -(-chunk // a.vector) * a.vector
@@ -538,6 +538,16 @@ class _Launch:
             self.final = self.kernel._function(a.source, self.kernel.name + "_final")
             self.final_grid = (-(-a.out_size // 8), 1, 1)
             self.partial_bytes = self._acc_size() * a.out_size * splits
+
+    def _resident_blocks(self, device_id: int) -> int:
+        """Blocks of the main kernel the device runs at once (its occupancy x SMs)."""
+        sms = driver.device_attribute(device_id, "multiprocessor_count")
+        threads = self.block[0] * self.block[1]
+        try:
+            per_sm = self.fn.occupancy_max_active_blocks(threads, 0, device_id)
+        except Exception:  # noqa: BLE001 - an estimate is enough here
+            per_sm = 0
+        return sms * (per_sm if per_sm > 0 else max(1, 2048 // threads))
 
     def _acc_size(self) -> int:
         a = self.a

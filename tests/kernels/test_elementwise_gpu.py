@@ -369,8 +369,10 @@ def test_mixed_dtypes_float32_in_float64_out(n, rng):
     for view in (slice(0, n), slice(1, n + 1)):  # aligned, then misaligned by one float
         y = jitkern.full((n,), np.nan, np.float64)
         k(dev(x)[view], y)
-        np.testing.assert_allclose(host(y), want[view], rtol=1e-12)
-        np.testing.assert_allclose(host(k(dev(x)[view])), want[view], rtol=1e-12)
+        # float64 arithmetic: the error is held to the terms' magnitude (they can cancel).
+        scale = np.exp(ref[view]) + np.abs(ref[view] * (1.5 + ref[view] * 0.25))
+        np.testing.assert_array_less(np.abs(host(y) - want[view]), 1e-14 * scale)
+        np.testing.assert_array_less(np.abs(host(k(dev(x)[view])) - want[view]), 1e-14 * scale)
 
 
 def test_output_shape_that_does_not_broadcast_names_the_output(squared_diff):
