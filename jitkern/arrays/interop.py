@@ -244,7 +244,7 @@ def pointer_of(obj) -> int:
 class FastRead(NamedTuple):
     """How a generated launcher reads one array argument of a given type and layout."""
 
-    pre: str  # a statement run first ('' if none)
+    pre: str  # a statement run once the argument's type is known to be the sample's
     misses: tuple  # conditions true when the argument's layout differs from the sample's
     pointer: str  # the device pointer
     device: str  # the device id
@@ -252,8 +252,8 @@ class FastRead(NamedTuple):
 
 
 def _fast_cupy(a) -> FastRead:
-    consts = {"D": a.dtype, "S": a.shape, "T": type(a)}
-    misses = ["type({a}) is not {c}T", "{a}.dtype is not {c}D"]
+    consts = {"D": a.dtype, "S": a.shape}
+    misses = ["{a}.dtype is not {c}D"]
     if a._c_contiguous:
         misses.append("not {a}._c_contiguous")
         if a.ndim == 1:
@@ -267,9 +267,8 @@ def _fast_cupy(a) -> FastRead:
 
 
 def _fast_torch(t) -> FastRead:
-    consts = {"D": t.dtype, "S": tuple(t.shape), "T": type(t)}
-    misses = ["type({a}) is not {c}T", "not {a}.is_cuda", "{a}.dtype is not {c}D",
-              "{a}.shape != {c}S"]
+    consts = {"D": t.dtype, "S": tuple(t.shape)}
+    misses = ["not {a}.is_cuda", "{a}.dtype is not {c}D", "{a}.shape != {c}S"]
     if t.is_contiguous():
         misses.append("not {a}.is_contiguous()")
     else:
@@ -283,12 +282,11 @@ def _fast_cai(obj) -> FastRead:
     # as given, and its pointer read without asking the driver for its device (the first
     # call, through describe(), checked it).
     cai = obj.__cuda_array_interface__
-    consts = {"T": type(obj), "S": cai["shape"], "TS": cai["typestr"], "ST": cai.get("strides")}
+    consts = {"S": cai["shape"], "TS": cai["typestr"], "ST": cai.get("strides")}
     consts["dev"] = _pointer_device  # asked only on machines with several GPUs
     return FastRead(
         "{a}_i = {a}.__cuda_array_interface__",
         (
-            "type({a}) is not {c}T",
             "{a}_i['shape'] != {c}S",
             "{a}_i['typestr'] != {c}TS",
             "{a}_i.get('strides') != {c}ST",
@@ -304,10 +302,10 @@ def _fast_generic(obj) -> FastRead:
     # Anything else (JAX, Numba, DLPack-only objects): one describe() per call, shared by
     # the layout check and the pointer.
     info = describe(obj)
-    consts = {"T": type(obj), "L": (info.dtype, info.shape, info.strides), "desc": describe}
+    consts = {"L": (info.dtype, info.shape, info.strides), "desc": describe}
     return FastRead(
         "{a}_i = {c}desc({a})",
-        ("type({a}) is not {c}T", "({a}_i.dtype, {a}_i.shape, {a}_i.strides) != {c}L"),
+        ("({a}_i.dtype, {a}_i.shape, {a}_i.strides) != {c}L",),
         "{a}_i.ptr",
         "{a}_i.device_id",
         consts,
@@ -318,7 +316,8 @@ _FAST_READS = {_from_cupy: _fast_cupy, _from_torch: _fast_torch, _from_cai: _fas
 
 
 def fast_read(obj) -> FastRead:
-    """How a generated launcher reads arrays like ``obj`` (a foreign GPU array)."""
+    """How a generated launcher reads arrays like ``obj`` (a foreign GPU array), once it
+    has checked that the argument's type is ``type(obj)``."""
     maker = _FAST_READS.get(extractor_for(type(obj)), _fast_generic)
     return maker(obj)
 

@@ -131,26 +131,28 @@ class Step:
 
 
 def _array_read(k: int, value, env: dict):
-    """(pre-statements, miss conditions, pointer expression, device expression) for the
-    array argument ``a{k}`` shaped like ``value``."""
+    """(type check, statements, miss conditions, pointer expression, device expression)
+    for the array argument ``a{k}`` shaped like ``value``. The statements and conditions
+    may assume the type check passed."""
     a = f"a{k}"
     if type(value) is ndarray:
         env[f"_D{k}"], env[f"_S{k}"], env[f"_ST{k}"] = value._dtype, value._shape, value._strides
         misses = [
-            f"type({a}) is not _nd",
             f"{a}._dtype is not _D{k}",
             f"({a}._shape is not _S{k} and {a}._shape != _S{k})",
             f"({a}._strides is not _ST{k} and {a}._strides != _ST{k})",
         ]
-        return [], misses, f"{a}._ptr", f"{a}._device_id"
+        return f"type({a}) is not _nd", [], misses, f"{a}._ptr", f"{a}._device_id"
     read = interop.fast_read(value)
     prefix = f"_c{k}_"
+    env[prefix + "T"] = type(value)
     for name, const in read.consts.items():
         env[prefix + name] = const
     fields = {"a": a, "c": prefix}
     pre = [read.pre.format(**fields)] if read.pre else []
     misses = [m.format(**fields) for m in read.misses]
-    return pre, misses, read.pointer.format(**fields), read.device.format(**fields)
+    return (f"type({a}) is not {prefix}T", pre, misses, read.pointer.format(**fields),
+            read.device.format(**fields))
 
 
 def make_runner(
@@ -201,10 +203,11 @@ def make_runner(
     }
     n_args = sum(1 for kind, _ in kinds if kind != "alloc")
     names = [f"a{k}" for k in range(n_args)]
-    pre, misses, reads, allocs, devices = [], [], [], [], []
+    types, pre, misses, reads, allocs, devices = [], [], [], [], [], []
     for k, (kind, info) in enumerate(kinds):
         if kind == "array":
-            p, m, ptr, dev = _array_read(k, first_args[k], env)
+            t, p, m, ptr, dev = _array_read(k, first_args[k], env)
+            types.append(t)
             pre += p
             misses += m
             reads.append(f"p{k} = {ptr}")
@@ -222,7 +225,7 @@ def make_runner(
         else:
             # The scalar's type is part of the layout (it can bind a type placeholder).
             env[f"_g{k}"], env[f"_d{k}"] = type(first_args[k]), info
-            misses.append(f"type(a{k}) is not _g{k}")
+            types.append(f"type(a{k}) is not _g{k}")
             if type(first_args[k]) is info.type:
                 reads.append(f"s{k} = a{k}")
             else:
@@ -271,8 +274,11 @@ def make_runner(
         f"    if len(args) != {n_args}:",
         "        return _MISS",
         unpack,
-        *(f"    {line}" for line in pre),
     ]
+    # Types first: the statements and layout conditions read type-specific attributes.
+    if types:
+        src += [f"    if {' or '.join(types)}:", "        return _MISS"]
+    src += [f"    {line}" for line in pre]
     if misses:
         src += [f"    if {' or '.join(misses)}:", "        return _MISS"]
     src += body

@@ -55,7 +55,6 @@ _VECTOR_BYTES = 16
 _THREAD_ROW_MAX = 16
 _WARP_ROW_MAX = 4096
 _ROW_BLOCK = 256
-_FULL_BLOCK = 512
 _COL_BLOCK_Y = 8
 _MIN_PER_THREAD = 16
 _BYTE = numpy.dtype(numpy.uint8)  # elements each thread should reduce before a split pays
@@ -510,8 +509,7 @@ class _Launch:
             splits = max(1, min(target // gx, max_split, 65535))
         else:
             if a.group == 0:
-                threads = _FULL_BLOCK if a.out_size == 1 else _ROW_BLOCK
-                self.block = (threads, 1, 1)
+                self.block = (_ROW_BLOCK, 1, 1)
                 gx = a.out_size
             elif a.group == 32:
                 self.block = (_ROW_BLOCK, 1, 1)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import jitkern
+from jitkern import KernelArgumentError
 from jitkern.arrays import core
 from jitkern.backend import driver, memory
 from jitkern.backend.device import Stream
@@ -147,3 +148,43 @@ def test_scalar_types_are_part_of_the_layout(monkeypatch, kernel):
     k(x, 2.0, z)
     k(x, np.float32(2.0), z)
     assert len(analyses) == 2  # a Python float and a NumPy float32 are two layouts
+
+
+class CAIOnly:
+    """Nothing but ``__cuda_array_interface__`` (like a Numba device array)."""
+
+    def __init__(self, n, ptr):
+        self._cai = {"shape": (n,), "typestr": "<f4", "data": (ptr, False), "version": 3,
+                     "strides": None}
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._cai
+
+
+def test_guard_checks_types_before_reading_type_specific_attributes(kernel, monkeypatch):
+    from jitkern.arrays import interop
+
+    monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)
+    k, analyses = kernel
+    cai = (CAIOnly(512, 4096), CAIOnly(512, 8192), CAIOnly(512, 16384))
+    for _ in range(2):
+        assert k(*cai) is cai[2]
+    assert FakeDriver.calls[-1] == ((1, 256), [4096, 8192, 16384, 512])
+    # Objects whose __cuda_array_interface__ cannot be read, in the same places: a miss
+    # (the type check comes first), not an AttributeError from the CAI runner's read.
+    other = (HostOnly(), HostOnly(), HostOnly())
+    assert k._guarded(other, None) is _launcher.MISS
+    with pytest.raises(KernelArgumentError, match="input 'x'"):
+        k(*other)
+    cupy_like = (CupyLike(512, 4096), CupyLike(512, 8192), CupyLike(512, 16384))
+    assert k(*cupy_like) is cupy_like[2]
+    assert len(analyses) == 2
+
+
+class HostOnly:
+    """Like a CPU tensor of a library whose GPU tensors have the interface."""
+
+    @property
+    def __cuda_array_interface__(self):
+        raise AttributeError("not on a GPU")
