@@ -27,8 +27,6 @@ import sys
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # JAX: leave memory to us
 
 import numpy as np
-
-import jitkern
 from common import (
     FOUR_ARG_SOURCE,
     bare_launcher,
@@ -39,6 +37,8 @@ from common import (
     today,
     try_import,
 )
+
+import jitkern
 from jitkern import jit
 from jitkern.backend import driver, memory
 from jitkern.backend.device import Event, synchronize
@@ -298,7 +298,7 @@ def device_table(quick: bool) -> str:
     nb3 = host3.nbytes
     for axis, keep in (((0, 2), False), ((0, 2), True), (0, False), (-1, False), ((1, 2), False)):
         add(f"ReductionKernel l2norm {shape3}, axis={axis}" + (", keepdims" if keep else ""),
-            nb3, lambda axis=axis, keep=keep: l2(x3, axis=axis, keepdims=keep))
+            nb3, lambda axis=axis, keep=keep, x3=x3: l2(x3, axis=axis, keepdims=keep))
     if cp is not None:
         cx3 = cp.asarray(host3)
         cl2 = cp.ReductionKernel(*L2)
@@ -315,16 +315,16 @@ def device_table(quick: bool) -> str:
     side = 1 << (12 if quick else 14)
     m = jitkern.asarray(rng.standard_normal((side, side)).astype(np.float32))
     add(f"ReductionKernel l2norm ({side}, {side}), axis=0", 4 * side * side,
-        lambda: l2(m, axis=0))
+        lambda m=m: l2(m, axis=0))
     add(f"ReductionKernel l2norm ({side}, {side}), axis=1", 4 * side * side,
-        lambda: l2(m, axis=1))
+        lambda m=m: l2(m, axis=1))
     del m
     # Elementwise.
     xf = rng.standard_normal(n).astype(np.float32)
     x = jitkern.asarray(xf)
     y64 = jitkern.empty((n,), np.float64)
     mixed = jitkern.ElementwiseKernel(*MIXED)
-    add("ElementwiseKernel float32 -> float64, exp + polynomial", 12 * n, lambda: mixed(x, y64))
+    add("ElementwiseKernel float32 -> float64, exp + polynomial", 12 * n, lambda y64=y64: mixed(x, y64))
     got = jitkern.asnumpy(y64[:4096])
     x64 = xf[:4096].astype(np.float64)
     want = np.exp(xf[:4096]).astype(np.float64) + x64 * (

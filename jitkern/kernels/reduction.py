@@ -21,15 +21,14 @@ from __future__ import annotations
 
 import numpy
 
+from ..arrays.core import allocate, stream_of
 from ..backend import compiler, driver
 from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection
 from ..backend.module import Function
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
-from . import _cuda, _layout
+from . import _cuda, _launcher, _layout
 from . import _reduction_codegen as _codegen
-from ..arrays.core import allocate, stream_of
-from . import _launcher
 from .elementwise import (
     _call_key,
     _check_code,

@@ -6,6 +6,7 @@ generated path (no new runner, no analysis), that CuPy-like arrays are read thro
 their own attributes, and that a different layout misses the guard."""
 
 import ctypes
+
 import numpy as np
 import pytest
 
@@ -43,7 +44,7 @@ class FakeFunction:
 
 
 class FakeMem:
-    __slots__ = ("ptr", "size", "__weakref__")
+    __slots__ = ("__weakref__", "ptr", "size")
 
     def __init__(self, ptr, size):
         self.ptr, self.size = ptr, size
