@@ -84,6 +84,19 @@ def test_host_arrays_same_error_from_every_kernel_kind(sqd):
     with pytest.raises(KernelArgumentError) as raw:  # RawKernel's packing
         launch.build_plan((jitkern.ndarray.__new__(jitkern.ndarray), x), None)
     assert str(raw.value) == f"argument 1: a {HOST}"
-    with pytest.raises(KernelArgumentError) as described:  # describe(), under the JIT's keys
-        jitkern.arrays.describe(x)
-    assert str(described.value) == f"a {HOST}"
+    with pytest.raises(KernelArgumentError) as jit_error:  # @rawkernel, before any GPU work
+        _copy[1, 32](_device_view(), x)
+    assert str(jit_error.value) == f"argument 1: a {HOST}"
+
+
+def _device_view():
+    from jitkern.arrays import core
+    from jitkern.backend.device import Stream
+
+    return core.make((8,), (4,), np.dtype(np.float32), 4096, None, None, 0, Stream.null, 8)
+
+
+@jitkern.jit.rawkernel()
+def _copy(x, y):
+    i = jitkern.jit.grid(1)
+    y[i] = x[i]
