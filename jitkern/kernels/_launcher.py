@@ -27,6 +27,7 @@ import numpy
 
 from ..arrays import interop, ndarray
 from ..arrays.core import make, pin_stream, stream_of
+from ..arrays.layout import c_strides
 from ..backend import driver, memory
 from ..backend.codegen import define
 from ..backend.device import (
@@ -215,7 +216,7 @@ def make_runner(
         elif kind == "alloc":
             shape, dtype = info
             size = int(numpy.prod(shape, dtype=numpy.int64)) if shape else 1
-            strides = _c_strides(shape, dtype.itemsize)
+            strides = c_strides(shape, dtype.itemsize)
             env[f"_shape{k}"], env[f"_strides{k}"], env[f"_dt{k}"] = shape, strides, dtype
             allocs.append(
                 f"m{k} = _malloc({size * dtype.itemsize}, _dev, s)\n"
@@ -310,14 +311,6 @@ def _step_lines(j: int, step: Step, env: dict, device_id: int) -> list:
         env["_check"] = driver.check
         lines += ["    if err:", f"        _check((err,), 'launching {step.fn.name}')"]
     return lines
-
-
-def _c_strides(shape, itemsize) -> tuple:
-    strides, acc = [], itemsize
-    for s in reversed(shape):
-        strides.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(strides))
 
 
 def scalar_slot(k: int, dtype) -> tuple:

@@ -480,7 +480,7 @@ def _call_key(args, size, block_size):
                 key.append(layout_key(value))
             except TypeError:
                 return None
-    if _launcher_multi_device():
+    if several_devices():
         key.append(driver.current_device_id())
     return tuple(key)
 
@@ -488,7 +488,8 @@ def _call_key(args, size, block_size):
 _device_count = []
 
 
-def _launcher_multi_device() -> bool:
+def several_devices() -> bool:
+    """Whether this machine has more than one GPU (asked once)."""
     if not _device_count:
         _device_count.append(driver.device_count())
     return _device_count[0] > 1
@@ -528,7 +529,7 @@ def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
         align_mask=launch.align_mask,
         aligned=aligned,
         first_args=first_args,
-        multi_device=_launcher_multi_device(),
+        multi_device=several_devices(),
     )
 
 

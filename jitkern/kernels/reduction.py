@@ -32,7 +32,7 @@ from . import _reduction_codegen as _codegen
 from .elementwise import (
     _call_key,
     _check_code,
-    _launcher_multi_device,
+    several_devices,
     _names,
     _pointer,
     check_kernel_name,
@@ -655,7 +655,7 @@ class _Launch:
             align_mask=self.vector_mask,
             aligned=aligned if self.vector_mask else (),
             first_args=first_args,
-            multi_device=_launcher_multi_device(),
+            multi_device=several_devices(),
         )
 
     def _misaligned(self, packed) -> bool:
