@@ -135,8 +135,10 @@ def launch_cases(kinds):
         launcher = four_args[1, 32]
         cases += [
             (("RawKernel (4 args)", name), lambda x=x, y=y, z=z: rk((1,), (32,), (x, y, z, a))),
-            (("@rawkernel k[grid, block] (4 args)", name),
-             lambda x=x, y=y, z=z, k=launcher: k(x, y, z, a)),
+            (
+                ("@rawkernel k[grid, block] (4 args)", name),
+                lambda x=x, y=y, z=z, k=launcher: k(x, y, z, a),
+            ),
             (("ElementwiseKernel, output passed", name), lambda x=x, y=y, z=z: ek(x, y, z)),
             (("ElementwiseKernel, output allocated", name), lambda x=x, y=y: ek(x, y)),
             (("ReductionKernel (full, one output)", name), lambda x=x: red(x)),
@@ -194,8 +196,10 @@ def launch_table(quick: bool) -> str:
     if cx is not None:
         ref = cupyx_jit_us(cx)
         if ref is not None:
-            lines.append(f"cupyx.jit.rawkernel k[grid, block] (separate loop): {ref:.1f} us, "
-                         f"{ref / res['bare'][0]:.1f}x\n")
+            lines.append(
+                f"cupyx.jit.rawkernel k[grid, block] (separate loop): {ref:.1f} us, "
+                f"{ref / res['bare'][0]:.1f}x\n"
+            )
     return "\n".join(lines) + "\n" + markdown_table(["call", *cols, "target"], rows)
 
 
@@ -266,13 +270,15 @@ def device_table(quick: bool) -> str:
         except Exception as exc:  # noqa: BLE001 - reported in the table
             rows.append([name, f"failed: {type(exc).__name__}: {str(exc)[:100]}", "", "", ref])
             return
-        rows.append([
-            name,
-            f"{dev * 1e3:.0f}",
-            f"{100 * nbytes / (dev * 1e-3) / 1e9 / copy:.1f}%",
-            f"{100 * nbytes / (single * 1e-3) / 1e9 / copy:.1f}%",
-            ref,
-        ])
+        rows.append(
+            [
+                name,
+                f"{dev * 1e3:.0f}",
+                f"{100 * nbytes / (dev * 1e-3) / 1e9 / copy:.1f}%",
+                f"{100 * nbytes / (single * 1e-3) / 1e9 / copy:.1f}%",
+                ref,
+            ]
+        )
 
     l2, ksum = jitkern.ReductionKernel(*L2), jitkern.ReductionKernel(*SUM)
     for dt in (np.float32, np.float64):
@@ -289,53 +295,90 @@ def device_table(quick: bool) -> str:
             add(f"ReductionKernel sum, {tag}, CuPy input", nb, lambda cx=cx: ksum(cx))
         if dt == np.float64:
             got, want = float(ksum(x).get()), float(np.sum(host, dtype=np.float64))
-            rows.append([f"(check: float64 sum rel. error {abs(got - want) / abs(want):.1e})",
-                         "", "", "", ""])
+            rows.append(
+                [
+                    f"(check: float64 sum rel. error {abs(got - want) / abs(want):.1e})",
+                    "",
+                    "",
+                    "",
+                    "",
+                ]
+            )
         del x
     shape3 = (256, 256, 1024) if quick else (1024, 256, 1024)
     host3 = rng.standard_normal(shape3).astype(np.float32)
     x3 = jitkern.asarray(host3)
     nb3 = host3.nbytes
     for axis, keep in (((0, 2), False), ((0, 2), True), (0, False), (-1, False), ((1, 2), False)):
-        add(f"ReductionKernel l2norm {shape3}, axis={axis}" + (", keepdims" if keep else ""),
-            nb3, lambda axis=axis, keep=keep, x3=x3: l2(x3, axis=axis, keepdims=keep))
+        add(
+            f"ReductionKernel l2norm {shape3}, axis={axis}" + (", keepdims" if keep else ""),
+            nb3,
+            lambda axis=axis, keep=keep, x3=x3: l2(x3, axis=axis, keepdims=keep),
+        )
     if cp is not None:
         cx3 = cp.asarray(host3)
         cl2 = cp.ReductionKernel(*L2)
-        add(f"CuPy ReductionKernel l2norm {shape3}, axis=(0, 2)", nb3,
-            lambda: cl2(cx3, axis=(0, 2)), "CuPy")
+        add(
+            f"CuPy ReductionKernel l2norm {shape3}, axis=(0, 2)",
+            nb3,
+            lambda: cl2(cx3, axis=(0, 2)),
+            "CuPy",
+        )
         add(f"cupy.sum {shape3}, axis=(0, 2)", nb3, lambda: cp.sum(cx3, axis=(0, 2)), "CuPy")
         del cx3
     got = jitkern.asnumpy(l2(x3, axis=(0, 2))).astype(np.float64)
     want = np.sqrt((host3.astype(np.float64) ** 2).sum(axis=(0, 2)))
-    rows.append([f"(check: axis=(0, 2) max rel. error {np.max(np.abs(got - want) / want):.1e}; "
-                 f"same bits twice: {bool((jitkern.asnumpy(l2(x3, axis=(0, 2))) == got.astype(np.float32)).all())})",
-                 "", "", "", ""])
+    rows.append(
+        [
+            f"(check: axis=(0, 2) max rel. error {np.max(np.abs(got - want) / want):.1e}; "
+            f"same bits twice: {bool((jitkern.asnumpy(l2(x3, axis=(0, 2))) == got.astype(np.float32)).all())})",
+            "",
+            "",
+            "",
+            "",
+        ]
+    )
     del x3
     side = 1 << (12 if quick else 14)
     m = jitkern.asarray(rng.standard_normal((side, side)).astype(np.float32))
-    add(f"ReductionKernel l2norm ({side}, {side}), axis=0", 4 * side * side,
-        lambda m=m: l2(m, axis=0))
-    add(f"ReductionKernel l2norm ({side}, {side}), axis=1", 4 * side * side,
-        lambda m=m: l2(m, axis=1))
+    add(
+        f"ReductionKernel l2norm ({side}, {side}), axis=0",
+        4 * side * side,
+        lambda m=m: l2(m, axis=0),
+    )
+    add(
+        f"ReductionKernel l2norm ({side}, {side}), axis=1",
+        4 * side * side,
+        lambda m=m: l2(m, axis=1),
+    )
     del m
     # Elementwise.
     xf = rng.standard_normal(n).astype(np.float32)
     x = jitkern.asarray(xf)
     y64 = jitkern.empty((n,), np.float64)
     mixed = jitkern.ElementwiseKernel(*MIXED)
-    add("ElementwiseKernel float32 -> float64, exp + polynomial", 12 * n, lambda y64=y64: mixed(x, y64))
+    add(
+        "ElementwiseKernel float32 -> float64, exp + polynomial",
+        12 * n,
+        lambda y64=y64: mixed(x, y64),
+    )
     got = jitkern.asnumpy(y64[:4096])
     x64 = xf[:4096].astype(np.float64)
     want = np.exp(xf[:4096]).astype(np.float64) + x64 * (
-        1.5 + x64 * (0.25 + x64 * (0.125 - 0.0625 * x64)))
-    rows.append([f"(check: max rel. error {np.max(np.abs(got - want) / np.abs(want)):.1e})",
-                 "", "", "", ""])
+        1.5 + x64 * (0.25 + x64 * (0.125 - 0.0625 * x64))
+    )
+    rows.append(
+        [f"(check: max rel. error {np.max(np.abs(got - want) / np.abs(want)):.1e})", "", "", "", ""]
+    )
     if cp is not None:
         cmixed = cp.ElementwiseKernel(*MIXED)
         cxf, cy64 = cp.asarray(xf), cp.empty(n, cp.float64)
-        add("CuPy ElementwiseKernel float32 -> float64, exp + polynomial", 12 * n,
-            lambda: cmixed(cxf, cy64), "CuPy")
+        add(
+            "CuPy ElementwiseKernel float32 -> float64, exp + polynomial",
+            12 * n,
+            lambda: cmixed(cxf, cy64),
+            "CuPy",
+        )
         del cxf, cy64
     del y64
     sq = jitkern.ElementwiseKernel(*SQ)
@@ -344,12 +387,18 @@ def device_table(quick: bool) -> str:
     add("ElementwiseKernel squared_diff float32, contiguous", 12 * n, lambda: sq(x, y, z))
     side = int(np.sqrt(n))
     mx, row, mz = x.reshape(side, side), y[:side], z.reshape(side, side)
-    add(f"ElementwiseKernel squared_diff ({side}, {side}) - a row (broadcast)", 8 * n,
-        lambda: sq(mx, row, mz))
-    header = (f"Copy: {copy:.0f} GB/s (read + write, {4 * n >> 20} MiB). Reductions count bytes "
-              "read, elementwise bytes read + written.\n\n")
+    add(
+        f"ElementwiseKernel squared_diff ({side}, {side}) - a row (broadcast)",
+        8 * n,
+        lambda: sq(mx, row, mz),
+    )
+    header = (
+        f"Copy: {copy:.0f} GB/s (read + write, {4 * n >> 20} MiB). Reductions count bytes "
+        "read, elementwise bytes read + written.\n\n"
+    )
     return header + markdown_table(
-        ["case", "device us", "of copy (device)", "of copy (single call)", ""], rows)
+        ["case", "device us", "of copy (device)", "of copy (single call)", ""], rows
+    )
 
 
 def main(argv) -> None:

@@ -152,8 +152,13 @@ def _array_read(k: int, value, env: dict):
     fields = {"a": a, "c": prefix}
     pre = [read.pre.format(**fields)] if read.pre else []
     misses = [m.format(**fields) for m in read.misses]
-    return (f"type({a}) is not {prefix}T", pre, misses, read.pointer.format(**fields),
-            read.device.format(**fields))
+    return (
+        f"type({a}) is not {prefix}T",
+        pre,
+        misses,
+        read.pointer.format(**fields),
+        read.device.format(**fields),
+    )
 
 
 def make_runner(
@@ -241,7 +246,10 @@ def make_runner(
             "        return _slow(args, stream)",
         ]
     if multi_device:
-        env["_ctx"], env["_ctx_get"] = driver.primary_context(device_id), driver.drv().cuCtxGetCurrent
+        env["_ctx"], env["_ctx_get"] = (
+            driver.primary_context(device_id),
+            driver.drv().cuCtxGetCurrent,
+        )
         checks = ["_ctx_get()[1] != _ctx"] + [f"{d} != _dev" for d in devices]
         body += [f"    if {' or '.join(checks)}:", "        return _slow(args, stream)"]
     if allocs:
@@ -256,8 +264,14 @@ def make_runner(
         ]
         body += [f"    {line}" for line in allocs]
         if any(kind == "alloc" for kind, _ in kinds):
-            body += ["    if s:", *(f"        _pin(m{k}, so)" for k, (kind, _) in
-                                     enumerate(kinds) if kind == "alloc")]
+            body += [
+                "    if s:",
+                *(
+                    f"        _pin(m{k}, so)"
+                    for k, (kind, _) in enumerate(kinds)
+                    if kind == "alloc"
+                ),
+            ]
     else:
         body.append("    s = (_cur() if _streams[0] else 0) if stream is None else _sh(stream)")
     for j, step in enumerate(steps):
@@ -304,7 +318,9 @@ def _step_lines(j: int, step: Step, env: dict, device_id: int) -> list:
     exprs = ", ".join(expr for expr, _code in step.dynamic)
     (gx, gy, gz), (bx, by, bz) = step.grid, step.block
     lines = [f"    _pack{j}(_buf{j}, 0, {exprs})"]
-    lines.append(f"    err, = _launch(_h{j}, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, 0, s, _params{j}, 0)")
+    lines.append(
+        f"    err, = _launch(_h{j}, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, 0, s, _params{j}, 0)"
+    )
     if j == 0:  # nothing ran yet: the general path diagnoses the error
         lines += ["    if err:", "        return _slow(args, stream)"]
     else:

@@ -32,10 +32,10 @@ from . import _reduction_codegen as _codegen
 from .elementwise import (
     _call_key,
     _check_code,
-    several_devices,
     _names,
     _pointer,
     check_kernel_name,
+    several_devices,
 )
 from .params import (
     CTYPES,

@@ -29,16 +29,15 @@ def test_output_that_does_not_broadcast_is_named_with_both_shapes(sqd):
 
 def test_output_may_give_the_inputs_its_shape(sqd):
     ins = sqd.inspect(
-        np.zeros(1, np.float32), np.zeros(1, np.float32), np.zeros((3, 5), np.float32),
-        arch="sm_90")
+        np.zeros(1, np.float32), np.zeros(1, np.float32), np.zeros((3, 5), np.float32), arch="sm_90"
+    )
     assert "_p_z" in ins.source
 
 
 def test_reduction_output_shape_error_names_the_output():
     k = jitkern.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "rsum_err")
     with pytest.raises(ValueError, match=r"output 'y' has shape \(3,\).*result has shape \(4,\)"):
-        k.inspect(np.zeros((4, 5), np.float32), axis=1, out=np.zeros(3, np.float32),
-                  arch="sm_90")
+        k.inspect(np.zeros((4, 5), np.float32), axis=1, out=np.zeros(3, np.float32), arch="sm_90")
 
 
 @pytest.mark.parametrize("bad", ["yes", 1, None, "False"])
@@ -58,8 +57,9 @@ def test_empty_post_map_writes_every_output():
 
 
 def test_operation_error_is_reported_once():
-    k = jitkern.ElementwiseKernel("float32 x", "float32 y", "y = x +\n  undefined_thing;",
-                                  "dup_error")
+    k = jitkern.ElementwiseKernel(
+        "float32 x", "float32 y", "y = x +\n  undefined_thing;", "dup_error"
+    )
     with pytest.raises(CompileError) as info:
         k.inspect(np.zeros(100, np.float32), arch="sm_90")  # vector loop and its tail
     message = str(info.value)
@@ -68,8 +68,10 @@ def test_operation_error_is_reported_once():
     assert "#177-D" not in message  # no warnings about jitkern's own variables
 
 
-HOST = "numpy.ndarray lives in host memory and cannot be passed to a kernel; copy it to the " \
-       "GPU first with jitkern.asarray(x)"
+HOST = (
+    "numpy.ndarray lives in host memory and cannot be passed to a kernel; copy it to the "
+    "GPU first with jitkern.asarray(x)"
+)
 
 
 def test_host_arrays_same_error_from_every_kernel_kind(sqd):

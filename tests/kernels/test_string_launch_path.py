@@ -155,8 +155,13 @@ class CAIOnly:
     """Nothing but ``__cuda_array_interface__`` (like a Numba device array)."""
 
     def __init__(self, n, ptr):
-        self._cai = {"shape": (n,), "typestr": "<f4", "data": (ptr, False), "version": 3,
-                     "strides": None}
+        self._cai = {
+            "shape": (n,),
+            "typestr": "<f4",
+            "data": (ptr, False),
+            "version": 3,
+            "strides": None,
+        }
 
     @property
     def __cuda_array_interface__(self):
