@@ -38,7 +38,9 @@ from ..backend.device import (
     stream_handle,
 )
 from ..errors import InternalError
-from .params import convert_scalar
+from .params import HANDLE_DTYPES, convert_scalar
+
+HANDLE_DTYPE_SET = frozenset(HANDLE_DTYPES.values())
 
 _CODES = {
     "?": "?",
@@ -232,6 +234,9 @@ def make_runner(
             # The scalar's type is part of the layout (it can bind a type placeholder).
             env[f"_g{k}"], env[f"_d{k}"] = type(first_args[k]), info
             types.append(f"type(a{k}) is not _g{k}")
+            if type(first_args[k]) is numpy.void:  # records of every dtype share the type
+                env[f"_rd{k}"] = first_args[k].dtype
+                misses.append(f"a{k}.dtype != _rd{k}")
             if type(first_args[k]) is info.type:
                 reads.append(f"s{k} = a{k}")
             else:
@@ -332,5 +337,7 @@ def _step_lines(j: int, step: Step, env: dict, device_id: int) -> list:
 def scalar_slot(k: int, dtype) -> tuple:
     """The dynamic slot (expression, struct code) of scalar argument ``k``."""
     code = scalar_code(dtype)
+    if code.endswith("s"):
+        return f"s{k}.tobytes()", code
     expr = f"s{k}.real, s{k}.imag" if len(code) == 2 else f"s{k}"
     return expr, code

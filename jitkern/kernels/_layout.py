@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy
 
 from ..arrays.interop import HOST_MESSAGE, describe
+from ..backend.handles import handle_ctype
 from ..arrays.layout import c_strides
 from ..errors import JitkernValueError, KernelArgumentError
 

@@ -28,6 +28,7 @@ from ..arrays import empty, ndarray, pointer_of
 from ..arrays.core import allocate, stream_of
 from ..arrays.interop import layout_key
 from ..backend import compiler, driver
+from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection, inspect_binary
 from ..backend.module import Function
 from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError

@@ -34,6 +34,7 @@ from .elementwise import (
     _check_code,
     _names,
     _pointer,
+    _rebuild,
     check_kernel_name,
     several_devices,
 )

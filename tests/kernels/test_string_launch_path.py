@@ -194,3 +194,46 @@ class HostOnly:
     @property
     def __cuda_array_interface__(self):
         raise AttributeError("not on a GPU")
+
+
+def test_record_scalars_are_packed_as_bytes_and_guarded_by_dtype(kernel, monkeypatch):
+    rec_t = np.dtype([("a", "<f4"), ("b", "<i4")])
+    other_t = np.dtype([("a", "<i4"), ("b", "<f4")])
+    rec = np.array([(1.5, 7)], rec_t)[0]
+    seen = []
+
+    class RecordFunction:
+        name = "rec"
+
+        def handle(self, device_id=None):
+            return [(0, 8), (8, 8)]
+
+    class RecordDriver:
+        @staticmethod
+        def cuLaunchKernel(handle, gx, gy, gz, bx, by, bz, shm, stream, params, extra):
+            ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+            seen.append(
+                (
+                    ctypes.c_uint64.from_address(ptrs[0]).value,
+                    ctypes.string_at(ptrs[1], 8),
+                )
+            )
+            return (0,)
+
+    monkeypatch.setattr(driver, "drv", lambda: RecordDriver)
+    step = _launcher.Step(
+        RecordFunction(), (1, 1, 1), (32, 1, 1), [("p0", "Q"), _launcher.scalar_slot(1, rec_t)], ()
+    )
+    run = _launcher.make_runner(
+        kernel_name="rec",
+        device_id=0,
+        kinds=[("array", None), ("scalar", rec_t)],
+        steps=[step],
+        result="None",
+        slow=lambda args, stream: "slow",
+        first_args=(arr(8, 4096), rec),
+    )
+    assert run.guarded((arr(8, 4096), rec), None) is None
+    assert seen == [(4096, rec.tobytes())]
+    other = np.array([(3, 2.5)], other_t)[0]
+    assert run.guarded((arr(8, 4096), other), None) is _launcher.MISS
