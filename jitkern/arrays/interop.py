@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy
 
 from ..backend.device import current_stream_handle
-from ..errors import JitkernTypeError, JitkernValueError
+from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _dlpack, dtypes
 from ._context import current_device_id, pointer_device
 from .layout import c_strides
@@ -38,9 +38,17 @@ class ArrayInfo(NamedTuple):
 _HOST_HINT = "copy it to the GPU first with jitkern.asarray(x)"
 
 
+HOST_MESSAGE = (
+    "a {kind} lives in host memory and cannot be passed to a kernel; copy it to the GPU "
+    "first with jitkern.asarray(x)"
+)
+
+
 def _host_error(obj) -> TypeError:
+    # KernelArgumentError is a TypeError: the same class every kernel kind raises for
+    # host arrays (they add the argument's name where they know it).
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
-    return TypeError(f"a {kind} lives in host memory, not on a GPU; {_HOST_HINT}")
+    return KernelArgumentError(HOST_MESSAGE.format(kind=kind))
 
 
 # ---------------------------------------------------------------------------
@@ -222,3 +230,122 @@ def pointer_of(obj) -> int:
     if fn is not None:
         return fn(obj)
     return describe(obj).ptr
+
+
+# ---------------------------------------------------------------------------
+# Generated launchers (kernels._launcher) read foreign arrays through these: per
+# library, Python expression templates over ``{a}`` (the argument) and ``{c}`` (a
+# prefix for constants kept in the launcher's namespace). ``misses`` are conditions
+# true when ``{a}`` does NOT have the sample's dtype and layout; each reads the
+# library's cheapest attribute (CuPy's shape and strides build tuples on every read,
+# its dtype, size and contiguity flag are plain slots).
+
+
+class FastRead(NamedTuple):
+    """How a generated launcher reads one array argument of a given type and layout."""
+
+    pre: str  # a statement run once the argument's type is known to be the sample's
+    misses: tuple  # conditions true when the argument's layout differs from the sample's
+    pointer: str  # the device pointer
+    device: str  # the device id
+    consts: dict  # constants the templates name as {c}NAME
+
+
+def _fast_cupy(a) -> FastRead:
+    consts = {"D": a.dtype, "S": a.shape}
+    misses = ["{a}.dtype is not {c}D"]
+    if a._c_contiguous:
+        misses.append("not {a}._c_contiguous")
+        if a.ndim == 1:
+            misses += [f"{{a}}.size != {int(a.size)}", "{a}.ndim != 1"]
+        else:
+            misses.append("{a}.shape != {c}S")
+    else:
+        consts["ST"] = a.strides
+        misses += ["{a}.shape != {c}S", "{a}.strides != {c}ST"]
+    return FastRead("", tuple(misses), "{a}.data.ptr", "{a}.data.device_id", consts)
+
+
+def _fast_torch(t) -> FastRead:
+    consts = {"D": t.dtype, "S": tuple(t.shape)}
+    misses = ["not {a}.is_cuda", "{a}.dtype is not {c}D", "{a}.shape != {c}S"]
+    if t.is_contiguous():
+        misses.append("not {a}.is_contiguous()")
+    else:
+        consts["ST"] = tuple(t.stride())
+        misses.append("{a}.stride() != {c}ST")
+    return FastRead("", tuple(misses), "{a}.data_ptr()", "{a}.get_device()", consts)
+
+
+def _fast_cai(obj) -> FastRead:
+    # __cuda_array_interface__ objects (Numba, JAX, ...): the dict's fields are compared
+    # as given, and its pointer read without asking the driver for its device (the first
+    # call, through describe(), checked it).
+    cai = obj.__cuda_array_interface__
+    consts = {"S": cai["shape"], "TS": cai["typestr"], "ST": cai.get("strides")}
+    consts["dev"] = _pointer_device  # asked only on machines with several GPUs
+    return FastRead(
+        "{a}_i = {a}.__cuda_array_interface__",
+        (
+            "{a}_i['shape'] != {c}S",
+            "{a}_i['typestr'] != {c}TS",
+            "{a}_i.get('strides') != {c}ST",
+            "{a}_i.get('mask') is not None",
+        ),
+        "{a}_i['data'][0]",
+        "{c}dev({a}_i['data'][0])",
+        consts,
+    )
+
+
+def _fast_generic(obj) -> FastRead:
+    # Anything else (JAX, Numba, DLPack-only objects): one describe() per call, shared by
+    # the layout check and the pointer.
+    info = describe(obj)
+    consts = {"L": (info.dtype, info.shape, info.strides), "desc": describe}
+    return FastRead(
+        "{a}_i = {c}desc({a})",
+        ("({a}_i.dtype, {a}_i.shape, {a}_i.strides) != {c}L",),
+        "{a}_i.ptr",
+        "{a}_i.device_id",
+        consts,
+    )
+
+
+_FAST_READS = {_from_cupy: _fast_cupy, _from_torch: _fast_torch, _from_cai: _fast_cai}
+
+
+def fast_read(obj) -> FastRead:
+    """How a generated launcher reads arrays like ``obj`` (a foreign GPU array), once it
+    has checked that the argument's type is ``type(obj)``."""
+    maker = _FAST_READS.get(extractor_for(type(obj)), _fast_generic)
+    return maker(obj)
+
+
+def _key_cupy(a):
+    return (type(a), a.dtype, a.shape, a.strides)
+
+
+def _key_torch(t):
+    return (type(t), t.dtype, tuple(t.shape), tuple(t.stride()), t.is_cuda)
+
+
+def _key_generic(obj):
+    info = describe(obj)
+    return (type(obj), info.dtype, info.shape, info.strides)
+
+
+_LAYOUT_KEYS = {_from_cupy: _key_cupy, _from_torch: _key_torch}
+_key_readers: dict[type, Any] = {}
+
+
+def layout_key(obj):
+    """A hashable key of ``obj``'s type, dtype, shape and strides (not its pointer),
+    read through its library's cheapest attributes. Raises TypeError for non-arrays."""
+    reader = _key_readers.get(type(obj))
+    if reader is None:
+        extractor = extractor_for(type(obj))
+        if extractor in (_from_numpy, _unsupported):
+            return extractor(obj)
+        reader = _key_readers[type(obj)] = _LAYOUT_KEYS.get(extractor, _key_generic)
+    return reader(obj)

@@ -209,7 +209,10 @@ class JitKernel(KernelPartial):
         if settings.simulate:  # JITKERN_SIMULATE=1: every JIT launch runs on the CPU
             return self.simulate(grid, block, args, shared_mem)
         keyers = _KEYERS
-        key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
+        try:
+            key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
+        except KernelArgumentError as exc:  # a host array: name it, as every kernel kind does
+            raise _argument_error(exc, args) from None
         entry = self._entries.get(key)
         if entry is None or not entry.globals.same_objects():
             entry = self._entry_for(tuple(args), key)
@@ -707,6 +710,16 @@ def _key_generic(a):
 
 
 _KEYERS = {t: _scalar_key for t in (bool, int, float, complex)}
+
+
+def _argument_error(exc: KernelArgumentError, args) -> KernelArgumentError:
+    """``exc`` with the position of the first argument whose key could not be read."""
+    for i, a in enumerate(args):
+        try:
+            (_KEYERS.get(type(a)) or _keyer_for(type(a)))(a)
+        except KernelArgumentError:
+            return KernelArgumentError(f"argument {i}: {exc}")
+    return exc
 
 
 def _keyer_for(cls: type):

@@ -13,6 +13,9 @@ from . import _cuda
 
 UNROLL = 1  # 16-byte vectors per thread and array in each pass of the vector loop
 
+# Where the user's operation goes; see _place_operation.
+_OP = "\x00operation\x00"
+
 
 _tname = _cuda.type_name
 
@@ -78,7 +81,7 @@ def _linear_body(kernel, a) -> str:
         f"  for ({it} i = ({it})blockIdx.x * blockDim.x + threadIdx.x; i < _n;"
         f" i += ({it})gridDim.x * blockDim.x) {{\n"
         f"    {_bind_direct(kernel, a, 'i')}\n"
-        f"    {{\n{kernel.operation}\n;}}\n"
+        f"    {{\n{_OP}\n;}}\n"
         f"  }}\n"
     )
 
@@ -121,13 +124,13 @@ def _vector_body(kernel, a) -> str:
         f"      if (_vi < _nvec) {{\n"
         f"        #pragma unroll\n"
         f"        for (int _k = 0; _k < {v}; ++_k) {{\n"
-        f"          const {it} i = _vi * {v} + _k;\n"
+        f"          const {it} i = _vi * {v} + _k; (void)i;\n"
         f"          {' '.join(binds)}\n"
-        f"          {{\n{kernel.operation}\n;}}\n"
+        f"          {{\n{_OP}\n;}}\n"
         f"        }}\n" + "".join(stores) + "      }\n    }\n  }\n"
         f"  for ({it} i = _nvec * {v} + _tid; i < _n; i += _nthreads) {{\n"
         f"    {_bind_direct(kernel, a, 'i')}\n"
-        f"    {{\n{kernel.operation}\n;}}\n"
+        f"    {{\n{_OP}\n;}}\n"
         f"  }}\n"
     )
 
@@ -175,9 +178,9 @@ def _strided_vector_body(kernel, a) -> str:
         + _unravel_offsets(it, nd, mapped, "_vi")
         + "".join(loads)
         + f"    #pragma unroll\n    for (int _k = 0; _k < {v}; ++_k) {{\n"
-        f"      const {it} i = _vi * {v} + _k;\n"
+        f"      const {it} i = _vi * {v} + _k; (void)i;\n"
         f"      {' '.join(binds)}\n"
-        f"      {{\n{kernel.operation}\n;}}\n"
+        f"      {{\n{_OP}\n;}}\n"
         f"    }}\n" + "".join(stores) + "  }\n"
     )
 
@@ -198,7 +201,7 @@ def _strided_body(kernel, a) -> str:
         f" i += ({it})gridDim.x * blockDim.x) {{\n"
         + _unravel_offsets(it, nd, mapped, "i")
         + f"    {' '.join(binds)}\n"
-        f"    {{\n{kernel.operation}\n;}}\n"
+        f"    {{\n{_OP}\n;}}\n"
         f"  }}\n"
     )
 
@@ -215,8 +218,33 @@ _BODIES = {
 }
 
 
+def _place_operation(source: str, operation: str, program: str) -> str:
+    """Put ``operation`` at each placeholder; copies after the first (the vector loop's
+    tail) get ``#line`` directives giving them the first copy's line numbers, so the
+    compiler reports an error in the operation once, at one place."""
+    lines = source.split("\n")
+    out: list[str] = []
+    first = None
+    for line in lines:
+        if line != _OP:
+            out.append(line)
+            continue
+        if first is None:
+            first = len(out) + 1
+            out.append(operation)
+            continue
+        out.append(f'#line {first} "{program}"')
+        out.append(operation)
+        out.append(f'#line {len(out) + 2} "{program}"')
+    return "\n".join(out)
+
+
 def generate(kernel, a) -> str:
     """The full CUDA C++ source of ``kernel`` for the call described by ``a``."""
+    return _place_operation(_generate(kernel, a), kernel.operation, f"{kernel.name}.cu")
+
+
+def _generate(kernel, a) -> str:
     code = kernel.preamble + kernel.operation + kernel.loop_prep + kernel.after_loop
     return (
         _cuda.includes_for(a.dtypes, code)
@@ -226,7 +254,7 @@ def generate(kernel, a) -> str:
         + f"\n// jitkern ElementwiseKernel {kernel.name!r}: {a.variant} loop, "
         f"{a.ndim}-d after collapsing, {a.index_type} indices\n"
         + f'extern "C" __global__ void {kernel.name}(\n    {_signature(kernel, a)}) {{\n'
-        + f"  const _jk_indexer<{a.index_type}> _ind{{_n}};\n"
+        + f"  const _jk_indexer<{a.index_type}> _ind{{_n}}; (void)_ind;\n"
         + _raw_views(kernel, a)
         + (f"  {kernel.loop_prep}\n  ;\n" if kernel.loop_prep.strip() else "")
         + _BODIES[a.variant](kernel, a)

@@ -1,10 +1,21 @@
 """The launch hot path of the string kernels: one generated function per call layout.
 
-A layout's launch is fixed except for pointers and scalars, so its parameter
-buffer is laid out once from the driver's parameter offsets (``cuFuncGetParamInfo``),
-the static part (element count, shape/stride structs) written once, and each call
-packs only the dynamic slots with one ``struct.pack_into`` before ``cuLaunchKernel``.
-Plain and fast on purpose; the general path (``Function.launch``) covers the rest.
+ElementwiseKernel and ReductionKernel decide everything about a call from its layout
+(argument types, dtypes, shapes, strides) once; what is left per call is reading the
+pointers, allocating outputs, packing and ``cuLaunchKernel``. That is generated here
+as one plain Python function per layout, in the same way (and through the same
+``backend.codegen.define``) as the launchers of RawKernel and the JIT in
+``backend.launch``: each array is read through its library's cheapest attribute
+(``interop.fast_read``; jitkern's own arrays through their slots), each parameter
+buffer is laid out once from the driver's offsets (``cuFuncGetParamInfo``) with its
+static tail (element counts, shape/stride structs) written once, and a call packs
+only the dynamic slots with one ``struct.pack_into`` per launch.
+
+Two functions are made per layout: ``run(args, stream)``, called once the caller has
+matched the layout by its key, and ``guarded(args, stream)``, which checks the layout
+itself (a few attribute reads per array) and returns :data:`MISS` when it differs, so
+a repeated call skips building the key. Plain and fast on purpose; the kernels'
+general paths cover the rest (misaligned pointers, launch errors).
 """
 
 from __future__ import annotations
@@ -14,11 +25,19 @@ import struct
 
 import numpy
 
-from ..arrays import empty, ndarray, pointer_of
-from ..backend import driver
+from ..arrays import interop, ndarray
+from ..arrays.core import make, pin_stream, stream_of
+from ..arrays.layout import c_strides
+from ..backend import driver, memory
 from ..backend.codegen import define
-from ..backend.device import current_stream_handle, stream_handle
-from ..errors import JitkernRuntimeError, JitkernTypeError
+from ..backend.device import (
+    STREAMS_IN_USE,
+    Stream,
+    current_stream_handle,
+    get_current_stream,
+    stream_handle,
+)
+from ..errors import InternalError
 from .params import HANDLE_DTYPES, convert_scalar
 
 HANDLE_DTYPE_SET = frozenset(HANDLE_DTYPES.values())
@@ -63,11 +82,16 @@ class Buffer:
         base = ctypes.addressof(self.raw)
         self.pointers = (ctypes.c_void_p * max(len(layout), 1))(*[base + o for o, _ in layout])
         self.params_ptr = ctypes.addressof(self.pointers)
+        if len(layout) != first_static + len(static_values):
+            raise InternalError(
+                f"a kernel with {len(layout)} parameters launched with "
+                f"{first_static + len(static_values)}: please report this"
+            )
         for (offset, size), value in zip(layout[first_static:], static_values):
             data = _bytes_of(value)
             if len(data) != size:
-                raise JitkernRuntimeError(
-                    f"internal: static parameter of {len(data)} bytes for a {size}-byte slot"
+                raise InternalError(
+                    f"static parameter of {len(data)} bytes for a {size}-byte slot: please report this"
                 )
             ctypes.memmove(base + offset, data, size)
 
@@ -84,7 +108,7 @@ class Buffer:
 def _bytes_of(value) -> bytes:
     if isinstance(value, (numpy.void, numpy.generic)):
         return value.tobytes()
-    raise JitkernTypeError(f"internal: cannot pre-pack {type(value).__name__}")
+    raise InternalError(f"cannot pre-pack {type(value).__name__}: please report this")
 
 
 def scalar_code(dtype: numpy.dtype) -> str:
@@ -98,146 +122,222 @@ def scalar_code(dtype: numpy.dtype) -> str:
 MISS = object()  # what a guarded runner returns when the arguments are not its layout's
 
 
+class Step:
+    """One launch of a runner: ``fn`` with fixed dims, its dynamic parameters (Python
+    expressions over the runner's names, with their struct codes) and its static tail."""
+
+    __slots__ = ("block", "dynamic", "fn", "grid", "static")
+
+    def __init__(self, fn, grid, block, dynamic, static):
+        self.fn, self.grid, self.block = fn, grid, block
+        self.dynamic, self.static = list(dynamic), tuple(static)
+
+
+def _array_read(k: int, value, env: dict):
+    """(type check, statements, miss conditions, pointer expression, device expression)
+    for the array argument ``a{k}`` shaped like ``value``. The statements and conditions
+    may assume the type check passed."""
+    a = f"a{k}"
+    if type(value) is ndarray:
+        env[f"_D{k}"], env[f"_S{k}"], env[f"_ST{k}"] = value._dtype, value._shape, value._strides
+        misses = [
+            f"{a}._dtype is not _D{k}",
+            f"({a}._shape is not _S{k} and {a}._shape != _S{k})",
+            f"({a}._strides is not _ST{k} and {a}._strides != _ST{k})",
+        ]
+        return f"type({a}) is not _nd", [], misses, f"{a}._ptr", f"{a}._device_id"
+    read = interop.fast_read(value)
+    prefix = f"_c{k}_"
+    env[prefix + "T"] = type(value)
+    for name, const in read.consts.items():
+        env[prefix + name] = const
+    fields = {"a": a, "c": prefix}
+    pre = [read.pre.format(**fields)] if read.pre else []
+    misses = [m.format(**fields) for m in read.misses]
+    return (
+        f"type({a}) is not {prefix}T",
+        pre,
+        misses,
+        read.pointer.format(**fields),
+        read.device.format(**fields),
+    )
+
+
 def make_runner(
     *,
-    kernel_name,
-    fn,
-    device_id,
-    grid,
-    block,
+    kernel_name: str,
+    device_id: int,
     kinds,
-    static,
-    result,
+    steps,
+    result: str,
     slow,
-    align_mask=0,
+    temps=(),
+    align_mask: int = 0,
     aligned=(),
     first_args=None,
+    multi_device: bool = False,
 ):
-    """Generate ``run(args, stream)`` for one layout.
+    """Generate ``run(args, stream)`` (and ``run.guarded``) for one call layout.
 
-    ``kinds``: per kernel parameter, ``("array", None)``, ``("scalar", dtype)`` or
-    ``("alloc", (shape, dtype))`` for an output the call allocates; ``static``: the
-    values of the parameters after them (element count, structs); ``result``: the
-    Python expression returned (over names ``o0``, ``o1``, ...); ``slow(args,
-    stream)``: the general path, taken for a different argument count, a pointer
-    not aligned to ``align_mask + 1`` (parameters ``aligned``), or a failed launch
-    (which it then diagnoses).
-
-    With ``first_args`` (all arrays jitkern's), ``run.guarded`` is also made: the same
-    launch behind a check that each argument has the very dtype, shape and strides
-    objects (or scalar type) of ``first_args``. It returns :data:`MISS` otherwise, so
-    a repeated call skips building the layout key.
+    ``kinds``: per kernel argument, ``("array", None)``, ``("scalar", dtype)`` or
+    ``("alloc", (shape, dtype))`` for an output the call allocates (named ``a{k}`` too;
+    ``p{k}`` is each array's pointer, ``s{k}`` each scalar). ``temps``: byte counts of
+    scratch buffers allocated on the launch stream and freed after it (pointers ``q0``,
+    ``q1``, ...). ``steps``: the launches (:class:`Step`), in order. ``result``: the
+    Python expression returned. ``slow(args, stream)``: the general path, taken for a
+    pointer in ``aligned`` not aligned to ``align_mask + 1`` or a failed launch (which
+    it then diagnoses). ``first_args``: the arguments the layout was made for; they
+    decide how each array is read (its library's cheapest attributes) and what
+    ``guarded`` checks. With ``multi_device`` the launch also checks that the current
+    context is ``device_id``'s and every array is on that device (else the slow path).
     """
-    handle = fn.handle(device_id)
-    layout = param_layout(handle)
-    n_dyn = len(kinds)
-    buf = Buffer(layout, static, n_dyn)
-    codes, exprs, lines = [], [], []
     env = {
         "_nd": ndarray,
-        "_ptr": pointer_of,
         "_conv": convert_scalar,
-        "_empty": empty,
         "_launch": driver.drv().cuLaunchKernel,
-        "_h": handle,
-        "_params": buf.params_ptr,
-        "_buf": buf.raw,
         "_cur": current_stream_handle,
         "_sh": stream_handle,
+        "_streams": STREAMS_IN_USE,
+        "_null": Stream.null,
+        "_cur_stream": get_current_stream,
+        "_stream_of": stream_of,
+        "_malloc": memory.malloc,
+        "_make": make,
+        "_pin": pin_stream,
         "_slow": slow,
         "_name": kernel_name,
-        "_fn": fn,
-        "_keep": buf,
+        "_MISS": MISS,
+        "_dev": device_id,
     }
     n_args = sum(1 for kind, _ in kinds if kind != "alloc")
     names = [f"a{k}" for k in range(n_args)]
+    types, pre, misses, reads, allocs, devices = [], [], [], [], [], []
     for k, (kind, info) in enumerate(kinds):
         if kind == "array":
-            lines.append(f"    p{k} = a{k}._ptr if type(a{k}) is _nd else _ptr(a{k})")
-            codes.append("Q")
-            exprs.append(f"p{k}")
+            t, p, m, ptr, dev = _array_read(k, first_args[k], env)
+            types.append(t)
+            pre += p
+            misses += m
+            reads.append(f"p{k} = {ptr}")
+            devices.append(dev)
         elif kind == "alloc":
             shape, dtype = info
-            env[f"_shape{k}"], env[f"_dt{k}"] = shape, dtype
-            lines.append(f"    a{k} = _empty(_shape{k}, _dt{k}); p{k} = a{k}._ptr")
-            codes.append("Q")
-            exprs.append(f"p{k}")
-        else:
-            env[f"_t{k}"], env[f"_d{k}"] = info.type, info
-            lines.append(
-                f"    s{k} = a{k} if type(a{k}) is _t{k} else "
-                f"_conv(a{k}, _d{k}, 'argument {k}', _name)"
+            size = int(numpy.prod(shape, dtype=numpy.int64)) if shape else 1
+            strides = c_strides(shape, dtype.itemsize)
+            env[f"_shape{k}"], env[f"_strides{k}"], env[f"_dt{k}"] = shape, strides, dtype
+            allocs.append(
+                f"m{k} = _malloc({size * dtype.itemsize}, _dev, s)\n"
+                f"    a{k} = _make(_shape{k}, _strides{k}, _dt{k}, m{k}.ptr, m{k}, None, _dev, so,"
+                f" {size}); p{k} = m{k}.ptr"
             )
-            code = scalar_code(info)
-            codes.append(code)
-            if code.endswith("s"):
-                exprs.append(f"s{k}.tobytes()")
+        else:
+            # The scalar's type is part of the layout (it can bind a type placeholder).
+            env[f"_g{k}"], env[f"_d{k}"] = type(first_args[k]), info
+            types.append(f"type(a{k}) is not _g{k}")
+            if type(first_args[k]) is numpy.void:  # records of every dtype share the type
+                env[f"_rd{k}"] = first_args[k].dtype
+                misses.append(f"a{k}.dtype != _rd{k}")
+            if type(first_args[k]) is info.type:
+                reads.append(f"s{k} = a{k}")
             else:
-                exprs.append(f"s{k}.real, s{k}.imag" if len(code) == 2 else f"s{k}")
-    env["_pack"] = struct.Struct(buf.dynamic_format(layout[:n_dyn], codes)).pack_into
-    gx, gy, gz = grid
-    bx, by, bz = block
-    body = [
-        *lines,
-        *(
-            [
-                f"    if ({' | '.join(f'p{k}' for k in aligned)}) & {align_mask}:",
-                "        return _slow(args, stream)",
+                reads.append(f"s{k} = _conv(a{k}, _d{k}, 'argument {k}', _name)")
+    for j, nbytes in enumerate(temps):
+        allocs.append(f"t{j} = _malloc({int(nbytes)}, _dev, s); q{j} = t{j}.ptr")
+    body = [f"    {line}" for line in reads]
+    aligned = [k for k in aligned if kinds[k][0] == "array"]  # the pool aligns the rest
+    if align_mask and aligned:
+        body += [
+            f"    if ({' | '.join(f'p{k}' for k in aligned)}) & {align_mask}:",
+            "        return _slow(args, stream)",
+        ]
+    if multi_device:
+        env["_ctx"], env["_ctx_get"] = (
+            driver.primary_context(device_id),
+            driver.drv().cuCtxGetCurrent,
+        )
+        checks = ["_ctx_get()[1] != _ctx"] + [f"{d} != _dev" for d in devices]
+        body += [f"    if {' or '.join(checks)}:", "        return _slow(args, stream)"]
+    if allocs:
+        # Outputs and scratch buffers are ordered on the launch stream (scratch is freed
+        # there after the launch); the outputs remember it, as jitkern.empty's do.
+        body += [
+            "    if stream is None:",
+            "        so = _cur_stream() if _streams[0] else _null",
+            "    else:",
+            "        so = _stream_of(stream)",
+            "    s = so.ptr",
+        ]
+        body += [f"    {line}" for line in allocs]
+        if any(kind == "alloc" for kind, _ in kinds):
+            body += [
+                "    if s:",
+                *(
+                    f"        _pin(m{k}, so)"
+                    for k, (kind, _) in enumerate(kinds)
+                    if kind == "alloc"
+                ),
             ]
-            if align_mask and aligned
-            else []
-        ),
-        "    s = _cur() if stream is None else _sh(stream)",
-        f"    _pack(_buf, 0, {', '.join(exprs)})",
-        f"    err, = _launch(_h, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, 0, s, _params, 0)",
-        "    if err:",
-        "        return _slow(args, stream)",
-        f"    return {result}",
-    ]
+    else:
+        body.append("    s = (_cur() if _streams[0] else 0) if stream is None else _sh(stream)")
+    for j, step in enumerate(steps):
+        body += _step_lines(j, step, env, device_id)
+    body.append(f"    return {result}")
     unpack = f"    {', '.join(names)}, = args" if names else "    pass"
     src = [
         "def run(args, stream):",
         f"    if len(args) != {n_args}:",
         "        return _slow(args, stream)",
         unpack,
+        *(f"    {line}" for line in pre),
         *body,
+        "def guarded(args, stream):",
+        f"    if len(args) != {n_args}:",
+        "        return _MISS",
+        unpack,
     ]
-    guards = _guards(first_args, env) if first_args is not None else None
-    if guards is not None:
-        env["_MISS"] = MISS
-        src += [
-            "def guarded(args, stream):",
-            f"    if len(args) != {n_args}:",
-            "        return _MISS",
-            unpack,
-            *guards,
-            *body,
-        ]
+    # Types first: the statements and layout conditions read type-specific attributes.
+    if types:
+        src += [f"    if {' or '.join(types)}:", "        return _MISS"]
+    src += [f"    {line}" for line in pre]
+    if misses:
+        src += [f"    if {' or '.join(misses)}:", "        return _MISS"]
+    src += body
     run = define("\n".join(src) + "\n", f"<jitkern launch {kernel_name}>", env, "run")
-    run.guarded = env.get("guarded")
+    run.guarded = env["guarded"]
     return run
 
 
-def _guards(first_args, env) -> list[str] | None:
-    lines = []
-    for k, value in enumerate(first_args):
-        cls = type(value)
-        if cls is ndarray:
-            env[f"_gd{k}"], env[f"_gs{k}"], env[f"_gt{k}"] = (
-                value._dtype,
-                value._shape,
-                value._strides,
-            )
-            lines.append(
-                f"    if type(a{k}) is not _nd or a{k}._dtype is not _gd{k} or "
-                f"a{k}._shape is not _gs{k} or a{k}._strides is not _gt{k}:"
-            )
-        elif cls is numpy.void:
-            return None  # records of different dtypes share the type: no identity guard
-        elif cls in (bool, int, float, complex) or isinstance(value, numpy.generic):
-            env[f"_gc{k}"] = cls
-            lines.append(f"    if type(a{k}) is not _gc{k}:")
-        else:
-            return None
-        lines.append("        return _MISS")
+def _step_lines(j: int, step: Step, env: dict, device_id: int) -> list:
+    handle = step.fn.handle(device_id)
+    layout = param_layout(handle)
+    n_dyn = len(step.dynamic)
+    buf = Buffer(layout, step.static, n_dyn)
+    codes = [code for _expr, code in step.dynamic]
+    env[f"_pack{j}"] = struct.Struct(buf.dynamic_format(layout[:n_dyn], codes)).pack_into
+    env[f"_buf{j}"], env[f"_params{j}"], env[f"_h{j}"], env[f"_keep{j}"] = (
+        buf.raw,
+        buf.params_ptr,
+        handle,
+        buf,
+    )
+    exprs = ", ".join(expr for expr, _code in step.dynamic)
+    (gx, gy, gz), (bx, by, bz) = step.grid, step.block
+    lines = [f"    _pack{j}(_buf{j}, 0, {exprs})"]
+    lines.append(
+        f"    err, = _launch(_h{j}, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, 0, s, _params{j}, 0)"
+    )
+    if j == 0:  # nothing ran yet: the general path diagnoses the error
+        lines += ["    if err:", "        return _slow(args, stream)"]
+    else:
+        env["_check"] = driver.check
+        lines += ["    if err:", f"        _check((err,), 'launching {step.fn.name}')"]
     return lines
+
+
+def scalar_slot(k: int, dtype) -> tuple:
+    """The dynamic slot (expression, struct code) of scalar argument ``k``."""
+    code = scalar_code(dtype)
+    if code.endswith("s"):
+        return f"s{k}.tobytes()", code
+    expr = f"s{k}.real, s{k}.imag" if len(code) == 2 else f"s{k}"
+    return expr, code

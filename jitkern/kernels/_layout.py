@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..arrays.interop import describe
+from ..arrays.interop import HOST_MESSAGE, describe
 from ..backend.handles import handle_ctype
 from ..arrays.layout import c_strides
 from ..errors import JitkernValueError, KernelArgumentError
@@ -48,10 +48,7 @@ def is_scalar(value) -> bool:
 
 
 def host_array_error(what: str) -> KernelArgumentError:
-    return KernelArgumentError(
-        f"{what}: a numpy.ndarray lives in host memory; copy it to the GPU first with "
-        "jitkern.asarray(x)"
-    )
+    return KernelArgumentError(f"{what}: " + HOST_MESSAGE.format(kind="numpy.ndarray"))
 
 
 def describe_array(value, what: str, *, host_ok: bool = False) -> ArrayArg:

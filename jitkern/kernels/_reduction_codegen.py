@@ -240,6 +240,19 @@ def _row_loop_scalar(kernel, a, step: str) -> str:
 def _row_loop_vector(kernel, a, step: str) -> str:
     it, v, u = a.index_type, a.vector, ROW_UNROLL
     ins = _inputs(kernel, a)
+    if a.red_nd > 1:
+        # The reduced space counted in vectors (the launcher passes _rshape and _rs_*
+        # that way): each vector's offset is unravelled once, and no tail is left.
+        offs = _unravel(
+            it, "_jv", a.red_nd, "_rshape", [(f"_ir_{p.name}", f"_rs_{p.name}") for _k, p in ins]
+        )
+        address = {p.name: f"_ib_{p.name} + _ir_{p.name}" for _k, p in ins}
+    else:
+        offs = ""
+        address = {
+            p.name: f"_ib_{p.name} + _jv * ({it})sizeof(_jk_vec<{_tname(p, a.dtypes[k])}, {v}>)"
+            for k, p in ins
+        }
     decls, loads, binds = [], [], []
     for k, p in ins:
         t = _tname(p, a.dtypes[k])
@@ -247,21 +260,16 @@ def _row_loop_vector(kernel, a, step: str) -> str:
         decls.append(f"    {vt} _v_{p.name}[{u}];\n")
         loads.append(
             f"        _v_{p.name}[_u] = *reinterpret_cast<const {vt}*>("
-            f"reinterpret_cast<const char*>(_p_{p.name}) + _ib_{p.name}"
-            f" + _jv * ({it})sizeof({vt}));\n"
+            f"reinterpret_cast<const char*>(_p_{p.name}) + {address[p.name]});\n"
         )
         binds.append(f"const {t} {p.name} = _v_{p.name}[_u].v[_k];")
-    tail_binds = _bind_inputs(
-        kernel,
-        a,
-        {p.name: f"_ib_{p.name} + _j * ({it})sizeof({_tname(p, a.dtypes[k])})" for k, p in ins},
-    )
     return (
         f"  const {it} _v0 = _r0 / {v}, _v1 = _r1 / {v};\n"
         f"  for ({it} _vb = _v0 + _lane; _vb < _v1; _vb += {step} * {u}) {{\n"
         + "".join(decls)
         + f"    #pragma unroll\n    for (int _u = 0; _u < {u}; ++_u) {{\n"
         f"      const {it} _jv = _vb + _u * {step};\n      if (_jv < _v1) {{\n"
+        + offs
         + "".join(loads)
         + "      }\n    }\n"
         f"    #pragma unroll\n    for (int _u = 0; _u < {u}; ++_u) {{\n"
@@ -269,8 +277,24 @@ def _row_loop_vector(kernel, a, step: str) -> str:
         f"        #pragma unroll\n        for (int _k = 0; _k < {v}; ++_k) {{\n"
         f"          const {it} _j = _jv * {v} + _k; const {it} _i = _row; (void)_j; (void)_i;\n"
         f"          {' '.join(binds)}\n          {_map_add(kernel)}\n        }}\n      }}\n    }}\n  }}\n"
+        + (_row_tail(kernel, a, step) if a.red_nd == 1 else "")
+    )
+
+
+def _row_tail(kernel, a, step: str) -> str:
+    """The elements after the last whole vector of a one-dimensional reduced space."""
+    it, v = a.index_type, a.vector
+    binds = _bind_inputs(
+        kernel,
+        a,
+        {
+            p.name: f"_ib_{p.name} + _j * ({it})sizeof({_tname(p, a.dtypes[k])})"
+            for k, p in _inputs(kernel, a)
+        },
+    )
+    return (
         f"  for ({it} _j = _v1 * {v} + _lane; _j < _r1; _j += {step}) {{\n"
-        f"    const {it} _i = _row; (void)_i;\n    {tail_binds}\n    {_map_add(kernel)}\n  }}\n"
+        f"    const {it} _i = _row; (void)_i;\n    {binds}\n    {_map_add(kernel)}\n  }}\n"
     )
 
 

@@ -20,14 +20,18 @@ Indices are 32-bit whenever the size and every byte offset allow it.
 
 from __future__ import annotations
 
+import re
+
 import numpy
 
-from ..arrays import describe, empty, ndarray, pointer_of
+from ..arrays import empty, ndarray, pointer_of
+from ..arrays.core import allocate, stream_of
+from ..arrays.interop import layout_key
 from ..backend import compiler, driver
 from ..backend.handles import handle_ctype
-from ..backend.inspection import Inspection
+from ..backend.inspection import Inspection, inspect_binary
 from ..backend.module import Function
-from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
+from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _cuda, _launcher, _layout
 from . import _elementwise_codegen as _codegen
 from .params import (
@@ -46,6 +50,7 @@ _VECTOR_BYTES = 16
 _MAX_VECTOR = 8
 _MAX_GRID_X = (1 << 31) - 1
 _UNROLL = _codegen.UNROLL
+_MESSAGE_START = re.compile(r"^\S+\(\d+\): ")
 
 
 # Called as hook(value, param, what) on every argument before it is classified (texture
@@ -170,7 +175,7 @@ class ElementwiseKernel(CachedSources):
             return self._result(launch.run(call_args, stream))
 
         run = slow
-        if not launch.zero and driver.device_count() == 1:
+        if not launch.zero:
             run = _direct_runner(self, launch, len(args) == self.nargs, slow, args)
         run.launch = launch
         if key is not None:
@@ -256,7 +261,7 @@ class ElementwiseKernel(CachedSources):
                 "unknown: pass size=N"
             )
         else:
-            a.shape = _layout.broadcast_shape([arr.shape for arr in mapped], self.name)
+            a.shape = self._broadcast(arrays)
         if a.out_given:
             for p, arr in zip(self.out_params, arrays[self.nin :]):
                 if not p.raw and arr.shape != a.shape:
@@ -266,6 +271,24 @@ class ElementwiseKernel(CachedSources):
                     )
         a.size = int(numpy.prod(a.shape, dtype=numpy.int64)) if a.shape else 1
         a.out_shape = a.shape
+
+    def _broadcast(self, arrays) -> tuple:
+        """The loop shape: the inputs broadcast together, then with each output (an
+        output may give the inputs a larger shape, as in CuPy); a mismatch names the
+        output and both shapes."""
+        ins = [arr.shape for p, arr in zip(self.in_params, arrays) if arr is not None and not p.raw]
+        shape = _layout.broadcast_shape(ins, self.name)
+        for p, arr in zip(self.out_params, arrays[self.nin :]):
+            if p.raw:
+                continue
+            try:
+                shape = _layout.broadcast_shape([shape, arr.shape], self.name)
+            except JitkernValueError:
+                raise JitkernValueError(
+                    f"{self.name}: output {p.name!r} has shape {arr.shape}, which does not "
+                    f"broadcast with the inputs' shape {shape}"
+                ) from None
+        return shape
 
     def _decide_layout(self, a, arrays) -> None:
         strides_list, sizes, outputs = [], [], []
@@ -295,9 +318,14 @@ class ElementwiseKernel(CachedSources):
         extent = max((_layout.max_extent(shape_c, st) for st in strides_c), default=0)
         vector = 1
         if linear:
-            widest = max((isz for st, isz in zip(strides_c, sizes) if st and st[0] != 0), default=0)
-            if widest and _VECTOR_BYTES // widest >= 2:
-                vector = min(_VECTOR_BYTES // widest, _MAX_VECTOR)
+            # The narrowest array moves 16 bytes per vector (wider ones 32 or 64, as two
+            # or four 16-byte accesses): mixed dtypes (float32 in, float64 out) keep
+            # every load and store 16 bytes wide.
+            walking = [isz for st, isz in zip(strides_c, sizes) if st and st[0] != 0]
+            narrowest = min(walking, default=0)
+            if narrowest:
+                vector = min(_VECTOR_BYTES // narrowest, _MAX_VECTOR, 64 // max(walking))
+                vector = vector if vector >= 2 else 1
         a.vector = vector
         a.variant = ("vector" if vector > 1 else "linear") if linear else "strided"
         if a.variant == "strided" and self.reduce_dims:
@@ -329,9 +357,7 @@ class ElementwiseKernel(CachedSources):
     def _function(self, source: str) -> Function:
         fn = self._functions.get(source)
         if fn is None:
-            binary = compiler.compile_source(
-                source, options=self.options, program_name=f"{self.name}.cu", _normalized=True
-            )
+            binary = compile_once_reported(source, self.options, f"{self.name}.cu")
             fn = self._functions[source] = Function(binary, self.name, display_name=self.name)
         return fn
 
@@ -349,6 +375,11 @@ class ElementwiseKernel(CachedSources):
             "after_loop": self.after_loop, "options": self.options})
 
     # -- introspection ----------------------------------------------------------------
+    def _inspect_analysis(self, a, arch):
+        self._remember(a)
+        binary = compile_once_reported(a.source, self.options, f"{self.name}.cu", arch)
+        return inspect_binary(binary, self.name)
+
     def inspect(self, *args, arch=None, size=None, **kwargs) -> Inspection:
         """Source, CUBIN and resource use of the variant ``self(*args)`` would run.
 
@@ -360,6 +391,41 @@ class ElementwiseKernel(CachedSources):
         arrays = self._describe_args(args, host_ok=True)
         a = self._analyze(args, arrays, size)
         return self._inspect_analysis(a, arch)
+
+
+def compile_once_reported(source: str, options, program_name: str, arch=None):
+    """compile_source, with each compiler message shown once: the operation appears in
+    several loops (given one place by ``#line``), so NVRTC reports its errors per copy."""
+    try:
+        return compiler.compile_source(
+            source, options=options, arch=arch, program_name=program_name, _normalized=True
+        )
+    except CompileError as exc:
+        log = _unique_messages(exc.log)
+        if log == exc.log:
+            raise
+        raise compiler.make_compile_error(source, log, program_name, options) from None
+
+
+def _unique_messages(log: str) -> str:
+    """``log`` with repeated messages (a ``file(N): ...`` line and its context) dropped."""
+    records: list[list[str]] = []
+    for line in log.splitlines():
+        if _MESSAGE_START.match(line) or not records or not line.startswith(" "):
+            records.append([line])
+        else:
+            records[-1].append(line)
+    seen, out = set(), []
+    for record in records:
+        text = "\n".join(record)
+        if _MESSAGE_START.match(record[0]):
+            if text in seen:
+                if out and out[-1] == "":
+                    out.pop()  # the blank line that separated the repeat
+                continue
+            seen.add(text)
+        out.append(text)
+    return "\n".join(out)
 
 
 def _inner_vector(shape, strides_list, sizes, outputs) -> int:
@@ -399,7 +465,8 @@ def _rebuild(cls, kwargs: dict):
 
 
 def _call_key(args, size, block_size):
-    """A hashable key of everything in ``args`` that decides the launch except pointers."""
+    """A hashable key of everything in ``args`` that decides the launch except pointers
+    (None when an argument is not an array or scalar: the slow path names it)."""
     key = [size, block_size]
     for value in args:
         cls = type(value)
@@ -411,24 +478,38 @@ def _call_key(args, size, block_size):
             key.append(cls)
         else:
             try:
-                info = describe(value)
+                key.append(layout_key(value))
             except TypeError:
-                return None  # the slow path names the argument
-            key += (info.dtype, info.shape, info.strides)
+                return None
+    if several_devices():
+        key.append(driver.current_device_id())
     return tuple(key)
+
+
+_device_count = []
+
+
+def several_devices() -> bool:
+    """Whether this machine has more than one GPU (asked once)."""
+    if not _device_count:
+        _device_count.append(driver.device_count())
+    return _device_count[0] > 1
 
 
 def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
     """The generated hot path for ``launch`` on the current device."""
     a = launch.analysis
-    kinds = []
+    kinds, dynamic = [], []
     for k, p in enumerate(kernel.params):
         if k in a.scalar_pos:
             kinds.append(("scalar", a.dtypes[k]))
-        elif p.is_output and not out_given:
+            dynamic.append(_launcher.scalar_slot(k, a.dtypes[k]))
+            continue
+        if p.is_output and not out_given:
             kinds.append(("alloc", launch.out_alloc[k - kernel.nin]))
         else:
             kinds.append(("array", None))
+        dynamic.append((f"p{k}", "Q"))
     outs = [f"a{kernel.nin + j}" for j in range(kernel.nout)]
     if kernel.no_return:
         result = "None"
@@ -437,19 +518,19 @@ def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
     else:
         result = "(" + ", ".join(outs) + ",)"
     aligned = [k for k, p in enumerate(kernel.params) if not p.raw and k not in a.scalar_pos]
+    step = _launcher.Step(launch.fn, launch.grid, launch.block, dynamic,
+                          (launch.n_arg, *launch.static))
     return _launcher.make_runner(
         kernel_name=kernel.name,
-        fn=launch.fn,
         device_id=driver.current_device_id(),
-        grid=launch.grid,
-        block=launch.block,
         kinds=kinds,
-        static=(launch.n_arg, *launch.static),
+        steps=[step],
         result=result,
         slow=slow,
         align_mask=launch.align_mask,
         aligned=aligned,
         first_args=first_args,
+        multi_device=several_devices(),
     )
 
 
@@ -513,7 +594,8 @@ class _Launch:
         kernel = self.kernel
         nin = kernel.nin
         if self.out_alloc is not None:
-            outs = [_empty(shape, dt) for shape, dt in self.out_alloc]
+            on = stream_of(stream)
+            outs = [allocate(shape, dt, stream=on) for shape, dt in self.out_alloc]
             values = list(args) + outs
         else:
             outs = list(args[nin:])

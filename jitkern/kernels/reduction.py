@@ -21,21 +21,22 @@ from __future__ import annotations
 
 import numpy
 
+from ..arrays.core import allocate, stream_of
 from ..backend import compiler, driver
 from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection
 from ..backend.module import Function
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
-from . import _cuda, _layout
+from . import _cuda, _launcher, _layout
 from . import _reduction_codegen as _codegen
 from .elementwise import (
     _call_key,
     _check_code,
-    _empty,
     _names,
     _pointer,
     _rebuild,
     check_kernel_name,
+    several_devices,
 )
 from .params import (
     CTYPES,
@@ -54,9 +55,9 @@ _VECTOR_BYTES = 16
 _THREAD_ROW_MAX = 16
 _WARP_ROW_MAX = 4096
 _ROW_BLOCK = 256
-_FULL_BLOCK = 512
 _COL_BLOCK_Y = 8
-_MIN_PER_THREAD = 16  # elements each thread should reduce before a split pays
+_MIN_PER_THREAD = 16
+_BYTE = numpy.dtype(numpy.uint8)  # elements each thread should reduce before a split pays
 
 
 class _Analysis:
@@ -159,8 +160,9 @@ class ReductionKernel(CachedSources):
         self.nin, self.nout = len(self.in_params), len(self.out_params)
         self.map_expr = _check_code(map_expr, "map_expr")
         self.reduce_expr = _check_code(reduce_expr, "reduce_expr")
-        self.post_map_expr = _check_code(post_map_expr, "post_map_expr") or (
-            f"{self.out_params[0].name} = a"
+        # An empty post_map_expr writes the reduced value to every output.
+        self.post_map_expr = _check_code(post_map_expr, "post_map_expr") or "; ".join(
+            f"{p.name} = a" for p in self.out_params
         )
         _check_shifted_arguments(self, identity, name)
         if identity is not None and not isinstance(identity, str):
@@ -172,7 +174,8 @@ class ReductionKernel(CachedSources):
         self.reduce_dims = bool(reduce_dims)
         self.preamble = _check_code(preamble, "preamble")
         self.options = compiler.normalize_options(options)
-        self._launches: dict = {}
+        self._runners: dict = {}
+        self._guarded = None  # (axis, keepdims, guarded runner) of the last layout
         self._sources: dict = {}
         self._functions: dict = {}
 
@@ -190,14 +193,40 @@ class ReductionKernel(CachedSources):
         """Reduce; returns the output (a tuple of all outputs when there are several)."""
         if out is not None:
             args = args + (out if isinstance(out, tuple) else (out,))
-        key = _call_key(args, tuple(axis) if isinstance(axis, list) else axis, keepdims)
-        launch = self._launches.get(key) if key is not None else None
-        if launch is None:
-            arrays = self._describe_args(args, host_ok=False)
-            launch = _Launch(self, self._analyze(args, arrays, axis, keepdims))
-            if key is not None:
-                self._launches[key] = launch
-        outs = launch.run(args, stream)
+        guarded = self._guarded
+        if guarded is not None and keepdims is guarded[1] and (
+            axis is guarded[0] or (type(axis) is tuple and axis == guarded[0])
+        ):
+            result = guarded[2](args, stream)
+            if result is not _launcher.MISS:
+                return result
+        if type(axis) is list:
+            axis = tuple(axis)
+        key = _call_key(args, axis, keepdims)
+        run = self._runners.get(key) if key is not None else None
+        if run is None:
+            run = self._runner(args, axis, keepdims, key)
+        guarded = getattr(run, "guarded", None)
+        if guarded is not None:
+            self._guarded = (axis, keepdims, guarded)
+        return run(args, stream)
+
+    def _runner(self, args, axis, keepdims, key):
+        """The function that runs calls shaped like ``args`` (built once per call key)."""
+        arrays = self._describe_args(args, host_ok=False)
+        launch = _Launch(self, self._analyze(args, arrays, axis, keepdims))
+
+        def slow(call_args, stream):
+            return self._result(launch.run(call_args, stream))
+
+        run = slow
+        if not launch.empty:
+            run = launch.runner(args, slow)
+        if key is not None:
+            self._runners[key] = run
+        return run
+
+    def _result(self, outs):
         return outs[0] if self.nout == 1 else tuple(outs)
 
     def _describe_args(self, args, host_ok: bool) -> list:
@@ -274,6 +303,10 @@ class ReductionKernel(CachedSources):
             )
         a.out_shape = tuple(s for d, s in enumerate(a.in_shape) if d not in a.axes)
         a.keep_shape = tuple(1 if d in a.axes else s for d, s in enumerate(a.in_shape))
+        if not isinstance(keepdims, (bool, numpy.bool_)):
+            raise JitkernTypeError(
+                f"{self.name}: keepdims must be True or False, got {keepdims!r}"
+            )
         a.keepdims = bool(keepdims)
         final = a.final_shape = a.keep_shape if keepdims else a.out_shape
         a.out_size = int(numpy.prod(a.out_shape, dtype=numpy.int64))
@@ -369,10 +402,24 @@ class ReductionKernel(CachedSources):
             a.group = 32
         else:
             a.group = 1
-        if a.red_nd == 1 and sizes and all(st[-1] == isz for st, isz in zip(a.in_rstrides, sizes)):
-            widest = max(sizes)
-            if _VECTOR_BYTES // widest >= 2 and a.group != 1:
-                a.vector = _VECTOR_BYTES // widest
+        if a.group != 1 and sizes and all(
+            st[-1] == isz for st, isz in zip(a.in_rstrides, sizes)
+        ):
+            v = _VECTOR_BYTES // max(sizes)
+            # Several reduced dimensions (axis=(0, 2)): vectors along the innermost one,
+            # which must hold whole vectors, every other step keeping them aligned.
+            if v >= 2 and (
+                a.red_nd == 1
+                or (
+                    a.rshape[-1] % v == 0
+                    and all(
+                        x % (v * isz) == 0
+                        for st, isz in zip(a.in_rstrides, sizes)
+                        for x in st[:-1]
+                    )
+                )
+            ):
+                a.vector = v
 
     # -- introspection ----------------------------------------------------------------
     def _remember(self, a) -> None:
@@ -453,18 +500,16 @@ class _Launch:
     def _configure(self) -> None:
         a = self.a
         device_id = driver.current_device_id()
-        sms = driver.device_attribute(device_id, "multiprocessor_count")
-        target_blocks = sms * 8
         red = max(a.red_size, 1)
         if a.strategy == "col":
             self.block = (32, a.block_y, 1)
             gx = -(-a.out_size // 32)
             max_split = max(1, red // (a.block_y * _MIN_PER_THREAD))
-            splits = max(1, min(target_blocks // gx, max_split, 65535))
+            target = self._resident_blocks(device_id)
+            splits = max(1, min(target // gx, max_split, 65535))
         else:
             if a.group == 0:
-                threads = _FULL_BLOCK if a.out_size == 1 else _ROW_BLOCK
-                self.block = (threads, 1, 1)
+                self.block = (_ROW_BLOCK, 1, 1)
                 gx = a.out_size
             elif a.group == 32:
                 self.block = (_ROW_BLOCK, 1, 1)
@@ -474,9 +519,10 @@ class _Launch:
                 gx = -(-a.out_size // _ROW_BLOCK)
             per_row = self.block[0] if a.group == 0 else max(a.group, 1)
             max_split = max(1, red // (per_row * _MIN_PER_THREAD * max(a.vector, 1)))
-            splits = max(
-                1, min(-(-target_blocks // gx) if gx < target_blocks else 1, max_split, 65535)
-            )
+            target = self._resident_blocks(device_id)
+            # Whole waves: a split grid of one resident wave (a full reduction: exactly
+            # the blocks the device holds at once) leaves no partial last wave.
+            splits = max(1, min(round(target / gx) if gx < target else 1, max_split, 65535))
         chunk = -(-red // splits)
         if a.vector > 1:
             chunk = -(-chunk // a.vector) * a.vector
@@ -491,6 +537,16 @@ class _Launch:
             self.final_grid = (-(-a.out_size // 8), 1, 1)
             self.partial_bytes = self._acc_size() * a.out_size * splits
 
+    def _resident_blocks(self, device_id: int) -> int:
+        """Blocks of the main kernel the device runs at once (its occupancy x SMs)."""
+        sms = driver.device_attribute(device_id, "multiprocessor_count")
+        threads = self.block[0] * self.block[1]
+        try:
+            per_sm = self.fn.occupancy_max_active_blocks(threads, 0, device_id)
+        except Exception:  # noqa: BLE001 - an estimate is enough here
+            per_sm = 0
+        return sms * (per_sm if per_sm > 0 else max(1, 2048 // threads))
+
     def _acc_size(self) -> int:
         a = self.a
         # sizeof(_jk_acc): the reduce type, plus an int flag when there is no identity.
@@ -504,8 +560,13 @@ class _Launch:
 
     def _static(self) -> tuple:
         a = self.a
-        st = [_cuda.int64_struct(a.oshape), _cuda.int64_struct(a.rshape)]
-        for o, r in zip(a.in_ostrides, a.in_rstrides):
+        rshape, rstrides = a.rshape, a.in_rstrides
+        if a.vector > 1 and a.red_nd > 1:  # the reduced space counted in vectors
+            v = a.vector
+            rshape = rshape[:-1] + (rshape[-1] // v,)
+            rstrides = [r[:-1] + (r[-1] * v,) for r in rstrides]
+        st = [_cuda.int64_struct(a.oshape), _cuda.int64_struct(rshape)]
+        for o, r in zip(a.in_ostrides, rstrides):
             st += [_cuda.int64_struct(o), _cuda.int64_struct(r)]
         st += [_cuda.int64_struct(s) for s in a.out_strides]
         for k in sorted(a.raw_dims):
@@ -518,7 +579,10 @@ class _Launch:
         if len(args) > nin:
             outs = list(args[nin:])
         else:
-            outs = [_empty(a.final_shape, a.dtypes[nin + j]) for j in range(kernel.nout)]
+            on = stream_of(stream)
+            outs = [
+                allocate(a.final_shape, a.dtypes[nin + j], stream=on) for j in range(kernel.nout)
+            ]
         if self.empty:
             return outs
         packed = []
@@ -536,12 +600,71 @@ class _Launch:
             return self._fallback().launch_with(packed, out_ptrs, outs, stream)
         return self.launch_with(packed, out_ptrs, outs, stream)
 
+    def runner(self, first_args, slow):
+        """The generated hot path of this call layout on the current device."""
+        if self.vector_mask and any(x & self.vector_mask for st in self.a.in_ostrides for x in st):
+            return self._fallback().runner(first_args, slow)  # misaligned by layout
+        kernel, a = self.kernel, self.a
+        nin = kernel.nin
+        out_given = len(first_args) > nin
+        kinds, dynamic = [], []
+        for k in range(nin):
+            if k in a.scalar_pos:
+                kinds.append(("scalar", a.dtypes[k]))
+                dynamic.append(_launcher.scalar_slot(k, a.dtypes[k]))
+            else:
+                kinds.append(("array", None))
+                dynamic.append((f"p{k}", "Q"))
+        for j in range(kernel.nout):
+            dt = a.dtypes[nin + j]
+            kinds.append(("array", None) if out_given else ("alloc", (a.final_shape, dt)))
+        out_slots = [(f"p{nin + j}", "Q") for j in range(kernel.nout)]
+        split = self.splits > 1
+        main = _launcher.Step(
+            self.fn,
+            self.grid,
+            self.block,
+            dynamic + out_slots + [("q0" if split else "0", "Q")],
+            (*self.sizes, *self.static),
+        )
+        steps = [main]
+        if split:
+            n_in = len(a.in_ostrides)
+            out_structs = self.static[2 + 2 * n_in : 2 + 2 * n_in + kernel.nout]
+            steps.append(
+                _launcher.Step(
+                    self.final,
+                    self.final_grid,
+                    (256, 1, 1),
+                    [("q0", "Q")] + out_slots,
+                    (self.sizes[0], numpy.int32(self.splits), self.static[0], *out_structs),
+                )
+            )
+        outs = [f"a{nin + j}" for j in range(kernel.nout)]
+        result = outs[0] if kernel.nout == 1 else "(" + ", ".join(outs) + ",)"
+        aligned = [
+            k for k, p in enumerate(kernel.in_params) if not p.raw and k not in a.scalar_pos
+        ]
+        return _launcher.make_runner(
+            kernel_name=kernel.name,
+            device_id=driver.current_device_id(),
+            kinds=kinds,
+            steps=steps,
+            result=result,
+            slow=slow,
+            temps=(self.partial_bytes,) if split else (),
+            align_mask=self.vector_mask,
+            aligned=aligned if self.vector_mask else (),
+            first_args=first_args,
+            multi_device=several_devices(),
+        )
+
     def _misaligned(self, packed) -> bool:
         kernel, a, mask = self.kernel, self.a, self.vector_mask
         for k, p in enumerate(kernel.in_params):
             if not p.raw and k not in a.scalar_pos and packed[k] & mask:
                 return True
-        return any(st and st[0] & mask for st in a.in_ostrides)
+        return any(x & mask for st in a.in_ostrides for x in st)
 
     def _fallback(self) -> _Launch:
         if self.fallback is None:
@@ -556,7 +679,7 @@ class _Launch:
     def launch_with(self, packed, out_ptrs, outs, stream):
         partial = None
         if self.splits > 1:
-            partial = _empty((self.partial_bytes,), numpy.uint8)
+            partial = allocate((self.partial_bytes,), _BYTE, stream=stream_of(stream))
             partial_ptr = _pointer(partial)
         else:
             partial_ptr = 0

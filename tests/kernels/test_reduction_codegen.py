@@ -61,7 +61,8 @@ def test_normalize_axis_errors(axis, exc, match):
         ((1000, 4), 1, ("row", "1", "1")),  # tiny rows: a thread per row
         ((1024, 64), 0, ("col", "32", "1")),  # leading axis: coalesced columns
         ((8, 16, 32), (0, 1), ("col", "32", "1")),
-        ((8, 16, 32), (0, 2), ("row", "32", "1")),
+        ((8, 16, 32), (0, 2), ("row", "32", "4")),  # vectors along the inner reduced axis
+        ((8, 16, 30), (0, 2), ("row", "32", "1")),  # 30 is not whole vectors
     ],
 )
 def test_strategy_by_shape(l2norm, shape, axis, expected):

@@ -162,3 +162,60 @@ def test_deterministic_bits(ksum, shape, axis, rng):
     a = host(ksum(d, axis=axis))
     b = host(ksum(d, axis=axis))
     assert a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize(
+    "shape,axis",
+    [((64, 32, 256), (0, 2)), ((64, 32, 256), (1, 2)), ((3, 40, 1000), (0, 2)),
+     ((256, 16, 4096), (0, 2)), ((16, 8, 6), (0, 2))],
+)
+def test_several_reduced_axes_float32_vs_numpy(l2norm, shape, axis, rng):
+    x = rng.standard_normal(shape).astype(np.float32)
+    want = np.sqrt((x.astype(np.float64) ** 2).sum(axis=axis))
+    for keep in (False, True):
+        got = host(l2norm(dev(x), axis=axis, keepdims=keep))
+        np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-5)
+    # A view one element off (misaligned for vectors) and the same bits twice.
+    flat = dev(rng.standard_normal(x.size + 1).astype(np.float32))
+    view = flat[1:].reshape(shape)
+    a, b = host(l2norm(view, axis=axis)), host(l2norm(view, axis=axis))
+    ref = np.sqrt((host(view).astype(np.float64) ** 2).sum(axis=axis))
+    np.testing.assert_allclose(a, ref, rtol=1e-5)
+    assert a.tobytes() == b.tobytes()
+
+
+def test_empty_post_map_writes_every_output(rng):
+    k = jitkern.ReductionKernel("T x", "T s, T t", "x", "a + b", "", "0", "two_outs_gpu")
+    x = rng.standard_normal((30, 40))
+    s, t = k(dev(x), axis=1)
+    np.testing.assert_allclose(host(s), x.sum(1), rtol=1e-12)
+    np.testing.assert_allclose(host(t), x.sum(1), rtol=1e-12)
+
+
+def test_foreign_inputs_and_outputs(l2norm, rng):
+    cupy = pytest.importorskip("cupy")
+    for n in (1024, 1024, 1 << 22, 1 << 22, 1000):  # repeats: the generated path
+        x = rng.standard_normal(n).astype(np.float32)
+        got = float(host(l2norm(cupy.asarray(x))))
+        np.testing.assert_allclose(got, np.sqrt((x.astype(np.float64) ** 2).sum()), rtol=1e-5)
+    m = rng.standard_normal((64, 300)).astype(np.float32)
+    out = cupy.full(300, np.nan, cupy.float32)
+    for _ in range(2):
+        r = l2norm(cupy.asarray(m), axis=0, out=out)
+        assert r is out
+        np.testing.assert_allclose(cupy.asnumpy(out), np.sqrt((m.astype(np.float64) ** 2).sum(0)),
+                                   rtol=1e-5)
+
+
+def test_on_a_stream_outputs_and_scratch_follow_it(ksum, rng):
+    s = jitkern.Stream()
+    x = rng.standard_normal(1 << 22).astype(np.float32)
+    d = dev(x)
+    with s:
+        for _ in range(3):
+            r = ksum(d)
+    s.synchronize()
+    np.testing.assert_allclose(float(host(r)), x.sum(dtype=np.float64), rtol=1e-4)
+    r2 = ksum(d, stream=s)
+    s.synchronize()
+    assert host(r2).tobytes() == host(r).tobytes()

@@ -1,0 +1,239 @@
+"""The generated launch path of ElementwiseKernel/ReductionKernel, without a GPU.
+
+A fake driver records every cuLaunchKernel; the packed parameter bytes are read back
+from the pointer array the launcher passes. Checks that a repeated call takes the
+generated path (no new runner, no analysis), that CuPy-like arrays are read through
+their own attributes, and that a different layout misses the guard."""
+
+import ctypes
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern import KernelArgumentError
+from jitkern.arrays import core
+from jitkern.backend import driver, memory
+from jitkern.backend.device import Stream
+from jitkern.kernels import _launcher
+from jitkern.kernels import elementwise as E
+
+
+class FakeDriver:
+    calls: list = []
+
+    @classmethod
+    def cuLaunchKernel(cls, handle, gx, gy, gz, bx, by, bz, shm, stream, params, extra):
+        # The first three parameters are 8-byte pointers, the fourth the int count.
+        ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        values = [ctypes.c_uint64.from_address(ptrs[k]).value for k in range(3)]
+        values.append(ctypes.c_int32.from_address(ptrs[3]).value)
+        cls.calls.append(((gx, bx), values))
+        return (0,)
+
+
+class FakeFunction:
+    name = "fake"
+    general: list = []
+
+    def launch(self, grid, block, args, shared_mem=0, stream=None):
+        self.general.append(args)
+
+    def handle(self, device_id=None):
+        return [(0, 8), (8, 8), (16, 8), (24, 4)]
+
+
+class FakeMem:
+    __slots__ = ("__weakref__", "ptr", "size")
+
+    def __init__(self, ptr, size):
+        self.ptr, self.size = ptr, size
+
+
+@pytest.fixture
+def kernel(monkeypatch):
+    FakeDriver.calls = []
+    heap = [1 << 20]
+
+    def malloc(size, device_id, stream=0):
+        heap[0] += 4096
+        return FakeMem(heap[0], size)
+
+    monkeypatch.setattr(driver, "drv", lambda: FakeDriver)
+    monkeypatch.setattr(driver, "current_device_id", lambda: 0)
+    monkeypatch.setattr(E, "_device_count", [1])
+    monkeypatch.setattr(memory, "malloc", malloc)
+    monkeypatch.setattr(_launcher, "param_layout", lambda handle: handle)
+    analyses = []
+    original = E.ElementwiseKernel._analyze
+
+    def counting(self, *args):
+        analyses.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(E.ElementwiseKernel, "_analyze", counting)
+    monkeypatch.setattr(E.ElementwiseKernel, "_function", lambda self, source: FakeFunction())
+    k = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x - y", "fake_sub")
+    return k, analyses
+
+
+def arr(n, ptr):
+    dt = np.dtype(np.float32)
+    return core.make((n,), (4,), dt, ptr, None, None, 0, Stream.null, n)
+
+
+class CupyLike:
+    """Reads like a CuPy array: dtype, size, _c_contiguous, ndim, shape, strides, data."""
+
+    __cuda_array_interface__ = None
+
+    class _Mem:
+        def __init__(self, ptr):
+            self.ptr, self.device_id = ptr, 0
+
+    class _Dev:
+        id = 0
+
+    def __init__(self, n, ptr):
+        self.dtype, self.size, self._c_contiguous = np.dtype(np.float32), n, True
+        self.data, self.device, self.ndim = self._Mem(ptr), self._Dev(), 1
+        self.shape, self.strides = (n,), (4,)
+
+
+CupyLike.__module__ = "cupy._core.core"
+
+
+def test_repeated_calls_take_the_generated_path(kernel):
+    k, analyses = kernel
+    x, y, z = arr(1024, 4096), arr(1024, 8192), arr(1024, 16384)
+    for _ in range(3):
+        assert k(x, y, z) is z
+    assert len(analyses) == 1 and len(k._runners) == 1
+    assert FakeDriver.calls[-1] == ((1, 256), [4096, 8192, 16384, 1024])
+    z2 = k(x, y)  # output allocated: another layout
+    assert z2.shape == (1024,) and z2.dtype == np.float32
+    assert FakeDriver.calls[-1][1][:2] == [4096, 8192]
+    assert FakeDriver.calls[-1][1][2] == z2.data.ptr
+
+
+def test_cupy_like_arrays_are_read_through_their_attributes(kernel):
+    k, analyses = kernel
+    x, y, z = CupyLike(2048, 4096), CupyLike(2048, 8192), CupyLike(2048, 16384)
+    for _ in range(2):
+        k(x, y, z)
+    assert FakeDriver.calls[-1] == ((2, 256), [4096, 8192, 16384, 2048])
+    assert len(analyses) == 1
+    guarded = k._guarded
+    assert guarded((x, y, z), None) is z  # the guarded runner matches these arrays
+    assert guarded((CupyLike(1000, 4096), y, z), None) is _launcher.MISS  # another size
+    bent = CupyLike(2048, 4096)
+    bent._c_contiguous = False
+    assert guarded((bent, y, z), None) is _launcher.MISS
+    assert guarded((arr(2048, 4096), y, z), None) is _launcher.MISS  # another type
+
+
+def test_misaligned_pointer_takes_the_general_path(kernel):
+    k, _analyses = kernel
+    FakeFunction.general = []
+    x, y, z = arr(1024, 4096), arr(1024, 8192), arr(1024, 16384)
+    k(x, y, z)
+    before = len(FakeDriver.calls)
+    k(arr(1024, 4100), y, z)  # 4-byte aligned, not 16: the unvectorised variant
+    assert len(FakeDriver.calls) == before
+    assert [a[:3] for a in FakeFunction.general] == [(4100, 8192, 16384)]
+
+
+def test_scalar_types_are_part_of_the_layout(monkeypatch, kernel):
+    k, analyses = kernel
+    x, z = arr(64, 4096), arr(64, 8192)
+    k(x, 2.0, z)
+    k(x, np.float32(2.0), z)
+    assert len(analyses) == 2  # a Python float and a NumPy float32 are two layouts
+
+
+class CAIOnly:
+    """Nothing but ``__cuda_array_interface__`` (like a Numba device array)."""
+
+    def __init__(self, n, ptr):
+        self._cai = {
+            "shape": (n,),
+            "typestr": "<f4",
+            "data": (ptr, False),
+            "version": 3,
+            "strides": None,
+        }
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._cai
+
+
+def test_guard_checks_types_before_reading_type_specific_attributes(kernel, monkeypatch):
+    from jitkern.arrays import interop
+
+    monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)
+    k, analyses = kernel
+    cai = (CAIOnly(512, 4096), CAIOnly(512, 8192), CAIOnly(512, 16384))
+    for _ in range(2):
+        assert k(*cai) is cai[2]
+    assert FakeDriver.calls[-1] == ((1, 256), [4096, 8192, 16384, 512])
+    # Objects whose __cuda_array_interface__ cannot be read, in the same places: a miss
+    # (the type check comes first), not an AttributeError from the CAI runner's read.
+    other = (HostOnly(), HostOnly(), HostOnly())
+    assert k._guarded(other, None) is _launcher.MISS
+    with pytest.raises(KernelArgumentError, match="input 'x'"):
+        k(*other)
+    cupy_like = (CupyLike(512, 4096), CupyLike(512, 8192), CupyLike(512, 16384))
+    assert k(*cupy_like) is cupy_like[2]
+    assert len(analyses) == 2
+
+
+class HostOnly:
+    """Like a CPU tensor of a library whose GPU tensors have the interface."""
+
+    @property
+    def __cuda_array_interface__(self):
+        raise AttributeError("not on a GPU")
+
+
+def test_record_scalars_are_packed_as_bytes_and_guarded_by_dtype(kernel, monkeypatch):
+    rec_t = np.dtype([("a", "<f4"), ("b", "<i4")])
+    other_t = np.dtype([("a", "<i4"), ("b", "<f4")])
+    rec = np.array([(1.5, 7)], rec_t)[0]
+    seen = []
+
+    class RecordFunction:
+        name = "rec"
+
+        def handle(self, device_id=None):
+            return [(0, 8), (8, 8)]
+
+    class RecordDriver:
+        @staticmethod
+        def cuLaunchKernel(handle, gx, gy, gz, bx, by, bz, shm, stream, params, extra):
+            ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+            seen.append(
+                (
+                    ctypes.c_uint64.from_address(ptrs[0]).value,
+                    ctypes.string_at(ptrs[1], 8),
+                )
+            )
+            return (0,)
+
+    monkeypatch.setattr(driver, "drv", lambda: RecordDriver)
+    step = _launcher.Step(
+        RecordFunction(), (1, 1, 1), (32, 1, 1), [("p0", "Q"), _launcher.scalar_slot(1, rec_t)], ()
+    )
+    run = _launcher.make_runner(
+        kernel_name="rec",
+        device_id=0,
+        kinds=[("array", None), ("scalar", rec_t)],
+        steps=[step],
+        result="None",
+        slow=lambda args, stream: "slow",
+        first_args=(arr(8, 4096), rec),
+    )
+    assert run.guarded((arr(8, 4096), rec), None) is None
+    assert seen == [(4096, rec.tobytes())]
+    other = np.array([(3, 2.5)], other_t)[0]
+    assert run.guarded((arr(8, 4096), other), None) is _launcher.MISS
