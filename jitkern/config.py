@@ -31,6 +31,7 @@ class Settings:
     dump_source_on_error: bool
     cuda_home: str | None
     simulate: bool = False  # JITKERN_SIMULATE: run JIT kernels on the CPU (the simulator)
+    debug: bool = False  # JITKERN_DEBUG: bounds-checked debug builds of JIT kernels
 
     @classmethod
     def from_environ(cls) -> "Settings":
@@ -40,6 +41,7 @@ class Settings:
             dump_source_on_error=_flag("JITKERN_DUMP_SOURCE_ON_ERROR", False),
             cuda_home=os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or None,
             simulate=_flag("JITKERN_SIMULATE", False),
+            debug=_flag("JITKERN_DEBUG", False),
         )
 
 

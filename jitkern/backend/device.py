@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 
 from ..errors import CUDAError, JitkernTypeError, JitkernValueError, StreamCaptureError
-from . import driver, memory
+from . import debugcheck, driver, memory
 from .driver import check, drv
 
 
@@ -48,6 +48,8 @@ class Device:
         memory.refuse_during_capture(None, "Device.synchronize()")
         with self:
             check(drv().cuCtxSynchronize(), "cuCtxSynchronize")
+        if debugcheck.PENDING:
+            debugcheck.check_pending()
 
     @property
     def compute_capability(self) -> str:
@@ -138,6 +140,8 @@ class Stream:
     def synchronize(self) -> None:
         memory.refuse_during_capture(self.ptr, "Stream.synchronize()")
         check(drv().cuStreamSynchronize(self.ptr), "cuStreamSynchronize")
+        if debugcheck.PENDING:  # a debug kernel's failed bounds check raises here
+            debugcheck.check_pending()
 
     def done(self) -> bool:
         memory.refuse_during_capture(self.ptr, "Stream.done")
@@ -458,6 +462,8 @@ def synchronize() -> None:
     memory.refuse_during_capture(None, "jitkern.synchronize()")
     driver.current_device_id()
     check(drv().cuCtxSynchronize(), "cuCtxSynchronize")
+    if debugcheck.PENDING:
+        debugcheck.check_pending()
 
 
 __all__ = [

@@ -19,7 +19,7 @@ from __future__ import annotations
 import weakref
 
 from ..errors import InternalError, OutOfMemoryError, StreamCaptureError
-from . import driver
+from . import debugcheck, driver
 from .driver import check, drv
 
 _pools: dict[int, object] = {}
@@ -183,6 +183,8 @@ def memcpy_dtoh(host_buffer, src: int, nbytes: int, stream: int = 0) -> None:
         refuse_during_capture(stream, "copying device memory to the host")
         check(drv().cuMemcpyDtoHAsync(host_buffer, src, nbytes, stream), "cuMemcpyDtoHAsync")
         check(drv().cuStreamSynchronize(stream), "cuStreamSynchronize")
+    if debugcheck.PENDING:  # a copy to the host is a synchronisation point
+        debugcheck.check_pending()
 
 
 def memset_d8(dst: int, value: int, nbytes: int, stream: int = 0) -> None:

@@ -16,6 +16,7 @@ import types
 
 import numpy
 
+from ..backend import debugcheck
 from ..errors import JitIndexError, JitNameError, JitSyntaxError, JitTypeError, JitValueError
 from . import builtins as B
 from . import frontend, infer
@@ -184,6 +185,7 @@ class ExpressionEmitter:
     mode: str
     program: object
     func: object
+    debug_line: int = 0  # the current statement's line (debug sites without a node)
 
     # -- dispatch ---------------------------------------------------------
 
@@ -376,6 +378,8 @@ class ExpressionEmitter:
             return self.const_subscript(base.value, index_node)
         if isinstance(base, Value) and isinstance(base.type, T.Tuple):
             return self.tuple_item(base, self.const_int(index_node, "a tuple index"))
+        if self.program.debug:
+            return self.subscript(base, self.index_items(index_node), ast.unparse(node.value), node)
         return self.subscript(base, self.index_items(index_node))
 
     def const_subscript(self, obj, index_node):
@@ -415,7 +419,9 @@ class ExpressionEmitter:
         _refuse_negative(values, node)
         return item
 
-    def subscript(self, base: Value, indices: list) -> Value:
+    def subscript(self, base: Value, indices: list, name: str | None = None, node=None) -> Value:
+        """``base[indices]``; in a debug build each index is checked against its extent
+        (``name`` and ``node``: what the error message names, and where)."""
         t = base.type
         for idx in indices:
             if not (isinstance(idx.type, T.Scalar) and idx.type.kind in "biu"):
@@ -425,6 +431,10 @@ class ExpressionEmitter:
         if isinstance(t, T.Pointer):
             if len(indices) != 1:
                 raise problem("a pointer takes one index")
+            if self.program.debug:
+                checked = self.checked_element(base, indices[0], t.elem, name, node)
+                if checked is not None:
+                    return checked
             return Value(f"{base.code}[{indices[0].code}]", t.elem, lvalue=True)
         if not isinstance(t, T.Array):
             raise problem(f"a value of type {t} cannot be indexed")
@@ -436,7 +446,13 @@ class ExpressionEmitter:
         if t.ndim == 0:  # x[()]: the one element
             return Value(f"(*{base.code})", t.dtype, lvalue=True)
         if t.is_pointer_like:
+            if self.program.debug:
+                checked = self.checked_element(base, indices[0], t.dtype, name, node)
+                if checked is not None:
+                    return checked
             return Value(f"{base.code}[{indices[0].code}]", t.dtype, lvalue=True)
+        if self.program.debug:
+            return self.checked_subarray(base, indices, name, node)
         ic = t.index_ctype
         offset = " + ".join(
             f"({ic})({idx.code}) * {base.code}.strides[{k}]" for k, idx in enumerate(indices)
@@ -450,6 +466,41 @@ class ExpressionEmitter:
         strides = ", ".join(f"{base.code}.strides[{k}]" for k in rest)
         code = f"{sub_t.ctype}{{({t.dtype.ctype}*)({address}), {{{shape}}}, {{{strides}}}}}"
         return Value(code, sub_t)
+
+    # -- debug builds: checked accesses (jk::dbg in program.DEBUG_HELPERS) ----
+
+    def checked_element(self, base: Value, index: Value, elem, name, node):
+        """``base[index]`` on a 1-D contiguous array or a shared-memory pointer, checked
+        against its element count; None when that count is not known here."""
+        extent = self.debug_extent(base)
+        if extent is None or not isinstance(elem, T.Scalar):
+            return None
+        kind = "shared" if isinstance(base.type, T.Pointer) else "array"
+        site = self.debug_site(base, name, node, kind)
+        code = f"(*jk::dbg::at1({base.code}, (long long)({index.code}), {extent}, {site}))"
+        return Value(code, elem, lvalue=True)
+
+    def checked_subarray(self, base: Value, indices: list, name, node) -> Value:
+        """``base[i0, ...]`` on an array that carries its shape: each index on its axis."""
+        t = base.type
+        site = self.debug_site(base, name, node, "array")
+        args = ", ".join(f"({idx.code})" for idx in indices)
+        if len(indices) == t.ndim:
+            return Value(f"(*jk::dbg::at({base.code}, {site}, {args}))", t.dtype, lvalue=True)
+        sub_t = T.array(t.dtype, t.ndim - len(indices), False, t.index32)
+        return Value(f"jk::dbg::sub({base.code}, {site}, {args})", sub_t)
+
+    def debug_site(self, base: Value, name, node, kind: str) -> int:
+        line = self.source.position(node)[0] if node is not None else self.debug_line
+        site = debugcheck.Site(self.source.filename, line, name or self.debug_name(base), kind)
+        return self.program.debug_site(site)
+
+    def debug_extent(self, base: Value) -> str | None:
+        """C++ for the element count of a pointer-like array or pointer (the emitter knows)."""
+        return None
+
+    def debug_name(self, base: Value) -> str:
+        return "an array"
 
     def tuple_item(self, item: Value, k: int) -> Value:
         items = item.type.items

@@ -29,7 +29,9 @@ import types as types_module
 
 import numpy
 
+from ..backend import debugcheck, driver
 from ..backend.codegen import define
+from ..backend.device import stream_handle
 from ..backend.kernel_object import KernelPartial
 from ..config import settings
 from ..errors import (
@@ -40,6 +42,7 @@ from ..errors import (
     JitkernValueError,
     JitSyntaxError,
     KernelArgumentError,
+    LaunchError,
 )
 from . import frontend, infer
 from . import types as T
@@ -59,6 +62,7 @@ def rawkernel(
     options=(),
     fast_math: bool = False,
     lineinfo: bool = False,
+    debug: bool | None = None,
 ):
     """Compile a Python function into a CUDA kernel (or a device function).
 
@@ -68,6 +72,9 @@ def rawkernel(
     it, is accepted). ``device=True`` makes a
     device function callable from kernels. ``options`` go to NVRTC;
     ``fast_math`` adds ``--use_fast_math``; ``lineinfo`` adds ``-lineinfo``.
+    ``debug=True`` (default: ``JITKERN_DEBUG``) builds a bounds-checked kernel compiled with
+    ``-lineinfo``: an out-of-bounds access raises :class:`jitkern.KernelAssertionError` at
+    the next synchronisation (docs/debug_mode.md).
     """
     mode = infer.check_mode(mode)
     opts = tuple([options] if isinstance(options, str) else options)
@@ -77,13 +84,13 @@ def rawkernel(
         opts += ("-lineinfo",)
 
     def wrap(f):
-        return JitKernel(f, mode=mode, device=device, options=opts)
+        return JitKernel(f, mode=mode, device=device, options=opts, debug=debug)
 
     return wrap(func) if func is not None else wrap
 
 
-def _rebuild_kernel(func, mode, device, options) -> "JitKernel":
-    return JitKernel(func, mode=mode, device=device, options=options)
+def _rebuild_kernel(func, mode, device, options, debug=False) -> "JitKernel":
+    return JitKernel(func, mode=mode, device=device, options=options, debug=debug)
 
 
 def _attribute(module: str, qualname: str):
@@ -124,9 +131,10 @@ class JitKernel(KernelPartial):
         module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
         if module and _attribute(module, qualname) is self:
             return _kernel_by_name, (module, qualname)
-        return _rebuild_kernel, (func, self.mode, self.device, self.options)
+        return _rebuild_kernel, (func, self.mode, self.device, self.options, self.debug)
 
-    def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=()):
+    def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=(),
+                 debug: bool | None = None):
         if not isinstance(func, types_module.FunctionType):
             raise JitkernTypeError(
                 f"rawkernel() compiles a Python function written with def (or a lambda), "
@@ -136,12 +144,15 @@ class JitKernel(KernelPartial):
         self.py_func = func
         self.mode = mode
         self.device = device
+        self.debug = _debug_flag(debug)
         self.options = tuple(options)
+        if self.debug and "-lineinfo" not in self.options:
+            self.options += ("-lineinfo",)  # profilers and compute-sanitizer show Python lines
         self.__name__ = getattr(func, "__name__", "kernel")
         self.__doc__ = getattr(func, "__doc__", None)
         self._parsed = None
         self._entries: dict = {}  # per-call key -> _Entry
-        self._by_types: dict = {}  # (types, target) -> _Built
+        self._by_types: dict = {}  # (types, target, debug) -> _Built
         self._lock = threading.Lock()
         self.cached_codes: dict = {}  # signature (tuple of types) -> source
         self._set_call(self._launch)
@@ -220,6 +231,9 @@ class JitKernel(KernelPartial):
         if entry.extras is not None:
             launch_args = launch_args + entry.extras(launch_args)
         entry.function.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
+        if entry.watch is not None:  # debug builds stay on this path: each launch is noted
+            debugcheck.launched(entry.watch, driver.current_device_id(), stream_handle(stream))
+            return
         entry.upgrade()
         if entry.run is None:  # no packing plan to build on (several GPUs, or extras)
             entry.run = _launch_run(entry.types, entry.guards, entry.guard_env, entry.function,
@@ -270,10 +284,19 @@ class JitKernel(KernelPartial):
                                self._launch)
                 entry.types = tuple(map(type, args))
                 entry.globals = built.globals
+                if self.debug:
+                    entry.watch = _watch(built, f"kernel {self.__name__}")
                 self._entries[key] = entry
         return entry
 
     # -- inspection ----------------------------------------------------------
+
+    def check_debug(self) -> None:
+        """Wait for this kernel's debug launches and raise KernelAssertionError if a bounds
+        check failed (the next synchronisation does the same for every debug kernel)."""
+        watches = [e.watch for e in list(self._entries.values()) if e.watch is not None]
+        if watches:
+            debugcheck.check_watches(watches)
 
     def inspect(self, *args, arch=None):
         """Source, CUBIN and resource use for these arguments, without a GPU when arch is given.
@@ -322,14 +345,14 @@ class JitKernel(KernelPartial):
 
     def _build(self, types: tuple, arch) -> "_Built":
         target = _target_tag(arch)
-        built = self._by_types.get((types, target))
+        built = self._by_types.get((types, target, self.debug))
         if built is not None:
             if built.globals.same_objects():
                 return built
             if built.globals.same_values():  # rebound to equal values: same binary
                 built.globals = CapturedGlobals(self.py_func, built.globals.fingerprints)
                 return built
-            del self._by_types[(types, target)]  # a global changed: compile again
+            del self._by_types[(types, target, self.debug)]  # a global changed: compile again
         generated = _load_index(self, types)
         binary = None
         if generated is not None:
@@ -342,13 +365,14 @@ class JitKernel(KernelPartial):
             _store_index(self, types, generated)
         built = _Built(binary, generated.symbol, generated.plans, generated.cooperative)
         built.globals = CapturedGlobals(self.py_func, generated.fingerprints)
-        self._by_types[(types, target)] = built
+        built.sites = generated.sites
+        self._by_types[(types, target, self.debug)] = built
         self.cached_codes[types] = generated.source
         return built
 
     def _generate(self, types: tuple) -> "Generated":
         parsed = self.parsed()
-        program = Program(self.mode)
+        program = Program(self.mode, debug=self.debug)
         symbol = _symbol_name(parsed.name)
         emitter = FunctionEmitter(parsed, types, self.mode, program, "kernel", symbol)
         program.stack.append(self.py_func)
@@ -364,6 +388,7 @@ class JitKernel(KernelPartial):
         header = (
             f"// jitkern: kernel {parsed.qualname} from {parsed.source.filename}\n"
             f"// signature: ({signature}); mode={self.mode}"
+            + ("; debug build (bounds-checked)" if self.debug else "")
         )
         source = program.assemble(code.code, header)
         plans = [list(p.extras) for p in code.params]
@@ -375,6 +400,7 @@ class JitKernel(KernelPartial):
             program.fingerprints,
             parsed.source.filename,
             {},
+            tuple(program.debug_sites),
         )
 
 
@@ -397,7 +423,7 @@ def _launch_star(kernel, grid, block, shared_mem, stream, *args, **kwargs):
 
 class _Entry:
     __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "general",
-                 "types", "globals")
+                 "types", "globals", "watch")
 
     def __init__(self, function, extras, cooperative, guards, guard_env, general):
         self.function = function
@@ -406,6 +432,7 @@ class _Entry:
         self.guards, self.guard_env = guards, guard_env
         self.run = None  # the kernel's call for this signature: (grid, block, args, shm, stream)
         self.general = general
+        self.watch = None  # debug builds: the debugcheck.Watch of the binary
 
     def upgrade(self) -> None:
         """With the Function's packing plan known, make ``run`` one generated function that
@@ -582,20 +609,43 @@ def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
     return define("\n".join(lines) + "\n", "<jitkern jit launch>", env, "run")
 
 
+def _debug_flag(debug) -> bool:
+    if debug is None:
+        return settings.debug  # JITKERN_DEBUG
+    if not isinstance(debug, bool):
+        raise JitkernTypeError(f"rawkernel(debug=...): expected True, False or None, got {debug!r}")
+    return debug
+
+
+def _watch(built: "_Built", label: str) -> debugcheck.Watch:
+    """The debug record of ``built``'s binary, found on each device where it is loaded."""
+    from ..backend.module import load
+
+    def address_of(device_id: int):
+        try:
+            return load(built.binary, device_id).get_global(debugcheck.RECORD_NAME)
+        except LaunchError:  # no checked access in the kernel: nothing recorded
+            return None
+
+    return debugcheck.Watch(label, built.sites, address_of)
+
+
 class _Built:
-    __slots__ = ("binary", "symbol", "plans", "cooperative", "globals")
+    __slots__ = ("binary", "symbol", "plans", "cooperative", "globals", "sites")
 
     def __init__(self, binary, symbol, plans, cooperative):
         self.binary = binary
         self.symbol = symbol
         self.plans = plans
         self.cooperative = cooperative
+        self.sites = ()
 
 
 class Generated:
     """What emission produced; all of it is stored in the on-disk index."""
 
-    def __init__(self, source, symbol, plans, cooperative, fingerprints, filename, binaries):
+    def __init__(self, source, symbol, plans, cooperative, fingerprints, filename, binaries,
+                 sites=()):
         self.binaries = binaries  # target tag -> compile-cache key of the binary
         self.source = source
         self.symbol = symbol
@@ -603,6 +653,7 @@ class Generated:
         self.cooperative = cooperative
         self.fingerprints = fingerprints
         self.filename = filename
+        self.sites = tuple(sites)  # debug builds: debugcheck.Site per checked access
 
 
 def _describe_callable(obj) -> str:
@@ -947,7 +998,10 @@ def _index_key(kernel: JitKernel, types: tuple) -> str | None:
     if digest is None:
         return None
     h = hashlib.sha256()
-    for part in (INDEX_VERSION, digest, kernel.mode, kernel.options, tuple(repr(t) for t in types)):
+    parts = (INDEX_VERSION, digest, kernel.mode, kernel.options, tuple(repr(t) for t in types))
+    if kernel.debug:  # (kept out of normal keys, so their entries stay valid)
+        parts += ("debug",)
+    for part in parts:
         h.update(repr(part).encode())
         h.update(b"\0")
     return h.hexdigest()
@@ -974,6 +1028,7 @@ def _load_index(kernel: JitKernel, types: tuple) -> Generated | None:
             data["fingerprints"],
             data["filename"],
             dict(data["binaries"]),
+            [debugcheck.Site.from_json(site) for site in data.get("sites", ())],
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -1017,6 +1072,7 @@ def _store_index(kernel: JitKernel, types: tuple, generated: Generated) -> None:
         "fingerprints": generated.fingerprints,
         "filename": generated.filename,
         "binaries": generated.binaries,
+        "sites": [site.to_json() for site in generated.sites],
     }
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ..backend import debugcheck
 from . import frontend
 
 PRELUDE = r"""
@@ -93,6 +94,60 @@ __device__ __forceinline__ Tuple<unsigned int, bool> match_all(unsigned int mask
 }  // namespace jk
 """
 
+# Debug builds: each checked access calls one of these with its site number (an index into
+# Program.debug_sites); a failing check records itself (backend/debugcheck.py) and the
+# access goes to a scratch sink instead, so an out-of-bounds store never lands.
+DEBUG_HELPERS = debugcheck.DEVICE_SOURCE + r"""
+namespace jk { namespace dbg {
+// x[i] on a 1-D contiguous array or a shared-memory pointer of n elements (n < 0: unknown).
+template <class T> __device__ __forceinline__ T* at1(T* p, long long i, long long n, int site) {
+  if (n >= 0 && (unsigned long long)i >= (unsigned long long)n) {
+    jk_debug_fail(site, 0, i, n, 1, &n);
+    return jk_debug_sink_for<T>();
+  }
+  return p + i;
+}
+// The address of a[i0, i1, ...] (as many indices as given), each checked on its axis.
+template <class T, int N, class I, class... Ix>
+__device__ __forceinline__ T* at(const Array<T, N, I>& a, int site, Ix... ix) {
+  const long long idx[] = {(long long)ix...};
+  char* p = (char*)a.ptr;
+#pragma unroll
+  for (int k = 0; k < (int)sizeof...(Ix); ++k) {
+    if ((unsigned long long)idx[k] >= (unsigned long long)a.shape[k]) {
+      jk_debug_fail(site, k, idx[k], (long long)a.shape[k], N, a.shape);
+      return jk_debug_sink_for<T>();
+    }
+    p += (I)idx[k] * a.strides[k];
+  }
+  return (T*)p;
+}
+// a[i0, ...] with fewer indices than axes: the sub-array (empty when a check failed, so
+// every access to it fails its own check and lands in the sink).
+template <class T, int N, class I, class... Ix>
+__device__ __forceinline__ Array<T, N - (int)sizeof...(Ix), I> sub(const Array<T, N, I>& a,
+                                                                   int site, Ix... ix) {
+  constexpr int M = (int)sizeof...(Ix);
+  Array<T, N - M, I> r;
+  T* p = at(a, site, ix...);
+  const bool ok = p != jk_debug_sink_for<T>();
+  r.ptr = p;
+#pragma unroll
+  for (int k = 0; k < N - M; ++k) {
+    r.shape[k] = ok ? a.shape[M + k] : I(0);
+    r.strides[k] = ok ? a.strides[M + k] : I(0);
+  }
+  return r;
+}
+// The element count of dynamic shared memory seen as T.
+template <class T> __device__ __forceinline__ long long dynamic_extent() {
+  unsigned int bytes;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(bytes));
+  return (long long)(bytes / sizeof(T));
+}
+}}  // namespace jk::dbg
+"""
+
 #: The file name compiler messages give for code jitkern wrote (not a user's statement).
 GENERATED_FILE = "jitkern-generated.cu"
 
@@ -115,8 +170,10 @@ class DeviceFunction:
 class Program:
     """Mutable state of one program's emission; never global."""
 
-    def __init__(self, mode: str):
+    def __init__(self, mode: str, debug: bool = False):
         self.mode = mode
+        self.debug = debug  # bounds-checked build: every checked access is a debug site
+        self.debug_sites: list[debugcheck.Site] = []
         self.includes: set[str] = set()
         self.cooperative = False
         self.min_arch = 0
@@ -130,6 +187,11 @@ class Program:
         captured = frontend.resolve(func, name)
         self.fingerprints.setdefault(function_identity(func), {})[name] = captured.fingerprint
         return captured
+
+    def debug_site(self, site: debugcheck.Site) -> int:
+        """The number a checked access passes to the device helpers (its index here)."""
+        self.debug_sites.append(site)
+        return len(self.debug_sites) - 1
 
     def unique_name(self, base: str) -> str:
         name, n = base, 1
@@ -145,6 +207,8 @@ class Program:
         compiler message about it never shows a generated line under the user's file name;
         the statements inside carry the user's ``#line``."""
         chunks = [PRELUDE.strip(), *self.device_code, kernel_code]
+        if self.debug:
+            chunks.insert(1, DEBUG_HELPERS.strip())
         includes = set(self.includes)
         for marker, header in _IMPLIED_INCLUDES:
             if any(marker in chunk for chunk in chunks):

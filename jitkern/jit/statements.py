@@ -138,6 +138,9 @@ class FunctionEmitter(ExpressionEmitter):
         self.loop_depth = 0
         self.return_type = None
         self.pointer_extents: dict[str, set] = {}  # 1-D array param -> used shape axes
+        # Debug builds: pointer C expression -> C++ for its element count.
+        self.debug_bounds: dict[str, str] = {}
+        self.debug_line = parsed.source.first_line
         self._tmp = 0
         self._cnames: set[str] = set()
         self.assigned = _assigned_names(parsed.tree)  # Python's rule: these names are local
@@ -152,6 +155,8 @@ class FunctionEmitter(ExpressionEmitter):
                 self.aliases[name] = Value(cname, t)
             else:
                 self.locals[name] = Value(cname, t, lvalue=True)
+            if self.passes_extent(t):
+                self.debug_bounds[cname] = generated_name("shape0", cname)
 
     def c_name(self, name: str) -> str:
         cname = user_c_name(name)
@@ -193,6 +198,7 @@ class FunctionEmitter(ExpressionEmitter):
 
     def mark(self, node) -> None:
         lineno, _col = self.source.position(node)
+        self.debug_line = lineno
         self.line("// " + self.source.statement_text(node))
         path = self.source.filename.replace("\\", "\\\\").replace('"', '\\"')
         self.body.append(f'#line {lineno} "{path}"')
@@ -341,6 +347,7 @@ class FunctionEmitter(ExpressionEmitter):
         if existing is not None:
             self.check_assignable(item, existing.type, f"variable {name!r} of type", target)
             self.line(f"{existing.code} = {self.convert(item, existing.type).code};")
+            self.track_extent(existing.code, item)
             return
         if isinstance(item, (ArrayDims, BoundMethod)) or (
             isinstance(item, Const) and not item.is_scalar
@@ -369,6 +376,18 @@ class FunctionEmitter(ExpressionEmitter):
         self.hoist(t, cname)
         self.locals[name] = Value(cname, t, lvalue=True, weak=value.weak)
         self.line(f"{cname} = {value.code};")
+        if self.program.debug and isinstance(t, T.Pointer):
+            extent = generated_name("extent", cname)
+            self.hoist(T.int64, extent)
+            self.debug_bounds[cname] = extent
+            self.track_extent(cname, value)
+
+    def track_extent(self, cname: str, item) -> None:
+        """Debug builds: a pointer local's element count follows its assignments (-1, not
+        checked, when the assigned pointer's count is unknown)."""
+        extent = self.debug_bounds.get(cname)
+        if extent is not None and isinstance(item, Value) and isinstance(item.type, T.Pointer):
+            self.line(f"{extent} = {self.debug_extent(item) or '-1'};")
 
     def unpack(self, target, item) -> None:
         items = self.items_of(item, len(target.elts), target)
@@ -689,9 +708,40 @@ class FunctionEmitter(ExpressionEmitter):
         align_txt = f"__align__({align}) " if align else ""
         if size is None:
             self.prologue.append("extern __shared__ __align__(16) unsigned char jk_dynamic_smem[];")
-            return f"reinterpret_cast<{elem.ctype}*>(jk_dynamic_smem)"
+            code = f"reinterpret_cast<{elem.ctype}*>(jk_dynamic_smem)"
+            self.debug_bounds[code] = f"jk::dbg::dynamic_extent<{elem.ctype}>()"
+            return code
         self.prologue.append(f"__shared__ {align_txt}{elem.ctype} {name}[{size}];")
+        self.debug_bounds[name] = f"{int(size)}LL"
         return name
+
+    # -- debug builds ------------------------------------------------------
+
+    def passes_extent(self, t) -> bool:
+        """Debug builds: a device function takes each 1-D contiguous array and pointer with
+        its element count after it, so its accesses are checked too."""
+        return (
+            self.program.debug
+            and self.kind == "device"
+            and (isinstance(t, T.Pointer) or (isinstance(t, T.Array) and t.is_pointer_like))
+        )
+
+    def debug_extent(self, base: Value) -> str | None:
+        t = base.type
+        if isinstance(t, T.Pointer):
+            return self.debug_bounds.get(base.code)
+        if isinstance(t, T.Array) and t.is_pointer_like and base.code in self._param_cnames():
+            if self.kind == "kernel":
+                return self.pointer_array_extent(base, "shape", 0)
+            return self.debug_bounds.get(base.code)
+        return None
+
+    def debug_name(self, base: Value) -> str:
+        for table in (self.aliases, self.locals):
+            for name, value in table.items():
+                if isinstance(value, Value) and value.code == base.code:
+                    return name
+        return "an array"
 
     def printf(self, items, codes, sep, end) -> str:
         for what, value in (("sep", sep), ("end", end)):
@@ -753,7 +803,14 @@ class FunctionEmitter(ExpressionEmitter):
             )
         values = [self.materialize(a) for a in args]
         fn = self.program_device_function(device, tuple(v.type for v in values))
-        return Value(f"{fn.cname}({', '.join(v.code for v in values)})", fn.return_type)
+        codes = []
+        for v in values:
+            codes.append(v.code)
+            if self.program.debug and (
+                isinstance(v.type, T.Pointer) or getattr(v.type, "is_pointer_like", False)
+            ):
+                codes.append(self.debug_extent(v) or "-1LL")
+        return Value(f"{fn.cname}({', '.join(codes)})", fn.return_type)
 
     def program_device_function(self, device, arg_types) -> DeviceFunction:
         program = self.program
@@ -800,6 +857,8 @@ class FunctionEmitter(ExpressionEmitter):
             cname = self.lookup_local(name).code
             if not isinstance(t, T.Array) or self.kind == "device":
                 params.append(f"{t.ctype} {cname}")
+                if self.passes_extent(t):
+                    params.append(f"long long {generated_name('shape0', cname)}")
                 plans.append(ParamPlan(name, t, ()))
                 continue
             if t.is_pointer_like or t.ndim == 0:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy
 
+from ..backend import debugcheck
 from .params import c_alignment, ctype_of, record_ctype, record_fields
 
 PRELUDE = r"""
@@ -54,6 +55,46 @@ template <typename I> struct _jk_indexer {
 
 template <typename T, int V> struct alignas(sizeof(T) * V) _jk_vec { T v[V]; };
 """
+
+# Debug builds (``debug=True``): a `raw` argument whose accesses are bounds-checked. A failed
+# check records itself (site = the parameter's position) and the access goes to a sink.
+DEBUG_PRELUDE = debugcheck.DEVICE_SOURCE + r"""
+template <typename T, int ND, bool CONTIG, int SITE>
+struct _jk_dcarray : _jk_carray<T, ND, CONTIG> {
+  typedef _jk_carray<T, ND, CONTIG> _base;
+  __device__ _jk_dcarray(T* data, const _jk_dims<ND>& d) : _base(data, d) {}
+  __device__ T& operator[](long long i) const {
+    if ((unsigned long long)i >= (unsigned long long)this->size_) {
+      jk_debug_fail(SITE, -1, i, this->size_, ND, this->shape_);
+      return *jk_debug_sink_for<T>();
+    }
+    return _base::operator[](i);
+  }
+  template <typename I>
+  __device__ T& operator[](const I (&idx)[ND > 0 ? ND : 1]) const {
+    for (int d = 0; d < ND; ++d) {
+      const long long v = (long long)idx[d];
+      if ((unsigned long long)v >= (unsigned long long)this->shape_[d]) {
+        jk_debug_fail(SITE, d, v, this->shape_[d], ND, this->shape_);
+        return *jk_debug_sink_for<T>();
+      }
+    }
+    return _base::operator[](idx);
+  }
+};
+"""
+
+
+def raw_view_type(kernel, k: int, t: str, nd: int, contig: str) -> str:
+    """The C++ type of raw parameter ``k``'s view: checked in a debug build."""
+    if getattr(kernel, "debug", False):
+        return f"_jk_dcarray<{t}, {nd}, {contig}, {k}>"
+    return f"_jk_carray<{t}, {nd}, {contig}>"
+
+
+def debug_prelude(kernel) -> str:
+    return DEBUG_PRELUDE if getattr(kernel, "debug", False) else ""
+
 
 _HALF_INCLUDE = "#include <cuda_fp16.h>\n"
 _COMPLEX_INCLUDE = "#include <jitkern/complex.cuh>\n"

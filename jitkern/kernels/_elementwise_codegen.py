@@ -53,9 +53,8 @@ def _raw_views(kernel, a) -> str:
         nd = len(a.raw_dims[k][0])
         contig = "true" if a.raw_contig[k] else "false"
         t = _tname(p, a.dtypes[k])
-        lines.append(
-            f"  const _jk_carray<{t}, {nd}, {contig}> {p.name}(_rp_{p.name}, _rd_{p.name});\n"
-        )
+        view = _cuda.raw_view_type(kernel, k, t, nd, contig)
+        lines.append(f"  const {view} {p.name}(_rp_{p.name}, _rd_{p.name});\n")
     return "".join(lines)
 
 
@@ -249,6 +248,7 @@ def _generate(kernel, a) -> str:
     return (
         _cuda.includes_for(a.dtypes, code)
         + _cuda.PRELUDE
+        + _cuda.debug_prelude(kernel)
         + _cuda.typedefs(a.bound)
         + (f"\n// preamble\n{kernel.preamble}\n" if kernel.preamble else "")
         + f"\n// jitkern ElementwiseKernel {kernel.name!r}: {a.variant} loop, "

@@ -173,10 +173,8 @@ def _raw_views(kernel, a) -> str:
         p = kernel.in_params[k]
         nd = len(a.raw_dims[k][0])
         contig = "true" if a.raw_contig[k] else "false"
-        lines.append(
-            f"  const _jk_carray<{_tname(p, a.dtypes[k])}, {nd}, {contig}> "
-            f"{p.name}(_rp_{p.name}, _rd_{p.name});\n"
-        )
+        view = _cuda.raw_view_type(kernel, k, _tname(p, a.dtypes[k]), nd, contig)
+        lines.append(f"  const {view} {p.name}(_rp_{p.name}, _rd_{p.name});\n")
     return "".join(lines)
 
 
@@ -360,6 +358,7 @@ def generate(kernel, a) -> str:
     return (
         _cuda.includes_for(a.dtypes, code + a.reduce_type)
         + _cuda.PRELUDE
+        + _cuda.debug_prelude(kernel)
         + _cuda.typedefs(a.bound)
         + (f"\n// preamble\n{kernel.preamble}\n" if kernel.preamble else "")
         + f"\ntypedef {a.reduce_type} _type_reduce;\n"

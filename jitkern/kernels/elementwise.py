@@ -27,12 +27,12 @@ import numpy
 from ..arrays import empty, ndarray, pointer_of
 from ..arrays.core import allocate, stream_of
 from ..arrays.interop import layout_key
-from ..backend import compiler, driver
+from ..backend import compiler, debugcheck, driver
 from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection, inspect_binary
 from ..backend.module import Function
 from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
-from . import _cuda, _launcher, _layout
+from . import _cuda, _debug, _launcher, _layout
 from . import _elementwise_codegen as _codegen
 from .params import (
     CachedSources,
@@ -127,6 +127,7 @@ class ElementwiseKernel(CachedSources):
         loop_prep="",
         after_loop="",
         options=(),
+        debug=False,
         **kwargs,
     ):
         self.name = check_kernel_name(name)
@@ -143,7 +144,9 @@ class ElementwiseKernel(CachedSources):
         self.reduce_dims = bool(reduce_dims)
         self.no_return = bool(no_return)
         self.return_tuple = bool(return_tuple)
-        self.options = compiler.normalize_options(options)
+        self.debug = _debug.debug_flag(debug, "ElementwiseKernel")
+        self.options = _debug.options_for(self.debug, compiler.normalize_options(options))
+        self._watches: dict = {}  # debug builds: source -> debugcheck.Watch
         self._runners: dict = {}
         self._guarded = None  # the last layout's runner behind an identity check
         self._sources: dict = {}  # (dtypes, variant) -> source
@@ -175,7 +178,7 @@ class ElementwiseKernel(CachedSources):
             return self._result(launch.run(call_args, stream))
 
         run = slow
-        if not launch.zero:
+        if not launch.zero and not self.debug:
             run = _direct_runner(self, launch, len(args) == self.nargs, slow, args)
         run.launch = launch
         if key is not None:
@@ -359,7 +362,14 @@ class ElementwiseKernel(CachedSources):
         if fn is None:
             binary = compile_once_reported(source, self.options, f"{self.name}.cu")
             fn = self._functions[source] = Function(binary, self.name, display_name=self.name)
+            if self.debug:
+                self._watches[source] = _debug.watch(self, fn)
         return fn
+
+    def check_debug(self) -> None:
+        """Wait for this kernel's debug launches; raise KernelAssertionError if a raw
+        argument was indexed out of bounds (any synchronisation does the same)."""
+        debugcheck.check_watches(list(self._watches.values()))
 
     def _remember(self, a: _Analysis) -> None:
         key = (tuple(dt.name for dt in a.dtypes), a.variant, a.ndim, a.index_type)
@@ -372,7 +382,7 @@ class ElementwiseKernel(CachedSources):
             "operation": self.operation, "name": self.name, "reduce_dims": self.reduce_dims,
             "preamble": self.preamble, "no_return": self.no_return,
             "return_tuple": self.return_tuple, "loop_prep": self.loop_prep,
-            "after_loop": self.after_loop, "options": self.options})
+            "after_loop": self.after_loop, "options": self.options, "debug": self.debug})
 
     # -- introspection ----------------------------------------------------------------
     def _inspect_analysis(self, a, arch):
@@ -554,6 +564,7 @@ class _Launch:
         "scalar_types",
         "slots",
         "static",
+        "watch",
         "zero",
     )
 
@@ -574,6 +585,7 @@ class _Launch:
         self.fallback = None
         self.align_mask = 0
         self._arrays = None
+        self.watch = None
         if a.vector > 1:
             widest = max(
                 a.dtypes[k].itemsize
@@ -585,6 +597,7 @@ class _Launch:
         if self.zero:
             return
         self.fn = kernel._function(a.source)
+        self.watch = kernel._watches.get(a.source)
         self.block = _block_size(block_size)
         self.grid = _grid_size(a, self.block)
         self.n_arg = numpy.int32(a.size) if a.index_type == "int" else numpy.int64(a.size)
@@ -624,6 +637,8 @@ class _Launch:
         packed.append(self.n_arg)
         packed.extend(self.static)
         self.fn.launch(self.grid, self.block, tuple(packed), 0, stream)
+        if self.watch is not None:
+            _debug.launched(self.watch, stream)
         return outs
 
     def _misaligned(self) -> _Launch:

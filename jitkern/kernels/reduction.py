@@ -22,12 +22,12 @@ from __future__ import annotations
 import numpy
 
 from ..arrays.core import allocate, stream_of
-from ..backend import compiler, driver
+from ..backend import compiler, debugcheck, driver
 from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection
 from ..backend.module import Function
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
-from . import _cuda, _launcher, _layout
+from . import _cuda, _debug, _launcher, _layout
 from . import _reduction_codegen as _codegen
 from .elementwise import (
     _call_key,
@@ -141,6 +141,7 @@ class ReductionKernel(CachedSources):
         reduce_dims=True,
         preamble="",
         options=(),
+        debug=False,
         **kwargs,
     ):
         self.name = check_kernel_name(name)
@@ -173,7 +174,9 @@ class ReductionKernel(CachedSources):
         self.reduce_type = reduce_type
         self.reduce_dims = bool(reduce_dims)
         self.preamble = _check_code(preamble, "preamble")
-        self.options = compiler.normalize_options(options)
+        self.debug = _debug.debug_flag(debug, "ReductionKernel")
+        self.options = _debug.options_for(self.debug, compiler.normalize_options(options))
+        self._watches: dict = {}  # debug builds: source -> debugcheck.Watch
         self._runners: dict = {}
         self._guarded = None  # (axis, keepdims, guarded runner) of the last layout
         self._sources: dict = {}
@@ -186,7 +189,7 @@ class ReductionKernel(CachedSources):
             "map_expr": self.map_expr, "reduce_expr": self.reduce_expr,
             "post_map_expr": self.post_map_expr, "identity": self.identity, "name": self.name,
             "reduce_type": self.reduce_type, "reduce_dims": self.reduce_dims,
-            "preamble": self.preamble, "options": self.options})
+            "preamble": self.preamble, "options": self.options, "debug": self.debug})
 
     # -- the call ----------------------------------------------------------------
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
@@ -220,7 +223,7 @@ class ReductionKernel(CachedSources):
             return self._result(launch.run(call_args, stream))
 
         run = slow
-        if not launch.empty:
+        if not launch.empty and not self.debug:  # debug launches stay on the checked path
             run = launch.runner(args, slow)
         if key is not None:
             self._runners[key] = run
@@ -441,7 +444,14 @@ class ReductionKernel(CachedSources):
                 source, options=self.options, program_name=f"{self.name}.cu", _normalized=True
             )
             fn = self._functions[(source, symbol)] = Function(binary, symbol, display_name=symbol)
+            if self.debug and source not in self._watches:
+                self._watches[source] = _debug.watch(self, fn)
         return fn
+
+    def check_debug(self) -> None:
+        """Wait for this kernel's debug launches; raise KernelAssertionError if a raw
+        argument was indexed out of bounds (any synchronisation does the same)."""
+        debugcheck.check_watches(list(self._watches.values()))
 
     def inspect(self, *args, arch=None, axis=None, keepdims=False, out=None) -> Inspection:
         """Source, CUBIN and resources of the main kernel ``self(*args, axis=...)`` would run.
@@ -699,6 +709,9 @@ class _Launch:
                 ],
             )
             self.final.launch(self.final_grid, (256, 1, 1), fargs, 0, stream)
+        watch = self.kernel._watches.get(self.a.source)
+        if watch is not None:
+            _debug.launched(watch, stream)
         return outs
 
 
