@@ -35,6 +35,7 @@ SINK_BYTES = 1024
 #: C++ shared by every debug build (JIT kernels and string kernels), at global scope.
 DEVICE_SOURCE = r"""
 // ---- jitkern debug mode: the first failed bounds check of a launch is recorded here ----
+constexpr int jk_debug_dims = %(dims)d;  // dimensions of the shape kept
 struct jk_debug_record_t {
   unsigned int flag; int site; int axis; int ndim;
   long long index; long long extent;
@@ -48,23 +49,24 @@ template <class T> __device__ __forceinline__ T* jk_debug_sink_for() {
   static_assert(sizeof(T) <= %(sink)d, "jitkern debug mode: element type too large");
   return reinterpret_cast<T*>(jk_debug_sink);
 }
-template <class I>
-__device__ __noinline__ void jk_debug_fail(int site, int axis, long long index,
-                                           long long extent, int ndim, const I* shape) {
-  if (atomicCAS(&jk_debug_record.flag, 0u, 1u) != 0u) return;  // not the first violation
+// Claims the record for the first failed check and fills it in, except the shape, which
+// the caller writes when this returns true (no address of the caller's shape is taken,
+// so arrays stay in registers on the path that passes).
+__device__ __noinline__ bool jk_debug_claim(int site, int axis, long long index,
+                                            long long extent, int ndim) {
+  if (atomicCAS(&jk_debug_record.flag, 0u, 1u) != 0u) return false;  // not the first
   jk_debug_record.site = site;
   jk_debug_record.axis = axis;
   jk_debug_record.ndim = ndim;
   jk_debug_record.index = index;
   jk_debug_record.extent = extent;
-  for (int k = 0; k < ndim && k < %(dims)d; ++k) jk_debug_record.shape[k] = (long long)shape[k];
   jk_debug_record.thread[0] = threadIdx.x;
   jk_debug_record.thread[1] = threadIdx.y;
   jk_debug_record.thread[2] = threadIdx.z;
   jk_debug_record.block[0] = blockIdx.x;
   jk_debug_record.block[1] = blockIdx.y;
   jk_debug_record.block[2] = blockIdx.z;
-  __threadfence();
+  return true;
 }
 """ % {"dims": MAX_DIMS, "sink": SINK_BYTES}
 

@@ -686,6 +686,8 @@ class ExpressionEmitter:
             if kw.arg is None:
                 raise problem("**kwargs in calls is not supported in kernels", "", JitSyntaxError)
             kwargs[kw.arg] = self.expr(kw.value)
+        if self.program.debug:  # the line of checks made inside the call (atomics, ldg)
+            self.debug_line = self.source.position(node)[0]
         return self.call(callee, args, kwargs)
 
     def call(self, callee, args, kwargs):

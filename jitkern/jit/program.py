@@ -102,7 +102,7 @@ namespace jk { namespace dbg {
 // x[i] on a 1-D contiguous array or a shared-memory pointer of n elements (n < 0: unknown).
 template <class T> __device__ __forceinline__ T* at1(T* p, long long i, long long n, int site) {
   if (n >= 0 && (unsigned long long)i >= (unsigned long long)n) {
-    jk_debug_fail(site, 0, i, n, 1, &n);
+    if (jk_debug_claim(site, 0, i, n, 1)) jk_debug_record.shape[0] = n;
     return jk_debug_sink_for<T>();
   }
   return p + i;
@@ -115,7 +115,9 @@ __device__ __forceinline__ T* at(const Array<T, N, I>& a, int site, Ix... ix) {
 #pragma unroll
   for (int k = 0; k < (int)sizeof...(Ix); ++k) {
     if ((unsigned long long)idx[k] >= (unsigned long long)a.shape[k]) {
-      jk_debug_fail(site, k, idx[k], (long long)a.shape[k], N, a.shape);
+      if (jk_debug_claim(site, k, idx[k], (long long)a.shape[k], N)) {
+        for (int d = 0; d < N && d < jk_debug_dims; ++d) jk_debug_record.shape[d] = (long long)a.shape[d];
+      }
       return jk_debug_sink_for<T>();
     }
     p += (I)idx[k] * a.strides[k];

@@ -59,13 +59,19 @@ template <typename T, int V> struct alignas(sizeof(T) * V) _jk_vec { T v[V]; };
 # Debug builds (``debug=True``): a `raw` argument whose accesses are bounds-checked. A failed
 # check records itself (site = the parameter's position) and the access goes to a sink.
 DEBUG_PRELUDE = debugcheck.DEVICE_SOURCE + r"""
+__device__ __forceinline__ void _jk_debug_claim_shape(int site, int axis, long long index,
+                                                      long long extent, int nd,
+                                                      const long long* shape) {
+  if (!jk_debug_claim(site, axis, index, extent, nd)) return;
+  for (int d = 0; d < nd && d < jk_debug_dims; ++d) jk_debug_record.shape[d] = shape[d];
+}
 template <typename T, int ND, bool CONTIG, int SITE>
 struct _jk_dcarray : _jk_carray<T, ND, CONTIG> {
   typedef _jk_carray<T, ND, CONTIG> _base;
   __device__ _jk_dcarray(T* data, const _jk_dims<ND>& d) : _base(data, d) {}
   __device__ T& operator[](long long i) const {
     if ((unsigned long long)i >= (unsigned long long)this->size_) {
-      jk_debug_fail(SITE, -1, i, this->size_, ND, this->shape_);
+      _jk_debug_claim_shape(SITE, -1, i, this->size_, ND, this->shape_);
       return *jk_debug_sink_for<T>();
     }
     return _base::operator[](i);
@@ -75,7 +81,7 @@ struct _jk_dcarray : _jk_carray<T, ND, CONTIG> {
     for (int d = 0; d < ND; ++d) {
       const long long v = (long long)idx[d];
       if ((unsigned long long)v >= (unsigned long long)this->shape_[d]) {
-        jk_debug_fail(SITE, d, v, this->shape_[d], ND, this->shape_);
+        _jk_debug_claim_shape(SITE, d, v, this->shape_[d], ND, this->shape_);
         return *jk_debug_sink_for<T>();
       }
     }

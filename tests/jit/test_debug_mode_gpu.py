@@ -1,0 +1,279 @@
+"""Debug mode on a GPU (issue 10): out-of-bounds accesses of a debug build raise
+KernelAssertionError at the next synchronisation with the Python line, thread, block,
+index and shape; the failing access is skipped; normal builds are untouched."""
+
+import os
+import re
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern import jit
+from jitkern.backend import debugcheck
+from jitkern.jit import rawkernel
+
+pytestmark = pytest.mark.gpu
+
+HERE = os.path.abspath(__file__)
+POISON = np.float32(-12345.0)
+
+
+def line_of(marker: str) -> int:
+    with open(HERE, encoding="utf-8") as f:
+        for n, text in enumerate(f, 1):
+            if text.rstrip().endswith("# " + marker):
+                return n
+    raise AssertionError(marker)
+
+
+def where(marker: str) -> str:
+    return f"{os.path.basename(HERE)}:{line_of(marker)}: "
+
+
+@pytest.fixture(autouse=True)
+def no_pending():
+    debugcheck.PENDING.clear()
+    yield
+    leftover = dict(debugcheck.PENDING)
+    debugcheck.PENDING.clear()
+    assert not leftover, "a debug launch was never checked"
+
+
+def shift_read(x, y, n):
+    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    if i < n:
+        y[i] = x[i + 1]  # READ
+
+
+def shift_write(x, y, n):
+    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    if i < n:
+        y[i + 1] = x[i]  # WRITE
+
+
+read_debug = rawkernel(debug=True)(shift_read)
+write_debug = rawkernel(debug=True)(shift_write)
+write_normal = rawkernel()(shift_write)
+
+
+def test_out_of_bounds_read_names_line_thread_block_index_shape(rng):
+    n = 1024
+    h = rng.standard_normal(n).astype(np.float32)
+    x = jitkern.asarray(h)
+    y = jitkern.full(n, POISON, np.float32)
+    read_debug[4, 256](x, y, np.int32(n))
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        jitkern.Device().synchronize()
+    message = str(info.value)
+    assert where("READ") in message
+    assert (
+        "out-of-bounds index 1024 on axis 0 of x (shape (1024,)) in thread (255,0,0) of "
+        "block (3,0,0)" in message
+    )
+    assert "kernel shift_read" in message
+    out = y.get()  # checked already: no second error
+    np.testing.assert_array_equal(out[:-1], h[1:])
+
+
+def test_out_of_bounds_write_is_skipped_and_reported_at_get(rng):
+    n = 1000
+    h = rng.standard_normal(n).astype(np.float32)
+    x = jitkern.asarray(h)
+    backing = jitkern.full(n + 64, POISON, np.float32)
+    y = backing[:n]  # the element after y is backing[n]: poisoned, must stay so
+    write_debug[8, 128](x, y, np.int32(n))
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        y.get()  # a copy to the host is a synchronisation point
+    message = str(info.value)
+    assert where("WRITE") in message
+    assert "index 1000 on axis 0 of y (shape (1000,))" in message
+    assert "thread (103,0,0) of block (7,0,0)" in message
+    full = backing.get()
+    np.testing.assert_array_equal(full[1:n], h[: n - 1])
+    assert full[0] == POISON
+    assert np.all(full[n:] == POISON), "the out-of-bounds store landed"
+
+
+def test_normal_launch_after_debug_launch_uses_normal_binary(rng):
+    n = 512
+    h = rng.standard_normal(n).astype(np.float32)
+    x = jitkern.asarray(h)
+    backing = jitkern.full(n + 8, POISON, np.float32)
+    write_debug[2, 256](x, backing[:n], np.int32(n))
+    with pytest.raises(jitkern.KernelAssertionError):
+        jitkern.Device().synchronize()
+    assert backing.get()[n] == POISON
+    # The same function, built normally: no check, so the store past y lands (in memory
+    # this test owns) and no error is raised.
+    write_normal[2, 256](x, backing[:n], np.int32(n))
+    jitkern.Device().synchronize()
+    assert backing.get()[n] == h[n - 1]
+    assert "jk::dbg" not in write_normal.cached_code
+    assert "jk::dbg" in write_debug.cached_code
+    normal_key = next(iter(write_normal._entries.values())).function.binary.key
+    debug_key = next(iter(write_debug._entries.values())).function.binary.key
+    assert normal_key != debug_key
+    # and the normal kernel keeps its generated fast launcher; the debug one never has one
+    assert write_normal.func != write_normal._launch
+    assert write_debug.func == write_debug._launch
+
+
+@rawkernel(debug=True)
+def rows(x, out):
+    i = jit.threadIdx.x
+    j = jit.threadIdx.y
+    out[i, j] = x[i, j + 1]  # AXIS1
+
+
+def test_two_dimensional_axis_and_stream_synchronize(rng):
+    h = rng.standard_normal((4, 8)).astype(np.float32)
+    x = jitkern.asarray(h)
+    out = jitkern.full((4, 8), POISON, np.float32)
+    stream = jitkern.Stream()
+    jitkern.Device().synchronize()  # (the stream does not wait for the legacy stream)
+    rows[1, (4, 8), 0, stream](x, out)
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        stream.synchronize()
+    message = str(info.value)
+    assert where("AXIS1") in message
+    assert "index 8 on axis 1 of x (shape (4, 8))" in message
+    assert re.search(r"in thread \([0-3],7,0\) of block \(0,0,0\)", message)
+    got = out.get()
+    np.testing.assert_array_equal(got[:, :7], h[:, 1:])
+
+
+@rawkernel(debug=True)
+def shared_overflow(x, y):
+    t = jit.threadIdx.x
+    smem = jit.shared_memory(np.float32, 32)
+    smem[t] = x[t]  # SHARED
+    jit.syncthreads()
+    if t < 32:
+        y[t] = smem[31 - t]
+
+
+def test_shared_memory_out_of_bounds(rng):
+    h = rng.standard_normal(40).astype(np.float32)
+    x = jitkern.asarray(h)
+    y = jitkern.full(32, POISON, np.float32)
+    shared_overflow[1, 40](x, y)
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        shared_overflow.check_debug()
+    message = str(info.value)
+    assert where("SHARED") in message
+    assert "of shared array smem (shape (32,))" in message
+    index = int(re.search(r"out-of-bounds index (\d+)", message).group(1))
+    thread = int(re.search(r"in thread \((\d+),0,0\)", message).group(1))
+    assert 32 <= index < 40 and thread == index
+    np.testing.assert_array_equal(y.get(), h[:32][::-1])
+
+
+@rawkernel(debug=True)
+def dynamic_overflow(x, y):
+    t = jit.threadIdx.x
+    buf = jit.shared_memory(np.float64, None)
+    buf[t] = x[t]  # DYNAMIC
+    jit.syncthreads()
+    y[t] = buf[t]
+
+
+def test_dynamic_shared_memory_extent_is_the_launch_size(rng):
+    h = rng.standard_normal(64)
+    x = jitkern.asarray(h)
+    y = jitkern.full(64, np.nan, np.float64)
+    dynamic_overflow[1, 64, 64 * 8](x, y)  # enough: no error
+    jitkern.Device().synchronize()
+    np.testing.assert_array_equal(y.get(), h)
+    dynamic_overflow[1, 64, 16 * 8](x, y)  # 16 doubles for 64 threads
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        jitkern.Device().synchronize()
+    message = str(info.value)
+    assert where("DYNAMIC") in message
+    assert "of shared array buf (shape (16,))" in message
+
+
+@rawkernel(device=True)
+def load_at(a, i):
+    return a[i]  # DEVICE
+
+
+@rawkernel(debug=True)
+def via_device_function(x, y, n):
+    i = jit.grid(1)
+    if i < n:
+        y[i] = load_at(x, i + 2)
+
+
+def test_device_function_access_is_checked(rng):
+    h = rng.standard_normal(100).astype(np.float32)
+    x = jitkern.asarray(h)
+    y = jitkern.full(100, POISON, np.float32)
+    via_device_function[1, 128](x, y, np.int32(100))
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        jitkern.synchronize()
+    message = str(info.value)
+    assert where("DEVICE") in message
+    assert "of a (shape (100,))" in message
+    np.testing.assert_array_equal(y.get()[:98], h[2:])
+
+
+@rawkernel(device=True)
+def square(v):
+    return v * v
+
+
+@rawkernel(debug=True)
+def stencil_sum(x, w, out, total, n):
+    t = jit.threadIdx.x
+    i = jit.blockIdx.x * jit.blockDim.x + t
+    tile = jit.shared_memory(np.float64, 130)
+    if i < n:
+        tile[t + 1] = x[i]
+    if t == 0:
+        tile[0] = x[i - 1] if i > 0 else 0.0
+    if t == jit.blockDim.x - 1 or i == n - 1:
+        tile[t + 2] = x[i + 1] if i + 1 < n else 0.0
+    jit.syncthreads()
+    if i < n:
+        v = w[0, 0] * tile[t] + w[0, 1] * tile[t + 1] + w[1, 0] * tile[t + 2]
+        out[i] = v
+        jit.atomic_add(total, 0, square(v))
+
+
+def test_correct_kernel_in_debug_mode_matches_numpy(rng):
+    n = 1000
+    h = rng.standard_normal(n)
+    wh = rng.standard_normal((2, 2))
+    x, w = jitkern.asarray(h), jitkern.asarray(wh)
+    out = jitkern.full(n, np.nan, np.float64)
+    total = jitkern.zeros(1, np.float64)
+    stencil_sum[8, 128](x, w, out, total, np.int32(n))
+    jitkern.Device().synchronize()  # no error: every access was in bounds
+    padded = np.concatenate([[0.0], h, [0.0]])
+    expect = wh[0, 0] * padded[:-2] + wh[0, 1] * padded[1:-1] + wh[1, 0] * padded[2:]
+    np.testing.assert_allclose(out.get(), expect, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(total.get()[0], np.sum(expect**2), rtol=1e-10)
+
+
+@rawkernel(debug=True)
+def everyone_out_of_bounds(x, n):
+    i = jit.grid(1)
+    x[i + n] = 1.0  # MANY
+
+
+def test_only_the_first_violation_is_reported_and_the_record_resets(rng):
+    x = jitkern.full(256, POISON, np.float32)
+    everyone_out_of_bounds[2, 128](x, np.int32(256))
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        jitkern.Device().synchronize()
+    message = str(info.value)
+    index = int(re.search(r"out-of-bounds index (\d+)", message).group(1))
+    thread = int(re.search(r"in thread \((\d+),0,0\)", message).group(1))
+    block = int(re.search(r"of block \((\d+),0,0\)", message).group(1))
+    assert index == 256 + block * 128 + thread
+    assert np.all(x.get() == POISON)
+    # The record was reset: a clean launch of the same binary raises nothing.
+    everyone_out_of_bounds[1, 1](x, np.int32(0))  # writes x[0]
+    jitkern.Device().synchronize()
+    assert x.get()[0] == 1.0
