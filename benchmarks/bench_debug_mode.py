@@ -60,12 +60,24 @@ def main() -> None:
             expect = (expect - y.get()) ** 2
         assert np.array_equal(z.get(), expect), "debug build gave wrong results"
         gbs = {k: arrays * 4 * N / (v * 1e-3) / 1e9 for k, v in ms.items()}
-        rows.append([name, ms["normal"] * 1e3, gbs["normal"], ms["debug"] * 1e3, gbs["debug"],
-                     f"{ms['debug'] / ms['normal']:.3f}x"])
-    print(f"### Debug mode cost, {device_label()}, {today()}, 2^26 float32, "
-          f"grid {grid} x {block}\n")
-    print(markdown_table(["kernel", "normal us", "normal GB/s", "debug us", "debug GB/s",
-                          "debug / normal"], rows))
+        rows.append(
+            [
+                name,
+                ms["normal"] * 1e3,
+                gbs["normal"],
+                ms["debug"] * 1e3,
+                gbs["debug"],
+                f"{ms['debug'] / ms['normal']:.3f}x",
+            ]
+        )
+    print(
+        f"### Debug mode cost, {device_label()}, {today()}, 2^26 float32, grid {grid} x {block}\n"
+    )
+    print(
+        markdown_table(
+            ["kernel", "normal us", "normal GB/s", "debug us", "debug GB/s", "debug / normal"], rows
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -181,7 +181,9 @@ def describe(watch: Watch, record) -> str:
     (shape (1024,)) in thread (0,0,0) of block (4,0,0)``, then the kernel."""
     site_id = int(record["site"])
     if not 0 <= site_id < len(watch.sites):
-        raise InternalError(f"debug record names site {site_id} of {len(watch.sites)}: please report")
+        raise InternalError(
+            f"debug record names site {site_id} of {len(watch.sites)}: please report"
+        )
     site = watch.sites[site_id]
     where = f"{site.file}:{site.line}: " if site.file else f"{watch.label}: "
     ndim = int(record["ndim"])
@@ -204,7 +206,7 @@ def describe(watch: Watch, record) -> str:
     tail = f" ({watch.label})" if site.file else ""
     return (
         f"{where}{access} in thread ({thread}) of block ({block}){tail}; debug mode skipped "
-        "the access (the first failed check of the launch is reported)"
+        "the access (only the first failed check since the last report is recorded)"
     )
 
 

@@ -48,15 +48,21 @@ def test_debug_source_checks_every_access_and_normal_source_has_none():
     assert "debug build (bounds-checked)" in debug.splitlines()[1]
     body = debug[debug.index('extern "C"') :]
     # tile[t] = m[t, 1]: a shared store and a 2-D load
-    assert re.search(r"\(\*jk::dbg::at1\(tile, \(long long\)\(t\), jk_extent_tile, \d+\)\) = "
-                     r"\(\*jk::dbg::at\(m, \d+, \(t\), \(1\)\)\);", body)
+    assert re.search(
+        r"\(\*jk::dbg::at1\(tile, \(long long\)\(t\), jk_extent_tile, \d+\)\) = "
+        r"\(\*jk::dbg::at\(m, \d+, \(t\), \(1\)\)\);",
+        body,
+    )
     assert "jk_extent_tile = 64LL;" in body
     assert "jk_extent_dyn = jk::dbg::dynamic_extent<float>();" in body
     assert re.search(r"jk::dbg::at\(jk::dbg::sub\(m, \d+, \(t\)\), \d+, \(2\)\)", body)
     # the device function gets each pointer's element count after it
     assert "jk_fn_pick(x, jk_shape0_x, tile, jk_extent_tile, t)" in body
-    assert re.search(r"float jk_fn_pick\(float\* a, long long jk_shape0_a, float\* p, "
-                     r"long long jk_shape0_p, unsigned int i\)", debug)
+    assert re.search(
+        r"float jk_fn_pick\(float\* a, long long jk_shape0_a, float\* p, "
+        r"long long jk_shape0_p, unsigned int i\)",
+        debug,
+    )
     assert re.search(r"atomicAdd\(&\(\*jk::dbg::at1\(out, ", body)
     # no access of the normal build is left unchecked in the debug build
     lines = [ln for ln in body.splitlines() if not ln.lstrip().startswith(("//", "#"))]
@@ -74,7 +80,9 @@ def test_sites_name_the_python_line_and_expression():
     assert (7, "row", "array") in sites and (8, "out", "array") in sites
     assert all(s.file == __file__ for s in generated.sites if s.name != "a")
     helper_sites = [s for s in generated.sites if s.name in ("a", "p")]
-    assert [s.line for s in helper_sites] == [pick.py_func.__code__.co_firstlineno + 2] * 2  # (decorator line first)
+    assert [s.line for s in helper_sites] == [
+        pick.py_func.__code__.co_firstlineno + 2
+    ] * 2  # (decorator line first)
 
 
 def test_debug_build_compiles_for_sm90_with_lineinfo_and_its_own_binary():
@@ -178,8 +186,10 @@ def make_record(site, axis, index, extent, shape, thread, block):
     return r
 
 
-SITES = [debugcheck.Site("/src/file.py", 12, "x"), debugcheck.Site("/src/file.py", 14, "smem",
-                                                                   "shared")]
+SITES = [
+    debugcheck.Site("/src/file.py", 12, "x"),
+    debugcheck.Site("/src/file.py", 14, "smem", "shared"),
+]
 
 
 def test_message_names_line_index_axis_shape_thread_block():
@@ -190,10 +200,13 @@ def test_message_names_line_index_axis_shape_thread_block():
         "(0,0,0) of block (4,0,0) (kernel fake)"
     )
     r2 = make_record(1, 0, -1, 32, (32,), (3, 1, 0), (0, 2, 1))
-    assert "index -1 on axis 0 of shared array smem (shape (32,)) in thread (3,1,0) of block " \
-           "(0,2,1)" in debugcheck.describe(FakeWatch(SITES, r2), r2)
-    raw = debugcheck.Watch("ElementwiseKernel 'k'", [debugcheck.Site(None, None, "w", "raw")],
-                           lambda d: None)
+    assert (
+        "index -1 on axis 0 of shared array smem (shape (32,)) in thread (3,1,0) of block "
+        "(0,2,1)" in debugcheck.describe(FakeWatch(SITES, r2), r2)
+    )
+    raw = debugcheck.Watch(
+        "ElementwiseKernel 'k'", [debugcheck.Site(None, None, "w", "raw")], lambda d: None
+    )
     r3 = make_record(0, -1, 40, 40, (5, 8), (1, 0, 0), (0, 0, 0))
     assert debugcheck.describe(raw, r3).startswith(
         "ElementwiseKernel 'k': out-of-bounds flat index 40 of raw argument w (size 40, "
@@ -209,7 +222,9 @@ def test_registry_raises_once_for_a_finished_launch_and_skips_running_ones():
     debugcheck.launched(running, 0, 0)
     debugcheck.launched(failed, 0, 0)
     try:
-        with pytest.raises(jitkern.KernelAssertionError, match=r"file.py:12: out-of-bounds index 7"):
+        with pytest.raises(
+            jitkern.KernelAssertionError, match=r"file.py:12: out-of-bounds index 7"
+        ):
             debugcheck.check_pending()
         assert failed.reads == 1 and running.reads == 0
         assert list(debugcheck.PENDING) == [(id(running), 0)]
@@ -233,8 +248,12 @@ def test_synchronisation_points_call_the_registry():
 
     from jitkern.backend import device, memory
 
-    for fn in (device.Stream.synchronize, device.Device.synchronize, device.synchronize,
-               memory.memcpy_dtoh):
+    for fn in (
+        device.Stream.synchronize,
+        device.Device.synchronize,
+        device.synchronize,
+        memory.memcpy_dtoh,
+    ):
         assert "debugcheck.check_pending()" in inspect.getsource(fn), fn
 
 

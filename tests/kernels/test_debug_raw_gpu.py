@@ -66,8 +66,11 @@ def test_raw_argument_out_of_bounds_write_is_skipped(rng):
 def test_raw_multi_index_names_axis(rng):
     table = rng.standard_normal((3, 5)).astype(np.float32)
     k = jitkern.ElementwiseKernel(
-        "int32 r, int32 c, raw T t", "T y",
-        "int idx[] = {r, c}; y = t[idx];", "debug_lookup", debug=True,
+        "int32 r, int32 c, raw T t",
+        "T y",
+        "int idx[] = {r, c}; y = t[idx];",
+        "debug_lookup",
+        debug=True,
     )
     rows = np.array([0, 2, 1, 2], np.int32)
     cols = np.array([4, 0, 5, 1], np.int32)  # (1, 5) is out of bounds on axis 1
