@@ -261,3 +261,16 @@ def test_debug_mode_docs_exist():
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     text = open(os.path.join(root, "docs", "debug_mode.md"), encoding="utf-8").read()
     assert "debug=True" in text and "JITKERN_DEBUG" in text
+
+
+def test_pickled_kernels_stay_debug_builds():
+    import pickle
+
+    k = rawkernel(debug=True)(copy_shift)  # not a module attribute: pickled by value
+    again = pickle.loads(pickle.dumps(k))
+    assert again.debug is True and again.options == ("-lineinfo",)
+    assert "jk::dbg" in again.emit(F32, F32, np.int32(1))
+    ew = jitkern.ElementwiseKernel("raw T x", "T y", "y = x[i]", "pickled_debug", debug=True)
+    ew2 = pickle.loads(pickle.dumps(ew))
+    assert ew2.debug is True and ew2.options.count("-lineinfo") == 1
+    assert "_jk_dcarray" in ew2.inspect(F32, F32, arch="sm_90").source
