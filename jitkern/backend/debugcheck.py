@@ -25,7 +25,7 @@ import threading
 import numpy
 
 from ..errors import InternalError, KernelAssertionError
-from .driver import check, drv
+from .driver import check, current_device_id, drv
 
 #: The name of the record in every debug module.
 RECORD_NAME = "jk_debug_record"
@@ -232,20 +232,34 @@ def check_pending() -> None:
     """
     if not PENDING:
         return
-    _check(list(PENDING.values()), wait=False)
+    _check(list(PENDING.values()))
 
 
-def check_watches(watches, wait: bool = True) -> None:
-    """``kernel.check_debug()``: wait for the launches of ``watches`` and check them."""
-    wanted = {id(w) for w in watches}
-    _check([v for v in list(PENDING.values()) if id(v[0]) in wanted], wait=wait)
-
-
-def _check(items, wait: bool) -> None:
-    for watch, device_id in items:
-        if wait:
+def check_watches(watches, device_ids=()) -> None:
+    """``kernel.check_debug()``: wait for the noted launches of ``watches`` and read their
+    records on those devices and on ``device_ids`` (where launches that were not noted,
+    bound launches and graph replays, may have recorded a failure; the caller has
+    synchronised those devices)."""
+    for watch in watches:
+        for device_id in sorted(set(device_ids) | set(watch._events)):
             watch.wait(device_id)
-        elif not watch.done(device_id):
+            with _lock:
+                PENDING.pop((id(watch), device_id), None)
+            record = watch.read(device_id)
+            if record is not None and record["flag"]:
+                raise watch.error(record) from None
+
+
+def synchronize_current() -> int:
+    """Wait for all work of the current device (without checking); its id."""
+    device_id = current_device_id()
+    check(drv().cuCtxSynchronize(), "cuCtxSynchronize")
+    return device_id
+
+
+def _check(items) -> None:
+    for watch, device_id in items:
+        if not watch.done(device_id):
             continue
         with _lock:
             if PENDING.get((id(watch), device_id), (None,))[0] is not watch:

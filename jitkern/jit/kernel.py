@@ -292,11 +292,13 @@ class JitKernel(KernelPartial):
     # -- inspection ----------------------------------------------------------
 
     def check_debug(self) -> None:
-        """Wait for this kernel's debug launches and raise KernelAssertionError if a bounds
-        check failed (the next synchronisation does the same for every debug kernel)."""
+        """Synchronise the current device and raise KernelAssertionError if a bounds check
+        of this debug kernel failed. Any synchronisation does the same for the launches
+        made through ``kernel[grid, block](...)``; this one also sees bound launches and
+        graph replays."""
         watches = [e.watch for e in list(self._entries.values()) if e.watch is not None]
         if watches:
-            debugcheck.check_watches(watches)
+            debugcheck.check_watches(watches, [debugcheck.synchronize_current()])
 
     def inspect(self, *args, arch=None):
         """Source, CUBIN and resource use for these arguments, without a GPU when arch is given.

@@ -367,9 +367,11 @@ class ElementwiseKernel(CachedSources):
         return fn
 
     def check_debug(self) -> None:
-        """Wait for this kernel's debug launches; raise KernelAssertionError if a raw
-        argument was indexed out of bounds (any synchronisation does the same)."""
-        debugcheck.check_watches(list(self._watches.values()))
+        """Synchronise the current device; raise KernelAssertionError if a raw argument
+        was indexed out of bounds (any synchronisation does the same)."""
+        if self._watches:
+            debugcheck.check_watches(list(self._watches.values()),
+                                     [debugcheck.synchronize_current()])
 
     def _remember(self, a: _Analysis) -> None:
         key = (tuple(dt.name for dt in a.dtypes), a.variant, a.ndim, a.index_type)

@@ -449,9 +449,11 @@ class ReductionKernel(CachedSources):
         return fn
 
     def check_debug(self) -> None:
-        """Wait for this kernel's debug launches; raise KernelAssertionError if a raw
-        argument was indexed out of bounds (any synchronisation does the same)."""
-        debugcheck.check_watches(list(self._watches.values()))
+        """Synchronise the current device; raise KernelAssertionError if a raw argument
+        was indexed out of bounds (any synchronisation does the same)."""
+        if self._watches:
+            debugcheck.check_watches(list(self._watches.values()),
+                                     [debugcheck.synchronize_current()])
 
     def inspect(self, *args, arch=None, axis=None, keepdims=False, out=None) -> Inspection:
         """Source, CUBIN and resources of the main kernel ``self(*args, axis=...)`` would run.

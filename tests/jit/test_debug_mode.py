@@ -230,7 +230,7 @@ def test_registry_raises_once_for_a_finished_launch_and_skips_running_ones():
         assert list(debugcheck.PENDING) == [(id(running), 0)]
         debugcheck.check_pending()  # nothing new: the failed launch was reported once
         assert failed.reads == 1
-        debugcheck.check_watches([running])  # waits, reads a clean record
+        debugcheck.check_watches([running], [0])  # waits, reads a clean record
         assert running.reads == 1 and not debugcheck.PENDING
     finally:
         debugcheck.PENDING.clear()
