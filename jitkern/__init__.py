@@ -37,7 +37,7 @@ from .errors import (
     StreamCaptureError,
 )
 
-__version__ = "0.1.0"
+from .config import VERSION as __version__  # noqa: E402
 
 # public name -> module that defines it (loaded on first access)
 _LAZY = {

@@ -1,22 +1,40 @@
-"""Command line: ``python -m jitkern info | demo | cache clear``."""
+"""Command line of jitkern: versions and devices (info), a demo, the kernel cache."""
 
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
+
+# cuda-python is a metapackage; what jitkern uses are its parts, which install alone
+_CUDA_PARTS = ("cuda-bindings", "cuda-core", "cuda-pathfinder")
+
+
+def _version_of(dist: str) -> str | None:
+    import importlib.metadata as md
+
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
 
 
 def _versions() -> list[tuple[str, str]]:
-    import importlib.metadata as md
-
     import jitkern
 
-    rows = [("jitkern", jitkern.__version__)]
-    for dist in ("cuda-python", "cuda-bindings", "cuda-core", "cuda-pathfinder", "numpy"):
-        try:
-            rows.append((dist, md.version(dist)))
-        except md.PackageNotFoundError:
-            rows.append((dist, "not installed"))
+    rows = [("jitkern", f"{jitkern.__version__} ({os.path.dirname(jitkern.__file__)})")]
+    meta = _version_of("cuda-python")
+    parts = {part: _version_of(part) for part in _CUDA_PARTS}
+    if meta is not None:
+        rows.append(("cuda-python", meta))
+    elif any(parts.values()):
+        rows.append(("cuda-python", "its parts, below (the metapackage itself is optional)"))
+    else:
+        rows.append(("cuda-python", "not installed (pip install cuda-core cuda-bindings)"))
+    for part, version in parts.items():
+        rows.append((f"  {part}", version or "not installed"))
+    rows.append(("numpy", _version_of("numpy") or "not installed"))
     try:
         from jitkern.backend import toolchain
 
@@ -27,41 +45,99 @@ def _versions() -> list[tuple[str, str]]:
     return rows
 
 
-def cmd_info(_args) -> int:
-    from jitkern.backend import cache, driver
-    from jitkern.config import settings
+def _devices() -> list[str]:
+    from jitkern.backend import driver
 
-    for name, version in _versions():
-        print(f"{name:16s} {version}")
     try:
         v = driver.driver_version()
-        print(f"{'CUDA driver':16s} {v // 1000}.{v % 1000 // 10}")
+        lines = [f"{'CUDA driver':18s} {v // 1000}.{v % 1000 // 10}"]
         count = driver.device_count()
         if count == 0:
-            print("devices          none (the driver found no GPU)")
+            lines.append(f"{'devices':18s} none (the driver found no GPU)")
         for i in range(count):
             major, minor = driver.compute_capability(i)
             free, total = driver.mem_info(i)
-            print(f"device {i:<9d} {driver.device_name(i)}, compute capability {major}.{minor}, "
-                  f"{total / 2**30:.1f} GiB ({free / 2**30:.1f} GiB free)")
-    except Exception as exc:  # noqa: BLE001
-        print(f"{'CUDA driver':16s} {exc}")
-    entries, size = cache.disk_usage()
-    state = "on" if settings.disk_cache else "off (JITKERN_CACHE=0)"
-    print(f"{'cache':16s} {cache.kernels_dir()} ({state}): {entries} entries, {size / 2**20:.1f} MiB")
+            lines.append(f"device {i:<11d} {driver.device_name(i)}, compute capability "
+                         f"{major}.{minor}, {total / 2**30:.1f} GiB ({free / 2**30:.1f} GiB free)")
+        return lines
+    except Exception as exc:  # noqa: BLE001 - report, do not fail
+        return [f"{'CUDA driver':18s} {exc}"]
+
+
+def folder_state(path: str) -> str:
+    """'usable', or why the cache folder cannot be written ('read-only ...', 'unusable ...')."""
+    from jitkern.backend import cache
+
+    existing = path
+    while not os.path.lexists(existing):
+        parent = os.path.dirname(existing)
+        if parent == existing:
+            break
+        existing = parent
+    if not os.path.isdir(existing):
+        return f"unusable: {existing} is not a folder; caching in memory only"
+    reason = cache.disabled_reason()
+    if reason is not None:
+        return f"off: {reason}"
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".tmp-probe-", dir=existing)
+    except OSError as exc:
+        kind = "read-only" if exc.errno in (errno.EACCES, errno.EROFS) else "unusable"
+        return f"{kind}: {existing}: {exc.strerror or exc}; caching in memory only"
+    os.close(fd)
+    os.unlink(probe)
+    return "usable"
+
+
+def _cache_lines() -> list[str]:
+    from jitkern.backend import cache
+    from jitkern.config import settings
+
+    usage = cache.disk_usage_by_kind()
+    entries = sum(c for c, _s in usage.values())
+    size = sum(s for _c, s in usage.values())
+    lines = [f"{'cache folder':18s} {settings.cache_dir} ({folder_state(settings.cache_dir)})",
+             f"{'cache entries':18s} {entries} ({_mib(size)})"]
+    for kind, (count, nbytes) in usage.items():
+        lines.append(f"  {kind:16s} {count} in {cache.KINDS[kind]}/ ({_mib(nbytes)})")
+    return lines
+
+
+def _mib(nbytes: int) -> str:
+    return f"{nbytes / 2**20:.1f} MiB"
+
+
+def cmd_info(_args) -> int:
+    import warnings
+
+    with warnings.catch_warnings():  # an unusable cache folder is reported below, once
+        warnings.simplefilter("ignore", RuntimeWarning)
+        rows = _versions()
+    for name, version in rows:
+        print(f"{name:18s} {version}")
+    for line in (*_devices(), *_cache_lines()):
+        print(line)
     return 0
 
 
 def cmd_cache(args) -> int:
     from jitkern.backend import cache
+    from jitkern.config import settings
 
-    if args.action == "clear":
-        removed = cache.clear_disk()
-        print(f"removed {removed} cached kernel(s) from {cache.kernels_dir()}")
-    else:
-        entries, size = cache.disk_usage()
-        print(f"{cache.kernels_dir()}: {entries} entries, {size / 2**20:.1f} MiB")
-    return 0
+    if args.action != "clear":
+        for line in _cache_lines():
+            print(line)
+        return 0
+    report = cache.clear_disk()
+    print(f"removed {report.removed} cache entries from {settings.cache_dir}")
+    if not report.failed:
+        return 0
+    print(f"could not remove {len(report.failed)}:", file=sys.stderr)
+    for path, reason in report.failed:
+        print(f"  {path}: {reason}", file=sys.stderr)
+    return 1
 
 
 def cmd_demo(args) -> int:
@@ -70,20 +146,67 @@ def cmd_demo(args) -> int:
     return run_demo(arch=args.arch, simulate=args.simulate)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m jitkern", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("info", help="versions, devices and the kernel cache").set_defaults(func=cmd_info)
-    demo = sub.add_parser("demo", help="compile and run example kernels, checked against NumPy")
+def shadowed_install() -> str | None:
+    """The installed jitkern hidden by a ``jitkern/`` folder in the current folder, if any."""
+    import jitkern
+
+    here = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(jitkern.__file__))))
+    cwd = os.path.realpath(os.getcwd())
+    if here != cwd:
+        return None
+    saved = sys.path[:]
+    sys.path[:] = [p for p in sys.path if p not in ("", ".") and os.path.realpath(p) != cwd]
+    try:
+        for finder in sys.meta_path:
+            try:
+                spec = finder.find_spec("jitkern", None)
+            except Exception:  # noqa: BLE001 - a finder that cannot answer
+                continue
+            origin = spec and spec.origin
+            if origin and os.path.realpath(os.path.dirname(os.path.dirname(origin))) != cwd:
+                return os.path.dirname(origin)
+    finally:
+        sys.path[:] = saved
+    return None
+
+
+def _parser() -> argparse.ArgumentParser:
+    import jitkern
+
+    parser = argparse.ArgumentParser(
+        prog="python -m jitkern",
+        description="jitkern: CUDA kernels from Python, compiled with NVRTC.")
+    parser.add_argument("--version", action="version", version=f"jitkern {jitkern.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    info = sub.add_parser("info", help="show versions, devices and the kernel cache",
+                          description="Show versions, devices and the kernel cache.")
+    info.set_defaults(func=cmd_info)
+    demo = sub.add_parser("demo", help="compile and run example kernels, checked against NumPy",
+                          description="Compile and run example kernels of every kind, checked "
+                                      "against NumPy (without a GPU: show their CUDA).")
     demo.add_argument("--arch", default=None,
                       help="without a GPU, the arch to compile for (default sm_90)")
     demo.add_argument("--simulate", action="store_true",
                       help="run the JIT demos on the CPU with jitkern's simulator (no GPU needed)")
     demo.set_defaults(func=cmd_demo)
-    cache_p = sub.add_parser("cache", help="show or clear the on-disk kernel cache")
-    cache_p.add_argument("action", choices=["clear", "info"])
+    cache_p = sub.add_parser("cache", help="show or clear the on-disk kernel cache",
+                             description="Show the on-disk cache (folder, entries by kind, "
+                                         "size), or clear everything jitkern wrote there.")
+    cache_p.add_argument("action", nargs="?", choices=["info", "clear"], default="info",
+                         help="info (the default): show the cache; clear: remove its entries")
     cache_p.set_defaults(func=cmd_cache)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    hidden = shadowed_install()
+    if hidden is not None:
+        import jitkern
+
+        print(f"note: running the jitkern in {os.path.dirname(jitkern.__file__)} (a jitkern/ "
+              f"folder in the current folder), which shadows the installed one in {hidden}; "
+              "run from another folder to use the installed jitkern", file=sys.stderr)
+    args = _parser().parse_args(argv)
     return args.func(args)
 
 

@@ -6,6 +6,7 @@ import functools
 import threading
 
 from .backend import cache, compiler, driver
+from .errors import JitkernRuntimeError
 from .backend.module import load
 
 _memos: list[dict] = []
@@ -85,6 +86,20 @@ def clear_memo() -> None:
 
 
 def clear_cache() -> int:
-    """Delete the on-disk kernel cache; returns the number of entries removed."""
+    """Delete everything jitkern wrote to its disk cache (binaries, the JIT's index,
+    generated launch code); returns the number of entries removed.
+
+    Raises :class:`jitkern.JitkernRuntimeError` naming each file or folder it could not
+    remove (the rest is removed).
+    """
     cache.clear_memory()
-    return cache.clear_disk()
+    report = cache.clear_disk()
+    if report.failed:
+        raise JitkernRuntimeError(_not_removed(report))
+    return report.removed
+
+
+def _not_removed(report) -> str:
+    lines = [f"  {path}: {reason}" for path, reason in report.failed]
+    return (f"cache clear: removed {report.removed} entries, but could not remove "
+            f"{len(report.failed)}:\n" + "\n".join(lines))

@@ -8,12 +8,25 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from .errors import JitkernValueError
+
+VERSION = "0.1.0"  # jitkern's version (``jitkern.__version__``); part of every cache key
+
+_FLAG_VALUES = {"1": True, "true": True, "yes": True, "on": True,
+                "0": False, "false": False, "no": False, "off": False}
+
 
 def _flag(name: str, default: bool) -> bool:
     raw = os.environ.get(name)
-    if raw is None or raw == "":
+    if raw is None or raw.strip() == "":
         return default
-    return raw.strip().lower() not in ("0", "false", "no", "off")
+    value = _FLAG_VALUES.get(raw.strip().lower())
+    if value is None:
+        allowed = ", ".join(repr(v) for v in _FLAG_VALUES)
+        raise JitkernValueError(
+            f"environment variable {name}={raw!r}: expected one of {allowed} (or unset)"
+        )
+    return value
 
 
 def _default_cache_dir() -> str:

@@ -28,7 +28,7 @@ def compiled(source: str, filename: str):
     if code is not None:
         return code
     key = cache.make_key("generated-python", _BYTECODE, filename, source)
-    entry = cache.disk_get(key)
+    entry = cache.disk_get(key, "python-code")
     if entry is not None:
         try:
             code = marshal.loads(entry[1])
@@ -38,7 +38,7 @@ def compiled(source: str, filename: str):
             code = None
     if code is None:
         code = compile(source, filename, "exec")
-        cache.disk_put(key, {"kind": "python-code", "filename": filename}, marshal.dumps(code))
+        cache.disk_put(key, {"filename": filename}, marshal.dumps(code), "python-code")
     with _lock:
         _memo[memo_key] = code
     return code

@@ -52,6 +52,13 @@ class Binary:
     resources: dict  # symbol -> Resources
     key: str
     from_cache: bool = False
+    variant: str = ""  # "a" for sm_90a, "f" for sm_100f (arch- or family-specific)
+
+    @property
+    def arch_name(self) -> str:
+        """The target as NVRTC spells it: 'sm_90', 'sm_90a', 'compute_90'."""
+        kind = "compute" if self.fmt == "ptx" else "sm"
+        return f"{kind}_{self.arch}{self.variant}"
 
     def lowered(self, name: str) -> str:
         return self.lowered_names.get(name, name)
@@ -92,12 +99,19 @@ def is_relocatable(options: tuple) -> bool:
 class Target:
     fmt: str
     arch: int
+    variant: str = ""  # "", "a" or "f": see toolchain.parse_arch
 
 
 def target_for(arch=None, fmt: str | None = None) -> Target:
-    """The compile target for a named arch, or for the current device when None."""
+    """The compile target for a named arch, or for the current device when None.
+
+    A named arch gives what it says: 'sm_90' a CUBIN, 'sm_90a' an arch-specific CUBIN,
+    'compute_90' PTX. For the device, jitkern picks (toolchain.choose_target): CUBIN
+    where it can, never PTX newer than the driver.
+    """
     if arch is not None:
-        return Target(fmt or "cubin", toolchain.normalize_arch(arch))
+        named = toolchain.parse_arch(arch)
+        return Target(fmt or named.fmt, named.cc, named.variant)
     from . import driver  # only the GPU path needs the driver
 
     device_id = driver.current_device_id()
@@ -140,7 +154,8 @@ def cache_key(source: str, options: tuple, name_expressions: tuple, target: Targ
     # The header folders are not resolved here (cuda-pathfinder costs tens of ms in a
     # fresh process): they follow from CUDA_HOME and from the same Python environment
     # that nvrtc_identity() already describes.
-    return cache.make_key(source, options, name_expressions, target.fmt, target.arch, backend,
+    return cache.make_key(source, options, name_expressions, target.fmt, target.arch,
+                          target.variant, backend,
                           version, headers, settings.cuda_home, extra_includes)
 
 
@@ -214,6 +229,7 @@ def _header_of(binary: Binary) -> dict:
     return {
         "fmt": binary.fmt,
         "arch": binary.arch,
+        "variant": binary.variant,
         "log": binary.log,
         "lowered_names": binary.lowered_names,
         "resources": {k: dataclasses.asdict(v) for k, v in binary.resources.items()},
@@ -231,7 +247,7 @@ def _load_from_disk(key, source, opts, names) -> Binary | None:
             source=source, options=opts, name_expressions=names,
             lowered_names=dict(header["lowered_names"]),
             resources={k: Resources(**v) for k, v in header["resources"].items()},
-            key=key, from_cache=True,
+            key=key, from_cache=True, variant=str(header.get("variant", "")),
         )
     except (KeyError, TypeError, ValueError):
         cache.stats["corrupt"] += 1
@@ -245,13 +261,13 @@ def _build(source, opts, names, target, program_name, backend, extra_includes, k
     else:
         data, log, lowered = _build_nvrtc(source, opts, names, target, program_name, extra_includes)
     if is_relocatable(opts) and target.fmt == "cubin":
-        data = _link_relocatable(data, target.arch)
+        data = _link_relocatable(data, f"{target.arch}{target.variant}")
     resources = parse_resources(log)
     if target.fmt == "cubin":
         resources = _with_cubin_resources(resources, data)
     return Binary(data=data, fmt=target.fmt, arch=target.arch, log=_user_log(log), source=source,
                   options=opts, name_expressions=names, lowered_names=lowered,
-                  resources=resources, key=key)
+                  resources=resources, key=key, variant=target.variant)
 
 
 def _with_cubin_resources(resources: dict, data: bytes) -> dict:
@@ -269,7 +285,7 @@ def _with_cubin_resources(resources: dict, data: bytes) -> dict:
 
 def _arch_option(target: Target) -> str:
     kind = "sm" if target.fmt == "cubin" else "compute"
-    return f"--gpu-architecture={kind}_{target.arch}"
+    return f"--gpu-architecture={kind}_{target.arch}{target.variant}"
 
 
 def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
@@ -362,7 +378,8 @@ def _build_nvcc(source, opts, target, program_name, extra_includes):
         with open(src, "w") as f:
             f.write(source)
         kind = "-cubin" if target.fmt == "cubin" else "-ptx"
-        arch = f"-arch=sm_{target.arch}" if target.fmt == "cubin" else f"-arch=compute_{target.arch}"
+        family = "sm" if target.fmt == "cubin" else "compute"
+        arch = f"-arch={family}_{target.arch}{target.variant}"
         incs = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs()[:1])]
         cmd = [nvcc, kind, arch, "-Xptxas=-v", *nv_opts, *incs, "-o", out, src]
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -373,7 +390,7 @@ def _build_nvcc(source, opts, target, program_name, extra_includes):
             return f.read(), log
 
 
-def _link_relocatable(obj: bytes, arch: int) -> bytes:
+def _link_relocatable(obj: bytes, arch: str) -> bytes:
     """Link relocatable device code with the device runtime (cudadevrt) via nvJitLink."""
     try:
         from cuda.bindings import nvjitlink

@@ -36,14 +36,13 @@ def inspect_binary(binary, symbol: str, name: str | None = None) -> Inspection:
     """An :class:`Inspection` of kernel ``symbol`` (a name expression or mangled name)."""
     lowered = binary.lowered(symbol)
     res = binary.resources.get(lowered)
-    kind = "sm" if binary.fmt == "cubin" else "compute"
     return Inspection(
         name=name or symbol,
         source=binary.source,
         cubin=binary.data if binary.fmt == "cubin" else None,
         ptx=binary.data if binary.fmt == "ptx" else None,
         log=binary.log,
-        arch=f"{kind}_{binary.arch}",
+        arch=binary.arch_name,
         registers=res.registers if res else None,
         shared_bytes=res.shared_bytes if res else None,
         local_bytes=res.local_bytes if res else None,

@@ -10,11 +10,15 @@ Target rules (kept as data and one function, not scattered through callers):
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 import os
+import re
 
 from ..config import settings
-from ..errors import CompileError, JitkernValueError
+from ..errors import CompileError, JitkernTypeError, JitkernValueError
+from . import cache
 
 PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
 
@@ -86,7 +90,7 @@ def supported_archs() -> tuple[int, ...]:
 
     Asking NVRTC means loading it (50-100 ms in a fresh process), which a launch of a
     kernel already in the disk cache would otherwise pay just to pick its target; so
-    the answer is remembered in the cache folder under NVRTC's file identity.
+    the answer is remembered in the disk cache under NVRTC's file identity.
     """
     remembered = _toolchain_facts()
     if remembered is not None:
@@ -99,67 +103,97 @@ def supported_archs() -> tuple[int, ...]:
     return archs
 
 
-def _facts_path() -> str:
-    import hashlib
-
-    digest = hashlib.sha256(repr(nvrtc_identity()).encode()).hexdigest()[:24]
-    return os.path.join(settings.cache_dir, "toolchain", digest + ".json")
+def _facts_key() -> str:
+    return cache.make_key("toolchain-facts", nvrtc_identity())
 
 
 def _toolchain_facts() -> dict | None:
-    import json
-
-    if not settings.disk_cache or nvrtc_identity()[0] == "version":
+    if nvrtc_identity()[0] == "version":
+        return None
+    entry = cache.disk_get(_facts_key(), "toolchain")
+    if entry is None:
         return None
     try:
-        with open(_facts_path()) as f:
-            facts = json.load(f)
-        if isinstance(facts.get("archs"), list) and all(isinstance(a, int) for a in facts["archs"]):
-            return facts
-    except (OSError, ValueError, AttributeError):
-        pass
+        facts = json.loads(entry[1])
+        archs, version = facts["archs"], facts["version"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    ints = all(isinstance(a, int) for a in (*archs, *version))
+    if isinstance(archs, list) and isinstance(version, list) and len(version) == 2 and ints:
+        return facts
     return None
 
 
 def _remember_toolchain_facts(facts: dict) -> None:
-    import json
-    import tempfile
-
-    if not settings.disk_cache:
-        return
-    path = _facts_path()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        with os.fdopen(fd, "w") as f:
-            json.dump(facts, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # the cache module warns about unusable folders; this is only a speed-up
+    cache.disk_put(_facts_key(), {}, json.dumps(facts).encode(), "toolchain")
 
 
 def remembered_version() -> tuple[int, int]:
     """NVRTC's version, from the remembered facts when possible (no library load)."""
     facts = _toolchain_facts()
-    if facts is not None and isinstance(facts.get("version"), list):
+    if facts is not None:
         return tuple(facts["version"])
     return nvrtc_version()
 
 
-def normalize_arch(arch) -> int:
-    """'sm_90', 'compute_90', '90', 90, (9, 0) -> 90."""
+# What an ``arch`` string asks for. The prefix picks the output format; the suffix
+# picks an arch-specific ('a': this exact GPU, e.g. wgmma on sm_90a) or family-specific
+# ('f', CUDA 12.9+) CUBIN, which NVRTC offers from the compute capability listed here.
+_FORMAT_OF_PREFIX = {"sm_": "cubin", "compute_": "ptx"}
+_VARIANT_MIN_CC = {"": 0, "a": 90, "f": 100}
+_ARCH_TEXT = re.compile(r"^(?P<prefix>sm_|compute_)?(?P<cc>\d{2,3})(?P<variant>[af]?)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Arch:
+    """A compile target named by the user: format, compute capability, variant suffix."""
+
+    fmt: str  # "cubin" or "ptx"
+    cc: int  # 90 for sm_90
+    variant: str = ""  # "", "a" or "f"
+
+
+def parse_arch(arch) -> Arch:
+    """'sm_90', 'sm_90a', 'sm_100f', 'compute_90' (PTX), '90', 90, (9, 0) -> Arch.
+
+    Checked against the NVRTC in use: an arch it cannot compile for is refused with
+    the list of those it can.
+    """
+    if isinstance(arch, bool) or not isinstance(arch, (int, str, tuple)):
+        raise JitkernTypeError(
+            f"arch: expected a str such as 'sm_90', an int such as 90 or a tuple such as (9, 0), "
+            f"got {type(arch).__name__}"
+        )
     if isinstance(arch, tuple):
-        return arch[0] * 10 + arch[1]
-    if isinstance(arch, int):
-        return arch
-    text = str(arch).lower()
-    for prefix in ("sm_", "compute_"):
-        if text.startswith(prefix):
-            text = text[len(prefix):]
-    text = text.rstrip("af")
-    if not text.isdigit():
-        raise JitkernValueError(f"arch: expected e.g. 'sm_90' or 90, got {arch!r}")
-    return int(text)
+        ok = len(arch) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in arch)
+        parsed = Arch("cubin", arch[0] * 10 + arch[1]) if ok else None
+    elif isinstance(arch, int):
+        parsed = Arch("cubin", arch)
+    else:
+        m = _ARCH_TEXT.match(arch.strip().lower())
+        parsed = m and Arch(_FORMAT_OF_PREFIX[m["prefix"] or "sm_"], int(m["cc"]), m["variant"])
+    if not parsed or not _supported(parsed):
+        raise JitkernValueError(f"arch: {arch!r} is not a target {_targets_text()}") from None
+    return parsed
+
+
+def _supported(arch: Arch) -> bool:
+    return arch.cc in supported_archs() and arch.cc >= _VARIANT_MIN_CC[arch.variant]
+
+
+def _targets_text() -> str:
+    archs = supported_archs()
+    major, minor = remembered_version()
+    plain = ", ".join(f"sm_{a}" for a in archs)
+    specific = ", ".join(f"sm_{a}{v}" for a in archs for v in ("a", "f")
+                         if v and a >= _VARIANT_MIN_CC[v])
+    return (f"NVRTC {major}.{minor} compiles for: {plain}; arch-specific CUBIN: {specific}; "
+            f"PTX: compute_XY for any of those (e.g. 'compute_{archs[-1]}')")
+
+
+def normalize_arch(arch) -> int:
+    """The compute capability an ``arch`` names: 'sm_90a' -> 90 (validated as parse_arch)."""
+    return parse_arch(arch).cc
 
 
 def choose_target(cc: int, driver_version: int | None = None) -> tuple[str, int]:

@@ -17,19 +17,17 @@ changed is ignored.
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import json
 import linecache
 import os
 import re
-import tempfile
 import threading
 import types as types_module
 
 import numpy
 
-from ..backend import debugcheck, driver
+from ..backend import cache, debugcheck, driver
 from ..backend.codegen import define
 from ..backend.device import stream_handle
 from ..backend.kernel_object import KernelPartial
@@ -50,8 +48,7 @@ from .program import GENERATED_FILE, Program, function_identity
 from .simulate import Simulator
 from .statements import FunctionEmitter, ascii_spelling, generated_name, user_c_name
 
-INDEX_VERSION = 2
-_INDEX_LOCK = threading.Lock()
+INDEX_VERSION = 3
 
 
 def rawkernel(
@@ -993,50 +990,79 @@ def _user_lines(source: str, predicate) -> list[str]:
 
 # ---------------------------------------------------------------------------
 # the on-disk index: (file, function, source lines, mode, options, signature) -> source
+# An entry of the shared disk cache (kind "jit-index"): keyed on jitkern's version and
+# code-generator identity as well, checksummed, and a bad entry is a miss.
 
 
 def _index_key(kernel: JitKernel, types: tuple) -> str | None:
     digest = frontend.source_digest(kernel.py_func)
     if digest is None:
         return None
-    h = hashlib.sha256()
     parts = (INDEX_VERSION, digest, kernel.mode, kernel.options, tuple(repr(t) for t in types))
     if kernel.debug:  # (kept out of normal keys, so their entries stay valid)
         parts += ("debug",)
-    for part in parts:
-        h.update(repr(part).encode())
-        h.update(b"\0")
-    return h.hexdigest()
-
-
-def _index_path(key: str) -> str:
-    return os.path.join(settings.cache_dir, "jit-index", key[:2], key + ".json")
+    return cache.make_key("jit-index", *parts)
 
 
 def _load_index(kernel: JitKernel, types: tuple) -> Generated | None:
-    if not settings.disk_cache:
-        return None
     key = _index_key(kernel, types)
     if key is None:
         return None
-    try:
-        with open(_index_path(key), encoding="utf-8") as f:
-            data = json.load(f)
-        generated = Generated(
-            data["source"],
-            data["symbol"],
-            data["plans"],
-            bool(data["cooperative"]),
-            data["fingerprints"],
-            data["filename"],
-            dict(data["binaries"]),
-            [debugcheck.Site.from_json(site) for site in data.get("sites", ())],
-        )
-    except (OSError, ValueError, KeyError, TypeError):
+    entry = cache.disk_get(key, "jit-index")
+    if entry is None:
+        return None
+    generated = _decode_index(entry[1])
+    if generated is None:
+        cache.stats["corrupt"] += 1  # the next store replaces it
         return None
     if not _fingerprints_hold(kernel.py_func, generated.fingerprints, set()):
         return None
     return generated
+
+
+def _decode_index(payload: bytes) -> Generated | None:
+    """The Generated an index entry holds, or None unless every field has its shape."""
+    try:
+        data = json.loads(payload)
+        fields = [data[name] for name in _INDEX_FIELDS]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not all(check(value) for check, value in zip(_INDEX_FIELDS.values(), fields)):
+        return None
+    *plain, sites = fields
+    try:
+        return Generated(*plain, [debugcheck.Site.from_json(site) for site in sites])
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_plans(value) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(p, list) and all(
+            isinstance(item, list) and len(item) == 2 and item[0] in ("shape", "stride")
+            and isinstance(item[1], int) and not isinstance(item[1], bool) for item in p)
+        for p in value)
+
+
+def _is_str_map(value, depth: int) -> bool:
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        return False
+    if depth == 1:
+        return all(isinstance(v, str) for v in value.values())
+    return all(_is_str_map(v, depth - 1) for v in value.values())
+
+
+# field of an index entry (in Generated's argument order) -> its check
+_INDEX_FIELDS = {
+    "source": lambda v: isinstance(v, str) and bool(v),
+    "symbol": lambda v: isinstance(v, str) and v.isidentifier(),
+    "plans": _is_plans,
+    "cooperative": lambda v: isinstance(v, bool),
+    "fingerprints": lambda v: _is_str_map(v, 2),
+    "filename": lambda v: isinstance(v, str),
+    "binaries": lambda v: _is_str_map(v, 1),
+    "sites": lambda v: isinstance(v, list) and all(isinstance(x, list) and len(x) == 4 for x in v),
+}
 
 
 def _fingerprints_hold(func, fingerprints: dict, seen: set) -> bool:
@@ -1060,27 +1086,9 @@ def _fingerprints_hold(func, fingerprints: dict, seen: set) -> bool:
 
 
 def _store_index(kernel: JitKernel, types: tuple, generated: Generated) -> None:
-    if not settings.disk_cache:
-        return
     key = _index_key(kernel, types)
     if key is None:
         return
-    path = _index_path(key)
-    data = {
-        "source": generated.source,
-        "symbol": generated.symbol,
-        "plans": generated.plans,
-        "cooperative": generated.cooperative,
-        "fingerprints": generated.fingerprints,
-        "filename": generated.filename,
-        "binaries": generated.binaries,
-        "sites": [site.to_json() for site in generated.sites],
-    }
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # the index is an optimisation: without it the kernel is parsed again
+    data = {name: getattr(generated, name) for name in _INDEX_FIELDS}
+    data["sites"] = [site.to_json() for site in generated.sites]
+    cache.disk_put(key, {}, json.dumps(data).encode(), "jit-index")

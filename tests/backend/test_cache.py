@@ -27,7 +27,8 @@ def _src():
     return f'extern "C" __global__ void k(float* x) {{ x[0] = 1; }} // {uuid.uuid4()}'
 
 
-def _entries(root):
+def _entries(root, folder="kernels"):
+    root = os.path.join(root, folder)
     return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".jkc")]
 
 
@@ -82,23 +83,24 @@ def test_corrupt_entry_is_a_miss_and_is_rewritten(cache_dir, damage):
     assert compiler.compile_source(src, arch="sm_90").from_cache  # rewritten whole
 
 
-def test_read_only_folder_degrades_to_memory_with_one_warning(tmp_path, monkeypatch):
-    if os.geteuid() == 0:
-        target = "/proc/jitkern-cannot-write-here"
-    else:
-        ro = tmp_path / "ro"
-        ro.mkdir()
-        ro.chmod(0o500)
-        target = str(ro)
-    monkeypatch.setattr(settings, "cache_dir", target)
+def test_unusable_folder_degrades_to_memory_with_one_warning(tmp_path, monkeypatch):
+    # A file where the cache folder should be: unusable even for root (CI runs as root,
+    # and chmod does not stop root from writing).
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file, not a folder")
+    monkeypatch.setattr(settings, "cache_dir", str(blocker / "cache"))
+    monkeypatch.setattr(settings, "disk_cache", True)
     cache.reset_disk_state()
     with pytest.warns(RuntimeWarning, match="memory only"):
-        compiler.compile_source(_src(), arch="sm_90")
+        first = compiler.compile_source(_src(), arch="sm_90")
+    assert first.data[:4] == b"\x7fELF"
+    assert cache.disabled_reason() is not None and "not-a-folder" in cache.disabled_reason()
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         compiler.compile_source(_src(), arch="sm_90")  # no second warning
+    assert blocker.read_text() == "a file, not a folder"
     cache.reset_disk_state()
 
 
@@ -133,8 +135,10 @@ def test_concurrent_processes_compile_same_kernel(cache_dir):
 def test_clear_disk(cache_dir):
     compiler.compile_source(_src(), arch="sm_90")
     compiler.compile_source(_src(), arch="sm_90")
-    assert cache.disk_usage()[0] == 2
-    assert cache.clear_disk() == 2
+    assert cache.disk_usage_by_kind()["binary"][0] == 2
+    report = cache.clear_disk()
+    assert report.failed == []
+    assert report.removed >= 2
     assert cache.disk_usage() == (0, 0)
 
 
@@ -156,3 +160,130 @@ def test_key_covers_jitkern_headers_only_when_something_is_included(monkeypatch)
     assert key(plain) == k_plain
     assert key(included) != k_inc
     assert key(plain, ("-include=jitkern/complex.cuh",)) != key(plain)
+
+
+# -- one mechanism for every kind of entry ------------------------------------------
+
+
+@pytest.mark.parametrize("kind", sorted(cache.KINDS))
+def test_every_kind_round_trips_under_its_own_folder(cache_dir, kind):
+    key = cache.make_key("test-entry", kind, uuid.uuid4().hex)
+    payload = os.urandom(64)
+    cache.disk_put(key, {"note": "x"}, payload, kind)
+    (entry,) = _entries(cache_dir, cache.KINDS[kind])
+    assert os.path.basename(entry) == key + ".jkc"
+    header, got = cache.disk_get(key, kind)
+    assert got == payload and header["note"] == "x"
+    other = next(k for k in cache.KINDS if k != kind)
+    assert cache.disk_get(key, other) is None  # a key is only valid for its kind
+
+
+@pytest.mark.parametrize("where", ["header", "payload", "magic"])
+@pytest.mark.parametrize("kind", sorted(cache.KINDS))
+def test_a_changed_byte_anywhere_is_a_miss(cache_dir, kind, where):
+    key = cache.make_key("test-entry", uuid.uuid4().hex)
+    cache.disk_put(key, {"note": "original"}, b"payload-bytes", kind)
+    (entry,) = _entries(cache_dir, cache.KINDS[kind])
+    blob = open(entry, "rb").read()
+    if where == "header":
+        blob = blob.replace(b"original", b"tampered")
+    elif where == "payload":
+        blob = blob[:-1] + b"X"
+    else:
+        blob = b"XXXX" + blob[4:]
+    open(entry, "wb").write(blob)
+    corrupt = cache.stats["corrupt"]
+    assert cache.disk_get(key, kind) is None
+    assert cache.stats["corrupt"] == corrupt + 1
+
+
+def test_tampered_binary_header_is_a_miss(cache_dir):
+    # the header (log, lowered names, resources) is checksummed like the payload
+    src = _src()
+    good = compiler.compile_source(src, arch="sm_90")
+    (entry,) = _entries(cache_dir)
+    blob = open(entry, "rb").read()
+    registers = f'"registers": {good.resources["k"].registers}'.encode()
+    assert registers in blob
+    open(entry, "wb").write(blob.replace(registers, b'"registers": 99999'))
+    cache.clear_memory()
+    again = compiler.compile_source(src, arch="sm_90")
+    assert not again.from_cache
+    assert again.resources["k"].registers == good.resources["k"].registers
+
+
+def test_keys_depend_on_version_and_generator_identity(cache_dir, monkeypatch):
+    src = _src()
+    first = compiler.compile_source(src, arch="sm_90")
+    version, generator = cache.identity()
+    for changed in ((version + ".post1", generator), (version, "0" * 64)):
+        monkeypatch.setattr(cache, "_identity", changed)
+        cache.clear_memory()
+        before = cache.stats["compiles"]
+        upgraded = compiler.compile_source(src, arch="sm_90")
+        assert upgraded.key != first.key
+        assert cache.stats["compiles"] == before + 1  # nothing an older jitkern wrote is read
+
+
+def test_entry_written_by_another_identity_is_a_miss_even_under_the_same_key(cache_dir,
+                                                                             monkeypatch):
+    key = cache.make_key("test-entry", uuid.uuid4().hex)
+    monkeypatch.setattr(cache, "_identity", ("0.0.1", "f" * 64))
+    cache.disk_put(key, {}, b"old", "binary")
+    monkeypatch.undo()
+    monkeypatch.setattr(settings, "cache_dir", str(cache_dir))
+    monkeypatch.setattr(settings, "disk_cache", True)
+    assert cache.disk_get(key, "binary") is None
+
+
+def test_generator_identity_covers_the_package_sources():
+    ident = cache.generator_identity()
+    assert len(ident) == 64 and ident == cache.generator_identity()
+    assert cache.identity()[0] == __import__("jitkern").__version__
+
+
+def test_clear_disk_removes_every_kind_and_old_layouts_but_nothing_else(cache_dir):
+    import numpy as np
+
+    from jitkern.backend import codegen, toolchain
+    from jitkern.jit import rawkernel
+
+    compiler.compile_source(_src(), arch="sm_90")
+    codegen.define(f"# {uuid.uuid4()}\ndef f():\n    return 1\n", "<clear test>", {}, "f")
+    toolchain._remember_toolchain_facts({"archs": [90], "version": [13, 0]})
+
+    @rawkernel()
+    def copy(x, y):
+        y[0] = x[0]
+
+    copy.inspect(np.zeros(2, np.float32), np.zeros(2, np.float32), arch="sm_90")
+    old_index = cache_dir / "jit-index" / "ab" / "abcdef.json"  # an older jitkern's index
+    old_index.parent.mkdir(parents=True)
+    old_index.write_text('{"source": "stale"}')
+    mine = cache_dir / "notes.txt"  # not jitkern's: must survive
+    mine.write_text("keep me")
+    usage = cache.disk_usage_by_kind()
+    assert all(usage[kind][0] >= 1 for kind in cache.KINDS), usage
+
+    report = cache.clear_disk()
+    assert report.failed == []
+    assert report.removed >= len(cache.KINDS) + 1
+    left = [os.path.join(d, f) for d, _, fs in os.walk(cache_dir) for f in fs]
+    assert left == [str(mine)]
+
+
+def test_clear_disk_reports_what_it_could_not_remove(cache_dir, monkeypatch):
+    compiler.compile_source(_src(), arch="sm_90")
+    compiler.compile_source(_src(), arch="sm_90")
+    stuck = _entries(cache_dir)[0]
+    real_unlink = os.unlink
+
+    def unlink(path, *a, **k):
+        if path == stuck:
+            raise PermissionError(13, "Permission denied", path)
+        return real_unlink(path, *a, **k)
+
+    monkeypatch.setattr(os, "unlink", unlink)
+    report = cache.clear_disk()
+    assert report.removed == 1
+    assert report.failed == [(stuck, "Permission denied")]

@@ -2,12 +2,16 @@
 changed, and parses again when a global the kernel read changed."""
 
 import importlib.util
+import json
+import os
 import sys
 
 import numpy as np
 import pytest
 
+import jitkern
 from jitkern.backend import cache
+from jitkern.config import settings
 from jitkern.jit import frontend, kernel as kernel_mod
 from jitkern.jit.kernel import JitKernel
 
@@ -63,7 +67,10 @@ def test_fresh_kernel_object_skips_parsing(tmp_path, monkeypatch):
     again = fresh.inspect(x, 8, arch="sm_80")
     assert again.source == first.source
     assert cache.stats["compiles"] == compiles
-    assert "2" not in [c for c in fresh.cached_codes]  # keyed by types
+    # cached_codes is keyed by the argument-type signature, the source is the same
+    (types,) = fresh.cached_codes
+    assert types == (kernel_mod.arg_type(x, True), kernel_mod.arg_type(8, True))
+    assert fresh.cached_codes[types] == first.source
 
 
 def test_changed_global_invalidates_the_index(tmp_path, monkeypatch):
@@ -101,3 +108,102 @@ def test_inspect_twice_compiles_once(tmp_path):
     compiles = cache.stats["compiles"]
     mod.scaled.inspect(x, 8, arch="sm_90")
     assert cache.stats["compiles"] == compiles
+
+
+# -- the index is an entry of the shared disk cache: versioned, checksummed, cleared ----
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setattr(settings, "cache_dir", str(folder))
+    monkeypatch.setattr(settings, "disk_cache", True)
+    cache.reset_disk_state()
+    cache.clear_memory()
+    return folder
+
+
+def _index_entries(folder):
+    root = folder / "jit-index"
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+def _warm(tmp_path, name):
+    mod = load(tmp_path, name, 3)
+    x = np.zeros(8, np.float32)
+    first = mod.scaled.inspect(x, 8, arch="sm_80")
+    return mod, x, first
+
+
+def test_tampered_index_entry_is_a_miss_and_is_replaced(tmp_path, own_cache, monkeypatch):
+    mod, x, first = _warm(tmp_path, "index_mod_f")
+    (entry,) = _index_entries(own_cache)
+    blob = entry.read_bytes()
+    # still valid JSON, but not what jitkern wrote: the source now computes something else
+    entry.write_bytes(blob.replace(b"0.5", b"9.5"))
+    parsed = []
+    real = frontend.parse_function
+    monkeypatch.setattr(frontend, "parse_function", lambda f: parsed.append(f) or real(f))
+    again = JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+    assert parsed, "a tampered entry was trusted"
+    assert again.source == first.source
+    assert entry.read_bytes() == blob  # replaced by the good entry
+
+
+@pytest.mark.parametrize("field, bad", [("plans", "zzz"), ("symbol", "1 bad"),
+                                         ("binaries", {"arch:sm_80": 5}), ("source", None),
+                                         ("cooperative", "yes"), ("fingerprints", [])])
+def test_well_formed_entry_with_a_bad_field_is_a_miss(tmp_path, own_cache, monkeypatch, field,
+                                                      bad):
+    # An entry with a valid checksum (written by a buggy or foreign writer) whose fields
+    # do not have their shape must not make every new process fail.
+    mod, x, first = _warm(tmp_path, "index_mod_g_" + field)
+    key = kernel_mod._index_key(mod.scaled, tuple(kernel_mod.arg_type(a, True) for a in (x, 8)))
+    header, payload = cache.disk_get(key, "jit-index")
+    data = json.loads(payload)
+    data[field] = bad
+    cache.disk_put(key, {}, json.dumps(data).encode(), "jit-index")
+    cache.clear_memory()
+    again = JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+    assert again.source == first.source
+    assert json.loads(cache.disk_get(key, "jit-index")[1])[field] != bad  # replaced
+
+
+def test_upgraded_code_generator_does_not_reuse_old_generated_source(tmp_path, own_cache,
+                                                                     monkeypatch):
+    mod, x, _first = _warm(tmp_path, "index_mod_h")
+    version, _generator = cache.identity()
+    monkeypatch.setattr(cache, "_identity", (version, "another-code-generator"))
+    monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
+    with pytest.raises(Parsed):
+        JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+
+
+def test_new_jitkern_version_does_not_reuse_old_generated_source(tmp_path, own_cache,
+                                                                 monkeypatch):
+    mod, x, _first = _warm(tmp_path, "index_mod_i")
+    _version, generator = cache.identity()
+    monkeypatch.setattr(cache, "_identity", ("99.0", generator))
+    monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
+    with pytest.raises(Parsed):
+        JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+
+
+def test_clear_cache_removes_the_index(tmp_path, own_cache, monkeypatch):
+    mod, x, _first = _warm(tmp_path, "index_mod_j")
+    assert _index_entries(own_cache)
+    assert jitkern.clear_cache() >= 2  # the binary and the index entry at least
+    assert _index_entries(own_cache) == []
+    monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
+    with pytest.raises(Parsed):
+        JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+
+
+def test_cache_clear_command_removes_the_index(tmp_path, own_cache, capsys):
+    from jitkern.__main__ import main
+
+    _warm(tmp_path, "index_mod_k")
+    assert main(["cache", "clear"]) == 0
+    assert _index_entries(own_cache) == []
+    assert not [p for p in own_cache.rglob("*") if p.is_file()]
+    assert "removed" in capsys.readouterr().out
