@@ -1,13 +1,30 @@
 """Shared test setup: GPU tests skip cleanly where no device is found,
-and every test session gets its own empty kernel cache folder."""
+and every test session gets its own empty kernel cache folder (a pytest tmp folder,
+so nothing is left behind)."""
 
 import os
-import tempfile
 
 import pytest
 
-_cache_root = tempfile.mkdtemp(prefix="jitkern-test-cache-")
-os.environ.setdefault("JITKERN_CACHE_DIR", _cache_root)
+
+@pytest.fixture(scope="session", autouse=True)
+def session_cache_dir(tmp_path_factory):
+    """An empty cache folder for the session, also seen by subprocesses the tests start."""
+    from jitkern import config
+    from jitkern.backend import cache
+
+    folder = tmp_path_factory.mktemp("jitkern-cache")
+    saved = os.environ.get("JITKERN_CACHE_DIR")
+    os.environ["JITKERN_CACHE_DIR"] = str(folder)
+    config.reload()
+    cache.reset_disk_state()
+    cache.clear_memory()
+    yield folder
+    if saved is None:
+        os.environ.pop("JITKERN_CACHE_DIR", None)
+    else:
+        os.environ["JITKERN_CACHE_DIR"] = saved
+    config.reload()
 
 
 def _gpu_available() -> bool:

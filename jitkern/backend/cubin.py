@@ -1,4 +1,8 @@
-"""Resource use read from a CUBIN itself (its ELF ``.nv.info`` attributes).
+"""What a CUBIN says about itself: its kernels, their parameters and resource use.
+
+Read from the ELF without a GPU: the symbol table names the kernels (entry
+functions), ``.nv.info.<kernel>`` holds each kernel's parameter layout
+(``EIATTR_KPARAM_INFO``: ordinal, offset, size), and ``.nv.info`` its resource use.
 
 The primary source is ptxas's ``-v`` report in the compile log; some NVRTC
 builds leave it out of the program log (seen on the GPU machine for kernels whose
@@ -13,6 +17,9 @@ from __future__ import annotations
 import struct
 
 _EIATTR_FRAME_SIZE = 0x11
+_EIATTR_KPARAM_INFO = 0x17
+_STT_FUNC = 2
+_STO_CUDA_ENTRY = 0x10  # st_other bit of a kernel (an entry function)
 _EIATTR_REGCOUNT = 0x2F
 _EIFMT_SVAL = 4
 _EIFMT_HVAL = 3
@@ -32,17 +39,62 @@ def _sections(data: bytes):
     return [(name(s[0]), s) for s in secs]
 
 
-def _symbols(data: bytes, sections) -> list[str]:
+def _symbol_table(data: bytes, sections) -> list[tuple[str, int, int]]:
+    """(name, st_info, st_other) of every symbol, in table order."""
     for _name, s in sections:
         if s[1] == 2:  # SHT_SYMTAB
             strings = sections[s[6]][1][4]
             out = []
             for j in range(s[5] // 24):
-                st_name = struct.unpack_from("<I", data, s[4] + 24 * j)[0]
+                st_name, st_info, st_other = struct.unpack_from("<IBB", data, s[4] + 24 * j)
                 start = strings + st_name
-                out.append(data[start:data.index(b"\0", start)].decode())
+                out.append((data[start:data.index(b"\0", start)].decode(), st_info, st_other))
             return out
     return []
+
+
+def _symbols(data: bytes, sections) -> list[str]:
+    return [name for name, _info, _other in _symbol_table(data, sections)]
+
+
+def kernel_names(data: bytes) -> list[str] | None:
+    """The (mangled) names of the kernels a CUBIN holds; None when it cannot be read."""
+    if data[:4] != b"\x7fELF":
+        return None
+    try:
+        return [name for name, info, other in _symbol_table(data, _sections(data))
+                if info & 0xF == _STT_FUNC and other & _STO_CUDA_ENTRY]
+    except (struct.error, ValueError, IndexError, UnicodeDecodeError):
+        return None
+
+
+def param_layouts(data: bytes) -> dict[str, list[tuple[int, int]]] | None:
+    """{kernel: [(offset, size) per parameter, in order]}; None when it cannot be read.
+
+    Read from the CUBIN so that no driver call is made per parameter: asking the
+    driver past the last parameter is an API error that compute-sanitizer reports.
+    """
+    kernels = kernel_names(data)
+    if kernels is None:
+        return None
+    layouts: dict[str, dict[int, tuple[int, int]]] = {k: {} for k in kernels}
+    try:
+        for name, s in _sections(data):
+            kernel = name[len(".nv.info."):] if name.startswith(".nv.info.") else None
+            if kernel not in layouts:
+                continue
+            for attr, value in _attributes(data[s[4]:s[4] + s[5]]):
+                if attr == _EIATTR_KPARAM_INFO and len(value) >= 12:
+                    _index, ordinal, offset, bits = struct.unpack_from("<IHHI", value)
+                    layouts[kernel][ordinal] = (offset, (bits >> 18) & 0x3FFF)
+    except (struct.error, ValueError, IndexError, UnicodeDecodeError):
+        return None
+    out = {}
+    for kernel, params in layouts.items():
+        if sorted(params) != list(range(len(params))):
+            return None  # a gap: not a layout this reader understands
+        out[kernel] = [params[i] for i in range(len(params))]
+    return out
 
 
 def _attributes(raw: bytes):

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+
+from . import cubin
+
+_PTX_ENTRY = re.compile(rb"\.entry\s+([A-Za-z_$][\w$]*)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,3 +55,13 @@ def inspect_binary(binary, symbol: str, name: str | None = None) -> Inspection:
         spill_loads=res.spill_loads if res else None,
         options=binary.options,
     )
+
+
+def kernel_names(binary) -> list[str] | None:
+    """The (mangled) kernel names a compiled binary holds; None when it cannot tell
+    (a fatbin, or a binary it cannot read)."""
+    if binary.fmt == "cubin":
+        return cubin.kernel_names(binary.data)
+    if binary.fmt == "ptx":
+        return [m.decode() for m in _PTX_ENTRY.findall(binary.data)]
+    return None

@@ -23,7 +23,7 @@ from ..errors import (
     KernelArgumentError,
     LaunchError,
 )
-from . import driver
+from . import cubin, driver
 from .codegen import define
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
@@ -105,10 +105,13 @@ SETTABLE_ATTRIBUTES = ("max_dynamic_shared_size_bytes", "preferred_shared_memory
 class _DeviceState:
     """What a Function knows about itself on one device."""
 
-    __slots__ = ("handle", "param_sizes", "plans", "last_plan", "device_id")
+    __slots__ = ("handle", "param_layout", "param_sizes", "plans", "last_plan", "device_id")
 
-    def __init__(self, handle, param_sizes, device_id: int = 0):
+    def __init__(self, handle, param_sizes, device_id: int = 0, param_layout=None):
         self.handle = handle
+        self.param_layout = param_layout  # [(offset, size)] per parameter, or None
+        if param_layout is not None:
+            param_sizes = [size for _offset, size in param_layout]
         self.param_sizes = param_sizes
         self.device_id = device_id
         self.plans: dict = {}
@@ -142,8 +145,9 @@ class Function:
                 state = self._states.get(device_id)
                 if state is None:
                     handle = load(self.binary, device_id).function_handle(self.symbol)
-                    sizes = _param_sizes(handle) if self._check_sizes else None
-                    state = self._states[device_id] = _DeviceState(handle, sizes, device_id)
+                    layout = param_layout(handle, self.binary, self.symbol)
+                    state = self._states[device_id] = _DeviceState(
+                        handle, None, device_id, layout if self._check_sizes else None)
         return state
 
     def handle(self, device_id: int | None = None):
@@ -155,6 +159,19 @@ class Function:
         if device_id is None:
             device_id = driver.current_device_id()
         return self._state(device_id).param_sizes
+
+    def param_layout(self, device_id: int | None = None) -> list[tuple[int, int]]:
+        """(offset, size) of each parameter in the launch's parameter buffer."""
+        if device_id is None:
+            device_id = driver.current_device_id()
+        state = self._state(device_id)
+        layout = state.param_layout
+        if layout is None:
+            layout = param_layout(state.handle, self.binary, self.symbol)
+        if layout is None:
+            raise CUDAError(f"the parameter layout of kernel {self.name!r} cannot be read "
+                            "(neither from its binary nor from the driver)")
+        return layout
 
     # -- launch -----------------------------------------------------------
     def launch(self, grid, block, args, shared_mem: int = 0, stream=None,
@@ -561,23 +578,40 @@ def _as_args(args) -> tuple:
     raise KernelArgumentError(f"args: expected a tuple of kernel arguments, got {type(args).__name__}")
 
 
-def _param_sizes(handle) -> list[int] | None:
-    """Sizes of the kernel's parameters (None where the driver cannot tell)."""
+def param_layout(handle, binary, symbol: str) -> list[tuple[int, int]] | None:
+    """(offset, size) of each parameter of kernel ``symbol``; None where nothing can tell.
+
+    From the CUBIN's own parameter table when the binary is a CUBIN (no driver call),
+    else from the driver, asking for the count first: probing ``cuFuncGetParamInfo``
+    past the last parameter fails with CUDA_ERROR_INVALID_VALUE, which every
+    compute-sanitizer run of a user's program would report.
+    """
+    if getattr(binary, "fmt", None) == "cubin":
+        layouts = cubin.param_layouts(binary.data)
+        if layouts is not None and symbol in layouts:
+            return layouts[symbol]
+    return _driver_param_layout(handle)
+
+
+def _driver_param_layout(handle) -> list[tuple[int, int]] | None:
     d = drv()
-    get = getattr(d, "cuFuncGetParamInfo", None)
-    if get is None:
+    count_of = getattr(d, "cuFuncGetParamCount", None)
+    info = getattr(d, "cuFuncGetParamInfo", None)
+    if count_of is None or info is None:
         return None
-    sizes = []
-    i = 0
-    while True:
-        err, _offset, size = get(handle, i)
+    try:
+        err, count = count_of(handle)
+    except RuntimeError:  # the binding has it, the installed driver does not
+        return None
+    if err != 0:
+        return None
+    layout = []
+    for i in range(int(count)):
+        err, offset, size = info(handle, i)
         if err != 0:
-            break
-        sizes.append(int(size))
-        i += 1
-        if i > 4096:
             return None
-    return sizes
+        layout.append((int(offset), int(size)))
+    return layout
 
 
 def diagnose_launch(fn: Function, device_id: int, grid, block, shared_mem, cooperative) -> list[str]:

@@ -7,7 +7,7 @@ as one plain Python function per layout, in the same way (and through the same
 ``backend.codegen.define``) as the launchers of RawKernel and the JIT in
 ``backend.launch``: each array is read through its library's cheapest attribute
 (``interop.fast_read``; jitkern's own arrays through their slots), each parameter
-buffer is laid out once from the driver's offsets (``cuFuncGetParamInfo``) with its
+buffer is laid out once from the kernel's offsets (``Function.param_layout``) with its
 static tail (element counts, shape/stride structs) written once, and a call packs
 only the dynamic slots with one ``struct.pack_into`` per launch.
 
@@ -60,17 +60,6 @@ _CODES = {
     "F": "ff",
     "D": "dd",
 }
-
-
-def param_layout(handle) -> list[tuple[int, int]]:
-    """(offset, size) of each kernel parameter, from the driver."""
-    d = driver.drv()
-    out = []
-    while True:
-        err, offset, size = d.cuFuncGetParamInfo(handle, len(out))
-        if err != 0:
-            return out
-        out.append((int(offset), int(size)))
 
 
 class Buffer:
@@ -309,7 +298,7 @@ def make_runner(
 
 def _step_lines(j: int, step: Step, env: dict, device_id: int) -> list:
     handle = step.fn.handle(device_id)
-    layout = param_layout(handle)
+    layout = step.fn.param_layout(device_id)  # from the CUBIN: no driver probing
     n_dyn = len(step.dynamic)
     buf = Buffer(layout, step.static, n_dyn)
     codes = [code for _expr, code in step.dynamic]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+import warnings
 
 import numpy
 
@@ -241,11 +242,7 @@ def _parse_type(what, text, index, column, item, type_name) -> numpy.dtype | Non
         return None
     dtype = DTYPE_BY_NAME.get(type_name)
     if dtype is None:
-        hint = ""
-        try:
-            hint = f" (did you mean {numpy.dtype(type_name).name!r}?)"
-        except Exception:  # numpy.dtype raises TypeError, ValueError or SyntaxError
-            pass
+        hint = _dtype_hint(type_name)
         _fail(
             what,
             text,
@@ -316,6 +313,21 @@ def check_kernel_params(in_params, out_params, in_text: str, out_text: str) -> N
                 f"parameter {p.spelling!r}: the name {p.name!r} is also a type "
                 "placeholder of this kernel"
             )
+
+
+def _dtype_hint(type_name: str) -> str:
+    """' (did you mean 'float32'?)' for a NumPy spelling of a supported dtype ('f4'), else ''.
+
+    NumPy's own deprecation warnings (e.g. for the alias 'a') are not the user's concern
+    here: the name is refused either way.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            dtype = numpy.dtype(type_name)
+        except Exception:  # numpy.dtype raises TypeError, ValueError or SyntaxError
+            return ""
+    return f" (did you mean {dtype.name!r}?)" if dtype in CTYPES else ""
 
 
 # ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import re
 from ..backend import compiler, driver
 from ..backend import module as _module_state
 from ..backend.compiler import Binary
-from ..backend.inspection import Inspection, inspect_binary
+from ..backend.inspection import Inspection, inspect_binary, kernel_names
 from ..backend.kernel_object import KernelPartial
 from ..backend.launch import build_plan
 from ..backend.memory import MemoryPointer
@@ -118,6 +118,7 @@ class RawKernel(KernelPartial):
         fn = self._functions.get(device_id)
         if fn is None:
             binary = binary or self._binary()
+            check_kernel_name(binary, self.name, self._module)
             fn = Function(binary, self.name, display_name=self.name, params=self._params)
             fn.handle(device_id)  # load now, so a missing name fails here
             self._functions[device_id] = fn
@@ -162,8 +163,15 @@ class RawKernel(KernelPartial):
         return self._function().attributes()
 
     def inspect(self, arch=None) -> Inspection:
-        """Source, CUBIN and resource use, compiled for ``arch`` (no GPU needed when given)."""
+        """Source, CUBIN (or PTX) and resource use, compiled for ``arch``.
+
+        ``arch`` is any target the installed NVRTC supports: ``'sm_90'`` (CUBIN),
+        ``'sm_90a'``/``'sm_100f'`` (arch- or family-specific CUBIN), ``'compute_90'``
+        (PTX), ``90`` or ``(9, 0)``. No GPU is needed when it is given. Raises
+        JitkernValueError when the compiled code holds no kernel of this name.
+        """
         binary = self._binary(arch)
+        check_kernel_name(binary, self.name, self._module)
         return inspect_binary(binary, self.name)
 
     def __repr__(self) -> str:
@@ -216,6 +224,52 @@ def _binary_from_file(path: str) -> Binary:
         raise JitkernValueError(f"path: {path!r} is not a CUDA binary (expected a .cubin, .fatbin or .ptx file)")
     return Binary(data=data, fmt=fmt, arch=0, log="", source="", options=(), name_expressions=(),
                   lowered_names={}, resources={}, key="file:" + hashlib.sha256(data).hexdigest())
+
+
+def check_kernel_name(binary: Binary, name: str, module=None) -> None:
+    """Refuse ``name`` unless the compiled ``binary`` holds that kernel.
+
+    Read from the binary's own symbols (no GPU): the error lists the kernels it does
+    hold, and for a template points at ``RawModule(name_expressions=...)``.
+    """
+    found = kernel_names(binary)
+    symbol = binary.lowered(name)
+    if found is None or symbol in found:
+        return
+    where = "this module" if module is not None else "this code"
+    named = {low: expr for expr, low in binary.lowered_names.items()}
+    listed = ", ".join(repr(named.get(k, k)) for k in found) if found else "no kernels at all"
+    message = f"name: {where} has no kernel {name!r}; it holds {listed}"
+    hint = _name_hint(binary, name, found, module)
+    raise JitkernValueError(message + (f". {hint}" if hint else ""))
+
+
+def _name_hint(binary: Binary, name: str, found: list, module) -> str:
+    """What to do instead, for the usual reasons a kernel name is not in the binary."""
+    base = name.split("<", 1)[0].strip()
+    templated = "<" in name or re.search(r"template\s*<[^{;]*>\s*(__global__|\w+\s+__global__)"
+                                         r"[^{;]*\b" + re.escape(base) + r"\s*\(", binary.source)
+    if templated:
+        example = name if "<" in name else f"{base}<float>"
+        if module is not None:
+            return (f"A template kernel exists only once instantiated: add {example!r} to "
+                    f"this RawModule's name_expressions (now {list(module.name_expressions)})")
+        return (f"A template kernel exists only once instantiated: use "
+                f"RawModule(code=..., name_expressions=[{example!r}]).get_function({example!r})")
+    mangled = [k for k in found if k.startswith("_Z") and f"{len(base)}{base}" in k]
+    if mangled:
+        return (f"{mangled[0]!r} looks like {name!r} with C++ name mangling: declare the "
+                f'kernel extern "C", or name it through RawModule(name_expressions=[...])')
+    if not found:
+        return ('A kernel is a function declared extern "C" __global__ void '
+                f"{base}(...) in the code")
+    return ""
+
+
+def _kernel_to_inspect(module: "RawModule", name: str) -> RawKernel:
+    """A kernel of ``module`` on a machine without a GPU: it can be inspected (with
+    ``arch=``) but not launched; the name is checked against the binary by inspect()."""
+    return RawKernel._from_module(module, name)
 
 
 class RawModule:
@@ -272,6 +326,8 @@ class RawModule:
         if not isinstance(name, str):
             raise JitkernTypeError(f"name: expected a str, got {type(name).__name__}")
         kernel = self._kernels.get(name)
+        if kernel is None and not driver.is_available():
+            return _kernel_to_inspect(self, name)
         if kernel is None:
             binary = self._binary()
             if "<" in name and name not in binary.lowered_names:

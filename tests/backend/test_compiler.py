@@ -5,7 +5,7 @@ import io
 import pytest
 
 from jitkern import CompileError
-from jitkern.backend import compiler, toolchain
+from jitkern.backend import compiler, cubin, toolchain
 
 ADD = r"""
 extern "C" __global__ void add(const float* x, const float* y, float* z, int n) {
@@ -105,7 +105,9 @@ def test_cuda_headers_from_wheels_compile():
     src = ('#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n#include <cuda/std/limits>\n'
            'extern "C" __global__ void k(__half* h, __nv_bfloat16* b, float* f) {\n'
            '  h[0] = __float2half(f[0]); b[0] = __float2bfloat16(cuda::std::numeric_limits<float>::max()); }')
-    compiler.compile_source(src, arch="sm_90")
+    binary = compiler.compile_source(src, arch="sm_90")
+    assert binary.fmt == "cubin" and cubin.kernel_names(binary.data) == ["k"]
+    assert cubin.param_layouts(binary.data)["k"] == [(0, 8), (8, 8), (16, 8)]
 
 
 def test_target_choice_rules(monkeypatch):

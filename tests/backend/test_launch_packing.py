@@ -34,17 +34,35 @@ def test_python_scalars_follow_cupy_rules():
                             struct.pack("<dd", 1, 2)]
 
 
-@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
-                                   np.int64, np.uint64, np.float16, np.float32, np.float64,
-                                   np.complex64, np.complex128, np.bool_])
+# NumPy scalar type -> (struct format of its bytes, alignment), written out by hand
+_LAYOUT = {
+    np.int8: ("b", 1), np.uint8: ("B", 1), np.int16: ("h", 2), np.uint16: ("H", 2),
+    np.int32: ("i", 4), np.uint32: ("I", 4), np.int64: ("q", 8), np.uint64: ("Q", 8),
+    np.float16: ("e", 2), np.float32: ("f", 4), np.float64: ("d", 8),
+    np.complex64: ("ff", 4), np.complex128: ("dd", 8), np.bool_: ("?", 1),
+}
+
+
+@pytest.mark.parametrize("dtype", list(_LAYOUT))
 def test_numpy_scalars_keep_their_type(dtype, rng):
-    value = dtype(rng.integers(1, 100)) if np.dtype(dtype).kind != "c" else dtype(
-        complex(rng.standard_normal(), rng.standard_normal()))
+    fmt, alignment = _LAYOUT[dtype]
+    if fmt in ("ff", "dd"):
+        real, imag = rng.standard_normal(2)
+        value = dtype(complex(real, imag))
+        expected = struct.pack("<" + fmt, float(value.real), float(value.imag))
+    elif fmt == "?":
+        value = dtype(bool(rng.integers(0, 2)))
+        expected = struct.pack("<?", bool(value))
+    elif fmt in "efd":
+        value = dtype(rng.standard_normal())
+        expected = struct.pack("<" + fmt, float(value))
+    else:
+        value = dtype(rng.integers(1, 100) * (-1 if fmt.islower() else 1))
+        expected = struct.pack("<" + fmt, int(value))
     plan = launch.build_plan((value,), None)
     plan.pack((value,))
-    assert packed(plan) == [np.array(value).tobytes()]
-    # pointer is aligned to the type's size
-    assert plan._pointers[0] % np.dtype(dtype).alignment == 0
+    assert packed(plan) == [expected]
+    assert plan._pointers[0] % alignment == 0  # each parameter aligned to its type
 
 
 def test_arrays_become_pointers_and_alignment_is_kept(rng):
@@ -64,7 +82,8 @@ def test_structured_scalar_is_packed_raw():
     value["s"] = (9, -3)
     plan = launch.build_plan((value,), None)
     plan.pack((value,))
-    assert packed(plan) == [value.tobytes()]
+    # int32 n at 0, 4 bytes of padding, int64 s[2] at 8 (align=True, by hand)
+    assert packed(plan) == [struct.pack("<i4xqq", 5, 9, -3)]
     assert plan.dtypes == (dt,)
 
 

@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from jitkern import JitkernError
 from jitkern.kernels.params import (
     DTYPE_BY_NAME,
     ParamError,
@@ -167,10 +168,37 @@ def test_roundtrip_generated(items):
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="abTxyz _,0123456789raw\t", max_size=30))
 def test_garbage_only_raises_param_error(text):
+    # Any text either parses into well-formed parameters or raises ParamError (a
+    # JitkernError and a ValueError) that names the parameter string; nothing else.
     try:
-        parse_params(text, is_output=True)
-    except ParamError:
-        pass
+        params = parse_params(text, is_output=True)
+    except ParamError as exc:
+        assert isinstance(exc, JitkernError) and isinstance(exc, ValueError)
+        assert str(exc).startswith(f"out_params {text!r}")
+        return
+    names = [p.name for p in params]
+    assert len(set(names)) == len(names)
+    for p in params:
+        assert p.name.isidentifier() and p.is_output
+        assert p.type_name in text and p.name in text
+        assert (p.dtype is None) == (len(p.type_name) == 1)
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("type_name", ["a1", "a0", "S5", "U3", "f4", "float", "object", "V8"])
+def test_unknown_type_names_warn_nothing(type_name):
+    # numpy.dtype() of some spellings warns (the alias 'a' is deprecated): not the user's
+    # problem, since the name is refused anyway
+    with pytest.raises(ParamError, match=f"unknown type {type_name!r}"):
+        parse_params(f"{type_name} x", is_output=False)
+
+
+def test_numpy_spelling_of_a_supported_dtype_gets_a_hint():
+    with pytest.raises(ParamError, match="did you mean 'float32'"):
+        parse_params("f4 x", is_output=False)
+    with pytest.raises(ParamError) as info:
+        parse_params("S5 x", is_output=False)
+    assert "did you mean" not in str(info.value)  # bytes are not a kernel type
 
 
 # -- placeholder resolution ------------------------------------------------------------
