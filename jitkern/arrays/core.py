@@ -118,15 +118,23 @@ def pin_stream(mem, stream: Stream) -> None:
     _pins.add(weakref.ref(mem, lambda ref, _stream=stream: _pins.discard(ref)))
 
 
+_MAX_BYTES = 2**63 - 1  # the largest size a CUDA allocation (a signed 64-bit offset) can have
+
+
 def allocate(shape: tuple, dtype: numpy.dtype, order: str = "C", device_id: int | None = None,
              stream: Stream | None = None) -> ndarray:
     """A new uninitialised array (``shape`` and ``dtype`` already normalised)."""
+    size = layout.size_of(shape)
+    itemsize = dtype.itemsize
+    if size * itemsize > _MAX_BYTES:
+        raise JitkernValueError(
+            f"shape {shape}: {size} elements of {dtype.name} ({itemsize} bytes each) need "
+            f"{size * itemsize} bytes, more than any device can address (at most 2**63 - 1 bytes)"
+        )
     if device_id is None:
         device_id = current_device_id()
     if stream is None:
         stream = get_current_stream()
-    size = layout.size_of(shape)
-    itemsize = dtype.itemsize
     mem = memory.malloc(size * itemsize, device_id, stream.ptr)
     if stream.ptr:
         pin_stream(mem, stream)

@@ -18,6 +18,7 @@ from ._context import current_device_id, on_device, order_after
 from .core import allocate, from_info, make, ndarray, pin_stream
 
 _dtype_cache = dtypes._cache
+_HOT_MAX = 2**48  # elements: larger sizes take the checked path (see core.allocate)
 
 
 def _order(order) -> str:
@@ -34,7 +35,7 @@ def empty(shape, dtype=float, order="C") -> ndarray:
         dt = _dtype_cache[dtype]
     except (KeyError, TypeError):
         dt = dtypes.normalize(dtype)
-    if type(shape) is int and shape >= 0:  # the allocation hot path: no tuples to walk
+    if type(shape) is int and 0 <= shape <= _HOT_MAX and order == "C":  # the hot path
         device_id = current_device_id()
         stream = get_current_stream()
         s = stream.ptr

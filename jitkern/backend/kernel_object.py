@@ -35,6 +35,7 @@ class KernelPartial(functools.partial):
     def _set_call(self, func) -> None:
         """Make ``func`` what calling the kernel runs (it keeps the instance's __dict__)."""
         if self.func is not func:
+            _name_as_call(func, type(self).__name__)
             self.__setstate__((func, (), None, self.__dict__))
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
@@ -57,3 +58,14 @@ class KernelPartial(functools.partial):
         return self is other
 
     __hash__ = object.__hash__
+
+
+def _name_as_call(func, cls_name: str) -> None:
+    """Python's own errors for a wrong call (a missing or unknown argument) name the
+    function called: make that ``RawKernel.__call__``, not an internal ``_launch``."""
+    target = getattr(func, "__func__", func)
+    try:
+        target.__qualname__ = f"{cls_name}.__call__"
+        target.__name__ = "__call__"
+    except (AttributeError, TypeError):
+        pass  # a builtin or a partial: nothing to rename

@@ -431,23 +431,38 @@ def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: st
         )
     slots = []
     for i, arg in enumerate(args):
-        size = param_sizes[i] if param_sizes is not None else None
-        cls = type(arg)
-        if cls is numpy.void:
-            slot = _scalar_slot(arg.dtype, f"argument {i}")
-        else:
-            slot = slot_for(cls, i, size)
-        if size is not None and slot.size != size:
-            raise KernelArgumentError(
-                f"argument {i}: the kernel parameter is {size} bytes, but a "
-                f"{_describe_arg(arg)} packs to {slot.size} bytes; pass a value of the "
-                "parameter's exact type (e.g. numpy.float32(x) for a float parameter)"
-            )
-        if params is not None:
-            _check_kind(arg, slot, params[i], i)
-        slots.append(slot)
+        try:
+            slots.append(_checked_slot(arg, i, param_sizes, params))
+        except KernelArgumentError as exc:
+            raise KernelArgumentError(_named(str(exc), name, params, i)) from None
     voids = tuple(a.dtype for a in args if type(a) is numpy.void)
     return Plan(slots, tuple(map(type, args)), voids or None)
+
+
+def _checked_slot(arg, i: int, param_sizes, params) -> Slot:
+    size = param_sizes[i] if param_sizes is not None else None
+    cls = type(arg)
+    if cls is numpy.void:
+        slot = _scalar_slot(arg.dtype, f"argument {i}")
+    else:
+        slot = slot_for(cls, i, size)
+    if size is not None and slot.size != size:
+        raise KernelArgumentError(
+            f"argument {i}: the kernel parameter is {size} bytes, but a "
+            f"{_describe_arg(arg)} packs to {slot.size} bytes; pass a value of the "
+            "parameter's exact type (e.g. numpy.float32(x) for a float parameter)"
+        )
+    if params is not None:
+        _check_kind(arg, slot, params[i], i)
+    return slot
+
+
+def _named(message: str, kernel: str, params, i: int) -> str:
+    """``kernel: argument i (name): ...`` whatever part of that the message lacks."""
+    head = f"argument {i}"
+    if params is not None and i < len(params) and message.startswith(head + ":"):
+        message = f"{head} ({params[i].name}){message[len(head):]}"
+    return message if message.startswith(kernel + ":") else f"{kernel}: {message}"
 
 
 def _check_kind(arg, slot: Slot, param, index: int) -> None:

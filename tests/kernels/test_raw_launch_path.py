@@ -90,8 +90,14 @@ def test_errors_raise_from_the_generated_path(kernel):
     k(1, 32, (FakeArray(16), FakeArray(32), np.float32(1.5)))
     with pytest.raises(KernelArgumentError, match="takes 3 argument"):
         k(1, 32, (FakeArray(16), FakeArray(32)))
-    with pytest.raises(KernelArgumentError, match="pointer"):
+    with pytest.raises(KernelArgumentError,
+                       match=r"^f: argument 0 \(x\): the kernel expects a pointer"):
         k(1, 32, (1.0, FakeArray(32), np.float32(1)))
+    with pytest.raises(KernelArgumentError,
+                       match=r"^f: argument 2 \(a\): a numpy.ndarray lives in host memory"):
+        k(1, 32, (FakeArray(16), FakeArray(32), np.zeros(3)))
+    with pytest.raises(KernelArgumentError, match=r"^f: argument 1 \(y\): cannot pass a builtins.str"):
+        k(1, 32, (FakeArray(16), "y", np.float32(1)))
     assert len(calls) == 1
 
 
