@@ -91,6 +91,22 @@ def normalize_options(options) -> tuple[str, ...]:
     return tuple(out)
 
 
+# Sources jitkern generates carry one of these lines. NVRTC's warnings about jitkern's own
+# constructs in them (an argument alias the operation does not use, a hoisted local) are
+# not the user's to act on, so NVRTC is told not to report those diagnostics there:
+# declared but never referenced, pointless unsigned comparison, set but never used, and
+# the same for a local that is never read.
+GENERATED_SOURCE_MARKERS = ("// ---- jitkern string-kernel prelude ----", "// jitkern: kernel ")
+GENERATED_CODE_SUPPRESSED = (177, 186, 550, 607)
+
+
+def _generated_code_options(source: str, opts: tuple) -> tuple:
+    if not any(marker in source for marker in GENERATED_SOURCE_MARKERS):
+        return ()
+    option = "-diag-suppress=" + ",".join(map(str, GENERATED_CODE_SUPPRESSED))
+    return () if option in opts else (option,)
+
+
 def is_relocatable(options: tuple) -> bool:
     return "--relocatable-device-code=true" in options
 
@@ -173,6 +189,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
     if backend not in ("nvrtc", "nvcc"):
         raise JitkernValueError(f"backend: expected 'nvrtc' or 'nvcc', got {backend!r}")
     opts = options if _normalized else normalize_options(options)
+    opts = opts + _generated_code_options(source, opts)
     names = tuple(name_expressions or ())
     target = target_for(arch, fmt)
     key = cache_key(source, opts, names, target, backend, tuple(extra_include_dirs))
@@ -479,6 +496,30 @@ def _user_log(log: str) -> str:
     return "\n".join(kept).strip()
 
 
+_MISSING_HEADER = re.compile(r'cannot open source file "([^"]+)"')
+
+
+def missing_header_hint(log: str, options: tuple) -> str:
+    """What to do about a header NVRTC cannot find, for the usual causes."""
+    m = _MISSING_HEADER.search(log)
+    if m is None:
+        return ""
+    header = m.group(1)
+    shims = toolchain.jitify_headers()
+    jitify_on = f"-I{toolchain.JITIFY_INCLUDE}" in options
+    if header in shims and not jitify_on:
+        return (f"<{header}> is a C++ standard header, and NVRTC ships no standard library: "
+                "pass jitify=True (RawKernel, RawModule, compile_with_cache) to use it, or "
+                f"include CCCL's <cuda/std/{header}> and write cuda::std:: names")
+    if "." not in header:  # spelled like a C++ standard header
+        provided = ", ".join(f"<{h}>" for h in shims if "." not in h)
+        return (f"<{header}> is not available to NVRTC"
+                + (" even with jitify=True, which provides " + provided if jitify_on else
+                   "; jitify=True provides " + provided))
+    return (f"NVRTC did not find {header!r}: pass its folder as an option, "
+            f"options=('-I/path/to/folder',)")
+
+
 _LOG_LINE = re.compile(r"^(?P<file>[^\s(]+)\((?P<line>\d+)\)?:", re.M)
 
 
@@ -488,6 +529,9 @@ def make_compile_error(source: str, log: str, program_name: str, options: tuple)
     wanted = sorted({int(m.group("line")) for m in _LOG_LINE.finditer(log)
                      if os.path.basename(m.group("file")) == os.path.basename(program_name)})
     parts = [f"compiling {program_name} failed:", _user_log(log) or "(no log)"]
+    hint = missing_header_hint(log, options)
+    if hint:
+        parts += ["", hint]
     if wanted:
         parts.append("")
         parts.append("source:")

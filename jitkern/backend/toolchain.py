@@ -21,6 +21,17 @@ from ..errors import CompileError, JitkernTypeError, JitkernValueError
 from . import cache
 
 PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
+# jitify=True puts this folder first on the include path (see kernels/_jitify.py)
+JITIFY_INCLUDE = os.path.join(PACKAGE_INCLUDE, "jitkern", "jitify")
+
+
+@functools.lru_cache(maxsize=None)
+def jitify_headers() -> tuple[str, ...]:
+    """The standard header names ``jitify=True`` provides (``type_traits``, ``limits.h``...)."""
+    try:
+        return tuple(sorted(n for n in os.listdir(JITIFY_INCLUDE) if not n.startswith("__")))
+    except OSError:
+        return ()
 
 
 @functools.lru_cache(maxsize=None)
