@@ -118,7 +118,6 @@ class RawKernel(KernelPartial):
         fn = self._functions.get(device_id)
         if fn is None:
             binary = binary or self._binary()
-            check_kernel_name(binary, self.name, self._module)
             fn = Function(binary, self.name, display_name=self.name, params=self._params)
             fn.handle(device_id)  # load now, so a missing name fails here
             self._functions[device_id] = fn
