@@ -83,10 +83,13 @@ def copy(x, y):
 def test_wrong_call_of_a_jit_kernel_names_no_internal_function():
     with pytest.raises(TypeError) as info:
         copy[1, 1](np.zeros(2), np.zeros(2), z=1)
-    assert "_launch" not in str(info.value) and "kernel[grid, block]()" in str(info.value)
+    assert "_launch" not in str(info.value) and "copy[grid, block]" in str(info.value)
     with pytest.raises(TypeError) as info:
         copy(1)
-    assert "_launch" not in str(info.value)
+    assert "_launch" not in str(info.value) and "copy[grid, block]" in str(info.value)
+    with pytest.raises(TypeError) as info:
+        copy(1, 2, (np.zeros(2),), 0, None, "extra")
+    assert "_launch" not in str(info.value) and "JitKernel.__call__()" in str(info.value)
 
 
 @pytest.mark.parametrize("bad, name", [(("x", np.zeros(2)), "x"), ((np.zeros(2), object()), "y")])

@@ -48,6 +48,7 @@ _lock = threading.Lock()
 _disk_disabled_reason: str | None = None
 _identity: tuple[str, str] | None = None
 stats = {"memory_hits": 0, "disk_hits": 0, "misses": 0, "corrupt": 0, "compiles": 0}
+hits_by_kind = dict.fromkeys(KINDS, 0)  # disk hits of every kind of entry
 
 
 def generator_identity() -> str:
@@ -152,7 +153,9 @@ def disk_get(key: str, kind: str = "binary") -> tuple[dict, bytes] | None:
     if entry is None:
         stats["corrupt"] += 1
         return None
-    stats["disk_hits"] += 1
+    hits_by_kind[kind] += 1
+    if kind == "binary":
+        stats["disk_hits"] += 1  # the compile cache's own figure: kernel binaries only
     return entry
 
 

@@ -420,10 +420,6 @@ def _launch_star(kernel, grid, block, shared_mem, stream, *args, **kwargs):
     return kernel.func(grid, block, args, shared_mem, stream)
 
 
-# Python's own errors for a wrong call name the function: make that the user's spelling
-_launch_star.__qualname__ = _launch_star.__name__ = "kernel[grid, block]"
-
-
 class _Entry:
     __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "general",
                  "types", "globals", "watch")
