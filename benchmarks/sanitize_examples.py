@@ -88,7 +88,7 @@ def run_one(sanitizer: str, tool: str, name: str, argv: list[str], workdir: str,
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]))
     try:
         proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         return {"name": name, "tool": tool, "errors": None, "status": f"timeout ({timeout:.0f} s)",
                 "output": ""}

@@ -38,7 +38,7 @@ def _versions() -> list[tuple[str, str]]:
     try:
         from jitkern.backend import toolchain
 
-        rows.append(("NVRTC", "%d.%d" % toolchain.nvrtc_version()))
+        rows.append(("NVRTC", "{}.{}".format(*toolchain.nvrtc_version())))
         rows.append(("NVRTC archs", " ".join(f"sm_{a}" for a in toolchain.supported_archs())))
     except Exception as exc:  # noqa: BLE001 - report, do not fail
         rows.append(("NVRTC", f"unavailable ({exc})"))
@@ -160,7 +160,7 @@ def shadowed_install() -> str | None:
         for finder in sys.meta_path:
             try:
                 spec = finder.find_spec("jitkern", None)
-            except Exception:  # noqa: BLE001 - a finder that cannot answer
+            except Exception:  # noqa: BLE001, S112 - a finder that cannot answer
                 continue
             origin = spec and spec.origin
             if origin and os.path.realpath(os.path.dirname(os.path.dirname(origin))) != cwd:

@@ -6,8 +6,8 @@ import functools
 import threading
 
 from .backend import cache, compiler, driver
-from .errors import JitkernRuntimeError
 from .backend.module import load
+from .errors import JitkernRuntimeError
 
 _memos: list[dict] = []
 _memos_lock = threading.Lock()

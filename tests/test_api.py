@@ -49,3 +49,14 @@ def test_memoize_for_each_device(monkeypatch):
     device[0] = 1
     f(1)
     assert calls == [(0, 1), (1, 1)]
+
+
+def test_the_session_cache_folder_is_a_pytest_tmp_folder(tmp_path_factory):
+    # tests/conftest.py: nothing a test run writes to the cache outlives pytest's tmp folders
+    import os
+
+    from jitkern.config import settings
+
+    base = str(tmp_path_factory.getbasetemp())
+    assert settings.cache_dir.startswith(base)
+    assert os.environ["JITKERN_CACHE_DIR"] == settings.cache_dir

@@ -120,13 +120,13 @@ def test_info_shows_cuda_python_parts(capsys, monkeypatch):
     versions = {"cuda-bindings": "13.0.1", "cuda-core": "1.2.0", "cuda-pathfinder": "1.3.0",
                 "numpy": "2.0.0"}
     monkeypatch.setattr(cli, "_version_of", versions.get)
-    rows = dict((name.strip(), value) for name, value in cli._versions())
+    rows = {name.strip(): value for name, value in cli._versions()}
     assert rows["cuda-bindings"] == "13.0.1"
     assert rows["cuda-core"] == "1.2.0"
     assert rows["cuda-pathfinder"] == "1.3.0"
     assert "not installed" not in rows["cuda-python"]  # only the metapackage is missing
     monkeypatch.setattr(cli, "_version_of", {"numpy": "2.0.0"}.get)
-    rows = dict((name.strip(), value) for name, value in cli._versions())
+    rows = {name.strip(): value for name, value in cli._versions()}
     assert rows["cuda-python"].startswith("not installed")
 
 
@@ -148,5 +148,5 @@ def test_shadowing_folder_is_reported(tmp_path, monkeypatch):
 def test_module_entry_point_runs():
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(jitkern.__file__)))
     out = subprocess.run([sys.executable, "-m", "jitkern", "--version"], capture_output=True,
-                         text=True, env=env)
+                         text=True, env=env, check=False)
     assert out.returncode == 0 and out.stdout.strip() == f"jitkern {jitkern.__version__}"

@@ -3,7 +3,6 @@ changed, and parses again when a global the kernel read changed."""
 
 import importlib.util
 import json
-import os
 import sys
 
 import numpy as np
@@ -12,7 +11,8 @@ import pytest
 import jitkern
 from jitkern.backend import cache
 from jitkern.config import settings
-from jitkern.jit import frontend, kernel as kernel_mod
+from jitkern.jit import frontend
+from jitkern.jit import kernel as kernel_mod
 from jitkern.jit.kernel import JitKernel
 
 MODULE = """
@@ -159,7 +159,7 @@ def test_well_formed_entry_with_a_bad_field_is_a_miss(tmp_path, own_cache, monke
     # do not have their shape must not make every new process fail.
     mod, x, first = _warm(tmp_path, "index_mod_g_" + field)
     key = kernel_mod._index_key(mod.scaled, tuple(kernel_mod.arg_type(a, True) for a in (x, 8)))
-    header, payload = cache.disk_get(key, "jit-index")
+    _header, payload = cache.disk_get(key, "jit-index")
     data = json.loads(payload)
     data[field] = bad
     cache.disk_put(key, {}, json.dumps(data).encode(), "jit-index")
