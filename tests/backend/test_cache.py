@@ -287,3 +287,20 @@ def test_clear_disk_reports_what_it_could_not_remove(cache_dir, monkeypatch):
     report = cache.clear_disk()
     assert report.removed == 1
     assert report.failed == [(stuck, "Permission denied")]
+
+
+def test_generator_identity_changes_when_a_generator_file_changes(tmp_path, monkeypatch):
+    package = tmp_path / "jitkern"
+    (package / "jit").mkdir(parents=True)
+    emitter = package / "jit" / "statements.py"
+    emitter.write_text("EMIT = 'old'\n")
+    (package / "notes.txt").write_text("not source")
+    monkeypatch.setattr(cache, "_PACKAGE_ROOT", str(package))
+    before = cache.generator_identity()
+    (package / "notes.txt").write_text("still not source, longer")
+    assert cache.generator_identity() == before  # only source files count
+    emitter.write_text("EMIT = 'new, upgraded'\n")
+    assert cache.generator_identity() != before
+    again = cache.generator_identity()
+    os.utime(emitter, ns=(1, 1))  # same text, another install of it
+    assert cache.generator_identity() != again
