@@ -223,7 +223,9 @@ def load_cached(key: str, source: str, options=(), name_expressions=()) -> Binar
     hit = cache.memory_get(key)
     if hit is not None:
         return hit
-    binary = _load_from_disk(key, source, normalize_options(options), tuple(name_expressions))
+    opts = normalize_options(options)
+    opts = opts + _generated_code_options(source, opts)
+    binary = _load_from_disk(key, source, opts, tuple(name_expressions))
     if binary is not None:
         cache.memory_put(key, binary)
     return binary

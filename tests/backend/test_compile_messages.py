@@ -69,3 +69,26 @@ def test_marker_decides_the_suppression():
     generated = "// ---- jitkern string-kernel prelude ----\n" + plain
     (option,) = compiler._generated_code_options(generated, ())
     assert option.startswith("-diag-suppress=") and "177" in option
+
+
+JIT_MODULE = '''
+from jitkern import jit
+
+
+@jit.rawkernel()
+def copy_first(x, y):
+    i = jit.threadIdx.x  # set and never used: fine in Python
+    y[0] = x[0]
+'''
+
+
+def test_jit_kernels_show_no_warnings_about_their_generated_cuda(tmp_path, monkeypatch):
+    import importlib
+
+    (tmp_path / "jk_warn_mod.py").write_text(JIT_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    mod = importlib.import_module("jk_warn_mod")
+    x = np.zeros(4, np.float32)
+    info = mod.copy_first.inspect(x, x, arch="sm_90")
+    assert "warning" not in info.log
+    assert any(o.startswith("-diag-suppress=") for o in info.options)
