@@ -167,7 +167,8 @@ class RawKernel(KernelPartial):
         ``arch`` is any target the installed NVRTC supports: ``'sm_90'`` (CUBIN),
         ``'sm_90a'``/``'sm_100f'`` (arch- or family-specific CUBIN), ``'compute_90'``
         (PTX), ``90`` or ``(9, 0)``. No GPU is needed when it is given. Raises
-        JitkernValueError when the compiled code holds no kernel of this name.
+        FunctionNotFoundError (a ValueError) when the compiled code holds no kernel of
+        this name, listing those it does hold.
         """
         binary = self._binary(arch)
         check_kernel_name(binary, self.name, self._module)
@@ -236,11 +237,10 @@ def check_kernel_name(binary: Binary, name: str, module=None) -> None:
     if found is None or symbol in found:
         return
     where = "this module" if module is not None else "this code"
-    named = {low: expr for expr, low in binary.lowered_names.items()}
-    listed = ", ".join(repr(named.get(k, k)) for k in found) if found else "no kernels at all"
+    listed = ", ".join(map(repr, available_kernels(binary))) if found else "no kernels at all"
     message = f"name: {where} has no kernel {name!r}; it holds {listed}"
     hint = _name_hint(binary, name, found, module)
-    raise JitkernValueError(message + (f". {hint}" if hint else ""))
+    raise FunctionNotFoundError(message + (f". {hint}" if hint else ""))
 
 
 def _name_hint(binary: Binary, name: str, found: list, module) -> str:
@@ -378,14 +378,9 @@ class RawModule:
 
 def available_kernels(binary: Binary) -> list[str]:
     """The kernels ``binary`` defines, by the names ``get_function`` takes."""
-    from ..backend.cubin import cubin_resources
-
-    symbols = set(binary.resources)
-    if not symbols and binary.fmt == "cubin":
-        symbols = set(cubin_resources(binary.data))
-    if not symbols and binary.fmt == "ptx":
-        text = binary.data.decode(errors="replace")
-        symbols = set(_PTX_ENTRY.findall(text))
+    symbols = kernel_names(binary)  # the binary's own symbol table (CUBIN) or .entry lines (PTX)
+    if symbols is None:  # a fatbin: what ptxas reported
+        symbols = list(binary.resources)
     by_symbol = {low: expr for expr, low in binary.lowered_names.items()}
     return sorted(by_symbol.get(s, s) for s in symbols)
 
@@ -399,9 +394,6 @@ def missing_function_error(binary: Binary, name: str) -> FunctionNotFoundError:
             "name_expressions)")
     return FunctionNotFoundError(
         f"RawModule.get_function: no kernel named {name!r} in the module; it has: {listed}{hint}")
-
-
-_PTX_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)")
 
 
 def _rebuild_kernel(kwargs: dict) -> RawKernel:

@@ -29,7 +29,7 @@ def no_gpu(monkeypatch):
 @pytest.mark.parametrize("arch", ["sm_90", "compute_90"])
 def test_missing_name_lists_the_kernels_the_code_holds(arch):
     k = jitkern.RawKernel(TWO, "my_mul")
-    with pytest.raises(jitkern.JitkernValueError) as info:
+    with pytest.raises(jitkern.FunctionNotFoundError) as info:
         k.inspect(arch=arch)
     message = str(info.value)
     assert message.startswith("name: this code has no kernel 'my_mul'")
@@ -38,20 +38,20 @@ def test_missing_name_lists_the_kernels_the_code_holds(arch):
 
 
 def test_empty_code_holds_no_kernels():
-    with pytest.raises(jitkern.JitkernValueError, match="no kernels at all") as info:
+    with pytest.raises(jitkern.FunctionNotFoundError, match="no kernels at all") as info:
         jitkern.RawKernel("", "k").inspect(arch="sm_90")
     assert 'extern "C" __global__ void k(' in str(info.value)
 
 
 def test_only_a_device_function_of_that_name_is_not_a_kernel():
     src = 'extern "C" __device__ __noinline__ float k(float v) { return v; }\n' + TWO
-    with pytest.raises(jitkern.JitkernValueError, match="no kernel 'k'"):
+    with pytest.raises(jitkern.FunctionNotFoundError, match="no kernel 'k'"):
         jitkern.RawKernel(src, "k").inspect(arch="sm_90")
 
 
 @pytest.mark.parametrize("name", ["scale<float>", "scale"])
 def test_template_name_points_at_name_expressions(name):
-    with pytest.raises(jitkern.JitkernValueError) as info:
+    with pytest.raises(jitkern.FunctionNotFoundError) as info:
         jitkern.RawKernel(TEMPLATE, name).inspect(arch="sm_90")
     message = str(info.value)
     assert "'plain'" in message
@@ -60,7 +60,7 @@ def test_template_name_points_at_name_expressions(name):
 
 def test_mangled_kernel_suggests_extern_c():
     src = "__global__ void mangled(float* y) { y[0] = 1; }"
-    with pytest.raises(jitkern.JitkernValueError, match='declare the kernel extern "C"'):
+    with pytest.raises(jitkern.FunctionNotFoundError, match='declare the kernel extern "C"'):
         jitkern.RawKernel(src, "mangled").inspect(arch="sm_90")
 
 
@@ -78,13 +78,13 @@ def test_module_kernels_reach_inspect_by_name_without_a_driver(no_gpu):
 
 def test_module_missing_and_uninstantiated_names_without_a_driver(no_gpu):
     mod = jitkern.RawModule(code=TEMPLATE, name_expressions=["scale<float>"])
-    with pytest.raises(jitkern.JitkernValueError) as info:
+    with pytest.raises(jitkern.FunctionNotFoundError) as info:
         mod.get_function("scale<double>").inspect(arch="sm_90")
     message = str(info.value)
     assert message.startswith("name: this module has no kernel 'scale<double>'")
     assert "'scale<float>'" in message and "'plain'" in message  # named as the user named them
     assert "name_expressions (now ['scale<float>'])" in message
-    with pytest.raises(jitkern.JitkernValueError, match="no kernel 'nope'"):
+    with pytest.raises(jitkern.FunctionNotFoundError, match="no kernel 'nope'"):
         mod.get_function("nope").inspect(arch="sm_90")
 
 
