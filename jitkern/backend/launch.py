@@ -458,11 +458,17 @@ def _checked_slot(arg, i: int, param_sizes, params) -> Slot:
 
 
 def _named(message: str, kernel: str, params, i: int) -> str:
-    """``kernel: argument i (name): ...`` whatever part of that the message lacks."""
+    """``kernel: argument i (name): ...`` whatever part of that the message lacks (the
+    kernel only when the caller named it)."""
     head = f"argument {i}"
     if params is not None and i < len(params) and message.startswith(head + ":"):
         message = f"{head} ({params[i].name}){message[len(head):]}"
-    return message if message.startswith(kernel + ":") else f"{kernel}: {message}"
+    if kernel == _UNNAMED or message.startswith(kernel + ":"):
+        return message
+    return f"{kernel}: {message}"
+
+
+_UNNAMED = "the kernel"  # build_plan's name when its caller gives none
 
 
 def _check_kind(arg, slot: Slot, param, index: int) -> None:

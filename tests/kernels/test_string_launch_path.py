@@ -42,6 +42,9 @@ class FakeFunction:
     def handle(self, device_id=None):
         return [(0, 8), (8, 8), (16, 8), (24, 4)]
 
+    def param_layout(self, device_id=None):  # module.Function reads it from the CUBIN
+        return self.handle(device_id)
+
 
 class FakeMem:
     __slots__ = ("__weakref__", "ptr", "size")
@@ -63,7 +66,6 @@ def kernel(monkeypatch):
     monkeypatch.setattr(driver, "current_device_id", lambda: 0)
     monkeypatch.setattr(E, "_device_count", [1])
     monkeypatch.setattr(memory, "malloc", malloc)
-    monkeypatch.setattr(_launcher, "param_layout", lambda handle: handle)
     analyses = []
     original = E.ElementwiseKernel._analyze
 
@@ -207,6 +209,8 @@ def test_record_scalars_are_packed_as_bytes_and_guarded_by_dtype(kernel, monkeyp
 
         def handle(self, device_id=None):
             return [(0, 8), (8, 8)]
+
+        param_layout = handle
 
     class RecordDriver:
         @staticmethod
