@@ -106,6 +106,11 @@ def _cache_lines() -> list[str]:
 
 
 def _mib(nbytes: int) -> str:
+    """A size for people: 812 B, 40.2 KiB, 3.1 MiB."""
+    if nbytes < 1024:
+        return f"{nbytes} B"
+    if nbytes < 2**20:
+        return f"{nbytes / 1024:.1f} KiB"
     return f"{nbytes / 2**20:.1f} MiB"
 
 
