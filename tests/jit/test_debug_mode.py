@@ -125,8 +125,12 @@ def test_on_disk_index_keeps_debug_and_normal_apart(tmp_path, monkeypatch):
     loaded = kernel_mod._load_index(fresh_debug, types)
     assert loaded is not None and "jk::dbg" in loaded.source
     assert [(s.name, s.kind) for s in loaded.sites] == [("x", "array"), ("y", "array")]
-    entries = [json.load(open(p)) for p in tmp_path.glob("jit-index/*/*.json")]
-    assert sorted(len(e["sites"]) for e in entries) == [0, 2]
+    from jitkern.backend import cache  # the index is an entry of the shared disk cache
+
+    keys = [kernel_mod._index_key(k, types) for k in (fresh_normal, fresh_debug)]
+    entries = [json.loads(cache.disk_get(key, "jit-index")[1]) for key in keys]
+    assert [len(e["sites"]) for e in entries] == [0, 2]
+    assert len(list(tmp_path.glob("jit-index/*/*.jkc"))) == 2
 
 
 def test_jitkern_debug_environment_variable(monkeypatch):

@@ -152,7 +152,8 @@ def test_tampered_index_entry_is_a_miss_and_is_replaced(tmp_path, own_cache, mon
 
 @pytest.mark.parametrize("field, bad", [("plans", "zzz"), ("symbol", "1 bad"),
                                          ("binaries", {"arch:sm_80": 5}), ("source", None),
-                                         ("cooperative", "yes"), ("fingerprints", [])])
+                                         ("cooperative", "yes"), ("fingerprints", []),
+                                         ("sites", [["f.py", 1]])])
 def test_well_formed_entry_with_a_bad_field_is_a_miss(tmp_path, own_cache, monkeypatch, field,
                                                       bad):
     # An entry with a valid checksum (written by a buggy or foreign writer) whose fields
