@@ -37,7 +37,7 @@ from .errors import (
     StreamCaptureError,
 )
 
-from .config import VERSION as __version__  # noqa: E402
+from .config import VERSION as __version__  # noqa: E402, F401 - one place for the version
 
 # public name -> module that defines it (loaded on first access)
 _LAZY = {
