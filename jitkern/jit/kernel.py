@@ -35,6 +35,7 @@ from ..config import settings
 from ..errors import (
     CompileError,
     JitError,
+    JitkernNotImplementedError,
     JitkernRuntimeError,
     JitkernTypeError,
     JitkernValueError,
@@ -182,6 +183,14 @@ class JitKernel(KernelPartial):
                 ".inspect(*args, arch=...)"
             )
         return next(reversed(self.cached_codes.values()))
+
+    def get_lto_ir(self, args):
+        """cupyx.jit's experimental LTO-IR export: not available (raises)."""
+        raise JitkernNotImplementedError(
+            f"{self.__name__}.get_lto_ir: jitkern does not produce LTO IR; the generated CUDA "
+            "source is .cached_code (or .inspect(*args, arch=...).source) and the CUBIN "
+            ".inspect(*args, arch=...).cubin"
+        )
 
     def __repr__(self) -> str:
         kind = "device function" if self.device else "kernel"
@@ -410,14 +419,30 @@ def _describe_for_bind(a) -> str:
         return type(a).__name__
 
 
-def _launch_star(kernel, grid, block, shared_mem, stream, *args, **kwargs):
-    """``kernel[grid, block, shared_mem, stream](*args)``: a partial of this."""
+def _launch_star(kernel, grid, block, config_shared_mem, config_stream, *args, **kwargs):
+    """``kernel[grid, block, shared_mem, stream](*args)``: a partial of this. As in
+    cupyx.jit, ``shared_mem=`` and ``stream=`` may also be given as keywords."""
+    shared_mem, stream = config_shared_mem, config_stream
     if kwargs:
-        raise KernelArgumentError(
-            f"{kernel.__name__}[grid, block](...) takes its arguments by position, got the "
-            f"keyword argument{'s' if len(kwargs) > 1 else ''} {', '.join(map(repr, kwargs))}"
-        )
+        shared_mem, stream = _launch_keywords(kernel, kwargs, shared_mem, stream)
     return kernel.func(grid, block, args, shared_mem, stream)
+
+
+def _launch_keywords(kernel, kwargs, shared_mem, stream):
+    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
+    if unknown:
+        raise KernelArgumentError(
+            f"{kernel.__name__}[grid, block](...) takes the kernel's arguments by position and "
+            f"only shared_mem= and stream= as keywords, got {', '.join(map(repr, unknown))}"
+        )
+    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
+    for key in kwargs:
+        if given[key]:
+            raise KernelArgumentError(
+                f"{kernel.__name__}[...](...): {key} is given both in the brackets and as a "
+                "keyword; give it once"
+            )
+    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
 
 
 class _Entry:

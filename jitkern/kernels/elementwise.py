@@ -147,10 +147,17 @@ class ElementwiseKernel(CachedSources):
         self.debug = _debug.debug_flag(debug, "ElementwiseKernel")
         self.options = _debug.options_for(self.debug, compiler.normalize_options(options))
         self._watches: dict = {}  # debug builds: source -> debugcheck.Watch
+        self._given_options = tuple(options)
         self._runners: dict = {}
         self._guarded = None  # the last layout's runner behind an identity check
         self._sources: dict = {}  # (dtypes, variant) -> source
         self._functions: dict = {}  # source -> Function
+
+    @property
+    def kwargs(self) -> dict:
+        """CuPy's ``kwargs``: the optional keywords given (options, loop_prep, after_loop)."""
+        given = {"options": self._given_options, "loop_prep": self.loop_prep, "after_loop": self.after_loop}
+        return {k: v for k, v in given.items() if v}
 
     # -- the call ----------------------------------------------------------------
     def __call__(self, *args, size=None, stream=None, block_size=None):

@@ -103,6 +103,9 @@ class Fused:
         self._fn = fn
         name = getattr(fn, "__name__", "function").strip("<>")
         self.kernel_name = kernel_name or f"fused_{name}"
+        # CuPy's Fusion attributes: the function, and the given name or the function's.
+        self.func = fn
+        self.name = kernel_name or getattr(fn, "__name__", "function")
         self._plans: dict = {}
 
     def __call__(self, *args, **kwargs):

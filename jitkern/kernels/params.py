@@ -174,6 +174,16 @@ class Param:
     def spelling(self) -> str:
         return ("raw " if self.raw else "") + f"{self.type_name} {self.name}"
 
+    # CuPy's ParameterInfo names: the C type (a placeholder letter stays a letter) and
+    # whether the kernel sees the parameter as const (inputs).
+    @property
+    def ctype(self) -> str:
+        return self.type_name if self.dtype is None else ctype_of(self.dtype)
+
+    @property
+    def is_const(self) -> bool:
+        return not self.is_output
+
 
 class ParamError(JitkernValueError):
     """A malformed parameter string (a ValueError, as CuPy users expect)."""

@@ -71,8 +71,9 @@ class RawKernel(KernelPartial):
     # A partial whose function is the launch (see backend.kernel_object): _launch at
     # first, then the generated launcher of the last signature, falling back to _launch.
 
-    def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc", *,
-                 translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
+    # translate_cucomplex may be given by position, as CuPy's signature allows.
+    def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc",
+                 translate_cucomplex: bool = False, *, enable_cooperative_groups: bool = False,
                  jitify: bool = False):
         _check_common(code, name, options, backend)
         if not name:
@@ -154,6 +155,11 @@ class RawKernel(KernelPartial):
     def kernel(self) -> Function:
         """The loaded :class:`jitkern.backend.module.Function` on the current device."""
         return self._function()
+
+    @property
+    def file_path(self):
+        """The binary file the kernel's module was loaded from (``RawModule(path=...)``), else None."""
+        return self._module.path if self._module is not None else None
 
     # -- attributes -------------------------------------------------------
     @property
@@ -362,6 +368,16 @@ class RawModule:
         return MemoryPointer(ptr, size, device_id, 0, owner=mod)
 
     get_global_var = get_global
+
+    @property
+    def file_path(self):
+        """The binary file given as ``path=``, or None for a module compiled from ``code``."""
+        return self.path
+
+    @property
+    def module(self):
+        """The module loaded on the current device (compiles it first when needed)."""
+        return load(self._binary(), driver.current_device_id())
 
     def inspect(self, arch=None) -> Inspection:
         binary = self._binary(arch)

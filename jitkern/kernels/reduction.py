@@ -159,6 +159,7 @@ class ReductionKernel(CachedSources):
                 )
         self.params = self.in_params + self.out_params
         self.nin, self.nout = len(self.in_params), len(self.out_params)
+        self.nargs = self.nin + self.nout
         self.map_expr = _check_code(map_expr, "map_expr")
         self.reduce_expr = _check_code(reduce_expr, "reduce_expr")
         # An empty post_map_expr writes the reduced value to every output.
