@@ -433,7 +433,8 @@ def _launch_keywords(kernel, kwargs, shared_mem, stream):
     if unknown:
         raise KernelArgumentError(
             f"{kernel.__name__}[grid, block](...) takes the kernel's arguments by position and "
-            f"only shared_mem= and stream= as keywords, got {', '.join(map(repr, unknown))}"
+            f"only shared_mem= and stream= as keywords, got the keyword "
+            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
         )
     given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
     for key in kwargs:
