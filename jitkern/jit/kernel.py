@@ -419,7 +419,7 @@ def _describe_for_bind(a) -> str:
         return type(a).__name__
 
 
-def _launch_star(kernel, grid, block, config_shared_mem, config_stream, *args, **kwargs):
+def _launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args, **kwargs):
     """``kernel[grid, block, shared_mem, stream](*args)``: a partial of this. As in
     cupyx.jit, ``shared_mem=`` and ``stream=`` may also be given as keywords."""
     shared_mem, stream = config_shared_mem, config_stream

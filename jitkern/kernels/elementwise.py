@@ -391,7 +391,7 @@ class ElementwiseKernel(CachedSources):
             "operation": self.operation, "name": self.name, "reduce_dims": self.reduce_dims,
             "preamble": self.preamble, "no_return": self.no_return,
             "return_tuple": self.return_tuple, "loop_prep": self.loop_prep,
-            "after_loop": self.after_loop, "options": self.options, "debug": self.debug})
+            "after_loop": self.after_loop, "options": self._given_options, "debug": self.debug})
 
     # -- introspection ----------------------------------------------------------------
     def _inspect_analysis(self, a, arch):

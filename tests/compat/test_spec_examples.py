@@ -1,9 +1,9 @@
 """CPU: every example of CuPy's user-kernel documentation builds under jitkern and compiles
 for sm_90 (no GPU): the generated or given source, a CUBIN, and the documented errors."""
 
+import compat_examples as ex
 import numpy as np
 import pytest
-import compat_examples as ex
 
 import jitkern as cp
 from jitkern import jit
