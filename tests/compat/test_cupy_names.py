@@ -12,20 +12,30 @@ import jitkern as cp
 from jitkern import jit
 from jitkern.errors import JitkernError, JitkernNotImplementedError, KernelArgumentError
 
-ADD = 'extern "C" __global__ void add(const float* a, float* b) { b[threadIdx.x] += a[threadIdx.x]; }'
+ADD = (
+    'extern "C" __global__ void add(const float* a, float* b) { b[threadIdx.x] += a[threadIdx.x]; }'
+)
 
 
 def test_top_level_names_are_callable():
-    for name in ("ElementwiseKernel", "ReductionKernel", "RawKernel", "RawModule", "fuse",
-                 "memoize", "clear_memo"):
+    for name in (
+        "ElementwiseKernel",
+        "ReductionKernel",
+        "RawKernel",
+        "RawModule",
+        "fuse",
+        "memoize",
+        "clear_memo",
+    ):
         assert callable(getattr(cp, name)), name
 
 
 def test_raw_kernel_constructor_and_attributes():
     # cupy.RawKernel(code, name, options=(), backend='nvrtc', translate_cucomplex=False, *,
     #                enable_cooperative_groups=False, jitify=False)
-    k = cp.RawKernel(ADD, "add", ("-DX=1",), "nvrtc", False, enable_cooperative_groups=False,
-                     jitify=False)
+    k = cp.RawKernel(
+        ADD, "add", ("-DX=1",), "nvrtc", False, enable_cooperative_groups=False, jitify=False
+    )
     assert (k.code, k.name, k.backend, k.enable_cooperative_groups) == (ADD, "add", "nvrtc", False)
     assert "-DX=1" in k.options and k.file_path is None
     assert callable(k.compile) and "log_stream" in inspect.signature(k.compile).parameters
@@ -40,8 +50,15 @@ def test_raw_module_constructor_and_attributes():
     # cupy.RawModule(code=None, *, path=None, options=(), backend='nvrtc',
     #                translate_cucomplex=False, enable_cooperative_groups=False,
     #                name_expressions=None, jitify=False)
-    m = cp.RawModule(code=ADD, options=(), backend="nvrtc", translate_cucomplex=False,
-                     enable_cooperative_groups=False, name_expressions=None, jitify=False)
+    m = cp.RawModule(
+        code=ADD,
+        options=(),
+        backend="nvrtc",
+        translate_cucomplex=False,
+        enable_cooperative_groups=False,
+        name_expressions=None,
+        jitify=False,
+    )
     assert (m.code, m.backend, m.file_path, m.name_expressions) == (ADD, "nvrtc", None, ())
     for method in ("compile", "get_function", "get_global"):
         assert callable(getattr(m, method)), method
@@ -56,17 +73,28 @@ def test_raw_module_from_a_file_reports_its_path(tmp_path):
 
 
 def test_elementwise_kernel_signature_and_attributes():
-    k = cp.ElementwiseKernel("T x, raw float32 w", "T y", "y = x * w[i]", "scale",
-                             reduce_dims=False, preamble="// p", no_return=False,
-                             return_tuple=True, options=("-DQ",), loop_prep="int q = 0;",
-                             after_loop="")
+    k = cp.ElementwiseKernel(
+        "T x, raw float32 w",
+        "T y",
+        "y = x * w[i]",
+        "scale",
+        reduce_dims=False,
+        preamble="// p",
+        no_return=False,
+        return_tuple=True,
+        options=("-DQ",),
+        loop_prep="int q = 0;",
+        after_loop="",
+    )
     assert (k.name, k.nin, k.nout, k.nargs) == ("scale", 2, 1, 3)
     assert (k.operation, k.preamble, k.reduce_dims) == ("y = x * w[i]", "// p", False)
     assert (k.no_return, k.return_tuple) == (False, True)
     assert k.kwargs == {"options": ("-DQ",), "loop_prep": "int q = 0;"}
     assert [p.name for p in k.params] == ["x", "w", "y"]
-    assert [(p.ctype, p.raw, p.is_const) for p in k.in_params] == [("T", False, True),
-                                                                   ("float", True, True)]
+    assert [(p.ctype, p.raw, p.is_const) for p in k.in_params] == [
+        ("T", False, True),
+        ("float", True, True),
+    ]
     assert [(p.ctype, p.is_const) for p in k.out_params] == [("T", False)]
     assert k.in_params[1].dtype == np.float32 and k.in_params[0].dtype is None
     inspect.signature(k.__call__).bind(1, 2, size=None, block_size=128, stream=None)
@@ -75,11 +103,27 @@ def test_elementwise_kernel_signature_and_attributes():
 
 
 def test_reduction_kernel_signature_and_attributes():
-    k = cp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2",
-                           reduce_type="double", reduce_dims=True, preamble="", options=())
+    k = cp.ReductionKernel(
+        "T x",
+        "T y",
+        "x * x",
+        "a + b",
+        "y = sqrt(a)",
+        "0",
+        "l2",
+        reduce_type="double",
+        reduce_dims=True,
+        preamble="",
+        options=(),
+    )
     assert (k.name, k.nin, k.nout, k.nargs) == ("l2", 1, 1, 2)
     assert (k.map_expr, k.reduce_expr, k.post_map_expr, k.identity, k.reduce_type) == (
-        "x * x", "a + b", "y = sqrt(a)", "0", "double")
+        "x * x",
+        "a + b",
+        "y = sqrt(a)",
+        "0",
+        "double",
+    )
     assert [p.name for p in k.params] == ["x", "y"]
     inspect.signature(k.__call__).bind(1, out=None, axis=(0,), keepdims=True, stream=None)
 
@@ -116,25 +160,65 @@ def test_memoize_and_clear_memo():
 
 
 CUPYX_JIT_NAMES = (
-    "atomic_add", "atomic_and", "atomic_cas", "atomic_dec", "atomic_exch", "atomic_inc",
-    "atomic_max", "atomic_min", "atomic_or", "atomic_sub", "atomic_xor", "blockDim", "blockIdx",
-    "cg", "cub", "grid", "gridDim", "gridsize", "laneid", "range", "rawkernel", "shared_memory",
-    "shfl_down_sync", "shfl_sync", "shfl_up_sync", "shfl_xor_sync", "syncthreads", "syncwarp",
-    "threadIdx", "thrust", "warpsize",
+    "atomic_add",
+    "atomic_and",
+    "atomic_cas",
+    "atomic_dec",
+    "atomic_exch",
+    "atomic_inc",
+    "atomic_max",
+    "atomic_min",
+    "atomic_or",
+    "atomic_sub",
+    "atomic_xor",
+    "blockDim",
+    "blockIdx",
+    "cg",
+    "cub",
+    "grid",
+    "gridDim",
+    "gridsize",
+    "laneid",
+    "range",
+    "rawkernel",
+    "shared_memory",
+    "shfl_down_sync",
+    "shfl_sync",
+    "shfl_up_sync",
+    "shfl_xor_sync",
+    "syncthreads",
+    "syncwarp",
+    "threadIdx",
+    "thrust",
+    "warpsize",
 )
 
 
 def test_every_cupyx_jit_name_exists():
     missing = [n for n in CUPYX_JIT_NAMES if not hasattr(jit, n)]
     assert missing == []
-    for member in ("memcpy_async", "sync", "this_grid", "this_thread_block", "wait",
-                   "wait_prior"):
+    for member in ("memcpy_async", "sync", "this_grid", "this_thread_block", "wait", "wait_prior"):
         assert hasattr(jit.cg, member), member
     for member in ("BlockReduce", "WarpReduce", "Sum", "Max", "Min"):
         assert hasattr(jit.cub, member), member
-    for member in ("device", "seq", "sort", "sort_by_key", "stable_sort", "count", "find",
-                   "fill", "sequence", "reduce", "inclusive_scan", "exclusive_scan", "equal",
-                   "lower_bound", "upper_bound", "binary_search"):
+    for member in (
+        "device",
+        "seq",
+        "sort",
+        "sort_by_key",
+        "stable_sort",
+        "count",
+        "find",
+        "fill",
+        "sequence",
+        "reduce",
+        "inclusive_scan",
+        "exclusive_scan",
+        "equal",
+        "lower_bound",
+        "upper_bound",
+        "binary_search",
+    ):
         assert hasattr(jit.thrust, member), member
 
 

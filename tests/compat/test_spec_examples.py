@@ -37,8 +37,12 @@ def test_type_generic_kernels_bind_t_from_the_arrays(dtype):
     for make in (ex.squared_diff_generic, ex.squared_diff_generic_body):
         k = make(cp)
         info = _cubin(k.inspect(np.zeros(7, dtype), np.zeros(7, dtype), arch=ARCH))
-        ctype = {np.float32: "float", np.float64: "double", np.int32: "int",
-                 np.complex64: "complex<float>"}[dtype]
+        ctype = {
+            np.float32: "float",
+            np.float64: "double",
+            np.int32: "int",
+            np.complex64: "complex<float>",
+        }[dtype]
         assert f"typedef {ctype} T;" in info.source
 
 
@@ -75,10 +79,18 @@ def test_raw_kernel_my_add_and_attributes_names():
     info = _cubin(k.inspect(arch=ARCH))
     assert info.name == "my_add" and info.registers > 0
     assert (k.code, k.name, k.backend, k.file_path) == (ex.MY_ADD, "my_add", "nvrtc", None)
-    for attr in ("max_threads_per_block", "shared_size_bytes", "const_size_bytes",
-                 "local_size_bytes", "num_regs", "ptx_version", "binary_version",
-                 "cache_mode_ca", "max_dynamic_shared_size_bytes",
-                 "preferred_shared_memory_carveout"):
+    for attr in (
+        "max_threads_per_block",
+        "shared_size_bytes",
+        "const_size_bytes",
+        "local_size_bytes",
+        "num_regs",
+        "ptx_version",
+        "binary_version",
+        "cache_mode_ca",
+        "max_dynamic_shared_size_bytes",
+        "preferred_shared_memory_carveout",
+    ):
         assert isinstance(getattr(type(k), attr), property), attr
     assert type(k).max_dynamic_shared_size_bytes.fset is not None
     assert type(k).preferred_shared_memory_carveout.fset is not None
@@ -118,8 +130,9 @@ def test_raw_module_two_kernels():
 def test_name_expressions_lower_both_templates_with_cxx11():
     mod = cp.RawModule(code=ex.FX3, options=("-std=c++11",), name_expressions=ex.FX3_NAMES)
     assert mod.name_expressions == tuple(ex.FX3_NAMES)
-    binary = cp.compile_with_cache(ex.FX3, options=("-std=c++11",), arch=ARCH,
-                                   name_expressions=ex.FX3_NAMES)
+    binary = cp.compile_with_cache(
+        ex.FX3, options=("-std=c++11",), arch=ARCH, name_expressions=ex.FX3_NAMES
+    )
     lowered = {binary.lowered(n) for n in ex.FX3_NAMES}
     assert len(lowered) == 2 and all(s.startswith("_Z") for s in lowered)
     assert lowered <= set(binary.resources)

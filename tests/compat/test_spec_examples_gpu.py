@@ -96,8 +96,9 @@ def test_l2norm(xp, rng, dtype, rtol):
     assert got.dtype == dtype and got.shape == (7,)
     np.testing.assert_allclose(host(got), ref, rtol=rtol)
     np.testing.assert_allclose(host(k(x, axis=1, keepdims=True)), ref[:, None], rtol=rtol)
-    np.testing.assert_allclose(float(host(k(x))), np.sqrt((xh.astype(np.float64) ** 2).sum()),
-                               rtol=rtol)
+    np.testing.assert_allclose(
+        float(host(k(x))), np.sqrt((xh.astype(np.float64) ** 2).sum()), rtol=rtol
+    )
     out = poisoned(xp, (7,), dtype)
     k(x, axis=1, out=out)
     np.testing.assert_allclose(host(out), ref, rtol=rtol)
@@ -117,20 +118,30 @@ def test_complex_kernel(xp, rng):
     x1h = (rng.standard_normal(25) + 1j * rng.standard_normal(25)).astype(np.complex64)
     x2h = (rng.standard_normal(25) + 1j * rng.standard_normal(25)).astype(np.complex64)
     y = poisoned(xp, (5, 5), np.complex64)
-    k((5,), (5,), (xp.asarray(x1h.reshape(5, 5)), xp.asarray(x2h.reshape(5, 5)), y,
-                   np.float32(2.0)))
+    k(
+        (5,),
+        (5,),
+        (xp.asarray(x1h.reshape(5, 5)), xp.asarray(x2h.reshape(5, 5)), y, np.float32(2.0)),
+    )
     # (an fma may fuse a * x2 + x1: a rounding apart where the terms cancel)
-    np.testing.assert_allclose(host(y).ravel(), x1h + np.float32(2.0) * x2h, rtol=1e-6,
-                               atol=1e-6)
+    np.testing.assert_allclose(host(y).ravel(), x1h + np.float32(2.0) * x2h, rtol=1e-6, atol=1e-6)
 
 
 def test_attributes_and_the_dynamic_shared_memory_setter(xp, rng):
     k = cp.RawKernel(ex.MY_ADD, "my_add")
     attrs = k.attributes
-    assert set(attrs) == {"max_threads_per_block", "shared_size_bytes", "const_size_bytes",
-                          "local_size_bytes", "num_regs", "ptx_version", "binary_version",
-                          "cache_mode_ca", "max_dynamic_shared_size_bytes",
-                          "preferred_shared_memory_carveout"}
+    assert set(attrs) == {
+        "max_threads_per_block",
+        "shared_size_bytes",
+        "const_size_bytes",
+        "local_size_bytes",
+        "num_regs",
+        "ptx_version",
+        "binary_version",
+        "cache_mode_ca",
+        "max_dynamic_shared_size_bytes",
+        "preferred_shared_memory_carveout",
+    }
     assert attrs["num_regs"] == k.num_regs > 0 and attrs["max_threads_per_block"] <= 1024
     assert attrs["binary_version"] >= 70
     big = cp.RawKernel(ex.BIG_SHARED, "through_shared")

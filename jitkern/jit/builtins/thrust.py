@@ -121,6 +121,7 @@ def _element_value(item, name, state):
 
 def _functor(item, name, state):
     value = item.value if isinstance(item, Const) else None
+    state.setdefault("ops_given", []).append(not (value is None and isinstance(item, Const)))
     if value is None and isinstance(item, Const):
         return
     if isinstance(value, Marker) and value in FUNCTORS.values():
@@ -132,8 +133,19 @@ def _functor(item, name, state):
     )
 
 
+def _second_op(item, name, state):
+    """The second of two operators Thrust takes together (inner_product's)."""
+    _functor(item, name, state)
+    first, second = state["ops_given"][-2:]
+    if first != second:
+        raise JitkernTypeError(
+            f"give both operators or neither: {name} goes with the one before it"
+        )
+
+
 _KINDS = {
     "policy": _policy,
+    "op2": _second_op,
     "first": _iterator,
     "last": _last,
     "iter": _iterator,
@@ -323,6 +335,256 @@ _ALGORITHMS = (
         "init",
         "binary_op-reduction of unary_op(x) over the range, starting at init.",
     ),
+    # cupyx.jit.thrust's other single-result algorithms
+    Algorithm(
+        "copy",
+        "copy",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "iter:result",
+        ),
+        "pointer_out",
+        "Copy [first, last) to result; returns the end of the output.",
+    ),
+    Algorithm(
+        "reverse",
+        "reverse",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+        ),
+        "void",
+        "Reverse the range in place.",
+    ),
+    Algorithm(
+        "reverse_copy",
+        "reverse",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "iter:result",
+        ),
+        "pointer_out",
+        "Copy the range reversed to result; returns the end of the output.",
+    ),
+    Algorithm(
+        "replace",
+        "replace",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "value:old_value",
+            "value:new_value",
+        ),
+        "void",
+        "Replace every element equal to old_value by new_value.",
+    ),
+    Algorithm(
+        "replace_copy",
+        "replace",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "iter:result",
+            "value:old_value",
+            "value:new_value",
+        ),
+        "pointer_out",
+        "Copy to result, replacing old_value by new_value.",
+    ),
+    Algorithm(
+        "remove",
+        "remove",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "value:value",
+        ),
+        "pointer",
+        "Move the elements not equal to value to the front; returns their new end.",
+    ),
+    Algorithm(
+        "remove_copy",
+        "remove",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "iter:result",
+            "value:value",
+        ),
+        "pointer_out",
+        "Copy the elements not equal to value to result; returns the end of the output.",
+    ),
+    Algorithm(
+        "unique",
+        "unique",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "op:binary_pred=None",
+        ),
+        "pointer",
+        "Drop all but the first of each run of equal elements; returns the new end.",
+    ),
+    Algorithm(
+        "is_sorted",
+        "sort",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "op:comp=None",
+        ),
+        "bool",
+        "Whether the range is sorted (ascending, or by comp).",
+    ),
+    Algorithm(
+        "is_sorted_until",
+        "sort",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "op:comp=None",
+        ),
+        "pointer",
+        "End of the longest sorted prefix.",
+    ),
+    Algorithm(
+        "adjacent_difference",
+        "adjacent_difference",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "iter:result",
+            "op:binary_op=None",
+        ),
+        "pointer_out",
+        "result[0] = first[0], result[i] = first[i] - first[i - 1] (or binary_op).",
+    ),
+    Algorithm(
+        "inner_product",
+        "inner_product",
+        (
+            "policy:exec_policy",
+            "first:first1",
+            "last:last1",
+            "iter:first2",
+            "init:init",
+            "op:binary_op1=None",
+            "op2:binary_op2=None",
+        ),
+        "init",
+        "init plus the sum of products (or binary_op1 of binary_op2); typed as init.",
+    ),
+    Algorithm(
+        "swap_ranges",
+        "swap",
+        (
+            "policy:exec_policy",
+            "first:first1",
+            "last:last1",
+            "iter:first2",
+        ),
+        "pointer_out",
+        "Swap [first1, last1) with the range at first2; returns the end of the second.",
+    ),
+    Algorithm(
+        "gather",
+        "gather",
+        (
+            "policy:exec_policy",
+            "first:map_first",
+            "last:map_last",
+            "iter:input_first",
+            "iter:result",
+        ),
+        "pointer_out",
+        "result[i] = input_first[map_first[i]]; returns the end of the output.",
+    ),
+    Algorithm(
+        "scatter",
+        "scatter",
+        (
+            "policy:exec_policy",
+            "first:first",
+            "last:last",
+            "iter:map",
+            "iter:result",
+        ),
+        "void",
+        "result[map[i]] = first[i].",
+    ),
+    Algorithm(
+        "set_union",
+        "set_operations",
+        (
+            "policy:exec_policy",
+            "first:first1",
+            "last:last1",
+            "first:first2",
+            "last:last2",
+            "iter:result",
+            "op:comp=None",
+        ),
+        "pointer_out",
+        "Sorted union of two sorted ranges into result; returns the end of the output.",
+    ),
+    Algorithm(
+        "set_intersection",
+        "set_operations",
+        (
+            "policy:exec_policy",
+            "first:first1",
+            "last:last1",
+            "first:first2",
+            "last:last2",
+            "iter:result",
+            "op:comp=None",
+        ),
+        "pointer_out",
+        "Sorted intersection of two sorted ranges; returns the end of the output.",
+    ),
+    Algorithm(
+        "set_difference",
+        "set_operations",
+        (
+            "policy:exec_policy",
+            "first:first1",
+            "last:last1",
+            "first:first2",
+            "last:last2",
+            "iter:result",
+            "op:comp=None",
+        ),
+        "pointer_out",
+        "Elements of the first sorted range not in the second; returns the end of the output.",
+    ),
+    Algorithm(
+        "set_symmetric_difference",
+        "set_operations",
+        (
+            "policy:exec_policy",
+            "first:first1",
+            "last:last1",
+            "first:first2",
+            "last:last2",
+            "iter:result",
+            "op:comp=None",
+        ),
+        "pointer_out",
+        "Elements in exactly one of two sorted ranges; returns the end of the output.",
+    ),
 )
 
 
@@ -370,7 +632,7 @@ def _template_for(algo: Algorithm):
         for kind, code, item, target in zip(kinds, codes, items, sig.args):
             if kind == "policy":
                 args.append(item.value.cname)
-            elif kind == "op":
+            elif kind in ("op", "op2"):
                 if not (isinstance(item, Const) and item.value is None):
                     typed = sig.result if algo.result == "init" else state["elem"]
                     args.append(_functor_code(item.value, typed, algo, ctx))
@@ -415,7 +677,7 @@ def _record(algo: Algorithm) -> Builtin:
     accepts = "policy; iterators (1-D arrays, shared memory, pointers); " + ", ".join(
         _split(p)[1].split("=")[0]
         for p in algo.params
-        if _split(p)[0] in ("value", "init", "elem", "op")
+        if _split(p)[0] in ("value", "init", "elem", "op", "op2")
     )
     return Builtin(
         f"thrust.{algo.name}",

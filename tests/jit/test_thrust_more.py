@@ -1,0 +1,312 @@
+"""jit.thrust: cupyx.jit.thrust's other single-result algorithms (copy, reverse, replace,
+remove, unique, is_sorted, adjacent_difference, inner_product, swap_ranges, gather, scatter,
+the set operations). CPU: the generated calls, one nvcc compile for sm_90, the refusals.
+GPU: per-thread rows of random data against NumPy."""
+
+import importlib
+import shutil
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern import jit
+from jitkern.errors import JitNameError, JitTypeError
+from jitkern.jit import rawkernel
+
+thrust_records = importlib.import_module("jitkern.jit.builtins.thrust")
+
+F32 = np.zeros(8, np.float32)
+I32 = np.zeros(8, np.int32)
+I64 = np.zeros(8, np.int64)
+F64 = np.zeros(8, np.float64)
+
+needs_nvcc = pytest.mark.skipif(
+    shutil.which("nvcc") is None, reason="jit.thrust compiles with nvcc"
+)
+
+
+@rawkernel(device=True)
+def absdiff(a, b):
+    return abs(a - b)
+
+
+@rawkernel()
+def more_algorithms(x, y, z, m, idx, out):
+    n = x.size
+    t = jit.thrust
+    jit.thrust.copy(t.seq, x, x + n, y)
+    jit.thrust.reverse(t.seq, x, x + n)
+    jit.thrust.reverse_copy(t.seq, x, x + n, y)
+    jit.thrust.replace(t.seq, x, x + n, 1, 2)
+    jit.thrust.replace_copy(t.seq, x, x + n, y, 1.5, 2.5)
+    idx[0] = jit.thrust.remove(t.seq, x, x + n, 3) - x
+    idx[1] = jit.thrust.remove_copy(t.seq, x, x + n, y, 3) - y
+    idx[2] = jit.thrust.unique(t.seq, x, x + n) - x
+    idx[3] = jit.thrust.unique(t.seq, x, x + n, t.equal_to()) - x
+    idx[4] = jit.thrust.is_sorted(t.seq, x, x + n)
+    idx[5] = jit.thrust.is_sorted_until(t.seq, x, x + n, t.greater()) - x
+    jit.thrust.adjacent_difference(t.seq, x, x + n, y)
+    jit.thrust.adjacent_difference(t.seq, x, x + n, y, absdiff)
+    out[0] = jit.thrust.inner_product(t.seq, x, x + n, y, 0.0)
+    out[1] = jit.thrust.inner_product(t.seq, x, x + n, y, np.float64(1), t.plus(), t.minus())
+    jit.thrust.swap_ranges(t.seq, x, x + n, y)
+    jit.thrust.gather(t.seq, m, m + n, x, z)
+    jit.thrust.scatter(t.seq, x, x + n, m, z)
+    idx[6] = jit.thrust.set_union(t.seq, x, x + 4, y, y + 4, z) - z
+    idx[7] = jit.thrust.set_intersection(t.seq, x, x + 4, y, y + 4, z, t.less()) - z
+    idx[8] = jit.thrust.set_difference(t.seq, x, x + 4, y, y + 4, z) - z
+    idx[9] = jit.thrust.set_symmetric_difference(t.seq, x, x + 4, y, y + 4, z) - z
+
+
+ARGS = (F32, F32, F32, I32, I64, F64)
+
+EXPECTED = {
+    "copy": "thrust::copy(thrust::seq, x, (x + n), y);",
+    "reverse": "thrust::reverse(thrust::seq, x, (x + n));",
+    "reverse_copy": "thrust::reverse_copy(thrust::seq, x, (x + n), y);",
+    "replace": "thrust::replace(thrust::seq, x, (x + n), 1.0f, 2.0f);",
+    "replace_copy": "thrust::replace_copy(thrust::seq, x, (x + n), y, 1.5f, 2.5f);",
+    "remove": "idx[0] = ((long long)(thrust::remove(thrust::seq, x, (x + n), 3.0f) - x));",
+    "remove_copy": "idx[1] = ((long long)(thrust::remove_copy(thrust::seq, x, (x + n), y, 3.0f) - y));",
+    "unique": "idx[2] = ((long long)(thrust::unique(thrust::seq, x, (x + n)) - x));",
+    "unique_pred": (
+        "idx[3] = ((long long)(thrust::unique(thrust::seq, x, (x + n), "
+        "thrust::equal_to<float>()) - x));"
+    ),
+    "is_sorted": "idx[4] = ((long long)(thrust::is_sorted(thrust::seq, x, (x + n))));",
+    "is_sorted_until": (
+        "idx[5] = ((long long)(thrust::is_sorted_until(thrust::seq, x, (x + n), "
+        "thrust::greater<float>()) - x));"
+    ),
+    "adjacent_difference": "thrust::adjacent_difference(thrust::seq, x, (x + n), y);",
+    "adjacent_difference_op": (
+        "thrust::adjacent_difference(thrust::seq, x, (x + n), y, "
+        "[] (float a0, float a1) -> float { return jk_fn_absdiff(a0, a1); });"
+    ),
+    "inner_product": "thrust::inner_product(thrust::seq, x, (x + n), y, 0.0f)",
+    "inner_product_ops": (
+        "out[1] = thrust::inner_product(thrust::seq, x, (x + n), y, 1.0, "
+        "thrust::plus<double>(), thrust::minus<double>());"
+    ),
+    "swap_ranges": "thrust::swap_ranges(thrust::seq, x, (x + n), y);",
+    "gather": "thrust::gather(thrust::seq, m, (m + n), x, z);",
+    "scatter": "thrust::scatter(thrust::seq, x, (x + n), m, z);",
+    "set_union": "thrust::set_union(thrust::seq, x, (x + 4LL), y, (y + 4LL), z) - z",
+    "set_intersection": (
+        "thrust::set_intersection(thrust::seq, x, (x + 4LL), y, (y + 4LL), z, "
+        "thrust::less<float>()) - z"
+    ),
+    "set_difference": "thrust::set_difference(thrust::seq, x, (x + 4LL), y, (y + 4LL), z) - z",
+    "set_symmetric_difference": (
+        "thrust::set_symmetric_difference(thrust::seq, x, (x + 4LL), y, (y + 4LL), z) - z"
+    ),
+}
+
+#: the rows this file covers (test_thrust.py covers the others)
+ROWS = (
+    "copy", "reverse", "reverse_copy", "replace", "replace_copy", "remove", "remove_copy",
+    "unique", "is_sorted", "is_sorted_until", "adjacent_difference", "inner_product",
+    "swap_ranges", "gather", "scatter", "set_union", "set_intersection", "set_difference",
+    "set_symmetric_difference",
+)  # fmt: skip
+
+
+def _source():
+    return more_algorithms.emit(*ARGS)
+
+
+@pytest.mark.parametrize("case", sorted(EXPECTED))
+def test_each_algorithm_emits_its_thrust_call(case):
+    assert EXPECTED[case] in _source()
+
+
+def test_every_row_is_exercised_documented_and_included():
+    source = _source()
+    for name in ROWS:
+        record = thrust_records.ALGORITHMS[name]
+        assert record.doc and record.group == "thrust"
+        assert f"thrust::{name}(" in source
+    for header in ("copy", "reverse", "replace", "remove", "unique", "sort",
+                   "adjacent_difference", "inner_product", "swap", "gather", "scatter",
+                   "set_operations"):  # fmt: skip
+        assert f"#include <thrust/{header}.h>" in source
+
+
+@needs_nvcc
+def test_every_algorithm_compiles_for_sm90_without_a_gpu():
+    result = more_algorithms.inspect(*ARGS, arch="sm_90")
+    assert result.cubin[:4] == b"\x7fELF" and result.arch == "sm_90"
+
+
+def test_inner_product_takes_both_operators_or_neither():
+    @rawkernel()
+    def k(x, y, out):
+        out[0] = jit.thrust.inner_product(jit.thrust.seq, x, x + 4, y, 0.0, jit.thrust.plus())
+
+    with pytest.raises(JitTypeError) as info:
+        k.emit(F32, F32, F64)
+    assert "binary_op2" in str(info.value) and "test_thrust_more.py:" in str(info.value)
+
+
+def test_set_operation_second_range_must_point_to_one_type():
+    @rawkernel()
+    def k(x, y, z, out):
+        out[0] = jit.thrust.set_union(jit.thrust.seq, x, x + 4, y, x + 4, z) - z
+
+    with pytest.raises(JitTypeError) as info:
+        k.emit(F32, I32, F32, I64)
+    assert "last2 points to float32, but first points to int32" in str(info.value)
+
+
+def test_pair_results_are_still_refused_by_name():
+    @rawkernel()
+    def k(x, y):
+        jit.thrust.mismatch(jit.thrust.seq, x, x + 4, y)
+
+    with pytest.raises(JitNameError) as info:
+        k.emit(F32, F32)
+    assert "no member 'mismatch'" in str(info.value)
+
+
+# -- GPU --------------------------------------------------------------------------
+
+ROW = 17
+
+
+@rawkernel()
+def per_row(
+    x,
+    y,
+    rev,
+    rep,
+    removed,
+    nremoved,
+    uniq,
+    nuniq,
+    sorted_flag,
+    diff,
+    dots,
+    swapped,
+    swap_b,
+    gathered,
+    perm,
+    scattered,
+):
+    r = jit.threadIdx.x
+    first = x + r * 17
+    last = first + 17
+    jit.thrust.copy(jit.thrust.seq, first, last, rev + r * 17)
+    jit.thrust.reverse(jit.thrust.seq, rev + r * 17, rev + r * 17 + 17)
+    jit.thrust.replace_copy(jit.thrust.seq, first, last, rep + r * 17, 0, 100)
+    nremoved[r] = jit.thrust.remove_copy(jit.thrust.seq, first, last, removed + r * 17, 0) - (
+        removed + r * 17
+    )
+    jit.thrust.copy(jit.thrust.seq, first, last, uniq + r * 17)
+    nuniq[r] = jit.thrust.unique(jit.thrust.seq, uniq + r * 17, uniq + r * 17 + 17) - (
+        uniq + r * 17
+    )
+    sorted_flag[r] = jit.thrust.is_sorted(jit.thrust.seq, first, last)
+    jit.thrust.adjacent_difference(jit.thrust.seq, first, last, diff + r * 17)
+    dots[r] = jit.thrust.inner_product(jit.thrust.seq, first, last, y + r * 17, np.int64(5))
+    jit.thrust.copy(jit.thrust.seq, first, last, swapped + r * 17)
+    jit.thrust.copy(jit.thrust.seq, y + r * 17, y + r * 17 + 17, swap_b + r * 17)
+    jit.thrust.swap_ranges(jit.thrust.seq, swapped + r * 17, swapped + r * 17 + 17, swap_b + r * 17)
+    jit.thrust.gather(jit.thrust.seq, perm + r * 17, perm + r * 17 + 17, first, gathered + r * 17)
+    jit.thrust.scatter(jit.thrust.seq, first, last, perm + r * 17, scattered + r * 17)
+
+
+def dev(a):
+    return jitkern.asarray(np.ascontiguousarray(a))
+
+
+def poisoned(n, dtype):
+    out = jitkern.empty(n, dtype)
+    out.fill(-7)
+    return out
+
+
+@pytest.mark.gpu
+def test_per_thread_algorithms_match_numpy(rng):
+    rows = 12
+    x = rng.integers(-2, 3, size=(rows, ROW)).astype(np.int32)
+    x[0] = np.sort(x[0])  # one sorted row
+    y = rng.integers(-9, 10, size=(rows, ROW)).astype(np.int32)
+    perm = np.stack([rng.permutation(ROW) for _ in range(rows)]).astype(np.int32)
+    n = rows * ROW
+    out = {
+        name: poisoned(size, dt)
+        for name, size, dt in (
+            ("rev", n, np.int32), ("rep", n, np.int32), ("removed", n, np.int32),
+            ("nremoved", rows, np.int64), ("uniq", n, np.int32), ("nuniq", rows, np.int64),
+            ("sorted", rows, np.int8), ("diff", n, np.int32), ("dots", rows, np.int64),
+            ("swapped", n, np.int32), ("swap_b", n, np.int32), ("gathered", n, np.int32),
+            ("scattered", n, np.int32),
+        )
+    }  # fmt: skip
+    per_row[1, rows](
+        dev(x.ravel()), dev(y.ravel()), out["rev"], out["rep"], out["removed"],
+        out["nremoved"], out["uniq"], out["nuniq"], out["sorted"], out["diff"], out["dots"],
+        out["swapped"], out["swap_b"], out["gathered"], dev(perm.ravel()), out["scattered"],
+    )  # fmt: skip
+    get = {k: v.get().reshape(rows, -1) if v.size == n else v.get() for k, v in out.items()}
+    np.testing.assert_array_equal(get["rev"], x[:, ::-1])
+    np.testing.assert_array_equal(get["rep"], np.where(x == 0, 100, x))
+    for r in range(rows):
+        kept = x[r][x[r] != 0]
+        assert get["nremoved"][r] == kept.size
+        np.testing.assert_array_equal(get["removed"][r][: kept.size], kept)
+        runs = x[r][np.r_[True, x[r][1:] != x[r][:-1]]]
+        assert get["nuniq"][r] == runs.size
+        np.testing.assert_array_equal(get["uniq"][r][: runs.size], runs)
+    np.testing.assert_array_equal(get["sorted"], [int(np.all(np.diff(row) >= 0)) for row in x])
+    np.testing.assert_array_equal(get["diff"], np.diff(x, axis=1, prepend=0))
+    np.testing.assert_array_equal(get["dots"], 5 + (x.astype(np.int64) * y).sum(axis=1))
+    np.testing.assert_array_equal(get["swapped"], y)
+    np.testing.assert_array_equal(get["swap_b"], x)
+    np.testing.assert_array_equal(get["gathered"], np.take_along_axis(x, perm, axis=1))
+    scattered = np.empty_like(x)
+    np.put_along_axis(scattered, perm, x, axis=1)
+    np.testing.assert_array_equal(get["scattered"], scattered)
+
+
+@rawkernel()
+def set_ops(a, b, outs, counts):
+    r = jit.threadIdx.x
+    fa = a + r * 8
+    fb = b + r * 8
+    o = outs + r * 64
+    counts[4 * r] = jit.thrust.set_union(jit.thrust.seq, fa, fa + 8, fb, fb + 8, o) - o
+    counts[4 * r + 1] = jit.thrust.set_intersection(
+        jit.thrust.seq, fa, fa + 8, fb, fb + 8, o + 16
+    ) - (o + 16)
+    counts[4 * r + 2] = jit.thrust.set_difference(
+        jit.thrust.seq, fa, fa + 8, fb, fb + 8, o + 32
+    ) - (o + 32)
+    counts[4 * r + 3] = jit.thrust.set_symmetric_difference(
+        jit.thrust.seq, fa, fa + 8, fb, fb + 8, o + 48
+    ) - (o + 48)
+
+
+@pytest.mark.gpu
+def test_set_operations_match_numpy(rng):
+    rows = 6
+    # sorted rows of distinct values, as NumPy's set routines compare them
+    a = np.stack([np.sort(rng.choice(20, 8, replace=False)) for _ in range(rows)])
+    b = np.stack([np.sort(rng.choice(20, 8, replace=False)) for _ in range(rows)])
+    outs, counts = poisoned(rows * 64, np.float64), poisoned(rows * 4, np.int64)
+    set_ops[1, rows](
+        dev(a.astype(np.float64).ravel()), dev(b.astype(np.float64).ravel()), outs, counts
+    )
+    got, c = outs.get().reshape(rows, 4, 16), counts.get().reshape(rows, 4)
+    for r in range(rows):
+        for k, ref in enumerate(
+            (
+                np.union1d(a[r], b[r]),
+                np.intersect1d(a[r], b[r]),
+                np.setdiff1d(a[r], b[r]),
+                np.setxor1d(a[r], b[r]),
+            )
+        ):
+            assert c[r, k] == ref.size
+            np.testing.assert_array_equal(got[r, k, : ref.size], ref)
