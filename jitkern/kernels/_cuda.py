@@ -48,9 +48,16 @@ struct _jk_carray {
 };
 
 // _ind.size(): the number of elements of the launch (after broadcasting).
+// _ind.get() (CuPy's multi-dimensional index of element i) is refused with a message: the
+// loop runs over collapsed, possibly vectorised dimensions, so i is the index to use.
 template <typename I> struct _jk_indexer {
   I n;
   __device__ I size() const { return n; }
+  template <typename J = I> __device__ const long long* get() const {
+    static_assert(sizeof(J) == 0, "jitkern: _ind.get() is not supported in ElementwiseKernel; "
+                  "use i (the flat C-order index) with the shape, or a raw argument's x.shape()");
+    return nullptr;
+  }
 };
 
 template <typename T, int V> struct alignas(sizeof(T) * V) _jk_vec { T v[V]; };

@@ -267,3 +267,14 @@ def test_kernels_pickle_with_their_cupy_attributes():
     r = pickle.loads(pickle.dumps(cp.RawKernel(ADD, "add", (), "nvrtc", False)))
     assert (r.name, r.file_path, r.translate_cucomplex) == ("add", None, False)
     assert isinstance(KernelArgumentError("x"), JitkernError)
+
+
+def test_ind_get_is_refused_with_a_message_and_ind_size_compiles():
+    k = cp.ElementwiseKernel("T x", "T y", "y = x + _ind.get()[0]", "row_index")
+    with pytest.raises(cp.CompileError) as info:
+        k.inspect(np.zeros((2, 3), np.float32), arch="sm_90")
+    assert "_ind.get() is not supported" in str(info.value) and "flat C-order index" in str(
+        info.value
+    )
+    ok = cp.ElementwiseKernel("T x", "T y", "y = x + _ind.size()", "plus_size")
+    assert "_ind.size()" in ok.inspect(np.zeros((2, 3), np.float32), arch="sm_90").source
