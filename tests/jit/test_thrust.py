@@ -9,7 +9,7 @@ import shutil
 
 import numpy as np
 import pytest
-from test_thrust_more import ROWS as MORE_ROWS
+from test_thrust_more import ALL_ROWS as MORE_ROWS
 
 import jitkern
 from jitkern import jit

@@ -103,7 +103,7 @@ EXPECTED = {
     ),
 }
 
-#: the rows this file covers (test_thrust.py covers the others)
+#: the rows this file covers (test_thrust.py covers the others); PAIR_ROWS are added below
 ROWS = (
     "copy", "reverse", "reverse_copy", "replace", "replace_copy", "remove", "remove_copy",
     "unique", "is_sorted", "is_sorted_until", "adjacent_difference", "inner_product",
@@ -112,8 +112,83 @@ ROWS = (
 )  # fmt: skip
 
 
+@rawkernel()
+def pairs_and_by_key(k, v, ko, vo, idx):
+    n = k.size
+    t = jit.thrust
+    a, b = jit.thrust.mismatch(t.seq, k, k + n, ko)
+    idx[0] = a - k
+    idx[1] = b - ko
+    lo, hi = jit.thrust.equal_range(t.seq, k, k + n, 3)
+    idx[2] = hi - lo
+    ke, ve = jit.thrust.unique_by_key(t.seq, k, k + n, v)
+    idx[3] = ke - k
+    ke, ve = jit.thrust.reduce_by_key(t.seq, k, k + n, v, ko, vo)
+    ke, ve = jit.thrust.reduce_by_key(t.seq, k, k + n, v, ko, vo, t.equal_to(), t.maximum())
+    jit.thrust.inclusive_scan_by_key(t.seq, k, k + n, v, vo)
+    jit.thrust.inclusive_scan_by_key(t.seq, k, k + n, v, vo, None, t.maximum())
+    jit.thrust.exclusive_scan_by_key(t.seq, k, k + n, v, vo)
+    jit.thrust.exclusive_scan_by_key(t.seq, k, k + n, v, vo, None, None, t.plus())
+    ke, ve = jit.thrust.set_union_by_key(t.seq, k, k + 4, ko, ko + 4, v, vo, ko, vo)
+    ke, ve = jit.thrust.set_intersection_by_key(t.seq, k, k + 4, ko, ko + 4, v, ko, vo)
+    ke, ve = jit.thrust.set_difference_by_key(t.seq, k, k + 4, ko, ko + 4, v, vo, ko, vo)
+    ke, ve = jit.thrust.set_symmetric_difference_by_key(
+        t.seq, k, k + 4, ko, ko + 4, v, vo, ko, vo, t.less()
+    )
+    idx[4] = ve - vo
+
+
+PAIR_ARGS = (I32, F64, I32, F64, I64)
+
+PAIR_EXPECTED = {
+    "mismatch": "thrust::mismatch(thrust::seq, k, (k + n), ko))",
+    "pair": "[] (auto jk_p) { return jk::Tuple<int*, int*>{jk_p.first, {jk_p.second, {}}}; }",
+    "equal_range": "thrust::equal_range(thrust::seq, k, (k + n), 3))",
+    "unique_by_key": "thrust::unique_by_key(thrust::seq, k, (k + n), v))",
+    "reduce_by_key": "thrust::reduce_by_key(thrust::seq, k, (k + n), v, ko, vo))",
+    "reduce_by_key_ops": (
+        "thrust::reduce_by_key(thrust::seq, k, (k + n), v, ko, vo, thrust::equal_to<int>(), "
+        "thrust::maximum<double>()))"
+    ),
+    "inclusive_scan_by_key": "thrust::inclusive_scan_by_key(thrust::seq, k, (k + n), v, vo);",
+    "inclusive_scan_by_key_op": (
+        "thrust::inclusive_scan_by_key(thrust::seq, k, (k + n), v, vo, thrust::equal_to<int>(), "
+        "thrust::maximum<double>());"
+    ),
+    "exclusive_scan_by_key": "thrust::exclusive_scan_by_key(thrust::seq, k, (k + n), v, vo);",
+    "exclusive_scan_by_key_op": (
+        "thrust::exclusive_scan_by_key(thrust::seq, k, (k + n), v, vo, 0.0, "
+        "thrust::equal_to<int>(), thrust::plus<double>());"
+    ),
+    "set_union_by_key": (
+        "thrust::set_union_by_key(thrust::seq, k, (k + 4LL), ko, (ko + 4LL), v, vo, ko, vo))"
+    ),
+    "set_intersection_by_key": (
+        "thrust::set_intersection_by_key(thrust::seq, k, (k + 4LL), ko, (ko + 4LL), v, ko, vo))"
+    ),
+}
+
+PAIR_ROWS = (
+    "mismatch", "equal_range", "unique_by_key", "reduce_by_key", "inclusive_scan_by_key",
+    "exclusive_scan_by_key", "set_union_by_key", "set_intersection_by_key",
+    "set_difference_by_key", "set_symmetric_difference_by_key",
+)  # fmt: skip
+ALL_ROWS = ROWS + PAIR_ROWS
+
+
 def _source():
     return more_algorithms.emit(*ARGS)
+
+
+@pytest.mark.parametrize("case", sorted(PAIR_EXPECTED))
+def test_pairs_and_by_key_emit_their_thrust_calls(case):
+    assert PAIR_EXPECTED[case] in pairs_and_by_key.emit(*PAIR_ARGS)
+
+
+@needs_nvcc
+def test_pairs_and_by_key_compile_for_sm90_without_a_gpu():
+    result = pairs_and_by_key.inspect(*PAIR_ARGS, arch="sm_90")
+    assert result.cubin[:4] == b"\x7fELF"
 
 
 @pytest.mark.parametrize("case", sorted(EXPECTED))
@@ -122,8 +197,8 @@ def test_each_algorithm_emits_its_thrust_call(case):
 
 
 def test_every_row_is_exercised_documented_and_included():
-    source = _source()
-    for name in ROWS:
+    source = _source() + pairs_and_by_key.emit(*PAIR_ARGS)
+    for name in ALL_ROWS:
         record = thrust_records.ALGORITHMS[name]
         assert record.doc and record.group == "thrust"
         assert f"thrust::{name}(" in source
@@ -159,14 +234,14 @@ def test_set_operation_second_range_must_point_to_one_type():
     assert "last2 points to float32, but first points to int32" in str(info.value)
 
 
-def test_pair_results_are_still_refused_by_name():
+def test_fancy_iterators_are_still_refused_by_name():
     @rawkernel()
     def k(x, y):
-        jit.thrust.mismatch(jit.thrust.seq, x, x + 4, y)
+        jit.thrust.make_counting_iterator(0)
 
     with pytest.raises(JitNameError) as info:
         k.emit(F32, F32)
-    assert "no member 'mismatch'" in str(info.value)
+    assert "no member 'make_counting_iterator'" in str(info.value)
 
 
 # -- GPU --------------------------------------------------------------------------
@@ -310,3 +385,77 @@ def test_set_operations_match_numpy(rng):
         ):
             assert c[r, k] == ref.size
             np.testing.assert_array_equal(got[r, k, : ref.size], ref)
+
+
+KEYS = 16
+
+
+@rawkernel()
+def by_key_rows(keys, vals, ko, vo, counts, inc, exc, other, mism, ranges, uk, uv, nuniq):
+    r = jit.threadIdx.x
+    k = keys + r * 16
+    v = vals + r * 16
+    ke, _ve = jit.thrust.reduce_by_key(jit.thrust.seq, k, k + 16, v, ko + r * 16, vo + r * 16)
+    counts[r] = ke - (ko + r * 16)
+    jit.thrust.inclusive_scan_by_key(jit.thrust.seq, k, k + 16, v, inc + r * 16)
+    jit.thrust.exclusive_scan_by_key(jit.thrust.seq, k, k + 16, v, exc + r * 16, 1.5)
+    a, b = jit.thrust.mismatch(jit.thrust.seq, k, k + 16, other + r * 16)
+    mism[2 * r] = a - k
+    mism[2 * r + 1] = b - (other + r * 16)
+    lo, hi = jit.thrust.equal_range(jit.thrust.seq, k, k + 16, k[5])
+    ranges[2 * r] = lo - k
+    ranges[2 * r + 1] = hi - k
+    for j in range(16):
+        uk[r * 16 + j] = k[j]
+        uv[r * 16 + j] = v[j]
+    ke2, _ve2 = jit.thrust.unique_by_key(jit.thrust.seq, uk + r * 16, uk + r * 16 + 16, uv + r * 16)
+    nuniq[r] = ke2 - (uk + r * 16)
+
+
+@pytest.mark.gpu
+def test_pairs_and_by_key_match_numpy(rng):
+    rows = 10
+    keys = np.sort(rng.integers(0, 6, size=(rows, KEYS)), axis=1).astype(np.int32)
+    vals = rng.standard_normal((rows, KEYS))
+    other = keys.copy()
+    where = rng.integers(0, KEYS, rows)
+    other[np.arange(rows), where] += 100  # the first difference of each row
+    n = rows * KEYS
+    out = {
+        name: poisoned(size, dt)
+        for name, size, dt in (
+            ("ko", n, np.int32), ("vo", n, np.float64), ("counts", rows, np.int64),
+            ("inc", n, np.float64), ("exc", n, np.float64), ("mism", 2 * rows, np.int64),
+            ("ranges", 2 * rows, np.int64), ("uk", n, np.int32), ("uv", n, np.float64),
+            ("nuniq", rows, np.int64),
+        )
+    }  # fmt: skip
+    by_key_rows[1, rows](
+        dev(keys.ravel()), dev(vals.ravel()), out["ko"], out["vo"], out["counts"], out["inc"],
+        out["exc"], dev(other.ravel()), out["mism"], out["ranges"], out["uk"], out["uv"],
+        out["nuniq"],
+    )  # fmt: skip
+    get = {k: v.get() for k, v in out.items()}
+    for r in range(rows):
+        starts = np.r_[True, keys[r][1:] != keys[r][:-1]]
+        seg = np.cumsum(starts) - 1
+        runs = keys[r][starts]
+        sums = np.bincount(seg, weights=vals[r])
+        m = runs.size
+        assert get["counts"][r] == m == get["nuniq"][r]
+        np.testing.assert_array_equal(get["ko"].reshape(rows, -1)[r][:m], runs)
+        np.testing.assert_allclose(get["vo"].reshape(rows, -1)[r][:m], sums, rtol=1e-13)
+        inc = np.empty(KEYS)
+        exc = np.empty(KEYS)
+        for s in range(m):
+            part = vals[r][seg == s]
+            inc[seg == s] = np.cumsum(part)
+            exc[seg == s] = 1.5 + np.cumsum(part) - part
+        np.testing.assert_allclose(get["inc"].reshape(rows, -1)[r], inc, rtol=1e-13)
+        np.testing.assert_allclose(get["exc"].reshape(rows, -1)[r], exc, rtol=1e-13, atol=1e-13)
+        np.testing.assert_array_equal(get["uk"].reshape(rows, -1)[r][:m], runs)
+        np.testing.assert_array_equal(get["uv"].reshape(rows, -1)[r][:m], vals[r][starts])
+        assert get["mism"][2 * r] == get["mism"][2 * r + 1] == where[r]
+        lo = np.searchsorted(keys[r], keys[r][5], "left")
+        hi = np.searchsorted(keys[r], keys[r][5], "right")
+        assert (get["ranges"][2 * r], get["ranges"][2 * r + 1]) == (lo, hi)

@@ -113,6 +113,16 @@ def _init(item, name, state):
     return state["init"]
 
 
+def _values_init(item, name, state):
+    """An init for the values of a by-key algorithm: typed as the values' elements."""
+    if isinstance(item, Const) and item.value is None:
+        return None
+    op = operand(item)
+    if not isinstance(op, (T.Scalar, bool, int, float, complex)):
+        raise JitkernTypeError(f"{name} must be a number, got {_describe(item)}")
+    return state["elems"][2]
+
+
 def _element_value(item, name, state):
     if isinstance(item, Const) and item.value is None:
         return None
@@ -146,6 +156,8 @@ def _second_op(item, name, state):
 _KINDS = {
     "policy": _policy,
     "op2": _second_op,
+    "vop": _functor,  # an operator on the values of a by-key algorithm
+    "vinit": _values_init,
     "first": _iterator,
     "last": _last,
     "iter": _iterator,
@@ -585,6 +597,152 @@ _ALGORITHMS = (
         "pointer_out",
         "Elements in exactly one of two sorted ranges; returns the end of the output.",
     ),
+    # pairs of iterators (returned as a tuple) and the by-key algorithms
+    Algorithm(
+        "mismatch",
+        "mismatch",
+        ("policy:exec_policy", "first:first1", "last:last1", "iter:first2", "op:pred=None"),
+        "pair:0,2",
+        "The first position where the ranges differ, as a pair of iterators (one per range).",
+    ),
+    Algorithm(
+        "equal_range",
+        "binary_search",
+        ("policy:exec_policy", "first:first", "last:last", "value:value", "op:comp=None"),
+        "pair:0,1",
+        "lower_bound and upper_bound of value in a sorted range, as a pair of iterators.",
+    ),
+    Algorithm(
+        "unique_by_key",
+        "unique",
+        (
+            "policy:exec_policy",
+            "first:keys_first",
+            "last:keys_last",
+            "iter:values_first",
+            "op:binary_pred=None",
+        ),
+        "pair:0,2",
+        "unique on the keys, moving the values along; returns the two new ends.",
+    ),
+    Algorithm(
+        "reduce_by_key",
+        "reduce",
+        (
+            "policy:exec_policy",
+            "first:keys_first",
+            "last:keys_last",
+            "iter:values_first",
+            "iter:keys_output",
+            "iter:values_output",
+            "op:binary_pred=None",
+            "vop:binary_op=None",
+        ),
+        "pair:3,4",
+        "Reduce each run of equal keys' values; returns the ends of both outputs.",
+    ),
+    Algorithm(
+        "inclusive_scan_by_key",
+        "scan",
+        (
+            "policy:exec_policy",
+            "first:keys_first",
+            "last:keys_last",
+            "iter:values_first",
+            "iter:result",
+            "op:binary_pred=None",
+            "vop:binary_op=None",
+        ),
+        "pointer_out",
+        "inclusive_scan restarted at each run of equal keys; returns the end of the output.",
+    ),
+    Algorithm(
+        "exclusive_scan_by_key",
+        "scan",
+        (
+            "policy:exec_policy",
+            "first:keys_first",
+            "last:keys_last",
+            "iter:values_first",
+            "iter:result",
+            "vinit:init=None",
+            "op:binary_pred=None",
+            "vop:binary_op=None",
+        ),
+        "pointer_out",
+        "exclusive_scan restarted at each run of equal keys (from init, default 0).",
+    ),
+    Algorithm(
+        "set_union_by_key",
+        "set_operations",
+        (
+            "policy:exec_policy",
+            "first:keys_first1",
+            "last:keys_last1",
+            "first:keys_first2",
+            "last:keys_last2",
+            "iter:values_first1",
+            "iter:values_first2",
+            "iter:keys_result",
+            "iter:values_result",
+            "op:comp=None",
+        ),
+        "pair:6,7",
+        "set_union on the keys, carrying the values; returns the ends of both outputs.",
+    ),
+    Algorithm(
+        "set_intersection_by_key",
+        "set_operations",
+        (
+            "policy:exec_policy",
+            "first:keys_first1",
+            "last:keys_last1",
+            "first:keys_first2",
+            "last:keys_last2",
+            "iter:values_first1",
+            "iter:keys_result",
+            "iter:values_result",
+            "op:comp=None",
+        ),
+        "pair:5,6",
+        "set_intersection on the keys, carrying the values; returns the ends of both outputs.",
+    ),
+    Algorithm(
+        "set_difference_by_key",
+        "set_operations",
+        (
+            "policy:exec_policy",
+            "first:keys_first1",
+            "last:keys_last1",
+            "first:keys_first2",
+            "last:keys_last2",
+            "iter:values_first1",
+            "iter:values_first2",
+            "iter:keys_result",
+            "iter:values_result",
+            "op:comp=None",
+        ),
+        "pair:6,7",
+        "set_difference on the keys, carrying the values; returns the ends of both outputs.",
+    ),
+    Algorithm(
+        "set_symmetric_difference_by_key",
+        "set_operations",
+        (
+            "policy:exec_policy",
+            "first:keys_first1",
+            "last:keys_last1",
+            "first:keys_first2",
+            "last:keys_last2",
+            "iter:values_first1",
+            "iter:values_first2",
+            "iter:keys_result",
+            "iter:values_result",
+            "op:comp=None",
+        ),
+        "pair:6,7",
+        "set_symmetric_difference on the keys, carrying the values; returns the ends of both outputs.",
+    ),
 )
 
 
@@ -618,6 +776,9 @@ def _result_type(result: str, items, state) -> T.Type:
         return T.pointer(state["elem"])
     if result == "pointer_out":
         return T.pointer(state["elems"][-1])
+    if result.startswith("pair:"):
+        elems = state["elems"]
+        return T.tuple_of(T.pointer(elems[int(k)]) for k in result[5:].split(","))
     return state.get("init", state["elem"])
 
 
@@ -632,16 +793,27 @@ def _template_for(algo: Algorithm):
         for kind, code, item, target in zip(kinds, codes, items, sig.args):
             if kind == "policy":
                 args.append(item.value.cname)
-            elif kind in ("op", "op2"):
+            elif kind in ("op", "op2", "vop"):
                 if not (isinstance(item, Const) and item.value is None):
                     typed = sig.result if algo.result == "init" else state["elem"]
+                    if kind == "vop":
+                        typed = element_type(items[3])
                     args.append(_functor_code(item.value, typed, algo, ctx))
-            elif kind in ("init", "elem") and isinstance(item, Const) and item.value is None:
+            elif (
+                kind in ("init", "elem", "vinit") and isinstance(item, Const) and item.value is None
+            ):
                 continue
             else:
                 args.append(code)
         args = _defaults(algo, items, args, sig, ctx)
-        return f"thrust::{algo.name}({', '.join(args)})"
+        call = f"thrust::{algo.name}({', '.join(args)})"
+        if algo.result.startswith("pair:"):
+            # thrust::pair -> the JIT's tuple, so `a, b = jit.thrust.mismatch(...)` unpacks it
+            return (
+                f"[] (auto jk_p) {{ return {sig.result.ctype}{{jk_p.first, {{jk_p.second, {{}}}}}}; }}"
+                f"({call})"
+            )
+        return call
 
     return template
 
@@ -656,7 +828,21 @@ def _defaults(algo, items, args, sig, ctx):
         args.insert(position, ctx.zero(elem))
     if algo.name == "reduce" and not given.get("init") and not given.get("binary_op"):
         args.append(ctx.zero(sig.result))  # thrust::reduce(first, last) sums in the element type
+    if algo.name.endswith("_by_key") and "binary_op" in names:
+        _by_key_defaults(names, given, items, args, ctx)
     return args
+
+
+def _by_key_defaults(names, given, items, args, ctx):
+    """Thrust's by-key overloads take init, then binary_pred, then binary_op: one given alone
+    needs the ones before it spelled out (0 of the values' type, equal_to on the keys)."""
+    keys, values = element_type(items[1]), element_type(items[3])
+    optional = [n for n in ("init", "binary_pred", "binary_op") if n in names]
+    last_given = max((k for k, n in enumerate(optional) if given.get(n)), default=0)
+    for name in optional[:last_given]:  # left to right, so each lands at its position
+        if not given.get(name):
+            default = ctx.zero(values) if name == "init" else f"thrust::equal_to<{keys.ctype}>()"
+            args.insert(names.index(name), default)
 
 
 def _functor_code(value, elem: T.Scalar, algo: Algorithm, ctx) -> str:
@@ -677,7 +863,7 @@ def _record(algo: Algorithm) -> Builtin:
     accepts = "policy; iterators (1-D arrays, shared memory, pointers); " + ", ".join(
         _split(p)[1].split("=")[0]
         for p in algo.params
-        if _split(p)[0] in ("value", "init", "elem", "op", "op2")
+        if _split(p)[0] in ("value", "init", "elem", "op", "op2", "vop", "vinit")
     )
     return Builtin(
         f"thrust.{algo.name}",
