@@ -173,9 +173,15 @@ class PyEmitter(FunctionEmitter):
         return f"{cls}({code})"
 
     def to_float(self, t: T.Scalar, code: str) -> str:
-        return self.convert_code(code, t, T.float32)
+        inner = _held_in_float(code) if t.is_half else None
+        return inner if inner is not None else self.convert_code(code, t, T.float32)
 
     def via_float(self, t: T.Scalar, code: str) -> str:
+        """A float32 result as type ``t``; a half keeps its float32 value for the next
+        operation (the GPU build's rule: half expressions round once, where stored)."""
+        if t.is_half:
+            numpy_type(t)
+            return f"{_HALF_ROUND}({code})"
         return self.convert_code(code, T.float32, t)
 
     def zero(self, t: T.Scalar) -> str:
@@ -537,6 +543,24 @@ class PyEmitter(FunctionEmitter):
             self.return_type or T.void,
         )
         return FunctionCode(self.cname, text, self.return_type or T.void, ())
+
+
+#: The rounding of a float32 result to float16 that the next half operation looks through
+#: (the GPU build's ``__float2half_rn``); an explicit conversion is ``_jk_t_float16``.
+_HALF_ROUND = "_jk_round_half"
+
+
+def _held_in_float(code: str):
+    """The float32 expression inside ``_jk_round_half(...)``, else None."""
+    prefix = _HALF_ROUND + "("
+    if not (code.startswith(prefix) and code.endswith(")")):
+        return None
+    depth = 0
+    for pos in range(len(prefix) - 1, len(code)):
+        depth += {"(": 1, ")": -1}.get(code[pos], 0)
+        if depth == 0:
+            return code[len(prefix) : -1] if pos == len(code) - 1 else None
+    return None
 
 
 def _array_name(code: str) -> str:

@@ -393,6 +393,7 @@ def names() -> dict:
         "_jk_assert_fail": assert_fail,
         "_jk_f2i": float_to_int,
         "_jk_to_half": to_half,
+        "_jk_round_half": numpy.float16,
         "_jk_ipow": ipow,
         "_jk_square": square,
         "_jk_fma": fma,

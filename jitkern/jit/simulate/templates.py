@@ -25,6 +25,11 @@ SHARED = frozenset(
 
 def _binary(symbol):
     def template(codes, sig, items, ctx):
+        arg_t = sig.args[0]
+        if getattr(arg_t, "is_half", False):  # computed in float32, rounded where stored
+            a, b = ctx.to_float(arg_t, codes[0]), ctx.to_float(arg_t, codes[1])
+            code = f"({a} {symbol} {b})"
+            return ctx.via_float(sig.result, code) if sig.result.is_half else code
         op = symbol
         if sig.result is T.bool_ and symbol in ("+", "*"):
             op = "|" if symbol == "+" else "&"  # NumPy's logical or / and on bools
@@ -37,6 +42,8 @@ def _power(codes, sig, items, ctx):
     t = sig.result
     exponent = items[1]
     if isinstance(exponent, Const) and exponent.value == 2 and not t.is_complex:
+        if t.is_half:
+            return ctx.via_float(t, f"_jk_square({ctx.to_float(t, codes[0])})")
         return f"_jk_square({codes[0]})"
     if t.kind in "iu":
         return f"_jk_ipow({codes[0]}, {codes[1]})"
@@ -335,8 +342,11 @@ def _cub(op_name):
             op = "_jk_op_cub_" + op_name
             count = codes[2] if op_name == "Sum" and len(codes) > 2 and codes[2] else "None"
         if _family(items[0]) == "warp_reduce":
-            return ctx.yields(f"_jk_REDUCE, {ctx.site()}, {codes[0]}, {codes[1]}, {count}, {op}")
-        return ctx.yields(f"_jk_SYNC, {ctx.site()}, {op}, {codes[1]}, {count}")
+            code = ctx.yields(f"_jk_REDUCE, {ctx.site()}, {codes[0]}, {codes[1]}, {count}, {op}")
+        else:
+            code = ctx.yields(f"_jk_SYNC, {ctx.site()}, {op}, {codes[1]}, {count}")
+        t = sig.result  # a half reduction accumulates in float32 (codes[1] is float32)
+        return ctx.via_float(t, code) if t.is_half else code
 
     return template
 
