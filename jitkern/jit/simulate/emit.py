@@ -200,6 +200,8 @@ class PyEmitter(FunctionEmitter):
     # -- arrays ------------------------------------------------------------------
 
     def array_attribute(self, base: Value, attr: str):
+        if attr == "size" and base.type.ndim == 0:
+            return Value(self.literal(1, T.int64), T.int64)
         if attr == "nbytes":
             size = self.array_attribute(base, "size")
             return Value(
@@ -418,6 +420,50 @@ class PyEmitter(FunctionEmitter):
         for target in node.targets:
             self.assign(target, item)
 
+    def stmt_AugAssign(self, node) -> None:
+        if not isinstance(node.target, ast.Subscript):
+            return super().stmt_AugAssign(node)
+        self.mark(node)
+        # x[g(x)] += v: the index is evaluated once (the GPU build binds a reference)
+        element = self.expr(node.target)
+        where = self.elements.get(element.code) if isinstance(element, Value) else None
+        if where is None:
+            return super().stmt_AugAssign(node)  # the GPU build's error
+        array, index = where
+        held = self.temp("ref")
+        self.line(f"{held} = {index}")
+        element = self.element(array, held, element.type)
+        op = type(node.op).__name__
+        self.store(element, self.binary(op, element, self.expr(node.value)), node.target)
+
+    def expr_BinOp(self, node):
+        # Python's parser nests at most 200 parentheses: a long chain (a + b + ... , each
+        # link parenthesised) is held in a local every _CHAIN_LINKS links
+        chain, first = [], node
+        while isinstance(first, ast.BinOp):
+            chain.append(first)
+            first = first.left
+        if len(chain) <= _CHAIN_LINKS:
+            return super().expr_BinOp(node)
+        result = self.expr(first)
+        for k, link in enumerate(reversed(chain)):
+            right = self.expr(link.right)
+            op = type(link.op).__name__
+            result = self.at(link, lambda r=result, v=right, o=op: self.binary(o, r, v))
+            if k % _CHAIN_LINKS == _CHAIN_LINKS - 1:
+                result = self.hold(result)
+        return result
+
+    def hold(self, item):
+        """A scalar expression computed into a local (a half keeps its float32 value)."""
+        if not (isinstance(item, Value) and isinstance(item.type, T.Scalar)):
+            return item
+        inner = _held_in_float(item.code) if item.type.is_half else None
+        tmp = self.temp()
+        self.line(f"{tmp} = {inner if inner is not None else item.code}")
+        code = f"{_HALF_ROUND}({tmp})" if inner is not None else tmp
+        return Value(code, item.type, weak=item.weak)
+
     def items_of(self, item, count: int, node) -> list:
         if isinstance(item, Value) and isinstance(item.type, T.Tuple):
             tmp = self.temp()
@@ -548,6 +594,7 @@ class PyEmitter(FunctionEmitter):
 #: The rounding of a float32 result to float16 that the next half operation looks through
 #: (the GPU build's ``__float2half_rn``); an explicit conversion is ``_jk_t_float16``.
 _HALF_ROUND = "_jk_round_half"
+_CHAIN_LINKS = 64
 
 
 def _held_in_float(code: str):

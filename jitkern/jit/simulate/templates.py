@@ -19,7 +19,7 @@ from ..values import Const
 #: Records whose template is back-end neutral (it only uses the emitter's methods or
 #: passes a converted argument through).
 SHARED = frozenset(
-    ["len", "print", "pow", "shared_memory", "numpy.<dtype>", "int", "float", "bool"]
+    ["len", "print", "pow", "shared_memory", "numpy.<dtype>", "int", "float", "bool", "numpy.dtype"]
 )
 
 
@@ -384,6 +384,9 @@ def _groups() -> dict:
         "grid.block_rank": "_jk_block_rank(_jk_T)",
         "grid.num_blocks": "_jk_grid_blocks(_jk_T)",
         "grid.is_valid": "_jk_t_bool({0}.cooperative)",
+        "grid.block_index": "_jk_dim3(_jk_bx, _jk_by, _jk_bz)",
+        "grid.dim_blocks": "_jk_dim3(_jk_ngx, _jk_ngy, _jk_ngz)",
+        "grid.group_dim": "_jk_dim3(_jk_ngx, _jk_ngy, _jk_ngz)",
         "grid.sync": _group_sync,
         "tile.thread_rank": "{0}.rank",
         "tile.size": "{0}.size",
