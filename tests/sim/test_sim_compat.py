@@ -8,7 +8,6 @@ import importlib.util
 import pathlib
 
 import numpy as np
-import pytest
 
 _JIT = pathlib.Path(__file__).resolve().parents[1] / "jit"
 

@@ -20,7 +20,7 @@ import functools
 import numpy
 
 from ...errors import JitError, JitkernTypeError, KernelArgumentError
-from . import emit, runtime, scheduler
+from . import emit, runtime, scheduler, thrust
 
 __all__ = ["Simulator", "simulated_source"]
 
@@ -31,6 +31,7 @@ class Simulated:
     def __init__(self, program, kernel_name: str):
         self.program = program
         self.namespace = runtime.names()
+        self.namespace.update(thrust.names())
         self.namespace.update(program.constants)
         for fn in program.functions.values():  # callees were finished first
             emit.compile_function(fn, self.namespace)

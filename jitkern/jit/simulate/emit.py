@@ -187,6 +187,11 @@ class PyEmitter(FunctionEmitter):
     def zero(self, t: T.Scalar) -> str:
         return self.literal(0, t)
 
+    context = CONTEXT
+
+    def type_code(self, t: T.Scalar) -> str:
+        return type_name(t)
+
     def tuple_code(self, t: T.Tuple, codes) -> str:
         return "(" + "".join(f"{c}, " for c in codes) + ")"
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from .. import builtins as B
 from .. import types as T
+from ..builtins.thrust import _ALGORITHMS as THRUST_ROWS
+from ..builtins.thrust import element_type
 from ..expressions import ExpressionEmitter, problem
 from ..values import Const
 
@@ -357,6 +359,72 @@ def _memcpy(codes, sig, items, ctx):
     return f"_jk_memcpy({dst}, {di}, {src}, {si}, {codes[3]})"
 
 
+# -- jit.thrust: each row of the JIT's table calls its NumPy version (see .thrust) ------
+
+
+def _thrust(algo):
+    kinds = [param.split(":", 1)[0] for param in algo.params]
+    unary = algo.name in ("transform", "transform_reduce")  # their first op is unary
+
+    def template(codes, sig, items, ctx):
+        elem = element_type(items[1])
+        args, ops = [], 0
+        for kind, code, item in zip(kinds, codes, items):
+            absent = isinstance(item, Const) and item.value is None
+            if kind == "policy":
+                continue
+            if kind == "op":
+                arity = 1 if unary and ops == 0 else 2
+                typed = sig.result if algo.result == "init" and arity == 2 else elem
+                args.append("None" if absent else _thrust_functor(item.value, typed, arity, ctx))
+                ops += 1
+            elif kind in ("init", "elem") and absent:
+                args.append(_thrust_default(algo.name, kind, len(args), sig, elem, ctx))
+            else:
+                args.append(code)
+        return f"_jk_thrust_{algo.name}({ctx.site()}, {', '.join(args)})"
+
+    return template
+
+
+def _thrust_default(name, kind, position, sig, elem, ctx) -> str:
+    """What Thrust uses for an omitted init (0) or step (1), in the type it computes in."""
+    if name == "reduce":
+        return ctx.zero(sig.result)
+    if name == "sequence" and position == 3:  # step
+        return ctx.literal(1, elem)
+    return ctx.zero(elem)
+
+
+def _thrust_functor(value, typed: T.Scalar, arity: int, ctx) -> str:
+    if isinstance(value, B.Marker):
+        return f"_jk_functor({value.name.split('.', 1)[1]!r}, {ctx.type_code(typed)})"
+    fn = ctx.program_device_function(value, (typed,) * arity)
+    if ctx.program.functions[fn.cname].generator:
+        raise problem("a jit.thrust operator cannot synchronise threads")
+    params = ", ".join(f"a{k}" for k in range(arity))
+    return f"(lambda {params}: {fn.cname}({ctx.context}, {params}))"
+
+
+def _pointer_offset(symbol):
+    def template(codes, sig, items, ctx):
+        if sig.result is T.int64:
+            return f"_jk_ptr_diff({codes[0]}, {codes[1]})"
+        step = codes[1] if symbol == "+" else f"(-{codes[1]})"
+        return f"_jk_ptr_add({codes[0]}, {step})"
+
+    return template
+
+
+def _thrust_table() -> dict:
+    table = {f"thrust.{a.name}": _thrust(a) for a in THRUST_ROWS}
+    table["array.begin"] = "{0}"
+    table["array.end"] = "_jk_ptr_end({0})"
+    table["pointer +"] = _pointer_offset("+")
+    table["pointer -"] = _pointer_offset("-")
+    return table
+
+
 def _groups() -> dict:
     u32 = "_jk_t_uint32"
     table = {
@@ -471,6 +539,7 @@ def _table() -> dict:
         "operator %": _half_safe("%"),
     }
     table.update(_groups())
+    table.update(_thrust_table())
     for name, symbol in OPERATOR_SYMBOLS.items():
         table[f"operator {symbol}"] = _binary(symbol)
     for name in B.SHUFFLES:

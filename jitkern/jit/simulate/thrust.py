@@ -1,0 +1,324 @@
+"""``jit.thrust`` in the simulator: each algorithm of the JIT's table run with NumPy.
+
+An iterator is a position in a 1-D array (:class:`Ptr`; ``x`` itself is its first
+element), so pointer subscripts are bounds-checked like arrays, a range ``[first, last)``
+is checked to lie in one array, and what an algorithm writes lands in the kernel's array.
+
+Each algorithm computes in the types the JIT gave its arguments (the generated code
+converts values and ``init`` to those types, and functors convert their operands as
+Thrust's ``plus<T>`` does), in Thrust's sequential order: a kernel's Thrust call runs in
+the calling thread.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy
+
+from ...errors import KernelAssertionError
+from . import runtime as R
+
+
+class Ptr:
+    """An iterator: a position in a 1-D array (NumPy's empty views forget their offset,
+    so ``x.end()`` cannot be a view). Subscripts are checked like an array's."""
+
+    __slots__ = ("array", "offset")
+
+    def __init__(self, array, offset: int):
+        self.array, self.offset = array, offset
+
+    def __len__(self):
+        return len(self.array) - self.offset
+
+    def __getitem__(self, i):
+        return self.array[self.offset + i]
+
+    def __setitem__(self, i, value):
+        self.array[self.offset + i] = value
+
+
+def _position(p):
+    """(1-D array, offset) of an iterator: an array (its first element) or a Ptr."""
+    if isinstance(p, Ptr):
+        return p.array, p.offset
+    return p, 0
+
+
+def _moved(site, array, offset: int):
+    if not 0 <= offset <= len(array):
+        raise KernelAssertionError(
+            f"{site}: pointer arithmetic leaves the array: position {offset} of an array "
+            f"of {len(array)} elements in {R.thread_text()}"
+        )
+    return Ptr(array, offset)
+
+
+def ptr_add(p, n):
+    """``p + n`` for an iterator ``p``."""
+    array, offset = _position(p)
+    return _moved(R.where_now(), array, offset + int(n))
+
+
+def ptr_end(a):
+    return Ptr(a, len(a))
+
+
+def ptr_diff(p, q):
+    """``p - q``: the distance in elements between two iterators of one array."""
+    a, i = _position(p)
+    b, j = _position(q)
+    if not _same(a, b):
+        raise KernelAssertionError(
+            f"{R.where_now()}: the two iterators of p - q point into different arrays "
+            f"in {R.thread_text()}"
+        )
+    return numpy.int64(i - j)
+
+
+def _same(a, b) -> bool:
+    return a is b or (
+        a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and len(a) == len(b)
+    )
+
+
+def _span(site, first, last, name="[first, last)"):
+    """The range as a 1-D view, and the array and offset of ``first``."""
+    a, i = _position(first)
+    b, j = _position(last)
+    if not (_same(a, b) and i <= j):
+        raise KernelAssertionError(
+            f"{site}: the range {name} of a jit.thrust call is not a range of one array "
+            f"in {R.thread_text()}"
+        )
+    return a[i:j], a, i
+
+
+def _out(site, result, n, name="result"):
+    """The n-element output at ``result`` as a view, and the iterator past its end."""
+    a, i = _position(result)
+    if i + n > len(a):
+        raise KernelAssertionError(
+            f"{site}: the output {name} of a jit.thrust call has {len(a) - i} elements "
+            f"from its start, the input {n} in {R.thread_text()}"
+        )
+    return a[i : i + n], Ptr(a, i + n)
+
+
+# -- functors: thrust::plus<T>() and the others, typed ---------------------------------
+
+_FUNCTORS = {
+    "plus": lambda a, b: a + b,
+    "minus": lambda a, b: a - b,
+    "multiplies": lambda a, b: a * b,
+    "maximum": lambda a, b: b if a < b else a,  # noqa: FURB136 - Thrust's order on ties
+    "minimum": lambda a, b: a if a < b else b,  # noqa: FURB136 - Thrust's order on ties
+    "less": lambda a, b: a < b,
+    "greater": lambda a, b: a > b,
+    "less_equal": lambda a, b: a <= b,
+    "greater_equal": lambda a, b: a >= b,
+    "equal_to": lambda a, b: a == b,
+    "negate": lambda a: -a,
+    "identity": lambda a: a,
+}
+_UNARY = ("negate", "identity")
+
+
+def functor(name: str, cls):
+    """``thrust::<name><T>()``: operands converted to ``cls``, arithmetic results too."""
+    fn = _FUNCTORS[name]
+    if name in _UNARY:
+        return lambda a: cls(fn(cls(a)))
+    if name in ("plus", "minus", "multiplies", "maximum", "minimum"):
+        return lambda a, b: cls(fn(cls(a), cls(b)))
+    return lambda a, b: fn(cls(a), cls(b))
+
+
+def _less(comp):
+    return comp if comp is not None else (lambda a, b: a < b)
+
+
+# -- the algorithms ----------------------------------------------------------------------
+
+
+def count(site, first, last, value):
+    seg, _, _ = _span(site, first, last)
+    return numpy.int64(numpy.count_nonzero(seg == value))
+
+
+def find(site, first, last, value):
+    seg, a, i = _span(site, first, last)
+    hits = numpy.flatnonzero(seg == value)
+    return Ptr(a, i + (int(hits[0]) if len(hits) else len(seg)))
+
+
+def fill(site, first, last, value):
+    _span(site, first, last)[0][:] = value
+
+
+def sequence(site, first, last, init, step):
+    seg, _, _ = _span(site, first, last)
+    value = init
+    for k in range(len(seg)):  # init + k * step in the element type, as Thrust computes it
+        seg[k] = value
+        value = type(init)(value + step)
+
+
+def _sorted_order(seg, comp):
+    if comp is None:
+        return numpy.argsort(seg, kind="stable")
+    key = functools.cmp_to_key(
+        lambda i, j: -1 if comp(seg[i], seg[j]) else (1 if comp(seg[j], seg[i]) else 0)
+    )
+    return numpy.array(sorted(range(len(seg)), key=key), dtype=numpy.intp)
+
+
+def sort(site, first, last, comp):
+    seg, _, _ = _span(site, first, last)
+    seg[:] = seg[_sorted_order(seg, comp)]
+
+
+def sort_by_key(site, keys_first, keys_last, values_first, comp):
+    keys, _, _ = _span(site, keys_first, keys_last, "[keys_first, keys_last)")
+    values, _ = _out(site, values_first, len(keys), "values_first")
+    order = _sorted_order(keys, comp)
+    keys[:] = keys[order]
+    values[:] = values[order]
+
+
+def reduce(site, first, last, init, op):
+    cls = type(init)
+    op = op if op is not None else (lambda a, b: a + b)
+    acc = init
+    for x in _span(site, first, last)[0]:
+        acc = cls(op(acc, cls(x)))
+    return acc
+
+
+def _scan(site, first, last, result, acc, op, inclusive):
+    seg = _span(site, first, last)[0].copy()  # the output may be the input
+    out, end = _out(site, result, len(seg))
+    op = op if op is not None else (lambda a, b: a + b)
+    cls = type(acc) if acc is not None else seg.dtype.type
+    for k, x in enumerate(seg):
+        if inclusive:
+            acc = x if k == 0 else cls(op(acc, x))
+            out[k] = acc
+        else:
+            out[k] = acc
+            acc = cls(op(acc, cls(x)))
+    return end
+
+
+def inclusive_scan(site, first, last, result, op):
+    return _scan(site, first, last, result, None, op, True)
+
+
+def exclusive_scan(site, first, last, result, init, op):
+    return _scan(site, first, last, result, init, op, False)
+
+
+def equal(site, first1, last1, first2):
+    seg, _, _ = _span(site, first1, last1, "[first1, last1)")
+    other, _ = _out(site, first2, len(seg), "first2")
+    return numpy.bool_(all(a == b for a, b in zip(seg, other)))
+
+
+def _extreme(site, first, last, comp, smallest):
+    seg, a, i = _span(site, first, last)
+    less = _less(comp)
+    best = 0
+    for k in range(1, len(seg)):
+        if less(seg[k], seg[best]) if smallest else less(seg[best], seg[k]):
+            best = k
+    return Ptr(a, i + best)
+
+
+def min_element(site, first, last, comp):
+    return _extreme(site, first, last, comp, True)
+
+
+def max_element(site, first, last, comp):
+    return _extreme(site, first, last, comp, False)
+
+
+def _bound(seg, before):
+    """The first position whose element is not ``before`` it (binary search)."""
+    lo, hi = 0, len(seg)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if before(seg[mid]):
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+def lower_bound(site, first, last, value, comp):
+    less = _less(comp)
+    seg, a, i = _span(site, first, last)
+    return Ptr(a, i + _bound(seg, lambda x: less(x, value)))
+
+
+def upper_bound(site, first, last, value, comp):
+    less = _less(comp)
+    seg, a, i = _span(site, first, last)
+    return Ptr(a, i + _bound(seg, lambda x: not less(value, x)))
+
+
+def binary_search(site, first, last, value, comp):
+    less = _less(comp)
+    seg, _, _ = _span(site, first, last)
+    k = _bound(seg, lambda x: less(x, value))
+    return numpy.bool_(k < len(seg) and not less(value, seg[k]))
+
+
+def transform(site, first, last, result, op):
+    seg = _span(site, first, last)[0].copy()
+    out, end = _out(site, result, len(seg))
+    for k, x in enumerate(seg):
+        out[k] = op(x)
+    return end
+
+
+def transform_reduce(site, first, last, unary_op, init, binary_op):
+    cls = type(init)
+    acc = init
+    for x in _span(site, first, last)[0]:
+        acc = cls(binary_op(acc, unary_op(x)))
+    return acc
+
+
+ALGORITHMS = {
+    fn.__name__: fn
+    for fn in (
+        count,
+        find,
+        fill,
+        sequence,
+        sort,
+        sort_by_key,
+        reduce,
+        inclusive_scan,
+        exclusive_scan,
+        equal,
+        min_element,
+        max_element,
+        lower_bound,
+        upper_bound,
+        binary_search,
+        transform,
+        transform_reduce,
+    )
+}
+ALGORITHMS["stable_sort"] = sort  # sort is stable here: a valid unstable order too
+ALGORITHMS["stable_sort_by_key"] = sort_by_key
+
+
+def names() -> dict:
+    table = {f"_jk_thrust_{name}": fn for name, fn in ALGORITHMS.items()}
+    table.update(
+        _jk_functor=functor, _jk_ptr_add=ptr_add, _jk_ptr_end=ptr_end, _jk_ptr_diff=ptr_diff
+    )
+    return table
