@@ -37,6 +37,11 @@ def _default_cache_dir() -> str:
     return os.path.join(xdg, "jitkern")
 
 
+#: Run when ``settings.simulate`` turns on: the JIT puts back the general launch of every
+#: kernel whose generated GPU launcher (which checks nothing else) was installed.
+on_simulate: list = []
+
+
 @dataclass
 class Settings:
     cache_dir: str
@@ -45,6 +50,12 @@ class Settings:
     cuda_home: str | None
     simulate: bool = False  # JITKERN_SIMULATE: run JIT kernels on the CPU (the simulator)
     debug: bool = False  # JITKERN_DEBUG: bounds-checked debug builds of JIT kernels
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name == "simulate" and value:
+            for callback in on_simulate:
+                callback()
 
     @classmethod
     def from_environ(cls) -> "Settings":
@@ -65,5 +76,6 @@ def reload() -> Settings:
     """Re-read the environment (tests use this after changing variables)."""
     global settings
     fresh = Settings.from_environ()
-    settings.__dict__.update(fresh.__dict__)
+    for name, value in fresh.__dict__.items():
+        setattr(settings, name, value)
     return settings

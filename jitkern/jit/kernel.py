@@ -24,9 +24,11 @@ import os
 import re
 import threading
 import types as types_module
+import weakref
 
 import numpy
 
+from .. import config
 from ..backend import cache, debugcheck, driver
 from ..backend.codegen import define
 from ..backend.device import stream_handle
@@ -248,7 +250,12 @@ class JitKernel(KernelPartial):
             # Python names the called function in its own call errors (a missing argument):
             # the kernel's name, not the generated launcher's.
             entry.run.__name__ = entry.run.__qualname__ = self.__name__
-            self._set_call(entry.run)
+            self._install(entry.run)
+
+    def _install(self, run) -> None:
+        """Make ``run`` (a generated GPU launcher) the kernel's call until simulate turns on."""
+        self._set_call(run)
+        _INSTALLED.add(self)
 
     def _bind_parts(self, args: tuple):
         """For KernelPartial.bind: the entry's Function and full arguments, and the check
@@ -417,6 +424,20 @@ def _describe_for_bind(a) -> str:
         return arg_type(a).describe()
     except Exception:  # a value no kernel accepts: its Python type says enough
         return type(a).__name__
+
+
+#: Kernels whose call is a generated GPU launcher: it skips _launch and so the
+#: settings.simulate check, so turning simulate on puts their general launch back.
+_INSTALLED: weakref.WeakSet = weakref.WeakSet()
+
+
+def _uninstall_launchers() -> None:
+    for kernel in list(_INSTALLED):
+        kernel._set_call(kernel._launch)
+    _INSTALLED.clear()
+
+
+config.on_simulate.append(_uninstall_launchers)
 
 
 def _launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args, **kwargs):

@@ -164,6 +164,45 @@ def test_jitkern_simulate_setting_runs_launches_on_the_cpu(monkeypatch, rng):
     np.testing.assert_array_equal(y, x)
 
 
+def test_simulate_turned_on_after_a_gpu_launch_applies_to_the_next_launch(monkeypatch, rng):
+    # stands for the generated GPU launcher a first launch installs (it skips the checks
+    # of the general launch, the settings.simulate one among them)
+    gpu_calls = []
+
+    def installed_launcher(grid, block, args, shm=0, stream=None):
+        gpu_calls.append(args)
+
+    monkeypatch.setattr(settings, "simulate", False)
+    float_copy._install(installed_launcher)
+    x = rng.standard_normal(100).astype(np.float32)
+    y = np.full(100, np.nan, np.float32)
+    float_copy[1, 128](x, y, 100)
+    assert len(gpu_calls) == 1 and np.isnan(y).all()  # the fast path ran
+    monkeypatch.setattr(settings, "simulate", True)
+    float_copy[1, 128](x, y, 100)
+    np.testing.assert_array_equal(y, x)  # simulated, not the installed launcher
+    y[:] = np.nan
+    float_copy((1,), (128,), (x, y, 100))
+    np.testing.assert_array_equal(y, x)
+    assert len(gpu_calls) == 1
+    assert float_copy.func == float_copy._launch  # the general launch is the call again
+
+
+def test_reload_turning_simulate_on_uninstalls_launchers(monkeypatch):
+    from jitkern import config
+
+    monkeypatch.setattr(settings, "simulate", False)
+    float_copy._install(lambda *a, **k: None)
+    monkeypatch.setenv("JITKERN_SIMULATE", "1")
+    try:
+        config.reload()
+        assert float_copy.func == float_copy._launch
+    finally:
+        monkeypatch.delenv("JITKERN_SIMULATE")
+        config.reload()
+    assert settings.simulate is False
+
+
 @jitkern.rawkernel()
 def float_copy(x, y, n):
     i = jit.grid(1)

@@ -81,3 +81,31 @@ def test_jitkern_arrays_are_copied_to_the_host_and_back(rng):
     typed_ops.simulate[4, 256](a, b, x, y, *on_host)
     for d, h in zip(on_device, on_host):
         np.testing.assert_array_equal(d.get(), h)
+
+
+@jitkern.rawkernel()
+def offset_copy(x, y):
+    i = jit.grid(1)
+    y[i] = x[i] + 1
+
+
+def test_simulate_turned_on_after_a_gpu_launch_is_seen(monkeypatch, rng):
+    from jitkern.config import settings
+    from jitkern.jit.simulate import Simulator
+
+    runs = []
+    real = Simulator.__call__
+    monkeypatch.setattr(Simulator, "__call__", lambda *a, **k: runs.append(1) or real(*a, **k))
+    x = rng.integers(-100, 100, 256).astype(np.int32)
+    dx, dy = jitkern.asarray(x), jitkern.zeros(256, np.int32)
+    for _ in range(3):  # the generated launcher is installed after the first launch
+        offset_copy[2, 128](dx, dy)
+    np.testing.assert_array_equal(dy.get(), x + 1)
+    assert runs == []
+    monkeypatch.setattr(settings, "simulate", True)
+    dy2 = jitkern.zeros(256, np.int32)
+    offset_copy[2, 128](dx, dy2)
+    assert runs == [1]
+    np.testing.assert_array_equal(dy2.get(), x + 1)
+    with pytest.raises(jitkern.KernelAssertionError, match="out of bounds"):
+        offset_copy[3, 128](dx, dy2)  # the simulator's bounds check: it ran on the CPU
