@@ -74,7 +74,6 @@ settings = Settings.from_environ()
 
 def reload() -> Settings:
     """Re-read the environment (tests use this after changing variables)."""
-    global settings
     fresh = Settings.from_environ()
     for name, value in fresh.__dict__.items():
         setattr(settings, name, value)
