@@ -19,9 +19,10 @@ import types as pytypes
 
 import numpy
 
-from ..arrays import describe
+from ..arrays import asarray, describe
+from ..config import settings
 from ..errors import JitkernTypeError
-from . import _fuse_emit, _fuse_ops, _fuse_trace
+from . import _fuse_emit, _fuse_ops, _fuse_simulate, _fuse_trace
 from ._fuse_trace import FuseAttributeError, FuseTraceError, Var
 
 #: Modules a fused function may be written against and that fuse reads as NumPy's
@@ -113,6 +114,8 @@ class Fused:
             isinstance(v, Var) for v in kwargs.values()
         ):
             return self._fn(*args, **kwargs)  # a fused function called from a traced one
+        if settings.simulate:  # JITKERN_SIMULATE=1: the fused kernels' work on the CPU
+            return self.simulate(*args, **kwargs)
         if all(isinstance(a, _HOST_TYPES) for a in args):
             return _numpy_function(self._fn)(*args, **kwargs)
         key = tuple([_signature_key(a) for a in args])
@@ -160,6 +163,25 @@ class Fused:
         plan = self._plan(args, kwargs, self._key(args, kwargs))
         return plan.inspect(args, arch)
 
+    def simulate(self, *args, **kwargs):
+        """Run what the fused kernels compute on the CPU, without a GPU (docs/debugging.md).
+
+        The traced graph (the kernels' typed operations) is evaluated with NumPy on host
+        copies of the arguments; writes into argument arrays are copied back. Results are
+        NumPy arrays, or jitkern arrays when an argument was one.
+        """
+        host = [a.get() if _on_device(a) else a for a in args]
+        plan = self._plan(tuple(host), kwargs, self._key(tuple(host), kwargs))
+        result = _fuse_simulate.evaluate(plan.graph, tuple(host))
+        for original, copy in zip(args, host):
+            if copy is not original:
+                original.set(copy)
+        if not any(_on_device(a) for a in args):
+            return result
+        if isinstance(result, tuple):
+            return tuple(asarray(r) if isinstance(r, numpy.ndarray) else r for r in result)
+        return asarray(result) if isinstance(result, numpy.ndarray) else result
+
     def clear_cache(self) -> None:
         """Forget every traced signature (the next call traces again)."""
         self._plans.clear()
@@ -181,6 +203,10 @@ class Fused:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+def _on_device(a) -> bool:
+    return hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__")
 
 
 def _rebuild(fn, kernel_name):

@@ -109,3 +109,19 @@ def test_simulate_turned_on_after_a_gpu_launch_is_seen(monkeypatch, rng):
     np.testing.assert_array_equal(dy2.get(), x + 1)
     with pytest.raises(jitkern.KernelAssertionError, match="out of bounds"):
         offset_copy[3, 128](dx, dy2)  # the simulator's bounds check: it ran on the CPU
+
+
+@jitkern.fuse()
+def _fused_update(x, y):
+    x += y * 2
+    return np.sqrt(np.abs(x)) + y.sum()
+
+
+def test_fused_simulate_matches_the_gpu_and_copies_writes_back(rng):
+    hx, hy = rng.standard_normal(500), rng.standard_normal(500)
+    gx, gy = jitkern.asarray(hx), jitkern.asarray(hy)
+    g = _fused_update(gx, gy)
+    sx = jitkern.asarray(hx)
+    s = _fused_update.simulate(sx, jitkern.asarray(hy))
+    np.testing.assert_array_equal(sx.get(), gx.get())  # x += y * 2: exact in both
+    np.testing.assert_allclose(s.get(), g.get(), rtol=1e-13)  # the sum's order differs
