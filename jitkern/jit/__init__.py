@@ -40,6 +40,7 @@ clock64 = _b.clock64
 nanosleep = _b.nanosleep
 
 shared_memory = _b.shared_memory
+local_memory = _b.local_memory
 ldg = _b.ldg
 
 atomic_add = _b.ATOMICS["atomic_add"]
@@ -97,6 +98,7 @@ __all__ = [
     "clock64",
     "nanosleep",
     "shared_memory",
+    "local_memory",
     "ldg",
     "atomic_add",
     "atomic_sub",

@@ -715,6 +715,14 @@ class FunctionEmitter(ExpressionEmitter):
         self.debug_bounds[name] = f"{int(size)}LL"
         return name
 
+    def declare_local(self, elem: T.Type, size: int) -> str:
+        """A per-thread array, declared at the function's start (it lives as long as the
+        pointer a local variable may keep to it)."""
+        name = self.program.unique_name(generated_name("local"))
+        self.prologue.append(f"{elem.ctype} {name}[{size}];")
+        self.debug_bounds[name] = f"{int(size)}LL"  # debug builds check its indices too
+        return name
+
     # -- debug builds ------------------------------------------------------
 
     def passes_extent(self, t) -> bool:

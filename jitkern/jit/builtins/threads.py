@@ -190,6 +190,46 @@ shared_memory = Builtin(
 )
 
 
+#: CUDA's limit on a thread's local memory (the stack), in bytes.
+LOCAL_MEMORY_LIMIT = 512 * 1024
+
+
+def _local_rule(items, mode):
+    try:
+        elem = T.scalar_from_dtype(items[0].value) if isinstance(items[0], Const) else None
+    except TypeError:
+        elem = None
+    if elem is None:
+        raise JitkernTypeError("dtype must be a NumPy dtype (numpy.float32, x.dtype, ...)")
+    size = items[1]
+    if isinstance(size, Const) and size.value is None:
+        raise JitkernTypeError("size must be a compile-time int (a local array has a fixed size)")
+    n = const_int(size, "size")
+    if n <= 0:
+        raise JitkernTypeError(f"size must be positive, got {n}")
+    if n * elem.itemsize > LOCAL_MEMORY_LIMIT:
+        raise JitkernTypeError(
+            f"{n} x {elem.name} is {n * elem.itemsize} bytes, more than a thread's "
+            f"{LOCAL_MEMORY_LIMIT} bytes of local memory"
+        )
+    return Sig((None, None), T.pointer(elem, "local"))
+
+
+def _local_template(codes, sig, items, ctx):
+    return ctx.declare_local(sig.result.elem, int(items[1].value))
+
+
+local_memory = Builtin(
+    "local_memory",
+    ("dtype", "size"),
+    "dtype: a NumPy dtype; size: constant int",
+    _local_rule,
+    _local_template,
+    "Per-thread array of size elements (uninitialised); returns a pointer.",
+    "memory",
+)
+
+
 def _ldg_rule(items, mode):
     elem = scalar_of(items[0], "the element")
     return Sig((None,), elem)

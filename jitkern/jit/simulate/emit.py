@@ -263,6 +263,11 @@ class PyEmitter(FunctionEmitter):
         self.prologue.append(f"{tmp} = {code}")
         return tmp
 
+    def declare_local(self, elem: T.Type, size: int) -> str:
+        tmp = self.temp("local")
+        self.prologue.append(f"{tmp} = _jk_local({type_name(elem)}, {int(size)})")
+        return tmp
+
     # -- operators and expressions whose C++ spelling is inline -----------------
 
     def unary(self, op, v: Value) -> Value:

@@ -59,6 +59,12 @@ def check_indices(a, name, *indices):
     return indices
 
 
+def local_array(cls, size: int):
+    """A thread's ``jit.local_memory``: uninitialised, so it reads as 0xff bytes (NaN for
+    floats, -1 for ints) until written, as shared memory does here."""
+    return numpy.full(size * numpy.dtype(cls).itemsize, 0xFF, numpy.uint8).view(cls)
+
+
 def assert_fail(message: str):
     raise KernelAssertionError(f"{where_now()}: assertion failed: {message} in {thread_text()}")
 
@@ -391,6 +397,7 @@ def names() -> dict:
         "_jk_ix": check_index,
         "_jk_ixn": check_indices,
         "_jk_assert_fail": assert_fail,
+        "_jk_local": local_array,
         "_jk_f2i": float_to_int,
         "_jk_to_half": to_half,
         "_jk_round_half": numpy.float16,

@@ -21,7 +21,18 @@ from ..values import Const
 #: Records whose template is back-end neutral (it only uses the emitter's methods or
 #: passes a converted argument through).
 SHARED = frozenset(
-    ["len", "print", "pow", "shared_memory", "numpy.<dtype>", "int", "float", "bool", "numpy.dtype"]
+    [
+        "len",
+        "print",
+        "pow",
+        "shared_memory",
+        "numpy.<dtype>",
+        "int",
+        "float",
+        "bool",
+        "numpy.dtype",
+        "local_memory",
+    ]
 )
 
 
