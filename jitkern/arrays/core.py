@@ -521,8 +521,8 @@ class ndarray:
     # -- interop ----------------------------------------------------------
     @property
     def __cuda_array_interface__(self) -> dict:
-        if self._dtype.kind == "V":  # bfloat16 (ml_dtypes): no typestr for it
-            raise JitkernTypeError("bfloat16 has no __cuda_array_interface__ typestr; "
+        if self._dtype.kind == "V":  # bfloat16, float8 (ml_dtypes): no typestr for them
+            raise JitkernTypeError(f"{self._dtype.name} has no __cuda_array_interface__ typestr; "
                             "share it through DLPack (__dlpack__) instead")
         typestr = self._dtype.str
         stream = self._stream.ptr

@@ -1,8 +1,8 @@
 """The element types jitkern arrays hold, and how each is spelled elsewhere.
 
 One table row per supported type: its NumPy dtype, its DLPack ``(code, bits)``
-and its C++ spelling in kernels. ``bfloat16`` joins the table when ``ml_dtypes``
-is installed.
+and its C++ spelling in kernels. ``bfloat16``, ``float8_e4m3fn`` and ``float8_e5m2``
+join the table when ``ml_dtypes`` is installed (NumPy has them only through it).
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import numpy
 
 from ..errors import JitkernTypeError
 
-# DLPack type codes (dlpack.h, DLDataTypeCode).
+# DLPack type codes (dlpack.h, DLDataTypeCode; the float8 ones since DLPack 1.1).
 DL_INT, DL_UINT, DL_FLOAT, DL_BFLOAT, DL_COMPLEX, DL_BOOL = 0, 1, 2, 4, 5, 6
+DL_FLOAT8_E4M3FN, DL_FLOAT8_E5M2 = 10, 12
 
 # name -> (DLPack code, C++ type in kernels)
 _TABLE = {
@@ -33,28 +34,45 @@ _TABLE = {
 }
 
 
-def _bfloat16():
+def _ml_dtype(name: str):
+    """NumPy's dtype for ``name`` from ml_dtypes, or None where it is not installed."""
     try:
         import ml_dtypes
     except ImportError:
         return None
-    return numpy.dtype(ml_dtypes.bfloat16)
+    return numpy.dtype(getattr(ml_dtypes, name))
 
 
-BFLOAT16 = _bfloat16()
+# name -> (DLPack code, C++ type): the types NumPy has only through ml_dtypes
+_ML_TABLE = {
+    "bfloat16": (DL_BFLOAT, "__nv_bfloat16"),
+    "float8_e4m3fn": (DL_FLOAT8_E4M3FN, "__nv_fp8_e4m3"),
+    "float8_e5m2": (DL_FLOAT8_E5M2, "__nv_fp8_e5m2"),
+}
+ML_DTYPES = {name: _ml_dtype(name) for name in _ML_TABLE}
+BFLOAT16 = ML_DTYPES["bfloat16"]
+FLOAT8_E4M3FN = ML_DTYPES["float8_e4m3fn"]
+FLOAT8_E5M2 = ML_DTYPES["float8_e5m2"]
 
 SUPPORTED: dict[numpy.dtype, tuple[int, str]] = {numpy.dtype(n): v for n, v in _TABLE.items()}
-if BFLOAT16 is not None:
-    SUPPORTED[BFLOAT16] = (DL_BFLOAT, "__nv_bfloat16")
+for _name, _dt in ML_DTYPES.items():
+    if _dt is not None:
+        SUPPORTED[_dt] = _ML_TABLE[_name]
 
 SUPPORTED_NAMES = ", ".join(str(d) for d in SUPPORTED)
 
 # dtype argument as given (numpy.float32, "f4", numpy.dtype(...), float) -> numpy.dtype
-_cache: dict = {None: numpy.dtype(numpy.float64), float: numpy.dtype(numpy.float64),
-                int: numpy.dtype(numpy.int64), bool: numpy.dtype(numpy.bool_),
-                complex: numpy.dtype(numpy.complex128)}
+_cache: dict = {
+    None: numpy.dtype(numpy.float64),
+    float: numpy.dtype(numpy.float64),
+    int: numpy.dtype(numpy.int64),
+    bool: numpy.dtype(numpy.bool_),
+    complex: numpy.dtype(numpy.complex128),
+}
 for _dt in SUPPORTED:
-    _cache[_dt] = _cache[_dt.type] = _cache[_dt.name] = _cache[_dt.str] = _dt
+    _cache[_dt] = _cache[_dt.type] = _cache[_dt.name] = _dt
+    if _dt.kind != "V":  # ml_dtypes' types share void typestrs ('<V1' for both float8s)
+        _cache[_dt.str] = _dt
 
 
 def normalize(dtype) -> numpy.dtype:
@@ -78,8 +96,8 @@ def normalize(dtype) -> numpy.dtype:
 def check_supported(dt: numpy.dtype) -> numpy.dtype:
     if dt not in SUPPORTED:
         hint = ""
-        if dt.name == "bfloat16" or str(dt) == "bfloat16":
-            hint = " (bfloat16 needs the ml_dtypes package)"
+        if dt.name in _ML_TABLE or str(dt) in _ML_TABLE:
+            hint = f" ({dt.name} needs the ml_dtypes package)"
         elif not dt.isnative:
             hint = " (non-native byte order; use dtype.newbyteorder('='))"
         raise JitkernTypeError(
@@ -104,10 +122,23 @@ def from_dlpack(code: int, bits: int, lanes: int = 1) -> numpy.dtype:
         for dt, (c, _ctype) in SUPPORTED.items():
             if c == code and dt.itemsize * 8 == bits:
                 return dt
-    names = {DL_INT: "int", DL_UINT: "uint", DL_FLOAT: "float", DL_BFLOAT: "bfloat",
-             DL_COMPLEX: "complex", DL_BOOL: "bool"}
-    name = f"{names.get(code, f'code {code}')}{bits}" + (f"x{lanes}" if lanes != 1 else "")
-    hint = " (install ml_dtypes for bfloat16)" if code == DL_BFLOAT and bits == 16 else ""
+    names = {
+        DL_INT: "int",
+        DL_UINT: "uint",
+        DL_FLOAT: "float",
+        DL_BFLOAT: "bfloat",
+        DL_COMPLEX: "complex",
+        DL_BOOL: "bool",
+        DL_FLOAT8_E4M3FN: "float8_e4m3fn",
+        DL_FLOAT8_E5M2: "float8_e5m2",
+    }
+    name = (
+        f"{names.get(code, f'code {code}')}"
+        + ("" if code in (DL_FLOAT8_E4M3FN, DL_FLOAT8_E5M2) and bits == 8 else str(bits))
+        + (f"x{lanes}" if lanes != 1 else "")
+    )
+    ml = {(DL_BFLOAT, 16), (DL_FLOAT8_E4M3FN, 8), (DL_FLOAT8_E5M2, 8)}
+    hint = f" (install ml_dtypes for {name})" if (code, bits) in ml else ""
     raise JitkernTypeError(f"DLPack dtype {name} is not supported by jitkern{hint}")
 
 
@@ -116,5 +147,7 @@ def from_typestr(typestr: str) -> numpy.dtype:
     try:
         dt = numpy.dtype(typestr)
     except TypeError:
-        raise JitkernTypeError(f"__cuda_array_interface__ typestr {typestr!r} is not understood") from None
+        raise JitkernTypeError(
+            f"__cuda_array_interface__ typestr {typestr!r} is not understood"
+        ) from None
     return check_supported(dt)

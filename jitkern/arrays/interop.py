@@ -73,6 +73,9 @@ def _torch_dtype_map() -> dict:
              "float16", "float32", "float64", "complex64", "complex128"]
     table = {getattr(torch, n): numpy.dtype(n) for n in names if hasattr(torch, n)}
     table[torch.bfloat16] = dtypes.BFLOAT16 if dtypes.BFLOAT16 is not None else "bfloat16"
+    for name in ("float8_e4m3fn", "float8_e5m2"):  # the name where ml_dtypes is missing
+        if hasattr(torch, name):
+            table[getattr(torch, name)] = dtypes.ML_DTYPES[name] or name
     return table
 
 

@@ -107,6 +107,8 @@ def literal(value, t: T.Scalar) -> str:
 
 
 def _float_literal(v: float, t: T.Scalar) -> str:
+    if t.is_float8:  # a cast: the functional form is the rounding _held_in_float looks through
+        return f"{_HALF_TO[t.name]}({_float_literal(v, T.float32)})"
     if t.is_half:
         return f"{t.ctype}({_float_literal(v, T.float32)})"
     single = t is T.float32
@@ -128,11 +130,23 @@ def _float_literal(v: float, t: T.Scalar) -> str:
     return text if ("e" in text or "." in text) else text + ".0"
 
 
-_HALF_FROM = {"float16": "__half2float", "bfloat16": "__bfloat162float"}
+_HALF_FROM = {
+    "float16": "__half2float",
+    "bfloat16": "__bfloat162float",
+    "float8_e4m3fn": "(float)",
+    "float8_e5m2": "(float)",
+}
 # float16/bfloat16 arithmetic is done in float32 (as cupyx.jit does): a half-typed result is
 # spelled with these (round-to-nearest) conversions, and the next operation on it takes the
 # float32 operand back out, so a whole expression rounds once, where it is stored.
-_HALF_ROUND = {"float16": "__float2half_rn", "bfloat16": "__float2bfloat16_rn"}
+_HALF_ROUND = {
+    "float16": "__float2half_rn",
+    "bfloat16": "__float2bfloat16_rn",
+    # fp8's constructor from float: round to nearest even, saturating to the largest finite
+    # value (__NV_SATFINITE); an explicit conversion is spelled as a cast (_HALF_TO)
+    "float8_e4m3fn": "__nv_fp8_e4m3",
+    "float8_e5m2": "__nv_fp8_e5m2",
+}
 
 
 def _held_in_float(code: str, t: T.Scalar):
@@ -146,7 +160,12 @@ def _held_in_float(code: str, t: T.Scalar):
         if depth == 0:
             return code[len(prefix) : -1] if pos == len(code) - 1 else None
     return None
-_HALF_TO = {"float16": "__float2half", "bfloat16": "__float2bfloat16"}
+_HALF_TO = {
+    "float16": "__float2half",
+    "bfloat16": "__float2bfloat16",
+    "float8_e4m3fn": "(__nv_fp8_e4m3)",
+    "float8_e5m2": "(__nv_fp8_e5m2)",
+}
 
 
 def convert(code: str, src: T.Type, dst: T.Type) -> str:
@@ -327,7 +346,9 @@ class ExpressionEmitter:
         if attr == "ndim":
             return Const(t.ndim)
         if attr == "dtype":
-            return Const(numpy.dtype(t.dtype.name) if t.dtype is not T.bfloat16 else t.dtype.dtype)
+            if t.dtype.name in T.ML_DTYPE_NAMES:
+                return Const(t.dtype.dtype)
+            return Const(numpy.dtype(t.dtype.name))
         if attr == "itemsize":
             return Const(t.dtype.itemsize)
         if attr in ("shape", "strides"):
@@ -599,6 +620,8 @@ class ExpressionEmitter:
             self.need_complex()
         if t.itemsize < 4 and t.kind in "iu":
             return Value(f"(({t.ctype})(-{v.code}))", t)
+        if t.is_float8:  # cuda_fp8.h has no arithmetic: negated in float32 (exact)
+            return Value(self.via_float(t, f"(-{self.to_float(t, v.code)})"), t)
         return Value(f"(-{v.code})", t)
 
     def expr_BoolOp(self, node):

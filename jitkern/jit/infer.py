@@ -30,6 +30,8 @@ CUDA_ORDER = (
     "uint32",
     "int64",
     "uint64",
+    "float8_e4m3fn",
+    "float8_e5m2",
     "float16",
     "bfloat16",
     "float32",
@@ -93,11 +95,32 @@ def result_type(operands, mode: str) -> T.Scalar:
     return _numpy_result_type(ops)
 
 
+def _float8_result(ops):
+    """numpy mode's float8 operands: one float8 type with bools, int8/uint8 and Python
+    numbers stays that type; two different float8 types give float16, which holds both exactly; with
+    any other type a float8 promotes as float16 does. Returns the type, the operands with
+    float16 for each float8, or None when no operand is a float8."""
+    typed = [op for op in ops if not is_weak(op)]
+    eights = {op for op in typed if op.is_float8}
+    if not eights:
+        return None
+    if len(eights) == 1 and all(op.is_float8 or op.name in _WITH_FLOAT8 for op in typed):
+        return next(iter(eights))
+    wider = T.bfloat16 if T.bfloat16 in typed else T.float16  # either holds a float8 exactly
+    return [wider if not is_weak(op) and op.is_float8 else op for op in ops]
+
+
+#: What a float8 type absorbs (ml_dtypes' promotion: bool and 8-bit ints).
+_WITH_FLOAT8 = ("bool", "int8", "uint8")
+
+
 def _promote_types(types, mode: str) -> T.Scalar:
     if mode == "numpy":
         return _numpy_result_type(types)
     best = max(types, key=lambda t: _RANK[t.name])
     names = {t.name for t in types}
+    if best.is_float8 and len(names & set(T.FLOAT8_NAMES)) > 1:
+        return T.float16  # the two float8 types: float16 holds both exactly
     if {"float16", "bfloat16"} <= names and best.name in ("float16", "bfloat16"):
         return T.float32
     if best.is_complex and any(t.name == "float64" for t in types):
@@ -106,6 +129,11 @@ def _promote_types(types, mode: str) -> T.Scalar:
 
 
 def _numpy_result_type(ops) -> T.Scalar:
+    eight = _float8_result(ops)
+    if isinstance(eight, T.Scalar):
+        return eight
+    if eight is not None:
+        ops = eight
     # bfloat16 is not a NumPy dtype without ml_dtypes: it promotes like float16,
     # and bfloat16 with float16 gives float32 (what ml_dtypes and PyTorch do).
     has_bf16 = any(op is T.bfloat16 for op in ops)

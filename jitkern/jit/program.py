@@ -157,6 +157,7 @@ GENERATED_FILE = "jitkern-generated.cu"
 _IMPLIED_INCLUDES = (
     ("__half", "<cuda_fp16.h>"),
     ("__nv_bfloat16", "<cuda_bf16.h>"),
+    ("__nv_fp8", "<cuda_fp8.h>"),
     ("complex<", "<jitkern/complex.cuh>"),
     ("cooperative_groups::", "<cooperative_groups.h>"),
 )

@@ -52,8 +52,8 @@ class Scalar(Type):
 
     @property
     def dtype(self):
-        if self.name == "bfloat16":
-            return bfloat16_dtype() or "bfloat16"
+        if self.name in ML_DTYPE_NAMES:
+            return ml_dtype(self.name) or self.name
         return numpy.dtype(self.name)
 
     @property
@@ -70,8 +70,12 @@ class Scalar(Type):
 
     @property
     def is_half(self) -> bool:
-        """float16 and bfloat16: stored narrow, computed in float32 by the math functions."""
-        return self.name in ("float16", "bfloat16")
+        """float16, bfloat16 and the float8 types: stored narrow, computed in float32."""
+        return self.name in _NARROW_FLOATS
+
+    @property
+    def is_float8(self) -> bool:
+        return self.name in FLOAT8_NAMES
 
     def describe(self) -> str:
         return self.name
@@ -183,6 +187,8 @@ _SCALAR_CTYPES = {
     "uint64": "unsigned long long",
     "float16": "__half",
     "bfloat16": "__nv_bfloat16",
+    "float8_e4m3fn": "__nv_fp8_e4m3",
+    "float8_e5m2": "__nv_fp8_e5m2",
     "float32": "float",
     "float64": "double",
     "complex64": "complex<float>",
@@ -191,7 +197,7 @@ _SCALAR_CTYPES = {
 _SCALAR_KINDS = {
     n: ("b" if n == "bool" else n[0] if n[0] in "iuf" else "c") for n in _SCALAR_CTYPES
 }
-_SCALAR_KINDS["bfloat16"] = "f"
+_SCALAR_KINDS["bfloat16"] = _SCALAR_KINDS["float8_e4m3fn"] = _SCALAR_KINDS["float8_e5m2"] = "f"
 _SCALAR_SIZES = {
     "bool": 1,
     "int8": 1,
@@ -204,6 +210,8 @@ _SCALAR_SIZES = {
     "uint64": 8,
     "float16": 2,
     "bfloat16": 2,
+    "float8_e4m3fn": 1,
+    "float8_e5m2": 1,
     "float32": 4,
     "float64": 8,
     "complex64": 8,
@@ -211,6 +219,10 @@ _SCALAR_SIZES = {
 }
 
 SCALAR_NAMES = tuple(_SCALAR_CTYPES)
+FLOAT8_NAMES = ("float8_e4m3fn", "float8_e5m2")
+_NARROW_FLOATS = ("float16", "bfloat16", *FLOAT8_NAMES)
+#: Types NumPy has only through ml_dtypes.
+ML_DTYPE_NAMES = ("bfloat16", *FLOAT8_NAMES)
 
 
 def scalar(name: str) -> Scalar:
@@ -250,6 +262,8 @@ uint32 = scalar("uint32")
 uint64 = scalar("uint64")
 float16 = scalar("float16")
 bfloat16 = scalar("bfloat16")
+float8_e4m3fn = scalar("float8_e4m3fn")
+float8_e5m2 = scalar("float8_e5m2")
 float32 = scalar("float32")
 float64 = scalar("float64")
 complex64 = scalar("complex64")
@@ -259,24 +273,29 @@ void = _intern(Void())
 dim3 = opaque("dim3", "dim3", default_constructible=True)
 
 
-def bfloat16_dtype():
-    """NumPy's bfloat16 dtype from ml_dtypes, when installed."""
+def ml_dtype(name: str):
+    """NumPy's dtype for bfloat16 or a float8 type from ml_dtypes, when installed."""
     try:
         import ml_dtypes
     except ImportError:
         return None
-    return numpy.dtype(ml_dtypes.bfloat16)
+    return numpy.dtype(getattr(ml_dtypes, name))
+
+
+def bfloat16_dtype():
+    """NumPy's bfloat16 dtype from ml_dtypes, when installed."""
+    return ml_dtype("bfloat16")
 
 
 def scalar_from_dtype(dtype) -> Scalar:
-    """The Scalar of a NumPy dtype (or dtype-like: type, name, 'bfloat16')."""
+    """The Scalar of a NumPy dtype (or dtype-like: type, name, 'bfloat16', 'float8_e5m2')."""
     if isinstance(dtype, Scalar):
         return dtype
-    if isinstance(dtype, str) and dtype == "bfloat16":
-        return bfloat16
+    if isinstance(dtype, str) and dtype in ML_DTYPE_NAMES:
+        return scalar(dtype)
     dt = numpy.dtype(dtype)
-    if dt.name == "bfloat16":
-        return bfloat16
+    if dt.name in ML_DTYPE_NAMES:
+        return scalar(dt.name)
     if dt.name not in _SCALAR_CTYPES:
         raise JitkernTypeError(f"dtype {dt} is not supported in JIT kernels")
     return scalar(dt.name)

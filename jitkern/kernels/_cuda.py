@@ -134,6 +134,11 @@ def includes_for(dtypes, extra_code: str = "") -> str:
     out = []
     if numpy.dtype(numpy.float16) in kinds or "half" in extra_code:
         out.append(_HALF_INCLUDE)
+    names = {d.name for d in kinds}
+    if "bfloat16" in names or "__nv_bfloat16" in extra_code:
+        out.append("#include <cuda_bf16.h>\n")
+    if names & {"float8_e4m3fn", "float8_e5m2"} or "__nv_fp8" in extra_code:
+        out.append("#include <cuda_fp8.h>\n")
     if any(d.kind == "c" for d in kinds) or "complex<" in extra_code:
         out.append(_COMPLEX_INCLUDE)
     return "".join(out)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy
 
+from ..errors import InternalError
 from ._fuse_trace import Graph, Node
 
 
@@ -40,7 +41,7 @@ def _node_value(node: Node, values: dict, args):
         total = node.attrs[0]
         shape = values[total.args[0]].shape
         return numpy.asarray(numpy.prod([shape[a] for a in total.attrs[1]]), numpy.int64)
-    raise NotImplementedError(op)  # a graph node fuse records but this table lacks
+    raise InternalError(f"fuse's simulator has no rule for a {op!r} node")
 
 
 def _reduce(node: Node, x):

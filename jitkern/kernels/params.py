@@ -16,6 +16,7 @@ import warnings
 
 import numpy
 
+from ..arrays import dtypes as _dtypes
 from ..backend.handles import HANDLE_CTYPES, handle_ctype
 from ..errors import JitkernRuntimeError, JitkernTypeError, JitkernValueError
 
@@ -37,6 +38,8 @@ CTYPES: dict[numpy.dtype, str] = {
     numpy.dtype(numpy.complex64): "complex<float>",
     numpy.dtype(numpy.complex128): "complex<double>",
 }
+# bfloat16 and the float8 types, where ml_dtypes gives NumPy a dtype for them
+CTYPES.update({dt: _dtypes.SUPPORTED[dt][1] for dt in _dtypes.ML_DTYPES.values() if dt is not None})
 DTYPE_BY_NAME: dict[str, numpy.dtype] = {dt.name: dt for dt in CTYPES}
 
 # Texture/surface objects bind a placeholder to a type of their own: a one-field record

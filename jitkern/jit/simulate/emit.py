@@ -29,7 +29,7 @@ from ..expressions import problem
 from ..program import Program
 from ..statements import FunctionCode, FunctionEmitter
 from ..values import Const, Value, operand
-from . import templates
+from . import runtime, templates
 
 #: The leading parameters of every generated function: the thread, its indices, its block's.
 CONTEXT = "_jk_T, _jk_tx, _jk_ty, _jk_tz, _jk_bx, _jk_by, _jk_bz"
@@ -52,7 +52,8 @@ class SimProgram(Program):
         name = self._constant_names.get(key)
         if name is None:
             name = f"_jk_k{len(self.constants)}"
-            self.constants[name] = numpy_type(t)(value)
+            cls = numpy_type(t)
+            self.constants[name] = runtime.saturating(cls)(value) if t.is_float8 else cls(value)
             self._constant_names[key] = name
         return name
 
@@ -70,6 +71,11 @@ class SimFunction:
 def numpy_type(t: T.Scalar):
     if t.name == "bfloat16":
         raise problem("bfloat16 is not simulated (NumPy has no bfloat16)", "use float32")
+    if t.is_float8:
+        dtype = T.ml_dtype(t.name)
+        if dtype is None:
+            raise problem(f"{t.name} is simulated with ml_dtypes, which is not installed")
+        return dtype.type
     return getattr(numpy, _NUMPY_NAMES.get(t.name, t.name))
 
 
@@ -167,6 +173,8 @@ class PyEmitter(FunctionEmitter):
         if dst.is_half:
             if src.kind in "fiub" and src is not T.float32 and not src.is_half:
                 code = f"_jk_t_float32({code})"
+            if dst.is_float8:  # CUDA's constructor saturates; ml_dtypes' does not
+                return f"_jk_to_{dst.name}({code})"
             return f"{cls}({code})"
         if dst.kind in "iu" and src.kind == "f":
             return f"_jk_f2i({code}, {cls})"
@@ -181,7 +189,7 @@ class PyEmitter(FunctionEmitter):
         operation (the GPU build's rule: half expressions round once, where stored)."""
         if t.is_half:
             numpy_type(t)
-            return f"{_HALF_ROUND}({code})"
+            return f"{_HALF_ROUND}{t.name}({code})"
         return self.convert_code(code, T.float32, t)
 
     def zero(self, t: T.Scalar) -> str:
@@ -471,7 +479,7 @@ class PyEmitter(FunctionEmitter):
         inner = _held_in_float(item.code) if item.type.is_half else None
         tmp = self.temp()
         self.line(f"{tmp} = {inner if inner is not None else item.code}")
-        code = f"{_HALF_ROUND}({tmp})" if inner is not None else tmp
+        code = f"{_HALF_ROUND}{item.type.name}({tmp})" if inner is not None else tmp
         return Value(code, item.type, weak=item.weak)
 
     def items_of(self, item, count: int, node) -> list:
@@ -603,15 +611,15 @@ class PyEmitter(FunctionEmitter):
 
 #: The rounding of a float32 result to float16 that the next half operation looks through
 #: (the GPU build's ``__float2half_rn``); an explicit conversion is ``_jk_t_float16``.
-_HALF_ROUND = "_jk_round_half"
+_HALF_ROUND = "_jk_round_"  # + the type's name: float16, float8_e4m3fn, float8_e5m2
 _CHAIN_LINKS = 64
 
 
 def _held_in_float(code: str):
-    """The float32 expression inside ``_jk_round_half(...)``, else None."""
-    prefix = _HALF_ROUND + "("
-    if not (code.startswith(prefix) and code.endswith(")")):
+    """The float32 expression inside ``_jk_round_<type>(...)``, else None."""
+    if not (code.startswith(_HALF_ROUND) and code.endswith(")")):
         return None
+    prefix = code[: code.index("(") + 1]
     depth = 0
     for pos in range(len(prefix) - 1, len(code)):
         depth += {"(": 1, ")": -1}.get(code[pos], 0)

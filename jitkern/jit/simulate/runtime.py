@@ -17,6 +17,7 @@ import sys
 import numpy
 
 from ...errors import KernelAssertionError
+from ..types import ml_dtype
 
 #: The thread running now (the scheduler sets it before resuming each thread), for the
 #: messages of the checks. One simulation runs at a time per process.
@@ -87,6 +88,25 @@ def float_to_int(x, cls):
 def to_half(x, cls):
     """C++ converts to float16 through float32 (__float2half(float(x)))."""
     return cls(numpy.float32(x))
+
+
+def saturating(cls):
+    """CUDA's conversion to a float8 type (``__NV_SATFINITE``): round to nearest even,
+    and a value beyond the largest finite one (infinities included) becomes that value;
+    NaN stays NaN. ml_dtypes' own conversion overflows to NaN or infinity instead."""
+    import ml_dtypes
+
+    top = numpy.float32(ml_dtypes.finfo(cls).max)
+
+    def convert(x):
+        x = numpy.float32(x)
+        if x > top:
+            return cls(top)
+        if x < -top:
+            return cls(-top)
+        return cls(x)
+
+    return convert
 
 
 def ipow(base, exp):
@@ -400,7 +420,7 @@ def names() -> dict:
         "_jk_local": local_array,
         "_jk_f2i": float_to_int,
         "_jk_to_half": to_half,
-        "_jk_round_half": numpy.float16,
+        "_jk_round_float16": numpy.float16,
         "_jk_ipow": ipow,
         "_jk_square": square,
         "_jk_fma": fma,
@@ -434,6 +454,12 @@ def names() -> dict:
         "_jk_block_rank": block_rank,
         "_jk_memcpy": memcpy_async,
     }
+    for name in ("float8_e4m3fn", "float8_e5m2"):
+        dtype = ml_dtype(name)
+        if dtype is not None:
+            convert = saturating(dtype.type)
+            table[f"_jk_t_{name}"] = dtype.type
+            table[f"_jk_to_{name}"] = table[f"_jk_round_{name}"] = convert
     for name, fn in REDUCE_OPS.items():
         table["_jk_op_" + name.replace(".", "_")] = fn
     for op, fn in ATOMIC_OPS.items():
