@@ -77,6 +77,20 @@ def test_two_local_arrays_have_two_names():
     assert "long long jk_local[3];" in text and "double jk_local_2[5];" in text
 
 
+def test_debug_builds_check_local_indices():
+    @rawkernel(debug=True)
+    def k(x, n):
+        a = jit.local_memory(np.float32, 4)
+        for j in range(n):
+            a[j] = x[j]
+        x[0] = a[1]
+
+    text = body(k, F32, 4)
+    assert "jk_extent_a = 4LL;" in text
+    assert any("jk::dbg::at1(a, (long long)(j), jk_extent_a," in ln for ln in text)
+    assert k.inspect(F32, 4, arch="sm_90").cubin[:4] == b"\x7fELF"
+
+
 def test_dynamic_index_spills_to_local_memory_on_sm90():
     result = gather_sum.inspect(F32, F32, 16, arch="sm_90")
     assert result.local_bytes is not None and result.local_bytes >= 64  # 16 floats, stacked
@@ -151,3 +165,28 @@ def test_local_arrays_on_gpu(rng):
     histogram_per_thread[2, 128](jitkern.asarray(v), out, 24)
     expected = np.stack([np.bincount(r % 8, minlength=8) for r in v.reshape(threads, 24)])
     np.testing.assert_array_equal(out.get(), expected)
+
+
+@rawkernel(debug=True)
+def local_overrun(x, y, n):
+    a = jit.local_memory(np.float32, 4)
+    for j in range(n):
+        a[j] = x[j]
+    y[jit.threadIdx.x] = a[1]
+
+
+@pytest.mark.gpu
+def test_debug_build_reports_a_local_index_past_the_end(rng):
+    from jitkern.backend import debugcheck
+
+    h = rng.standard_normal(8).astype(np.float32)
+    y = jitkern.asarray(np.full(32, np.nan, np.float32))
+    local_overrun[1, 32](jitkern.asarray(h), y, 5)
+    try:
+        with pytest.raises(jitkern.KernelAssertionError) as info:
+            jitkern.Device().synchronize()
+    finally:
+        debugcheck.PENDING.clear()
+    message = str(info.value)
+    assert "test_local_memory.py:" in message and "index 4 on axis 0 of a" in message
+    np.testing.assert_array_equal(y.get(), np.full(32, h[1]))  # the bad store was skipped
