@@ -87,7 +87,12 @@ RECORD_DTYPE = numpy.dtype(
 )
 
 #: What an access site indexes, as the message names it.
-_KIND_TEXT = {"array": "", "shared": "shared array ", "raw": "raw argument "}
+_KIND_TEXT = {
+    "array": "",
+    "shared": "shared array ",
+    "local": "local array ",
+    "raw": "raw argument ",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +100,7 @@ class Site:
     """One checked access in the generated source: where it is and what it indexes.
 
     ``file``/``line`` are the user's Python line (None for string kernels); ``name`` is the
-    indexed expression as written; ``kind`` is 'array', 'shared' or 'raw'.
+    indexed expression as written; ``kind`` is 'array', 'shared', 'local' or 'raw'.
     """
 
     file: str | None

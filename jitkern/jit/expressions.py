@@ -496,7 +496,9 @@ class ExpressionEmitter:
         extent = self.debug_extent(base)
         if extent is None or not isinstance(elem, T.Scalar):
             return None
-        kind = "shared" if isinstance(base.type, T.Pointer) else "array"
+        kind = "array"
+        if isinstance(base.type, T.Pointer):  # jit.local_memory's or shared memory
+            kind = "local" if base.type.space == "local" else "shared"
         site = self.debug_site(base, name, node, kind)
         code = f"(*jk::dbg::at1({base.code}, (long long)({index.code}), {extent}, {site}))"
         return Value(code, elem, lvalue=True)
