@@ -303,7 +303,7 @@ def _with_cubin_resources(resources: dict, data: bytes) -> dict:
 
 
 def _arch_option(target: Target) -> str:
-    kind = "sm" if target.fmt == "cubin" else "compute"
+    kind = "compute" if target.fmt == "ptx" else "sm"
     return f"--gpu-architecture={kind}_{target.arch}{target.variant}"
 
 
@@ -314,6 +314,8 @@ def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
     full = [_arch_option(target), *opts, *include_opts]
     if target.fmt == "cubin":
         full.append("-Xptxas=-v")
+    elif target.fmt == "ltoir":  # link-time-optimisable IR, for nvJitLink (ahead-of-time export)
+        full.append("-dlto")
     err, prog = nvrtc.nvrtcCreateProgram(source.encode(), program_name.encode(), 0, [], [])
     _nvrtc_check(nvrtc, err, "nvrtcCreateProgram")
     try:
@@ -334,6 +336,10 @@ def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
             err, size = nvrtc.nvrtcGetCUBINSize(prog)
             buf = b" " * size
             (err,) = nvrtc.nvrtcGetCUBIN(prog, buf)
+        elif target.fmt == "ltoir":
+            err, size = nvrtc.nvrtcGetLTOIRSize(prog)
+            buf = b" " * size
+            (err,) = nvrtc.nvrtcGetLTOIR(prog, buf)
         else:
             err, size = nvrtc.nvrtcGetPTXSize(prog)
             buf = b" " * size

@@ -53,7 +53,8 @@ class LoadedModule:
         driver.set_current(device_id)
         self.binary = binary
         self.device_id = device_id
-        data = binary.data if binary.fmt == "cubin" else binary.data.rstrip(b"\0") + b"\0"
+        # PTX is text the driver reads up to its NUL; a fatbin's trailing zeros are its own.
+        data = binary.data.rstrip(b"\0") + b"\0" if binary.fmt == "ptx" else binary.data
         self.handle = check(d.cuModuleLoadData(data), f"loading {binary.fmt} on device {device_id}")
         self._functions: dict[str, object] = {}
 

@@ -1,6 +1,7 @@
 """Reading a kernel's parameter list out of CUDA C++ source.
 
-RawKernel uses this to tell a pointer parameter from a scalar one, so that a
+RawKernel uses this (and backend.export, for the header and manifest of exported
+kernels) to tell a pointer parameter from a scalar one, so that a
 Python float passed where the kernel wants ``float*`` (or an array where it wants
 ``int``) is refused with the parameter's name instead of crashing the kernel.
 Only ``extern "C"`` style definitions are read; anything the simple reader does
