@@ -138,3 +138,32 @@ def cubin_resources(data: bytes) -> dict[str, dict]:
         return {k: v for k, v in found.items() if "registers" in v}
     except (struct.error, ValueError, IndexError):
         return {}
+
+
+_EIATTR_KPARAM_INFO = 0x17
+
+
+def cubin_params(data: bytes) -> dict[str, list[tuple[int, int]]]:
+    """{kernel: [(offset, size) per parameter, in order]} read from a CUBIN's ELF.
+
+    Each kernel's ``.nv.info.<kernel>`` section lists its parameters (EIATTR_KPARAM_INFO:
+    ordinal, byte offset, and the size in bits 18-31 of the last word). The ahead-of-time
+    export writes these into its manifest, so a launcher needs neither a GPU nor a parser
+    of C++ to lay out the parameter buffer.
+    """
+    if data[:4] != b"\x7fELF":
+        return {}
+    try:
+        found: dict[str, list[tuple[int, int]]] = {}
+        for name, s in _sections(data):
+            if not name.startswith(".nv.info."):
+                continue
+            params = {}
+            for attr, value in _attributes(data[s[4]:s[4] + s[5]]):
+                if attr == _EIATTR_KPARAM_INFO and len(value) >= 12:
+                    _index, ordinal, offset, flags = struct.unpack_from("<IHHI", value)
+                    params[ordinal] = (offset, (flags >> 18) & 0x3FFF)
+            found[name[len(".nv.info."):]] = [params[k] for k in sorted(params)]
+        return found
+    except (struct.error, ValueError, IndexError):
+        return {}

@@ -327,6 +327,24 @@ class JitKernel(KernelPartial):
             raise exc.with_traceback(None) from None
         return inspect_binary(built.binary, built.symbol, self.__name__)
 
+    def export(self, path, *args_or_types, arch=("sm_80", "sm_90"), format="fatbin"):
+        """Write this kernel, specialised for these arguments (example arrays, NumPy arrays
+        standing for device arrays, scalars or Type objects), for ``arch`` as ``format``
+        ('fatbin', 'cubin', 'ptx' or 'ltoir'), with a C++ header and a manifest
+        (docs/export.md). ``jitkern.load(path)`` launches it again without NVRTC."""
+        from ..backend import export
+
+        if self.device:
+            raise JitkernTypeError(f"{self.__name__} is a device function: export the kernels "
+                                   "that call it")
+        export.check_format(format)
+        types = self._arg_types(args_or_types, allow_host=True)
+        try:
+            generated = self._generate(types)
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+        return export.write(path, _export_spec(self, types, generated), arch, format)
+
     def emit(self, *types_or_args):
         """The generated CUDA C++ for argument types (Type objects) or example arguments."""
         types = self._arg_types(types_or_args, allow_host=True)
@@ -424,6 +442,37 @@ def _describe_for_bind(a) -> str:
         return arg_type(a).describe()
     except Exception:  # a value no kernel accepts: its Python type says enough
         return type(a).__name__
+
+
+def _export_spec(kernel: JitKernel, types: tuple, generated: "Generated"):
+    """What backend.export compiles for one signature: the user's parameters, then the
+    shapes and strides the launcher appends (generated.plans), each tied to its argument."""
+    from ..backend import compiler, export
+    from .builtins.thrust import backend_for
+
+    names = kernel.parsed().params
+    args = [_export_arg(name, t) for name, t in zip(names, types)]
+    extras = tuple(export.ExtraParam(kind, i, axis)
+                   for i, plan in enumerate(generated.plans) for kind, axis in plan)
+    entry = export.EntrySpec(
+        name=kernel.__name__, symbol=generated.symbol, kind="jit",
+        signature=[t.describe() for t in types], call={"args": args, "mode": kernel.mode},
+        extras=extras, cooperative=generated.cooperative)
+    return export.ExportSpec(
+        source=generated.source, options=compiler.normalize_options(kernel.options),
+        entries=(entry,), program_name=generated.filename,
+        backend=backend_for(generated.source))
+
+
+def _export_arg(name: str, t) -> dict:
+    """The manifest's record of one user argument (what a loaded kernel checks)."""
+    if isinstance(t, T.Array):
+        return {"name": name, "type": "array", "dtype": str(t.dtype.dtype), "ndim": t.ndim,
+                "contiguous": t.is_pointer_like, "index32": t.index32, "describe": t.describe()}
+    if isinstance(t, T.Scalar):
+        return {"name": name, "type": "scalar", "dtype": str(t.dtype), "describe": t.describe()}
+    raise JitkernTypeError(f"export: argument {name!r} of type {t.describe()} cannot be exported; "
+                           "exported kernels take arrays and scalars")
 
 
 #: Kernels whose call is a generated GPU launcher: it skips _launch and so the

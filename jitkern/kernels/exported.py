@@ -1,0 +1,318 @@
+"""``jitkern.load``: kernels exported ahead of time (backend.export), launchable again.
+
+A loaded kernel needs the export's manifest and binary, the driver and a GPU: no NVRTC,
+no Python source of the kernel. Launch syntax is the original's:
+
+* every entry: ``k(grid, block, args, shared_mem=0, stream=None)`` and
+  ``k[grid, block](*args)`` with the parameters as exported (the JIT's entries take the
+  user's arguments: each array is expanded into pointer, shapes and strides per the
+  manifest, after checking it has the exported dtype, rank and layout);
+* ElementwiseKernel entries: ``k(*inputs[, *outputs], stream=None)`` like the original,
+  for C-contiguous arrays of the same size (the export is of the flat loop); their
+  parameters are launched directly with ``k.launch(grid, block, args)``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy
+
+from ..arrays import describe, empty
+from ..backend import driver
+from ..backend.export import binary_for_device, read_manifest
+from ..backend.kernel_object import KernelPartial
+from ..backend.module import Function
+from ..backend.signature import Param
+from ..errors import JitkernKeyError, JitkernTypeError, KernelArgumentError
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def load(path) -> "ExportedModule":
+    """Load an export written by ``kernel.export(path, ...)``.
+
+    ``path`` is the manifest (``k.json``) or the path given to ``export``. Returns an
+    :class:`ExportedModule`: ``mod["name"]``, ``mod.get_function("name")`` or
+    ``mod.name`` give the kernels. Nothing is compiled; the binary is loaded on a
+    device at the first launch there.
+    """
+    folder, manifest = read_manifest(path)
+    return ExportedModule(folder, manifest)
+
+
+class ExportedModule:
+    """The kernels of one export (one binary, loaded once per device)."""
+
+    def __init__(self, folder: str, manifest: dict):
+        self.folder = folder
+        self.manifest = manifest
+        self._binaries: dict[int, object] = {}
+        self.kernels = {}
+        for entry in manifest["entries"]:
+            cls = _KINDS.get(entry["kind"], ExportedKernel)
+            self.kernels[entry["name"]] = cls(self, entry)
+
+    def binary(self, device_id: int):
+        """The binary for ``device_id`` (chosen by its compute capability, read once)."""
+        binary = self._binaries.get(device_id)
+        if binary is None:
+            major, minor = driver.compute_capability(device_id)
+            binary = self._binaries[device_id] = binary_for_device(
+                self.folder, self.manifest, major * 10 + minor)
+        return binary
+
+    def get_function(self, name: str) -> "ExportedKernel":
+        if not isinstance(name, str):
+            raise JitkernTypeError(f"name: expected a str, got {type(name).__name__}")
+        try:
+            return self.kernels[name]
+        except KeyError:
+            raise JitkernKeyError(f"the export has no kernel {name!r}; it has "
+                                  f"{sorted(self.kernels)}") from None
+
+    __getitem__ = get_function
+
+    def __getattr__(self, name: str):
+        kernels = self.__dict__.get("kernels", {})
+        if name in kernels:
+            return kernels[name]
+        raise AttributeError(name)
+
+    def __iter__(self):
+        return iter(self.kernels)
+
+    def __len__(self) -> int:
+        return len(self.kernels)
+
+    def __repr__(self) -> str:
+        return (f"<jitkern.ExportedModule {sorted(self.kernels)} "
+                f"({self.manifest['binary_format']}, {', '.join(self.manifest['archs'])})>")
+
+
+class ExportedKernel(KernelPartial):
+    """One exported kernel: ``k(grid, block, args, shared_mem=0, stream=None)``."""
+
+    _pickle_hint = "a loaded kernel cannot be pickled; pickle the export's path"
+
+    def __init__(self, module: ExportedModule, entry: dict):
+        self.module = module
+        self.entry = entry
+        self.name = entry["name"]
+        self.symbol = entry["symbol"]
+        self.kind = entry["kind"]
+        self.signature = entry["signature"]
+        self.params = tuple(entry["params"])
+        self.cooperative = bool(entry.get("cooperative", False))
+        self._checked = _params_for_checks(self.params)
+        self._functions: dict[int, Function] = {}
+        self._set_call(self.launch)
+
+    def _function(self) -> Function:
+        device_id = driver.current_device_id()
+        fn = self._functions.get(device_id)
+        if fn is None:
+            fn = Function(self.module.binary(device_id), self.symbol, display_name=self.name,
+                          params=self._checked)
+            fn.handle(device_id)
+            self._functions[device_id] = fn
+        return fn
+
+    def launch(self, grid, block, args, shared_mem: int = 0, stream=None) -> None:
+        """Launch with ``args`` given parameter by parameter, as the manifest lists them."""
+        self._function().launch(grid, block, _as_tuple(args, self.name), shared_mem, stream,
+                                self.cooperative)
+
+    def __getitem__(self, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise JitkernTypeError(f"launch as {self.name}[grid, block](*args) or "
+                                   f"{self.name}[grid, block, shared_mem, stream](*args)")
+        shared_mem = config[2] if len(config) > 2 else 0
+        stream = config[3] if len(config) > 3 else None
+        return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
+
+    def __repr__(self) -> str:
+        return f"<jitkern exported {self.kind} kernel {self.name!r}>"
+
+
+def _launch_star(kernel, grid, block, shared_mem, stream, *args):
+    return kernel.func(grid, block, args, shared_mem, stream)
+
+
+def _as_tuple(args, name: str) -> tuple:
+    if type(args) is tuple:
+        return args
+    if isinstance(args, list):
+        return tuple(args)
+    raise KernelArgumentError(f"{name}: args must be a tuple of kernel arguments, "
+                              f"got {type(args).__name__}")
+
+
+def _params_for_checks(params) -> tuple | None:
+    """Param records for the launch's pointer/scalar check, when every kind is known."""
+    out = []
+    for p in params:
+        if p["kind"] == "unknown" or p["ctype"] is None:
+            return None
+        out.append(Param(p["name"], p["ctype"], p["kind"] == "pointer"))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------
+# JIT entries: the user's arguments, checked and expanded
+
+
+class ExportedJitKernel(ExportedKernel):
+    """A ``@jitkern.rawkernel`` exported for one signature: takes the Python function's
+    arguments; arrays are checked against the signature and expanded per the manifest."""
+
+    def __init__(self, module: ExportedModule, entry: dict):
+        super().__init__(module, entry)
+        self._args = entry["call"]["args"]
+        self._extras = [p for p in self.params if p["kind"] in ("shape", "stride")]
+        self._checked = None  # the extras are plain integers; the user args are checked here
+
+    def launch(self, grid, block, args, shared_mem: int = 0, stream=None) -> None:
+        args = _as_tuple(args, self.name)
+        if len(args) != len(self._args):
+            names = ", ".join(a["name"] for a in self._args)
+            raise KernelArgumentError(f"{self.name}() takes {len(self._args)} arguments "
+                                      f"({names}), got {len(args)}")
+        values, dims = [], {}
+        for i, (value, spec) in enumerate(zip(args, self._args)):
+            if spec["type"] == "array":
+                dims[i] = self._check_array(value, spec)
+                values.append(value)
+            else:
+                values.append(self._scalar(value, spec))
+        for p in self._extras:
+            shape, strides = dims[p["arg"]]
+            values.append(numpy.int64(shape[p["axis"]] if p["kind"] == "shape" else strides[p["axis"]]))
+        self._function().launch(grid, block, tuple(values), shared_mem, stream, self.cooperative)
+
+    def _check_array(self, value, spec) -> tuple:
+        what = f"{self.name}() argument {spec['name']!r}"
+        if isinstance(value, _PY_SCALARS) or isinstance(value, numpy.generic):
+            raise KernelArgumentError(f"{what}: the export takes an array ({spec['describe']}), "
+                                      f"got a scalar {value!r}")
+        info = describe(value)
+        dtype = numpy.dtype(info.dtype) if not isinstance(info.dtype, str) else info.dtype
+        if str(dtype) != spec["dtype"] or len(info.shape) != spec["ndim"]:
+            raise KernelArgumentError(
+                f"{what}: the kernel was exported for {spec['describe']}, got a "
+                f"{len(info.shape)}-d {dtype} array; export a signature for it")
+        if spec["contiguous"] and spec["ndim"] == 1 and not (
+                info.shape[0] <= 1 or info.strides[0] == numpy.dtype(dtype).itemsize):
+            raise KernelArgumentError(f"{what}: the kernel was exported for a contiguous array "
+                                      f"({spec['describe']}), got strides {info.strides}")
+        if spec["index32"] and not _fits_int32(info.shape, info.strides, numpy.dtype(dtype).itemsize):
+            raise KernelArgumentError(f"{what}: the kernel was exported with 32-bit indices, and "
+                                      "this array spans 2 GiB or more; export it with such an array")
+        return info.shape, info.strides
+
+    def _scalar(self, value, spec):
+        dtype = numpy.dtype(spec["dtype"])
+        if type(value) in _PY_SCALARS:
+            return dtype.type(value)
+        if isinstance(value, numpy.generic) and value.dtype == dtype:
+            return value
+        raise KernelArgumentError(
+            f"{self.name}() argument {spec['name']!r}: the kernel was exported for {dtype}, got "
+            f"{type(value).__module__}.{type(value).__name__}; pass a Python number or "
+            f"numpy.{dtype}, or export a signature for it")
+
+
+def _fits_int32(shape, strides, itemsize) -> bool:
+    extent = itemsize
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return True
+        extent += (n - 1) * abs(s)
+    return extent < (1 << 31)
+
+
+# ---------------------------------------------------------------------------
+# ElementwiseKernel entries: the original's call, on the flat loop
+
+
+class ExportedElementwiseKernel(ExportedKernel):
+    """An ElementwiseKernel exported for one dtype signature: ``k(*inputs[, *outputs])``."""
+
+    def __init__(self, module: ExportedModule, entry: dict):
+        super().__init__(module, entry)
+        call = entry["call"]
+        self._specs = call["params"]
+        self.nin = call["nin"]
+        self.nout = len(self._specs) - self.nin
+        self._index = numpy.dtype(call["index_dtype"])
+        self._block = int(call["block"])
+        self._return_tuple = bool(call["return_tuple"])
+        self._no_return = bool(call["no_return"])
+        self._set_call(self._call)
+
+    def _call(self, *args, stream=None):
+        if len(args) not in (self.nin, self.nin + self.nout):
+            raise KernelArgumentError(
+                f"{self.name}: takes {self.nin} input(s) and optionally {self.nout} output(s) "
+                f"({', '.join(s['name'] for s in self._specs)}); got {len(args)} argument(s)")
+        shape = None
+        values = []
+        for value, spec in zip(args, self._specs):
+            if spec["scalar"]:
+                values.append(_convert(value, spec, self.name))
+                continue
+            shape = self._check_array(value, spec, shape)
+            values.append(value)
+        if shape is None:
+            raise KernelArgumentError(f"{self.name}: give at least one array argument")
+        outs = list(args[self.nin:])
+        if len(args) == self.nin:
+            outs = [empty(shape, spec["dtype"]) for spec in self._specs[self.nin:]]
+            values += outs
+        n = int(numpy.prod(shape, dtype=numpy.int64))
+        if n:
+            grid = max(1, min(-(-n // self._block), (1 << 31) - 1))
+            self._function().launch(grid, self._block, (*values, self._index.type(n)), 0, stream,
+                                    False)
+        if self._no_return:
+            return None
+        return tuple(outs) if self._return_tuple or self.nout != 1 else outs[0]
+
+    def _check_array(self, value, spec, shape):
+        what = f"{self.name}: {'output' if spec['is_output'] else 'input'} {spec['name']!r}"
+        if isinstance(value, _PY_SCALARS) or isinstance(value, numpy.generic):
+            raise KernelArgumentError(f"{what}: expected an array of {spec['dtype']}, got {value!r}")
+        info = describe(value)
+        if str(info.dtype) != spec["dtype"]:
+            raise KernelArgumentError(f"{what}: the kernel was exported for {spec['dtype']}, got "
+                                      f"{info.dtype}; export a signature for it")
+        if not _c_contiguous(info.shape, info.strides, numpy.dtype(info.dtype).itemsize):
+            raise KernelArgumentError(f"{what}: an exported elementwise kernel runs the flat "
+                                      "loop: pass C-contiguous arrays")
+        if shape is not None and tuple(info.shape) != tuple(shape):
+            raise KernelArgumentError(f"{what}: shape {tuple(info.shape)} differs from {tuple(shape)}; "
+                                      "an exported elementwise kernel does not broadcast")
+        return tuple(info.shape)
+
+
+def _c_contiguous(shape, strides, itemsize) -> bool:
+    expected = itemsize
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n > 1 and s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def _convert(value, spec, name):
+    dtype = numpy.dtype(spec["dtype"])
+    if type(value) in _PY_SCALARS or (isinstance(value, numpy.generic)
+                                      and numpy.can_cast(value.dtype, dtype, "same_kind")):
+        return dtype.type(value)
+    raise KernelArgumentError(f"{name}: input {spec['name']!r} was exported as {dtype}, got "
+                              f"{value!r} ({type(value).__name__})")
+
+
+_KINDS = {"jit": ExportedJitKernel, "elementwise": ExportedElementwiseKernel}
+
+__all__ = ["ExportedKernel", "ExportedModule", "load"]
