@@ -61,6 +61,7 @@ _LAZY = {
     "ElementwiseKernel": "jitkern.kernels.elementwise",
     "ReductionKernel": "jitkern.kernels.reduction",
     "fuse": "jitkern.kernels.fuse",
+    "load": "jitkern.kernels.exported",
     # JIT
     "rawkernel": "jitkern.jit",
     # arrays

@@ -32,7 +32,7 @@ from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection, inspect_binary
 from ..backend.module import Function
 from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
-from . import _cuda, _debug, _launcher, _layout
+from . import _cuda, _debug, _export_kinds, _launcher, _layout
 from . import _elementwise_codegen as _codegen
 from .params import (
     CachedSources,
@@ -410,6 +410,18 @@ class ElementwiseKernel(CachedSources):
         arrays = self._describe_args(args, host_ok=True)
         a = self._analyze(args, arrays, size)
         return self._inspect_analysis(a, arch)
+
+
+    def export(self, path, *args_or_dtypes, arch=("sm_80", "sm_90"), format="fatbin"):
+        """Write the kernel for these argument dtypes (example arguments, or a dtype per
+        array argument) for ``arch`` as ``format``, with a header and a manifest
+        (docs/export.md); ``jitkern.load(path)`` calls it like this kernel, on
+        C-contiguous arrays of one shape."""
+        from ..backend import export
+
+        export.check_format(format)
+        return export.write(path, _export_kinds.elementwise_spec(self, args_or_dtypes), arch,
+                            format)
 
 
 def compile_once_reported(source: str, options, program_name: str, arch=None):

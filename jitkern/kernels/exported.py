@@ -7,6 +7,7 @@ no Python source of the kernel. Launch syntax is the original's:
   ``k[grid, block](*args)`` with the parameters as exported (the JIT's entries take the
   user's arguments: each array is expanded into pointer, shapes and strides per the
   manifest, after checking it has the exported dtype, rank and layout);
+  ``k.launch(grid, block, args)`` takes the parameter list as the manifest lists it;
 * ElementwiseKernel entries: ``k(*inputs[, *outputs], stream=None)`` like the original,
   for C-contiguous arrays of the same size (the export is of the flat loop); their
   parameters are launched directly with ``k.launch(grid, block, args)``.
@@ -170,9 +171,11 @@ class ExportedJitKernel(ExportedKernel):
         super().__init__(module, entry)
         self._args = entry["call"]["args"]
         self._extras = [p for p in self.params if p["kind"] in ("shape", "stride")]
-        self._checked = None  # the extras are plain integers; the user args are checked here
+        self._set_call(self._call)
 
-    def launch(self, grid, block, args, shared_mem: int = 0, stream=None) -> None:
+    def _call(self, grid, block, args, shared_mem: int = 0, stream=None) -> None:
+        """The original's launch: the Python function's arguments (``launch`` takes the
+        expanded parameter list instead)."""
         args = _as_tuple(args, self.name)
         if len(args) != len(self._args):
             names = ", ".join(a["name"] for a in self._args)

@@ -180,6 +180,17 @@ class RawKernel(KernelPartial):
         check_kernel_name(binary, self.name, self._module)
         return inspect_binary(binary, self.name)
 
+    def export(self, path, *, arch=("sm_80", "sm_90"), format="fatbin"):
+        """Write this kernel for ``arch`` as ``format`` ('fatbin', 'cubin', 'ptx', 'ltoir'),
+        with a C++ header and a manifest (docs/export.md); ``jitkern.load(path)`` launches
+        it again without NVRTC. A kernel of a RawModule exports with the module's source."""
+        from ..backend import export
+
+        module = self._module
+        names = module.name_expressions if module is not None else ()
+        entry = _export_entry(self.name, self._source, self.enable_cooperative_groups)
+        return export.write(path, _export_spec(self, (entry,), names), arch, format)
+
     def __repr__(self) -> str:
         return f"<jitkern.RawKernel {self.name!r}>"
 
@@ -383,6 +394,24 @@ class RawModule:
         binary = self._binary(arch)
         return inspect_binary(binary, "", name="raw_module")
 
+    def export(self, path, *, arch=("sm_80", "sm_90"), format="fatbin"):
+        """Write every kernel of the module (its ``extern "C"`` kernels and its
+        name_expressions) for ``arch`` as ``format``, with a C++ header and a manifest
+        (docs/export.md); ``jitkern.load(path)`` launches them without NVRTC."""
+        from ..backend import export
+        from ..backend.cubin import cubin_params
+
+        if self._source is None:
+            raise JitkernValueError(f"export: this RawModule was loaded from {self.path!r}, a "
+                                    "binary; export needs a module built from source (code=)")
+        export.check_format(format)
+        first = export.normalize_archs(arch)[0]
+        found = cubin_params(self._binary(first).data)
+        names = [s for s in sorted(found) if not s.startswith("_Z")] + list(self.name_expressions)
+        entries = tuple(_export_entry(n, self._source, self.enable_cooperative_groups)
+                        for n in names)
+        return export.write(path, _export_spec(self, entries, self.name_expressions), arch, format)
+
     def __repr__(self) -> str:
         origin = f"path={self.path!r}" if self.path is not None else "code=..."
         return f"<jitkern.RawModule {origin}>"
@@ -445,3 +474,20 @@ def _reduce_module(module: RawModule):
         "backend": module.backend, "translate_cucomplex": module.translate_cucomplex,
         "enable_cooperative_groups": module.enable_cooperative_groups,
         "name_expressions": list(module.name_expressions) or None, "jitify": module.jitify},)
+
+
+def _export_entry(name: str, source: str, cooperative: bool):
+    from ..backend import export
+
+    params = _signature.kernel_params(source, name) if "<" not in name else None
+    signature = [p.ctype for p in params] if params is not None else [name]
+    return export.EntrySpec(name=name, symbol=name, kind="raw", signature=signature,
+                            cooperative=cooperative)
+
+
+def _export_spec(obj, entries: tuple, name_expressions: tuple):
+    from ..backend import export
+
+    return export.ExportSpec(source=obj._source, options=obj.options, entries=entries,
+                             name_expressions=tuple(name_expressions),
+                             program_name="raw_module.cu", backend=obj.backend)

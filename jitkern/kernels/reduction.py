@@ -27,7 +27,7 @@ from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection
 from ..backend.module import Function
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
-from . import _cuda, _debug, _launcher, _layout
+from . import _cuda, _debug, _export_kinds, _launcher, _layout
 from . import _reduction_codegen as _codegen
 from .elementwise import (
     _call_key,
@@ -466,6 +466,18 @@ class ReductionKernel(CachedSources):
         arrays = self._describe_args(args, host_ok=True)
         a = self._analyze(args, arrays, axis, keepdims)
         return self._inspect_analysis(a, arch)
+
+
+    def export(self, path, *args_or_dtypes, axis=None, keepdims=False, arch=("sm_80", "sm_90"),
+               format="fatbin"):
+        """Write the kernels ``self(*args, axis=...)`` would run for these example arguments
+        (NumPy arrays stand for device arrays; a dtype for a 1-D array) for ``arch`` as
+        ``format``, with a header and a manifest (docs/export.md)."""
+        from ..backend import export
+
+        export.check_format(format)
+        return export.write(path, _export_kinds.reduction_spec(self, args_or_dtypes, axis, keepdims),
+                            arch, format)
 
 
 def _check_shifted_arguments(kernel, identity, name) -> None:

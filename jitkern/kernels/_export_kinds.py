@@ -1,0 +1,80 @@
+"""What ElementwiseKernel and ReductionKernel export (backend.export does the writing).
+
+Their generated source depends on the call's dtypes and layout; an export fixes one:
+
+* ElementwiseKernel: the dtypes of the example arguments (or the dtypes given for them)
+  and the flat ``linear`` loop over C-contiguous arrays of one size, with 32-bit
+  indices, which ``jitkern.load`` calls like the original (``k(*inputs)``);
+* ReductionKernel: the kernels ``self(*args, axis=...)`` would run for the example
+  arguments (NumPy arrays standing for device arrays), launched from a load with
+  their parameter list.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from ..backend import export
+from ..errors import JitkernNotImplementedError
+
+# Elements of the example arrays an elementwise export is generated for: small enough that
+# indices are 32-bit; a loaded kernel refuses sizes past _INT32_SIZE.
+_EXAMPLE_SIZE = 1024
+_INT32_SIZE = (2**31 - 1 - (1 << 16)) // 2
+
+
+def examples(args) -> tuple:
+    """Example arguments: a dtype (or dtype name) stands for a 1-D array of that dtype."""
+    out = []
+    for a in args:
+        if isinstance(a, (numpy.dtype, type, str)) and not isinstance(a, numpy.generic):
+            out.append(numpy.zeros(_EXAMPLE_SIZE, numpy.dtype(a)))
+        else:
+            out.append(a)
+    return tuple(out)
+
+
+def elementwise_spec(kernel, args) -> export.ExportSpec:
+    if any(p.raw for p in kernel.params):
+        raw = [p.name for p in kernel.params if p.raw]
+        raise JitkernNotImplementedError(
+            f"{kernel.name}.export: raw parameters ({', '.join(raw)}) are not exported yet; "
+            "export a RawKernel for kernels that index arrays themselves")
+    args = tuple(numpy.zeros(_EXAMPLE_SIZE, a.dtype) if isinstance(a, numpy.ndarray) else a
+                 for a in examples(args))
+    arrays = kernel._describe_args(args, host_ok=True)
+    a = kernel._analyze(args, arrays, None)
+    a.variant, a.vector, a.index_type = "linear", 1, "int"
+    a.source = kernel._source(a)
+    params = []
+    for k, p in enumerate(kernel.params):
+        params.append({"name": p.name, "dtype": str(a.dtypes[k]), "is_output": p.is_output,
+                       "scalar": k in a.scalar_pos})
+    entry = export.EntrySpec(
+        name=kernel.name, symbol=kernel.name, kind="elementwise",
+        signature=[f"{'scalar' if q['scalar'] else 'array'}({q['dtype']}) {q['name']}"
+                   for q in params],
+        call={"params": params, "nin": kernel.nin, "index_dtype": "int32", "block": 256,
+              "max_size": _INT32_SIZE, "no_return": kernel.no_return,
+              "return_tuple": kernel.return_tuple})
+    return export.ExportSpec(source=a.source, options=kernel.options, entries=(entry,),
+                             program_name=f"{kernel.name}.cu")
+
+
+def reduction_spec(kernel, args, axis, keepdims) -> export.ExportSpec:
+    args = examples(args)
+    arrays = kernel._describe_args(args, host_ok=True)
+    a = kernel._analyze(args, arrays, axis, keepdims)
+    signature = {
+        "dtypes": [str(dt) for dt in a.dtypes],
+        "in_shape": list(a.in_shape),
+        "axes": list(a.axes),
+        "keepdims": a.keepdims,
+    }
+    names = [kernel.name]
+    if f"void {kernel.name}_final(" in a.source:
+        names.append(kernel.name + "_final")
+    entries = tuple(export.EntrySpec(name=n, symbol=n, kind="reduction", signature=[signature])
+                    for n in names)
+    return export.ExportSpec(source=a.source, options=kernel.options, entries=entries,
+                             program_name=f"{kernel.name}.cu")

@@ -1,0 +1,335 @@
+"""Ahead-of-time export (backend/export.py, kernels/exported.py): CPU tests.
+
+Compiling for sm_80/sm_90, the files written, manifest and header contents (including the
+parameters the JIT appends), loading without a GPU or NVRTC, and refusals.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern.backend import export
+from jitkern.backend.cubin import cubin_params
+from jitkern.errors import (
+    CUDAError,
+    JitkernFileNotFoundError,
+    JitkernKeyError,
+    JitkernNotImplementedError,
+    JitkernTypeError,
+    JitkernValueError,
+    KernelArgumentError,
+)
+
+import _export_kernels as K
+from conftest import has_gpu
+
+FATBIN_MAGIC = b"\x50\xed\x55\xba"
+LTOIR_MAGIC = b"\xedCN\x7f"
+
+
+def _jit_examples(n=64):
+    x = np.zeros(n, np.float32)
+    m = np.zeros((n, 3), np.float32)
+    return x, m, np.float32(2), np.zeros(n, np.float32)
+
+
+@pytest.fixture(scope="module")
+def jit_export(tmp_path_factory):
+    base = tmp_path_factory.mktemp("jit") / "scaled_rows"
+    return K.scaled_rows.export(base, *_jit_examples(), arch=("sm_80", "sm_90"))
+
+
+def test_jit_export_writes_fatbin_header_manifest_source(jit_export):
+    names = sorted(os.path.basename(f) for f in jit_export.files)
+    assert names == ["scaled_rows.cu", "scaled_rows.fatbin", "scaled_rows.h", "scaled_rows.json"]
+    folder = os.path.dirname(jit_export.manifest_path)
+    with open(os.path.join(folder, "scaled_rows.fatbin"), "rb") as f:
+        assert f.read(4) == FATBIN_MAGIC
+    manifest = jit_export.manifest
+    assert manifest["format"] == "jitkern-export" and manifest["version"] == 1
+    assert manifest["jitkern_version"] == jitkern.__version__
+    assert manifest["archs"] == ["sm_80", "sm_90"]
+    assert manifest["binary_format"] == "fatbin"
+    with open(jit_export.manifest_path) as f:
+        assert json.load(f) == manifest
+
+
+def test_jit_manifest_lists_user_then_appended_parameters(jit_export):
+    (entry,) = jit_export.manifest["entries"]
+    assert entry["kind"] == "jit" and entry["symbol"] == "scaled_rows"
+    assert entry["signature"] == ["array(float32, 1d, C)", "array(float32, 2d, strided)",
+                                  "float32", "array(float32, 1d, C)"]
+    params = entry["params"]
+    kinds = [(p["kind"], p.get("arg"), p.get("axis")) for p in params]
+    # x, m's pointer, alpha, out; then out.size's shape and m's shape and strides.
+    assert kinds[:4] == [("pointer", None, None), ("pointer", None, None),
+                         ("value", None, None), ("pointer", None, None)]
+    appended = sorted(kinds[4:], key=lambda k: (k[1], k[0], k[2]))
+    assert appended == [("shape", 1, 0), ("shape", 1, 1), ("stride", 1, 0), ("stride", 1, 1),
+                        ("shape", 3, 0)]
+    assert [p["size"] for p in params] == [8, 8, 4, 8, 8, 8, 8, 8, 8]
+    # offsets follow C's alignment: the float at 16, the pointer after it at 24
+    assert [p["offset"] for p in params] == [0, 8, 16, 24, 32, 40, 48, 56, 64]
+    assert entry["param_bytes"] == 72
+    assert [a["type"] for a in entry["call"]["args"]] == ["array", "array", "scalar", "array"]
+
+
+def test_jit_header_declares_entry_with_appended_parameters(jit_export):
+    folder = os.path.dirname(jit_export.manifest_path)
+    header = open(os.path.join(folder, "scaled_rows.h")).read()
+    assert 'extern "C" __global__ void scaled_rows(' in header
+    assert "float* x,  // offset 0, 8 bytes" in header
+    assert "float alpha,  // offset 16, 4 bytes" in header
+    assert "appended by the JIT: argument 1's stride[1] (bytes)" in header
+    assert "static constexpr int num_params = 9;" in header
+    assert "param_offsets[9] = {0, 8, 16, 24, 32, 40, 48, 56, 64};" in header
+
+
+def test_header_declaration_matches_the_compiled_definition(jit_export, tmp_path):
+    """The header and the exported source compile together: the declaration is the
+    definition's (a mismatch is a conflicting extern "C" declaration)."""
+    from jitkern.backend.compiler import compile_source
+
+    folder = os.path.dirname(jit_export.manifest_path)
+    header = open(os.path.join(folder, "scaled_rows.h")).read()
+    source = open(os.path.join(folder, "scaled_rows.cu")).read()
+    binary = compile_source(header + "\n" + source, arch="sm_90")
+    assert "scaled_rows" in cubin_params(binary.data)
+    broken = header.replace("float alpha", "double alpha")
+    with pytest.raises(jitkern.CompileError):
+        compile_source(broken + "\n" + source, arch="sm_90")
+
+
+@pytest.mark.parametrize("fmt, suffixes, magic", [
+    ("cubin", ["sm_80.cubin", "sm_90.cubin"], b"\x7fELF"),
+    ("ptx", ["compute_80.ptx", "compute_90.ptx"], None),
+    ("ltoir", ["sm_80.ltoir", "sm_90.ltoir"], LTOIR_MAGIC),
+])
+def test_per_arch_formats(tmp_path, fmt, suffixes, magic):
+    result = K.scaled_rows.export(tmp_path / "k", *_jit_examples(), format=fmt)
+    assert sorted(result.manifest["files"].values()) == [f"k.{s}" for s in suffixes]
+    blobs = [open(tmp_path / f"k.{s}", "rb").read() for s in suffixes]
+    assert blobs[0] != blobs[1]
+    for s, blob in zip(suffixes, blobs):
+        if magic is not None:
+            assert blob.startswith(magic)
+        else:
+            assert f".target sm_{s.split('_')[1][:2]}".encode() in blob
+
+
+def test_ltoir_links_without_nvrtc(tmp_path):
+    result = K.scaled_rows.export(tmp_path / "k", *_jit_examples(), format="ltoir", arch="sm_90")
+    binary = export.binary_for_device(str(tmp_path), result.manifest, 90)
+    assert binary.fmt == "cubin" and binary.data.startswith(b"\x7fELF")
+    assert "scaled_rows" in cubin_params(binary.data)
+
+
+def test_binary_choice_per_compute_capability(tmp_path):
+    result = K.scaled_rows.export(tmp_path / "k", *_jit_examples(), format="cubin")
+    files = result.manifest["files"]
+    assert export._pick_file(files, "cubin", 86) == ("sm_80", "k.sm_80.cubin")
+    assert export._pick_file(files, "cubin", 90) == ("sm_90", "k.sm_90.cubin")
+    with pytest.raises(JitkernValueError, match=r"none of which runs on this GPU \(sm_100\)"):
+        export._pick_file(files, "cubin", 100)
+    with pytest.raises(JitkernValueError, match=r"sm_75"):
+        export._pick_file(files, "cubin", 75)
+    ptx = {"compute_80": "a.ptx", "compute_90": "b.ptx"}
+    assert export._pick_file(ptx, "ptx", 120) == ("compute_90", "b.ptx")
+
+
+def test_raw_module_exports_extern_c_kernels_and_name_expressions(tmp_path):
+    mod = jitkern.RawModule(code=K.RAW_SOURCE, name_expressions=["scale3<float>", "scale3<int>"])
+    result = mod.export(tmp_path / "mod", arch="sm_90", format="cubin")
+    entries = {e["name"]: e for e in result.manifest["entries"]}
+    assert sorted(entries) == ["add_scalar", "scale3<float>", "scale3<int>"]
+    add = entries["add_scalar"]
+    assert [(p["name"], p["ctype"], p["kind"], p["offset"], p["size"]) for p in add["params"]] == [
+        ("x", "const double*", "pointer", 0, 8), ("c", "double", "value", 8, 8),
+        ("y", "double*", "pointer", 16, 8), ("n", "long long", "value", 24, 8)]
+    scale = entries["scale3<float>"]
+    assert scale["symbol"].startswith("_Z") and scale["symbol"] != entries["scale3<int>"]["symbol"]
+    assert [(p["offset"], p["size"]) for p in scale["params"]] == [(0, 8), (8, 4)]
+    header = open(tmp_path / "mod.h").read()
+    assert f'static constexpr const char* symbol = "{scale["symbol"]}";' in header
+    assert "struct scale3_float_ {" in header
+
+
+def test_raw_kernel_export(tmp_path):
+    k = jitkern.RawKernel(K.RAW_SOURCE, "add_scalar")
+    result = k.export(tmp_path / "add", arch=("sm_90",), format="fatbin")
+    (entry,) = result.manifest["entries"]
+    assert entry["name"] == "add_scalar" and entry["signature"] == [
+        "const double*", "double", "double*", "long long"]
+
+
+def test_elementwise_export_is_the_flat_loop_per_dtype(tmp_path):
+    k = K.saxpy()
+    result = k.export(tmp_path / "saxpy", np.float64, "float64", np.float32(2), arch="sm_90")
+    source = open(tmp_path / "saxpy.cu").read()
+    assert "linear loop" in source and "_jk_vec<T, " not in source.split("extern \"C\"")[1]
+    assert "typedef double T;" in source
+    (entry,) = result.manifest["entries"]
+    assert [(p["name"], p["ctype"], p["size"]) for p in entry["params"]] == [
+        ("_p_x", "const double*", 8), ("_p_y", "const double*", 8), ("a", "float", 4),
+        ("_p_z", "double*", 8), ("_n", "int", 4)]
+    assert entry["call"]["nin"] == 3
+    assert [p["dtype"] for p in entry["call"]["params"]] == ["float64", "float64", "float32",
+                                                            "float64"]
+
+
+def test_elementwise_raw_parameters_are_refused(tmp_path):
+    k = jitkern.ElementwiseKernel("raw T x", "T y", "y = x[i]", "rawcopy")
+    with pytest.raises(JitkernNotImplementedError, match=r"raw parameters \(x\)"):
+        k.export(tmp_path / "r", np.float32, np.float32)
+
+
+def test_reduction_export_writes_both_kernels(tmp_path):
+    r = K.l2norm()
+    result = r.export(tmp_path / "l2", np.zeros((100, 30), np.float32), axis=1, arch="sm_90")
+    names = [e["name"] for e in result.manifest["entries"]]
+    assert names == ["l2norm_exp", "l2norm_exp_final"]
+    sig = result.manifest["entries"][0]["signature"][0]
+    assert sig["in_shape"] == [100, 30] and sig["axes"] == [1]
+    header = open(tmp_path / "l2.h").read()
+    assert "jitkern_export::opaque<8, 8> _oshape" in header
+
+
+# ---------------------------------------------------------------------------
+# load
+
+
+def test_load_round_trip_builds_kernels_without_gpu(jit_export):
+    mod = jitkern.load(jit_export.manifest_path)
+    k = mod["scaled_rows"]
+    assert mod.scaled_rows is k and mod.get_function("scaled_rows") is k
+    assert list(mod) == ["scaled_rows"]
+    assert k.signature == jit_export.manifest["entries"][0]["signature"]
+    assert [p["name"] for p in k.params][:4] == ["x", "jk_ptr_m", "alpha", "out"]
+    same = jitkern.load(jit_export.manifest_path[: -len(".json")])  # the base path works too
+    assert list(same) == ["scaled_rows"]
+    with pytest.raises(JitkernKeyError, match=r"no kernel 'nope'.*\['scaled_rows'\]"):
+        mod["nope"]
+
+
+def test_loaded_jit_kernel_checks_arguments_before_the_gpu(jit_export):
+    k = jitkern.load(jit_export.manifest_path).scaled_rows
+    with pytest.raises(KernelArgumentError, match=r"takes 4 arguments \(x, m, alpha, out\), got 3"):
+        k(1, 32, (1, 2, 3))
+    with pytest.raises(KernelArgumentError, match=r"argument 'x'.*array\(float32, 1d, C\).*scalar 1"):
+        k[1, 32](1, 2, 3, 4)
+
+
+def test_loaded_jit_kernel_refuses_other_scalar_dtypes(jit_export):
+    k = jitkern.load(jit_export.manifest_path).scaled_rows
+    spec = k._args[2]
+    with pytest.raises(KernelArgumentError, match=r"'alpha'.*exported for float32.*numpy.float64"):
+        k._scalar(np.float64(1), spec)
+    assert k._scalar(2.5, spec) == np.float32(2.5) and type(k._scalar(2.5, spec)) is np.float32
+
+
+_NO_NVRTC = textwrap.dedent("""
+    import sys
+    sys.modules["cuda.bindings.nvrtc"] = None  # importing NVRTC now fails
+    import jitkern
+    from jitkern.backend import toolchain
+    def refuse(*a, **k):
+        raise AssertionError("NVRTC was touched")
+    toolchain.nvrtc_module = refuse
+    mod = jitkern.load(sys.argv[1])
+    k = mod["scaled_rows"]
+    try:
+        k(1, 32, (1.0, 2.0, 3.0, 4.0))
+    except jitkern.KernelArgumentError as exc:
+        print("ARGS", exc)
+    try:
+        k.launch(1, 32, (0, 0, 1.0, 0, 1, 1, 1, 1, 1))
+    except jitkern.CUDAError as exc:
+        print("NOGPU", exc)
+    print("MODULES", "cuda.bindings.nvrtc" in sys.modules and sys.modules["cuda.bindings.nvrtc"] is not None)
+""")
+
+
+@pytest.mark.skipif(has_gpu(), reason="the no-GPU refusal is checked where there is no GPU")
+def test_load_without_nvrtc_refuses_only_for_want_of_a_gpu(jit_export, tmp_path):
+    script = tmp_path / "no_nvrtc.py"
+    script.write_text(_NO_NVRTC)
+    repo = os.path.dirname(os.path.dirname(jitkern.__file__))
+    env = dict(os.environ, PYTHONPATH=repo)
+    proc = subprocess.run([sys.executable, str(script), jit_export.manifest_path],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "ARGS" in proc.stdout and "takes an array" in proc.stdout
+    assert "NOGPU" in proc.stdout and "driver" in proc.stdout.split("NOGPU", 1)[1]
+    assert "NVRTC was touched" not in proc.stdout + proc.stderr
+    assert "MODULES False" in proc.stdout
+
+
+# ---------------------------------------------------------------------------
+# refusals
+
+
+def test_bad_format_and_arch_are_refused(tmp_path):
+    args = _jit_examples()
+    with pytest.raises(JitkernValueError, match=r"format: expected one of \('fatbin', 'cubin', 'ptx', 'ltoir'\), got 'elf'"):
+        K.scaled_rows.export(tmp_path / "k", *args, format="elf")
+    with pytest.raises(JitkernValueError, match=r"arch: name at least one"):
+        K.scaled_rows.export(tmp_path / "k", *args, arch=())
+    with pytest.raises(JitkernValueError, match=r"arch: expected e.g. 'sm_90'"):
+        K.scaled_rows.export(tmp_path / "k", *args, arch="hopper")
+    with pytest.raises(JitkernTypeError, match=r"arch: expected 'sm_XY' or a tuple"):
+        K.scaled_rows.export(tmp_path / "k", *args, arch=9.0)
+    assert not list(tmp_path.iterdir())
+
+
+def test_bad_paths_and_arguments_are_refused(tmp_path):
+    args = _jit_examples()
+    with pytest.raises(JitkernFileNotFoundError, match=r"the folder .*missing.* does not exist"):
+        K.scaled_rows.export(tmp_path / "missing" / "k", *args)
+    with pytest.raises(JitkernTypeError, match=r"path: expected a file path, got int"):
+        K.scaled_rows.export(3, *args)
+    with pytest.raises(JitkernTypeError, match=r"twice is a device function"):
+        K.twice.export(tmp_path / "t", np.float32(1))
+    with pytest.raises(KernelArgumentError, match=r"argument 'x'"):
+        K.scaled_rows.export(tmp_path / "k", "not an array", *args[1:])
+    (tmp_path / "prog.cubin").write_bytes(b"\x7fELF" + b"\0" * 60)
+    from_file = jitkern.RawModule(path=str(tmp_path / "prog.cubin"))
+    with pytest.raises(JitkernValueError, match=r"loaded from .*prog.cubin.*code="):
+        from_file.export(tmp_path / "again")
+
+
+def test_load_refuses_what_is_not_an_export(tmp_path, jit_export):
+    with pytest.raises(JitkernFileNotFoundError, match=r"no export manifest at .*nothing.json"):
+        jitkern.load(tmp_path / "nothing")
+    (tmp_path / "other.json").write_text('{"format": "something"}')
+    with pytest.raises(JitkernValueError, match=r"not a jitkern export manifest"):
+        jitkern.load(tmp_path / "other.json")
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(JitkernValueError, match=r"not a readable JSON manifest"):
+        jitkern.load(tmp_path / "broken.json")
+    manifest = dict(jit_export.manifest, version=99)
+    (tmp_path / "future.json").write_text(json.dumps(manifest))
+    with pytest.raises(JitkernValueError, match=r"manifest version 99.*reads version 1"):
+        jitkern.load(tmp_path / "future.json")
+    manifest = dict(jit_export.manifest, binary_format="elf")
+    (tmp_path / "fmt.json").write_text(json.dumps(manifest))
+    with pytest.raises(JitkernValueError, match=r"binary_format 'elf'"):
+        jitkern.load(tmp_path / "fmt.json")
+    (tmp_path / "lost.json").write_text(json.dumps(jit_export.manifest))
+    with pytest.raises(JitkernFileNotFoundError, match=r"binary 'scaled_rows.fatbin' is missing"):
+        jitkern.load(tmp_path / "lost.json")
+
+
+def test_cubin_params_reads_offsets_of_any_type():
+    from jitkern.backend.compiler import compile_source
+
+    src = ('struct S { double a; char b; };\n'
+           'extern "C" __global__ void k(float* x, char c, S s, int n, short h, float4 v) '
+           '{ if (n) x[0] = c + s.a + h + v.x; }')
+    params = cubin_params(compile_source(src, arch="sm_80").data)["k"]
+    assert params == [(0, 8), (8, 1), (16, 16), (32, 4), (36, 2), (48, 16)]
