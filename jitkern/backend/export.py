@@ -314,6 +314,9 @@ def header_text(manifest: dict) -> str:
         "namespace jitkern_export {",
         "// A parameter passed by value whose type is jitkern's own: its bytes, aligned.",
         "template <unsigned N, unsigned A> struct alignas(A) opaque { unsigned char bytes[N]; };",
+        "// What each parameter is: a pointer, a value, or (appended by the JIT) the shape or",
+        "// byte stride of argument param_arg[i] along axis param_axis[i].",
+        "enum param_kind { pointer = 0, value = 1, shape = 2, stride = 3, unknown = 4 };",
         "}  // namespace jitkern_export",
         "",
     ]
@@ -330,6 +333,9 @@ def _entry_lines(entry: dict) -> list[str]:
             for i, p in enumerate(params)]
     offsets = ", ".join(str(p["offset"]) for p in params) or "0"
     sizes = ", ".join(str(p["size"]) for p in params) or "0"
+    kinds = ", ".join(p["kind"] for p in params) or "unknown"
+    args = ", ".join(str(p.get("arg", -1)) for p in params) or "-1"
+    axes = ", ".join(str(p.get("axis", -1)) for p in params) or "-1"
     lines = [
         f"// {entry['name']} ({entry['kind']}), built for: {_describe_signature(entry['signature'])}",
     ]
@@ -348,6 +354,9 @@ def _entry_lines(entry: dict) -> list[str]:
         f"  static constexpr unsigned param_offsets[{n}] = {{{offsets}}};",
         f"  static constexpr unsigned param_sizes[{n}] = {{{sizes}}};",
         f"  static constexpr unsigned param_bytes = {entry['param_bytes']};",
+        f"  static constexpr param_kind param_kinds[{n}] = {{{kinds}}};",
+        f"  static constexpr int param_arg[{n}] = {{{args}}};",
+        f"  static constexpr int param_axis[{n}] = {{{axes}}};",
         f"  static constexpr bool cooperative = {'true' if entry['cooperative'] else 'false'};",
         "};",
         "}  // namespace jitkern_export",

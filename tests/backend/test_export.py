@@ -333,3 +333,125 @@ def test_cubin_params_reads_offsets_of_any_type():
            '{ if (n) x[0] = c + s.a + h + v.x; }')
     params = cubin_params(compile_source(src, arch="sm_80").data)["k"]
     assert params == [(0, 8), (8, 1), (16, 16), (32, 4), (36, 2), (48, 16)]
+
+
+# ---------------------------------------------------------------------------
+# GPU: exported, loaded, launched, compared with NumPy
+
+
+def _poisoned(shape, dtype):
+    out = jitkern.empty(shape, dtype)
+    out.fill(np.nan if np.dtype(dtype).kind == "f" else -7)
+    return out
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fmt", ["fatbin", "cubin", "ptx", "ltoir"])
+def test_gpu_jit_export_load_launch(tmp_path, rng, fmt):
+    n = 1000
+    x = rng.standard_normal(n).astype(np.float32)
+    m = rng.standard_normal((n, 3)).astype(np.float32)
+    result = K.scaled_rows.export(tmp_path / "k", *_jit_examples(), arch=("sm_80", "sm_90"),
+                                  format=fmt)
+    k = jitkern.load(result.manifest_path).scaled_rows
+    out = _poisoned(n, np.float32)
+    k((n + 127) // 128, 128, (jitkern.asarray(x), jitkern.asarray(m), 1.5, out))
+    np.testing.assert_allclose(out.get(), 1.5 * x + m[:, 1], rtol=1e-6)
+    # a strided view of a bigger array, through the [grid, block] syntax
+    big = jitkern.asarray(rng.standard_normal((n, 6)).astype(np.float32))
+    view = big[:, ::2]
+    out2 = _poisoned(n, np.float32)
+    k[(n + 127) // 128, 128](jitkern.asarray(x), view, np.float32(-2), out2)
+    np.testing.assert_allclose(out2.get(), -2 * x + big.get()[:, 2], rtol=1e-6)
+    with pytest.raises(KernelArgumentError, match=r"exported for array\(float32, 2d, strided\).*float64"):
+        k(1, 32, (jitkern.asarray(x), jitkern.asarray(m.astype(np.float64)), 1.0, out))
+
+
+@pytest.mark.gpu
+def test_gpu_raw_module_export_load_launch(tmp_path, rng):
+    mod = jitkern.RawModule(code=K.RAW_SOURCE, name_expressions=["scale3<float>"])
+    path = mod.export(tmp_path / "mod", format="fatbin").manifest_path
+    loaded = jitkern.load(path)
+    n = 777
+    x = rng.standard_normal(n)
+    y = _poisoned(n, np.float64)
+    loaded.add_scalar((n + 255) // 256, 256, (jitkern.asarray(x), 0.25, y, n))
+    np.testing.assert_array_equal(y.get(), x + 0.25)
+    f = rng.standard_normal(n).astype(np.float32)
+    fd = jitkern.asarray(f)
+    loaded["scale3<float>"][(n + 255) // 256, 256](fd, np.int32(n))
+    np.testing.assert_array_equal(fd.get(), f * np.float32(3))
+    with pytest.raises(KernelArgumentError, match=r"\(x\).*expects a pointer"):
+        loaded.add_scalar(1, 32, (1.0, 0.25, y, n))
+
+
+@pytest.mark.gpu
+def test_gpu_elementwise_export_load_call(tmp_path, rng):
+    k = K.saxpy()
+    path = k.export(tmp_path / "saxpy", np.float64, np.float64, np.float32(2)).manifest_path
+    loaded = jitkern.load(path).saxpy_exp
+    x, y = rng.standard_normal((2, 33, 17))
+    z = loaded(jitkern.asarray(x), jitkern.asarray(y), 0.5)
+    np.testing.assert_allclose(z.get(), np.float32(0.5) * x + y, rtol=1e-15)
+    out = _poisoned((33, 17), np.float64)
+    assert loaded(jitkern.asarray(x), jitkern.asarray(y), 3.0, out) is out
+    np.testing.assert_allclose(out.get(), 3.0 * x + y, rtol=1e-15)
+    with pytest.raises(KernelArgumentError, match=r"does not broadcast"):
+        loaded(jitkern.asarray(x), jitkern.asarray(y[:1]), 3.0)
+
+
+@pytest.mark.gpu
+def test_gpu_reduction_export_load_launch(tmp_path, rng):
+    """The loaded row-reduction kernel, launched with its parameter list (one block per
+    output row, no split), gives NumPy's result."""
+    r = K.l2norm()
+    rows, cols = 64, 300
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    result = r.export(tmp_path / "l2", x, axis=1)
+    loaded = jitkern.load(result.manifest_path).l2norm_exp
+    out = _poisoned(rows, np.float32)
+
+    def shape_arg(values, size):
+        raw = np.zeros(size // 8, np.int64)
+        raw[: len(values)] = values
+        return np.void(raw.tobytes())
+
+    sizes = {p["name"]: p["size"] for p in loaded.params}
+    args = (jitkern.asarray(x), out, 0, np.int32(rows), np.int32(cols), np.int32(cols),
+            shape_arg([rows], sizes["_oshape"]), shape_arg([cols], sizes["_rshape"]),
+            shape_arg([cols * 4], sizes["_is_x"]), shape_arg([4], sizes["_rs_x"]),
+            shape_arg([4], sizes["_os_y"]))
+    loaded.launch((rows, 1), 256, args)
+    np.testing.assert_allclose(out.get(), np.sqrt((x.astype(np.float64) ** 2).sum(1)), rtol=1e-5)
+
+
+_LAUNCH_NO_NVRTC = textwrap.dedent("""
+    import sys
+    sys.modules["cuda.bindings.nvrtc"] = None
+    import numpy as np
+    import jitkern
+    from jitkern.backend import toolchain
+    def refuse(*a, **k):
+        raise AssertionError("NVRTC was touched")
+    toolchain.nvrtc_module = refuse
+    k = jitkern.load(sys.argv[1]).scaled_rows
+    n = 300
+    x = np.arange(n, dtype=np.float32)
+    m = np.arange(3 * n, dtype=np.float32).reshape(n, 3)
+    out = jitkern.full(n, np.nan, np.float32)
+    k(3, 128, (jitkern.asarray(x), jitkern.asarray(m), 2.0, out))
+    ok = np.array_equal(out.get(), 2 * x + m[:, 1])
+    print("RESULT", ok, "nvrtc imported:", sys.modules.get("cuda.bindings.nvrtc") is not None)
+""")
+
+
+@pytest.mark.gpu
+def test_gpu_load_and_launch_without_nvrtc(jit_export, tmp_path):
+    script = tmp_path / "launch.py"
+    script.write_text(_LAUNCH_NO_NVRTC)
+    repo = os.path.dirname(os.path.dirname(jitkern.__file__))
+    env = dict(os.environ, PYTHONPATH=repo, JITKERN_CACHE_DIR=str(tmp_path / "empty-cache"))
+    proc = subprocess.run([sys.executable, str(script), jit_export.manifest_path],
+                          capture_output=True, text=True, env=env, timeout=200)
+    assert proc.returncode == 0, proc.stderr
+    assert "RESULT True nvrtc imported: False" in proc.stdout

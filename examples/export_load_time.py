@@ -1,0 +1,81 @@
+"""How long a fresh process takes to run one kernel launch: from an export, and from the
+JIT with its disk cache warm.
+
+    python examples/export_load_time.py [RUNS]
+
+Each run is a new Python process that imports jitkern, gets the kernel (``jitkern.load``
+of an exported fatbin, or the ``@rawkernel`` function whose binary and index are in the
+disk cache), launches it once on 1M floats and copies the result back. Printed: the
+median over RUNS of the time inside the process (import to result) and of the whole
+process (as the parent sees it).
+"""
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+KERNEL = textwrap.dedent('''
+    from jitkern import jit
+
+    @jit.rawkernel()
+    def axpy(a, x, y, out):
+        i = jit.grid(1)
+        if i < out.size:
+            out[i] = a * x[i] + y[i]
+''')
+
+CHILD = textwrap.dedent('''
+    import time
+    t0 = time.perf_counter()
+    import sys
+    import numpy as np
+    import jitkern
+    if sys.argv[1] == "load":
+        k = jitkern.load(sys.argv[2]).axpy
+    else:
+        sys.path.insert(0, sys.argv[2])
+        from timed_kernel import axpy as k
+    n = 1 << 20
+    x = jitkern.arange(n, dtype=np.float32)
+    out = jitkern.empty(n, np.float32)
+    k((n + 255) // 256, 256, (np.float32(2), x, x, out))
+    assert out.get()[5] == 15.0
+    print(time.perf_counter() - t0)
+''')
+
+
+def run(args, env) -> tuple[float, float]:
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True,
+                          env=env, check=True)
+    return float(proc.stdout.split()[-1]), time.perf_counter() - start
+
+
+def main(runs: int = 7) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "timed_kernel.py"), "w") as f:
+            f.write(KERNEL)
+        env = dict(os.environ, JITKERN_CACHE_DIR=os.path.join(tmp, "cache"))
+        export = ("import sys, numpy as np; sys.path.insert(0, sys.argv[1]); "
+                  "from timed_kernel import axpy; z = np.zeros(8, np.float32); "
+                  "axpy.export(sys.argv[1] + '/axpy', np.float32(1), z, z, z)")
+        subprocess.run([sys.executable, "-c", export, tmp], check=True, env=env)
+        run(["jit", tmp], env)  # fills the JIT's disk cache and index
+        manifest = os.path.join(tmp, "axpy.json")
+        results = {"load (exported fatbin)": [], "jit (disk cache warm)": []}
+        for _ in range(runs):
+            results["load (exported fatbin)"].append(run(["load", manifest], env))
+            results["jit (disk cache warm)"].append(run(["jit", tmp], env))
+        for name, values in results.items():
+            inner = statistics.median(v[0] for v in values) * 1e3
+            whole = statistics.median(v[1] for v in values) * 1e3
+            print(f"{name:24s} in-process {inner:7.1f} ms   whole process {whole:7.1f} ms "
+                  f"(median of {runs})")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
