@@ -25,7 +25,7 @@ from ..backend.export import binary_for_device, read_manifest
 from ..backend.kernel_object import KernelPartial
 from ..backend.module import Function
 from ..backend.signature import Param
-from ..errors import JitkernKeyError, JitkernTypeError, KernelArgumentError
+from ..errors import JitkernAttributeError, JitkernKeyError, JitkernTypeError, KernelArgumentError
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -78,7 +78,7 @@ class ExportedModule:
         kernels = self.__dict__.get("kernels", {})
         if name in kernels:
             return kernels[name]
-        raise AttributeError(name)
+        raise JitkernAttributeError(f"the export has no kernel {name!r}; it has {sorted(kernels)}")
 
     def __iter__(self):
         return iter(self.kernels)
