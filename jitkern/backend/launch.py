@@ -354,12 +354,17 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
         header = "def run(grid, block, args, shared_mem, stream):"
         miss, done = "return False", "return True"
     elif positional:
-        header = "def run(grid, block, args, shared_mem=0, stream=None):"
+        header = "def run(grid, block, args, shared_mem=0, stream=None, cluster=None):"
         miss = "return _slow(grid, block, args, shared_mem, stream)"
+        header += ("\n    if cluster is not None:  # thread-block clusters: the general path"
+                   "\n        return _slow(grid, block, args, shared_mem, stream, cluster)")
         done = "return None"
     else:
-        header = "def run(grid, block, args, *, shared_mem=0, stream=None):"
+        header = "def run(grid, block, args, *, shared_mem=0, stream=None, cluster=None):"
         miss = "return _slow(grid, block, args, shared_mem=shared_mem, stream=stream)"
+        header += ("\n    if cluster is not None:  # thread-block clusters: the general path"
+                   "\n        return _slow(grid, block, args, shared_mem=shared_mem, "
+                   "stream=stream, cluster=cluster)")
         done = "return None"
     n = len(names)
     if stream_of is not None and current_stream is not None:

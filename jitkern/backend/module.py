@@ -227,6 +227,44 @@ class Function:
             if plan.general_launches > 1:
                 self._install_fast(state, plan, cooperative)
 
+    def launch_cluster(self, grid, block, args, shared_mem: int = 0, stream=None,
+                       cooperative: bool = False, cluster=(1, 1, 1)) -> None:
+        """Launch in thread-block clusters of ``cluster`` blocks (sm_90+), through
+        cuLaunchKernelEx. Not the hot path: it builds the launch configuration each time."""
+        if type(args) is not tuple:
+            args = _as_args(args)
+        state = self._select_state()
+        plan = self._plan_for(state, args)
+        plan.pack(args)
+        grid3, block3 = dim3(grid, "grid"), dim3(block, "block")
+        cluster3 = dim3(cluster, "cluster")
+        for c, g, k in zip("xyz", grid3, cluster3):
+            if g % k:
+                raise LaunchError(f"{self.name}: cluster={cluster!r} must divide grid={grid!r} "
+                                  f"(grid {c}={g} is not a multiple of cluster {c}={k})")
+        config = cluster_config(grid3, block3, shared_mem,
+                                current_stream_handle() if stream is None else stream_handle(stream),
+                                cluster3, cooperative)
+        (err,) = drv().cuLaunchKernelEx(config, state.handle, plan.params_ptr, 0)
+        if err != 0:
+            reasons = diagnose_launch(self, state.device_id, grid3, block3, shared_mem, cooperative)
+            if self.max_cluster_blocks(block3, shared_mem, cluster3, state) == 0:
+                reasons.append(f"cluster={cluster!r} cannot be scheduled on device "
+                               f"{state.device_id} (clusters need sm_90 or newer, at most 8 "
+                               "blocks portably, and the blocks' resources on one GPC)")
+            if reasons:
+                raise LaunchError(f"cannot launch {self.name}: " + "; ".join(reasons)
+                                  + f" ({driver._name(drv(), err)})")
+            check((err,), f"launching {self.name} with cluster={cluster!r}")
+
+    def max_cluster_blocks(self, block, shared_mem, cluster, state=None) -> int:
+        """Active clusters of this shape the device can hold (0: not schedulable)."""
+        state = state or self._select_state()
+        config = cluster_config((cluster[0], cluster[1], cluster[2]), dim3(block, "block"),
+                                shared_mem, 0, dim3(cluster, "cluster"), False)
+        err, count = drv().cuOccupancyMaxActiveClusters(state.handle, config)
+        return int(count) if err == 0 else 0
+
     def _install_fast(self, state: _DeviceState, plan, cooperative: bool) -> None:
         """Make ``self.fast`` the generated launcher of ``plan`` (made once per plan)."""
         self.fast = self.fast_launcher(state, plan, cooperative)
@@ -553,6 +591,29 @@ def _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative):
         "        _fail(err, s)",
     ]
     return define("\n".join(lines) + "\n", f"<jitkern bound launch {function.name}>", env, "run")
+
+
+def cluster_config(grid3, block3, shared_mem: int, stream, cluster3, cooperative: bool):
+    """A CUlaunchConfig with the cluster dimension (and cooperative) attribute."""
+    d = drv()
+    config = d.CUlaunchConfig()
+    config.gridDimX, config.gridDimY, config.gridDimZ = grid3
+    config.blockDimX, config.blockDimY, config.blockDimZ = block3
+    config.sharedMemBytes = shared_mem
+    config.hStream = stream
+    attrs = []
+    attr = d.CUlaunchAttribute()
+    attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+    attr.value.clusterDim.x, attr.value.clusterDim.y, attr.value.clusterDim.z = cluster3
+    attrs.append(attr)
+    if cooperative:
+        attr = d.CUlaunchAttribute()
+        attr.id = d.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+        attr.value.cooperative = 1
+        attrs.append(attr)
+    config.attrs = attrs
+    config.numAttrs = len(attrs)
+    return config
 
 
 _drv = None

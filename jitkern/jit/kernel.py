@@ -217,7 +217,8 @@ class JitKernel(KernelPartial):
         return Simulator(self, arg_type, CapturedGlobals)
 
     # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
-    def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None) -> None:
+    def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None,
+                cluster=None) -> None:
         """The general launch: find (or build) the entry for these arguments, launch, and
         make the entry's generated launcher the kernel's call for the next launch."""
         if block is None or args is None or isinstance(args, (str, bytes)):
@@ -238,6 +239,10 @@ class JitKernel(KernelPartial):
         launch_args = tuple(args)
         if entry.extras is not None:
             launch_args = launch_args + entry.extras(launch_args)
+        if cluster is not None:  # thread-block clusters (sm_90+): cuLaunchKernelEx
+            entry.function.launch_cluster(grid, block, launch_args, shared_mem, stream,
+                                          entry.cooperative, cluster)
+            return
         entry.function.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
         if entry.watch is not None:  # debug builds stay on this path: each launch is noted
             debugcheck.launched(entry.watch, driver.current_device_id(), stream_handle(stream))
@@ -683,10 +688,10 @@ def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
         env[f"T{i}"] = cls
         terms.append(f"type(a{i}) is T{i}")
     terms += guards
-    miss = "return _general(grid, block, args, shm, stream)"
+    miss = "return _general(grid, block, args, shm, stream, cluster)"
     lines = [
-        "def run(grid, block, args, shm=0, stream=None):",
-        f"    if type(args) is not tuple or len(args) != {len(classes)}:",
+        "def run(grid, block, args, shm=0, stream=None, cluster=None):",
+        f"    if cluster is not None or type(args) is not tuple or len(args) != {len(classes)}:",
         f"        {miss}",
     ]
     if names:

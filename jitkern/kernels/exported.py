@@ -119,10 +119,11 @@ class ExportedKernel(KernelPartial):
             self._functions[device_id] = fn
         return fn
 
-    def launch(self, grid, block, args, shared_mem: int = 0, stream=None) -> None:
-        """Launch with ``args`` given parameter by parameter, as the manifest lists them."""
-        self._function().launch(grid, block, _as_tuple(args, self.name), shared_mem, stream,
-                                self.cooperative)
+    def launch(self, grid, block, args, shared_mem: int = 0, stream=None, cluster=None) -> None:
+        """Launch with ``args`` given parameter by parameter, as the manifest lists them
+        (``cluster=(x, y, z)``: in thread-block clusters, sm_90+)."""
+        _launch(self._function(), grid, block, _as_tuple(args, self.name), shared_mem, stream,
+                self.cooperative, cluster)
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -134,6 +135,13 @@ class ExportedKernel(KernelPartial):
 
     def __repr__(self) -> str:
         return f"<jitkern exported {self.kind} kernel {self.name!r}>"
+
+
+def _launch(fn, grid, block, args, shared_mem, stream, cooperative, cluster) -> None:
+    if cluster is None:
+        fn.launch(grid, block, args, shared_mem, stream, cooperative)
+    else:
+        fn.launch_cluster(grid, block, args, shared_mem, stream, cooperative, cluster)
 
 
 def _launch_star(kernel, grid, block, shared_mem, stream, *args):
@@ -173,7 +181,7 @@ class ExportedJitKernel(ExportedKernel):
         self._extras = [p for p in self.params if p["kind"] in ("shape", "stride")]
         self._set_call(self._call)
 
-    def _call(self, grid, block, args, shared_mem: int = 0, stream=None) -> None:
+    def _call(self, grid, block, args, shared_mem: int = 0, stream=None, cluster=None) -> None:
         """The original's launch: the Python function's arguments (``launch`` takes the
         expanded parameter list instead)."""
         args = _as_tuple(args, self.name)
@@ -191,7 +199,8 @@ class ExportedJitKernel(ExportedKernel):
         for p in self._extras:
             shape, strides = dims[p["arg"]]
             values.append(numpy.int64(shape[p["axis"]] if p["kind"] == "shape" else strides[p["axis"]]))
-        self._function().launch(grid, block, tuple(values), shared_mem, stream, self.cooperative)
+        _launch(self._function(), grid, block, tuple(values), shared_mem, stream,
+                self.cooperative, cluster)
 
     def _check_array(self, value, spec) -> tuple:
         what = f"{self.name}() argument {spec['name']!r}"

@@ -131,12 +131,18 @@ class RawKernel(KernelPartial):
 
     # -- launch -----------------------------------------------------------
     # ``k(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function:
-    def _launch(self, grid, block, args, *, shared_mem: int = 0, stream=None) -> None:
+    def _launch(self, grid, block, args, *, shared_mem: int = 0, stream=None,
+                cluster=None) -> None:
         """The general launch; afterwards the call goes straight to the generated launcher
-        of this argument signature (single-GPU machines only: no device check there)."""
+        of this argument signature (single-GPU machines only: no device check there).
+        ``cluster=(x, y, z)`` launches in thread-block clusters (sm_90+)."""
         fn = self._last
         if fn is None or _module_state._multi_device:
             fn = self._function()
+        if cluster is not None:
+            fn.launch_cluster(grid, block, args, shared_mem, stream,
+                              self.enable_cooperative_groups, cluster)
+            return
         fn.launch(grid, block, args, shared_mem, stream, self.enable_cooperative_groups)
         last = fn.last_plan()
         if last is not None:
