@@ -233,15 +233,15 @@ class Function:
         cuLaunchKernelEx. Not the hot path: it builds the launch configuration each time."""
         if type(args) is not tuple:
             args = _as_args(args)
-        state = self._select_state()
-        plan = self._plan_for(state, args)
-        plan.pack(args)
         grid3, block3 = dim3(grid, "grid"), dim3(block, "block")
         cluster3 = dim3(cluster, "cluster")
         for c, g, k in zip("xyz", grid3, cluster3):
             if g % k:
                 raise LaunchError(f"{self.name}: cluster={cluster!r} must divide grid={grid!r} "
                                   f"(grid {c}={g} is not a multiple of cluster {c}={k})")
+        state = self._select_state()
+        plan = self._plan_for(state, args)
+        plan.pack(args)
         config = cluster_config(grid3, block3, shared_mem,
                                 current_stream_handle() if stream is None else stream_handle(stream),
                                 cluster3, cooperative)

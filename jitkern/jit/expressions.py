@@ -951,6 +951,14 @@ class ExpressionEmitter:
 
     def require_arch(self, arch: int, what: str) -> None:
         self.program.min_arch = max(self.program.min_arch, arch)
+        self.program.arch_needs.setdefault(what, (arch, self.where()))
+
+    def where(self) -> str:
+        """``file:line`` of the statement being emitted."""
+        node = getattr(self, "current_statement", None)
+        if node is None:
+            return self.source.filename
+        return f"{self.source.filename}:{self.source.position(node)[0]}"
 
     def group_sync(self, item, code: str) -> str:
         if getattr(item.type, "family", None) == "grid":

@@ -348,6 +348,8 @@ class JitKernel(KernelPartial):
             generated = self._generate(types)
         except JitError as exc:
             raise exc.with_traceback(None) from None
+        for target in export.normalize_archs(arch):
+            check_target(self.__name__, generated.source, target)
         return export.write(path, _export_spec(self, types, generated), arch, format)
 
     def emit(self, *types_or_args):
@@ -395,9 +397,10 @@ class JitKernel(KernelPartial):
         binary = None
         if generated is not None:
             binary = _cached_binary(generated, target, self.options)
+        if generated is None:
+            generated = self._generate(types)
+        check_target(self.__name__, generated.source, _target_arch(target))
         if binary is None:
-            if generated is None:
-                generated = self._generate(types)
             binary = _compile(generated, self.options, arch)
             generated.binaries[target] = binary.key
             _store_index(self, types, generated)
@@ -427,7 +430,7 @@ class JitKernel(KernelPartial):
             f"// jitkern: kernel {parsed.qualname} from {parsed.source.filename}\n"
             f"// signature: ({signature}); mode={self.mode}"
             + ("; debug build (bounds-checked)" if self.debug else "")
-        )
+        ) + _arch_guard(program.arch_needs)
         source = program.assemble(code.code, header)
         plans = [list(p.extras) for p in code.params]
         return Generated(
@@ -938,6 +941,43 @@ def _extras_function(plans):
 
 # ---------------------------------------------------------------------------
 # compile
+
+
+_REQUIRES = re.compile(r"^// requires: sm_(\d+): (.*)$", re.MULTILINE)
+_ARCH_FEATURES = {90: " (thread-block clusters and distributed shared memory)"}
+
+
+def _arch_guard(needs: dict) -> str:
+    """Header lines for builtins that need a newer GPU: a comment ``check_target`` reads
+    before compiling, and an #error for anyone compiling the source for an older one."""
+    if not needs:
+        return ""
+    arch = max(a for a, _where in needs.values())
+    uses = "; ".join(f"{name} at {where}" for name, (_a, where) in needs.items())
+    return (f"\n// requires: sm_{arch}: {uses}\n"
+            f"#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < {arch}0\n"
+            f'#error "jitkern: this kernel needs sm_{arch} or newer ({uses})"\n'
+            "#endif")
+
+
+def check_target(name: str, source: str, arch: int) -> None:
+    """Refuse to compile for ``arch`` a kernel whose builtins need a newer one."""
+    m = _REQUIRES.search(source)
+    if m and arch < int(m.group(1)):
+        need = int(m.group(1))
+        raise JitkernValueError(
+            f"{name}: {m.group(2)}: needs sm_{need} or newer"
+            f"{_ARCH_FEATURES.get(need, '')}, but this compile "
+            f"targets sm_{arch}; compile for arch='sm_{need}' or newer (or launch on such a GPU)"
+        )
+
+
+def _target_arch(target: str) -> int:
+    """The compute capability a target tag (see _target_tag) compiles for."""
+    from ..backend.toolchain import normalize_arch
+
+    kind, value = target.split(":", 1)
+    return int(value) if kind == "cc" else normalize_arch(value)
 
 
 def _target_tag(arch) -> str:

@@ -180,6 +180,7 @@ class Program:
         self.includes: set[str] = set()
         self.cooperative = False
         self.min_arch = 0
+        self.arch_needs: dict[str, tuple[int, str]] = {}  # builtin -> (arch, file:line)
         self.device_functions: dict = {}  # (function, arg types) -> DeviceFunction
         self.device_code: list[str] = []  # in completion order: callees first
         self.stack: list = []  # functions being emitted (recursion check)

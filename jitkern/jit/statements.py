@@ -223,6 +223,7 @@ class FunctionEmitter(ExpressionEmitter):
 
     def statement(self, node) -> None:
         method = getattr(self, "stmt_" + type(node).__name__, None)
+        outer, self.current_statement = getattr(self, "current_statement", None), node
         try:
             if method is None:
                 name, hint = _STATEMENT_HINTS.get(type(node).__name__, (type(node).__name__, ""))
@@ -232,6 +233,8 @@ class FunctionEmitter(ExpressionEmitter):
             raise frontend.error(
                 exc.cls, self.source, exc.node or node, exc.message, exc.hint
             ) from None
+        finally:
+            self.current_statement = outer
 
     def nested(self, stmts) -> None:
         self.depth += 1

@@ -11,7 +11,10 @@ _CG = "cooperative_groups"
 _CG_INCLUDE = ("<cooperative_groups.h>",)
 thread_block_t = T.opaque("thread_block", f"{_CG}::thread_block")
 grid_group_t = T.opaque("grid", f"{_CG}::grid_group")
-_GROUP_FAMILIES = ("thread_block", "grid", "tile")
+cluster_group_t = T.opaque("cluster", f"{_CG}::cluster_group")
+_GROUP_FAMILIES = ("thread_block", "grid", "tile", "cluster")
+# Thread-block clusters and distributed shared memory exist from sm_90 (Hopper) on.
+CLUSTER_ARCH = 90
 
 
 def _group_of(item) -> T.Opaque:
@@ -54,6 +57,17 @@ cg_this_grid = Builtin(
     "The whole grid; its sync() makes the launch cooperative.",
     "cooperative groups",
     includes=_CG_INCLUDE,
+)
+cg_this_cluster = Builtin(
+    "cg.this_cluster",
+    (),
+    "",
+    fixed(result=cluster_group_t),
+    f"{_CG}::this_cluster()",
+    "The calling block's thread-block cluster (launch with cluster=(x, y, z)).",
+    "cooperative groups",
+    includes=_CG_INCLUDE,
+    min_arch=CLUSTER_ARCH,
 )
 cg_tiled_partition = Builtin(
     "cg.tiled_partition",
@@ -268,10 +282,56 @@ def _group_methods() -> dict:
         out[("tile", name)] = _method(
             "tile", name, ("predicate",), result, code, f"Tile vote ({name}).", extra=(T.bool_,)
         )
+    for name, result, doc in (
+        ("thread_rank", T.uint32, "Rank of this thread in the cluster."),
+        ("num_threads", T.uint32, "Threads in the cluster."),
+        ("size", T.uint32, "Threads in the cluster."),
+        ("block_rank", T.uint32, "Rank of this block in its cluster."),
+        ("num_blocks", T.uint32, "Blocks in the cluster."),
+    ):
+        code = "{0}.num_threads()" if name == "size" else "{0}." + name + "()"
+        out[("cluster", name)] = _method("cluster", name, (), result, code, doc,
+                                         min_arch=CLUSTER_ARCH)
+    for name, code, doc in (
+        ("block_index", "{0}.block_index()", "3-D index of this block in its cluster."),
+        ("dim_blocks", "{0}.dim_blocks()", "Cluster dimensions in blocks."),
+    ):
+        out[("cluster", name)] = _method("cluster", name, (), T.dim3, code, doc,
+                                         min_arch=CLUSTER_ARCH)
+    out[("cluster", "sync")] = _method(
+        "cluster", "sync", (), T.void, "{0}.sync()",
+        "Barrier over every thread of every block of the cluster (also orders their shared "
+        "memory accesses).", min_arch=CLUSTER_ARCH)
+    out[("cluster", "map_shared_rank")] = Builtin(
+        "cluster.map_shared_rank",
+        ("self", "array", "rank"),
+        "a shared-memory array (jit.shared_memory); the rank of a block of the cluster",
+        _map_shared_rank_rule,
+        "{0}.map_shared_rank({1}, {2})",
+        "The same shared-memory array in the cluster's block `rank` (distributed shared "
+        "memory): index it to read or write that block's shared memory.",
+        "cooperative groups",
+        includes=_CG_INCLUDE,
+        min_arch=CLUSTER_ARCH,
+    )
     out[("dim3", "x")] = _dim3_attr("x")
     out[("dim3", "y")] = _dim3_attr("y")
     out[("dim3", "z")] = _dim3_attr("z")
     return out
+
+
+def _map_shared_rank_rule(items, mode):
+    g = _group_of(items[0])
+    array = items[1]
+    if g.family != "cluster":
+        raise JitkernTypeError("map_shared_rank is a method of cg.this_cluster()")
+    if not (isinstance(array, Value) and isinstance(array.type, T.Pointer)
+            and array.type.space == "shared"):
+        raise JitkernTypeError(
+            "map_shared_rank maps a shared-memory array (from jit.shared_memory), got "
+            + (array.type.describe() if isinstance(array, Value) else repr(array)))
+    # A generic pointer into another block's shared memory (not this block's window).
+    return Sig((None, None, T.uint32), T.pointer(array.type.elem))
 
 
 def _tile_shfl_rule(items, mode):
@@ -300,6 +360,7 @@ cg = Namespace(
     {
         "this_thread_block": cg_this_thread_block,
         "this_grid": cg_this_grid,
+        "this_cluster": cg_this_cluster,
         "tiled_partition": cg_tiled_partition,
         "reduce": cg_reduce,
         "memcpy_async": cg_memcpy_async,

@@ -1,0 +1,111 @@
+"""A sum over thread-block clusters with distributed shared memory (sm_90+).
+
+Each block reduces its share of the input into its shared memory; the blocks of a cluster
+then meet at ``cluster.sync()``, and block 0 of each cluster reads the other blocks'
+partial sums straight out of their shared memory (``cluster.map_shared_rank``) and adds
+the cluster's total to the result with one atomic, instead of one atomic per block.
+Checked against NumPy and timed against the same reduction without clusters.
+
+    python examples/jit_cluster_reduction.py [N]
+"""
+
+import sys
+
+import numpy
+
+import jitkern
+from jitkern import jit
+
+BLOCK = 256
+CLUSTER = 8
+
+
+@jit.rawkernel()
+def cluster_sum(x, n, out):
+    cluster = jit.cg.this_cluster()
+    partial = jit.shared_memory(numpy.float64, BLOCK)
+    tid = jit.threadIdx.x
+    acc = numpy.float64(0)
+    i = jit.blockIdx.x * jit.blockDim.x + tid
+    stride = jit.gridDim.x * jit.blockDim.x
+    while i < n:
+        acc += x[i]
+        i += stride
+    partial[tid] = acc
+    jit.syncthreads()
+    s = BLOCK // 2
+    while s > 0:
+        if tid < s:
+            partial[tid] += partial[tid + s]
+        jit.syncthreads()
+        s //= 2
+    cluster.sync()  # every block's partial[0] is written and visible to the cluster
+    if cluster.block_rank() == 0 and tid == 0:
+        total = numpy.float64(0)
+        for rank in range(cluster.num_blocks()):
+            remote = cluster.map_shared_rank(partial, rank)
+            total += remote[0]
+        jit.atomic_add(out, 0, total)
+    cluster.sync()  # the other blocks keep their shared memory until block 0 has read it
+
+
+@jit.rawkernel()
+def block_sum(x, n, out):
+    partial = jit.shared_memory(numpy.float64, BLOCK)
+    tid = jit.threadIdx.x
+    acc = numpy.float64(0)
+    i = jit.blockIdx.x * jit.blockDim.x + tid
+    stride = jit.gridDim.x * jit.blockDim.x
+    while i < n:
+        acc += x[i]
+        i += stride
+    partial[tid] = acc
+    jit.syncthreads()
+    s = BLOCK // 2
+    while s > 0:
+        if tid < s:
+            partial[tid] += partial[tid + s]
+        jit.syncthreads()
+        s //= 2
+    if tid == 0:
+        jit.atomic_add(out, 0, partial[0])
+
+
+def timed(kernel, grid, args, cluster=None, repeats=20) -> float:
+    start, end = jitkern.Event(), jitkern.Event()
+    kernel(grid, BLOCK, args, cluster=cluster) if cluster else kernel(grid, BLOCK, args)
+    start.record()
+    for _ in range(repeats):
+        if cluster:
+            kernel(grid, BLOCK, args, cluster=cluster)
+        else:
+            kernel(grid, BLOCK, args)
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / repeats
+
+
+def main(n: int = 1 << 26) -> None:
+    rng = numpy.random.default_rng()
+    host = rng.standard_normal(n)
+    x = jitkern.asarray(host)
+    want = host.sum()
+    sms = jitkern.Device().attributes["multiprocessor_count"] if hasattr(
+        jitkern.Device(), "attributes") else 132
+    grid = CLUSTER * ((4 * sms + CLUSTER - 1) // CLUSTER)  # a multiple of the cluster size
+    for name, kernel, cluster in (("clusters of 8, DSM", cluster_sum, (CLUSTER, 1, 1)),
+                                  ("one atomic per block", block_sum, None)):
+        out = jitkern.zeros(1, numpy.float64)
+        if cluster:
+            kernel(grid, BLOCK, (x, n, out), cluster=cluster)
+        else:
+            kernel(grid, BLOCK, (x, n, out))
+        got = out.get()[0]
+        assert abs(got - want) <= 1e-9 * numpy.abs(host).sum(), (name, got, want)
+        ms = timed(kernel, grid, (x, n, jitkern.zeros(1, numpy.float64)), cluster)
+        print(f"{name:22s} sum={got:.6f} (NumPy {want:.6f})  {ms * 1e3:8.1f} us  "
+              f"{n * 8 / ms / 1e6:7.1f} GB/s  grid={grid}")
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 26)
