@@ -1,0 +1,159 @@
+"""Thread-block clusters: jit.cg.this_cluster(), distributed shared memory, cluster= launches."""
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern import jit
+from jitkern.backend.compiler import compile_source
+from jitkern.backend.module import Function
+from jitkern.errors import JitkernValueError, JitTypeError, LaunchError
+
+BLOCK = 64
+
+
+@jit.rawkernel()
+def neighbour_sum(x, out):
+    """out[b] = x[b] + x[the next block of the cluster], read from that block's shared memory."""
+    cluster = jit.cg.this_cluster()
+    mine = jit.shared_memory(np.float32, 1)
+    if jit.threadIdx.x == 0:
+        mine[0] = x[jit.blockIdx.x]
+    cluster.sync()
+    if jit.threadIdx.x == 0:
+        other = cluster.map_shared_rank(mine, (cluster.block_rank() + 1) % cluster.num_blocks())
+        out[jit.blockIdx.x] = mine[0] + other[0]
+    cluster.sync()
+
+
+@jit.rawkernel()
+def ranks(out):
+    cluster = jit.cg.this_cluster()
+    if jit.threadIdx.x == 0:
+        out[jit.blockIdx.x] = cluster.block_rank() * 100 + cluster.num_blocks()
+
+
+@jit.rawkernel()
+def not_shared(x, out):
+    cluster = jit.cg.this_cluster()
+    other = cluster.map_shared_rank(x, 0)
+    out[0] = other[0]
+
+
+def _args(n=16):
+    return np.zeros(n, np.float32), np.zeros(n, np.float32)
+
+
+def test_cluster_codegen_records_the_sm90_requirement():
+    source = neighbour_sum.emit(*_args())
+    assert "auto cluster = cooperative_groups::this_cluster();" in source
+    assert "cluster.map_shared_rank(" in source and "cluster.sync()" in source
+    line = neighbour_sum.py_func.__code__.co_firstlineno + 3  # after the decorator and docstring
+    assert f"// requires: sm_90: cg.this_cluster at {__file__}:{line};" in source
+    assert "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n#error" in source
+
+
+def test_cluster_kernel_compiles_for_sm90():
+    info = neighbour_sum.inspect(*_args(), arch="sm_90")
+    assert info.cubin.startswith(b"\x7fELF") and info.arch == "sm_90"
+
+
+def test_cluster_builtins_refused_below_sm90_with_position():
+    first = neighbour_sum.py_func.__code__.co_firstlineno
+    with pytest.raises(JitkernValueError) as err:
+        neighbour_sum.inspect(*_args(), arch="sm_80")
+    message = str(err.value)
+    assert message.startswith("neighbour_sum: cg.this_cluster at ")
+    assert f"{__file__}:{first + 3}" in message  # cluster = jit.cg.this_cluster()
+    assert f"cluster.map_shared_rank at {__file__}:{first + 9}" in message
+    assert "needs sm_90 or newer" in message and "targets sm_80" in message
+
+
+def test_cluster_kernel_export_checks_every_arch(tmp_path):
+    with pytest.raises(JitkernValueError, match=r"targets sm_80"):
+        neighbour_sum.export(tmp_path / "k", *_args(), arch=("sm_80", "sm_90"))
+    assert not list(tmp_path.iterdir())
+    result = neighbour_sum.export(tmp_path / "k", *_args(), arch="sm_90", format="cubin")
+    assert result.manifest["archs"] == ["sm_90"]
+
+
+def test_map_shared_rank_takes_shared_memory_only():
+    with pytest.raises(JitTypeError, match=r"map_shared_rank maps a shared-memory array"):
+        not_shared.emit(*_args())
+
+
+def test_cluster_must_divide_the_grid_before_any_launch():
+    binary = compile_source('extern "C" __global__ void k(int* x) {}', arch="sm_90")
+    fn = Function(binary, "k")
+    with pytest.raises(LaunchError, match=r"cluster=\(2, 1, 1\) must divide grid=\(3, 2\) "
+                                          r"\(grid x=3 is not a multiple of cluster x=2\)"):
+        fn.launch_cluster((3, 2), 32, (0,), cluster=(2, 1, 1))
+    with pytest.raises(jitkern.KernelArgumentError, match=r"cluster: every dimension"):
+        fn.launch_cluster(4, 32, (0,), cluster=(0, 1, 1))
+
+
+# ---------------------------------------------------------------------------
+# GPU (sm_90+)
+
+
+def _need_sm90():
+    from jitkern.backend import driver
+
+    major, _minor = driver.compute_capability(driver.current_device_id())
+    if major < 9:
+        pytest.skip("thread-block clusters need sm_90")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cluster", [2, 4, 8])
+def test_gpu_distributed_shared_memory(rng, cluster):
+    _need_sm90()
+    blocks = 32
+    x = rng.standard_normal(blocks).astype(np.float32)
+    out = jitkern.full(blocks, np.nan, np.float32)
+    neighbour_sum(blocks, BLOCK, (jitkern.asarray(x), out), cluster=(cluster, 1, 1))
+    want = x + x.reshape(-1, cluster)[:, np.r_[1:cluster, 0]].reshape(-1)
+    np.testing.assert_array_equal(out.get(), want)
+
+
+@pytest.mark.gpu
+def test_gpu_cluster_ranks_after_plain_launches():
+    """A plain launch installs the generated launcher; cluster= still reaches the driver."""
+    _need_sm90()
+    out = jitkern.full(8, -1, np.int64)
+    ranks(8, 32, (out,))
+    ranks(8, 32, (out,))
+    np.testing.assert_array_equal(out.get(), np.full(8, 1))  # clusters of one block
+    ranks(8, 32, (out,), cluster=(4, 1, 1))
+    np.testing.assert_array_equal(out.get(), np.arange(8) % 4 * 100 + 4)
+
+
+@pytest.mark.gpu
+def test_gpu_raw_kernel_cluster_launch():
+    _need_sm90()
+    code = r"""
+    #include <cooperative_groups.h>
+    extern "C" __global__ void rank_of(int* out) {
+      auto c = cooperative_groups::this_cluster();
+      if (threadIdx.x == 0) out[blockIdx.x] = c.block_rank() * 10 + c.num_blocks();
+    }"""
+    k = jitkern.RawKernel(code, "rank_of")
+    out = jitkern.full(12, -1, np.int32)
+    k(12, 32, (out,))
+    k(12, 32, (out,))  # the generated launcher now stands for k
+    k(12, 32, (out,), cluster=(3, 1, 1))
+    np.testing.assert_array_equal(out.get(), np.arange(12) % 3 * 10 + 3)
+    with pytest.raises(LaunchError, match=r"must divide grid"):
+        k(12, 32, (out,), cluster=(5, 1, 1))
+
+
+@pytest.mark.gpu
+def test_gpu_exported_cluster_kernel(tmp_path, rng):
+    _need_sm90()
+    blocks = 16
+    result = neighbour_sum.export(tmp_path / "n", *_args(blocks), arch="sm_90")
+    k = jitkern.load(result.manifest_path).neighbour_sum
+    x = rng.standard_normal(blocks).astype(np.float32)
+    out = jitkern.full(blocks, np.nan, np.float32)
+    k(blocks, BLOCK, (jitkern.asarray(x), out), cluster=(2, 1, 1))
+    np.testing.assert_array_equal(out.get(), x + x.reshape(-1, 2)[:, ::-1].reshape(-1))
