@@ -342,6 +342,9 @@ class JitKernel(KernelPartial):
         if self.device:
             raise JitkernTypeError(f"{self.__name__} is a device function: export the kernels "
                                    "that call it")
+        if self.debug:
+            raise JitkernValueError(f"{self.__name__} is a debug build, whose checks report "
+                                    "through jitkern at run time; export it with debug=False")
         export.check_format(format)
         types = self._arg_types(args_or_types, allow_host=True)
         try:

@@ -295,6 +295,9 @@ def test_bad_paths_and_arguments_are_refused(tmp_path):
         K.scaled_rows.export(3, *args)
     with pytest.raises(JitkernTypeError, match=r"twice is a device function"):
         K.twice.export(tmp_path / "t", np.float32(1))
+    debug = jitkern.rawkernel(debug=True)(K.scaled_rows.py_func)
+    with pytest.raises(JitkernValueError, match=r"debug build.*debug=False"):
+        debug.export(tmp_path / "d", *args)
     with pytest.raises(KernelArgumentError, match=r"argument 'x'"):
         K.scaled_rows.export(tmp_path / "k", "not an array", *args[1:])
     (tmp_path / "prog.cubin").write_bytes(b"\x7fELF" + b"\0" * 60)
