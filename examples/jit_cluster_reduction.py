@@ -90,8 +90,7 @@ def main(n: int = 1 << 26) -> None:
     host = rng.standard_normal(n)
     x = jitkern.asarray(host)
     want = host.sum()
-    sms = jitkern.Device().attributes["multiprocessor_count"] if hasattr(
-        jitkern.Device(), "attributes") else 132
+    sms = jitkern.Device().attribute("multiprocessor_count")
     grid = CLUSTER * ((4 * sms + CLUSTER - 1) // CLUSTER)  # a multiple of the cluster size
     for name, kernel, cluster in (("clusters of 8, DSM", cluster_sum, (CLUSTER, 1, 1)),
                                   ("one atomic per block", block_sum, None)):
