@@ -157,3 +157,33 @@ def test_gpu_exported_cluster_kernel(tmp_path, rng):
     out = jitkern.full(blocks, np.nan, np.float32)
     k(blocks, BLOCK, (jitkern.asarray(x), out), cluster=(2, 1, 1))
     np.testing.assert_array_equal(out.get(), x + x.reshape(-1, 2)[:, ::-1].reshape(-1))
+
+
+@pytest.mark.parametrize("positional", [False, True])
+def test_generated_launchers_hand_cluster_launches_to_the_general_path(positional):
+    """After a plain launch a kernel's call is its generated launcher: cluster= must reach
+    the general path (which launches through cuLaunchKernelEx), never the plain launch."""
+    from jitkern.backend import launch
+
+    plan = launch.build_plan((np.int32(1),), None)
+    launched, slow = [], []
+
+    def record(*a):
+        launched.append(a)
+        return (0,)
+
+    def general(*a, **k):
+        slow.append((a, k))
+
+    dims = {(4,): (4, 1, 1), (32,): (32, 1, 1)}
+    run = launch.make_fast_launcher(plan, record, "handle", dims, [0], None, fallback=general,
+                                    positional=positional)
+    run((4,), (32,), (np.int32(5),))
+    assert len(launched) == 1 and not slow
+    run((4,), (32,), (np.int32(5),), cluster=(2, 1, 1))
+    assert len(launched) == 1
+    if positional:
+        assert slow == [(((4,), (32,), (np.int32(5),), 0, None, (2, 1, 1)), {})]
+    else:
+        assert slow == [(((4,), (32,), (np.int32(5),)),
+                         {"shared_mem": 0, "stream": None, "cluster": (2, 1, 1)})]
