@@ -189,7 +189,7 @@ def make_fatbin(cubins, ptx=None) -> bytes:
         from cuda.bindings import nvfatbin
 
         handle = nvfatbin.create([], 0)
-    except Exception as exc:  # the wheel or its library is missing
+    except Exception as exc:  # noqa: BLE001 - the wheel, or the library it loads, is missing
         raise JitkernValueError(
             f"format='fatbin' needs nvFatbin ({type(exc).__name__}: {exc}); install it with "
             "`pip install nvidia-nvfatbin`, or export format='cubin' (one file per arch)"
@@ -223,7 +223,7 @@ def _layouts(spec: ExportSpec, binary) -> dict:
         parsed = kernel_params(spec.source, entry.symbol) if "<" not in entry.symbol else None
         if parsed is not None and len(parsed) != len(offsets):
             parsed = None
-        typedefs = dict((alias, real.strip()) for real, alias in _TYPEDEF.findall(spec.source))
+        typedefs = {alias: real.strip() for real, alias in _TYPEDEF.findall(spec.source)}
         first_extra = len(offsets) - len(entry.extras)
         params = []
         for i, (offset, size) in enumerate(offsets):
@@ -297,15 +297,16 @@ _PLAIN_TYPES = {
     "float", "double", "__half", "half", "__nv_bfloat16", "size_t", "int8_t", "uint8_t",
     "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "void",
 }
-_TYPEDEF = re.compile(r"^\s*typedef\s+([\w\s:<>,]+?)\s+(\w+)\s*;", re.M)
+_TYPEDEF = re.compile(r"^\s*typedef\s+([\w\s:<>,]+?)\s+(\w+)\s*;", re.MULTILINE)
 
 
 def header_text(manifest: dict) -> str:
-    """The C++ header of an export (also rebuilt from a manifest by ``python -m`` tools)."""
-    guard = "JITKERN_EXPORT_" + hashlib.sha256(json.dumps(manifest["entries"]).encode()).hexdigest()[:12].upper()
+    """The C++ header of an export, from its manifest."""
+    digest = hashlib.sha256(json.dumps(manifest["entries"]).encode()).hexdigest()
+    guard = "JITKERN_EXPORT_" + digest[:12].upper()
     lines = [
-        f"// Written by jitkern {manifest['jitkern_version']} (jitkern.export): "
-        f"{manifest['binary_format']} for {', '.join(manifest['archs'])}.",
+        (f"// Written by jitkern {manifest['jitkern_version']} (jitkern.export): "
+         f"{manifest['binary_format']} for {', '.join(manifest['archs'])}."),
         "// Load the binary with cuModuleLoadData, find each kernel with cuModuleGetFunction(symbol)",
         "// and launch it with cuLaunchKernel: one pointer per parameter, in the order below.",
         f"#ifndef {guard}",
@@ -343,7 +344,7 @@ def _entry_lines(entry: dict) -> list[str]:
         lines += ["#ifdef __CUDACC__", f'extern "C" __global__ void {entry["symbol"]}(',
                   *decl, ");", "#endif"]
     else:
-        lines += [f"// (a template instance: its C symbol is the mangled name below)"]
+        lines += ["// (a template instance: its C symbol is the mangled name below)"]
         lines += ["// " + d.strip() for d in decl]
     n = max(len(params), 1)
     lines += [
@@ -455,9 +456,9 @@ def binary_for_device(folder: str, manifest: dict, cc: int):
     fmt = manifest["binary_format"]
     files = manifest["files"]
     if fmt == "fatbin":
-        tag, name = "fatbin", files["fatbin"]
+        name = files["fatbin"]
     else:
-        tag, name = _pick_file(files, fmt, cc)
+        _tag, name = _pick_file(files, fmt, cc)
     with open(os.path.join(folder, name), "rb") as f:
         data = f.read()
     load_fmt = fmt
@@ -489,7 +490,7 @@ def link_ltoir(data: bytes, cc: int) -> bytes:
     """LTO-IR -> CUBIN for ``sm_cc`` with nvJitLink (no NVRTC)."""
     try:
         from cuda.bindings import nvjitlink
-    except Exception as exc:
+    except ImportError as exc:
         raise JitkernValueError(f"loading an ltoir export needs nvJitLink: {exc}") from None
     opts = [f"-arch=sm_{cc}", "-lto"]
     handle = nvjitlink.create(len(opts), opts)

@@ -30,7 +30,7 @@ from ..errors import JitkernAttributeError, JitkernKeyError, JitkernTypeError, K
 _PY_SCALARS = (bool, int, float, complex)
 
 
-def load(path) -> "ExportedModule":
+def load(path) -> ExportedModule:
     """Load an export written by ``kernel.export(path, ...)``.
 
     ``path`` is the manifest (``k.json``) or the path given to ``export``. Returns an
@@ -63,7 +63,7 @@ class ExportedModule:
                 self.folder, self.manifest, major * 10 + minor)
         return binary
 
-    def get_function(self, name: str) -> "ExportedKernel":
+    def get_function(self, name: str) -> ExportedKernel:
         if not isinstance(name, str):
             raise JitkernTypeError(f"name: expected a str, got {type(name).__name__}")
         try:
@@ -204,7 +204,7 @@ class ExportedJitKernel(ExportedKernel):
 
     def _check_array(self, value, spec) -> tuple:
         what = f"{self.name}() argument {spec['name']!r}"
-        if isinstance(value, _PY_SCALARS) or isinstance(value, numpy.generic):
+        if isinstance(value, (*_PY_SCALARS, numpy.generic)):
             raise KernelArgumentError(f"{what}: the export takes an array ({spec['describe']}), "
                                       f"got a scalar {value!r}")
         info = describe(value)
@@ -292,7 +292,7 @@ class ExportedElementwiseKernel(ExportedKernel):
 
     def _check_array(self, value, spec, shape):
         what = f"{self.name}: {'output' if spec['is_output'] else 'input'} {spec['name']!r}"
-        if isinstance(value, _PY_SCALARS) or isinstance(value, numpy.generic):
+        if isinstance(value, (*_PY_SCALARS, numpy.generic)):
             raise KernelArgumentError(f"{what}: expected an array of {spec['dtype']}, got {value!r}")
         info = describe(value)
         if str(info.dtype) != spec["dtype"]:
