@@ -18,7 +18,7 @@ import tempfile
 import textwrap
 import time
 
-KERNEL = textwrap.dedent('''
+KERNEL = textwrap.dedent("""
     from jitkern import jit
 
     @jit.rawkernel()
@@ -26,9 +26,9 @@ KERNEL = textwrap.dedent('''
         i = jit.grid(1)
         if i < out.size:
             out[i] = a * x[i] + y[i]
-''')
+""")
 
-CHILD = textwrap.dedent('''
+CHILD = textwrap.dedent("""
     import time
     t0 = time.perf_counter()
     import sys
@@ -45,13 +45,14 @@ CHILD = textwrap.dedent('''
     k((n + 255) // 256, 256, (np.float32(2), x, x, out))
     assert out.get()[5] == 15.0
     print(time.perf_counter() - t0)
-''')
+""")
 
 
 def run(args, env) -> tuple[float, float]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", CHILD, *args], capture_output=True, text=True,
-                          env=env, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, *args], capture_output=True, text=True, env=env, check=True
+    )
     return float(proc.stdout.split()[-1]), time.perf_counter() - start
 
 
@@ -60,9 +61,11 @@ def main(runs: int = 7) -> None:
         with open(os.path.join(tmp, "timed_kernel.py"), "w") as f:
             f.write(KERNEL)
         env = dict(os.environ, JITKERN_CACHE_DIR=os.path.join(tmp, "cache"))
-        export = ("import sys, numpy as np; sys.path.insert(0, sys.argv[1]); "
-                  "from timed_kernel import axpy; z = np.zeros(8, np.float32); "
-                  "axpy.export(sys.argv[1] + '/axpy', np.float32(1), z, z, z)")
+        export = (
+            "import sys, numpy as np; sys.path.insert(0, sys.argv[1]); "
+            "from timed_kernel import axpy; z = np.zeros(8, np.float32); "
+            "axpy.export(sys.argv[1] + '/axpy', np.float32(1), z, z, z)"
+        )
         subprocess.run([sys.executable, "-c", export, tmp], check=True, env=env)
         run(["jit", tmp], env)  # fills the JIT's disk cache and index
         manifest = os.path.join(tmp, "axpy.json")
@@ -73,8 +76,10 @@ def main(runs: int = 7) -> None:
         for name, values in results.items():
             inner = statistics.median(v[0] for v in values) * 1e3
             whole = statistics.median(v[1] for v in values) * 1e3
-            print(f"{name:24s} in-process {inner:7.1f} ms   whole process {whole:7.1f} ms "
-                  f"(median of {runs})")
+            print(
+                f"{name:24s} in-process {inner:7.1f} ms   whole process {whole:7.1f} ms "
+                f"(median of {runs})"
+            )
 
 
 if __name__ == "__main__":

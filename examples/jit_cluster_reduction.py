@@ -92,8 +92,10 @@ def main(n: int = 1 << 26) -> None:
     want = host.sum()
     sms = jitkern.Device().attribute("multiprocessor_count")
     grid = CLUSTER * ((4 * sms + CLUSTER - 1) // CLUSTER)  # a multiple of the cluster size
-    for name, kernel, cluster in (("clusters of 8, DSM", cluster_sum, (CLUSTER, 1, 1)),
-                                  ("one atomic per block", block_sum, None)):
+    for name, kernel, cluster in (
+        ("clusters of 8, DSM", cluster_sum, (CLUSTER, 1, 1)),
+        ("one atomic per block", block_sum, None),
+    ):
         out = jitkern.zeros(1, numpy.float64)
         if cluster:
             kernel(grid, BLOCK, (x, n, out), cluster=cluster)
@@ -102,8 +104,10 @@ def main(n: int = 1 << 26) -> None:
         got = out.get()[0]
         assert abs(got - want) <= 1e-9 * numpy.abs(host).sum(), (name, got, want)
         ms = timed(kernel, grid, (x, n, jitkern.zeros(1, numpy.float64)), cluster)
-        print(f"{name:22s} sum={got:.6f} (NumPy {want:.6f})  {ms * 1e3:8.1f} us  "
-              f"{n * 8 / ms / 1e6:7.1f} GB/s  grid={grid}")
+        print(
+            f"{name:22s} sum={got:.6f} (NumPy {want:.6f})  {ms * 1e3:8.1f} us  "
+            f"{n * 8 / ms / 1e6:7.1f} GB/s  grid={grid}"
+        )
 
 
 if __name__ == "__main__":

@@ -25,8 +25,13 @@ def row_axpy(x, m, alpha, out):
 if __name__ == "__main__":
     folder = sys.argv[1] if len(sys.argv) > 1 else "."
     n = 16
-    examples = (np.zeros(n, np.float32), np.zeros((n, 3), np.float32), np.float32(1),
-                np.zeros(n, np.float32))
-    result = row_axpy.export(f"{folder}/row_axpy", *examples, arch=("sm_80", "sm_90"),
-                             format="fatbin")
+    examples = (
+        np.zeros(n, np.float32),
+        np.zeros((n, 3), np.float32),
+        np.float32(1),
+        np.zeros(n, np.float32),
+    )
+    result = row_axpy.export(
+        f"{folder}/row_axpy", *examples, arch=("sm_80", "sm_90"), format="fatbin"
+    )
     print("\n".join(result.files))

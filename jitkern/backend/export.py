@@ -109,9 +109,12 @@ def normalize_archs(arch) -> tuple[int, ...]:
         items = tuple(items)
     except TypeError:
         raise JitkernTypeError(
-            f"arch: expected 'sm_XY' or a tuple of them, got {type(arch).__name__}") from None
+            f"arch: expected 'sm_XY' or a tuple of them, got {type(arch).__name__}"
+        ) from None
     if not items:
-        raise JitkernValueError("arch: name at least one architecture, e.g. arch=('sm_80', 'sm_90')")
+        raise JitkernValueError(
+            "arch: name at least one architecture, e.g. arch=('sm_80', 'sm_90')"
+        )
     return tuple(sorted({normalize_arch(a) for a in items}))
 
 
@@ -155,9 +158,16 @@ def write(path, spec: ExportSpec, arch=DEFAULT_ARCHS, fmt: str = "fatbin") -> Ex
 def _compile(spec: ExportSpec, arch: int, fmt: str):
     from .compiler import compile_source
 
-    return compile_source(spec.source, options=spec.options, name_expressions=spec.name_expressions,
-                          arch=arch, fmt=fmt, program_name=spec.program_name,
-                          backend=spec.backend, _normalized=True)
+    return compile_source(
+        spec.source,
+        options=spec.options,
+        name_expressions=spec.name_expressions,
+        arch=arch,
+        fmt=fmt,
+        program_name=spec.program_name,
+        backend=spec.backend,
+        _normalized=True,
+    )
 
 
 def _write_binaries(base, spec, archs, fmt, cubins) -> dict:
@@ -251,16 +261,18 @@ def _manifest(spec, archs, fmt, files, lowered, layouts) -> dict:
     for entry in spec.entries:
         params = layouts[entry.name]
         end = max((p["offset"] + p["size"] for p in params), default=0)
-        entries.append({
-            "name": entry.name,
-            "symbol": lowered.get(entry.symbol, entry.symbol),
-            "kind": entry.kind,
-            "signature": entry.signature,
-            "cooperative": entry.cooperative,
-            "params": params,
-            "param_bytes": end,
-            "call": entry.call,
-        })
+        entries.append(
+            {
+                "name": entry.name,
+                "symbol": lowered.get(entry.symbol, entry.symbol),
+                "kind": entry.kind,
+                "signature": entry.signature,
+                "cooperative": entry.cooperative,
+                "params": params,
+                "param_bytes": end,
+                "call": entry.call,
+            }
+        )
     return {
         "format": MANIFEST_FORMAT,
         "version": MANIFEST_VERSION,
@@ -292,10 +304,34 @@ def _write_text(path: str, text: str) -> str:
 # the header
 
 _PLAIN_TYPES = {
-    "bool", "char", "signed char", "unsigned char", "short", "unsigned short", "int",
-    "unsigned int", "unsigned", "long", "unsigned long", "long long", "unsigned long long",
-    "float", "double", "__half", "half", "__nv_bfloat16", "size_t", "int8_t", "uint8_t",
-    "int16_t", "uint16_t", "int32_t", "uint32_t", "int64_t", "uint64_t", "void",
+    "bool",
+    "char",
+    "signed char",
+    "unsigned char",
+    "short",
+    "unsigned short",
+    "int",
+    "unsigned int",
+    "unsigned",
+    "long",
+    "unsigned long",
+    "long long",
+    "unsigned long long",
+    "float",
+    "double",
+    "__half",
+    "half",
+    "__nv_bfloat16",
+    "size_t",
+    "int8_t",
+    "uint8_t",
+    "int16_t",
+    "uint16_t",
+    "int32_t",
+    "uint32_t",
+    "int64_t",
+    "uint64_t",
+    "void",
 }
 _TYPEDEF = re.compile(r"^\s*typedef\s+([\w\s:<>,]+?)\s+(\w+)\s*;", re.MULTILINE)
 
@@ -305,8 +341,10 @@ def header_text(manifest: dict) -> str:
     digest = hashlib.sha256(json.dumps(manifest["entries"]).encode()).hexdigest()
     guard = "JITKERN_EXPORT_" + digest[:12].upper()
     lines = [
-        (f"// Written by jitkern {manifest['jitkern_version']} (jitkern.export): "
-         f"{manifest['binary_format']} for {', '.join(manifest['archs'])}."),
+        (
+            f"// Written by jitkern {manifest['jitkern_version']} (jitkern.export): "
+            f"{manifest['binary_format']} for {', '.join(manifest['archs'])}."
+        ),
         "// Load the binary with cuModuleLoadData, find each kernel with cuModuleGetFunction(symbol)",
         "// and launch it with cuLaunchKernel: one pointer per parameter, in the order below.",
         f"#ifndef {guard}",
@@ -330,8 +368,10 @@ def header_text(manifest: dict) -> str:
 def _entry_lines(entry: dict) -> list[str]:
     params = entry["params"]
     name = _c_name(entry["name"])
-    decl = [f"    {_c_param(p, i)}{',' if i + 1 < len(params) else ''}{_param_note(p)}"
-            for i, p in enumerate(params)]
+    decl = [
+        f"    {_c_param(p, i)}{',' if i + 1 < len(params) else ''}{_param_note(p)}"
+        for i, p in enumerate(params)
+    ]
     offsets = ", ".join(str(p["offset"]) for p in params) or "0"
     sizes = ", ".join(str(p["size"]) for p in params) or "0"
     kinds = ", ".join(p["kind"] for p in params) or "unknown"
@@ -341,8 +381,13 @@ def _entry_lines(entry: dict) -> list[str]:
         f"// {entry['name']} ({entry['kind']}), built for: {_describe_signature(entry['signature'])}",
     ]
     if "<" not in entry["name"]:
-        lines += ["#ifdef __CUDACC__", f'extern "C" __global__ void {entry["symbol"]}(',
-                  *decl, ");", "#endif"]
+        lines += [
+            "#ifdef __CUDACC__",
+            f'extern "C" __global__ void {entry["symbol"]}(',
+            *decl,
+            ");",
+            "#endif",
+        ]
     else:
         lines += ["// (a template instance: its C symbol is the mangled name below)"]
         lines += ["// " + d.strip() for d in decl]
@@ -399,15 +444,24 @@ def _param_note(p: dict) -> str:
     if p["kind"] in ("shape", "stride"):
         unit = " (bytes)" if p["kind"] == "stride" else ""
         note += f"; appended by the JIT: argument {p['arg']}'s {p['kind']}[{p['axis']}]{unit}"
-    elif p["ctype"] is not None and p["kind"] == "value" and _c_param(p, 0).startswith("jitkern_export"):
+    elif (
+        p["ctype"] is not None
+        and p["kind"] == "value"
+        and _c_param(p, 0).startswith("jitkern_export")
+    ):
         note += f"; jitkern's {p['ctype']}"
     return note
 
 
 def _describe_signature(signature) -> str:
     if isinstance(signature, list):
-        return "(" + ", ".join(str(s.get("describe", s)) if isinstance(s, dict) else str(s)
-                               for s in signature) + ")"
+        return (
+            "("
+            + ", ".join(
+                str(s.get("describe", s)) if isinstance(s, dict) else str(s) for s in signature
+            )
+            + ")"
+        )
     return str(signature)
 
 
@@ -425,22 +479,31 @@ def read_manifest(path) -> tuple[str, dict]:
         with open(manifest_path, encoding="utf-8") as f:
             manifest = json.load(f)
     except (OSError, ValueError) as exc:
-        raise JitkernValueError(f"path: {manifest_path!r} is not a readable JSON manifest ({exc})") from None
+        raise JitkernValueError(
+            f"path: {manifest_path!r} is not a readable JSON manifest ({exc})"
+        ) from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise JitkernValueError(f"path: {manifest_path!r} is not a jitkern export manifest "
-                                f"(no \"format\": \"{MANIFEST_FORMAT}\")")
+        raise JitkernValueError(
+            f"path: {manifest_path!r} is not a jitkern export manifest "
+            f'(no "format": "{MANIFEST_FORMAT}")'
+        )
     version = manifest.get("version")
     if version != MANIFEST_VERSION:
-        raise JitkernValueError(f"path: {manifest_path!r} is manifest version {version!r}; this "
-                                f"jitkern reads version {MANIFEST_VERSION}: export it again")
+        raise JitkernValueError(
+            f"path: {manifest_path!r} is manifest version {version!r}; this "
+            f"jitkern reads version {MANIFEST_VERSION}: export it again"
+        )
     fmt = manifest.get("binary_format")
     if fmt not in FORMATS:
-        raise JitkernValueError(f"path: {manifest_path!r} names binary_format {fmt!r}; "
-                                f"expected one of {FORMATS}")
+        raise JitkernValueError(
+            f"path: {manifest_path!r} names binary_format {fmt!r}; expected one of {FORMATS}"
+        )
     folder = os.path.dirname(manifest_path) or "."
     for file in manifest.get("files", {}).values():
         if not os.path.exists(os.path.join(folder, file)):
-            raise JitkernFileNotFoundError(f"path: the export's binary {file!r} is missing from {folder!r}")
+            raise JitkernFileNotFoundError(
+                f"path: the export's binary {file!r} is missing from {folder!r}"
+            )
     return folder, manifest
 
 
@@ -465,8 +528,18 @@ def binary_for_device(folder: str, manifest: dict, cc: int):
     if fmt == "ltoir":
         data, load_fmt = link_ltoir(data, cc), "cubin"
     key = "export:" + hashlib.sha256(data).hexdigest()
-    return Binary(data=data, fmt=load_fmt, arch=cc, log="", source="", options=(),
-                  name_expressions=(), lowered_names={}, resources={}, key=key)
+    return Binary(
+        data=data,
+        fmt=load_fmt,
+        arch=cc,
+        log="",
+        source="",
+        options=(),
+        name_expressions=(),
+        lowered_names={},
+        resources={},
+        key=key,
+    )
 
 
 def _pick_file(files: dict, fmt: str, cc: int) -> tuple[str, str]:

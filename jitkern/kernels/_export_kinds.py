@@ -39,26 +39,46 @@ def elementwise_spec(kernel, args) -> export.ExportSpec:
         raw = [p.name for p in kernel.params if p.raw]
         raise JitkernNotImplementedError(
             f"{kernel.name}.export: raw parameters ({', '.join(raw)}) are not exported yet; "
-            "export a RawKernel for kernels that index arrays themselves")
-    args = tuple(numpy.zeros(_EXAMPLE_SIZE, a.dtype) if isinstance(a, numpy.ndarray) else a
-                 for a in examples(args))
+            "export a RawKernel for kernels that index arrays themselves"
+        )
+    args = tuple(
+        numpy.zeros(_EXAMPLE_SIZE, a.dtype) if isinstance(a, numpy.ndarray) else a
+        for a in examples(args)
+    )
     arrays = kernel._describe_args(args, host_ok=True)
     a = kernel._analyze(args, arrays, None)
     a.variant, a.vector, a.index_type = "linear", 1, "int"
     a.source = kernel._source(a)
     params = []
     for k, p in enumerate(kernel.params):
-        params.append({"name": p.name, "dtype": str(a.dtypes[k]), "is_output": p.is_output,
-                       "scalar": k in a.scalar_pos})
+        params.append(
+            {
+                "name": p.name,
+                "dtype": str(a.dtypes[k]),
+                "is_output": p.is_output,
+                "scalar": k in a.scalar_pos,
+            }
+        )
     entry = export.EntrySpec(
-        name=kernel.name, symbol=kernel.name, kind="elementwise",
-        signature=[f"{'scalar' if q['scalar'] else 'array'}({q['dtype']}) {q['name']}"
-                   for q in params],
-        call={"params": params, "nin": kernel.nin, "index_dtype": "int32", "block": 256,
-              "max_size": _INT32_SIZE, "no_return": kernel.no_return,
-              "return_tuple": kernel.return_tuple})
-    return export.ExportSpec(source=a.source, options=kernel.options, entries=(entry,),
-                             program_name=f"{kernel.name}.cu")
+        name=kernel.name,
+        symbol=kernel.name,
+        kind="elementwise",
+        signature=[
+            f"{'scalar' if q['scalar'] else 'array'}({q['dtype']}) {q['name']}" for q in params
+        ],
+        call={
+            "params": params,
+            "nin": kernel.nin,
+            "index_dtype": "int32",
+            "block": 256,
+            "max_size": _INT32_SIZE,
+            "no_return": kernel.no_return,
+            "return_tuple": kernel.return_tuple,
+        },
+    )
+    return export.ExportSpec(
+        source=a.source, options=kernel.options, entries=(entry,), program_name=f"{kernel.name}.cu"
+    )
 
 
 def reduction_spec(kernel, args, axis, keepdims) -> export.ExportSpec:
@@ -74,7 +94,9 @@ def reduction_spec(kernel, args, axis, keepdims) -> export.ExportSpec:
     names = [kernel.name]
     if f"void {kernel.name}_final(" in a.source:
         names.append(kernel.name + "_final")
-    entries = tuple(export.EntrySpec(name=n, symbol=n, kind="reduction", signature=[signature])
-                    for n in names)
-    return export.ExportSpec(source=a.source, options=kernel.options, entries=entries,
-                             program_name=f"{kernel.name}.cu")
+    entries = tuple(
+        export.EntrySpec(name=n, symbol=n, kind="reduction", signature=[signature]) for n in names
+    )
+    return export.ExportSpec(
+        source=a.source, options=kernel.options, entries=entries, program_name=f"{kernel.name}.cu"
+    )

@@ -60,7 +60,8 @@ class ExportedModule:
         if binary is None:
             major, minor = driver.compute_capability(device_id)
             binary = self._binaries[device_id] = binary_for_device(
-                self.folder, self.manifest, major * 10 + minor)
+                self.folder, self.manifest, major * 10 + minor
+            )
         return binary
 
     def get_function(self, name: str) -> ExportedKernel:
@@ -69,8 +70,9 @@ class ExportedModule:
         try:
             return self.kernels[name]
         except KeyError:
-            raise JitkernKeyError(f"the export has no kernel {name!r}; it has "
-                                  f"{sorted(self.kernels)}") from None
+            raise JitkernKeyError(
+                f"the export has no kernel {name!r}; it has {sorted(self.kernels)}"
+            ) from None
 
     __getitem__ = get_function
 
@@ -87,8 +89,10 @@ class ExportedModule:
         return len(self.kernels)
 
     def __repr__(self) -> str:
-        return (f"<jitkern.ExportedModule {sorted(self.kernels)} "
-                f"({self.manifest['binary_format']}, {', '.join(self.manifest['archs'])})>")
+        return (
+            f"<jitkern.ExportedModule {sorted(self.kernels)} "
+            f"({self.manifest['binary_format']}, {', '.join(self.manifest['archs'])})>"
+        )
 
 
 class ExportedKernel(KernelPartial):
@@ -113,8 +117,12 @@ class ExportedKernel(KernelPartial):
         device_id = driver.current_device_id()
         fn = self._functions.get(device_id)
         if fn is None:
-            fn = Function(self.module.binary(device_id), self.symbol, display_name=self.name,
-                          params=self._checked)
+            fn = Function(
+                self.module.binary(device_id),
+                self.symbol,
+                display_name=self.name,
+                params=self._checked,
+            )
             fn.handle(device_id)
             self._functions[device_id] = fn
         return fn
@@ -122,13 +130,23 @@ class ExportedKernel(KernelPartial):
     def launch(self, grid, block, args, shared_mem: int = 0, stream=None, cluster=None) -> None:
         """Launch with ``args`` given parameter by parameter, as the manifest lists them
         (``cluster=(x, y, z)``: in thread-block clusters, sm_90+)."""
-        _launch(self._function(), grid, block, _as_tuple(args, self.name), shared_mem, stream,
-                self.cooperative, cluster)
+        _launch(
+            self._function(),
+            grid,
+            block,
+            _as_tuple(args, self.name),
+            shared_mem,
+            stream,
+            self.cooperative,
+            cluster,
+        )
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise JitkernTypeError(f"launch as {self.name}[grid, block](*args) or "
-                                   f"{self.name}[grid, block, shared_mem, stream](*args)")
+            raise JitkernTypeError(
+                f"launch as {self.name}[grid, block](*args) or "
+                f"{self.name}[grid, block, shared_mem, stream](*args)"
+            )
         shared_mem = config[2] if len(config) > 2 else 0
         stream = config[3] if len(config) > 3 else None
         return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
@@ -153,8 +171,9 @@ def _as_tuple(args, name: str) -> tuple:
         return args
     if isinstance(args, list):
         return tuple(args)
-    raise KernelArgumentError(f"{name}: args must be a tuple of kernel arguments, "
-                              f"got {type(args).__name__}")
+    raise KernelArgumentError(
+        f"{name}: args must be a tuple of kernel arguments, got {type(args).__name__}"
+    )
 
 
 def _params_for_checks(params) -> tuple | None:
@@ -187,8 +206,9 @@ class ExportedJitKernel(ExportedKernel):
         args = _as_tuple(args, self.name)
         if len(args) != len(self._args):
             names = ", ".join(a["name"] for a in self._args)
-            raise KernelArgumentError(f"{self.name}() takes {len(self._args)} arguments "
-                                      f"({names}), got {len(args)}")
+            raise KernelArgumentError(
+                f"{self.name}() takes {len(self._args)} arguments ({names}), got {len(args)}"
+            )
         values, dims = [], {}
         for i, (value, spec) in enumerate(zip(args, self._args)):
             if spec["type"] == "array":
@@ -198,28 +218,49 @@ class ExportedJitKernel(ExportedKernel):
                 values.append(self._scalar(value, spec))
         for p in self._extras:
             shape, strides = dims[p["arg"]]
-            values.append(numpy.int64(shape[p["axis"]] if p["kind"] == "shape" else strides[p["axis"]]))
-        _launch(self._function(), grid, block, tuple(values), shared_mem, stream,
-                self.cooperative, cluster)
+            values.append(
+                numpy.int64(shape[p["axis"]] if p["kind"] == "shape" else strides[p["axis"]])
+            )
+        _launch(
+            self._function(),
+            grid,
+            block,
+            tuple(values),
+            shared_mem,
+            stream,
+            self.cooperative,
+            cluster,
+        )
 
     def _check_array(self, value, spec) -> tuple:
         what = f"{self.name}() argument {spec['name']!r}"
         if isinstance(value, (*_PY_SCALARS, numpy.generic)):
-            raise KernelArgumentError(f"{what}: the export takes an array ({spec['describe']}), "
-                                      f"got a scalar {value!r}")
+            raise KernelArgumentError(
+                f"{what}: the export takes an array ({spec['describe']}), got a scalar {value!r}"
+            )
         info = describe(value)
         dtype = numpy.dtype(info.dtype) if not isinstance(info.dtype, str) else info.dtype
         if str(dtype) != spec["dtype"] or len(info.shape) != spec["ndim"]:
             raise KernelArgumentError(
                 f"{what}: the kernel was exported for {spec['describe']}, got a "
-                f"{len(info.shape)}-d {dtype} array; export a signature for it")
-        if spec["contiguous"] and spec["ndim"] == 1 and not (
-                info.shape[0] <= 1 or info.strides[0] == numpy.dtype(dtype).itemsize):
-            raise KernelArgumentError(f"{what}: the kernel was exported for a contiguous array "
-                                      f"({spec['describe']}), got strides {info.strides}")
-        if spec["index32"] and not _fits_int32(info.shape, info.strides, numpy.dtype(dtype).itemsize):
-            raise KernelArgumentError(f"{what}: the kernel was exported with 32-bit indices, and "
-                                      "this array spans 2 GiB or more; export it with such an array")
+                f"{len(info.shape)}-d {dtype} array; export a signature for it"
+            )
+        if (
+            spec["contiguous"]
+            and spec["ndim"] == 1
+            and not (info.shape[0] <= 1 or info.strides[0] == numpy.dtype(dtype).itemsize)
+        ):
+            raise KernelArgumentError(
+                f"{what}: the kernel was exported for a contiguous array "
+                f"({spec['describe']}), got strides {info.strides}"
+            )
+        if spec["index32"] and not _fits_int32(
+            info.shape, info.strides, numpy.dtype(dtype).itemsize
+        ):
+            raise KernelArgumentError(
+                f"{what}: the kernel was exported with 32-bit indices, and "
+                "this array spans 2 GiB or more; export it with such an array"
+            )
         return info.shape, info.strides
 
     def _scalar(self, value, spec):
@@ -231,7 +272,8 @@ class ExportedJitKernel(ExportedKernel):
         raise KernelArgumentError(
             f"{self.name}() argument {spec['name']!r}: the kernel was exported for {dtype}, got "
             f"{type(value).__module__}.{type(value).__name__}; pass a Python number or "
-            f"numpy.{dtype}, or export a signature for it")
+            f"numpy.{dtype}, or export a signature for it"
+        )
 
 
 def _fits_int32(shape, strides, itemsize) -> bool:
@@ -266,7 +308,8 @@ class ExportedElementwiseKernel(ExportedKernel):
         if len(args) not in (self.nin, self.nin + self.nout):
             raise KernelArgumentError(
                 f"{self.name}: takes {self.nin} input(s) and optionally {self.nout} output(s) "
-                f"({', '.join(s['name'] for s in self._specs)}); got {len(args)} argument(s)")
+                f"({', '.join(s['name'] for s in self._specs)}); got {len(args)} argument(s)"
+            )
         shape = None
         values = []
         for value, spec in zip(args, self._specs):
@@ -277,15 +320,16 @@ class ExportedElementwiseKernel(ExportedKernel):
             values.append(value)
         if shape is None:
             raise KernelArgumentError(f"{self.name}: give at least one array argument")
-        outs = list(args[self.nin:])
+        outs = list(args[self.nin :])
         if len(args) == self.nin:
-            outs = [empty(shape, spec["dtype"]) for spec in self._specs[self.nin:]]
+            outs = [empty(shape, spec["dtype"]) for spec in self._specs[self.nin :]]
             values += outs
         n = int(numpy.prod(shape, dtype=numpy.int64))
         if n:
             grid = max(1, min(-(-n // self._block), (1 << 31) - 1))
-            self._function().launch(grid, self._block, (*values, self._index.type(n)), 0, stream,
-                                    False)
+            self._function().launch(
+                grid, self._block, (*values, self._index.type(n)), 0, stream, False
+            )
         if self._no_return:
             return None
         return tuple(outs) if self._return_tuple or self.nout != 1 else outs[0]
@@ -293,17 +337,25 @@ class ExportedElementwiseKernel(ExportedKernel):
     def _check_array(self, value, spec, shape):
         what = f"{self.name}: {'output' if spec['is_output'] else 'input'} {spec['name']!r}"
         if isinstance(value, (*_PY_SCALARS, numpy.generic)):
-            raise KernelArgumentError(f"{what}: expected an array of {spec['dtype']}, got {value!r}")
+            raise KernelArgumentError(
+                f"{what}: expected an array of {spec['dtype']}, got {value!r}"
+            )
         info = describe(value)
         if str(info.dtype) != spec["dtype"]:
-            raise KernelArgumentError(f"{what}: the kernel was exported for {spec['dtype']}, got "
-                                      f"{info.dtype}; export a signature for it")
+            raise KernelArgumentError(
+                f"{what}: the kernel was exported for {spec['dtype']}, got "
+                f"{info.dtype}; export a signature for it"
+            )
         if not _c_contiguous(info.shape, info.strides, numpy.dtype(info.dtype).itemsize):
-            raise KernelArgumentError(f"{what}: an exported elementwise kernel runs the flat "
-                                      "loop: pass C-contiguous arrays")
+            raise KernelArgumentError(
+                f"{what}: an exported elementwise kernel runs the flat "
+                "loop: pass C-contiguous arrays"
+            )
         if shape is not None and tuple(info.shape) != tuple(shape):
-            raise KernelArgumentError(f"{what}: shape {tuple(info.shape)} differs from {tuple(shape)}; "
-                                      "an exported elementwise kernel does not broadcast")
+            raise KernelArgumentError(
+                f"{what}: shape {tuple(info.shape)} differs from {tuple(shape)}; "
+                "an exported elementwise kernel does not broadcast"
+            )
         return tuple(info.shape)
 
 
@@ -318,11 +370,14 @@ def _c_contiguous(shape, strides, itemsize) -> bool:
 
 def _convert(value, spec, name):
     dtype = numpy.dtype(spec["dtype"])
-    if type(value) in _PY_SCALARS or (isinstance(value, numpy.generic)
-                                      and numpy.can_cast(value.dtype, dtype, "same_kind")):
+    if type(value) in _PY_SCALARS or (
+        isinstance(value, numpy.generic) and numpy.can_cast(value.dtype, dtype, "same_kind")
+    ):
         return dtype.type(value)
-    raise KernelArgumentError(f"{name}: input {spec['name']!r} was exported as {dtype}, got "
-                              f"{value!r} ({type(value).__name__})")
+    raise KernelArgumentError(
+        f"{name}: input {spec['name']!r} was exported as {dtype}, got "
+        f"{value!r} ({type(value).__name__})"
+    )
 
 
 _KINDS = {"jit": ExportedJitKernel, "elementwise": ExportedElementwiseKernel}

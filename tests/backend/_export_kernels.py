@@ -34,5 +34,4 @@ def saxpy():
 
 
 def l2norm():
-    return jitkern.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0",
-                                   "l2norm_exp")
+    return jitkern.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm_exp")

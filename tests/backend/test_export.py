@@ -62,16 +62,29 @@ def test_jit_export_writes_fatbin_header_manifest_source(jit_export):
 def test_jit_manifest_lists_user_then_appended_parameters(jit_export):
     (entry,) = jit_export.manifest["entries"]
     assert entry["kind"] == "jit" and entry["symbol"] == "scaled_rows"
-    assert entry["signature"] == ["array(float32, 1d, C)", "array(float32, 2d, strided)",
-                                  "float32", "array(float32, 1d, C)"]
+    assert entry["signature"] == [
+        "array(float32, 1d, C)",
+        "array(float32, 2d, strided)",
+        "float32",
+        "array(float32, 1d, C)",
+    ]
     params = entry["params"]
     kinds = [(p["kind"], p.get("arg"), p.get("axis")) for p in params]
     # x, m's pointer, alpha, out; then out.size's shape and m's shape and strides.
-    assert kinds[:4] == [("pointer", None, None), ("pointer", None, None),
-                         ("value", None, None), ("pointer", None, None)]
+    assert kinds[:4] == [
+        ("pointer", None, None),
+        ("pointer", None, None),
+        ("value", None, None),
+        ("pointer", None, None),
+    ]
     appended = sorted(kinds[4:], key=lambda k: (k[1], k[0], k[2]))
-    assert appended == [("shape", 1, 0), ("shape", 1, 1), ("stride", 1, 0), ("stride", 1, 1),
-                        ("shape", 3, 0)]
+    assert appended == [
+        ("shape", 1, 0),
+        ("shape", 1, 1),
+        ("stride", 1, 0),
+        ("stride", 1, 1),
+        ("shape", 3, 0),
+    ]
     assert [p["size"] for p in params] == [8, 8, 4, 8, 8, 8, 8, 8, 8]
     # offsets follow C's alignment: the float at 16, the pointer after it at 24
     assert [p["offset"] for p in params] == [0, 8, 16, 24, 32, 40, 48, 56, 64]
@@ -105,11 +118,14 @@ def test_header_declaration_matches_the_compiled_definition(jit_export, tmp_path
         compile_source(broken + "\n" + source, arch="sm_90")
 
 
-@pytest.mark.parametrize("fmt, suffixes, magic", [
-    ("cubin", ["sm_80.cubin", "sm_90.cubin"], b"\x7fELF"),
-    ("ptx", ["compute_80.ptx", "compute_90.ptx"], None),
-    ("ltoir", ["sm_80.ltoir", "sm_90.ltoir"], LTOIR_MAGIC),
-])
+@pytest.mark.parametrize(
+    "fmt, suffixes, magic",
+    [
+        ("cubin", ["sm_80.cubin", "sm_90.cubin"], b"\x7fELF"),
+        ("ptx", ["compute_80.ptx", "compute_90.ptx"], None),
+        ("ltoir", ["sm_80.ltoir", "sm_90.ltoir"], LTOIR_MAGIC),
+    ],
+)
 def test_per_arch_formats(tmp_path, fmt, suffixes, magic):
     result = K.scaled_rows.export(tmp_path / "k", *_jit_examples(), format=fmt)
     assert sorted(result.manifest["files"].values()) == [f"k.{s}" for s in suffixes]
@@ -149,8 +165,11 @@ def test_raw_module_exports_extern_c_kernels_and_name_expressions(tmp_path):
     assert sorted(entries) == ["add_scalar", "scale3<float>", "scale3<int>"]
     add = entries["add_scalar"]
     assert [(p["name"], p["ctype"], p["kind"], p["offset"], p["size"]) for p in add["params"]] == [
-        ("x", "const double*", "pointer", 0, 8), ("c", "double", "value", 8, 8),
-        ("y", "double*", "pointer", 16, 8), ("n", "long long", "value", 24, 8)]
+        ("x", "const double*", "pointer", 0, 8),
+        ("c", "double", "value", 8, 8),
+        ("y", "double*", "pointer", 16, 8),
+        ("n", "long long", "value", 24, 8),
+    ]
     scale = entries["scale3<float>"]
     assert scale["symbol"].startswith("_Z") and scale["symbol"] != entries["scale3<int>"]["symbol"]
     assert [(p["offset"], p["size"]) for p in scale["params"]] == [(0, 8), (8, 4)]
@@ -164,22 +183,34 @@ def test_raw_kernel_export(tmp_path):
     result = k.export(tmp_path / "add", arch=("sm_90",), format="fatbin")
     (entry,) = result.manifest["entries"]
     assert entry["name"] == "add_scalar" and entry["signature"] == [
-        "const double*", "double", "double*", "long long"]
+        "const double*",
+        "double",
+        "double*",
+        "long long",
+    ]
 
 
 def test_elementwise_export_is_the_flat_loop_per_dtype(tmp_path):
     k = K.saxpy()
     result = k.export(tmp_path / "saxpy", np.float64, "float64", np.float32(2), arch="sm_90")
     source = (tmp_path / "saxpy.cu").read_text()
-    assert "linear loop" in source and "_jk_vec<T, " not in source.split("extern \"C\"")[1]
+    assert "linear loop" in source and "_jk_vec<T, " not in source.split('extern "C"')[1]
     assert "typedef double T;" in source
     (entry,) = result.manifest["entries"]
     assert [(p["name"], p["ctype"], p["size"]) for p in entry["params"]] == [
-        ("_p_x", "const double*", 8), ("_p_y", "const double*", 8), ("a", "float", 4),
-        ("_p_z", "double*", 8), ("_n", "int", 4)]
+        ("_p_x", "const double*", 8),
+        ("_p_y", "const double*", 8),
+        ("a", "float", 4),
+        ("_p_z", "double*", 8),
+        ("_n", "int", 4),
+    ]
     assert entry["call"]["nin"] == 3
-    assert [p["dtype"] for p in entry["call"]["params"]] == ["float64", "float64", "float32",
-                                                            "float64"]
+    assert [p["dtype"] for p in entry["call"]["params"]] == [
+        "float64",
+        "float64",
+        "float32",
+        "float64",
+    ]
 
 
 def test_elementwise_raw_parameters_are_refused(tmp_path):
@@ -220,7 +251,9 @@ def test_loaded_jit_kernel_checks_arguments_before_the_gpu(jit_export):
     k = jitkern.load(jit_export.manifest_path).scaled_rows
     with pytest.raises(KernelArgumentError, match=r"takes 4 arguments \(x, m, alpha, out\), got 3"):
         k(1, 32, (1, 2, 3))
-    with pytest.raises(KernelArgumentError, match=r"argument 'x'.*array\(float32, 1d, C\).*scalar 1"):
+    with pytest.raises(
+        KernelArgumentError, match=r"argument 'x'.*array\(float32, 1d, C\).*scalar 1"
+    ):
         k[1, 32](1, 2, 3, 4)
 
 
@@ -260,8 +293,14 @@ def test_load_without_nvrtc_refuses_only_for_want_of_a_gpu(jit_export, tmp_path)
     script.write_text(_NO_NVRTC)
     repo = os.path.dirname(os.path.dirname(jitkern.__file__))
     env = dict(os.environ, PYTHONPATH=repo)
-    proc = subprocess.run([sys.executable, str(script), jit_export.manifest_path],
-                          capture_output=True, text=True, env=env, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(script), jit_export.manifest_path],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "ARGS" in proc.stdout and "takes an array" in proc.stdout
     assert "NOGPU" in proc.stdout and "driver" in proc.stdout.split("NOGPU", 1)[1]
@@ -275,7 +314,10 @@ def test_load_without_nvrtc_refuses_only_for_want_of_a_gpu(jit_export, tmp_path)
 
 def test_bad_format_and_arch_are_refused(tmp_path):
     args = _jit_examples()
-    with pytest.raises(JitkernValueError, match=r"format: expected one of \('fatbin', 'cubin', 'ptx', 'ltoir'\), got 'elf'"):
+    with pytest.raises(
+        JitkernValueError,
+        match=r"format: expected one of \('fatbin', 'cubin', 'ptx', 'ltoir'\), got 'elf'",
+    ):
         K.scaled_rows.export(tmp_path / "k", *args, format="elf")
     with pytest.raises(JitkernValueError, match=r"arch: name at least one"):
         K.scaled_rows.export(tmp_path / "k", *args, arch=())
@@ -330,9 +372,11 @@ def test_load_refuses_what_is_not_an_export(tmp_path, jit_export):
 def test_cubin_params_reads_offsets_of_any_type():
     from jitkern.backend.compiler import compile_source
 
-    src = ('struct S { double a; char b; };\n'
-           'extern "C" __global__ void k(float* x, char c, S s, int n, short h, float4 v) '
-           '{ if (n) x[0] = c + s.a + h + v.x; }')
+    src = (
+        "struct S { double a; char b; };\n"
+        'extern "C" __global__ void k(float* x, char c, S s, int n, short h, float4 v) '
+        "{ if (n) x[0] = c + s.a + h + v.x; }"
+    )
     params = cubin_params(compile_source(src, arch="sm_80").data)["k"]
     assert params == [(0, 8), (8, 1), (16, 16), (32, 4), (36, 2), (48, 16)]
 
@@ -353,8 +397,9 @@ def test_gpu_jit_export_load_launch(tmp_path, rng, fmt):
     n = 1000
     x = rng.standard_normal(n).astype(np.float32)
     m = rng.standard_normal((n, 3)).astype(np.float32)
-    result = K.scaled_rows.export(tmp_path / "k", *_jit_examples(), arch=("sm_80", "sm_90"),
-                                  format=fmt)
+    result = K.scaled_rows.export(
+        tmp_path / "k", *_jit_examples(), arch=("sm_80", "sm_90"), format=fmt
+    )
     k = jitkern.load(result.manifest_path).scaled_rows
     out = _poisoned(n, np.float32)
     k((n + 127) // 128, 128, (jitkern.asarray(x), jitkern.asarray(m), 1.5, out))
@@ -368,7 +413,9 @@ def test_gpu_jit_export_load_launch(tmp_path, rng, fmt):
     k[(n + 127) // 128, 128](jitkern.asarray(x), view, np.float32(-2), out2)
     want = -2 * x.astype(np.float64) + big.get()[:, 2]
     np.testing.assert_allclose(out2.get(), want, rtol=1e-6, atol=1e-6)
-    with pytest.raises(KernelArgumentError, match=r"exported for array\(float32, 2d, strided\).*float64"):
+    with pytest.raises(
+        KernelArgumentError, match=r"exported for array\(float32, 2d, strided\).*float64"
+    ):
         k(1, 32, (jitkern.asarray(x), jitkern.asarray(m.astype(np.float64)), 1.0, out))
 
 
@@ -423,10 +470,19 @@ def test_gpu_reduction_export_load_launch(tmp_path, rng):
         return np.void(raw.tobytes())
 
     sizes = {p["name"]: p["size"] for p in loaded.params}
-    args = (jitkern.asarray(x), out, 0, np.int32(rows), np.int32(cols), np.int32(cols),
-            shape_arg([rows], sizes["_oshape"]), shape_arg([cols], sizes["_rshape"]),
-            shape_arg([cols * 4], sizes["_is_x"]), shape_arg([4], sizes["_rs_x"]),
-            shape_arg([4], sizes["_os_y"]))
+    args = (
+        jitkern.asarray(x),
+        out,
+        0,
+        np.int32(rows),
+        np.int32(cols),
+        np.int32(cols),
+        shape_arg([rows], sizes["_oshape"]),
+        shape_arg([cols], sizes["_rshape"]),
+        shape_arg([cols * 4], sizes["_is_x"]),
+        shape_arg([4], sizes["_rs_x"]),
+        shape_arg([4], sizes["_os_y"]),
+    )
     loaded.launch((rows, 1), 256, args)
     np.testing.assert_allclose(out.get(), np.sqrt((x.astype(np.float64) ** 2).sum(1)), rtol=1e-5)
 
@@ -457,7 +513,13 @@ def test_gpu_load_and_launch_without_nvrtc(jit_export, tmp_path):
     script.write_text(_LAUNCH_NO_NVRTC)
     repo = os.path.dirname(os.path.dirname(jitkern.__file__))
     env = dict(os.environ, PYTHONPATH=repo, JITKERN_CACHE_DIR=str(tmp_path / "empty-cache"))
-    proc = subprocess.run([sys.executable, str(script), jit_export.manifest_path],
-                          capture_output=True, text=True, env=env, timeout=200, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(script), jit_export.manifest_path],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=200,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "RESULT True nvrtc imported: False" in proc.stdout

@@ -85,8 +85,11 @@ def test_map_shared_rank_takes_shared_memory_only():
 def test_cluster_must_divide_the_grid_before_any_launch():
     binary = compile_source('extern "C" __global__ void k(int* x) {}', arch="sm_90")
     fn = Function(binary, "k")
-    with pytest.raises(LaunchError, match=r"cluster=\(2, 1, 1\) must divide grid=\(3, 2\) "
-                                          r"\(grid x=3 is not a multiple of cluster x=2\)"):
+    with pytest.raises(
+        LaunchError,
+        match=r"cluster=\(2, 1, 1\) must divide grid=\(3, 2\) "
+        r"\(grid x=3 is not a multiple of cluster x=2\)",
+    ):
         fn.launch_cluster((3, 2), 32, (0,), cluster=(2, 1, 1))
     with pytest.raises(jitkern.KernelArgumentError, match=r"cluster: every dimension"):
         fn.launch_cluster(4, 32, (0,), cluster=(0, 1, 1))
@@ -176,8 +179,9 @@ def test_generated_launchers_hand_cluster_launches_to_the_general_path(positiona
         slow.append((a, k))
 
     dims = {(4,): (4, 1, 1), (32,): (32, 1, 1)}
-    run = launch.make_fast_launcher(plan, record, "handle", dims, [0], None, fallback=general,
-                                    positional=positional)
+    run = launch.make_fast_launcher(
+        plan, record, "handle", dims, [0], None, fallback=general, positional=positional
+    )
     run((4,), (32,), (np.int32(5),))
     assert len(launched) == 1 and not slow
     run((4,), (32,), (np.int32(5),), cluster=(2, 1, 1))
@@ -185,5 +189,6 @@ def test_generated_launchers_hand_cluster_launches_to_the_general_path(positiona
     if positional:
         assert slow == [(((4,), (32,), (np.int32(5),), 0, None, (2, 1, 1)), {})]
     else:
-        assert slow == [(((4,), (32,), (np.int32(5),)),
-                         {"shared_mem": 0, "stream": None, "cluster": (2, 1, 1)})]
+        assert slow == [
+            (((4,), (32,), (np.int32(5),)), {"shared_mem": 0, "stream": None, "cluster": (2, 1, 1)})
+        ]
