@@ -7,7 +7,10 @@ Their generated source depends on the call's dtypes and layout; an export fixes 
   indices, which ``jitkern.load`` calls like the original (``k(*inputs)``);
 * ReductionKernel: the kernels ``self(*args, axis=...)`` would run for the example
   arguments (NumPy arrays standing for device arrays), launched from a load with
-  their parameter list.
+  their parameter list;
+* ``jitkern.fuse`` functions that run one ElementwiseKernel on whole arguments: that
+  kernel, with the positions of the function's arguments it reads, so a load calls it
+  like the fused function.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ def examples(args) -> tuple:
     return tuple(out)
 
 
-def elementwise_spec(kernel, args) -> export.ExportSpec:
+def elementwise_spec(kernel, args, fused=None) -> export.ExportSpec:
     if any(p.raw for p in kernel.params):
         raw = [p.name for p in kernel.params if p.raw]
         raise JitkernNotImplementedError(
@@ -74,6 +77,7 @@ def elementwise_spec(kernel, args) -> export.ExportSpec:
             "max_size": _INT32_SIZE,
             "no_return": kernel.no_return,
             "return_tuple": kernel.return_tuple,
+            **(fused or {}),
         },
     )
     return export.ExportSpec(
@@ -100,3 +104,27 @@ def reduction_spec(kernel, args, axis, keepdims) -> export.ExportSpec:
     return export.ExportSpec(
         source=a.source, options=kernel.options, entries=entries, program_name=f"{kernel.name}.cu"
     )
+
+
+def fused_spec(fused, args) -> export.ExportSpec:
+    """The one ElementwiseKernel a fused function runs for ``args`` (NumPy arrays stand
+    for device arrays), with where its arguments come from in the function's."""
+    plan = fused._plan(args, {}, fused._key(args, {}))
+    kernel = plan.kernels[0] if len(plan.kernels) == 1 else None
+    if plan.fast is None or kernel is None or kernel.__class__.__name__ != "ElementwiseKernel":
+        raise JitkernNotImplementedError(
+            f"{fused.kernel_name or 'the fused function'}.export: only fused functions that "
+            "run one elementwise kernel over whole arguments are exported yet (this one runs "
+            f"{len(plan.kernels)} kernel(s): {', '.join(type(k).__name__ for k in plan.kernels)})"
+        )
+    positions = [s.position for s in plan.stages[0].sources]
+    kernel_args = tuple(
+        numpy.zeros(_EXAMPLE_SIZE, a.dtype) if isinstance(a, numpy.ndarray) else a
+        for a in (args[p] for p in positions)
+    )
+    info = {
+        "positions": positions,
+        "nargs": len(args),
+        "result": "tuple" if plan.tuple_result else "first",
+    }
+    return elementwise_spec(kernel, kernel_args, fused=info)

@@ -302,7 +302,19 @@ class ExportedElementwiseKernel(ExportedKernel):
         self._block = int(call["block"])
         self._return_tuple = bool(call["return_tuple"])
         self._no_return = bool(call["no_return"])
-        self._set_call(self._call)
+        self._positions = call.get("positions")  # a fused function's: its arguments, in order
+        self._nargs = call.get("nargs")
+        self._first = call.get("result") == "first"
+        self._set_call(self._fused_call if self._positions is not None else self._call)
+
+    def _fused_call(self, *args, stream=None):
+        """A ``jitkern.fuse`` function's call: its arguments, its kernel's result."""
+        if len(args) != self._nargs:
+            raise KernelArgumentError(
+                f"{self.name}: the fused function takes {self._nargs} argument(s), got {len(args)}"
+            )
+        outs = self._call(*[args[p] for p in self._positions], stream=stream)
+        return outs[0] if self._first else outs
 
     def _call(self, *args, stream=None):
         if len(args) not in (self.nin, self.nin + self.nout):

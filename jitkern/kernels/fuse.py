@@ -182,6 +182,17 @@ class Fused:
             return tuple(asarray(r) if isinstance(r, numpy.ndarray) else r for r in result)
         return asarray(result) if isinstance(result, numpy.ndarray) else result
 
+    def export(self, path, *args, arch=("sm_80", "sm_90"), format="fatbin"):
+        """Write the kernel a call with arguments like ``args`` runs (NumPy arrays stand for
+        device arrays), with a header and a manifest (docs/export.md); ``jitkern.load``
+        calls it like this function. Fused functions that run one elementwise kernel over
+        whole arguments only."""
+        from ..backend import export
+        from ._export_kinds import fused_spec
+
+        export.check_format(format)
+        return export.write(path, fused_spec(self, args), arch, format)
+
     def clear_cache(self) -> None:
         """Forget every traced signature (the next call traces again)."""
         self._plans.clear()

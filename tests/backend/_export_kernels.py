@@ -35,3 +35,13 @@ def saxpy():
 
 def l2norm():
     return jitkern.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm_exp")
+
+
+@jitkern.fuse()
+def fused_axpy(x, y, a):
+    return a * x + y * y
+
+
+@jitkern.fuse()
+def fused_sum_of_squares(x):
+    return (x * x).sum()

@@ -230,6 +230,27 @@ def test_reduction_export_writes_both_kernels(tmp_path):
     assert "jitkern_export::opaque<8, 8> _oshape" in header
 
 
+def test_fused_export_records_where_its_arguments_go(tmp_path):
+    x = np.zeros(8, np.float32)
+    result = K.fused_axpy.export(tmp_path / "f", x, x, np.float32(2), arch="sm_90")
+    (entry,) = result.manifest["entries"]
+    call = entry["call"]
+    assert entry["kind"] == "elementwise" and entry["name"] == "fused_fused_axpy"
+    # the kernel reads (a, x, y); the function takes (x, y, a)
+    assert call["positions"] == [2, 0, 1] and call["nargs"] == 3 and call["result"] == "first"
+    assert [p["scalar"] for p in call["params"]] == [True, False, False, False]
+    loaded = jitkern.load(result.manifest_path)["fused_fused_axpy"]
+    with pytest.raises(KernelArgumentError, match=r"takes 3 argument\(s\), got 2"):
+        loaded(x, x)
+
+
+def test_fused_reductions_are_not_exported_yet(tmp_path):
+    with pytest.raises(
+        JitkernNotImplementedError, match=r"one elementwise kernel.*ReductionKernel"
+    ):
+        K.fused_sum_of_squares.export(tmp_path / "g", np.zeros(8, np.float32))
+
+
 # ---------------------------------------------------------------------------
 # load
 
@@ -451,6 +472,17 @@ def test_gpu_elementwise_export_load_call(tmp_path, rng):
     np.testing.assert_allclose(out.get(), 3.0 * x + y, rtol=1e-14, atol=1e-14)
     with pytest.raises(KernelArgumentError, match=r"does not broadcast"):
         loaded(jitkern.asarray(x), jitkern.asarray(y[:1]), 3.0)
+
+
+@pytest.mark.gpu
+def test_gpu_fused_export_load_call(tmp_path, rng):
+    x32 = np.zeros(4, np.float32)
+    path = K.fused_axpy.export(tmp_path / "f", x32, x32, np.float32(1)).manifest_path
+    loaded = jitkern.load(path)["fused_fused_axpy"]
+    x, y = rng.standard_normal((2, 500)).astype(np.float32)
+    got = loaded(jitkern.asarray(x), jitkern.asarray(y), 1.5).get()
+    want = 1.5 * x.astype(np.float64) + y.astype(np.float64) ** 2
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.gpu
