@@ -354,10 +354,10 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
         header = "def run(grid, block, args, shared_mem, stream):"
         miss, done = "return False", "return True"
     elif positional:
-        header = "def run(grid, block, args, shared_mem=0, stream=None, cluster=None):"
+        header = "def run(grid, block, args, shared_mem=0, stream=None, *, cluster=None):"
         miss = "return _slow(grid, block, args, shared_mem, stream)"
         header += ("\n    if cluster is not None:  # thread-block clusters: the general path"
-                   "\n        return _slow(grid, block, args, shared_mem, stream, cluster)")
+                   "\n        return _slow(grid, block, args, shared_mem, stream, cluster=cluster)")
         done = "return None"
     else:
         header = "def run(grid, block, args, *, shared_mem=0, stream=None, cluster=None):"

@@ -217,7 +217,7 @@ class JitKernel(KernelPartial):
         return Simulator(self, arg_type, CapturedGlobals)
 
     # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
-    def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None,
+    def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None, *,
                 cluster=None) -> None:
         """The general launch: find (or build) the entry for these arguments, launch, and
         make the entry's generated launcher the kernel's call for the next launch."""
@@ -694,9 +694,9 @@ def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
         env[f"T{i}"] = cls
         terms.append(f"type(a{i}) is T{i}")
     terms += guards
-    miss = "return _general(grid, block, args, shm, stream, cluster)"
+    miss = "return _general(grid, block, args, shm, stream, cluster=cluster)"
     lines = [
-        "def run(grid, block, args, shm=0, stream=None, cluster=None):",
+        "def run(grid, block, args, shm=0, stream=None, *, cluster=None):",
         f"    if cluster is not None or type(args) is not tuple or len(args) != {len(classes)}:",
         f"        {miss}",
     ]

@@ -187,7 +187,7 @@ def test_generated_launchers_hand_cluster_launches_to_the_general_path(positiona
     run((4,), (32,), (np.int32(5),), cluster=(2, 1, 1))
     assert len(launched) == 1
     if positional:
-        assert slow == [(((4,), (32,), (np.int32(5),), 0, None, (2, 1, 1)), {})]
+        assert slow == [(((4,), (32,), (np.int32(5),), 0, None), {"cluster": (2, 1, 1)})]
     else:
         assert slow == [
             (((4,), (32,), (np.int32(5),)), {"shared_mem": 0, "stream": None, "cluster": (2, 1, 1)})
