@@ -38,12 +38,30 @@ def _jit_examples(n=64):
     return x, m, np.float32(2), np.zeros(n, np.float32)
 
 
+def _has_nvfatbin() -> bool:
+    try:
+        from cuda.bindings import nvfatbin
+
+        nvfatbin.version()
+    except Exception:  # noqa: BLE001 - the wheel or its library is missing
+        return False
+    return True
+
+
+HAS_NVFATBIN = _has_nvfatbin()
+needs_nvfatbin = pytest.mark.skipif(not HAS_NVFATBIN, reason="nvFatbin is not installed")
+DEFAULT_FORMAT = "fatbin" if HAS_NVFATBIN else "cubin"
+
+
 @pytest.fixture(scope="module")
 def jit_export(tmp_path_factory):
     base = tmp_path_factory.mktemp("jit") / "scaled_rows"
-    return K.scaled_rows.export(base, *_jit_examples(), arch=("sm_80", "sm_90"))
+    return K.scaled_rows.export(
+        base, *_jit_examples(), arch=("sm_80", "sm_90"), format=DEFAULT_FORMAT
+    )
 
 
+@needs_nvfatbin
 def test_jit_export_writes_fatbin_header_manifest_source(jit_export):
     names = sorted(os.path.basename(f) for f in jit_export.files)
     assert names == ["scaled_rows.cu", "scaled_rows.fatbin", "scaled_rows.h", "scaled_rows.json"]
@@ -180,7 +198,7 @@ def test_raw_module_exports_extern_c_kernels_and_name_expressions(tmp_path):
 
 def test_raw_kernel_export(tmp_path):
     k = jitkern.RawKernel(K.RAW_SOURCE, "add_scalar")
-    result = k.export(tmp_path / "add", arch=("sm_90",), format="fatbin")
+    result = k.export(tmp_path / "add", arch=("sm_90",), format=DEFAULT_FORMAT)
     (entry,) = result.manifest["entries"]
     assert entry["name"] == "add_scalar" and entry["signature"] == [
         "const double*",
@@ -386,8 +404,21 @@ def test_load_refuses_what_is_not_an_export(tmp_path, jit_export):
     with pytest.raises(JitkernValueError, match=r"binary_format 'elf'"):
         jitkern.load(tmp_path / "fmt.json")
     (tmp_path / "lost.json").write_text(json.dumps(jit_export.manifest))
-    with pytest.raises(JitkernFileNotFoundError, match=r"binary 'scaled_rows.fatbin' is missing"):
+    with pytest.raises(
+        JitkernFileNotFoundError, match=r"binary 'scaled_rows\.(fatbin|sm_80\.cubin)' is missing"
+    ):
         jitkern.load(tmp_path / "lost.json")
+
+
+def test_fatbin_without_nvfatbin_says_what_to_install(tmp_path, monkeypatch):
+    import cuda.bindings
+
+    monkeypatch.setitem(sys.modules, "cuda.bindings.nvfatbin", None)
+    monkeypatch.delattr(cuda.bindings, "nvfatbin", raising=False)
+    with pytest.raises(
+        JitkernValueError, match=r"needs nvFatbin.*pip install nvidia-nvfatbin.*cubin"
+    ):
+        K.scaled_rows.export(tmp_path / "k", *_jit_examples(), arch="sm_90")
 
 
 def test_cubin_params_reads_offsets_of_any_type():
