@@ -300,6 +300,7 @@ class ExportedElementwiseKernel(ExportedKernel):
         self.nout = len(self._specs) - self.nin
         self._index = numpy.dtype(call["index_dtype"])
         self._block = int(call["block"])
+        self._max_size = int(call["max_size"])
         self._return_tuple = bool(call["return_tuple"])
         self._no_return = bool(call["no_return"])
         self._positions = call.get("positions")  # a fused function's: its arguments, in order
@@ -332,11 +333,16 @@ class ExportedElementwiseKernel(ExportedKernel):
             values.append(value)
         if shape is None:
             raise KernelArgumentError(f"{self.name}: give at least one array argument")
+        n = int(numpy.prod(shape, dtype=numpy.int64))
+        if n > self._max_size:
+            raise KernelArgumentError(
+                f"{self.name}: {n} elements is over the {self._max_size} this export's 32-bit "
+                "indices reach; split the call"
+            )
         outs = list(args[self.nin :])
         if len(args) == self.nin:
             outs = [empty(shape, spec["dtype"]) for spec in self._specs[self.nin :]]
             values += outs
-        n = int(numpy.prod(shape, dtype=numpy.int64))
         if n:
             grid = max(1, min(-(-n // self._block), (1 << 31) - 1))
             self._function().launch(

@@ -262,6 +262,27 @@ def test_fused_export_records_where_its_arguments_go(tmp_path):
         loaded(x, x)
 
 
+class _HugeDeviceArray:
+    """Stands for a device array with more elements than 32-bit indices reach."""
+
+    shape = (1 << 31,)
+    strides = (8,)
+    dtype = np.dtype(np.float64)
+
+
+def test_loaded_elementwise_refuses_sizes_past_32_bit_indices(tmp_path, monkeypatch):
+    from jitkern.kernels import exported
+
+    result = K.saxpy().export(
+        tmp_path / "s", np.float64, np.float64, np.float32(2), arch="sm_90", format="cubin"
+    )
+    loaded = jitkern.load(result.manifest_path).saxpy_exp
+    monkeypatch.setattr(exported, "describe", lambda a: a)  # no GPU: the array describes itself
+    huge = _HugeDeviceArray()
+    with pytest.raises(KernelArgumentError, match=r"2147483648 elements is over the 1073709055"):
+        loaded(huge, huge, 1.0)
+
+
 def test_fused_reductions_are_not_exported_yet(tmp_path):
     with pytest.raises(
         JitkernNotImplementedError, match=r"one elementwise kernel.*ReductionKernel"
