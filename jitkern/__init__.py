@@ -50,6 +50,7 @@ _LAZY = {
     "get_elapsed_time": "jitkern.backend.device",
     "synchronize": "jitkern.backend.device",
     "is_available": "jitkern.backend.driver",
+    "get_default_memory_pool": "jitkern.backend.memory",
     # compile cache
     "compile_with_cache": "jitkern.api",
     "memoize": "jitkern.api",

@@ -176,6 +176,12 @@ def info_from_capsule(capsule) -> ArrayInfo:
 
 
 def _unsupported(obj) -> ArrayInfo:
+    # The class has neither protocol; an instance may still carry one of its own
+    # (``obj.__cuda_array_interface__ = {...}`` set on the instance).
+    if hasattr(obj, "__cuda_array_interface__"):
+        return parse_cai(obj.__cuda_array_interface__, obj)
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        return _from_dlpack(obj)
     raise JitkernTypeError(
         f"cannot use a {type(obj).__module__}.{type(obj).__qualname__} as a GPU array; expected a "
         "jitkern.ndarray, a CuPy/PyTorch/JAX/Numba CUDA array or any object with "
@@ -348,7 +354,9 @@ def layout_key(obj):
     reader = _key_readers.get(type(obj))
     if reader is None:
         extractor = extractor_for(type(obj))
-        if extractor in (_from_numpy, _unsupported):
+        if extractor is _from_numpy:
             return extractor(obj)
+        if extractor is _unsupported:  # raises, unless this instance carries a protocol
+            return _key_generic(obj)
         reader = _key_readers[type(obj)] = _LAYOUT_KEYS.get(extractor, _key_generic)
     return reader(obj)

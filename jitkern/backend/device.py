@@ -128,6 +128,7 @@ class Stream:
         handle = check(d.cuStreamCreateWithPriority(int(flags), priority), "cuStreamCreateWithPriority")
         self.ptr = int(handle)
         self._owned = True
+        memory.cache_stream(self.ptr)  # its lifetime is known: freed blocks may be cached
 
     @classmethod
     def from_external(cls, obj) -> "Stream":
@@ -247,6 +248,7 @@ class Stream:
     def __del__(self):
         if getattr(self, "_owned", False) and self.ptr:
             try:
+                memory.forget_stream(self.ptr)  # its cached blocks go back to the pool
                 drv().cuStreamDestroy(self.ptr)
             except Exception:
                 pass

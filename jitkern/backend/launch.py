@@ -45,6 +45,19 @@ def _cai_pointer(a) -> int:
     return a.__cuda_array_interface__["data"][0]
 
 
+def _instance_cai_pointer(a) -> int:
+    # For a class whose instances get __cuda_array_interface__ set on themselves (not on
+    # the class): the plan is per type, so another instance may lack it.
+    try:
+        cai = a.__cuda_array_interface__
+    except AttributeError:
+        raise KernelArgumentError(
+            f"cannot pass a {type(a).__module__}.{type(a).__qualname__} without "
+            "__cuda_array_interface__ to a kernel (another instance of its class had one)"
+        ) from None
+    return cai["data"][0]
+
+
 _pointer_getters: dict[type, object] = {}
 _device_getters: dict[type, object] = {}
 
@@ -203,8 +216,10 @@ _PY_SCALARS = {
 }
 
 
-def slot_for(cls: type, index: int, param_size: int | None) -> Slot:
-    """The slot for an argument of type ``cls`` at position ``index``."""
+def slot_for(cls: type, index: int, param_size: int | None, value=None) -> Slot:
+    """The slot for an argument of type ``cls`` at position ``index`` (``value``, a sample
+    argument, is looked at only when its class says nothing: an instance-level
+    ``__cuda_array_interface__``)."""
     what = f"argument {index}"
     if cls in _PY_SCALARS:
         dtype = _PY_SCALARS[cls]
@@ -222,6 +237,10 @@ def slot_for(cls: type, index: int, param_size: int | None) -> Slot:
         return Slot("Q", 8, 8, getter, {"cpu": _torch_cpu}, what, pointer=True)
     if getter is not None:
         return Slot("Q", 8, 8, "{ptr}({a})", {"ptr": getter}, what, pointer=True)
+    if value is not None and not issubclass(cls, numpy.ndarray) and hasattr(
+        value, "__cuda_array_interface__"
+    ):
+        return Slot("Q", 8, 8, "{ptr}({a})", {"ptr": _instance_cai_pointer}, what, pointer=True)
     if issubclass(cls, numpy.ndarray):
         raise KernelArgumentError(
             f"{what}: a numpy.ndarray lives in host memory and cannot be passed to a kernel; "
@@ -450,7 +469,7 @@ def _checked_slot(arg, i: int, param_sizes, params) -> Slot:
     if cls is numpy.void:
         slot = _scalar_slot(arg.dtype, f"argument {i}")
     else:
-        slot = slot_for(cls, i, size)
+        slot = slot_for(cls, i, size, arg)
     if size is not None and slot.size != size:
         raise KernelArgumentError(
             f"argument {i}: the kernel parameter is {size} bytes, but a "
