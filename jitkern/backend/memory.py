@@ -245,10 +245,10 @@ def _release_device(device_id: int, keys: list, synchronize: bool) -> int:
     count, streams = 0, set()
     try:
         for key in keys:
-            blocks = _free.pop(key, None) or ()
-            for ptr in blocks:
-                d.cuMemFreeAsync(ptr, key[1])
-            count += len(blocks)
+            blocks = _free[key]
+            while blocks:  # emptied in place: launchers hold these lists (free_list)
+                d.cuMemFreeAsync(blocks.pop(), key[1])
+                count += 1
             streams.add(key[1])
         if synchronize and not CAPTURES:
             for s in streams:
@@ -257,6 +257,16 @@ def _release_device(device_id: int, keys: list, synchronize: bool) -> int:
         if pushed:
             d.cuCtxPopCurrent()
     return count
+
+
+def free_list(device_id: int, stream: int, size: int) -> tuple[list, int]:
+    """(the cache's list of free blocks for ``size`` bytes on ``device_id``'s ``stream``, its
+    bucket). The list object stays the same for the life of the process, so a generated
+    launcher can keep it and take a block with ``MemoryPointer(blocks.pop(), size,
+    device_id, stream, None, bucket)`` when it is not empty, as ``malloc`` would; only
+    for the legacy stream (never captured), and ``malloc`` otherwise."""
+    bucket = (size + 511) & -512
+    return _free.setdefault((device_id, stream, bucket), []), bucket
 
 
 def cache_stream(stream: int) -> None:

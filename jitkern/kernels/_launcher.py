@@ -26,7 +26,7 @@ import struct
 import numpy
 
 from ..arrays import interop, ndarray
-from ..arrays.core import make, pin_stream, stream_of
+from ..arrays.core import pin_stream, stream_of
 from ..arrays.layout import c_strides
 from ..backend import driver, memory
 from ..backend.codegen import define
@@ -165,8 +165,9 @@ def make_runner(
     aligned=(),
     first_args=None,
     multi_device: bool = False,
+    entry=None,
 ):
-    """Generate ``run(args, stream)`` (and ``run.guarded``) for one call layout.
+    """Generate ``run(args, stream)`` (and ``run.guarded``, ``run.entry``) for one call layout.
 
     ``kinds``: per kernel argument, ``("array", None)``, ``("scalar", dtype)`` or
     ``("alloc", (shape, dtype))`` for an output the call allocates (named ``a{k}`` too;
@@ -179,6 +180,10 @@ def make_runner(
     decide how each array is read (its library's cheapest attributes) and what
     ``guarded`` checks. With ``multi_device`` the launch also checks that the current
     context is ``device_id``'s and every array is on that device (else the slow path).
+    ``entry``: ``(keywords, general)``: also generate ``run.entry(*args, stream=None,
+    **keywords)``, the kernel object's whole call for this layout (a kernel object that is
+    a partial calls it directly): ``general(*args, stream=..., **keywords)`` on a miss or
+    when a keyword is not None.
     """
     env = {
         "_nd": ndarray,
@@ -191,7 +196,8 @@ def make_runner(
         "_cur_stream": get_current_stream,
         "_stream_of": stream_of,
         "_malloc": memory.malloc,
-        "_make": make,
+        "_MP": memory.MemoryPointer,
+        "_new": object.__new__,
         "_pin": pin_stream,
         "_slow": slow,
         "_name": kernel_name,
@@ -214,10 +220,13 @@ def make_runner(
             size = int(numpy.prod(shape, dtype=numpy.int64)) if shape else 1
             strides = c_strides(shape, dtype.itemsize)
             env[f"_shape{k}"], env[f"_strides{k}"], env[f"_dt{k}"] = shape, strides, dtype
+            allocs.append(_alloc_lines(f"m{k}", size * dtype.itemsize, env, device_id))
+            # make(), inlined: an ndarray from trusted parts
             allocs.append(
-                f"m{k} = _malloc({size * dtype.itemsize}, _dev, s)\n"
-                f"    a{k} = _make(_shape{k}, _strides{k}, _dt{k}, m{k}.ptr, m{k}, None, _dev, so,"
-                f" {size}); p{k} = m{k}.ptr"
+                f"a{k} = _new(_nd); a{k}._shape = _shape{k}; a{k}._strides = _strides{k}; "
+                f"a{k}._dtype = _dt{k}; a{k}._ptr = p{k} = m{k}.ptr; a{k}._mem = m{k}; "
+                f"a{k}._base = None; a{k}._device_id = _dev; a{k}._stream = so; "
+                f"a{k}._size = {size}"
             )
         else:
             # The scalar's type is part of the layout (it can bind a type placeholder).
@@ -231,7 +240,8 @@ def make_runner(
             else:
                 reads.append(f"s{k} = _conv(a{k}, _d{k}, 'argument {k}', _name)")
     for j, nbytes in enumerate(temps):
-        allocs.append(f"t{j} = _malloc({int(nbytes)}, _dev, s); q{j} = t{j}.ptr")
+        allocs.append(_alloc_lines(f"t{j}", int(nbytes), env, device_id))
+        allocs.append(f"q{j} = t{j}.ptr")
     body = [f"    {line}" for line in reads]
     aligned = [k for k in aligned if kinds[k][0] == "array"]  # the pool aligns the rest
     if align_mask and aligned:
@@ -280,20 +290,52 @@ def make_runner(
         *(f"    {line}" for line in pre),
         *body,
         "def guarded(args, stream):",
-        f"    if len(args) != {n_args}:",
-        "        return _MISS",
-        unpack,
+        *_guard_lines(unpack, types, pre, misses, "return _MISS"),
+        *body,
     ]
-    # Types first: the statements and layout conditions read type-specific attributes.
-    if types:
-        src += [f"    if {' or '.join(types)}:", "        return _MISS"]
-    src += [f"    {line}" for line in pre]
-    if misses:
-        src += [f"    if {' or '.join(misses)}:", "        return _MISS"]
-    src += body
+    if entry is not None:
+        keywords, env["_general"] = entry
+        given = ", ".join(f"{kw}={kw}" for kw in keywords)
+        src += [
+            f"def entry(*args, stream=None, {', '.join(f'{kw}=None' for kw in keywords)}):",
+            f"    if {' or '.join(f'{kw} is not None' for kw in keywords)}:",
+            f"        return _general(*args, stream=stream, {given})",
+            *_guard_lines(unpack, types, pre, misses, "return _general(*args, stream=stream)"),
+            *body,
+        ]
     run = define("\n".join(src) + "\n", f"<jitkern launch {kernel_name}>", env, "run")
     run.guarded = env["guarded"]
+    run.entry = env.get("entry")
     return run
+
+
+def _guard_lines(unpack: str, types, pre, misses, miss: str) -> list:
+    """The layout check of ``guarded``/``entry``: ``miss`` where the arguments differ."""
+    lines = ["    try:", f"    {unpack}", "    except ValueError:", f"        {miss}"]
+    # Types first: the statements and layout conditions read type-specific attributes.
+    if types:
+        lines += [f"    if {' or '.join(types)}:", f"        {miss}"]
+    lines += [f"    {line}" for line in pre]
+    if misses:
+        lines += [f"    if {' or '.join(misses)}:", f"        {miss}"]
+    return lines
+
+
+def _alloc_lines(name: str, nbytes: int, env: dict, device_id: int) -> str:
+    """Statements allocating ``nbytes`` as ``name`` on stream ``s``: on the legacy stream
+    a block of the allocator's cache is taken straight from its free list (what
+    ``memory.malloc`` would do, without the call), else ``memory.malloc``."""
+    blocks, bucket = memory.free_list(device_id, 0, nbytes)
+    env[f"_fl_{name}"] = blocks
+    return (
+        f"if not s and _fl_{name}:\n"
+        f"        try:\n"
+        f"            {name} = _MP(_fl_{name}.pop(), {nbytes}, _dev, 0, None, {bucket})\n"
+        f"        except IndexError:\n"
+        f"            {name} = _malloc({nbytes}, _dev, s)\n"
+        f"    else:\n"
+        f"        {name} = _malloc({nbytes}, _dev, s)"
+    )
 
 
 def _step_lines(j: int, step: Step, env: dict, device_id: int) -> list:

@@ -17,6 +17,10 @@ from __future__ import annotations
 from . import _cuda
 
 ROW_UNROLL = 4
+# Split row reductions with vector loads: block y of the split takes every gridDim.y-th
+# tile of blockDim x unroll vectors (interleaved) instead of one contiguous chunk. The
+# assignment depends only on the grid, so results stay the same bits run to run.
+ROW_INTERLEAVE = False
 
 _TEMPLATES = r"""
 template <typename T>
@@ -207,15 +211,25 @@ def _row_kernel(kernel, a) -> str:
     else:
         head = f"  const {it} _row = blockIdx.x;\n  const int _lane = threadIdx.x;\n"
         step, reduce, leader = "(int)blockDim.x", "  _jk_block_reduce(_s);\n", "_lane == 0"
-    body = _row_loop_vector(kernel, a, step) if a.vector > 1 else _row_loop_scalar(kernel, a, step)
+    inter = ROW_INTERLEAVE and a.vector > 1
+    if a.vector > 1:
+        body = _row_loop_vector(kernel, a, step, inter)
+    else:
+        body = _row_loop_scalar(kernel, a, step)
+    if inter:
+        bounds = f"  const {it} _r0 = 0;\n  const {it} _r1 = _red_size; (void)_chunk;\n"
+    else:
+        bounds = (
+            f"  const {it} _r0 = ({it})blockIdx.y * _chunk;\n"
+            f"  const {it} _r1 = min(_r0 + _chunk, _red_size);\n"
+        )
     return (
         f'extern "C" __global__ void {kernel.name}(\n    {_main_signature(kernel, a)}) {{\n'
         + head
         + _raw_views(kernel, a)
         + row_offsets
-        + f"  const {it} _r0 = ({it})blockIdx.y * _chunk;\n"
-        f"  const {it} _r1 = min(_r0 + _chunk, _red_size);\n"
-        "  _jk_acc _s; _s.init();\n" + body + reduce + _finish(kernel, a, "_row", leader) + "}\n"
+        + bounds
+        + "  _jk_acc _s; _s.init();\n" + body + reduce + _finish(kernel, a, "_row", leader) + "}\n"
     )
 
 
@@ -235,7 +249,7 @@ def _row_loop_scalar(kernel, a, step: str) -> str:
     )
 
 
-def _row_loop_vector(kernel, a, step: str) -> str:
+def _row_loop_vector(kernel, a, step: str, inter: bool = False) -> str:
     it, v, u = a.index_type, a.vector, ROW_UNROLL
     ins = _inputs(kernel, a)
     if a.red_nd > 1:
@@ -261,9 +275,17 @@ def _row_loop_vector(kernel, a, step: str) -> str:
             f"reinterpret_cast<const char*>(_p_{p.name}) + {address[p.name]});\n"
         )
         binds.append(f"const {t} {p.name} = _v_{p.name}[_u].v[_k];")
+    if inter:
+        first = f"_v0 + ({it})blockIdx.y * {step} * {u} + _lane"
+        stride = f"({it})gridDim.y * {step} * {u}"
+    else:
+        first, stride = "_v0 + _lane", f"{step} * {u}"
+    tail = ""
+    if a.red_nd == 1:
+        tail = ("  if (blockIdx.y == 0)\n" if inter else "") + _row_tail(kernel, a, step)
     return (
         f"  const {it} _v0 = _r0 / {v}, _v1 = _r1 / {v};\n"
-        f"  for ({it} _vb = _v0 + _lane; _vb < _v1; _vb += {step} * {u}) {{\n"
+        f"  for ({it} _vb = {first}; _vb < _v1; _vb += {stride}) {{\n"
         + "".join(decls)
         + f"    #pragma unroll\n    for (int _u = 0; _u < {u}; ++_u) {{\n"
         f"      const {it} _jv = _vb + _u * {step};\n      if (_jv < _v1) {{\n"
@@ -275,7 +297,7 @@ def _row_loop_vector(kernel, a, step: str) -> str:
         f"        #pragma unroll\n        for (int _k = 0; _k < {v}; ++_k) {{\n"
         f"          const {it} _j = _jv * {v} + _k; const {it} _i = _row; (void)_j; (void)_i;\n"
         f"          {' '.join(binds)}\n          {_map_add(kernel)}\n        }}\n      }}\n    }}\n  }}\n"
-        + (_row_tail(kernel, a, step) if a.red_nd == 1 else "")
+        + tail
     )
 
 

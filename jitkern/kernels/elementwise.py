@@ -30,6 +30,7 @@ from ..arrays.interop import layout_key
 from ..backend import compiler, debugcheck, driver
 from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection, inspect_binary
+from ..backend.kernel_object import KernelPartial
 from ..backend.module import Function
 from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _cuda, _debug, _export_kinds, _launcher, _layout
@@ -99,7 +100,7 @@ class _Analysis:
     )
 
 
-class ElementwiseKernel(CachedSources):
+class ElementwiseKernel(CachedSources, KernelPartial):
     """A user-defined elementwise kernel, with CuPy's semantics.
 
     ``ElementwiseKernel(in_params, out_params, operation, name='kernel', reduce_dims=True,
@@ -111,8 +112,13 @@ class ElementwiseKernel(CachedSources):
     arguments (outputs first). ``operation`` is CUDA C++ run once per element, with
     every non-raw parameter bound to its element, ``i`` the flat index and
     ``_ind.size()`` the number of elements. Call it as ``kernel(*inputs)`` or
-    ``kernel(*inputs, *outputs)``; arrays broadcast like NumPy's.
+    ``kernel(*inputs, *outputs)``; arrays broadcast like NumPy's. Keywords: ``size``
+    (the element count, when every argument is raw), ``stream`` and ``block_size``.
     """
+
+    # A partial (backend.kernel_object), as RawKernel: calling the kernel calls _call at
+    # first, then the generated entry of the last call layout (_launcher.make_runner),
+    # which checks the layout itself and falls back to _call.
 
     def __init__(
         self,
@@ -149,9 +155,9 @@ class ElementwiseKernel(CachedSources):
         self._watches: dict = {}  # debug builds: source -> debugcheck.Watch
         self._given_options = tuple(options)
         self._runners: dict = {}
-        self._guarded = None  # the last layout's runner behind an identity check
         self._sources: dict = {}  # (dtypes, variant) -> source
         self._functions: dict = {}  # source -> Function
+        self._set_call(self._call)
 
     @property
     def kwargs(self) -> dict:
@@ -160,20 +166,15 @@ class ElementwiseKernel(CachedSources):
         return {k: v for k, v in given.items() if v}
 
     # -- the call ----------------------------------------------------------------
-    def __call__(self, *args, size=None, stream=None, block_size=None):
+    def _call(self, *args, size=None, stream=None, block_size=None):
         """Run the kernel; returns the output array(s) (``None`` with ``no_return``)."""
-        guarded = self._guarded
-        if guarded is not None and size is None and block_size is None:
-            result = guarded(args, stream)
-            if result is not _launcher.MISS:
-                return result
         key = _call_key(args, size, block_size)
         run = self._runners.get(key) if key is not None else None
         if run is None:
             run = self._runner(args, size, block_size, key)
-        guarded = getattr(run, "guarded", None)
-        if guarded is not None and size is None and block_size is None:
-            self._guarded = guarded
+        entry = getattr(run, "entry", None)
+        if entry is not None and size is None and block_size is None:
+            self._set_call(entry)  # the next call with this layout goes straight to it
         return run(args, stream)
 
     def _runner(self, args, size, block_size, key):
@@ -562,6 +563,7 @@ def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
         aligned=aligned,
         first_args=first_args,
         multi_device=several_devices(),
+        entry=(("size", "block_size"), kernel._call),
     )
 
 

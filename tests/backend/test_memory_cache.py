@@ -157,7 +157,7 @@ def test_jitkern_captures_keep_their_path(fake, monkeypatch):
     ptr = before.ptr
     del before  # dropped during the capture: held for the graph, not cached
     assert record.held == [(ptr, OWNED)]
-    assert memory._free == {}
+    assert jitkern.get_default_memory_pool().n_free_blocks() == 0
 
 
 def test_free_all_blocks_returns_the_cache_to_the_driver(fake):
@@ -184,7 +184,7 @@ def test_free_all_blocks_of_one_stream(fake):
     a, b = memory.malloc(512, 0, 0), memory.malloc(512, 0, OWNED)
     del a, b
     jitkern.get_default_memory_pool().free_all_blocks(stream=OWNED)
-    assert memory._free == {(0, 0, 512): [memory._free[(0, 0, 512)][0]]}
+    assert len(memory._free[(0, 0, 512)]) == 1 and memory._free[(0, OWNED, 512)] == []
 
 
 def test_out_of_memory_returns_the_cache_and_retries(fake):
@@ -197,7 +197,7 @@ def test_out_of_memory_returns_the_cache_and_retries(fake):
     kinds = fake.kinds()
     assert kinds[0] == "alloc" and ("free", ptr, 0) in fake.calls
     assert kinds.index("trim") < len(kinds) - 1 and kinds[-1] == "alloc"
-    assert m.ptr and memory._free == {}
+    assert m.ptr and jitkern.get_default_memory_pool().n_free_blocks() == 0
     fake.oom = 2
     with pytest.raises(OutOfMemoryError):
         memory.malloc(4096, 0, 0)
@@ -209,7 +209,8 @@ def test_a_destroyed_stream_gives_its_blocks_back(fake):
     del m
     memory.forget_stream(OWNED)
     assert ("free", ptr, OWNED) in fake.calls
-    assert OWNED not in memory.CACHE_STREAMS and memory._free == {}
+    assert OWNED not in memory.CACHE_STREAMS
+    assert jitkern.get_default_memory_pool().n_free_blocks() == 0
     m = memory.malloc(512, 0, OWNED)  # now a foreign handle: straight to the driver
     p2 = m.ptr
     del m
@@ -250,3 +251,17 @@ def test_zero_bytes_touch_nothing(fake):
     assert m.ptr == 0
     del m
     assert fake.calls == []
+
+
+def test_a_launchers_free_list_stays_the_same_list(fake):
+    blocks, bucket = memory.free_list(0, 0, 1000)
+    assert bucket == 1024 and blocks == []
+    m = memory.malloc(1000, 0, 0)
+    ptr = m.ptr
+    del m
+    assert blocks == [ptr]  # the free went into the list the launcher holds
+    jitkern.get_default_memory_pool().free_all_blocks()
+    assert blocks == [] and memory.free_list(0, 0, 1000)[0] is blocks
+    m = memory.malloc(1000, 0, 0)
+    del m
+    assert len(blocks) == 1

@@ -105,12 +105,19 @@ class CupyLike:
 CupyLike.__module__ = "cupy._core.core"
 
 
+def last_runner(k):
+    """The runner whose generated entry the kernel object calls now (the last layout)."""
+    (run,) = [r for r in k._runners.values() if getattr(r, "entry", None) is k.func]
+    return run
+
+
 def test_repeated_calls_take_the_generated_path(kernel):
     k, analyses = kernel
     x, y, z = arr(1024, 4096), arr(1024, 8192), arr(1024, 16384)
     for _ in range(3):
         assert k(x, y, z) is z
     assert len(analyses) == 1 and len(k._runners) == 1
+    assert k.func is last_runner(k).entry  # calls go straight to the generated entry
     assert FakeDriver.calls[-1] == ((1, 256), [4096, 8192, 16384, 1024])
     z2 = k(x, y)  # output allocated: another layout
     assert z2.shape == (1024,) and z2.dtype == np.float32
@@ -125,7 +132,7 @@ def test_cupy_like_arrays_are_read_through_their_attributes(kernel):
         k(x, y, z)
     assert FakeDriver.calls[-1] == ((2, 256), [4096, 8192, 16384, 2048])
     assert len(analyses) == 1
-    guarded = k._guarded
+    guarded = last_runner(k).guarded
     assert guarded((x, y, z), None) is z  # the guarded runner matches these arrays
     assert guarded((CupyLike(1000, 4096), y, z), None) is _launcher.MISS  # another size
     bent = CupyLike(2048, 4096)
@@ -182,7 +189,7 @@ def test_guard_checks_types_before_reading_type_specific_attributes(kernel, monk
     # Objects whose __cuda_array_interface__ cannot be read, in the same places: a miss
     # (the type check comes first), not an AttributeError from the CAI runner's read.
     other = (HostOnly(), HostOnly(), HostOnly())
-    assert k._guarded(other, None) is _launcher.MISS
+    assert last_runner(k).guarded(other, None) is _launcher.MISS
     with pytest.raises(KernelArgumentError, match="input 'x'"):
         k(*other)
     cupy_like = (CupyLike(512, 4096), CupyLike(512, 8192), CupyLike(512, 16384))
@@ -241,3 +248,18 @@ def test_record_scalars_are_packed_as_bytes_and_guarded_by_dtype(kernel, monkeyp
     assert seen == [(4096, rec.tobytes())]
     other = np.array([(3, 2.5)], other_t)[0]
     assert run.guarded((arr(8, 4096), other), None) is _launcher.MISS
+
+
+def test_keywords_leave_the_fast_entry_and_a_stream_keeps_it(kernel):
+    k, analyses = kernel
+    x, y, z = arr(1024, 4096), arr(1024, 8192), arr(1024, 16384)
+    k(x, y, z)
+    entry = k.func
+    assert k(x, y, z, block_size=128) is z  # another launch shape: the general path
+    assert FakeDriver.calls[-1][0] == (2, 128)  # four elements per thread
+    assert k.func is entry  # block_size calls do not replace the entry
+    assert k(x, y, z, stream=Stream.null) is z and k.func is entry
+    assert FakeDriver.calls[-1][0] == (1, 256)
+    with pytest.raises(KernelArgumentError, match="argument"):
+        k(x, y, z, x)  # four arguments: the entry's unpacking misses, _call explains
+    assert len(analyses) == 2
