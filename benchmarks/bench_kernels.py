@@ -75,7 +75,8 @@ class CAIArray:
 
 
 class DLPackArray:
-    """Nothing but ``__dlpack__`` / ``__dlpack_device__``."""
+    """Nothing but ``__dlpack__`` / ``__dlpack_device__`` (of a CuPy array where CuPy is
+    installed: a producer written in C, as most are)."""
 
     def __init__(self, base):
         self._base = base
@@ -104,13 +105,34 @@ def array_kinds():
         except Exception:
             pass
     kinds.append(("CAI object", lambda a: CAIArray(jitkern.asarray(a))))
-    kinds.append(("DLPack object", lambda a: DLPackArray(jitkern.asarray(a))))
+    if cp is not None:
+        kinds.append(("DLPack object", lambda a: DLPackArray(cp.asarray(a))))
+    else:
+        kinds.append(("DLPack object", lambda a: DLPackArray(jitkern.asarray(a))))
     return kinds
 
 
 def alloc_floor():
-    """The bare launch plus one pool allocation and its free: the least an
-    allocating kernel call can cost."""
+    """The bare launch plus one driver pool allocation and its free
+    (``cuMemAllocFromPoolAsync`` + ``cuMemFreeAsync``): what an allocating call cost
+    before jitkern's cache of freed blocks."""
+    call, keep = bare_launcher()
+    dev = driver.current_device_id()
+    memory.malloc(16, dev, 0)  # sets up the pool
+    pool, d = memory._pools[dev], driver.drv()
+    alloc, free = d.cuMemAllocFromPoolAsync, d.cuMemFreeAsync
+
+    def run():
+        _err, ptr = alloc(4 * N, pool, 0)
+        call()
+        free(ptr, 0)
+
+    return run, keep
+
+
+def cached_floor():
+    """The bare launch plus one allocation from jitkern's cache and its free
+    (``memory.malloc``, a block freed on the same stream: no driver call)."""
     call, keep = bare_launcher()
     dev = driver.current_device_id()
     malloc = memory.malloc
@@ -121,6 +143,22 @@ def alloc_floor():
         del m
 
     return run, keep
+
+
+def dlpack_floor(kinds):
+    """``__dlpack__`` alone (the producer's capsule) for the DLPack object, and the
+    same plus jitkern's reading of it: the least a DLPack-only argument costs."""
+    make = dict(kinds)["DLPack object"]
+    obj = make(np.ones(N, np.float32))
+    from jitkern.arrays import _dlpack
+
+    def capsule():
+        obj.__dlpack__(stream=1, max_version=(1, 0))
+
+    def read():
+        _dlpack.read_capsule(obj.__dlpack__(stream=1, max_version=(1, 0)))
+
+    return capsule, read
 
 
 def launch_cases(kinds):
@@ -171,7 +209,11 @@ def launch_table(quick: bool) -> str:
     kinds = array_kinds()
     bare, _keep = bare_launcher()
     floor2, _keep2 = alloc_floor()
-    cases, failed = [("bare", bare), ("alloc", floor2)], {}
+    floor3, _keep3 = cached_floor()
+    capsule, read = dlpack_floor(kinds)
+    cases = [("bare", bare), ("alloc", floor2), ("cached", floor3)]
+    cases += [("capsule", capsule), ("capsule+read", read)]
+    failed = {}
     for name, fn in launch_cases(kinds):
         try:
             fn()
@@ -181,8 +223,13 @@ def launch_table(quick: bool) -> str:
     res = interleaved(cases, 2000 if quick else 10000, 5 if quick else 7)
     cols = [name for name, _ in kinds] + (["CuPy's own"] if try_import("cupy") else [])
     lines = [
-        f"Floor: bare cuLaunchKernel {res['bare'][0]:.2f} us (1x); "
-        f"with one pool allocation + free {res['alloc'][0]:.2f} us ({res['alloc'][1]:.2f}x)\n",
+        f"Floor: bare cuLaunchKernel {res['bare'][0]:.2f} us (1x); with one driver pool "
+        f"allocation + free {res['alloc'][0]:.2f} us ({res['alloc'][1]:.2f}x); with one "
+        f"allocation + free from jitkern's cache {res['cached'][0]:.2f} us "
+        f"({res['cached'][1]:.2f}x)\n",
+        f"DLPack object alone: __dlpack__ {res['capsule'][0]:.2f} us "
+        f"({res['capsule'][1]:.2f}x of a launch), __dlpack__ + jitkern reading the capsule "
+        f"{res['capsule+read'][0]:.2f} us ({res['capsule+read'][1]:.2f}x)\n",
     ]
     rows = []
     for kind, target in LAUNCH_TARGETS.items():

@@ -15,6 +15,7 @@ calls the producer's deleter.
 from __future__ import annotations
 
 import ctypes
+import struct
 
 import numpy
 
@@ -204,6 +205,15 @@ class Imported:
             deleter(self._address)
 
 
+# The structs' fields as struct formats (64-bit, dlpack.h): the versioned header
+# (version, manager_ctx, deleter, flags), then a DLTensor (data, device type and id,
+# ndim, dtype code/bits/lanes, shape, strides, byte_offset). One unpack reads them all,
+# where ctypes field access costs a Python object per field.
+_HEADER_V = struct.Struct("<IIQQQ")
+_TENSOR = struct.Struct("<QiiiBBHQQQ")
+_deleters: dict[int, object] = {}  # a producer's deleter address -> its ctypes callable
+
+
 def read_capsule(capsule) -> Imported:
     """Take ownership of a ``dltensor``/``dltensor_versioned`` capsule and read it.
 
@@ -211,30 +221,45 @@ def read_capsule(capsule) -> Imported:
     """
     if _capsule_is_valid(capsule, NAME_V):
         address = _capsule_get_pointer(capsule, NAME_V)
-        managed = DLManagedTensorVersioned.from_address(address)
-        if managed.version.major > VERSION[0]:
+        raw = ctypes.string_at(address, _HEADER_V.size + _TENSOR.size)
+        major, minor, _ctx, deleter, flags = _HEADER_V.unpack_from(raw)
+        if major > VERSION[0]:
             raise JitkernBufferError(
-                f"DLPack {managed.version.major}.{managed.version.minor} is newer than jitkern "
-                "understands (1.x)")
-        readonly = bool(managed.flags & FLAG_READ_ONLY)
+                f"DLPack {major}.{minor} is newer than jitkern understands (1.x)")
+        readonly = bool(flags & FLAG_READ_ONLY)
+        tensor = _TENSOR.unpack_from(raw, _HEADER_V.size)
         used = USED_NAME_V
     elif _capsule_is_valid(capsule, NAME):
         address = _capsule_get_pointer(capsule, NAME)
-        managed = DLManagedTensor.from_address(address)
+        raw = ctypes.string_at(address, _TENSOR.size + 16)
+        tensor = _TENSOR.unpack_from(raw)
+        deleter = int.from_bytes(raw[_TENSOR.size + 8 :], "little")
         readonly = False
         used = USED_NAME
     else:
         raise JitkernTypeError("expected an unconsumed DLPack capsule ('dltensor' or 'dltensor_versioned')")
     _capsule_set_name(capsule, used)
+    data, device_type, device_id, ndim, code, bits, lanes, shape_p, strides_p, offset = tensor
     info = Imported()
     info._address = address
-    info._deleter = managed.deleter if managed.deleter else None
-    t = managed.dl_tensor
-    ndim = t.ndim
-    info.ptr = (t.data or 0) + t.byte_offset
-    info.shape = tuple(t.shape[i] for i in range(ndim))
-    info.strides = tuple(t.strides[i] for i in range(ndim)) if t.strides and ndim else None
-    info.code, info.bits, info.lanes = t.dtype.code, t.dtype.bits, t.dtype.lanes
-    info.device_type, info.device_id = t.device.device_type, t.device.device_id
+    info._deleter = _deleter_of(deleter) if deleter else None
+    info.ptr = data + offset
+    info.shape = _int64s(shape_p, ndim)
+    info.strides = _int64s(strides_p, ndim) if strides_p and ndim else None
+    info.code, info.bits, info.lanes = code, bits, lanes
+    info.device_type, info.device_id = device_type, device_id
     info.readonly = readonly
     return info
+
+
+def _int64s(address: int, count: int) -> tuple:
+    if not count:
+        return ()
+    return struct.unpack(f"<{count}q", ctypes.string_at(address, 8 * count))
+
+
+def _deleter_of(address: int):
+    fn = _deleters.get(address)
+    if fn is None:
+        fn = _deleters[address] = DELETER(address)
+    return fn
