@@ -246,10 +246,11 @@ def _release_device(device_id: int, keys: list, synchronize: bool) -> int:
     try:
         for key in keys:
             blocks = _free[key]
+            if blocks:  # a stream with cached blocks is alive (see forget_stream)
+                streams.add(key[1])
             while blocks:  # emptied in place: launchers hold these lists (free_list)
                 d.cuMemFreeAsync(blocks.pop(), key[1])
                 count += 1
-            streams.add(key[1])
         if synchronize and not CAPTURES:
             for s in streams:
                 d.cuStreamSynchronize(s)
@@ -279,6 +280,8 @@ def forget_stream(stream: int) -> None:
     CACHE_STREAMS.discard(stream)
     if stream > 1:
         release_cached(stream=stream)
+        for key in [k for k in _free if k[1] == stream]:
+            del _free[key]  # its handle may be reused by a new stream
 
 
 class MemoryPool:

@@ -209,6 +209,10 @@ def test_a_destroyed_stream_gives_its_blocks_back(fake):
     del m
     memory.forget_stream(OWNED)
     assert ("free", ptr, OWNED) in fake.calls
+    fake.calls.clear()
+    jitkern.get_default_memory_pool().free_all_blocks()
+    assert not [c for c in fake.calls if c[0] == "sync"]  # a destroyed stream is never synced
+    assert not [k for k in memory._free if k[1] == OWNED]
     assert OWNED not in memory.CACHE_STREAMS
     assert jitkern.get_default_memory_pool().n_free_blocks() == 0
     m = memory.malloc(512, 0, OWNED)  # now a foreign handle: straight to the driver

@@ -145,3 +145,31 @@ def test_cached_codes(l2norm):
     assert len(k.cached_codes) == 2
     with pytest.raises(RuntimeError):
         k.cached_code
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_split_row_reductions_interleave_their_tiles(l2norm, arch, dtype):
+    """A split row reduction with vector loads: block y takes every gridDim.y-th tile of
+    blockDim x unroll vectors over the whole reduced range (a fixed assignment: the same
+    bits run to run), and only block 0 adds the elements after the last whole vector."""
+    x = np.zeros((1 << 20) + 3, dtype)  # a tail of three elements
+    ins = l2norm.inspect(x, arch=arch)
+    src = ins.source
+    assert _strategy(src) == ("row", "0", str(16 // np.dtype(dtype).itemsize))
+    assert "const int _r0 = 0;" in src and "const int _r1 = _red_size;" in src
+    assert re.search(
+        r"for \(int _vb = _v0 \+ \(int\)blockIdx\.y \* \(int\)blockDim\.x \* 4 \+ _lane; "
+        r"_vb < _v1; _vb \+= \(int\)gridDim\.y \* \(int\)blockDim\.x \* 4\)",
+        src,
+    )
+    assert re.search(r"if \(blockIdx\.y == 0\)\n  for \(int _j = _v1 \* \d \+ _lane", src)
+    assert ins.registers <= 64 and ins.spill_stores == 0
+
+
+def test_unvectorised_splits_keep_contiguous_chunks(l2norm):
+    x = np.zeros(3 << 20, np.float32)[::3]  # a strided view: scalar loads
+    src = l2norm.inspect(x, arch="sm_90").source
+    assert _strategy(src)[2] == "1"
+    assert "const int _r0 = (int)blockIdx.y * _chunk;" in src
+    assert "gridDim.y * " not in src
