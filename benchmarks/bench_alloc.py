@@ -4,7 +4,9 @@
 
 Allocation: ``jitkern.empty(1 << 20, float32)`` dropped at once, in a loop
 (host microseconds per iteration, ``time.perf_counter``), next to the bare
-driver calls it is built on and, where installed, CuPy and PyTorch doing the same.
+driver calls it is built on, ``memory.malloc`` from jitkern's cache and on a stream
+jitkern did not create (the driver pool's path) and, where installed, CuPy and PyTorch
+doing the same.
 Copies: device bandwidth (bytes read + written per second, CUDA events) of the
 contiguous, strided and converting copies, and host transfer rates.
 """
@@ -46,7 +48,14 @@ def alloc_rows(n: int) -> list[tuple[str, float]]:
         free(ptr, 0)
 
     rows.append(("bare cuMemAllocFromPoolAsync + cuMemFreeAsync", per_call_us(bare, n)))
-    rows.append(("jitkern.backend.memory.malloc, freed", per_call_us(lambda: memory.malloc(nbytes, 0, 0), n)))
+    rows.append(("jitkern.backend.memory.malloc, freed (a block of jitkern's cache)",
+                 per_call_us(lambda: memory.malloc(nbytes, 0, 0), n)))
+    # A stream jitkern did not create: no cache, the driver pool's path.
+    foreign = int(driver.check(d.cuStreamCreate(1), "cuStreamCreate"))
+    rows.append(("jitkern.backend.memory.malloc, freed, on a foreign stream (driver pool)",
+                 per_call_us(lambda: memory.malloc(nbytes, 0, foreign), n)))
+    d.cuStreamSynchronize(foreign)
+    d.cuStreamDestroy(foreign)
     try:
         import cupy
 
