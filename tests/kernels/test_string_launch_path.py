@@ -263,3 +263,14 @@ def test_keywords_leave_the_fast_entry_and_a_stream_keeps_it(kernel):
     with pytest.raises(KernelArgumentError, match="argument"):
         k(x, y, z, x)  # four arguments: the entry's unpacking misses, _call explains
     assert len(analyses) == 2
+
+
+def test_only_kernels_with_a_generated_runner_replace_their_call(kernel):
+    k, _analyses = kernel
+    assert k.func == k._call  # before any call: the general call
+    k(arr(64, 4096), arr(64, 8192), arr(64, 16384))
+    assert k.func != k._call
+    empty = arr(0, 4096)
+    k2 = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x - y", "fake_sub")
+    k2(empty, empty, empty)  # nothing to launch: no generated runner
+    assert k2.func == k2._call
