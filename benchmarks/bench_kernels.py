@@ -223,13 +223,17 @@ def launch_table(quick: bool) -> str:
     res = interleaved(cases, 2000 if quick else 10000, 5 if quick else 7)
     cols = [name for name, _ in kinds] + (["CuPy's own"] if try_import("cupy") else [])
     lines = [
-        f"Floor: bare cuLaunchKernel {res['bare'][0]:.2f} us (1x); with one driver pool "
-        f"allocation + free {res['alloc'][0]:.2f} us ({res['alloc'][1]:.2f}x); with one "
-        f"allocation + free from jitkern's cache {res['cached'][0]:.2f} us "
-        f"({res['cached'][1]:.2f}x)\n",
-        f"DLPack object alone: __dlpack__ {res['capsule'][0]:.2f} us "
-        f"({res['capsule'][1]:.2f}x of a launch), __dlpack__ + jitkern reading the capsule "
-        f"{res['capsule+read'][0]:.2f} us ({res['capsule+read'][1]:.2f}x)\n",
+        (
+            f"Floor: bare cuLaunchKernel {res['bare'][0]:.2f} us (1x); with one driver pool "
+            f"allocation + free {res['alloc'][0]:.2f} us ({res['alloc'][1]:.2f}x); with one "
+            f"allocation + free from jitkern's cache {res['cached'][0]:.2f} us "
+            f"({res['cached'][1]:.2f}x)\n"
+        ),
+        (
+            f"DLPack object alone: __dlpack__ {res['capsule'][0]:.2f} us "
+            f"({res['capsule'][1]:.2f}x of a launch), __dlpack__ + jitkern reading the capsule "
+            f"{res['capsule+read'][0]:.2f} us ({res['capsule+read'][1]:.2f}x)\n"
+        ),
     ]
     rows = []
     for kind, target in LAUNCH_TARGETS.items():

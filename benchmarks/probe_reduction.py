@@ -22,7 +22,6 @@ import jitkern
 from jitkern.kernels import _reduction_codegen as codegen
 from jitkern.kernels import reduction
 
-
 LAST_GRID = [0]
 
 
@@ -36,7 +35,7 @@ def configure(block: int, waves: float, unroll: int, inter: bool):
         reduction._Launch._orig_resident = original
 
     def resident(self, device_id, _o=original, _w=waves):
-        LAST_GRID[0] = max(1, int(round(_o(self, device_id) * _w)))
+        LAST_GRID[0] = max(1, round(_o(self, device_id) * _w))
         return LAST_GRID[0]
 
     reduction._Launch._resident_blocks = resident
@@ -57,8 +56,10 @@ def main(argv) -> None:
     print(f"# Full-reduction probe, {device_label()}, {today()}; copy {copy:.0f} GB/s\n")
     rows = []
     if cp is not None:
-        ref = [f"{100 * h.nbytes / (device_ms(lambda c=c: cp.sum(c), reps)[0] * 1e-3) / 1e9 / copy:.1f}%"
-               for h, _x, c in data.values()]
+        ref = [
+            f"{100 * h.nbytes / (device_ms(lambda c=c: cp.sum(c), reps)[0] * 1e-3) / 1e9 / copy:.1f}%"
+            for h, _x, c in data.values()
+        ]
         rows.append(["cupy.sum (CUB)", ref[0], "", ref[1], "", "reference"])
     configs = [
         (256, 1, 4, False),
@@ -89,13 +90,17 @@ def main(argv) -> None:
             got = ksum(x).get()
             want = np.sum(host, dtype=np.float64)
             same = bool(got.tobytes() == ksum(x).get().tobytes())
-            notes.append(f"rel {abs(float(got) - want) / abs(want):.0e}{'' if same else ' BITS DIFFER'}")
+            notes.append(
+                f"rel {abs(float(got) - want) / abs(want):.0e}{'' if same else ' BITS DIFFER'}"
+            )
             notes.append(f"grid {LAST_GRID[0]}")
             small = odd.astype(host.dtype)
             got = float(ksum(jitkern.asarray(small)).get())
             want = float(np.sum(small, dtype=np.float64))
             notes.append(f"odd size rel {abs(got - want) / abs(want):.0e}")
-        name = f"block {block}, {waves} wave(s), unroll {unroll}" + (", interleaved" if inter else "")
+        name = f"block {block}, {waves} wave(s), unroll {unroll}" + (
+            ", interleaved" if inter else ""
+        )
         rows.append([name, *cells, "; ".join(notes)])
         print(" | ".join(rows[-1]), flush=True)
     print()

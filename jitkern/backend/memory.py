@@ -98,7 +98,7 @@ class MemoryPointer:
     device; ``stream`` the stream the free is ordered on.
     """
 
-    __slots__ = ("ptr", "size", "device_id", "stream", "_owner", "_bucket", "__weakref__")
+    __slots__ = ("__weakref__", "_bucket", "_owner", "device_id", "ptr", "size", "stream")
 
     def __init__(self, ptr: int, size: int, device_id: int, stream: int, owner=None,
                  bucket: int = 0):
@@ -159,10 +159,7 @@ def _not_captured(stream: int) -> bool:
     """True unless ``stream`` is being captured (by jitkern or by another library)."""
     if CAPTURES and stream in CAPTURES:
         return False
-    try:
-        err, status = drv().cuStreamIsCapturing(stream)
-    except Exception:
-        return False
+    err, status = drv().cuStreamIsCapturing(stream)
     return err == 0 and int(status) == 0  # CU_STREAM_CAPTURE_STATUS_NONE
 
 
@@ -292,10 +289,8 @@ class MemoryPool:
     def free_all_blocks(self, stream=None) -> None:
         """Give every cached free block (on ``stream`` only, when given) back to the
         driver, and release the driver pools' unused memory to the device."""
-        if stream is not None:
-            from .device import stream_handle  # noqa: PLC0415 - device imports this module
-
-            release_cached(stream=stream_handle(stream))
+        if stream is not None:  # a jitkern.Stream (or any object with .ptr) or a handle
+            release_cached(stream=int(getattr(stream, "ptr", stream)))
             return
         release_cached(synchronize=True)
         d = drv() if _pools else None
@@ -341,7 +336,7 @@ def _release_at_exit() -> None:
     CACHE_STREAMS.clear()  # frees from now on go straight to the driver
     try:
         release_cached()
-    except Exception:
+    except Exception:  # noqa: BLE001, S110 - the driver may be gone at exit: nothing to tell
         pass
 
 

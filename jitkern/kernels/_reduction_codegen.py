@@ -234,7 +234,11 @@ def _row_kernel(kernel, a) -> str:
         + _raw_views(kernel, a)
         + row_offsets
         + bounds
-        + "  _jk_acc _s; _s.init();\n" + body + reduce + _finish(kernel, a, "_row", leader) + "}\n"
+        + "  _jk_acc _s; _s.init();\n"
+        + body
+        + reduce
+        + _finish(kernel, a, "_row", leader)
+        + "}\n"
     )
 
 

@@ -274,3 +274,20 @@ def test_only_kernels_with_a_generated_runner_replace_their_call(kernel):
     k2 = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x - y", "fake_sub")
     k2(empty, empty, empty)  # nothing to launch: no generated runner
     assert k2.func == k2._call
+
+
+def test_allocated_outputs_take_blocks_of_the_allocators_cache(kernel, monkeypatch):
+    k, _analyses = kernel
+    monkeypatch.setattr(memory, "_free", {})
+    x, y = arr(1024, 4096), arr(1024, 8192)
+    k(x, y)  # builds the runner; its output comes from the (fake) malloc
+    blocks, bucket = memory.free_list(0, 0, 4096)
+    assert bucket == 4096
+    blocks.append(0x77000)  # a block freed earlier on the legacy stream
+    z = k(x, y)
+    assert z.data.ptr == 0x77000 and blocks == [] and z._mem._bucket == 4096
+    assert FakeDriver.calls[-1][1] == [4096, 8192, 0x77000, 1024]
+    z2 = k(x, y)  # the list is empty: malloc
+    assert z2.data.ptr not in (0x77000, 0)
+    del z
+    assert blocks == [0x77000]  # freed back into the list, no driver call
