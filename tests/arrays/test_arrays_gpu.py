@@ -522,6 +522,7 @@ def test_kernel_launch_takes_arrays(rng):
     h = random(rng, 1000, "float32")
     x = asarray(h)
     y = empty_like(x)
+    y.fill(np.nan)
     fn.launch(4, 256, (x, y, np.int32(1000)))
     assert_same(y, h * 2)
 

@@ -290,7 +290,8 @@ def test_spec_complex_example_compiles(arch):
 def test_complex_headers_compile_under_other_standards(std):
     # The spec's template example passes -std=c++11; the headers must not need C++17.
     src = translate_cucomplex(CUCOMPLEX_FLOAT) + SPEC_COMPLEX_EXAMPLE
-    compile_source(src, options=(std,), arch="sm_80")
+    binary = compile_source(src, options=(std,), arch="sm_80")
+    assert {"cuc_f", "my_func"} <= set(binary.resources)
 
 
 def test_complex_header_includes_nothing():
@@ -312,7 +313,7 @@ def test_complex_in_jitkern_namespace_and_global():
     }
     """
     )
-    compile_source(src, arch="sm_80")
+    assert "k" in compile_source(src, arch="sm_80").resources
 
 
 @pytest.mark.parametrize(
@@ -415,7 +416,7 @@ def test_cucomplex_types_are_jitkern_complex():
         w[0] = cuCfma(w[0], w[0], w[1]);
     }
     """)
-    compile_source(src, arch="sm_90")
+    assert "k" in compile_source(src, arch="sm_90").resources
 
 
 @pytest.mark.parametrize("arch", ARCHS)

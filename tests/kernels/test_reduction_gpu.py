@@ -121,10 +121,11 @@ def test_several_outputs_and_out(rng):
     s, dbl = k(dev(x), axis=1)
     np.testing.assert_allclose(host(s), x.sum(1))
     np.testing.assert_allclose(host(dbl), 2 * x.sum(1))
-    out = jitkern.empty((30,), np.float64)
-    out2 = jitkern.empty((30,), np.float64)
+    out = jitkern.full((30,), np.nan, np.float64)
+    out2 = jitkern.full((30,), np.nan, np.float64)
     r = k(dev(x), axis=0, out=(out, out2))
-    assert r[0] is out
+    assert r[0] is out and r[1] is out2
+    np.testing.assert_allclose(host(out), x.sum(0))
     np.testing.assert_allclose(host(out2), 2 * x.sum(0))
 
 
