@@ -13,6 +13,12 @@ Rules (each finding names file:line and the rule):
   parametrisation says float64 (float64 results want float64-level tolerances). Conservative:
   only literal tolerances, only where float64 is named in the test's own name or its
   `parametrize` arguments.
+- fixed-seed: `default_rng(<constant>)`, `np.random.seed(...)`, `RandomState(<constant>)`:
+  every run then draws the same inputs; the `rng` fixture draws fresh ones (and prints its seed).
+- unpoisoned-output: a device array from `empty`/`empty_like` (jitkern, CuPy, PyTorch; not
+  NumPy) that the function never fills (`.fill`, `.fill_`, `.set`, `.copy_`, an item
+  assignment) or that is passed straight into a call: the pool may hand back memory that holds
+  a previous run's right answer, so a kernel that writes nothing would pass.
 - fixed-tmp-path: a string literal path under /tmp or a `tempfile.mkdtemp`/`mkstemp` call:
   tests use pytest's tmp_path/tmp_path_factory so nothing is left behind.
 """
@@ -192,9 +198,10 @@ def _mentions_float64(fn) -> bool:
     if "float64" in fn.name or "f64" in fn.name or "double" in fn.name:
         return True
     for deco in fn.decorator_list:
-        if isinstance(deco, ast.Call) and _dotted(deco.func).endswith("parametrize"):
-            if "float64" in ast.unparse(deco) or "'d'" in ast.unparse(deco):
-                return True
+        if not (isinstance(deco, ast.Call) and _dotted(deco.func).endswith("parametrize")):
+            continue
+        if "float64" in ast.unparse(deco) or "'d'" in ast.unparse(deco):
+            return True
     return False
 
 
@@ -205,18 +212,18 @@ def _loose_float64(fn):
     for node in ast.walk(fn):
         if isinstance(node, ast.Call) and _call_name(node) == "assert_allclose":
             for kw in node.keywords:
-                if kw.arg == "rtol" and isinstance(kw.value, ast.Constant):
-                    if isinstance(kw.value.value, (int, float)) and kw.value.value >= 1e-6:
-                        out.append((node.lineno, fn.name, "loose-float64"))
+                value = kw.value.value if isinstance(kw.value, ast.Constant) else None
+                if kw.arg == "rtol" and isinstance(value, (int, float)) and value >= 1e-6:
+                    out.append((node.lineno, fn.name, "loose-float64"))
     return out
 
 
 def _fixed_tmp(tree):
     out = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if node.value.startswith("/tmp/") or node.value == "/tmp":
-                out.append((node.lineno, "", "fixed-tmp-path"))
+        text = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(text, str) and (text.startswith("/tmp/") or text == "/tmp"):
+            out.append((node.lineno, "", "fixed-tmp-path"))
         if isinstance(node, ast.Call) and _dotted(node.func) in (
             "tempfile.mkdtemp",
             "tempfile.mkstemp",
@@ -256,9 +263,9 @@ def _unpoisoned(fn):
     raises = _inside_raises(fn)
     poisoned = set()
     for node in ast.walk(fn):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in _POISONS:
-                poisoned.add(_dotted(node.func.value))
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, ast.Attribute) and func.attr in _POISONS:
+            poisoned.add(_dotted(func.value))
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
@@ -292,6 +299,18 @@ def _unpoisoned(fn):
     return out
 
 
+def _fixed_seed(fn):
+    out = []
+    for node in ast.walk(fn):
+        if not isinstance(node, ast.Call):
+            continue
+        name, dotted = _call_name(node), _dotted(node.func)
+        constant = bool(node.args) and isinstance(node.args[0], ast.Constant)
+        if (name in ("default_rng", "RandomState") and constant) or dotted.endswith("random.seed"):
+            out.append((node.lineno, fn.name, "fixed-seed"))
+    return out
+
+
 def findings_for(path: pathlib.Path):
     tree = ast.parse(path.read_text(), filename=str(path))
     asserting = _asserting(_functions(tree))
@@ -303,6 +322,7 @@ def findings_for(path: pathlib.Path):
         out += _loose_float64(fn)
     for fn in _functions(tree).values():
         out += _unpoisoned(fn)
+        out += _fixed_seed(fn)
     out += _swallowed(tree, "")
     if path.name != pathlib.Path(__file__).name:
         out += _fixed_tmp(tree)
@@ -344,6 +364,8 @@ _SAMPLES = {
     "    assert g()\n",
     "self-comparison": "def test_x():\n    a = f()\n    assert a == a\n",
     "loose-float64": "def test_x_float64():\n    np.testing.assert_allclose(f(), g(), rtol=1e-5)\n",
+    "fixed-seed": "def test_x():\n    x = np.random.default_rng(0).random(4)\n    assert f(x)\n",
+    "unpoisoned-output": "def test_x():\n    y = jitkern.empty(4)\n    k(y)\n    assert y.get()\n",
     "fixed-tmp-path": "def test_x():\n    open('/tmp/out.bin', 'wb')\n    assert 1\n",
 }
 
@@ -364,6 +386,8 @@ def test_checker_catches_each_rule(rule, tmp_path):
         ):
             rules.add(finding[2])
     rules |= {f[2] for f in _swallowed(tree, "") + _fixed_tmp(tree)}
+    for fn in _functions(tree).values():
+        rules |= {f[2] for f in _unpoisoned(fn) + _fixed_seed(fn)}
     assert rule in rules
 
 

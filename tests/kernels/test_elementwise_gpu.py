@@ -54,58 +54,57 @@ def test_spec_squared_diff_broadcast_and_scalar(squared_diff, rng):
     x, y = dev(xh), dev(yh)
     expected = (xh - yh) * (xh - yh)
     np.testing.assert_allclose(host(squared_diff(x, y)), expected, rtol=1e-6)
-    np.testing.assert_allclose(
-        host(squared_diff(x, 5)), (xh - np.float32(5)) ** 2, rtol=1e-6
-    )
+    np.testing.assert_allclose(host(squared_diff(x, 5)), (xh - np.float32(5)) ** 2, rtol=1e-6)
     z = poisoned((2, 5), np.float32)
     out = squared_diff(x, y, z)
     assert out is z
     np.testing.assert_allclose(host(z), expected, rtol=1e-6)
 
 
-def test_spec_generic_kernels():
+def test_spec_generic_kernels(rng):
     gen = jitkern.ElementwiseKernel(
         "T x, T y", "T z", "T diff = x - y;\nz = diff * diff;", "squared_diff_generic"
     )
     for dt in (np.float32, np.float64, np.int32):
-        x = jitkern.asarray(np.arange(10, dtype=dt).reshape(2, 5))
-        y = jitkern.asarray(np.arange(5, dtype=dt))
-        r = gen(x, y)
+        xh = (rng.standard_normal((2, 5)) * 100).astype(dt)
+        yh = (rng.standard_normal(5) * 100).astype(dt)
+        r = gen(dev(xh), dev(yh))
         assert r.dtype == dt
-        np.testing.assert_array_equal(host(r), (host(x) - host(y)) ** 2)
+        np.testing.assert_array_equal(host(r), (xh - yh) * (xh - yh))
     sup = jitkern.ElementwiseKernel(
         "X x, Y y", "Z z", "z = (x - y) * (x - y)", "squared_diff_super_generic"
     )
-    x = jitkern.asarray(np.arange(10, dtype=np.float32).reshape(2, 5))
-    y = jitkern.asarray(np.arange(5, dtype=np.int32))
+    xh = rng.standard_normal((2, 5)).astype(np.float32)
+    yh = rng.integers(-100, 100, 5).astype(np.int32)
+    x, y = dev(xh), dev(yh)
     with pytest.raises(TypeError, match="'Z'"):
         sup(x, y)
     z = poisoned((2, 5), np.float64)
     sup(x, y, z)
-    np.testing.assert_array_equal(host(z), (np.arange(10).reshape(2, 5) - np.arange(5)) ** 2)
+    # CUDA's promotion: float32 - int32 is float32, squared in float32, stored as float64
+    d = xh - yh.astype(np.float32)
+    np.testing.assert_allclose(host(z), (d * d).astype(np.float64), rtol=1e-6)
 
 
-def test_spec_add_reverse_raw():
+def test_spec_add_reverse_raw(rng):
     add_reverse = jitkern.ElementwiseKernel(
         "T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse"
     )
-    x = jitkern.asarray(np.arange(10, dtype=np.float32))
-    y = jitkern.asarray(np.arange(10, dtype=np.float32) * 10)
-    np.testing.assert_array_equal(
-        host(add_reverse(x, y)), np.arange(10) + (np.arange(10) * 10)[::-1]
-    )
+    xh = rng.standard_normal(10).astype(np.float32)
+    yh = rng.standard_normal(10).astype(np.float32)
+    np.testing.assert_array_equal(host(add_reverse(dev(xh), dev(yh))), xh + yh[::-1])
     # raw argument that is a strided 2-D view: indexed in C order over its own shape
-    base = np.arange(40, dtype=np.float32).reshape(5, 8)
+    base = rng.standard_normal((5, 8)).astype(np.float32)
     yv = jitkern.asarray(base)[:, ::4]  # (5, 2), non-contiguous
     out = add_reverse(jitkern.asarray(np.zeros(10, np.float32)), yv)
     np.testing.assert_array_equal(host(out), base[:, ::4].ravel()[::-1])
 
 
-def test_clipped_relu_and_abs2():
+def test_clipped_relu_and_abs2(rng):
     clipped = jitkern.ElementwiseKernel(
         "float64 x, float64 cap", "float64 y", "y = min(max(x, 0.0), cap)", "clipped_relu"
     )
-    x = np.random.default_rng(0).standard_normal(10_000) * 10
+    x = rng.standard_normal(10_000) * 10
     np.testing.assert_array_equal(host(clipped(dev(x), 6.0)), np.clip(x, 0, 6))
     abs2 = jitkern.ElementwiseKernel(
         "complex128 z",
@@ -117,13 +116,15 @@ def test_clipped_relu_and_abs2():
     np.testing.assert_allclose(host(abs2(dev(z))), np.abs(z) ** 2, rtol=1e-12)
 
 
-def test_seed_003_examples():
+def test_seed_003_examples(rng):
     add = jitkern.ElementwiseKernel(
         "float32 x, float32 y", "float32 z", "z = x + y * 2", "custom_add"
     )
-    a = dev(np.array([1, 2, 3, 4], np.float32))
-    b = dev(np.array([5, 6, 7, 8], np.float32))
-    np.testing.assert_array_equal(host(add(a, b)), [11, 14, 17, 20])
+    ah = rng.standard_normal(1000).astype(np.float32)
+    bh = rng.standard_normal(1000).astype(np.float32)
+    a, b = dev(ah), dev(bh)
+    # y * 2 is exact, so x + y * 2 rounds once on both sides (with or without an FMA)
+    np.testing.assert_array_equal(host(add(a, b)), ah + bh * np.float32(2))
     relu = jitkern.ElementwiseKernel(
         "float32 x, float32 y, float32 alpha",
         "float32 z",
@@ -155,11 +156,12 @@ def test_seed_003_examples():
     inplace = jitkern.ElementwiseKernel(
         "float32 x, float32 alpha", "float32 y", "y = x * alpha + 1", "inplace_transform"
     )
-    data = dev(np.arange(1000, dtype=np.float32))
+    dh = rng.standard_normal(1000).astype(np.float32)
+    data = dev(dh)
     ptr = data.data.ptr
     inplace(data, 2.0, data)
     assert data.data.ptr == ptr
-    np.testing.assert_array_equal(host(data), np.arange(1000) * 2 + 1)
+    np.testing.assert_array_equal(host(data), dh * np.float32(2) + np.float32(1))
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -224,11 +226,12 @@ def test_output_shape_rules_and_zero_size(rng):
     np.testing.assert_array_equal(host(y), np.broadcast_to(xh + np.float32(1), (3, 4)))
 
 
-def test_size_and_all_raw():
+def test_size_and_all_raw(rng):
     k = jitkern.ElementwiseKernel("raw T x", "raw T y", "y[i] = x[_ind.size() - 1 - i] * 2", "rev2")
-    x = dev(np.arange(8, dtype=np.float64))
+    xh = rng.standard_normal(8)
+    x = dev(xh)
     y = k(x, size=8)
-    np.testing.assert_array_equal(host(y), np.arange(8)[::-1] * 2)
+    np.testing.assert_array_equal(host(y), xh[::-1] * 2)
     with pytest.raises(ValueError, match="size"):
         k(x)
     k2 = jitkern.ElementwiseKernel("T x", "T y", "y = x", "copy1")
@@ -270,14 +273,15 @@ def test_scalars_types_and_errors():
         k(np.ones(3, np.float32), 1.0)
 
 
-def test_no_recompilation_on_second_call():
+def test_no_recompilation_on_second_call(rng):
     k = jitkern.ElementwiseKernel("T x", "T y", "y = x * 3", "triple")
-    x = dev(np.arange(100, dtype=np.float32))
+    xh = rng.standard_normal(100).astype(np.float32)
+    x = dev(xh)
     k(x)
     before = dict(cache.stats)
     for _ in range(3):
         k(x)
-        k(dev(np.arange(100, dtype=np.float32)))
+        np.testing.assert_array_equal(host(k(dev(xh), poisoned(100, np.float32))), xh * 3)
     assert cache.stats == before
 
 
@@ -291,19 +295,20 @@ def test_cached_code_and_inspect():
     assert ins.registers is None or ins.registers > 0
 
 
-def test_stream_and_foreign_arrays():
+def test_stream_and_foreign_arrays(rng):
     k = jitkern.ElementwiseKernel("T x", "T y", "y = x + 1", "inc_s")
     s = jitkern.Stream()
-    x = dev(np.arange(10, dtype=np.float32))
+    xh = rng.standard_normal(1000).astype(np.float32)
+    x = dev(xh)
     y = k(x, stream=s)
     s.synchronize()
-    np.testing.assert_array_equal(host(y), np.arange(10) + 1)
+    np.testing.assert_array_equal(host(y), xh + np.float32(1))
     cupy = pytest.importorskip("cupy")
-    cx = cupy.arange(10, dtype=cupy.float32)
-    cy = cupy.full(10, cupy.nan, dtype=cupy.float32)
+    cx = cupy.asarray(xh)
+    cy = cupy.full(1000, cupy.nan, dtype=cupy.float32)
     k(cx, cy)
     cupy.cuda.Device().synchronize()
-    np.testing.assert_array_equal(cupy.asnumpy(cy), np.arange(10) + 1)
+    np.testing.assert_array_equal(cupy.asnumpy(cy), xh + np.float32(1))
 
 
 # ---------------------------------------------------------------------------
