@@ -6,6 +6,10 @@ Rules (each finding names file:line and the rule):
   `np.testing.*` call and no call to a helper that does one of these (helpers defined in the
   same module are followed; helpers imported from elsewhere are listed in ASSERTING_HELPERS).
 - broad-raises: `pytest.raises(Exception)` / `pytest.raises(BaseException)`: any bug passes.
+- unchecked-raises: `pytest.raises(X)` with neither `match=` nor `as info` (whose value the
+  test can then inspect): an error raised for another reason passes. Exception classes the
+  test module defines itself (sentinels raised by a monkeypatch) are exempt: their identity
+  is the check.
 - swallowed-error: a bare `except:`, or `except Exception`/`BaseException` whose body does
   nothing (`pass`, `...`, `continue`): the error the test is about disappears.
 - self-comparison: `assert a == a`, `assert a is a`, `np.testing.assert_*(a, a)`.
@@ -147,6 +151,21 @@ def _broad_raises(fn):
             first = node.args[0]
             if isinstance(first, ast.Name) and first.id in ("Exception", "BaseException"):
                 out.append((node.lineno, fn.name, "broad-raises"))
+    return out
+
+
+def _unchecked_raises(fn, own_classes):
+    out = []
+    for node in ast.walk(fn):
+        items = node.items if isinstance(node, ast.With) else []
+        for item in items:
+            call = item.context_expr
+            if not (isinstance(call, ast.Call) and _dotted(call.func) == "pytest.raises"):
+                continue
+            matched = any(kw.arg == "match" for kw in call.keywords)
+            own = bool(call.args) and _dotted(call.args[0]) in own_classes
+            if not matched and item.optional_vars is None and not own:
+                out.append((node.lineno, fn.name, "unchecked-raises"))
     return out
 
 
@@ -314,10 +333,12 @@ def _fixed_seed(fn):
 def findings_for(path: pathlib.Path):
     tree = ast.parse(path.read_text(), filename=str(path))
     asserting = _asserting(_functions(tree))
+    own_classes = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
     out = []
     for fn in _test_functions(tree):
         out += _no_assertion(fn, asserting)
         out += _broad_raises(fn)
+        out += _unchecked_raises(fn, own_classes)
         out += _self_comparison(fn)
         out += _loose_float64(fn)
     for fn in _functions(tree).values():
@@ -360,6 +381,7 @@ def test_asserting_helpers_really_assert():
 _SAMPLES = {
     "no-assertion": "def test_x():\n    f(1)\n",
     "broad-raises": "def test_x():\n    with pytest.raises(Exception):\n        f()\n",
+    "unchecked-raises": "def test_x():\n    with pytest.raises(ValueError):\n        f()\n",
     "swallowed-error": "def test_x():\n    try:\n        f()\n    except Exception:\n        pass\n"
     "    assert g()\n",
     "self-comparison": "def test_x():\n    a = f()\n    assert a == a\n",
@@ -381,6 +403,7 @@ def test_checker_catches_each_rule(rule, tmp_path):
         for finding in (
             _no_assertion(fn, asserting)
             + _broad_raises(fn)
+            + _unchecked_raises(fn, set())
             + _self_comparison(fn)
             + _loose_float64(fn)
         ):

@@ -220,6 +220,8 @@ def test_fill(rng, dtype):
                                          (2.5, "float16"), (True, "bool"), (7, "uint8")])
 def test_fill_patterns(value, dtype):
     a = empty((33, 3), dtype)
+    other = (not value) if dtype == "bool" else value + 17
+    a.set(np.full((33, 3), other, dtype))  # poisoned: fill(0) into recycled zeros proves nothing
     a.fill(value)
     assert_same(a, np.full((33, 3), value, dtype))
     a[1:].fill(value - 1 if dtype != "bool" else False)  # an odd start address
@@ -270,7 +272,14 @@ def test_copy_non_contiguous(rng):
 # -- constructors ----------------------------------------------------------------
 
 
+def dirty_pool(shape, dtype):
+    """Free a block of this size holding nonzero bytes, so that the pool's next allocation
+    of the size is likely to reuse it: a zeros() that forgot to clear would then show."""
+    full(shape, 0x5A, dtype)
+
+
 def test_constructors(rng):
+    dirty_pool((3, 4), np.int16)
     assert_same(zeros((3, 4), np.int16), np.zeros((3, 4), np.int16))
     assert_same(ones(5), np.ones(5))
     assert_same(ones((2, 2), np.complex64), np.ones((2, 2), np.complex64))
@@ -284,6 +293,7 @@ def test_constructors(rng):
     h = np.asfortranarray(random(rng, (3, 4), "float32"))
     a = asarray(h)
     assert empty_like(a).flags.f_contiguous and empty_like(a).shape == (3, 4)
+    dirty_pool(h.shape, h.dtype)
     assert_same(zeros_like(a), np.zeros_like(h))
     assert_same(ones_like(a, dtype=np.int8), np.ones_like(h, dtype=np.int8))
     assert_same(full_like(h, 3), np.full_like(h, 3))
@@ -336,7 +346,7 @@ def test_scalar_conversions():
     with pytest.raises(TypeError, match="unsized"):
         len(asarray(np.float32(1)))
     assert [x.item() for x in asarray(np.arange(3))] == [0, 1, 2]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="NumPy needs a copy"):
         np.asarray(a, copy=False)
 
 

@@ -193,7 +193,7 @@ def test_arrays_of_other_streams_in_a_capture(rng):
 
 def test_an_exception_in_the_block_ends_the_capture():
     s = jitkern.Stream()
-    with pytest.raises(ZeroDivisionError), jitkern.graph.capture(s) as g:
+    with pytest.raises(ZeroDivisionError, match="inside the block"), jitkern.graph.capture(s) as g:
         raise ZeroDivisionError("inside the block")
     assert g.graph is None
     assert not s.is_capturing()

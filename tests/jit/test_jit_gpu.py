@@ -53,7 +53,9 @@ def test_second_launch_does_not_recompile(rng):
     before = dict(cache.stats)
     parsed_before = elementwise_copy._parsed
     for _ in range(3):
+        y.fill(np.nan)  # each launch must write y again
         elementwise_copy[4, 128](x, y, 1000)
+        np.testing.assert_array_equal(y.get(), h)
     assert cache.stats["compiles"] == before["compiles"]
     assert cache.stats["misses"] == before["misses"]
     assert elementwise_copy._parsed is parsed_before
@@ -433,6 +435,14 @@ def test_atomic_operations():
     assert got[5] == 100 - 128 and 1 <= got[6] <= 64 and got[7] == 5
     assert sorted(fold.get()) == [0.5 * k for k in range(64)]
     np.testing.assert_allclose(f.get(), [32.0, 84.0])
+    # The returned old values, in whatever order the threads ran: the initial value is seen
+    # by exactly one thread, the rest see values only the other threads could have left.
+    o = old.get()
+    assert (o[0] == -1).sum() == 1 and set(o[0][o[0] != -1]) <= set(range(64))
+    assert (o[1] == 1000).sum() == 1 and set(o[1][o[1] != 1000]) <= set(range(64))
+    assert (o[2] == 0).sum() == 1 and ((o[2] & ~0xFFFF) == 0).all()
+    assert sorted(o[3]) == [0] * 32 + [1] * 32
+    assert (o[4] == 0xFFFF).sum() == 1 and ((o[4] | 0xFF) == 0xFFFF).all()
 
 
 @rawkernel()

@@ -72,7 +72,7 @@ def test_attributes_and_settable_ones():
     assert k.max_dynamic_shared_size_bytes == 50000
     k.preferred_shared_memory_carveout = 50
     assert k.preferred_shared_memory_carveout == 50
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="has no setter"):
         k.num_regs = 3
 
 

@@ -42,21 +42,23 @@ def test_seed_001_l2_norm_squared(rng):
     np.testing.assert_allclose(float(host(k(dev(x)))), np.sum(x * x), rtol=1e-10)
 
 
-def test_seed_003_shifted_examples_are_explained():
+def test_seed_003_shifted_examples_are_explained(rng):
     with pytest.raises(ValueError, match="shifted"):
         jitkern.ReductionKernel("float32 x", "float32 out", "x * x", "a + b", "0", "sum_of_squares")
     k = jitkern.ReductionKernel(
         "float32 x", "float32 out", "x * x", "a + b", "out = a", "0", "sum_of_squares"
     )
-    data = dev(np.array([1, 2, 3, 4, 5], np.float32))
-    assert float(host(k(data))) == 55.0
-    np.testing.assert_array_equal(host(k(data.reshape(1, -1), axis=1)), [55.0])
+    h = rng.standard_normal(1000).astype(np.float32)
+    data = dev(h)
+    want = (h.astype(np.float64) ** 2).sum()
+    np.testing.assert_allclose(float(host(k(data))), want, rtol=1e-5)
+    np.testing.assert_allclose(host(k(data.reshape(1, -1), axis=1)), [want], rtol=1e-5)
     w = jitkern.ReductionKernel(
         "float32 x, float32 w", "float32 out", "x * w", "a + b", "out = a", "0", "weighted_sum"
     )
-    v = dev(np.array([1, 2, 3, 4], np.float32))
-    ws = dev(np.array([0.1, 0.2, 0.3, 0.4], np.float32))
-    np.testing.assert_allclose(float(host(w(v, ws))), 3.0, rtol=1e-6)
+    vh, wh = rng.random(1000).astype(np.float32), rng.random(1000).astype(np.float32)
+    want = (vh.astype(np.float64) * wh).sum()  # positive terms: no cancellation
+    np.testing.assert_allclose(float(host(w(dev(vh), dev(wh)))), want, rtol=1e-5)
 
 
 def _axis_combos(ndim):
@@ -141,7 +143,7 @@ def test_broadcast_inputs_and_scalars(rng):
 
 def test_axis_errors(ksum):
     d = dev(np.zeros((3, 4), np.float32))
-    with pytest.raises(np.exceptions.AxisError):
+    with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of bounds"):
         ksum(d, axis=2)
     with pytest.raises(ValueError, match="duplicate"):
         ksum(d, axis=(0, -2))
