@@ -12,7 +12,8 @@ Rules (each finding names file:line and the rule):
   is the check.
 - swallowed-error: a bare `except:`, or `except Exception`/`BaseException` whose body does
   nothing (`pass`, `...`, `continue`): the error the test is about disappears.
-- self-comparison: `assert a == a`, `assert a is a`, `np.testing.assert_*(a, a)`.
+- self-comparison: `assert a == a`, `assert a is a`, `np.testing.assert_*(a, a)`, also through
+  reads such as `a.get()` (two other calls may differ: interning and determinism checks).
 - loose-float64: `assert_allclose` with a literal rtol >= 1e-6 in a test whose name or
   parametrisation says float64 (float64 results want float64-level tolerances). Conservative:
   only literal tolerances, only where float64 is named in the test's own name or its
@@ -187,10 +188,15 @@ def _swallowed(tree_or_fn, name):
     return out
 
 
+_PURE_READS = {"get", "asnumpy", "tobytes", "item", "copy", "tolist"}
+
+
 def _plain(node) -> bool:
-    """A name, attribute, subscript or constant: the same expression twice is the same value
-    (two calls may differ, e.g. interning checks `f(x) is f(x)`)."""
-    return not any(isinstance(n, ast.Call) for n in ast.walk(node))
+    """A name, attribute, subscript, constant or a read of one (`a.get()`): the same
+    expression twice is the same value. Other calls may differ (`f(x) is f(x)` checks
+    interning, two launches check determinism)."""
+    calls = [n for n in ast.walk(node) if isinstance(n, ast.Call)]
+    return all(_call_name(c) in _PURE_READS for c in calls)
 
 
 def _self_comparison(fn):
@@ -384,7 +390,7 @@ _SAMPLES = {
     "unchecked-raises": "def test_x():\n    with pytest.raises(ValueError):\n        f()\n",
     "swallowed-error": "def test_x():\n    try:\n        f()\n    except Exception:\n        pass\n"
     "    assert g()\n",
-    "self-comparison": "def test_x():\n    a = f()\n    assert a == a\n",
+    "self-comparison": "def test_x():\n    a = f()\n    np.testing.assert_array_equal(a.get(), a.get())\n",
     "loose-float64": "def test_x_float64():\n    np.testing.assert_allclose(f(), g(), rtol=1e-5)\n",
     "fixed-seed": "def test_x():\n    x = np.random.default_rng(0).random(4)\n    assert f(x)\n",
     "unpoisoned-output": "def test_x():\n    y = jitkern.empty(4)\n    k(y)\n    assert y.get()\n",
