@@ -27,6 +27,19 @@ def session_cache_dir(tmp_path_factory):
     config.reload()
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    """Hypothesis writes its example database and caches under ./.hypothesis (the checkout)
+    from collection on: point it at a pytest tmp folder so a run leaves nothing behind."""
+    try:
+        from hypothesis.configuration import set_hypothesis_home_dir
+    except ImportError:
+        return
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is not None:
+        set_hypothesis_home_dir(factory.mktemp("hypothesis"))
+
+
 def _gpu_available() -> bool:
     try:
         from jitkern.backend import driver

@@ -38,8 +38,9 @@ def test_version(capsys):
 
 @pytest.mark.parametrize("argv", [[], ["info"], ["demo"], ["cache"]])
 def test_every_command_has_plain_help(capsys, argv):
-    with pytest.raises(SystemExit):
+    with pytest.raises(SystemExit) as info:
         cli.main([*argv, "--help"])
+    assert info.value.code == 0
     text = capsys.readouterr().out
     assert "``" not in text and ":func:" not in text and ":class:" not in text
     parser = cli._parser()

@@ -34,11 +34,27 @@ def test_index_matches_numpy(key):
         assert offset == view.ctypes.data - h.ctypes.data
 
 
-@pytest.mark.parametrize("key", [(1, 2, 3, 4), (Ellipsis, Ellipsis), 4, -5, (0, 5), [1, 2],
-                                 np.array([1]), True, 1.5, "a"])
-def test_index_errors(key):
+_BASIC_ONLY = r"only integers, slices .* valid indices"
+
+
+@pytest.mark.parametrize(
+    "key, message",
+    [
+        ((1, 2, 3, 4), "too many indices"),
+        ((Ellipsis, Ellipsis), "single ellipsis"),
+        (4, "index 4 is out of bounds for axis 0 with size 4"),
+        (-5, "index -5 is out of bounds for axis 0 with size 4"),
+        ((0, 5), "index 5 is out of bounds for axis 1 with size 5"),
+        ([1, 2], _BASIC_ONLY),
+        (np.array([1]), _BASIC_ONLY),
+        (True, _BASIC_ONLY),
+        (1.5, _BASIC_ONLY),
+        ("a", _BASIC_ONLY),
+    ],
+)
+def test_index_errors(key, message):
     h = _host()
-    with pytest.raises(IndexError):
+    with pytest.raises(IndexError, match=message):
         layout.index(h.shape, h.strides, key)
 
 
@@ -67,9 +83,10 @@ def test_reshape_strides_match_numpy(key, newshape, transpose):
     v = h.T[key] if transpose else h[key]
     try:
         target = layout.resolve_shape(v.size, newshape)
-    except ValueError:
-        with pytest.raises(ValueError):
+    except ValueError as exc:
+        with pytest.raises(ValueError) as numpy_error:  # NumPy refuses it too, for the same reason
             v.reshape(newshape)
+        assert str(exc).split(" (")[0] == str(numpy_error.value).split(" (")[0]
         return
     strides = layout.reshape_strides(v.shape, v.strides, v.itemsize, target)
     expected = v.reshape(target)
@@ -85,8 +102,13 @@ def test_resolve_shape():
     assert layout.resolve_shape(12, (3, -1)) == (3, 4)
     assert layout.resolve_shape(12, [12]) == (12,)
     assert layout.resolve_shape(0, (0, 5)) == (0, 5)
-    for bad in [(5, -1), (-1, -1), (13,), (-2, 6)]:
-        with pytest.raises(ValueError):
+    for bad, message in [
+        ((5, -1), r"cannot reshape array of size 12 into shape \(5, -1\)"),
+        ((-1, -1), "only specify one unknown dimension"),
+        ((13,), r"cannot reshape array of size 12 into shape \(13,\)"),
+        ((-2, 6), "negative dimensions"),
+    ]:
+        with pytest.raises(ValueError, match=message):
             layout.resolve_shape(12, bad)
 
 
@@ -168,7 +190,7 @@ def test_normalize_shape():
     assert layout.normalize_shape(()) == ()
     with pytest.raises(ValueError, match="negative"):
         layout.normalize_shape((2, -1))
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="shape: expected an int or a sequence of ints, got 2.5"):
         layout.normalize_shape(2.5)
 
 

@@ -81,7 +81,7 @@ def test_dump_source_on_error(monkeypatch, capsys):
     from jitkern.config import settings
 
     monkeypatch.setattr(settings, "dump_source_on_error", True)
-    with pytest.raises(CompileError):
+    with pytest.raises(CompileError, match='identifier "nope" is undefined'):
         compiler.compile_source("__global__ void k() { nope; }\n// marker-xyz", arch="sm_80")
     assert "marker-xyz" in capsys.readouterr().err
 

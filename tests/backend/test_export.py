@@ -132,7 +132,7 @@ def test_header_declaration_matches_the_compiled_definition(jit_export, tmp_path
     binary = compile_source(header + "\n" + source, arch="sm_90")
     assert "scaled_rows" in cubin_params(binary.data)
     broken = header.replace("float alpha", "double alpha")
-    with pytest.raises(jitkern.CompileError):
+    with pytest.raises(jitkern.CompileError, match='"scaled_rows" has "C" linkage'):
         compile_source(broken + "\n" + source, arch="sm_90")
 
 

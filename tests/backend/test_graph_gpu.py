@@ -49,9 +49,11 @@ def pipeline(x, raw, ew, red):
     """RawKernel, ElementwiseKernel (allocating), @rawkernel, ReductionKernel and pool
     allocations; the outputs depend on each step."""
     t = jitkern.empty(N, np.float64)
+    t.fill(np.nan)  # poisoned (recorded in a capture too): each step must write its output
     raw((BLOCKS,), (THREADS,), (x, t, N))
     u = ew(x, t)  # 2 x^2 + 1
     out = jitkern.empty(N, np.float64)
+    out.fill(np.nan)
     add_scalar[BLOCKS, THREADS](u, out, 0.5, N)  # 2 x^2 + 1.5
     total = red(out)
     return out, total
@@ -151,7 +153,7 @@ def test_capture_refusals_leave_the_capture_usable(rng):
     with jitkern.Stream() as s:
         x = jitkern.asarray(rng.standard_normal(N))  # on s: get() needs no cross-stream wait
         y = jitkern.empty(N, np.float64)
-        doomed = jitkern.empty(64, np.float64)  # allocated on s before the capture
+        doomed = jitkern.zeros(64, np.float64)  # allocated on s before the capture
         with jitkern.graph.capture() as g:
             assert g.stream is s
             with pytest.raises(StreamCaptureError, match="host.*begin_capture"):
@@ -180,6 +182,7 @@ def test_arrays_of_other_streams_in_a_capture(rng):
             x.get()  # refused before any cross-stream wait could invalidate the capture
         x.fill(2.0)  # recorded: no wait on work queued before the capture
         y = jitkern.empty(N, np.float64)
+        y.fill(np.nan)  # recorded: the replay poisons y before the kernel writes it
         add_scalar[BLOCKS, THREADS](x, y, 0.25, N)
         with pytest.raises(StreamCaptureError, match="written during a graph capture"):
             y.get(stream=jitkern.Stream.null)
@@ -190,7 +193,7 @@ def test_arrays_of_other_streams_in_a_capture(rng):
 
 def test_an_exception_in_the_block_ends_the_capture():
     s = jitkern.Stream()
-    with pytest.raises(ZeroDivisionError), jitkern.graph.capture(s) as g:
+    with pytest.raises(ZeroDivisionError, match="inside the block"), jitkern.graph.capture(s) as g:
         raise ZeroDivisionError("inside the block")
     assert g.graph is None
     assert not s.is_capturing()
@@ -202,8 +205,8 @@ def test_cupy_capture_records_jitkern_launches(rng):
     raw = jitkern.RawKernel(TWICE, "twice")
     s = cupy.cuda.Stream(non_blocking=True)
     x = cupy.asarray(rng.standard_normal(N))
-    y = cupy.empty_like(x)
-    z = cupy.empty_like(x)
+    y = cupy.full_like(x, np.nan)
+    z = cupy.full_like(x, np.nan)
     raw((BLOCKS,), (THREADS,), (x, y, N), stream=s)  # warm up
     add_scalar[BLOCKS, THREADS, 0, s](y, z, 1.0, N)
     s.synchronize()

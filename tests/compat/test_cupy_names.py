@@ -42,7 +42,7 @@ def test_raw_kernel_constructor_and_attributes():
     # k(grid, block, args, *, shared_mem=0) (and stream=, as CuPy's Function takes)
     call = inspect.signature(k.func)
     call.bind((1,), (32,), (), shared_mem=0, stream=None)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'shared_memory'"):
         call.bind((1,), (32,), (), shared_memory=0)
 
 
@@ -100,7 +100,7 @@ def test_elementwise_kernel_signature_and_attributes():
     # a partial, as RawKernel: its signature is its function's (the general call or the
     # generated entry of the last layout, with the same keywords)
     inspect.signature(k).bind(1, 2, size=None, block_size=128, stream=None)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'out'"):
         inspect.signature(k).bind(1, 2, out=None)  # not a CuPy keyword here
 
 

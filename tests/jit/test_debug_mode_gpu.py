@@ -101,7 +101,7 @@ def test_normal_launch_after_debug_launch_uses_normal_binary(rng):
     x = jitkern.asarray(h)
     backing = jitkern.full(n + 8, POISON, np.float32)
     write_debug[2, 256](x, backing[:n], np.int32(n))
-    with pytest.raises(jitkern.KernelAssertionError):
+    with pytest.raises(jitkern.KernelAssertionError, match="index 512 on axis 0 of y"):
         jitkern.Device().synchronize()
     assert backing.get()[n] == POISON
     # The same function, built normally: no check, so the store past y lands (in memory

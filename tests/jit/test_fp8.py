@@ -164,8 +164,9 @@ def _inputs(rng, n):
 def test_conversions_match_ml_dtypes_with_cuda_saturation(rng):
     n = 1000
     f, h, a, b = _inputs(rng, n)
-    outs = [jitkern.zeros(n, d) for d in (a.dtype, b.dtype, np.float32, np.float16)]
-    outs.append(jitkern.zeros(n, ml_dtypes.bfloat16))
+    # NaN-poisoned: a saturated or rounded value may be zero
+    kinds = (a.dtype, b.dtype, np.float32, np.float16, ml_dtypes.bfloat16)
+    outs = [jitkern.asarray(np.full(n, np.nan, d)) for d in kinds]
     conversions[(n + 127) // 128, 128](*map(jitkern.asarray, (f, h, a, b)), *outs)
     got = [o.get() for o in outs]
     np.testing.assert_array_equal(got[0].view(np.uint8), _saturate(f, a.dtype).view(np.uint8))
@@ -181,7 +182,7 @@ def test_conversions_match_ml_dtypes_with_cuda_saturation(rng):
 def test_arithmetic_matches_float32_then_one_saturating_rounding(rng):
     n = 1000
     a, b, c = ((rng.standard_normal(n) * 20).astype(ml_dtypes.float8_e4m3fn) for _ in range(3))
-    y, z = jitkern.zeros(n, a.dtype), jitkern.zeros(n, a.dtype)
+    y, z = (jitkern.asarray(np.full(n, np.nan, a.dtype)) for _ in range(2))
     w = jitkern.asarray(np.full(n, np.nan, np.float32))
     fp8_math[(n + 127) // 128, 128](*map(jitkern.asarray, (a, b, c)), y, z, w)
     f = [v.astype(np.float32) for v in (a, b, c)]
@@ -203,11 +204,12 @@ def test_pytorch_float8_tensors(rng):
     a = (torch.randn(n, device="cuda") * 8).to(torch.float8_e4m3fn)
     b = (torch.randn(n, device="cuda") * 8).to(torch.float8_e5m2)
     h = torch.randn(n, device="cuda").to(torch.float16)
-    to_e4 = torch.zeros(n, dtype=torch.float8_e4m3fn, device="cuda")
-    to_e5 = torch.zeros(n, dtype=torch.float8_e5m2, device="cuda")
-    back_f = torch.full((n,), float("nan"), device="cuda")
-    back_h = torch.zeros(n, dtype=torch.float16, device="cuda")
-    back_bf = torch.zeros(n, dtype=torch.bfloat16, device="cuda")
+    nan = torch.full((n,), float("nan"), device="cuda")  # every output poisoned with NaN
+    to_e4 = nan.to(torch.float8_e4m3fn)
+    to_e5 = nan.to(torch.float8_e5m2)
+    back_f = nan.clone()
+    back_h = nan.to(torch.float16)
+    back_bf = nan.to(torch.bfloat16)
     conversions[(n + 127) // 128, 128](src, h, a, b, to_e4, to_e5, back_f, back_h, back_bf)
     torch.cuda.synchronize()
     clipped = src.clamp(-448, 448)  # PyTorch's own conversion does not saturate
@@ -226,7 +228,8 @@ def test_elementwise_and_raw_kernels_take_float8_arrays(rng):
     k = jitkern.ElementwiseKernel(
         "float8_e4m3fn x, float32 s", "float8_e5m2 y", "y = __nv_fp8_e5m2((float)x * s)", "f8"
     )
-    y = k(jitkern.asarray(a), np.float32(3), jitkern.zeros(n, ml_dtypes.float8_e5m2))
+    poison = jitkern.asarray(np.full(n, np.nan, ml_dtypes.float8_e5m2))
+    y = k(jitkern.asarray(a), np.float32(3), poison)
     want = _saturate(a.astype(np.float32) * 3, np.dtype(ml_dtypes.float8_e5m2))
     np.testing.assert_array_equal(y.get().view(np.uint8), want.view(np.uint8))
     raw = jitkern.RawKernel(

@@ -53,7 +53,9 @@ def test_second_launch_does_not_recompile(rng):
     before = dict(cache.stats)
     parsed_before = elementwise_copy._parsed
     for _ in range(3):
+        y.fill(np.nan)  # each launch must write y again
         elementwise_copy[4, 128](x, y, 1000)
+        np.testing.assert_array_equal(y.get(), h)
     assert cache.stats["compiles"] == before["compiles"]
     assert cache.stats["misses"] == before["misses"]
     assert elementwise_copy._parsed is parsed_before
@@ -74,13 +76,13 @@ def test_squared_diff_dtypes(rng, dtype):
     n = 3001
     a = (rng.standard_normal(n) * 10).astype(dtype)
     b = (rng.standard_normal(n) * 10).astype(dtype)
-    z = jitkern.empty(n, dtype)
+    z = empty_like_host(n, dtype)
     sqdiff[(n + 255) // 256, 256](dev(a), dev(b), z, n)
     expect = ((a - b) ** 2).astype(dtype)
     np.testing.assert_allclose(
         z.get().astype(np.float64),
         expect.astype(np.float64),
-        rtol=2e-3 if dtype == np.float16 else 1e-6,
+        rtol={np.float16: 2e-3, np.float32: 1e-6, np.float64: 1e-14}.get(dtype, 0),
     )
 
 
@@ -110,13 +112,16 @@ def test_floor_division_and_remainder_follow_python(
         b = np.where(b == 0, 3, b).astype(dtype)
     else:
         b = np.where(b == 0, 7, b).astype(dtype)
-    q, r = jitkern.empty(n, dtype), jitkern.empty(n, dtype)
+    q, r = empty_like_host(n, dtype), empty_like_host(n, dtype)
     t_dtype = np.result_type(dtype, dtype) if np.dtype(dtype).kind == "f" else np.float64
-    t = jitkern.empty(n, t_dtype)
+    t = empty_like_host(n, t_dtype)
     divmod_kernel[(n + 127) // 128, 128](dev(a), dev(b), q, r, t, n)
     np.testing.assert_array_equal(q.get(), np.floor_divide(a, b))
-    np.testing.assert_allclose(r.get(), np.remainder(a, b), rtol=1e-6, atol=1e-6)
-    np.testing.assert_allclose(t.get(), np.true_divide(a, b), rtol=1e-6)
+    # float64 results at float64 tolerances (t is float64 for integer inputs)
+    r_tol = 1e-6 if np.dtype(dtype) == np.float32 else 1e-13
+    t_tol = 1e-6 if np.dtype(t_dtype) == np.float32 else 1e-15
+    np.testing.assert_allclose(r.get(), np.remainder(a, b), rtol=r_tol, atol=r_tol)
+    np.testing.assert_allclose(t.get(), np.true_divide(a, b), rtol=t_tol)
 
 
 @rawkernel()
@@ -126,7 +131,7 @@ def int_division_by_zero(a, out):
 
 
 def test_integer_division_by_zero_gives_zero():
-    out = jitkern.empty(32, np.int32)
+    out = empty_like_host(32, np.int32)
     int_division_by_zero[1, 32](dev(np.arange(-16, 16, dtype=np.int32)), out)
     np.testing.assert_array_equal(out.get(), np.zeros(32, np.int32))
 
@@ -142,7 +147,7 @@ def test_power(rng):
     a = rng.integers(-5, 6, 64).astype(np.int64)
     b = rng.integers(0, 8, 64).astype(np.int64)
     x = rng.random(64).astype(np.float32) + 0.5
-    oi, of = jitkern.empty(64, np.int64), jitkern.empty(64, np.float32)
+    oi, of = empty_like_host(64, np.int64), empty_like_host(64, np.float32)
     power_kernel[1, 64](dev(a), dev(b), oi, of, dev(x))
     np.testing.assert_array_equal(oi.get(), a**b)
     np.testing.assert_allclose(of.get(), x**3 + x ** np.float32(0.5), rtol=1e-5)
@@ -194,9 +199,9 @@ def test_control_flow_tuples_device_functions(rng):
     n = 1000
     h = (rng.standard_normal(n) * 2).astype(np.float32)
     out, flags, steps = (
-        jitkern.empty(n, np.float32),
-        jitkern.empty(n, np.bool_),
-        jitkern.empty(n, np.int64),
+        empty_like_host(n, np.float32),
+        empty_like_host(n, np.bool_),
+        empty_like_host(n, np.int64),
     )
     control_flow[4, 256](dev(h), out, flags, steps, n)
     np.testing.assert_array_equal(out.get(), np.clip(h, -1, 1))
@@ -279,9 +284,10 @@ def test_math_functions(rng, dtype):
     n = 1000
     h = (rng.standard_normal(n) * 2).astype(dtype)
     h[:3] = [np.nan, np.inf, -np.inf]
-    outs = [jitkern.empty(n, dtype) for _ in range(8)] + [jitkern.empty(n, np.bool_)]
+    outs = [empty_like_host(n, dtype) for _ in range(8)] + [empty_like_host(n, np.bool_)]
     math_kernel[4, 256](dev(h), *outs, n)
     rtol = 2e-6 if dtype == np.float32 else 1e-13
+    atol = 1e-6 if dtype == np.float32 else 1e-14  # float64 computed in float32 must fail
     with np.errstate(all="ignore"):
         erf = np.vectorize(math.erf, otypes=[np.float64])(h.astype(np.float64))
         expect = [
@@ -296,7 +302,7 @@ def test_math_functions(rng, dtype):
             ~np.isfinite(h),
         ]
     for got, want in zip(outs, expect):
-        np.testing.assert_allclose(got.get(), want, rtol=rtol, atol=1e-6, equal_nan=True)
+        np.testing.assert_allclose(got.get(), want, rtol=rtol, atol=atol, equal_nan=True)
 
 
 # -- arrays: 2-D, strided views, shape/strides, partial indexing --------------------
@@ -312,7 +318,7 @@ def transpose_kernel(src, dst):
 
 def test_two_d_indexing_and_shape_unpacking(rng):
     h = rng.standard_normal((37, 53)).astype(np.float32)
-    dst = jitkern.empty((53, 37), np.float32)
+    dst = empty_like_host((53, 37), np.float32)
     transpose_kernel[(4, 3), (16, 16)](dev(h), dst)
     np.testing.assert_array_equal(dst.get(), h.T)
 
@@ -331,11 +337,11 @@ def row_sums(m, out):
 def test_partial_indexing_and_views(rng):
     h = rng.standard_normal((40, 30)).astype(np.float64)
     d = dev(h)
-    out = jitkern.empty(40, np.float64)
+    out = empty_like_host(40, np.float64)
     row_sums[1, 64](d, out)
     np.testing.assert_allclose(out.get(), h.sum(axis=1), rtol=1e-12)
     view = d[::2, ::-3]  # a strided view with a negative stride
-    out2 = jitkern.empty(20, np.float64)
+    out2 = empty_like_host(20, np.float64)
     row_sums[1, 64](view, out2)
     np.testing.assert_allclose(out2.get(), h[::2, ::-3].sum(axis=1), rtol=1e-12)
 
@@ -350,7 +356,7 @@ def strided_copy(x, y, n):
 def test_one_d_strided_view(rng):
     h = rng.standard_normal(1000).astype(np.float32)
     d = dev(h)
-    out = jitkern.empty(334, np.float32)
+    out = empty_like_host(334, np.float32)
     strided_copy[2, 256](d[::3], out, 334)
     np.testing.assert_array_equal(out.get(), h[::3] * 2)
 
@@ -419,9 +425,9 @@ def atomics_zoo(a, old, f, fold):
 
 def test_atomic_operations():
     a = dev(np.array([-1, 1000, 0, 0, 0xFFFF, 100, 0, 0], np.int32))
-    old = jitkern.empty((5, 64), np.int32)
+    old = empty_like_host((5, 64), np.int32)
     f = dev(np.array([0.0, 100.0], np.float64))
-    fold = jitkern.empty(64, np.float64)
+    fold = empty_like_host(64, np.float64)
     atomics_zoo[1, 64](a, old, f, fold)
     got = a.get()
     assert got[0] == 63 and got[1] == 0
@@ -429,6 +435,14 @@ def test_atomic_operations():
     assert got[5] == 100 - 128 and 1 <= got[6] <= 64 and got[7] == 5
     assert sorted(fold.get()) == [0.5 * k for k in range(64)]
     np.testing.assert_allclose(f.get(), [32.0, 84.0])
+    # The returned old values, in whatever order the threads ran: the initial value is seen
+    # by exactly one thread, the rest see values only the other threads could have left.
+    o = old.get()
+    assert (o[0] == -1).sum() == 1 and set(o[0][o[0] != -1]) <= set(range(64))
+    assert (o[1] == 1000).sum() == 1 and set(o[1][o[1] != 1000]) <= set(range(64))
+    assert (o[2] == 0).sum() == 1 and ((o[2] & ~0xFFFF) == 0).all()
+    assert sorted(o[3]) == [0] * 32 + [1] * 32
+    assert (o[4] == 0xFFFF).sum() == 1 and ((o[4] | 0xFF) == 0xFFFF).all()
 
 
 @rawkernel()
@@ -448,7 +462,7 @@ def votes(x, out):
 
 def test_warp_votes_matches_and_bits(rng):
     h = rng.integers(-3, 4, 32).astype(np.int32)
-    out = jitkern.empty((9, 32), np.int64)
+    out = empty_like_host((9, 32), np.int64)
     votes[1, 32](dev(h), out)
     got = out.get()
     ballot = sum(1 << k for k in range(32) if h[k] > 0)
@@ -514,7 +528,7 @@ def cub_reduce(x, out_sum, out_max):
 def test_cub_warp_and_block_reduce(rng):
     h = rng.random(128 * 8).astype(np.float32)
     s = jitkern.zeros(1, np.float32)
-    m = jitkern.empty(8, np.float32)
+    m = empty_like_host(8, np.float32)
     cub_reduce[8, 128](dev(h), s, m)
     np.testing.assert_allclose(s.get()[0], h.sum(dtype=np.float64), rtol=1e-4)
     np.testing.assert_array_equal(m.get(), h.reshape(8, 128).max(axis=1))
@@ -534,7 +548,7 @@ def complex_kernel(z, w, out, mag):
 def test_complex_values(rng):
     z = (rng.standard_normal(32) + 1j * rng.standard_normal(32)).astype(np.complex64)
     w = (rng.standard_normal(32) + 1j * rng.standard_normal(32)).astype(np.complex64)
-    out, mag = jitkern.empty(32, np.complex64), jitkern.empty(32, np.float32)
+    out, mag = empty_like_host(32, np.complex64), empty_like_host(32, np.float32)
     complex_kernel[1, 32](dev(z), dev(w), out, mag)
     v = z * w + np.conj(z)
     np.testing.assert_allclose(out.get(), np.exp(v) + (v.real + 1j), rtol=1e-5)
@@ -566,7 +580,7 @@ def test_cupy_arrays_as_arguments(rng):
     cp = pytest.importorskip("cupy")
     h = rng.standard_normal(500).astype(np.float32)
     x = cp.asarray(h)
-    y = cp.empty_like(x)
+    y = cp.full_like(x, cp.nan)
     add_one[2, 256](x, y, 500)
     np.testing.assert_allclose(cp.asnumpy(y), h + 1)
 
@@ -577,12 +591,12 @@ def test_torch_tensors_as_arguments(rng):
         pytest.skip("torch without CUDA")
     h = rng.standard_normal(500).astype(np.float32)
     x = torch.from_numpy(h).cuda()
-    y = torch.empty_like(x)
+    y = torch.full_like(x, float("nan"))
     add_one[2, 256](x, y, 500)
     torch.cuda.synchronize()
     np.testing.assert_allclose(y.cpu().numpy(), h + 1)
     hb = torch.randn(256, device="cuda").to(torch.bfloat16)
-    yb = torch.empty_like(hb)
+    yb = torch.full_like(hb, float("nan"))
     add_one[1, 256](hb, yb, 256)
     torch.cuda.synchronize()
     np.testing.assert_allclose(
@@ -616,7 +630,7 @@ def misc_builtins(x, out, counts, h):
 def test_dynamic_shared_memory_and_misc_builtins(rng):
     n = 64
     hx = rng.standard_normal(n)
-    out = jitkern.empty(n, np.float64)
+    out = empty_like_host(n, np.float64)
     counts = jitkern.zeros(6, np.int64)
     hh = rng.standard_normal(n).astype(np.float16)
     h = dev(hh)
@@ -690,9 +704,9 @@ def groups_and_tiles(x, out, staged_out, flags, hsum):
 
 def test_cooperative_group_tiles_memcpy_async_and_cub_custom_op(rng):
     h = rng.standard_normal(64).astype(np.float32)
-    out = jitkern.zeros((7, 64), np.float32)
-    staged = jitkern.zeros(64, np.float32)
-    flags = jitkern.zeros(64, np.bool_)
+    out = empty_like_host((7, 64), np.float32)  # NaN: row 3 expects zeros
+    staged = empty_like_host(64, np.float32)
+    flags = jitkern.zeros(64, np.bool_)  # False: the test wants all True
     hsum = jitkern.zeros(1, np.float16)
     groups_and_tiles[1, 64](dev(h), out, staged, flags, hsum)
     got = out.get()
@@ -719,7 +733,7 @@ def half_math(x, out):
 
 def test_half_precision_math(rng):
     h = (rng.random(32) * 3).astype(np.float16)
-    out = jitkern.empty(32, np.float16)
+    out = empty_like_host(32, np.float16)
     half_math[1, 32](dev(h), out)
     f = h.astype(np.float32)
     want = np.sqrt(f).astype(np.float16) + np.exp(f).astype(np.float16) * h - np.abs(h) // 1

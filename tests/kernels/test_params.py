@@ -257,5 +257,5 @@ def test_scalar_rules():
         convert_scalar(300, np.dtype(np.int8), "x", "k")
     with pytest.raises(TypeResolutionError, match="does not fit in uint32"):
         convert_scalar(np.int64(-1), np.dtype(np.uint32), "x", "k")
-    with pytest.raises(TypeResolutionError):
+    with pytest.raises(TypeResolutionError, match="scalar 1j for 'x' cannot be converted to float32"):
         convert_scalar(1j, F32, "x", "k")

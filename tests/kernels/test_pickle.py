@@ -148,7 +148,7 @@ def test_jit_kernel_pickles_by_reference(tmp_path, monkeypatch):
     assert roundtrip(pickled_jit.scale) is pickled_jit.scale
     # Not reachable by name (wrapped again): pickled as the function and the settings.
     again = jitkern.rawkernel(mode="numpy")(pickled_jit.scale.py_func)
-    with pytest.raises(pickle.PicklingError):
+    with pytest.raises(pickle.PicklingError, match="not the same object"):
         pickle.dumps(again)  # the module attribute is the decorated kernel, not the function
     sys.modules.pop("pickled_jit", None)
 

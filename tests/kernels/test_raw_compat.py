@@ -147,7 +147,7 @@ def test_missing_binary_file_is_file_not_found_naming_the_path(tmp_path):
     assert isinstance(info.value, FileNotFoundError)
     assert info.value.errno == errno.ENOENT and info.value.filename == str(path)
     assert str(path) in str(info.value) and ".cubin, .fatbin or .ptx" in str(info.value)
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match=r"expected a \.cubin, \.fatbin or \.ptx file"):
         jitkern.RawModule(path=str(tmp_path))  # a folder is not a binary file
 
 

@@ -143,7 +143,7 @@ def test_cached_codes(l2norm):
     assert "ksum_cc_final" in k.cached_code
     k.inspect(np.zeros((10, 10), np.float32), axis=0, arch="sm_90")
     assert len(k.cached_codes) == 2
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="2 variants have been compiled; cached_code needs exactly one"):
         k.cached_code
 
 

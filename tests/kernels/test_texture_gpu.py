@@ -169,6 +169,7 @@ def aligned_view(n, dtype=np.float32):
                 driver.device_attribute(device, "texture_pitch_alignment"))
     itemsize = np.dtype(dtype).itemsize
     buf = jitkern.empty(n + align // itemsize, dtype)
+    buf.fill(np.nan if np.dtype(dtype).kind == "f" else 0x7B)  # callers set() their part
     skip = (-buf.data.ptr % align) // itemsize
     return buf[skip: skip + n]
 

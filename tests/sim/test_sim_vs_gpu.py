@@ -13,6 +13,18 @@ from jitkern import jit
 
 pytestmark = pytest.mark.gpu
 
+# Different sentinels on the two sides: an element neither writes differs (NaN would not:
+# assert_array_equal treats NaN as equal to NaN).
+GPU_POISON, SIM_POISON = -7, 99
+
+
+def gpu_poisoned(shape, dtype):
+    return jitkern.full(shape, GPU_POISON, dtype)
+
+
+def sim_poisoned(shape, dtype):
+    return np.full(shape, SIM_POISON, dtype)
+
 
 @jitkern.rawkernel()
 def typed_ops(a, b, x, y, out_i, out_f, out_c):
@@ -38,9 +50,9 @@ def test_typed_arithmetic_matches_the_gpu_bit_for_bit(rng):
     x = (rng.standard_normal(n) * 10).astype(np.float32)
     y = (rng.standard_normal(n) * 10).astype(np.float32)
     shapes = [((5, n), np.int32), ((5, n), np.float32), (n, np.float16)]
-    gpu_out = [jitkern.zeros(s, d) for s, d in shapes]
+    gpu_out = [gpu_poisoned(s, d) for s, d in shapes]
     typed_ops[(n + 255) // 256, 256](*map(jitkern.asarray, (a, b, x, y)), *gpu_out)
-    sim_out = [np.zeros(s, d) for s, d in shapes]
+    sim_out = [sim_poisoned(s, d) for s, d in shapes]
     typed_ops.simulate[(n + 255) // 256, 256](a, b, x, y, *sim_out)
     for g, s in zip(gpu_out, sim_out):
         np.testing.assert_array_equal(s, g.get())
@@ -61,9 +73,9 @@ def warp_ops(x, out):
 
 def test_warp_collectives_match_the_gpu(rng):
     x = rng.integers(-50, 50, 128).astype(np.int32)
-    g = jitkern.zeros((7, 128), np.int64)
+    g = gpu_poisoned((7, 128), np.int64)
     warp_ops[1, 128](jitkern.asarray(x), g)
-    s = np.zeros((7, 128), np.int64)
+    s = sim_poisoned((7, 128), np.int64)
     warp_ops.simulate[1, 128](x, s)
     np.testing.assert_array_equal(s, g.get())
 
@@ -75,9 +87,9 @@ def test_jitkern_arrays_are_copied_to_the_host_and_back(rng):
     x = rng.standard_normal(n).astype(np.float32) + 5
     y = rng.standard_normal(n).astype(np.float32) + 5
     shapes = [((5, n), np.int32), ((5, n), np.float32), (n, np.float16)]
-    on_device = [jitkern.zeros(s, d) for s, d in shapes]
+    on_device = [gpu_poisoned(s, d) for s, d in shapes]
     typed_ops.simulate[4, 256](*map(jitkern.asarray, (a, b, x, y)), *on_device)
-    on_host = [np.zeros(s, d) for s, d in shapes]
+    on_host = [sim_poisoned(s, d) for s, d in shapes]
     typed_ops.simulate[4, 256](a, b, x, y, *on_host)
     for d, h in zip(on_device, on_host):
         np.testing.assert_array_equal(d.get(), h)
@@ -97,13 +109,13 @@ def test_simulate_turned_on_after_a_gpu_launch_is_seen(monkeypatch, rng):
     real = Simulator.__call__
     monkeypatch.setattr(Simulator, "__call__", lambda *a, **k: runs.append(1) or real(*a, **k))
     x = rng.integers(-100, 100, 256).astype(np.int32)
-    dx, dy = jitkern.asarray(x), jitkern.zeros(256, np.int32)
+    dx, dy = jitkern.asarray(x), gpu_poisoned(256, np.int32)
     for _ in range(3):  # the generated launcher is installed after the first launch
         offset_copy[2, 128](dx, dy)
     np.testing.assert_array_equal(dy.get(), x + 1)
     assert runs == []
     monkeypatch.setattr(settings, "simulate", True)
-    dy2 = jitkern.zeros(256, np.int32)
+    dy2 = gpu_poisoned(256, np.int32)
     offset_copy[2, 128](dx, dy2)
     assert runs == [1]
     np.testing.assert_array_equal(dy2.get(), x + 1)
