@@ -24,7 +24,9 @@ from jitkern.kernels.raw import GlobalPointer
 
 thrust_records = importlib.import_module("jitkern.jit.builtins.thrust")
 
-needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="jit.thrust compiles with nvcc")
+needs_nvcc = pytest.mark.skipif(
+    shutil.which("nvcc") is None, reason="jit.thrust compiles with nvcc"
+)
 HERE = pathlib.Path(__file__).name
 I32 = np.zeros(8, np.int32)
 F32 = np.zeros(8, np.float32)
@@ -71,9 +73,7 @@ def counting_and_constant(x, y, out, idx):
 
 def test_fancy_iterators_emit_thrust_iterators_passed_to_the_algorithms():
     src = body(counting_and_constant, F32, I32, np.zeros(2, np.int64), np.zeros(2, np.int64))
-    full = counting_and_constant.emit(
-        F32, I32, np.zeros(2, np.int64), np.zeros(2, np.int64)
-    )
+    full = counting_and_constant.emit(F32, I32, np.zeros(2, np.int64), np.zeros(2, np.int64))
     assert "#include <thrust/iterator/counting_iterator.h>" in full
     assert "#include <thrust/iterator/constant_iterator.h>" in full
     assert thrust_records.backend_for(full) == "nvcc"
@@ -275,8 +275,12 @@ def test_identity_and_reduce_type_show_cupys_values_when_not_given():
         "T x", "T y", "x", "a + b", "y = a", "0", "kd", reduce_type=np.float64
     )
     assert given.reduce_type == "double"
-    assert jitkern.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "ks",
-                                   reduce_type="float").reduce_type == "float"
+    assert (
+        jitkern.ReductionKernel(
+            "T x", "T y", "x", "a + b", "y = a", "0", "ks", reduce_type="float"
+        ).reduce_type
+        == "float"
+    )
 
 
 def test_an_empty_identity_keeps_the_accumulator_that_starts_from_the_first_element():
@@ -348,7 +352,10 @@ def test_to_cupy_without_cupy_says_what_to_use_instead(monkeypatch):
 def test_import_jitkern_does_not_import_cupy():
     code = "import sys, jitkern, jitkern.kernels.raw; print('cupy' in sys.modules)"
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
         cwd=pathlib.Path(__file__).parents[2],
     )
     assert out.stdout.strip() == "False"

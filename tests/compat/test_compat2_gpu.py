@@ -82,7 +82,9 @@ def test_ind_get_indexes_a_strided_raw_array(rng):
 
 @pytest.mark.parametrize("shape", [(5, 7), (4, 8), (1000,)])
 def test_ind_get_of_a_collapsed_contiguous_launch_is_the_flat_index(shape):
-    k = jitkern.ElementwiseKernel("T x", "int64 y", "y = _ind.get()[0] + (long long)x", "ind_flat_gpu")
+    k = jitkern.ElementwiseKernel(
+        "T x", "int64 y", "y = _ind.get()[0] + (long long)x", "ind_flat_gpu"
+    )
     y = poisoned(shape, np.int64)
     k(jitkern.asarray(np.zeros(shape, np.float32)), y)
     np.testing.assert_array_equal(y.get(), np.arange(np.prod(shape)).reshape(shape))

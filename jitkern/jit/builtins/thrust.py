@@ -916,7 +916,8 @@ def _device_lambda(device, elem: T.Scalar, arity: int, ctx) -> str:
 
 def _record(algo: Algorithm) -> Builtin:
     params = tuple(_split(p)[1] for p in algo.params)
-    accepts = "policy; iterators (1-D arrays, shared memory, pointers); " + ", ".join(
+    iterators = "iterators (1-D arrays, shared memory, pointers, fancy where only read)"
+    accepts = f"policy; {iterators}; " + ", ".join(
         _split(p)[1].split("=")[0]
         for p in algo.params
         if _split(p)[0] in ("value", "init", "elem", "op", "op2", "vop", "vinit")
