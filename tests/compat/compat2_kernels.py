@@ -79,3 +79,49 @@ def fancy_expected(x, starts):
     scanned = (np.arange(ROW)[None, :] * x[:, :1].astype(np.int64)).astype(np.int32).ravel()
     floats = np.full(rows, 0.5 * ROW + ROW * (ROW - 1) / 2, np.float32)
     return squares, scanned, ints.ravel(), floats
+
+
+@rawkernel()
+def more_fancy(x, outs, idx):
+    """One thread: the other algorithm rows over counting/constant ranges (GPU only: the
+    simulator runs the rows of fancy_rows)."""
+    n = x.size
+    c = jit.thrust.make_counting_iterator(np.int32(0))
+    k = jit.thrust.make_constant_iterator(np.int32(2))
+    jit.thrust.gather(jit.thrust.seq, c, c + n, x, outs)
+    idx[0] = jit.thrust.inner_product(jit.thrust.seq, x, x + n, k, np.int64(0))
+    a, b = jit.thrust.mismatch(jit.thrust.seq, x, x + n, c)
+    idx[1] = a - x
+    idx[2] = b - c
+    lo, hi = jit.thrust.equal_range(jit.thrust.seq, c, c + n, 3)
+    idx[3] = hi - lo
+    idx[4] = lo - c
+    idx[5] = jit.thrust.set_union(jit.thrust.seq, c, c + 4, c + 2, c + 6, outs + n) - (outs + n)
+    ke, ve = jit.thrust.reduce_by_key(jit.thrust.seq, k, k + n, c, outs + 2 * n, outs + 3 * n)
+    idx[6] = ke - (outs + 2 * n)
+    idx[7] = ve - (outs + 3 * n)
+    jit.thrust.inclusive_scan_by_key(jit.thrust.seq, k, k + n, c, outs + 4 * n)
+    idx[8] = jit.thrust.is_sorted(jit.thrust.seq, c, c + n)
+    idx[9] = jit.thrust.is_sorted_until(jit.thrust.seq, c, c + n) - c
+    jit.thrust.adjacent_difference(jit.thrust.seq, c, c + n, outs + 5 * n)
+    jit.thrust.scatter(jit.thrust.seq, k, k + n, c, outs + 6 * n)
+    jit.thrust.reverse_copy(jit.thrust.seq, c, c + n, outs + 7 * n)
+    idx[10] = jit.thrust.binary_search(jit.thrust.seq, c, c + n, 5)
+
+
+def more_expected(x):
+    """NumPy's (outs as rows, idx) for more_fancy over x (n = len(x) >= 6); untouched = -7."""
+    n = len(x)
+    seq = np.arange(n)
+    outs = np.full((8, n), -7, np.int64)
+    outs[0] = x
+    outs[1, :6] = np.arange(6)
+    outs[2, 0], outs[3, 0] = 2, seq.sum()
+    outs[4] = np.cumsum(seq)
+    outs[5] = np.r_[0, np.ones(n - 1)]
+    outs[6] = 2
+    outs[7] = seq[::-1]
+    differ = np.flatnonzero(x != seq)
+    first = int(differ[0]) if len(differ) else n
+    idx = np.array([2 * int(x.sum()), first, first, 1, 3, 6, 1, 1, 1, n, 1], np.int64)
+    return outs.astype(np.int32), idx

@@ -111,6 +111,18 @@ def test_fancy_rows_compile_for_sm90_with_nvcc_without_a_gpu(rng):
     assert "thrust::counting_iterator<float>" in info.source
 
 
+@needs_nvcc
+def test_the_other_rows_take_fancy_ranges_and_compile_for_sm90():
+    x = np.zeros(8, np.int32)
+    args = (x, np.zeros(64, np.int32), np.zeros(11, np.int64))
+    src = body(K.more_fancy, *args)
+    assert "thrust::gather(thrust::seq, c, (c + n), x, outs);" in src
+    # a pair with a counting iterator in it: the JIT's tuple holds both kinds
+    assert "jk::Tuple<int*, thrust::counting_iterator<int>>{jk_p.first" in src
+    assert "jk::Tuple<thrust::counting_iterator<int>, thrust::counting_iterator<int>>" in src
+    assert K.more_fancy.inspect(*args, arch="sm_90").cubin
+
+
 def _refusal(kernel, *args) -> str:
     with pytest.raises(JitTypeError) as info:
         kernel.emit(*args)

@@ -31,6 +31,21 @@ def test_fancy_rows_match_numpy(rng):
     np.testing.assert_array_equal(outs[3].get(), floats)
 
 
+@pytest.mark.parametrize("changed", [True, False])
+def test_the_other_rows_over_fancy_ranges_match_numpy(rng, changed):
+    n = 8
+    x = np.arange(n, dtype=np.int32)
+    if changed:  # mismatch finds the changed position
+        p = int(rng.integers(0, n))
+        x[p] = p + int(rng.integers(1, 50))
+    outs = jitkern.asarray(np.full(8 * n, -7, np.int32))
+    idx = jitkern.asarray(np.full(11, -7, np.int64))
+    K.more_fancy[1, 1](jitkern.asarray(x), outs, idx)
+    expected_outs, expected_idx = K.more_expected(x)
+    np.testing.assert_array_equal(outs.get().reshape(8, n), expected_outs)
+    np.testing.assert_array_equal(idx.get(), expected_idx)
+
+
 # -- 2. _ind.get() -------------------------------------------------------------------------
 
 
