@@ -9,21 +9,24 @@ strided variant, then the dims of each raw array).
 
 from __future__ import annotations
 
+import re
+
 from . import _cuda
 
 UNROLL = 1  # 16-byte vectors per thread and array in each pass of the vector loop
 
 # Where the user's operation goes; see _place_operation.
 _OP = "\x00operation\x00"
+_NAMES_IND = re.compile(r"\b_ind\b")
 
 
 def _operation_block(kernel, a, shape: str = "nullptr", vector: int = 1) -> str:
     """The block holding the operation; one that names ``_ind`` gets CuPy's per-element
     indexer (``_ind.get()``: the index of element ``i`` over the loop's ``shape``)."""
-    if "_ind" not in kernel.operation:
+    if not _NAMES_IND.search(kernel.operation):
         return f"{{\n{_OP}\n;}}"
     ind = f"const _jk_ind_at<{a.index_type}, {a.ndim}, {vector}> _ind(_n, i, {shape}); (void)_ind;"
-    return f"{{ {ind}\n{_OP}\n;}}"
+    return f"{{ {ind} {{\n{_OP}\n;}}}}"  # inner block: the operation may declare its own _ind
 
 
 _tname = _cuda.type_name

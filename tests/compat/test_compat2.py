@@ -266,6 +266,15 @@ def test_a_kernel_without_ind_in_its_operation_has_no_per_element_indexer():
         assert "_jk_ind_at<" not in src.split("// jitkern ElementwiseKernel")[1]
 
 
+def test_an_operation_may_declare_its_own_ind_and_other_names_do_not_count():
+    own = jitkern.ElementwiseKernel("T x", "T y", "int _ind = 3; y = x + _ind", "own_ind")
+    info = _source(own, np.zeros(64, np.float32))
+    assert info.cubin and "_jk_ind_at<int, 1, 1> _ind(_n, i, nullptr); (void)_ind; {" in info.source
+    other = jitkern.ElementwiseKernel("T x", "T y", "int _index = 3; y = x + _index", "idx_name")
+    src = _source(other, np.zeros(64, np.float32)).source
+    assert "_jk_ind_at<" not in src.split("// jitkern ElementwiseKernel")[1]
+
+
 def test_ind_get_outside_the_operation_is_refused_with_a_message():
     k = jitkern.ElementwiseKernel(
         "T x", "T y", "y = x", "ind_after", after_loop="(void)_ind.get()[0];"
