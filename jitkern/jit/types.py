@@ -131,6 +131,22 @@ class Pointer(Type):
 
 
 @dataclasses.dataclass(frozen=True)
+class FancyIterator(Type):
+    """A Thrust iterator over values it computes (``jit.thrust.make_counting_iterator``):
+    ``kind`` is 'counting' (start, start + 1, ...) or 'constant' (one value); read-only."""
+
+    kind: str
+    elem: Scalar
+
+    @property
+    def ctype(self) -> str:
+        return f"thrust::{self.kind}_iterator<{self.elem.ctype}>"
+
+    def describe(self) -> str:
+        return f"{self.kind} iterator of {self.elem.describe()}"
+
+
+@dataclasses.dataclass(frozen=True)
 class Tuple(Type):
     """A tuple of values: a ``jk::Tuple<...>`` in C++ (head/tail pairs)."""
 
@@ -239,6 +255,12 @@ def array(dtype: Scalar, ndim: int, contiguous: bool, index32: bool) -> Array:
 
 def pointer(elem: Type, space: str = "") -> Pointer:
     return _intern(Pointer(elem, space))
+
+
+def fancy_iterator(kind: str, elem: Scalar) -> FancyIterator:
+    if kind not in ("counting", "constant"):
+        raise KeyError(kind)
+    return _intern(FancyIterator(kind, elem))
 
 
 def tuple_of(items) -> Tuple:

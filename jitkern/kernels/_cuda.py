@@ -47,16 +47,41 @@ struct _jk_carray {
   }
 };
 
-// _ind.size(): the number of elements of the launch (after broadcasting).
-// _ind.get() (CuPy's multi-dimensional index of element i) is refused with a message: the
-// loop runs over collapsed, possibly vectorised dimensions, so i is the index to use.
+// _ind (CuPy's CIndexer). In loop_prep and after_loop only _ind.size(), the number of
+// elements of the launch (after broadcasting); _ind.get() there is refused with a message.
 template <typename I> struct _jk_indexer {
   I n;
   __device__ I size() const { return n; }
   template <typename J = I> __device__ const long long* get() const {
-    static_assert(sizeof(J) == 0, "jitkern: _ind.get() is not supported in ElementwiseKernel; "
-                  "use i (the flat C-order index) with the shape, or a raw argument's x.shape()");
+    static_assert(sizeof(J) == 0, "jitkern: _ind.get() works in the operation only (there it "
+                  "is the index of the current element); use i, the flat C-order index");
     return nullptr;
+  }
+};
+
+// _ind in the operation: also get(), the index of the current element (flat index i) in each
+// dimension of the loop's shape: the broadcast shape, collapsed unless reduce_dims=False, as
+// in CuPy. V > 1: the innermost extent in `shape` is counted in V-element vectors.
+typedef decltype((char*)0 - (char*)0) _jk_ptrdiff;
+template <typename I, int ND, int V> struct _jk_ind_at {
+  static const int ndim = ND;
+  typedef _jk_ptrdiff index_t[ND > 0 ? ND : 1];
+  I n, i;
+  const long long* shape;
+  mutable index_t idx;
+  __device__ _jk_ind_at(I n_, I i_, const long long* s) : n(n_), i(i_), shape(s) {}
+  __device__ I size() const { return n; }
+  __device__ const index_t& get() const {
+    I r = i;
+    #pragma unroll
+    for (int d = ND - 1; d > 0; --d) {
+      const I e = (I)shape[d] * (d == ND - 1 ? V : 1);
+      const I q = r / e;
+      idx[d] = r - q * e;
+      r = q;
+    }
+    idx[0] = r;
+    return idx;
   }
 };
 

@@ -9,12 +9,24 @@ strided variant, then the dims of each raw array).
 
 from __future__ import annotations
 
+import re
+
 from . import _cuda
 
 UNROLL = 1  # 16-byte vectors per thread and array in each pass of the vector loop
 
 # Where the user's operation goes; see _place_operation.
 _OP = "\x00operation\x00"
+_NAMES_IND = re.compile(r"\b_ind\b")
+
+
+def _operation_block(kernel, a, shape: str = "nullptr", vector: int = 1) -> str:
+    """The block holding the operation; one that names ``_ind`` gets CuPy's per-element
+    indexer (``_ind.get()``: the index of element ``i`` over the loop's ``shape``)."""
+    if not _NAMES_IND.search(kernel.operation):
+        return f"{{\n{_OP}\n;}}"
+    ind = f"const _jk_ind_at<{a.index_type}, {a.ndim}, {vector}> _ind(_n, i, {shape}); (void)_ind;"
+    return f"{{ {ind} {{\n{_OP}\n;}}}}"  # inner block: the operation may declare its own _ind
 
 
 _tname = _cuda.type_name
@@ -80,7 +92,7 @@ def _linear_body(kernel, a) -> str:
         f"  for ({it} i = ({it})blockIdx.x * blockDim.x + threadIdx.x; i < _n;"
         f" i += ({it})gridDim.x * blockDim.x) {{\n"
         f"    {_bind_direct(kernel, a, 'i')}\n"
-        f"    {{\n{_OP}\n;}}\n"
+        f"    {_operation_block(kernel, a)}\n"
         f"  }}\n"
     )
 
@@ -125,11 +137,11 @@ def _vector_body(kernel, a) -> str:
         f"        for (int _k = 0; _k < {v}; ++_k) {{\n"
         f"          const {it} i = _vi * {v} + _k; (void)i;\n"
         f"          {' '.join(binds)}\n"
-        f"          {{\n{_OP}\n;}}\n"
+        f"          {_operation_block(kernel, a)}\n"
         f"        }}\n" + "".join(stores) + "      }\n    }\n  }\n"
         f"  for ({it} i = _nvec * {v} + _tid; i < _n; i += _nthreads) {{\n"
         f"    {_bind_direct(kernel, a, 'i')}\n"
-        f"    {{\n{_OP}\n;}}\n"
+        f"    {_operation_block(kernel, a)}\n"
         f"  }}\n"
     )
 
@@ -179,7 +191,7 @@ def _strided_vector_body(kernel, a) -> str:
         + f"    #pragma unroll\n    for (int _k = 0; _k < {v}; ++_k) {{\n"
         f"      const {it} i = _vi * {v} + _k; (void)i;\n"
         f"      {' '.join(binds)}\n"
-        f"      {{\n{_OP}\n;}}\n"
+        f"      {_operation_block(kernel, a, '_shape.v', v)}\n"
         f"    }}\n" + "".join(stores) + "  }\n"
     )
 
@@ -200,7 +212,7 @@ def _strided_body(kernel, a) -> str:
         f" i += ({it})gridDim.x * blockDim.x) {{\n"
         + _unravel_offsets(it, nd, mapped, "i")
         + f"    {' '.join(binds)}\n"
-        f"    {{\n{_OP}\n;}}\n"
+        f"    {_operation_block(kernel, a, '_shape.v')}\n"
         f"  }}\n"
     )
 

@@ -395,7 +395,7 @@ def generate(kernel, a) -> str:
         + f"\ntypedef {a.reduce_type} _type_reduce;\n"
         "__device__ __forceinline__ _type_reduce _jk_reduce(const _type_reduce& a, "
         f"const _type_reduce& b) {{\n  return ({kernel.reduce_expr});\n}}\n"
-        + _acc_struct(kernel.identity)
+        + _acc_struct(kernel.identity or None)  # CuPy spells "no identity" as ''
         + _TEMPLATES
         + f"\n// jitkern ReductionKernel {kernel.name!r}: {a.strategy} strategy, group {a.group}, "
         f"vector {a.vector}, {a.out_nd}-d output space, {a.red_nd}-d reduction space, "

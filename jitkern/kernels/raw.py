@@ -19,6 +19,7 @@ from ..errors import (
     FunctionNotFoundError,
     JitkernFileNotFoundError,
     JitkernNotImplementedError,
+    JitkernRuntimeError,
     JitkernTypeError,
     JitkernValueError,
     LaunchError,
@@ -373,16 +374,17 @@ class RawModule:
     def __reduce__(self):
         return _reduce_module(self)
 
-    def get_global(self, name: str) -> MemoryPointer:
+    def get_global(self, name: str) -> GlobalPointer:
         """A pointer to the module's global variable ``name`` (``__device__``/``__constant__``).
 
-        Wrap it as an array with ``jitkern.ndarray(shape, dtype, memptr=...)`` to write it.
+        Wrap it as an array with ``jitkern.ndarray(shape, dtype, memptr=...)`` to write it,
+        or as a CuPy array with ``cupy.ndarray(shape, dtype, memptr=ptr.to_cupy())``.
         """
         binary = self._binary()
         device_id = driver.current_device_id()
         mod = load(binary, device_id)
         ptr, size = mod.get_global(binary.lowered(name))
-        return MemoryPointer(ptr, size, device_id, 0, owner=mod)
+        return GlobalPointer(ptr, size, device_id, 0, owner=mod)
 
     get_global_var = get_global
 
@@ -425,6 +427,25 @@ class RawModule:
 
 # ---------------------------------------------------------------------------
 # A missing kernel, and pickling (kept apart from the rest: small and self-contained).
+
+
+class GlobalPointer(MemoryPointer):
+    """A module global's address (``RawModule.get_global``); the module stays loaded while
+    the pointer (or an array viewing it) lives."""
+
+    __slots__ = ()
+
+    def to_cupy(self):
+        """The same memory as a ``cupy.cuda.MemoryPointer`` (CuPy's ``get_global`` result), so
+        ``cupy.ndarray(shape, dtype, memptr=ptr.to_cupy())`` works; needs CuPy installed."""
+        try:
+            import cupy  # only here: jitkern never needs CuPy
+        except ImportError:
+            raise JitkernRuntimeError(
+                "GlobalPointer.to_cupy(): CuPy is not installed; view the global with "
+                "jitkern.ndarray(shape, dtype, memptr=ptr) instead") from None
+        mem = cupy.cuda.UnownedMemory(self.ptr, self.size, self, self.device_id)
+        return cupy.cuda.MemoryPointer(mem, 0)
 
 
 def available_kernels(binary: Binary) -> list[str]:

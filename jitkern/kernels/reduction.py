@@ -167,12 +167,12 @@ class ReductionKernel(CachedSources):
             f"{p.name} = a" for p in self.out_params
         )
         _check_shifted_arguments(self, identity, name)
-        if identity is not None and not isinstance(identity, str):
-            identity = str(identity)
-        self.identity = identity
+        # CuPy's values: identity None is '' (no identity: the accumulator starts from the
+        # first element), reduce_type None is the first output's C type ('T' for a placeholder).
+        self.identity = "" if identity is None else str(identity)
         if reduce_type is not None and not isinstance(reduce_type, str):
             reduce_type = ctype_of(numpy.dtype(reduce_type))
-        self.reduce_type = reduce_type
+        self.reduce_type = reduce_type or self.out_params[0].ctype
         self.reduce_dims = bool(reduce_dims)
         self.preamble = _check_code(preamble, "preamble")
         self.debug = _debug.debug_flag(debug, "ReductionKernel")
@@ -275,10 +275,7 @@ class ReductionKernel(CachedSources):
         a.dtypes = tuple(param_dtype(p, a.bound) for p in self.params)
         for dt in a.dtypes:
             ctype_of(dt)
-        first = self.out_params[0]
-        a.reduce_type = self.reduce_type or (
-            first.type_name if first.placeholder else ctype_of(a.dtypes[nin])
-        )
+        a.reduce_type = self.reduce_type
         a.scalar_pos = tuple(k for k, arr in enumerate(arrays[:nin]) if arr is None)
         self._decide_shapes(a, arrays, axis, keepdims)
         self._decide_layout(a, arrays)
@@ -321,7 +318,7 @@ class ReductionKernel(CachedSources):
                     f"{self.name}: output {p.name!r} has shape {arr.shape}, but the "
                     f"result has shape {final}"
                 )
-        if a.red_size == 0 and a.out_size > 0 and self.identity is None:
+        if a.red_size == 0 and a.out_size > 0 and not self.identity:
             raise JitkernValueError(
                 f"{self.name}: zero-size reduction with no identity: the kernel has "
                 "no identity value to give the empty reduction"
@@ -577,7 +574,7 @@ class _Launch:
         # sizeof(_jk_acc): the reduce type, plus an int flag when there is no identity.
         rt = a.reduce_type
         size = _reduce_type_size(rt, a)
-        if self.kernel.identity is None:
+        if not self.kernel.identity:
             size = (-(-size // 4) * 4) + 4
             align = max(4, min(size, 16))
             size = -(-size // align) * align

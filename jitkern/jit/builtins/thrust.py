@@ -6,7 +6,9 @@ rule and one template read the row, so checking, emission and the docs table sha
 
 Iterators are 1-D contiguous arrays (``x``, ``x.begin()``, ``x.end()``), shared memory
 and pointer arithmetic on them (``x + n``, ``smem + 4``); ``thrust.find`` and the other
-searches return a pointer, and ``it - x.begin()`` is its index.
+searches return a pointer, and ``it - x.begin()`` is its index. The fancy iterators
+``make_counting_iterator(start)`` and ``make_constant_iterator(value)`` (a
+:class:`~jitkern.jit.types.FancyIterator`) stand wherever an algorithm only reads a range.
 
 NVRTC cannot compile Thrust (its headers define host functions, which NVRTC refuses:
 NVIDIA/cccl#4305), so a program that includes a Thrust header is compiled with nvcc,
@@ -62,7 +64,7 @@ FUNCTORS = {
 
 
 def element_type(item) -> T.Type | None:
-    """The element type of an iterator (pointer-like array or pointer), else None."""
+    """The element type of an iterator (pointer-like array, pointer, fancy iterator), else None."""
     if not isinstance(item, Value):
         return None
     t = item.type
@@ -70,7 +72,38 @@ def element_type(item) -> T.Type | None:
         return t.dtype
     if isinstance(t, T.Pointer) and isinstance(t.elem, T.Scalar):
         return t.elem
+    if isinstance(t, T.FancyIterator):
+        return t.elem
     return None
+
+
+def iterator_type(item) -> T.Type:
+    """The C++ type of an iterator: its fancy iterator type, or a plain pointer."""
+    if isinstance(item.type, T.FancyIterator):
+        return item.type
+    return T.pointer(element_type(item))
+
+
+#: Algorithms that write through their first range, and the parameters that are outputs:
+#: a fancy iterator (read-only) cannot stand there.
+_WRITES_FIRST = frozenset(
+    (
+        "fill",
+        "sequence",
+        "sort",
+        "stable_sort",
+        "sort_by_key",
+        "stable_sort_by_key",
+        "reverse",
+        "replace",
+        "remove",
+        "unique",
+        "swap_ranges",
+        "unique_by_key",
+    )
+)
+_OUTPUTS = frozenset(("result", "keys_output", "values_output", "keys_result", "values_result"))
+_WRITTEN_WITH_FIRST = ("values_first", "first2")  # in place with the first range (sort_by_key)
 
 
 def _policy(item, name, state):
@@ -86,8 +119,21 @@ def _iterator(item, name, state):
             f"{name} must be a 1-D contiguous array, shared memory or a pointer "
             f"(x, x.begin(), x + n), got {_describe(item)}"
         )
+    if isinstance(item.type, T.FancyIterator) and _written(name, state):
+        raise JitkernTypeError(
+            f"{name} is written by thrust.{state['algo']}, so it cannot be a {item.type} "
+            "(fancy iterators are read-only): pass an array or a pointer"
+        )
     state.setdefault("elem", elem)
     state.setdefault("elems", []).append(elem)
+    state.setdefault("iters", []).append(iterator_type(item))
+
+
+def _written(name: str, state) -> bool:
+    if name in _OUTPUTS:
+        return True
+    in_place = state["algo"] in _WRITES_FIRST
+    return in_place and (name in _WRITTEN_WITH_FIRST or name.startswith(("first", "keys_")))
 
 
 def _last(item, name, state):
@@ -95,6 +141,16 @@ def _last(item, name, state):
     first, last = state["elems"][-2], state["elems"][-1]
     if first != last:
         raise JitkernTypeError(f"{name} points to {last}, but first points to {first}")
+    first_it, last_it = state["iters"][-2], state["iters"][-1]
+    if first_it != last_it:
+        raise JitkernTypeError(
+            f"{name} is a {_iterator_text(last_it)}, but first is a {_iterator_text(first_it)}: "
+            "a range's two ends are iterators of one kind"
+        )
+
+
+def _iterator_text(t: T.Type) -> str:
+    return str(t) if isinstance(t, T.FancyIterator) else f"pointer to {t.elem}"
 
 
 def _value(item, name, state):
@@ -755,7 +811,7 @@ def _rule_for(algo: Algorithm):
     kinds = [_split(p)[0] for p in algo.params]
 
     def rule(items, mode):
-        state: dict = {}
+        state: dict = {"algo": algo.name}
         targets = []
         for kind, param, item in zip(kinds, algo.params, items):
             name = _split(param)[1].split("=")[0]
@@ -773,12 +829,12 @@ def _result_type(result: str, items, state) -> T.Type:
     if result == "bool":
         return T.bool_
     if result == "pointer":
-        return T.pointer(state["elem"])
+        return state["iters"][0]
     if result == "pointer_out":
         return T.pointer(state["elems"][-1])
     if result.startswith("pair:"):
-        elems = state["elems"]
-        return T.tuple_of(T.pointer(elems[int(k)]) for k in result[5:].split(","))
+        iters = state["iters"]
+        return T.tuple_of(iters[int(k)] for k in result[5:].split(","))
     return state.get("init", state["elem"])
 
 
@@ -860,7 +916,8 @@ def _device_lambda(device, elem: T.Scalar, arity: int, ctx) -> str:
 
 def _record(algo: Algorithm) -> Builtin:
     params = tuple(_split(p)[1] for p in algo.params)
-    accepts = "policy; iterators (1-D arrays, shared memory, pointers); " + ", ".join(
+    iterators = "iterators (1-D arrays, shared memory, pointers, fancy where only read)"
+    accepts = f"policy; {iterators}; " + ", ".join(
         _split(p)[1].split("=")[0]
         for p in algo.params
         if _split(p)[0] in ("value", "init", "elem", "op", "op2", "vop", "vinit")
@@ -950,11 +1007,16 @@ def _is_integer(op) -> bool:
 def _offset_rule(items, mode):
     elem = element_type(items[0])
     if elem is not None and _is_integer(operand(items[1])):
-        return Sig((None, T.int64), T.pointer(elem))
+        return Sig((None, T.int64), iterator_type(items[0]))
     other = element_type(items[1])
     if elem is not None and other is not None:
         if elem != other:
             raise JitkernTypeError(f"cannot subtract a pointer to {other} from one to {elem}")
+        left, right = iterator_type(items[0]), iterator_type(items[1])
+        if left != right:
+            raise JitkernTypeError(
+                f"cannot subtract a {_iterator_text(right)} from a {_iterator_text(left)}"
+            )
         return Sig((None, None), T.int64)
     raise JitkernTypeError("a pointer takes an integer offset (p + n, p - n) or p - q")
 
@@ -1001,4 +1063,48 @@ def pointer_operator(op_name: str, left, right):
     return None
 
 
-thrust = Namespace("thrust", {**ALGORITHMS, **POLICIES, **FUNCTORS})
+# ---------------------------------------------------------------------------
+# fancy iterators: make_counting_iterator(start), make_constant_iterator(value)
+
+
+def _fancy_rule(kind: str):
+    def rule(items, mode):
+        op = operand(items[0])
+        if not isinstance(op, (T.Scalar, bool, int, float)) or (
+            isinstance(op, T.Scalar) and op.is_complex
+        ):
+            raise JitkernTypeError(f"x must be a real number, got {_describe(items[0])}")
+        if not (isinstance(items[1], Const) and items[1].value is None):
+            raise JitkernTypeError(
+                f"make_{kind}_iterator(x, i): the index i is not supported (as in "
+                "cupyx.jit.thrust); advance the iterator instead: it + i"
+            )
+        elem = infer.literal_type(op, mode) if infer.is_weak(op) else op
+        return Sig((elem, None), T.fancy_iterator(kind, elem))
+
+    return rule
+
+
+def _fancy_template(codes, sig, items, ctx):
+    ctx.include(f"<thrust/iterator/{sig.result.kind}_iterator.h>")
+    return f"{sig.result.ctype}({codes[0]})"
+
+
+FANCY_ITERATORS = {
+    f"make_{kind}_iterator": Builtin(
+        f"thrust.make_{kind}_iterator",
+        ("x", "i=None"),
+        "a real number (its type is the elements' type)",
+        _fancy_rule(kind),
+        _fancy_template,
+        doc,
+        "thrust",
+    )
+    for kind, doc in (
+        ("counting", "Iterator over x, x + 1, x + 2, ... (read-only; no memory behind it)."),
+        ("constant", "Iterator whose every element is x (read-only; no memory behind it)."),
+    )
+}
+
+
+thrust = Namespace("thrust", {**ALGORITHMS, **POLICIES, **FUNCTORS, **FANCY_ITERATORS})

@@ -427,8 +427,15 @@ def _pointer_offset(symbol):
     return template
 
 
+def _fancy_iterator(codes, sig, items, ctx):
+    t = sig.result
+    return f"_jk_fancy({t.kind!r}, {ctx.type_code(t.elem)}({codes[0]}))"
+
+
 def _thrust_table() -> dict:
     table = {f"thrust.{a.name}": _thrust(a) for a in THRUST_ROWS}
+    table["thrust.make_counting_iterator"] = _fancy_iterator
+    table["thrust.make_constant_iterator"] = _fancy_iterator
     table["array.begin"] = "{0}"
     table["array.end"] = "_jk_ptr_end({0})"
     table["pointer +"] = _pointer_offset("+")

@@ -39,6 +39,49 @@ class Ptr:
         self.array[self.offset + i] = value
 
 
+class Fancy:
+    """``make_counting_iterator(start)`` / ``make_constant_iterator(value)``: the values an
+    iterator computes, as an unbounded read-only sequence (element k is start + k, or value,
+    in the iterator's type); slices are NumPy arrays, so every algorithm reads it as a range."""
+
+    __slots__ = ("kind", "value")
+
+    def __init__(self, kind: str, value):
+        self.kind, self.value = kind, value
+
+    def __len__(self):
+        return 1 << 62  # unbounded: a range of it is [first, last)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return self._values(k.start or 0, k.stop)
+        return self._values(k, k + 1)[0]
+
+    def _values(self, start: int, stop: int):
+        cls = type(self.value)
+        if self.kind == "constant":
+            return numpy.full(stop - start, self.value, dtype=cls)
+        if numpy.issubdtype(cls, numpy.integer):  # wraps in the iterator's type, as in C++
+            return (numpy.arange(start, stop, dtype=numpy.int64) + int(self.value)).astype(cls)
+        return (numpy.arange(start, stop, dtype=numpy.float64) + float(self.value)).astype(cls)
+
+    def __setitem__(self, k, value):
+        raise KernelAssertionError(
+            f"{R.where_now()}: a {self.kind} iterator is read-only in {R.thread_text()}"
+        )
+
+    def same(self, other) -> bool:
+        return (
+            isinstance(other, Fancy)
+            and (self.kind, type(self.value)) == (other.kind, type(other.value))
+            and self.value == other.value
+        )
+
+
+def make_fancy(kind: str, value):
+    return Fancy(kind, value)
+
+
 def _position(p):
     """(1-D array, offset) of an iterator: an array (its first element) or a Ptr."""
     if isinstance(p, Ptr):
@@ -47,6 +90,8 @@ def _position(p):
 
 
 def _moved(site, array, offset: int):
+    if isinstance(array, Fancy):  # no memory behind it: any offset is a position
+        return Ptr(array, offset)
     if not 0 <= offset <= len(array):
         raise KernelAssertionError(
             f"{site}: pointer arithmetic leaves the array: position {offset} of an array "
@@ -78,6 +123,8 @@ def ptr_diff(p, q):
 
 
 def _same(a, b) -> bool:
+    if isinstance(a, Fancy) or isinstance(b, Fancy):
+        return a is b or (isinstance(a, Fancy) and a.same(b))
     return a is b or (
         a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and len(a) == len(b)
     )
@@ -319,6 +366,10 @@ ALGORITHMS["stable_sort_by_key"] = sort_by_key
 def names() -> dict:
     table = {f"_jk_thrust_{name}": fn for name, fn in ALGORITHMS.items()}
     table.update(
-        _jk_functor=functor, _jk_ptr_add=ptr_add, _jk_ptr_end=ptr_end, _jk_ptr_diff=ptr_diff
+        _jk_functor=functor,
+        _jk_ptr_add=ptr_add,
+        _jk_ptr_end=ptr_end,
+        _jk_ptr_diff=ptr_diff,
+        _jk_fancy=make_fancy,
     )
     return table
