@@ -199,7 +199,7 @@ def test_out_of_memory_returns_the_cache_and_retries(fake):
     assert kinds.index("trim") < len(kinds) - 1 and kinds[-1] == "alloc"
     assert m.ptr and jitkern.get_default_memory_pool().n_free_blocks() == 0
     fake.oom = 2
-    with pytest.raises(OutOfMemoryError):
+    with pytest.raises(OutOfMemoryError, match="out of memory on device 0"):
         memory.malloc(4096, 0, 0)
 
 
