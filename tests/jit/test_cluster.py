@@ -7,7 +7,7 @@ import jitkern
 from jitkern import jit
 from jitkern.backend.compiler import compile_source
 from jitkern.backend.module import Function
-from jitkern.errors import JitkernValueError, JitTypeError, LaunchError
+from jitkern.errors import JitTypeError, LaunchError
 
 BLOCK = 64
 
@@ -49,7 +49,9 @@ def test_cluster_codegen_records_the_sm90_requirement():
     assert "auto cluster = cooperative_groups::this_cluster();" in source
     assert "cluster.map_shared_rank(" in source and "cluster.sync()" in source
     line = neighbour_sum.py_func.__code__.co_firstlineno + 3  # after the decorator and docstring
-    assert f"// requires: sm_90: cg.this_cluster at {__file__}:{line};" in source
+    # every use, with its column span: cluster = jit.cg.this_cluster() starts at column 15
+    assert f"// requires: sm_90: cg.this_cluster at {__file__}:{line}:15-36 [sm_90];" in source
+    assert source.count(" [sm_90]") == 6  # this_cluster, 2 x sync, block_rank, num_blocks, map
     assert "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n#error" in source
 
 
@@ -60,17 +62,39 @@ def test_cluster_kernel_compiles_for_sm90():
 
 def test_cluster_builtins_refused_below_sm90_with_position():
     first = neighbour_sum.py_func.__code__.co_firstlineno
-    with pytest.raises(JitkernValueError) as err:
+    with pytest.raises(JitTypeError) as err:
         neighbour_sum.inspect(*_args(), arch="sm_80")
-    message = str(err.value)
-    assert message.startswith("neighbour_sum: cg.this_cluster at ")
-    assert f"{__file__}:{first + 3}" in message  # cluster = jit.cg.this_cluster()
-    assert f"cluster.map_shared_rank at {__file__}:{first + 9}" in message
-    assert "needs sm_90 or newer" in message and "targets sm_80" in message
+    assert not isinstance(err.value, ValueError)  # a type error of the kernel's source
+    lines = str(err.value).split("\n")
+    assert lines[0] == (f"{__file__}:{first + 3}:15: neighbour_sum: 6 use(s) of builtins that "
+                        "need a newer GPU than this compile's target, sm_80")
+    # each use: file:line:col, what needs what, the user's line and a caret under the call
+    assert lines[1] == (f"{__file__}:{first + 3}:15: cg.this_cluster needs sm_90 or newer "
+                        "(thread-block clusters and distributed shared memory)")
+    assert lines[2] == "        cluster = jit.cg.this_cluster()"
+    assert lines[3] == "                  ^" + "~" * 20
+    at = lines.index(f"{__file__}:{first + 9}:17: cluster.map_shared_rank needs sm_90 or newer "
+                     "(thread-block clusters and distributed shared memory)")
+    assert lines[at + 1].strip().startswith("other = cluster.map_shared_rank(mine, ")
+    assert lines[at + 2] == "                    ^" + "~" * 79
+    assert sum(" cluster.sync needs sm_90" in ln for ln in lines) == 2
+    assert lines[-1] == "compile for arch='sm_90' or newer (or launch on such a GPU)"
+
+
+def test_refusal_reads_sources_indexed_before_columns_were_recorded():
+    """An on-disk index entry written by an older jitkern has `name at file:line` only."""
+    from jitkern.jit.kernel import check_target
+
+    source = f"// requires: sm_90: cg.this_cluster at {__file__}:18\n"
+    with pytest.raises(JitTypeError, match=rf"^{__file__}:18: k: 1 use\(s\) .*\n{__file__}:18: "
+                       r"cg.this_cluster needs sm_90 or newer"):
+        check_target("k", source, 80)
+    check_target("k", source, 90)  # sm_90 itself: accepted, returns None
+    assert check_target("k", source, 100) is None
 
 
 def test_cluster_kernel_export_checks_every_arch(tmp_path):
-    with pytest.raises(JitkernValueError, match=r"targets sm_80"):
+    with pytest.raises(JitTypeError, match=r"compile's target, sm_80"):
         neighbour_sum.export(tmp_path / "k", *_args(), arch=("sm_80", "sm_90"))
     assert not list(tmp_path.iterdir())
     result = neighbour_sum.export(tmp_path / "k", *_args(), arch="sm_90", format="cubin")
