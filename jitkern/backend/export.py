@@ -606,7 +606,7 @@ def _check_fatbin(manifest: dict, cc: int) -> None:
     """Refuse a fatbin none of whose CUBINs nor its PTX runs on sm_``cc`` (the driver's own
     error would not say why)."""
     archs = manifest["archs"]
-    ptx = manifest.get("fatbin_ptx", fatbin_ptx_arch(archs))
+    ptx = manifest.get("fatbin_ptx") or "compute" + fatbin_ptx_arch(archs)[2:]
     _kind, ptx_cc, ptx_variant = parse_tag(ptx)
     if runs_on(ptx_cc, ptx_variant, cc, exact_major=False):
         return
@@ -614,7 +614,7 @@ def _check_fatbin(manifest: dict, cc: int) -> None:
         return
     raise JitkernValueError(
         f"the export's fatbin holds CUBINs for {', '.join(archs)} and PTX for "
-        f"compute{ptx[2:]}, none of which runs on this GPU (sm_{cc}); export again with "
+        f"{ptx}, none of which runs on this GPU (sm_{cc}); export again with "
         f"arch=(..., 'sm_{cc}')"
     )
 

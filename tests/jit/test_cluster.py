@@ -101,6 +101,13 @@ def test_cluster_kernel_export_checks_every_arch(tmp_path):
     assert result.manifest["archs"] == ["sm_90"]
 
 
+def test_cluster_kernel_exports_for_sm90a(tmp_path):
+    """An arch-specific target passes the sm_90 check and stays arch-specific."""
+    result = neighbour_sum.export(tmp_path / "k", *_args(), arch="sm_90a", format="cubin")
+    assert result.manifest["archs"] == ["sm_90a"]
+    assert (tmp_path / "k.sm_90a.cubin").read_bytes().startswith(b"\x7fELF")
+
+
 def test_map_shared_rank_takes_shared_memory_only():
     with pytest.raises(JitTypeError, match=r"map_shared_rank maps a shared-memory array"):
         not_shared.emit(*_args())
@@ -172,6 +179,48 @@ def test_gpu_raw_kernel_cluster_launch():
     np.testing.assert_array_equal(out.get(), np.arange(12) % 3 * 10 + 3)
     with pytest.raises(LaunchError, match=r"must divide grid"):
         k(12, 32, (out,), cluster=(5, 1, 1))
+
+
+@pytest.mark.gpu
+def test_gpu_nonportable_cluster_of_16(rng):
+    """Clusters of 16 blocks: refused until the kernel allows non-portable sizes."""
+    _need_sm90()
+    blocks = 32
+    x = rng.standard_normal(blocks).astype(np.float32)
+    out = jitkern.full(blocks, np.nan, np.float32)
+    args = (jitkern.asarray(x), out)
+    with pytest.raises(jitkern.KernelArgumentError, match=r"has 16 blocks; expected at most 8"):
+        neighbour_sum(blocks, BLOCK, args, cluster=(16, 1, 1))
+    assert np.isnan(out.get()).all()  # nothing ran
+    neighbour_sum.allow_nonportable_cluster_size = True
+    try:
+        neighbour_sum(blocks, BLOCK, args, cluster=(16, 1, 1))
+    finally:
+        neighbour_sum.allow_nonportable_cluster_size = False
+    want = x + x.reshape(-1, 16)[:, np.r_[1:16, 0]].reshape(-1)
+    np.testing.assert_array_equal(out.get(), want)
+
+
+@pytest.mark.gpu
+def test_gpu_raw_kernel_cluster_checks_before_launch():
+    _need_sm90()
+    k = jitkern.RawKernel('extern "C" __global__ void touch(int* out) { out[blockIdx.x] = 1; }',
+                          "touch")
+    out = jitkern.full(8, -1, np.int32)
+    with pytest.raises(jitkern.KernelArgumentError, match=r"cluster=\(3, 3, 1\) has 9 blocks"):
+        k((9, 3), 32, (out,), cluster=(3, 3, 1))
+    with pytest.raises(LaunchError, match=r"grid x=8 is not a multiple of cluster x=3"):
+        k(8, 32, (out,), cluster=3)
+    jitkern.Device().synchronize()
+    np.testing.assert_array_equal(out.get(), np.full(8, -1))  # nothing ran
+
+
+@pytest.mark.gpu
+def test_gpu_elementwise_refuses_cluster():
+    k = jitkern.ElementwiseKernel("T x", "T y", "y = x", "copy_cluster")
+    x = jitkern.arange(4, dtype=np.float32)
+    with pytest.raises(jitkern.KernelArgumentError, match=r"cluster= is not accepted"):
+        k(x, cluster=(2, 1, 1))
 
 
 @pytest.mark.gpu
