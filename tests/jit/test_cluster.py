@@ -265,3 +265,21 @@ def test_generated_launchers_hand_cluster_launches_to_the_general_path(positiona
         assert slow == [
             (((4,), (32,), (np.int32(5),)), {"shared_mem": 0, "stream": None, "cluster": (2, 1, 1)})
         ]
+
+
+@pytest.mark.gpu
+def test_gpu_cluster_example_runs():
+    """examples/jit_cluster_reduction.py on the GPU: both reductions checked against NumPy."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    _need_sm90()
+    root = pathlib.Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "examples" / "jit_cluster_reduction.py"), str(1 << 20)],
+        capture_output=True, text=True, timeout=300, check=False,
+        env=dict(os.environ, PYTHONPATH=str(root)))
+    assert done.returncode == 0, done.stderr
+    assert "clusters of 8, DSM" in done.stdout and "one atomic per block" in done.stdout

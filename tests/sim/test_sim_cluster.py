@@ -2,6 +2,13 @@
 cluster.sync() is a barrier over them and map_shared_rank reads another block's shared
 memory; launches are checked as on a GPU."""
 
+import importlib.util
+import os
+import pathlib
+import re
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -186,3 +193,52 @@ def test_exited_block_does_not_hold_the_others():
     out = np.zeros(4, np.int64)
     skipped_sync.simulate(4, 8, (out,), cluster=2)
     np.testing.assert_array_equal(out, [0, 1, 1, 1])
+
+
+# ---------------------------------------------------------------------------
+# examples/jit_cluster_reduction.py
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "jit_cluster_reduction.py"
+
+
+def _run_example(*argv):
+    env = dict(os.environ, PYTHONPATH=str(ROOT), CUDA_VISIBLE_DEVICES="")  # no GPU, anywhere
+    return subprocess.run([sys.executable, str(EXAMPLE), *argv], capture_output=True, text=True,
+                          env=env, timeout=300, check=False)
+
+
+def test_cluster_example_without_a_gpu_says_so_and_exits_0():
+    done = _run_example()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("jit_cluster_reduction: no CUDA GPU found; nothing to run "
+                                  "here (this example needs an sm_90+ GPU)")
+    assert "--simulate" in done.stdout
+
+
+def test_cluster_example_simulated_matches_numpy():
+    done = _run_example("--simulate", "4096")
+    assert done.returncode == 0, done.stderr
+    m = re.search(r"simulated on the CPU: clusters of 8, grid=16, n=4096: sum=(\S+) "
+                  r"\(NumPy (\S+)\)", done.stdout)
+    assert m is not None, done.stdout
+    assert abs(float(m[1]) - float(m[2])) <= 1e-5  # both printed to 6 decimals
+
+
+def test_cluster_example_refuses_gpus_older_than_sm90(monkeypatch):
+    spec = importlib.util.spec_from_file_location("cluster_example", EXAMPLE)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+
+    class OldDevice:
+        compute_capability = "86"
+
+    class NewDevice:
+        compute_capability = "90"
+
+    monkeypatch.setattr(example.jitkern, "is_available", lambda: True)
+    monkeypatch.setattr(example.jitkern, "Device", OldDevice)
+    assert example.gpu_problem() == ("the GPU is sm_86; thread-block clusters need compute "
+                                     "capability 9.0 or newer (sm_90)")
+    monkeypatch.setattr(example.jitkern, "Device", NewDevice)
+    assert example.gpu_problem() is None
