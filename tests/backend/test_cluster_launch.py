@@ -8,8 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-from jitkern import ElementwiseKernel, KernelArgumentError, LaunchError, ReductionKernel
-from jitkern import jit
+from jitkern import ElementwiseKernel, KernelArgumentError, LaunchError, ReductionKernel, jit
 from jitkern.arrays import interop
 from jitkern.backend import module
 from jitkern.backend.compiler import compile_source
@@ -118,7 +117,7 @@ def _packed(ptr, a, n):
 
 
 def test_raw_kernel_cluster_launch_config(raw, fake, rng):
-    k, fn = raw
+    k, _fn = raw
     a = np.float32(rng.standard_normal())
     k((8, 2), (64,), (DeviceArray(4096, 512), a, np.int32(512)), shared_mem=256, stream=7,
       cluster=(4, 2, 1))
@@ -149,11 +148,12 @@ def _assert_nothing_done(fake, fn):
     ("grid", "cluster", "error", "words"),
     [
         ((6, 2), (4, 1, 1), LaunchError,
-         r"cluster=\(4, 1, 1\) must divide grid=\(6, 2\) \(grid x=6 is not a multiple of cluster x=4\)"),
+         (r"cluster=\(4, 1, 1\) must divide grid=\(6, 2\) "
+          r"\(grid x=6 is not a multiple of cluster x=4\)")),
         ((8, 3), (1, 2, 1), LaunchError, r"grid y=3 is not a multiple of cluster y=2"),
         (16, (16, 1, 1), KernelArgumentError,
-         r"cluster=\(16, 1, 1\) has 16 blocks; expected at most 8 blocks per cluster; set "
-         r"kernel.allow_nonportable_cluster_size = True for up to 16"),
+         (r"cluster=\(16, 1, 1\) has 16 blocks; expected at most 8 blocks per cluster; set "
+          r"kernel.allow_nonportable_cluster_size = True for up to 16")),
         (16, (4, 4, 1), KernelArgumentError, r"has 16 blocks; expected at most 8"),
         (4, (0, 1, 1), KernelArgumentError, r"cluster: every dimension must be at least 1"),
         (4, (2, -1), KernelArgumentError, r"cluster: every dimension must be at least 1"),
@@ -190,7 +190,7 @@ def test_cluster_launch_refused_below_sm90_checked_once_per_device(raw, fake, mo
 
 
 def test_nonportable_cluster_sizes_are_opt_in(raw, fake):
-    k, fn = raw
+    k, _fn = raw
     args = (DeviceArray(64, 4), np.float32(2), np.int32(4))
     k.allow_nonportable_cluster_size = True
     k(32, 32, args, cluster=(16, 1, 1))
