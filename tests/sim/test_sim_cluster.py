@@ -144,6 +144,13 @@ def test_without_cluster_every_block_is_its_own_cluster():
     np.testing.assert_array_equal(out, [[0, 1, 0, 11, BLOCK, 1]] * 3)
 
 
+def test_cluster_sync_without_cluster_is_a_one_block_barrier(rng):
+    x = rng.standard_normal(4)
+    out = np.full(4, np.nan)
+    neighbour_sum.simulate(4, 8, (x, out))  # each block is its own neighbour
+    np.testing.assert_array_equal(out, 2 * x)
+
+
 def test_cluster_sum_matches_numpy(rng):
     blocks, cluster = 12, 4
     x = rng.standard_normal(blocks * BLOCK)
