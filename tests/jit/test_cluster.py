@@ -217,10 +217,21 @@ def test_gpu_raw_kernel_cluster_checks_before_launch():
 
 @pytest.mark.gpu
 def test_gpu_elementwise_refuses_cluster():
+    """Also once the kernel's call is its generated entry (after a plain call)."""
     k = jitkern.ElementwiseKernel("T x", "T y", "y = x", "copy_cluster")
     x = jitkern.arange(4, dtype=np.float32)
     with pytest.raises(jitkern.KernelArgumentError, match=r"cluster= is not accepted"):
         k(x, cluster=(2, 1, 1))
+    np.testing.assert_array_equal(k(x).get(), np.arange(4, dtype=np.float32))
+    np.testing.assert_array_equal(k(x).get(), np.arange(4, dtype=np.float32))
+    with pytest.raises(jitkern.KernelArgumentError, match=r"copy_cluster: cluster= is not "
+                       r"accepted by ElementwiseKernel"):
+        k(x, cluster=(2, 1, 1))
+    r = jitkern.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "sum_cluster")
+    assert float(r(x)) == 6.0
+    with pytest.raises(jitkern.KernelArgumentError, match=r"sum_cluster: cluster= is not "
+                       r"accepted by ReductionKernel"):
+        r(x, cluster=2)
 
 
 @pytest.mark.gpu
