@@ -1,4 +1,9 @@
-"""A sum over thread-block clusters with distributed shared memory (sm_90+).
+"""A sum over thread-block clusters with distributed shared memory.
+
+Needs a GPU of compute capability 9.0 or newer (sm_90: H100, H200, GH200, B200, ...):
+thread-block clusters came with Hopper. Without a GPU the script says so and exits 0,
+or, with ``--simulate``, runs the cluster kernel in jitkern's CPU simulator (a small input,
+checked against NumPy, not timed); on an older GPU it says so and exits 0.
 
 Each block reduces its share of the input into its shared memory; the blocks of a cluster
 then meet at ``cluster.sync()``, and block 0 of each cluster reads the other blocks'
@@ -7,6 +12,7 @@ the cluster's total to the result with one atomic, instead of one atomic per blo
 Checked against NumPy and timed against the same reduction without clusters.
 
     python examples/jit_cluster_reduction.py [N]
+    python examples/jit_cluster_reduction.py --simulate [N]     # no GPU needed
 """
 
 import sys
@@ -110,5 +116,39 @@ def main(n: int = 1 << 26) -> None:
         )
 
 
+def simulate(n: int = 8 * BLOCK * CLUSTER) -> None:
+    """The cluster kernel on the CPU simulator: one grid of two clusters, against NumPy."""
+    rng = numpy.random.default_rng()
+    host = rng.standard_normal(n)
+    out = numpy.zeros(1)
+    grid = 2 * CLUSTER
+    cluster_sum.simulate(grid, BLOCK, (host, numpy.int64(n), out), cluster=(CLUSTER, 1, 1))
+    want = host.sum()
+    assert abs(out[0] - want) <= 1e-9 * numpy.abs(host).sum(), (out[0], want)
+    print(f"simulated on the CPU: clusters of {CLUSTER}, grid={grid}, n={n}: "
+          f"sum={out[0]:.6f} (NumPy {want:.6f})")
+
+
+def gpu_problem() -> str | None:
+    """Why this machine cannot run the example on a GPU, or None."""
+    if not jitkern.is_available():
+        return "no CUDA GPU found"
+    cc = jitkern.Device().compute_capability  # "90" for sm_90, as CuPy spells it
+    if int(cc) < 90:
+        return (f"the GPU is sm_{cc}; thread-block clusters need compute capability 9.0 "
+                "or newer (sm_90)")
+    return None
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1 << 26)
+    argv = sys.argv[1:]
+    if "--simulate" in argv:
+        argv.remove("--simulate")
+        simulate(*(int(a) for a in argv[:1]))
+        sys.exit(0)
+    problem = gpu_problem()
+    if problem is not None:
+        print(f"jit_cluster_reduction: {problem}; nothing to run here (this example needs an "
+              "sm_90+ GPU). Try --simulate to run the cluster kernel on the CPU.")
+        sys.exit(0)
+    main(int(argv[0]) if argv else 1 << 26)

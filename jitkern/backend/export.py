@@ -101,8 +101,24 @@ def check_format(fmt) -> str:
 
 
 def normalize_archs(arch) -> tuple[int, ...]:
-    """'sm_90' or ('sm_80', 'sm_90') -> (80, 90), sorted, no repeats."""
-    from .toolchain import normalize_arch
+    """'sm_90' or ('sm_80', 'sm_90a') -> (80, 90): the compute capabilities, sorted, no
+    repeats (what a kernel's arch requirements are checked against)."""
+    return tuple(sorted({cc for cc, _variant in _parsed_archs(arch)}))
+
+
+_VARIANT_ORDER = {"": 0, "f": 1, "a": 2}  # at one compute capability: most specific last
+
+
+def export_archs(arch) -> tuple[str, ...]:
+    """'sm_90' or ('sm_80', 'sm_90a') -> ('sm_80', 'sm_90a'): the CUBIN targets of an
+    export, arch variants kept ('sm_90a': an arch-specific CUBIN, 'sm_100f': a
+    family-specific one), sorted by compute capability, no repeats."""
+    pairs = sorted(set(_parsed_archs(arch)), key=lambda p: (p[0], _VARIANT_ORDER[p[1]]))
+    return tuple(f"sm_{cc}{variant}" for cc, variant in pairs)
+
+
+def _parsed_archs(arch) -> list[tuple[int, str]]:
+    from .toolchain import parse_arch
 
     items = (arch,) if isinstance(arch, (str, int)) else arch
     try:
@@ -115,7 +131,26 @@ def normalize_archs(arch) -> tuple[int, ...]:
         raise JitkernValueError(
             "arch: name at least one architecture, e.g. arch=('sm_80', 'sm_90')"
         )
-    return tuple(sorted({normalize_arch(a) for a in items}))
+    return [(parsed.cc, parsed.variant) for parsed in map(parse_arch, items)]
+
+
+def parse_tag(tag: str) -> tuple[str, int, str]:
+    """'sm_90a' -> ('sm', 90, 'a'); 'compute_90' -> ('compute', 90, '')."""
+    m = re.match(r"^(sm|compute)_(\d+)([af]?)$", tag)
+    if m is None:
+        raise JitkernValueError(f"the export names an arch {tag!r} this jitkern does not read")
+    return m[1], int(m[2]), m[3]
+
+
+def runs_on(cc_arch: int, variant: str, cc: int, exact_major: bool) -> bool:
+    """Whether code for sm_``cc_arch``+``variant`` runs on a GPU of capability ``cc``:
+    'a' only on that GPU, 'f' on its family (same major, same or newer minor); plain
+    code on the same major and newer (``exact_major``: CUBIN) or on any newer GPU (PTX)."""
+    if variant == "a":
+        return cc == cc_arch
+    if variant == "f" or exact_major:
+        return cc // 10 == cc_arch // 10 and cc >= cc_arch
+    return cc >= cc_arch
 
 
 def base_path(path) -> str:
@@ -136,7 +171,7 @@ def base_path(path) -> str:
 def write(path, spec: ExportSpec, arch=DEFAULT_ARCHS, fmt: str = "fatbin") -> Exported:
     """Compile ``spec`` for every arch and write binary, header, manifest and source."""
     fmt = check_format(fmt)
-    archs = normalize_archs(arch)
+    archs = export_archs(arch)
     if fmt == "ltoir" and spec.backend != "nvrtc":
         raise JitkernValueError("format='ltoir' needs backend='nvrtc' (NVRTC's -dlto)")
     base = base_path(path)
@@ -174,27 +209,35 @@ def _write_binaries(base, spec, archs, fmt, cubins) -> dict:
     """Write the binary file(s); {'fatbin'|'sm_XX'|'compute_XX': file name}."""
     name = os.path.basename(base)
     if fmt == "fatbin":
-        newest = archs[-1]
+        newest = fatbin_ptx_arch(archs)
         ptx = _compile(spec, newest, "ptx").data
-        data = make_fatbin([(a, cubins[a].data) for a in archs], (newest, ptx))
+        data = make_fatbin([(a[3:], cubins[a].data) for a in archs], (newest[3:], ptx))
         _write_bytes(base + ".fatbin", data)
         return {"fatbin": name + ".fatbin"}
     files = {}
     for a in archs:
         if fmt == "cubin":
-            tag, data = f"sm_{a}", cubins[a].data
+            tag, data = a, cubins[a].data
         elif fmt == "ptx":
-            tag, data = f"compute_{a}", _compile(spec, a, "ptx").data.rstrip(b"\0")
+            tag, data = "compute" + a[2:], _compile(spec, a, "ptx").data.rstrip(b"\0")
         else:
-            tag, data = f"sm_{a}", _compile(spec, a, "ltoir").data
+            tag, data = a, _compile(spec, a, "ltoir").data
         _write_bytes(f"{base}.{tag}.{fmt}", data)
         files[tag] = f"{name}.{tag}.{fmt}"
     return files
 
 
+def fatbin_ptx_arch(archs) -> str:
+    """The arch whose PTX a fatbin carries for newer GPUs: the newest arch without a
+    variant (arch-specific PTX, compute_90a, runs on no other GPU), else the newest."""
+    plain = [a for a in archs if parse_tag(a)[2] == ""]
+    return (plain or list(archs))[-1]
+
+
 def make_fatbin(cubins, ptx=None) -> bytes:
     """A fatbin (NVIDIA's container, written by nvFatbin) of ``[(arch, cubin)]`` and an
-    optional ``(arch, ptx)`` that newer GPUs compile at load time."""
+    optional ``(arch, ptx)`` that newer GPUs compile at load time; an arch is ``90``,
+    ``'90'`` or ``'90a'``."""
     try:
         from cuda.bindings import nvfatbin
 
@@ -280,8 +323,9 @@ def _manifest(spec, archs, fmt, files, lowered, layouts) -> dict:
         "nvrtc_version": ".".join(map(str, nvrtc_version())),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "binary_format": fmt,
-        "archs": [f"sm_{a}" for a in archs],
+        "archs": list(archs),
         "files": files,
+        **({"fatbin_ptx": "compute" + fatbin_ptx_arch(archs)[2:]} if fmt == "fatbin" else {}),
         "options": list(spec.options),
         "source_sha256": hashlib.sha256(spec.source.encode()).hexdigest(),
         "entries": entries,
@@ -519,6 +563,7 @@ def binary_for_device(folder: str, manifest: dict, cc: int):
     fmt = manifest["binary_format"]
     files = manifest["files"]
     if fmt == "fatbin":
+        _check_fatbin(manifest, cc)
         name = files["fatbin"]
     else:
         _tag, name = _pick_file(files, fmt, cc)
@@ -543,20 +588,35 @@ def binary_for_device(folder: str, manifest: dict, cc: int):
 
 
 def _pick_file(files: dict, fmt: str, cc: int) -> tuple[str, str]:
-    archs = sorted(int(tag.split("_")[1]) for tag in files)
-    if fmt == "cubin":
-        usable = [a for a in archs if a == cc or (a // 10 == cc // 10 and a < cc)]
-        prefix = "sm"
-    else:
-        usable = [a for a in archs if a <= cc]
-        prefix = "compute" if fmt == "ptx" else "sm"
+    """(tag, file) for a GPU of capability ``cc``: the newest that runs there, and at one
+    compute capability the most specific (sm_90a before sm_90 on an sm_90 GPU)."""
+    parsed = {tag: parse_tag(tag) for tag in files}
+    usable = [tag for tag, (_kind, a, v) in parsed.items() if runs_on(a, v, cc, fmt == "cubin")]
     if not usable:
+        held = ", ".join(sorted(files, key=lambda t: (parsed[t][1], _VARIANT_ORDER[parsed[t][2]])))
         raise JitkernValueError(
-            f"the export holds {fmt} for {', '.join(f'sm_{a}' for a in archs)}, none of which runs "
+            f"the export holds {fmt} for {held}, none of which runs "
             f"on this GPU (sm_{cc}); export again with arch=(..., 'sm_{cc}')"
         )
-    tag = f"{prefix}_{usable[-1]}"
+    tag = max(usable, key=lambda t: (parsed[t][1], _VARIANT_ORDER[parsed[t][2]]))
     return tag, files[tag]
+
+
+def _check_fatbin(manifest: dict, cc: int) -> None:
+    """Refuse a fatbin none of whose CUBINs nor its PTX runs on sm_``cc`` (the driver's own
+    error would not say why)."""
+    archs = manifest["archs"]
+    ptx = manifest.get("fatbin_ptx") or "compute" + fatbin_ptx_arch(archs)[2:]
+    _kind, ptx_cc, ptx_variant = parse_tag(ptx)
+    if runs_on(ptx_cc, ptx_variant, cc, exact_major=False):
+        return
+    if any(runs_on(a, v, cc, exact_major=True) for _k, a, v in map(parse_tag, archs)):
+        return
+    raise JitkernValueError(
+        f"the export's fatbin holds CUBINs for {', '.join(archs)} and PTX for "
+        f"{ptx}, none of which runs on this GPU (sm_{cc}); export again with "
+        f"arch=(..., 'sm_{cc}')"
+    )
 
 
 def link_ltoir(data: bytes, cc: int) -> bytes:

@@ -29,6 +29,10 @@ class KernelPartial(functools.partial):
 
     _pickle_hint = "a kernel cannot be pickled"
 
+    #: Allow ``cluster=`` launches of 9 to 16 blocks per cluster (CUDA's non-portable
+    #: cluster sizes, which H100-class GPUs have); 8 is the portable limit otherwise.
+    allow_nonportable_cluster_size = False
+
     def __new__(cls, *args, **kwargs):
         return super().__new__(cls, _not_ready)
 

@@ -106,7 +106,8 @@ SETTABLE_ATTRIBUTES = ("max_dynamic_shared_size_bytes", "preferred_shared_memory
 class _DeviceState:
     """What a Function knows about itself on one device."""
 
-    __slots__ = ("handle", "param_layout", "param_sizes", "plans", "last_plan", "device_id")
+    __slots__ = ("handle", "param_layout", "param_sizes", "plans", "last_plan", "device_id",
+                 "nonportable")
 
     def __init__(self, handle, param_sizes, device_id: int = 0, param_layout=None):
         self.handle = handle
@@ -117,6 +118,7 @@ class _DeviceState:
         self.device_id = device_id
         self.plans: dict = {}
         self.last_plan = None
+        self.nonportable = False  # CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED set
 
 
 class Function:
@@ -228,39 +230,51 @@ class Function:
                 self._install_fast(state, plan, cooperative)
 
     def launch_cluster(self, grid, block, args, shared_mem: int = 0, stream=None,
-                       cooperative: bool = False, cluster=(1, 1, 1)) -> None:
+                       cooperative: bool = False, cluster=(1, 1, 1),
+                       nonportable: bool = False) -> None:
         """Launch in thread-block clusters of ``cluster`` blocks (sm_90+), through
-        cuLaunchKernelEx. Not the hot path: it builds the launch configuration each time."""
+        cuLaunchKernelEx. ``nonportable``: allow clusters of 9 to 16 blocks (the kernel's
+        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED is set first).
+
+        Not the hot path: it builds the launch configuration each time. Everything the
+        launch asks of the cluster is checked before anything is packed or launched.
+        """
+        grid3, cluster3 = check_cluster(self.name, grid, cluster, nonportable)
+        block3 = dim3(block, "block")
         if type(args) is not tuple:
             args = _as_args(args)
-        grid3, block3 = dim3(grid, "grid"), dim3(block, "block")
-        cluster3 = dim3(cluster, "cluster")
-        for c, g, k in zip("xyz", grid3, cluster3):
-            if g % k:
-                raise LaunchError(f"{self.name}: cluster={cluster!r} must divide grid={grid!r} "
-                                  f"(grid {c}={g} is not a multiple of cluster {c}={k})")
-        state = self._select_state()
+        state = self._last_state
+        if state is None or _multi_device:
+            state = self._select_state()
+        require_cluster_device(self.name, state.device_id)
+        d = _drv
+        if nonportable and not state.nonportable:
+            check(d.cuFuncSetAttribute(
+                state.handle,
+                d.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+                f"allowing non-portable cluster sizes for {self.name}")
+            state.nonportable = True
         plan = self._plan_for(state, args)
         plan.pack(args)
-        config = cluster_config(grid3, block3, shared_mem,
-                                current_stream_handle() if stream is None else stream_handle(stream),
-                                cluster3, cooperative)
-        (err,) = drv().cuLaunchKernelEx(config, state.handle, plan.params_ptr, 0)
+        s = current_stream_handle() if stream is None else stream_handle(stream)
+        config = cluster_config(d, grid3, block3, shared_mem, s, cluster3, cooperative)
+        (err,) = d.cuLaunchKernelEx(config, state.handle, plan.params_ptr, 0)
         if err != 0:
             reasons = diagnose_launch(self, state.device_id, grid3, block3, shared_mem, cooperative)
             if self.max_cluster_blocks(block3, shared_mem, cluster3, state) == 0:
                 reasons.append(f"cluster={cluster!r} cannot be scheduled on device "
-                               f"{state.device_id} (clusters need sm_90 or newer, at most 8 "
-                               "blocks portably, and the blocks' resources on one GPC)")
+                               f"{state.device_id} (the cluster's blocks must fit on one GPC "
+                               "together: fewer threads, registers or shared memory per block, "
+                               "or a smaller cluster)")
             if reasons:
                 raise LaunchError(f"cannot launch {self.name}: " + "; ".join(reasons)
-                                  + f" ({driver._name(drv(), err)})")
+                                  + f" ({driver._name(d, err)})")
             check((err,), f"launching {self.name} with cluster={cluster!r}")
 
     def max_cluster_blocks(self, block, shared_mem, cluster, state=None) -> int:
         """Active clusters of this shape the device can hold (0: not schedulable)."""
         state = state or self._select_state()
-        config = cluster_config((cluster[0], cluster[1], cluster[2]), dim3(block, "block"),
+        config = cluster_config(drv(), (cluster[0], cluster[1], cluster[2]), dim3(block, "block"),
                                 shared_mem, 0, dim3(cluster, "cluster"), False)
         err, count = drv().cuOccupancyMaxActiveClusters(state.handle, config)
         return int(count) if err == 0 else 0
@@ -593,9 +607,60 @@ def _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative):
     return define("\n".join(lines) + "\n", f"<jitkern bound launch {function.name}>", env, "run")
 
 
-def cluster_config(grid3, block3, shared_mem: int, stream, cluster3, cooperative: bool):
-    """A CUlaunchConfig with the cluster dimension (and cooperative) attribute."""
-    d = drv()
+# Blocks per cluster: 8 on every GPU with clusters (portable); up to 16 where the kernel
+# allows non-portable sizes and the GPU has them (H100/H200).
+PORTABLE_CLUSTER_SIZE = 8
+NONPORTABLE_CLUSTER_SIZE = 16
+CLUSTER_MIN_CC = (9, 0)
+
+
+def check_cluster(name: str, grid, cluster, nonportable: bool = False):
+    """(grid, cluster) as 3-tuples, after checking what needs no GPU: each cluster
+    dimension at least 1 and dividing the grid's, and the cluster's size."""
+    cluster3 = dim3(cluster, "cluster")
+    grid3 = dim3(grid, "grid")
+    limit = NONPORTABLE_CLUSTER_SIZE if nonportable else PORTABLE_CLUSTER_SIZE
+    size = cluster3[0] * cluster3[1] * cluster3[2]
+    if size > limit:
+        hint = ("" if nonportable else
+                f"; set kernel.allow_nonportable_cluster_size = True for up to "
+                f"{NONPORTABLE_CLUSTER_SIZE} (on GPUs that have them, such as H100)")
+        raise KernelArgumentError(
+            f"{name}: cluster={cluster!r} has {size} blocks; expected at most {limit} "
+            f"blocks per cluster{hint}")
+    for c, g, k in zip("xyz", grid3, cluster3):
+        if g % k:
+            raise LaunchError(f"{name}: cluster={cluster!r} must divide grid={grid!r} "
+                              f"(grid {c}={g} is not a multiple of cluster {c}={k})")
+    return grid3, cluster3
+
+
+def cluster_refused(kind: str, name: str) -> KernelArgumentError:
+    """The error for ``cluster=`` given to a kernel kind that sizes its own grid."""
+    return KernelArgumentError(
+        f"{name}: cluster= is not accepted by {kind}: it picks its own grid and block for "
+        "each call, so there is no grid for a cluster to divide; launch in thread-block "
+        "clusters from a RawKernel or a @jitkern.rawkernel kernel instead")
+
+
+_cluster_devices: dict[int, tuple[int, int]] = {}  # device id -> its compute capability
+
+
+def require_cluster_device(name: str, device_id: int) -> None:
+    """Refuse a cluster launch on a GPU older than sm_90 (its capability read once)."""
+    cc = _cluster_devices.get(device_id)
+    if cc is None:
+        cc = _cluster_devices[device_id] = driver.compute_capability(device_id)
+    if cc < CLUSTER_MIN_CC:
+        raise LaunchError(
+            f"{name}: cluster= needs a GPU of compute capability 9.0 or newer "
+            f"(thread-block clusters came with sm_90); device {device_id} is "
+            f"{cc[0]}.{cc[1]} (sm_{cc[0]}{cc[1]}); launch without cluster=")
+
+
+def cluster_config(d, grid3, block3, shared_mem: int, stream, cluster3, cooperative: bool):
+    """A CUlaunchConfig (of driver module ``d``) with the cluster dimension (and
+    cooperative) attribute."""
     config = d.CUlaunchConfig()
     config.gridDimX, config.gridDimY, config.gridDimZ = grid3
     config.blockDimX, config.blockDimY, config.blockDimZ = block3

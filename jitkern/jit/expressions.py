@@ -205,6 +205,7 @@ class ExpressionEmitter:
     program: object
     func: object
     debug_line: int = 0  # the current statement's line (debug sites without a node)
+    current_expr = None  # the expression being emitted (positions of arch requirements)
 
     # -- dispatch ---------------------------------------------------------
 
@@ -217,12 +218,15 @@ class ExpressionEmitter:
                 JitSyntaxError,
                 node,
             )
+        outer, self.current_expr = self.current_expr, node
         try:
             return method(node)
         except CompileProblem as exc:
             if exc.node is None:
                 exc.node = node
             raise
+        finally:
+            self.current_expr = outer
 
     def value(self, node) -> Value:
         """Lower ``node`` to a runtime value (materialising a scalar constant)."""
@@ -951,7 +955,19 @@ class ExpressionEmitter:
 
     def require_arch(self, arch: int, what: str) -> None:
         self.program.min_arch = max(self.program.min_arch, arch)
-        self.program.arch_needs.setdefault(what, (arch, self.where()))
+        self.program.arch_needs.setdefault((what, self.span()), arch)
+
+    def span(self) -> str:
+        """``file:LINE:COL-ENDCOL`` of the expression being emitted (else its statement):
+        where an arch requirement is reported, with a caret, when the target is older."""
+        node = self.current_expr or getattr(self, "current_statement", None)
+        if node is None:
+            return self.source.filename
+        line, col = self.source.position(node)
+        end = col + 1
+        if getattr(node, "end_lineno", None) == getattr(node, "lineno", None):
+            end = node.end_col_offset + self.source.indent + 1
+        return f"{self.source.filename}:{line}:{col}-{end}"
 
     def where(self) -> str:
         """``file:line`` of the statement being emitted."""

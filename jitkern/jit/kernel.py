@@ -33,6 +33,7 @@ from ..backend import cache, debugcheck, driver
 from ..backend.codegen import define
 from ..backend.device import stream_handle
 from ..backend.kernel_object import KernelPartial
+from ..backend.module import check_cluster
 from ..config import settings
 from ..errors import (
     CompileError,
@@ -42,6 +43,7 @@ from ..errors import (
     JitkernTypeError,
     JitkernValueError,
     JitSyntaxError,
+    JitTypeError,
     KernelArgumentError,
     LaunchError,
 )
@@ -226,8 +228,10 @@ class JitKernel(KernelPartial):
                 f"launch {self.__name__} as {self.__name__}[grid, block](*args) or "
                 f"{self.__name__}(grid, block, args) with args a tuple"
             )
+        if cluster is not None:  # refused before anything is compiled or packed
+            check_cluster(self.__name__, grid, cluster, self.allow_nonportable_cluster_size)
         if settings.simulate:  # JITKERN_SIMULATE=1: every JIT launch runs on the CPU
-            return self.simulate(grid, block, args, shared_mem)
+            return self.simulate(grid, block, args, shared_mem, cluster=cluster)
         keyers = _KEYERS
         try:
             key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
@@ -241,7 +245,8 @@ class JitKernel(KernelPartial):
             launch_args = launch_args + entry.extras(launch_args)
         if cluster is not None:  # thread-block clusters (sm_90+): cuLaunchKernelEx
             entry.function.launch_cluster(grid, block, launch_args, shared_mem, stream,
-                                          entry.cooperative, cluster)
+                                          entry.cooperative, cluster,
+                                          self.allow_nonportable_cluster_size)
             return
         entry.function.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
         if entry.watch is not None:  # debug builds stay on this path: each launch is noted
@@ -947,32 +952,60 @@ def _extras_function(plans):
 
 
 _REQUIRES = re.compile(r"^// requires: sm_(\d+): (.*)$", re.MULTILINE)
+_USE = re.compile(r"^(?P<what>.+?) at (?P<file>.+?):(?P<line>\d+)(?::(?P<col>\d+)-(?P<end>\d+))?$")
 _ARCH_FEATURES = {90: " (thread-block clusters and distributed shared memory)"}
 
 
 def _arch_guard(needs: dict) -> str:
     """Header lines for builtins that need a newer GPU: a comment ``check_target`` reads
-    before compiling, and an #error for anyone compiling the source for an older one."""
+    before compiling (every use, ``name at file:LINE:COL-ENDCOL``, with the arch it needs),
+    and an #error for anyone compiling the source for an older one."""
     if not needs:
         return ""
-    arch = max(a for a, _where in needs.values())
-    uses = "; ".join(f"{name} at {where}" for name, (_a, where) in needs.items())
+    arch = max(needs.values())
+    uses = "; ".join(f"{what} at {span} [sm_{a}]" for (what, span), a in needs.items())
     return (f"\n// requires: sm_{arch}: {uses}\n"
             f"#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < {arch}0\n"
-            f'#error "jitkern: this kernel needs sm_{arch} or newer ({uses})"\n'
+            f'#error "jitkern: this kernel needs sm_{arch} or newer"\n'
             "#endif")
 
 
 def check_target(name: str, source: str, arch: int) -> None:
-    """Refuse to compile for ``arch`` a kernel whose builtins need a newer one."""
+    """Refuse to compile for ``arch`` a kernel whose builtins need a newer one: a
+    JitTypeError at the first such use, listing every use with its line and a caret."""
     m = _REQUIRES.search(source)
-    if m and arch < int(m.group(1)):
-        need = int(m.group(1))
-        raise JitkernValueError(
-            f"{name}: {m.group(2)}: needs sm_{need} or newer"
-            f"{_ARCH_FEATURES.get(need, '')}, but this compile "
-            f"targets sm_{arch}; compile for arch='sm_{need}' or newer (or launch on such a GPU)"
-        )
+    if not m or arch >= int(m.group(1)):
+        return
+    need = int(m.group(1))
+    uses = []
+    for item in m.group(2).split("; "):
+        text, _, tag = item.rpartition(" [sm_")
+        needed = int(tag.rstrip("]")) if tag.rstrip("]").isdigit() else need
+        if needed > arch:
+            uses.append(_use_lines(text or item, needed))
+    head = (f"{name}: {len(uses)} use(s) of builtins that need a newer GPU than this "
+            f"compile's target, sm_{arch}")
+    first = uses[0][0].split(": ", 1)[0] if uses and uses[0][0].count(":") >= 2 else None
+    lines = [f"{first}: {head}" if first else head]
+    for use in uses:
+        lines += use
+    lines.append(f"compile for arch='sm_{need}' or newer (or launch on such a GPU)")
+    raise JitTypeError("\n".join(lines))
+
+
+def _use_lines(item: str, needed: int) -> list[str]:
+    """One use of a builtin that needs sm_``needed``: its position, line and caret."""
+    feature = _ARCH_FEATURES.get(needed, "")
+    m = _USE.match(item.strip())
+    if m is None:
+        return [f"{item.strip()}: needs sm_{needed} or newer{feature}"]
+    where = f"{m['file']}:{m['line']}" + (f":{m['col']}" if m["col"] else "")
+    lines = [f"{where}: {m['what']} needs sm_{needed} or newer{feature}"]
+    text = linecache.getline(m["file"], int(m["line"])).rstrip("\n")
+    if text and m["col"]:
+        col, end = int(m["col"]), int(m["end"])
+        lines += ["    " + text, "    " + " " * (col - 1) + "^" + "~" * (max(1, end - col) - 1)]
+    return lines
 
 
 def _target_arch(target: str) -> int:

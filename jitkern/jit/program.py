@@ -180,7 +180,8 @@ class Program:
         self.includes: set[str] = set()
         self.cooperative = False
         self.min_arch = 0
-        self.arch_needs: dict[str, tuple[int, str]] = {}  # builtin -> (arch, file:line)
+        # (builtin, "file:LINE:COL-ENDCOL" of a use) -> the arch it needs, for every use
+        self.arch_needs: dict[tuple[str, str], int] = {}
         self.device_functions: dict = {}  # (function, arg types) -> DeviceFunction
         self.device_code: list[str] = []  # in completion order: callees first
         self.stack: list = []  # functions being emitted (recursion check)

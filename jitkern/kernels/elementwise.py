@@ -31,7 +31,7 @@ from ..backend import compiler, debugcheck, driver
 from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection, inspect_binary
 from ..backend.kernel_object import KernelPartial
-from ..backend.module import Function
+from ..backend.module import Function, cluster_refused
 from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _cuda, _debug, _export_kinds, _launcher, _layout
 from . import _elementwise_codegen as _codegen
@@ -166,8 +166,11 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         return {k: v for k, v in given.items() if v}
 
     # -- the call ----------------------------------------------------------------
-    def _call(self, *args, size=None, stream=None, block_size=None):
-        """Run the kernel; returns the output array(s) (``None`` with ``no_return``)."""
+    def _call(self, *args, size=None, stream=None, block_size=None, cluster=None):
+        """Run the kernel; returns the output array(s) (``None`` with ``no_return``).
+        ``cluster=`` is refused: the kernel sizes its own grid."""
+        if cluster is not None:
+            raise cluster_refused("ElementwiseKernel", self.name)
         key = _call_key(args, size, block_size)
         run = self._runners.get(key) if key is not None else None
         if run is None:
@@ -563,7 +566,7 @@ def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
         aligned=aligned,
         first_args=first_args,
         multi_device=several_devices(),
-        entry=(("size", "block_size"), kernel._call),
+        entry=(("size", "block_size", "cluster"), kernel._call),
     )
 
 

@@ -139,6 +139,7 @@ class ExportedKernel(KernelPartial):
             stream,
             self.cooperative,
             cluster,
+            self.allow_nonportable_cluster_size,
         )
 
     def __getitem__(self, config):
@@ -155,11 +156,13 @@ class ExportedKernel(KernelPartial):
         return f"<jitkern exported {self.kind} kernel {self.name!r}>"
 
 
-def _launch(fn, grid, block, args, shared_mem, stream, cooperative, cluster) -> None:
+def _launch(fn, grid, block, args, shared_mem, stream, cooperative, cluster,
+            nonportable=False) -> None:
     if cluster is None:
         fn.launch(grid, block, args, shared_mem, stream, cooperative)
     else:
-        fn.launch_cluster(grid, block, args, shared_mem, stream, cooperative, cluster)
+        fn.launch_cluster(grid, block, args, shared_mem, stream, cooperative, cluster,
+                          nonportable)
 
 
 def _launch_star(kernel, grid, block, shared_mem, stream, *args):
@@ -230,6 +233,7 @@ class ExportedJitKernel(ExportedKernel):
             stream,
             self.cooperative,
             cluster,
+            self.allow_nonportable_cluster_size,
         )
 
     def _check_array(self, value, spec) -> tuple:

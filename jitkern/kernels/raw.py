@@ -142,7 +142,8 @@ class RawKernel(KernelPartial):
             fn = self._function()
         if cluster is not None:
             fn.launch_cluster(grid, block, args, shared_mem, stream,
-                              self.enable_cooperative_groups, cluster)
+                              self.enable_cooperative_groups, cluster,
+                              self.allow_nonportable_cluster_size)
             return
         fn.launch(grid, block, args, shared_mem, stream, self.enable_cooperative_groups)
         last = fn.last_plan()

@@ -25,7 +25,7 @@ from ..arrays.core import allocate, stream_of
 from ..backend import compiler, debugcheck, driver
 from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection
-from ..backend.module import Function
+from ..backend.module import Function, cluster_refused
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _cuda, _debug, _export_kinds, _launcher, _layout
 from . import _reduction_codegen as _codegen
@@ -193,8 +193,11 @@ class ReductionKernel(CachedSources):
             "preamble": self.preamble, "options": self.options, "debug": self.debug})
 
     # -- the call ----------------------------------------------------------------
-    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None):
-        """Reduce; returns the output (a tuple of all outputs when there are several)."""
+    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
+        """Reduce; returns the output (a tuple of all outputs when there are several).
+        ``cluster=`` is refused: the kernel sizes its own grid."""
+        if cluster is not None:
+            raise cluster_refused("ReductionKernel", self.name)
         if out is not None:
             args = args + (out if isinstance(out, tuple) else (out,))
         guarded = self._guarded

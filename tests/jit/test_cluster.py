@@ -7,7 +7,7 @@ import jitkern
 from jitkern import jit
 from jitkern.backend.compiler import compile_source
 from jitkern.backend.module import Function
-from jitkern.errors import JitkernValueError, JitTypeError, LaunchError
+from jitkern.errors import JitTypeError, LaunchError
 
 BLOCK = 64
 
@@ -49,7 +49,9 @@ def test_cluster_codegen_records_the_sm90_requirement():
     assert "auto cluster = cooperative_groups::this_cluster();" in source
     assert "cluster.map_shared_rank(" in source and "cluster.sync()" in source
     line = neighbour_sum.py_func.__code__.co_firstlineno + 3  # after the decorator and docstring
-    assert f"// requires: sm_90: cg.this_cluster at {__file__}:{line};" in source
+    # every use, with its column span: cluster = jit.cg.this_cluster() starts at column 15
+    assert f"// requires: sm_90: cg.this_cluster at {__file__}:{line}:15-36 [sm_90];" in source
+    assert source.count(" [sm_90]") == 6  # this_cluster, 2 x sync, block_rank, num_blocks, map
     assert "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n#error" in source
 
 
@@ -60,21 +62,50 @@ def test_cluster_kernel_compiles_for_sm90():
 
 def test_cluster_builtins_refused_below_sm90_with_position():
     first = neighbour_sum.py_func.__code__.co_firstlineno
-    with pytest.raises(JitkernValueError) as err:
+    with pytest.raises(JitTypeError) as err:
         neighbour_sum.inspect(*_args(), arch="sm_80")
-    message = str(err.value)
-    assert message.startswith("neighbour_sum: cg.this_cluster at ")
-    assert f"{__file__}:{first + 3}" in message  # cluster = jit.cg.this_cluster()
-    assert f"cluster.map_shared_rank at {__file__}:{first + 9}" in message
-    assert "needs sm_90 or newer" in message and "targets sm_80" in message
+    assert not isinstance(err.value, ValueError)  # a type error of the kernel's source
+    lines = str(err.value).split("\n")
+    assert lines[0] == (f"{__file__}:{first + 3}:15: neighbour_sum: 6 use(s) of builtins that "
+                        "need a newer GPU than this compile's target, sm_80")
+    # each use: file:line:col, what needs what, the user's line and a caret under the call
+    assert lines[1] == (f"{__file__}:{first + 3}:15: cg.this_cluster needs sm_90 or newer "
+                        "(thread-block clusters and distributed shared memory)")
+    assert lines[2] == "        cluster = jit.cg.this_cluster()"
+    assert lines[3] == "                  ^" + "~" * 20
+    at = lines.index(f"{__file__}:{first + 9}:17: cluster.map_shared_rank needs sm_90 or newer "
+                     "(thread-block clusters and distributed shared memory)")
+    assert lines[at + 1].strip().startswith("other = cluster.map_shared_rank(mine, ")
+    assert lines[at + 2] == "                    ^" + "~" * 79
+    assert sum(" cluster.sync needs sm_90" in ln for ln in lines) == 2
+    assert lines[-1] == "compile for arch='sm_90' or newer (or launch on such a GPU)"
+
+
+def test_refusal_reads_sources_indexed_before_columns_were_recorded():
+    """An on-disk index entry written by an older jitkern has `name at file:line` only."""
+    from jitkern.jit.kernel import check_target
+
+    source = f"// requires: sm_90: cg.this_cluster at {__file__}:18\n"
+    with pytest.raises(JitTypeError, match=rf"^{__file__}:18: k: 1 use\(s\) .*\n{__file__}:18: "
+                       r"cg.this_cluster needs sm_90 or newer"):
+        check_target("k", source, 80)
+    check_target("k", source, 90)  # sm_90 itself: accepted, returns None
+    assert check_target("k", source, 100) is None
 
 
 def test_cluster_kernel_export_checks_every_arch(tmp_path):
-    with pytest.raises(JitkernValueError, match=r"targets sm_80"):
+    with pytest.raises(JitTypeError, match=r"compile's target, sm_80"):
         neighbour_sum.export(tmp_path / "k", *_args(), arch=("sm_80", "sm_90"))
     assert not list(tmp_path.iterdir())
     result = neighbour_sum.export(tmp_path / "k", *_args(), arch="sm_90", format="cubin")
     assert result.manifest["archs"] == ["sm_90"]
+
+
+def test_cluster_kernel_exports_for_sm90a(tmp_path):
+    """An arch-specific target passes the sm_90 check and stays arch-specific."""
+    result = neighbour_sum.export(tmp_path / "k", *_args(), arch="sm_90a", format="cubin")
+    assert result.manifest["archs"] == ["sm_90a"]
+    assert (tmp_path / "k.sm_90a.cubin").read_bytes().startswith(b"\x7fELF")
 
 
 def test_map_shared_rank_takes_shared_memory_only():
@@ -151,6 +182,59 @@ def test_gpu_raw_kernel_cluster_launch():
 
 
 @pytest.mark.gpu
+def test_gpu_nonportable_cluster_of_16(rng):
+    """Clusters of 16 blocks: refused until the kernel allows non-portable sizes."""
+    _need_sm90()
+    blocks = 32
+    x = rng.standard_normal(blocks).astype(np.float32)
+    out = jitkern.full(blocks, np.nan, np.float32)
+    args = (jitkern.asarray(x), out)
+    with pytest.raises(jitkern.KernelArgumentError, match=r"has 16 blocks; expected at most 8"):
+        neighbour_sum(blocks, BLOCK, args, cluster=(16, 1, 1))
+    assert np.isnan(out.get()).all()  # nothing ran
+    neighbour_sum.allow_nonportable_cluster_size = True
+    try:
+        neighbour_sum(blocks, BLOCK, args, cluster=(16, 1, 1))
+    finally:
+        neighbour_sum.allow_nonportable_cluster_size = False
+    want = x + x.reshape(-1, 16)[:, np.r_[1:16, 0]].reshape(-1)
+    np.testing.assert_array_equal(out.get(), want)
+
+
+@pytest.mark.gpu
+def test_gpu_raw_kernel_cluster_checks_before_launch():
+    _need_sm90()
+    k = jitkern.RawKernel('extern "C" __global__ void touch(int* out) { out[blockIdx.x] = 1; }',
+                          "touch")
+    out = jitkern.full(8, -1, np.int32)
+    with pytest.raises(jitkern.KernelArgumentError, match=r"cluster=\(3, 3, 1\) has 9 blocks"):
+        k((9, 3), 32, (out,), cluster=(3, 3, 1))
+    with pytest.raises(LaunchError, match=r"grid x=8 is not a multiple of cluster x=3"):
+        k(8, 32, (out,), cluster=3)
+    jitkern.Device().synchronize()
+    np.testing.assert_array_equal(out.get(), np.full(8, -1))  # nothing ran
+
+
+@pytest.mark.gpu
+def test_gpu_elementwise_refuses_cluster():
+    """Also once the kernel's call is its generated entry (after a plain call)."""
+    k = jitkern.ElementwiseKernel("T x", "T y", "y = x", "copy_cluster")
+    x = jitkern.arange(4, dtype=np.float32)
+    with pytest.raises(jitkern.KernelArgumentError, match=r"cluster= is not accepted"):
+        k(x, cluster=(2, 1, 1))
+    np.testing.assert_array_equal(k(x).get(), np.arange(4, dtype=np.float32))
+    np.testing.assert_array_equal(k(x).get(), np.arange(4, dtype=np.float32))
+    with pytest.raises(jitkern.KernelArgumentError, match=r"copy_cluster: cluster= is not "
+                       r"accepted by ElementwiseKernel"):
+        k(x, cluster=(2, 1, 1))
+    r = jitkern.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "sum_cluster")
+    assert float(r(x)) == 6.0
+    with pytest.raises(jitkern.KernelArgumentError, match=r"sum_cluster: cluster= is not "
+                       r"accepted by ReductionKernel"):
+        r(x, cluster=2)
+
+
+@pytest.mark.gpu
 def test_gpu_exported_cluster_kernel(tmp_path, rng):
     _need_sm90()
     blocks = 16
@@ -192,3 +276,21 @@ def test_generated_launchers_hand_cluster_launches_to_the_general_path(positiona
         assert slow == [
             (((4,), (32,), (np.int32(5),)), {"shared_mem": 0, "stream": None, "cluster": (2, 1, 1)})
         ]
+
+
+@pytest.mark.gpu
+def test_gpu_cluster_example_runs():
+    """examples/jit_cluster_reduction.py on the GPU: both reductions checked against NumPy."""
+    import os
+    import pathlib
+    import subprocess
+    import sys
+
+    _need_sm90()
+    root = pathlib.Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [sys.executable, str(root / "examples" / "jit_cluster_reduction.py"), str(1 << 20)],
+        capture_output=True, text=True, timeout=300, check=False,
+        env=dict(os.environ, PYTHONPATH=str(root)))
+    assert done.returncode == 0, done.stderr
+    assert "clusters of 8, DSM" in done.stdout and "one atomic per block" in done.stdout

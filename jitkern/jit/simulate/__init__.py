@@ -19,6 +19,7 @@ import functools
 
 import numpy
 
+from ...backend.module import check_cluster
 from ...errors import JitError, JitkernTypeError, KernelArgumentError
 from . import emit, runtime, scheduler, thrust
 
@@ -58,17 +59,22 @@ class Simulator:
         shared_mem = config[2] if len(config) > 2 else 0
         return functools.partial(_star, self, config[0], config[1], shared_mem)
 
-    def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False):
+    def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False, *,
+                 cluster=None):
         """Run the kernel over ``grid`` x ``block`` threads on the CPU.
 
         ``args``: NumPy arrays (written in place), jitkern arrays (copied to the host
         and back), Python and NumPy scalars. ``stream`` is accepted and ignored.
         ``racecheck=True`` also reports two threads of a block touching one shared-memory
         element between two barriers, one of them writing (slower).
+        ``cluster=(x, y, z)`` runs in thread-block clusters, checked as a GPU launch is:
+        the blocks of a cluster run together (``cluster.sync()``, ``map_shared_rank``).
         """
         kernel = self._kernel
         if kernel.device:
             raise JitkernTypeError(f"{kernel.__name__} is a device function: call it from a kernel")
+        if cluster is not None:
+            check_cluster(kernel.__name__, grid, cluster, kernel.allow_nonportable_cluster_size)
         host, back = _host_arguments(args)
         simulated = self.build(host)
         scheduler.launch(
@@ -81,6 +87,7 @@ class Simulator:
             host,
             int(shared_mem),
             racecheck,
+            cluster,
         )
         for original, copy in back:
             original.set(copy)

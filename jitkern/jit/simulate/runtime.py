@@ -406,6 +406,7 @@ VOTE = "vote"  # (VOTE, line, mask, predicate, kind)
 MATCH = "match"  # (MATCH, line, mask, value, kind)
 ACTIVEMASK = "activemask"  # (ACTIVEMASK, line)
 GRID_SYNC = "grid_sync"  # (GRID_SYNC, line)
+CLUSTER_SYNC = "cluster_sync"  # (CLUSTER_SYNC, line)
 REDUCE = "reduce"  # (REDUCE, line, mask, value, count, op): a warp/tile reduction
 
 
@@ -446,6 +447,7 @@ def names() -> dict:
         "_jk_MATCH": MATCH,
         "_jk_ACTIVEMASK": ACTIVEMASK,
         "_jk_GRID_SYNC": GRID_SYNC,
+        "_jk_CLUSTER_SYNC": CLUSTER_SYNC,
         "_jk_REDUCE": REDUCE,
         "_jk_dim3": Dim3,
         "_jk_tile": Tile,

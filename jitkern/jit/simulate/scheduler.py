@@ -8,7 +8,9 @@ lanes have all arrived, a barrier every live thread reached) and resumes those
 threads. What can never be answered (threads waiting at different barriers, a lane
 that exited or waits elsewhere) is reported as a KernelAssertionError. A kernel that
 calls ``this_grid().sync()`` runs all its blocks together, so the grid barrier can
-be answered the same way.
+be answered the same way. A launch with ``cluster=`` runs the blocks of each
+thread-block cluster together: ``cluster.sync()`` is a barrier over the cluster's
+blocks, and ``cluster.map_shared_rank`` hands out another block's shared array.
 """
 
 from __future__ import annotations
@@ -40,10 +42,11 @@ class Dim3:
 class Block:
     """One block's shared memory and identity (what cooperative groups ask for)."""
 
-    __slots__ = ("dims", "dyn", "grid", "index", "shared", "size")
+    __slots__ = ("cluster", "dims", "dyn", "grid", "index", "shared", "size")
 
     def __init__(self, index, dims, specs, dynamic_bytes, grid, racecheck=False):
         self.index = index
+        self.cluster = None  # its ClusterView, set by the launch
         self.dims = dims
         self.size = dims[0] * dims[1] * dims[2]
         self.grid = grid
@@ -74,6 +77,82 @@ def _shared_array(dtype, size):
     if dtype == object:  # cub's TempStorage
         return numpy.empty(size, object)
     return numpy.full(size * dtype.itemsize, 0xFF, numpy.uint8).view(dtype)
+
+
+class Cluster:
+    """One thread-block cluster: its dimensions and its blocks in rank order."""
+
+    __slots__ = ("blocks", "dims")
+
+    def __init__(self, dims, blocks):
+        self.dims = dims
+        self.blocks = blocks
+
+
+class ClusterView:
+    """``cg.this_cluster()`` in one block: the cluster seen from that block."""
+
+    __slots__ = ("block", "cluster", "rank")
+
+    def __init__(self, cluster, block, rank):
+        self.cluster, self.block, self.rank = cluster, block, rank
+
+    def block_rank(self):
+        return u32(self.rank)
+
+    def num_blocks(self):
+        return u32(len(self.cluster.blocks))
+
+    def thread_rank(self, thread):
+        return u32(self.rank * self.block.size + thread.rank)
+
+    def num_threads(self):
+        return u32(len(self.cluster.blocks) * self.block.size)
+
+    def block_index(self):
+        cx, cy, _ = self.cluster.dims
+        return Dim3(self.rank % cx, self.rank // cx % cy, self.rank // (cx * cy))
+
+    def dim_blocks(self):
+        return Dim3(*self.cluster.dims)
+
+    def map_shared_rank(self, array, rank):
+        """The shared array ``array`` of this block, in the cluster's block ``rank``."""
+        blocks = self.cluster.blocks
+        if not 0 <= int(rank) < len(blocks):
+            raise KernelAssertionError(
+                f"{R.where_now(2)}: map_shared_rank: rank {int(rank)} is outside the cluster "
+                f"of {len(blocks)} block(s) (in {R.thread_text()})"
+            )
+        other = blocks[int(rank)]
+        for name, mine in self.block.shared.items():
+            if mine is array:
+                return other.shared[name]
+        if numpy.shares_memory(array, self.block.dyn):
+            return other.dynamic(array.dtype)
+        raise KernelAssertionError(
+            f"{R.where_now(2)}: map_shared_rank: the array is not this block's shared memory"
+        )
+
+
+def _cluster_blocks(grid_dims, cluster_dims, origin=(0, 0, 0)):
+    """The blocks of the grid (from ``origin``) grouped by cluster, each in rank order."""
+    cx, cy, cz = cluster_dims
+    gx, gy, gz = grid_dims
+    return [
+        [(ox + x, oy + y, oz + z) for z in range(cz) for y in range(cy) for x in range(cx)]
+        for oz in range(origin[2], gz, cz)
+        for oy in range(origin[1], gy, cy)
+        for ox in range(origin[0], gx, cx)
+    ]
+
+
+def _join(made: dict, groups, cluster_dims) -> None:
+    """Give each block of ``made`` (index -> Block) its ClusterView."""
+    for group in groups:
+        cluster = Cluster(cluster_dims, [made[b] for b in group])
+        for rank, blk in enumerate(cluster.blocks):
+            blk.cluster = ClusterView(cluster, blk, rank)
 
 
 class Grid:
@@ -125,9 +204,12 @@ def launch(
     args,
     shared_mem: int,
     racecheck: bool = False,
+    cluster=None,
 ):
-    """Run the kernel ``fn`` over the whole grid (see the module docstring)."""
+    """Run the kernel ``fn`` over the whole grid (see the module docstring); ``cluster``
+    (checked by the caller to divide the grid) groups the blocks into clusters."""
     g, b = dims3(grid, "grid"), dims3(block, "block")
+    c = dims3(cluster, "cluster") if cluster is not None else (1, 1, 1)
     if b[0] * b[1] * b[2] > 1024:
         raise KernelArgumentError(f"block: at most 1024 threads per block, got {b}")
     for ax, n in zip("xyz", b):
@@ -141,11 +223,25 @@ def launch(
     with numpy.errstate(all="ignore"):
         try:
             if program.cooperative:
-                _run_together(fn, program, blocks, tids, b, grid_info, args, shared_mem, racecheck)
+                _run_together(fn, program, blocks, tids, b, grid_info, args, shared_mem, racecheck,
+                              _cluster_blocks(g, c), c)
+            elif c != (1, 1, 1) and generator:  # a cluster's blocks meet at cluster.sync()
+                for group in _cluster_blocks(g, c):
+                    _run_together(fn, program, group, tids, b, grid_info, args, shared_mem,
+                                  racecheck, [group], c)
             else:
                 threads = [Thread(None, t, r, b) for r, t in enumerate(tids)]
+                cluster_of = {i: group for group in _cluster_blocks(g, c) for i in group}
+                made: dict = {}
                 for bidx in blocks:
-                    blk = Block(bidx, b, program.shared, shared_mem, grid_info, racecheck)
+                    blk = made.pop(bidx, None)
+                    if blk is None:  # the first block of its cluster: make the cluster's
+                        group = cluster_of[bidx]
+                        new = {i: Block(i, b, program.shared, shared_mem, grid_info, racecheck)
+                               for i in group}
+                        _join(new, [group], c)
+                        made.update(new)
+                        blk = made.pop(bidx)
                     for t in threads:  # one block at a time: the thread objects are reused
                         t.block = blk
                     bx, by, bz = u32(bidx[0]), u32(bidx[1]), u32(bidx[2])
@@ -166,10 +262,14 @@ def launch(
             R.RACE_LOGS.clear()
 
 
-def _run_together(fn, program, blocks, tids, b, grid_info, args, shared_mem, racecheck):
+def _run_together(fn, program, blocks, tids, b, grid_info, args, shared_mem, racecheck,
+                  clusters, cluster_dims):
     threads, gens = [], []
+    made = {bidx: Block(bidx, b, program.shared, shared_mem, grid_info, racecheck)
+            for bidx in blocks}
+    _join(made, clusters, cluster_dims)
     for bidx in blocks:
-        blk = Block(bidx, b, program.shared, shared_mem, grid_info, racecheck)
+        blk = made[bidx]
         bx, by, bz = u32(bidx[0]), u32(bidx[1]), u32(bidx[2])
         for r, t in enumerate(tids):
             th = Thread(blk, t, r, b)
@@ -198,6 +298,7 @@ def _answer(threads, state, replies) -> list:
     warps: dict = {}
     barriers: dict = {}
     grid_waiting = []
+    cluster_waiting: dict = {}
     live = 0
     for k, req in enumerate(state):
         if req is _EXITED:
@@ -209,6 +310,8 @@ def _answer(threads, state, replies) -> list:
             barriers.setdefault(id(t.block), []).append(k)
         elif kind is R.GRID_SYNC:
             grid_waiting.append(k)
+        elif kind is R.CLUSTER_SYNC:
+            cluster_waiting.setdefault(id(t.block.cluster.cluster), []).append(k)
         else:
             warps.setdefault((id(t.block), t.warp), []).append(k)
     if not live:
@@ -222,6 +325,10 @@ def _answer(threads, state, replies) -> list:
         ready += _answer_barrier(threads, state, replies, ks)
     if ready:
         return ready
+    for ks in cluster_waiting.values():
+        ready += _answer_cluster(threads, state, replies, ks)
+    if ready:
+        return ready
     if grid_waiting and len(grid_waiting) == live:
         for k in grid_waiting:
             replies[k] = None
@@ -229,6 +336,21 @@ def _answer(threads, state, replies) -> list:
             block.barrier()
         return grid_waiting
     raise KernelAssertionError(_stuck_message(threads, state))
+
+
+def _answer_cluster(threads, state, replies, ks) -> list:
+    """cluster.sync(): answered once every live thread of the cluster's blocks waits there."""
+    cluster = threads[ks[0]].block.cluster.cluster
+    blocks = {id(blk) for blk in cluster.blocks}
+    live = sum(1 for k, req in enumerate(state)
+               if req is not _EXITED and id(threads[k].block) in blocks)
+    if len(ks) != live:
+        return []  # others of the cluster are elsewhere: they may still arrive
+    for k in ks:
+        replies[k] = None
+    for blk in cluster.blocks:
+        blk.barrier()
+    return ks
 
 
 def _members(threads, k):
@@ -430,6 +552,7 @@ _NAMES = {
     R.MATCH: "a match",
     R.ACTIVEMASK: "activemask",
     R.GRID_SYNC: "this_grid().sync()",
+    R.CLUSTER_SYNC: "this_cluster().sync()",
     R.REDUCE: "a warp reduction",
 }
 

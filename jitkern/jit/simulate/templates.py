@@ -474,6 +474,19 @@ def _groups() -> dict:
         "grid.dim_blocks": "_jk_dim3(_jk_ngx, _jk_ngy, _jk_ngz)",
         "grid.group_dim": "_jk_dim3(_jk_ngx, _jk_ngy, _jk_ngz)",
         "grid.sync": _group_sync,
+        # thread-block clusters: the scheduler runs a cluster's blocks together
+        "cg.this_cluster": "_jk_T.block.cluster",
+        "cluster.thread_rank": "{0}.thread_rank(_jk_T)",
+        "cluster.num_threads": "{0}.num_threads()",
+        "cluster.size": "{0}.num_threads()",
+        "cluster.block_rank": "{0}.block_rank()",
+        "cluster.num_blocks": "{0}.num_blocks()",
+        "cluster.block_index": "{0}.block_index()",
+        "cluster.dim_blocks": "{0}.dim_blocks()",
+        "cluster.sync": lambda codes, sig, items, ctx: ctx.yields(
+            f"_jk_CLUSTER_SYNC, {ctx.site()}"
+        ),
+        "cluster.map_shared_rank": "{0}.map_shared_rank({1}, {2})",
         "tile.thread_rank": "{0}.rank",
         "tile.size": "{0}.size",
         "tile.num_threads": "{0}.size",
