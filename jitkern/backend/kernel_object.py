@@ -39,8 +39,12 @@ class KernelPartial(functools.partial):
     def _set_call(self, func) -> None:
         """Make ``func`` what calling the kernel runs (it keeps the instance's __dict__)."""
         if self.func is not func:
-            _name_as_call(func, type(self).__name__)
+            _name_as_call(func, self._call_name())
             self.__setstate__((func, (), None, self.__dict__))
+
+    def _call_name(self) -> str:
+        """The name Python's own call errors give (``RawKernel.__call__() missing ...``)."""
+        return f"{type(self).__name__}.__call__"
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
         """A :class:`~jitkern.backend.module.BoundLaunch`: this launch with ``args`` packed
@@ -64,12 +68,13 @@ class KernelPartial(functools.partial):
     __hash__ = object.__hash__
 
 
-def _name_as_call(func, cls_name: str) -> None:
+def _name_as_call(func, qualname: str) -> None:
     """Python's own errors for a wrong call (a missing or unknown argument) name the
-    function called: make that ``RawKernel.__call__``, not an internal ``_launch``."""
+    function called: make that ``RawKernel.__call__`` (or a JIT kernel's own name), not an
+    internal ``_launch``."""
     target = getattr(func, "__func__", func)
     try:
-        target.__qualname__ = f"{cls_name}.__call__"
-        target.__name__ = "__call__"
+        target.__qualname__ = qualname
+        target.__name__ = qualname.rpartition(".")[2]
     except (AttributeError, TypeError):
         pass  # a builtin or a partial: nothing to rename

@@ -125,6 +125,10 @@ class JitKernel(KernelPartial):
 
     _pickle_hint = "a jitkern kernel cannot be pickled; pickle the Python function instead"
 
+    def _call_name(self) -> str:
+        # Python's own call errors name the kernel the user wrote: "fill() missing ...".
+        return self.__name__
+
     def __reduce__(self):
         # Pickled by reference, like a function: as the module attribute the decorator
         # replaced (or the Python function and the decorator's settings). Unpickled, the
@@ -257,9 +261,6 @@ class JitKernel(KernelPartial):
             entry.run = _launch_run(entry.types, entry.guards, entry.guard_env, entry.function,
                                     entry.extras, entry.cooperative, self._launch)
         if self.func is not entry.run:
-            # Python names the called function in its own call errors (a missing argument):
-            # the kernel's name, not the generated launcher's.
-            entry.run.__name__ = entry.run.__qualname__ = self.__name__
             self._install(entry.run)
 
     def _install(self, run) -> None:
