@@ -13,6 +13,7 @@ import dataclasses
 import math
 import operator
 import types
+from typing import ClassVar
 
 import numpy
 
@@ -237,7 +238,7 @@ class ExpressionEmitter:
             return item
         if item.is_scalar:
             t = infer.literal_type(item.value, self.mode)
-            return Value(literal(item.value, t), t)
+            return Value(self.literal(item.value, t), t)
         raise problem(f"{_describe_const(item.value)} is not a value here")
 
     # -- leaves -----------------------------------------------------------
@@ -600,9 +601,12 @@ class ExpressionEmitter:
         return dataclasses.replace(out, weak=True) if v.weak else out
 
     def unary(self, op, v: Value) -> Value:
+        """``not``/``~``/``-``/``+`` on a number: the rules and errors of every back end;
+        the text is :meth:`render_unary`'s."""
         t = v.type
         if op is ast.Not:
-            return Value(f"(!{self.convert(v, T.bool_).code})", T.bool_)
+            v = self.convert(v, T.bool_)
+            return Value(self.render_unary(op, v), T.bool_)
         if t is T.bool_ and op in (ast.USub, ast.UAdd) and self.mode == "numpy" and not v.weak:
             raise problem(
                 f"NumPy has no unary {_UNARY[op]} for bools",
@@ -613,25 +617,33 @@ class ExpressionEmitter:
         if op is ast.Invert and t is T.bool_ and v.weak:  # a Python bool: ~True == -2
             t = infer.literal_type(0, self.mode)
             v = self.convert(v, t)
-        if op is ast.Invert:
-            if t is T.bool_:
-                return Value(f"(!{v.code})", T.bool_)
-            if t.kind not in "iu":
-                raise problem(f"~ needs an integer or bool, got {t}")
-            return Value(f"(({t.ctype})~{v.code})", t)
-        if t is T.bool_:
+        if op is ast.Invert and t.kind not in "iub":
+            raise problem(f"~ needs an integer or bool, got {t}")
+        if op is ast.USub and t is T.bool_:
             t = infer.literal_type(0, self.mode)
             v = self.convert(v, t)
+        return Value(self.render_unary(op, v), t)
+
+    def render_unary(self, op, v: Value) -> str:
+        """The text of a checked ``not`` (``v`` a bool), ``~`` (an integer or bool) or ``-``."""
+        t = v.type
+        if op is ast.Not or (op is ast.Invert and t is T.bool_):
+            return f"(!{v.code})"
+        if op is ast.Invert:
+            return f"(({t.ctype})~{v.code})"
         if t.is_complex:
             self.need_complex()
         if t.itemsize < 4 and t.kind in "iu":
-            return Value(f"(({t.ctype})(-{v.code}))", t)
+            return f"(({t.ctype})(-{v.code}))"
         if t.is_float8:  # cuda_fp8.h has no arithmetic: negated in float32 (exact)
-            return Value(self.via_float(t, f"(-{self.to_float(t, v.code)})"), t)
-        return Value(f"(-{v.code})", t)
+            return self.via_float(t, f"(-{self.to_float(t, v.code)})")
+        return f"(-{v.code})"
+
+    #: ``and`` / ``or`` between bools, in the back end's language.
+    BOOL_WORDS: ClassVar[dict] = {ast.And: " && ", ast.Or: " || "}
 
     def expr_BoolOp(self, node):
-        symbol = " && " if isinstance(node.op, ast.And) else " || "
+        symbol = self.BOOL_WORDS[type(node.op)]
         items = [self.expr(v) for v in node.values]
         if all(isinstance(i, Const) and i.is_scalar for i in items):
             fold = all if isinstance(node.op, ast.And) else any
@@ -662,7 +674,7 @@ class ExpressionEmitter:
         if all(isinstance(p, Const) for p in parts):
             return Const(all(p.value for p in parts))
         codes = [self.materialize(p).code for p in parts]
-        return Value("(" + " && ".join(codes) + ")", T.bool_)
+        return Value("(" + self.BOOL_WORDS[ast.And].join(codes) + ")", T.bool_)
 
     def identity(self, name: str, left, right) -> Const:
         """``a is b`` / ``a is not b``: a compile-time answer (captured None, dtypes...)."""
@@ -692,7 +704,11 @@ class ExpressionEmitter:
             raise problem(f"both branches must have one type, got {ops[0]} and {ops[1]}")
         c = self.convert(self.materialize(cond), T.bool_).code
         a, b = self.convert(body, t).code, self.convert(orelse, t).code
-        return Value(f"({c} ? {a} : {b})", t)
+        return Value(self.render_ifexp(c, a, b), t)
+
+    def render_ifexp(self, c: str, a: str, b: str) -> str:
+        """``a if c else b`` of a checked condition and two branches of one type."""
+        return f"({c} ? {a} : {b})"
 
     def expr_Tuple(self, node):
         items = [self.expr(e) for e in node.elts]
@@ -920,12 +936,20 @@ class ExpressionEmitter:
                 raise problem(f"{_describe_const(item.value)} is not a number")
             if target.is_complex if isinstance(target, T.Scalar) else False:
                 self.need_complex()
-            return Value(literal(item.value, target), target)
+            return Value(self.literal(item.value, target), target)
         if item.type == target:
             return item
         if isinstance(target, T.Scalar) and target.is_complex:
             self.need_complex()
-        return Value(convert(item.code, item.type, target), target)
+        return Value(self.convert_code(item.code, item.type, target), target)
+
+    def literal(self, value, t: T.Scalar) -> str:
+        """The back end's constant ``value`` of type ``t`` (:func:`literal` checks range and kind)."""
+        return literal(value, t)
+
+    def convert_code(self, code: str, src: T.Type, dst: T.Type) -> str:
+        """The back end's conversion of ``code`` from ``src`` to ``dst``."""
+        return convert(code, src, dst)
 
     def to_float(self, t: T.Scalar, code: str) -> str:
         inner = _held_in_float(code, t)

@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import ast
 import keyword
+from typing import ClassVar
 
 import numpy
 
-from .. import builtins as B
-from .. import frontend, infer
+from .. import frontend
 from .. import types as T
 from ..expressions import literal as cpp_literal
 from ..expressions import problem
 from ..program import Program
 from ..statements import FunctionCode, FunctionEmitter
-from ..values import Const, Value, operand
+from ..values import Const, Value
 from . import runtime, templates
 
 #: The leading parameters of every generated function: the thread, its indices, its block's.
@@ -144,23 +144,6 @@ class PyEmitter(FunctionEmitter):
         else:
             value = int(value)
         return self.program.constant(value, t)
-
-    def materialize(self, item) -> Value:
-        if isinstance(item, Value):
-            return item
-        if item.is_scalar:
-            t = infer.literal_type(item.value, self.mode)
-            return Value(self.literal(item.value, t), t)
-        return super().materialize(item)
-
-    def convert(self, item, target: T.Type) -> Value:
-        if isinstance(item, Const):
-            if not item.is_scalar:
-                raise problem(f"{item.value!r} is not a number")
-            return Value(self.literal(item.value, target), target)
-        if item.type == target:
-            return item
-        return Value(self.convert_code(item.code, item.type, target), target)
 
     def convert_code(self, code: str, src: T.Type, dst: T.Type) -> str:
         if not isinstance(src, T.Scalar) or not isinstance(dst, T.Scalar):
@@ -278,67 +261,14 @@ class PyEmitter(FunctionEmitter):
 
     # -- operators and expressions whose C++ spelling is inline -----------------
 
-    def unary(self, op, v: Value) -> Value:
-        t = v.type
-        if op is ast.Not:
-            return Value(f"(~{self.convert(v, T.bool_).code})", T.bool_)
-        if t is T.bool_ and op in (ast.USub, ast.UAdd) and self.mode == "numpy" and not v.weak:
-            return super().unary(op, v)  # the GPU build's error
-        if op is ast.UAdd:
-            return v
-        if op is ast.Invert and t is T.bool_ and v.weak:
-            t = infer.literal_type(0, self.mode)
-            v = self.convert(v, t)
-        if op is ast.Invert:
-            if t.kind not in "iub":
-                raise problem(f"~ needs an integer or bool, got {t}")
-            return Value(f"(~{v.code})", t)
-        if t is T.bool_:
-            t = infer.literal_type(0, self.mode)
-            v = self.convert(v, t)
-        return Value(f"(-{v.code})", t)
+    BOOL_WORDS: ClassVar[dict] = {ast.And: " and ", ast.Or: " or "}
 
-    def expr_BoolOp(self, node):
-        items = [self.expr(v) for v in node.values]
-        if all(isinstance(i, Const) and i.is_scalar for i in items):
-            return super().expr_BoolOp(node)
-        word = " and " if isinstance(node.op, ast.And) else " or "
-        codes = [self.convert(self.materialize(i), T.bool_).code for i in items]
-        return Value("(" + word.join(codes) + ")", T.bool_)
+    def render_unary(self, op, v: Value) -> str:
+        # NumPy's ~ on a bool is logical not, as C++'s ! is
+        return f"(-{v.code})" if op is ast.USub else f"(~{v.code})"
 
-    def expr_Compare(self, node):
-        out = super().expr_Compare(node) if len(node.ops) == 1 else None
-        if out is not None:
-            return out
-        parts = []
-        left = self.expr(node.left)
-        for op, right_node in zip(node.ops, node.comparators):
-            right = self.expr(right_node)
-            name = type(op).__name__
-            if name not in B.OPERATORS:
-                return super().expr_Compare(node)  # the GPU build's error
-            parts.append(self.binary(name, left, right))
-            left = right
-        if all(isinstance(p, Const) for p in parts):
-            return Const(all(p.value for p in parts))
-        codes = [self.materialize(p).code for p in parts]
-        return Value("(" + " and ".join(codes) + ")", T.bool_)
-
-    def expr_IfExp(self, node):
-        cond = self.expr(node.test)
-        if isinstance(cond, Const) and cond.is_scalar:
-            return self.expr(node.body if cond.value else node.orelse)
-        body, orelse = self.expr(node.body), self.expr(node.orelse)
-        ops = [operand(body), operand(orelse)]
-        if all(isinstance(o, (T.Scalar, bool, int, float, complex)) for o in ops):
-            t = infer.result_type(ops, self.mode)
-        elif ops[0] == ops[1]:
-            t = ops[0]
-        else:
-            raise problem(f"both branches must have one type, got {ops[0]} and {ops[1]}")
-        c = self.convert(self.materialize(cond), T.bool_).code
-        a, b = self.convert(body, t).code, self.convert(orelse, t).code
-        return Value(f"({a} if {c} else {b})", t)
+    def render_ifexp(self, c: str, a: str, b: str) -> str:
+        return f"({a} if {c} else {b})"
 
     def group_sync(self, item, code: str) -> str:
         family = getattr(item.type, "family", None)
@@ -388,55 +318,20 @@ class PyEmitter(FunctionEmitter):
             raise problem("a reduction operator cannot synchronise threads")
         return f"(lambda a, b: {fn.cname}({CONTEXT}, a, b))"
 
-    def printf(self, items, codes, sep, end) -> str:
-        for what, value in (("sep", sep), ("end", end)):
-            if not (isinstance(value, Const) and isinstance(value.value, str)):
-                raise problem(f"print() takes {what} as a constant string")
-        fmt, args = [], []
-        for item, code in zip(items, codes):
-            if isinstance(item, Const):
-                if isinstance(item.value, (str, bool, int, float, complex)):
-                    fmt.append(str(item.value).replace("%", "%%"))
-                    continue
-                raise problem(f"print() cannot show {item.value!r}")
-            spec, arg = self.print_spec(item)
-            fmt.append(spec)
-            args.extend(arg)
-        text = sep.value.replace("%", "%%").join(fmt) + end.value.replace("%", "%%")
+    def render_printf(self, text: str, args: list) -> str:
         return f"_jk_printf({text!r}, ({''.join(a + ', ' for a in args)}))"
 
     def print_spec(self, value: Value):
         t = value.type
-        c = value.code
-        if isinstance(t, T.Pointer):
-            return "%#x", [f"id({c})"]
-        if not isinstance(t, T.Scalar):
-            raise problem(f"print() cannot show a value of type {t}")
-        if t is T.bool_:
-            return "%s", [f"('True' if {c} else 'False')"]
-        if t.is_complex:
-            return "(%g%+gj)", [f"float({c}.real)", f"float({c}.imag)"]
-        if t.is_float:
-            return "%g", [f"float({c})"]
-        return "%d", [f"int({c})"]
+        kind = "pointer" if isinstance(t, T.Pointer) else _PRINT_KINDS.get(t.kind, "int")
+        spec, *args = _PRINT_SPECS["bool" if t is T.bool_ else kind]
+        return spec, [a.format(value.code) for a in args]
 
     # -- statements whose C++ spelling is inline ---------------------------------
 
     def stmt_Expr(self, node) -> None:
         self.mark(node)  # before the expression: a barrier's site is this line
         super().stmt_Expr(node)
-
-    def stmt_Assign(self, node) -> None:
-        if len(node.targets) == 1:
-            return super().stmt_Assign(node)
-        self.mark(node)
-        item = self.expr(node.value)
-        if isinstance(item, Value) and isinstance(item.type, T.Scalar):
-            tmp = self.temp()
-            self.line(f"{tmp} = {item.code}")
-            item = Value(tmp, item.type)
-        for target in node.targets:
-            self.assign(target, item)
 
     def stmt_AugAssign(self, node) -> None:
         if not isinstance(node.target, ast.Subscript):
@@ -482,104 +377,37 @@ class PyEmitter(FunctionEmitter):
         code = f"{_HALF_ROUND}{item.type.name}({tmp})" if inner is not None else tmp
         return Value(code, item.type, weak=item.weak)
 
-    def items_of(self, item, count: int, node) -> list:
-        if isinstance(item, Value) and isinstance(item.type, T.Tuple):
-            tmp = self.temp()
-            self.line(f"{tmp} = {item.code}")
-            held = Value(tmp, item.type)
-            values = [self.tuple_item(held, k) for k in range(len(item.type.items))]
-            if len(values) != count:
-                raise problem(f"cannot unpack {len(values)} values into {count} names", node=node)
-            return values
-        return super().items_of(item, count, node)
+    BLOCKS: ClassVar[dict] = {
+        "if": "if {}:",
+        "elif": "elif {}:",
+        "else": "else:",
+        "while": "while {}:",
+        "end": None,
+    }
 
-    def stmt_If(self, node) -> None:
-        test = self.expr(node.test)
-        if isinstance(test, Const):
-            self.block(node.body if test.value else node.orelse)
-            return
-        self.mark(node)
-        self.header(f"if {self.condition(node.test)}:")
-        self.nested(node.body)
-        orelse = node.orelse
-        while len(orelse) == 1 and isinstance(orelse[0], ast.If):
-            elif_node = orelse[0]
-            self.mark(elif_node)
-            self.header(f"elif {self.condition(elif_node.test)}:")
-            self.nested(elif_node.body)
-            orelse = elif_node.orelse
-        if orelse:
-            self.header("else:")
-            self.nested(orelse)
+    def open_block(self, word: str, cond: str = "") -> None:
+        self.header(self.BLOCKS[word].format(cond))
 
-    def stmt_While(self, node) -> None:
-        if node.orelse:
-            return super().stmt_While(node)  # the GPU build's error
+    def mark_branch(self, node) -> None:
         self.mark(node)
-        self.header(f"while {self.condition(node.test)}:")
-        self.loop_body(node.body)
 
-    def stmt_For(self, node) -> None:
-        if node.orelse or not isinstance(node.target, ast.Name):
-            return super().stmt_For(node)  # the GPU build's errors
-        if not isinstance(node.iter, ast.Call):
-            iterable = self.expr(node.iter)
-            if isinstance(iterable, Const) and isinstance(iterable.value, tuple):
-                self.for_constants(node, iterable.value)
-                return
-        record, args, kwargs = self.range_call(node.iter)
-        bound = self.bind(record, args, kwargs)
-        start, stop, step = bound[:3]
-        if len(bound) > 3:
-            _check_unroll(bound[3].value)
-        if isinstance(stop, Const) and stop.value is None:
-            start, stop = Const(0), start
-        self.mark(node)
-        var = self.loop_variable(node.target, [start, stop, step])
-        t = var.type
-        arg_nodes = list(node.iter.args) + [kw.value for kw in node.iter.keywords]
-        start_node, stop_node, step_node = (
-            [None] + arg_nodes[:1] + [None]
-            if len(node.iter.args) == 1
-            else (arg_nodes + [None, None, None])[:3]
-        )
-        if isinstance(step, Const) and step.value == 0:
-            raise problem("range() step must not be zero", node=node.iter)
-        codes = [
-            self.at(n, lambda item=item: self.convert(item, t).code)
-            for item, n in ((start, start_node), (stop, stop_node), (step, step_node))
-        ]
+    def bind_temp(self, value: Value, prefix: str = "t") -> str:
+        tmp = self.temp(prefix)
+        self.line(f"{tmp} = {value.code}")
+        return tmp
+
+    def range_loop(self, var: Value, items, codes, pragma: str, node) -> None:
         # the values the C++ counter takes, as scalars of the loop's type; the bounds are
         # evaluated once, as in the C++ loop
-        self.header(f"for {var.code} in _jk_range({', '.join(codes)}, {type_name(t)}):")
+        self.header(f"for {var.code} in _jk_range({', '.join(codes)}, {type_name(var.type)}):")
         self.loop_body(node.body)
 
-    def for_constants(self, node, values: tuple) -> None:
-        if not values or not all(Const(v).is_scalar for v in values):
-            return super().for_constants(node, values)  # the GPU build's error
-        self.mark(node)
-        var = self.lookup_local(node.target.id)
-        t = var.type if var is not None else infer.result_type(list(values), self.mode)
-        if var is None:
-            cname = self.c_name(node.target.id)
-            var = self.locals[node.target.id] = Value(cname, t, lvalue=True)
-        items = "".join(self.literal(v, t) + ", " for v in values)
-        self.header(f"for {var.code} in ({items}):")
+    def constant_loop(self, var: Value, codes: list, node) -> None:
+        self.header(f"for {var.code} in ({''.join(c + ', ' for c in codes)}):")
         self.loop_body(node.body)
 
-    def stmt_Assert(self, node) -> None:
-        test = self.expr(node.test)
-        if isinstance(test, Const) and test.value:
-            return
-        self.mark(node)
-        message = ast.unparse(node.test)
-        if node.msg is not None:
-            msg = self.expr(node.msg)
-            if not (isinstance(msg, Const) and isinstance(msg.value, str)):
-                raise problem("the assert message must be a string constant", node=node.msg)
-            message = msg.value
-        cond = self.condition(node.test) if not isinstance(test, Const) else "False"
-        self.line(f"if not {cond}: _jk_assert_fail({message!r})")
+    def assert_line(self, cond: str | None, message: str, node) -> None:
+        self.line(f"if not {cond or 'False'}: _jk_assert_fail({message!r})")
 
     # -- assembly ----------------------------------------------------------------
 
@@ -628,16 +456,19 @@ def _held_in_float(code: str):
     return None
 
 
+#: print()'s conversion and argument patterns, by the kind of value shown.
+_PRINT_SPECS = {
+    "pointer": ("%#x", "id({})"),
+    "bool": ("%s", "('True' if {} else 'False')"),
+    "complex": ("(%g%+gj)", "float({}.real)", "float({}.imag)"),
+    "float": ("%g", "float({})"),
+    "int": ("%d", "int({})"),
+}
+_PRINT_KINDS = {"c": "complex", "f": "float"}
+
+
 def _array_name(code: str) -> str:
     return code.split("[", 1)[0]
-
-
-def _check_unroll(unroll) -> None:
-    if unroll is None or unroll is True or unroll is False:
-        return
-    if isinstance(unroll, int) and unroll > 0:
-        return
-    raise problem("unroll must be True, False or a positive constant int")
 
 
 def compile_function(fn: SimFunction, namespace: dict):
