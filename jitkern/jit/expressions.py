@@ -371,17 +371,22 @@ class ExpressionEmitter:
             raise problem(f"len() and .shape need an array, got {t}")
         if not 0 <= k < t.ndim:
             raise problem(f"axis {k} is out of range for a {t.ndim}-d array")
-        if t.is_pointer_like:
-            return self.pointer_array_extent(item, "shape", k)
-        return f"((long long){item.code}.shape[{k}])"
+        # a 1-D contiguous array's length is a kernel parameter (its rule and error)
+        extent = self.pointer_array_extent(item, "shape", k) if t.is_pointer_like else None
+        return self.render_dim(item, "shape", k, extent)
 
     def array_stride(self, item, k: int) -> str:
+        """C++ for ``item.strides[k]`` (an int64, in bytes)."""
         t = item.type
         if not 0 <= k < t.ndim:
             raise problem(f"axis {k} is out of range for a {t.ndim}-d array")
-        if t.is_pointer_like:
-            return f"{t.dtype.itemsize}LL"
-        return f"((long long){item.code}.strides[{k}])"
+        extent = f"{t.dtype.itemsize}LL" if t.is_pointer_like else None
+        return self.render_dim(item, "strides", k, extent)
+
+    def render_dim(self, item: Value, attr: str, k: int, known: str | None) -> str:
+        """``item.shape[k]`` or ``item.strides[k]`` (``attr``) of a checked axis, as an
+        int64; ``known``: the value where the C++ build passes or knows it."""
+        return known or f"((long long){item.code}.{attr}[{k}])"
 
     # -- subscripts -------------------------------------------------------
 
@@ -627,10 +632,15 @@ class ExpressionEmitter:
     def render_unary(self, op, v: Value) -> str:
         """The text of a checked ``not`` (``v`` a bool), ``~`` (an integer or bool) or ``-``."""
         t = v.type
-        if op is ast.Not or (op is ast.Invert and t is T.bool_):
+        if op is ast.USub:
+            return self.render_negative(v)
+        if op is ast.Not or t is T.bool_:
             return f"(!{v.code})"
-        if op is ast.Invert:
-            return f"(({t.ctype})~{v.code})"
+        return f"(({t.ctype})~{v.code})"
+
+    def render_negative(self, v: Value) -> str:
+        """``-v`` of a number (unary minus and numpy.negative)."""
+        t = v.type
         if t.is_complex:
             self.need_complex()
         if t.itemsize < 4 and t.kind in "iu":
@@ -969,6 +979,14 @@ class ExpressionEmitter:
         for code in reversed(list(codes)):
             nested = f"{{{code}, {nested}}}"
         return f"{t.ctype}{nested}"
+
+    def helper(self, name: str) -> str:
+        """The back end's spelling of jitkern's run-time helper ``name`` (``jk::name``)."""
+        return f"jk::{name}"
+
+    def render_power(self, t: T.Scalar, a: str, b: str) -> str:
+        """``a ** b`` of floats or complex numbers of type ``t``."""
+        return f"{'powf' if t is T.float32 else 'pow'}({a}, {b})"
 
     def include(self, header: str) -> None:
         self.program.includes.add(header)

@@ -190,6 +190,12 @@ class PyEmitter(FunctionEmitter):
         checked = super().tuple_item(item, k)  # the GPU build's checks and errors
         return Value(f"{item.code}[{k % len(item.type.items)}]", checked.type)
 
+    def helper(self, name: str) -> str:
+        return "_jk_" + _HELPERS.get(name, name)
+
+    def render_power(self, t: T.Scalar, a: str, b: str) -> str:
+        return f"({a} ** {b})"
+
     def render(self, record, codes, sig, items):
         return templates.render(record, codes, sig, items, self)
 
@@ -205,19 +211,8 @@ class PyEmitter(FunctionEmitter):
             )
         return super().array_attribute(base, attr)
 
-    def array_shape(self, item, k: int) -> str:
-        t = item.type
-        if isinstance(t, T.Array) and t.is_pointer_like and 0 <= k < t.ndim:
-            self.pointer_array_extent(item, "shape", k)  # the GPU build's rule and error
-        elif not isinstance(t, T.Array) or not 0 <= k < t.ndim:
-            return super().array_shape(item, k)
-        return f"_jk_t_int64({item.code}.shape[{k}])"
-
-    def array_stride(self, item, k: int) -> str:
-        t = item.type
-        if not 0 <= k < t.ndim:
-            raise problem(f"axis {k} is out of range for a {t.ndim}-d array")
-        return f"_jk_t_int64({item.code}.strides[{k}])"
+    def render_dim(self, item: Value, attr: str, k: int, known: str | None) -> str:
+        return f"_jk_t_int64({item.code}.{attr}[{k}])"  # NumPy's, whatever the C++ passes
 
     def subscript(self, base: Value, indices: list) -> Value:
         checked = super().subscript(base, indices)  # the GPU build's checks and errors
@@ -265,7 +260,10 @@ class PyEmitter(FunctionEmitter):
 
     def render_unary(self, op, v: Value) -> str:
         # NumPy's ~ on a bool is logical not, as C++'s ! is
-        return f"(-{v.code})" if op is ast.USub else f"(~{v.code})"
+        return self.render_negative(v) if op is ast.USub else f"(~{v.code})"
+
+    def render_negative(self, v: Value) -> str:
+        return f"(-{v.code})"  # NumPy scalars wrap narrow ints themselves
 
     def render_ifexp(self, c: str, a: str, b: str) -> str:
         return f"({a} if {c} else {b})"
@@ -465,6 +463,9 @@ _PRINT_SPECS = {
     "int": ("%d", "int({})"),
 }
 _PRINT_KINDS = {"c": "complex", "f": "float"}
+
+#: The C++ run-time helper (jk::name) -> its function in .runtime, where the names differ.
+_HELPERS = {"pow2": "square", "uipow": "ipow"}
 
 
 def _array_name(code: str) -> str:

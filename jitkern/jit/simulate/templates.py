@@ -32,6 +32,13 @@ SHARED = frozenset(
         "bool",
         "numpy.dtype",
         "local_memory",
+        "numpy.negative",
+        "operator **",
+        "numpy.power",
+        "min",
+        "max",
+        "numpy.minimum",
+        "numpy.maximum",
     ]
 )
 
@@ -49,20 +56,6 @@ def _binary(symbol):
         return f"({codes[0]} {op} {codes[1]})"
 
     return template
-
-
-def _power(codes, sig, items, ctx):
-    t = sig.result
-    exponent = items[1]
-    if isinstance(exponent, Const) and exponent.value == 2 and not t.is_complex:
-        if t.is_half:
-            return ctx.via_float(t, f"_jk_square({ctx.to_float(t, codes[0])})")
-        return f"_jk_square({codes[0]})"
-    if t.kind in "iu":
-        return f"_jk_ipow({codes[0]}, {codes[1]})"
-    if t.is_half:
-        return ctx.via_float(t, f"({ctx.to_float(t, codes[0])} ** {ctx.to_float(t, codes[1])})")
-    return f"({codes[0]} ** {codes[1]})"
 
 
 def _half_safe(symbol):
@@ -189,16 +182,6 @@ def _abs(codes, sig, items, ctx):
     return f"abs({codes[0]})"
 
 
-def _minmax(helper):
-    def template(codes, sig, items, ctx):
-        out = codes[0]
-        for c in codes[1:]:
-            out = f"_jk_{helper}({out}, {c})"
-        return out
-
-    return template
-
-
 def _complex(codes, sig, items, ctx):
     if len(codes) == 1:
         return codes[0]
@@ -295,10 +278,6 @@ def _halfwise(t, ctx, codes, call, row):
 
 def _where(codes, sig, items, ctx):
     return f"({codes[1]} if {codes[0]} else {codes[2]})"
-
-
-def _negative(codes, sig, items, ctx):
-    return f"(-{codes[0]})"
 
 
 def _square(codes, sig, items, ctx):
@@ -552,20 +531,13 @@ def _table() -> dict:
         "ffs": _bits("ffs"),
         "brev": _bits("brev", same=True),
         "abs": _abs,
-        "min": _minmax("pymin"),
-        "max": _minmax("pymax"),
-        "numpy.minimum": _minmax("npmin"),
-        "numpy.maximum": _minmax("npmax"),
         "complex": _complex,
         ".real": _part("real"),
         ".imag": _part("imag"),
         ".conjugate": _conj,
         "numpy.conj": _conj,
         "numpy.where": _where,
-        "numpy.negative": _negative,
         "numpy.square": _square,
-        "numpy.power": _power,
-        "operator **": _power,
         "operator //": _half_safe("//"),
         "operator %": _half_safe("%"),
     }
