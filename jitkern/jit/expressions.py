@@ -108,7 +108,7 @@ def literal(value, t: T.Scalar) -> str:
 
 
 def _float_literal(v: float, t: T.Scalar) -> str:
-    if t.is_float8:  # a cast: the functional form is the rounding _held_in_float looks through
+    if t.is_float8:  # a cast: the functional form is the rounding to_float looks through
         return f"{_HALF_TO[t.name]}({_float_literal(v, T.float32)})"
     if t.is_half:
         return f"{t.ctype}({_float_literal(v, T.float32)})"
@@ -150,9 +150,10 @@ _HALF_ROUND = {
 }
 
 
-def _held_in_float(code: str, t: T.Scalar):
-    """The float32 expression inside ``__float2half_rn(...)`` (see _HALF_ROUND), else None."""
-    prefix = _HALF_ROUND.get(t.name, "\0") + "("
+def call_argument(code: str, fn: str):
+    """The argument of ``code`` where ``code`` is the one call ``fn(...)``, else None (a
+    half result's rounding, which the next half operation looks through: _HALF_ROUND)."""
+    prefix = fn + "("
     if not (code.startswith(prefix) and code.endswith(")")):
         return None
     depth = 0
@@ -161,6 +162,8 @@ def _held_in_float(code: str, t: T.Scalar):
         if depth == 0:
             return code[len(prefix) : -1] if pos == len(code) - 1 else None
     return None
+
+
 _HALF_TO = {
     "float16": "__float2half",
     "bfloat16": "__float2bfloat16",
@@ -962,14 +965,18 @@ class ExpressionEmitter:
         return convert(code, src, dst)
 
     def to_float(self, t: T.Scalar, code: str) -> str:
-        inner = _held_in_float(code, t)
-        return inner if inner is not None else convert(code, t, T.float32)
+        inner = call_argument(code, self.half_round(t)) if t.is_half else None
+        return inner if inner is not None else self.convert_code(code, t, T.float32)
 
     def via_float(self, t: T.Scalar, code: str) -> str:
         """A float32 result as type ``t``; a half keeps its float32 value for the next operation."""
         if t.is_half:
-            return f"{_HALF_ROUND[t.name]}({code})"
-        return convert(code, T.float32, t)
+            return f"{self.half_round(t)}({code})"
+        return self.convert_code(code, T.float32, t)
+
+    def half_round(self, t: T.Scalar) -> str:
+        """The back end's function rounding a float32 to the half type ``t`` (_HALF_ROUND)."""
+        return _HALF_ROUND[t.name]
 
     def zero(self, t: T.Scalar) -> str:
         return literal(0, t)

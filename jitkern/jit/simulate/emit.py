@@ -24,8 +24,8 @@ import numpy
 
 from .. import frontend
 from .. import types as T
+from ..expressions import call_argument, problem
 from ..expressions import literal as cpp_literal
-from ..expressions import problem
 from ..program import Program
 from ..statements import FunctionCode, FunctionEmitter
 from ..values import Const, Value
@@ -163,17 +163,14 @@ class PyEmitter(FunctionEmitter):
             return f"_jk_f2i({code}, {cls})"
         return f"{cls}({code})"
 
-    def to_float(self, t: T.Scalar, code: str) -> str:
-        inner = _held_in_float(code) if t.is_half else None
-        return inner if inner is not None else self.convert_code(code, t, T.float32)
+    def half_round(self, t: T.Scalar) -> str:
+        # the GPU build's __float2half_rn; an explicit conversion is _jk_t_float16
+        return f"_jk_round_{t.name}"  # float16, float8_e4m3fn, float8_e5m2
 
     def via_float(self, t: T.Scalar, code: str) -> str:
-        """A float32 result as type ``t``; a half keeps its float32 value for the next
-        operation (the GPU build's rule: half expressions round once, where stored)."""
         if t.is_half:
-            numpy_type(t)
-            return f"{_HALF_ROUND}{t.name}({code})"
-        return self.convert_code(code, T.float32, t)
+            numpy_type(t)  # bfloat16 is refused here
+        return super().via_float(t, code)
 
     def zero(self, t: T.Scalar) -> str:
         return self.literal(0, t)
@@ -369,10 +366,11 @@ class PyEmitter(FunctionEmitter):
         """A scalar expression computed into a local (a half keeps its float32 value)."""
         if not (isinstance(item, Value) and isinstance(item.type, T.Scalar)):
             return item
-        inner = _held_in_float(item.code) if item.type.is_half else None
+        t = item.type
+        inner = call_argument(item.code, self.half_round(t)) if t.is_half else None
         tmp = self.temp()
         self.line(f"{tmp} = {inner if inner is not None else item.code}")
-        code = f"{_HALF_ROUND}{item.type.name}({tmp})" if inner is not None else tmp
+        code = f"{self.half_round(t)}({tmp})" if inner is not None else tmp
         return Value(code, item.type, weak=item.weak)
 
     BLOCKS: ClassVar[dict] = {
@@ -435,23 +433,7 @@ class PyEmitter(FunctionEmitter):
         return FunctionCode(self.cname, text, self.return_type or T.void, ())
 
 
-#: The rounding of a float32 result to float16 that the next half operation looks through
-#: (the GPU build's ``__float2half_rn``); an explicit conversion is ``_jk_t_float16``.
-_HALF_ROUND = "_jk_round_"  # + the type's name: float16, float8_e4m3fn, float8_e5m2
 _CHAIN_LINKS = 64
-
-
-def _held_in_float(code: str):
-    """The float32 expression inside ``_jk_round_<type>(...)``, else None."""
-    if not (code.startswith(_HALF_ROUND) and code.endswith(")")):
-        return None
-    prefix = code[: code.index("(") + 1]
-    depth = 0
-    for pos in range(len(prefix) - 1, len(code)):
-        depth += {"(": 1, ")": -1}.get(code[pos], 0)
-        if depth == 0:
-            return code[len(prefix) : -1] if pos == len(code) - 1 else None
-    return None
 
 
 #: print()'s conversion and argument patterns, by the kind of value shown.
