@@ -172,14 +172,20 @@ _HALF_TO = {
 }
 
 
-def convert(code: str, src: T.Type, dst: T.Type) -> str:
-    """C++ for converting ``code`` of type ``src`` to ``dst`` (numeric types)."""
-    if src == dst:
-        return code
+def check_conversion(src: T.Type, dst: T.Type) -> None:
+    """Refuse an implicit conversion no back end makes (numbers only; complex to real
+    only explicitly)."""
     if not isinstance(src, T.Scalar) or not isinstance(dst, T.Scalar):
         raise problem(f"cannot convert {src} to {dst}")
     if src.is_complex and not dst.is_complex:
         raise problem(f"cannot convert {src} to {dst} implicitly", "take .real or abs() first")
+
+
+def convert(code: str, src: T.Type, dst: T.Type) -> str:
+    """C++ for converting ``code`` of type ``src`` to ``dst`` (numeric types)."""
+    if src == dst:
+        return code
+    check_conversion(src, dst)
     if src.is_half:
         code, src = f"{_HALF_FROM[src.name]}({code})", T.float32
         if src == dst:

@@ -24,7 +24,7 @@ import numpy
 
 from .. import frontend
 from .. import types as T
-from ..expressions import call_argument, problem
+from ..expressions import call_argument, check_conversion, problem
 from ..expressions import literal as cpp_literal
 from ..program import Program
 from ..statements import FunctionCode, FunctionEmitter
@@ -146,10 +146,7 @@ class PyEmitter(FunctionEmitter):
         return self.program.constant(value, t)
 
     def convert_code(self, code: str, src: T.Type, dst: T.Type) -> str:
-        if not isinstance(src, T.Scalar) or not isinstance(dst, T.Scalar):
-            raise problem(f"cannot convert {src} to {dst}")
-        if src.is_complex and not dst.is_complex:
-            raise problem(f"cannot convert {src} to {dst} implicitly", "take .real or abs() first")
+        check_conversion(src, dst)
         if dst is T.bool_:
             return f"({code} != {self.literal(0, src)})"
         cls = type_name(dst)
