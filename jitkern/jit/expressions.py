@@ -368,10 +368,10 @@ class ExpressionEmitter:
         if attr in ("shape", "strides"):
             return ArrayDims(base, attr)
         if attr == "size":
-            parts = [self.array_shape(base, k) for k in range(t.ndim)] or ["1LL"]
-            return Value("(" + " * ".join(parts) + ")", T.int64)
+            parts = [self.array_shape(base, k) for k in range(t.ndim)]
+            return Value("(" + " * ".join(parts or [self.literal(1, T.int64)]) + ")", T.int64)
         size = self.array_attribute(base, "size")
-        return Value(f"({size.code} * {t.dtype.itemsize}LL)", T.int64)
+        return Value(f"({size.code} * {self.literal(t.dtype.itemsize, T.int64)})", T.int64)
 
     def array_shape(self, item, k: int) -> str:
         """C++ for ``item.shape[k]`` (an int64)."""

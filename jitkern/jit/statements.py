@@ -861,6 +861,10 @@ class FunctionEmitter(ExpressionEmitter):
             )
         values = [self.materialize(a) for a in args]
         fn = self.program_device_function(device, tuple(v.type for v in values))
+        return Value(self.render_device_call(fn, values), fn.return_type)
+
+    def render_device_call(self, fn: DeviceFunction, values: list) -> str:
+        """The call of a checked, specialised device function ``fn``."""
         codes = []
         for v in values:
             codes.append(v.code)
@@ -868,7 +872,7 @@ class FunctionEmitter(ExpressionEmitter):
                 isinstance(v.type, T.Pointer) or getattr(v.type, "is_pointer_like", False)
             ):
                 codes.append(self.debug_extent(v) or "-1LL")
-        return Value(f"{fn.cname}({', '.join(codes)})", fn.return_type)
+        return f"{fn.cname}({', '.join(codes)})"
 
     def program_device_function(self, device, arg_types) -> DeviceFunction:
         program = self.program

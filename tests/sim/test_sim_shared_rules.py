@@ -75,7 +75,18 @@ def unpacks_three_from_two(x):
     x[0] = a + b + c
 
 
+@rawkernel(device=True)
+def twice(v):
+    return v * 2
+
+
+@rawkernel()
+def calls_with_two_arguments(x):
+    x[0] = twice(x[0], x[1])
+
+
 REFUSED = [
+    (calls_with_two_arguments, JitTypeError, "twice() takes 1 argument (v), got 2"),
     (prints_an_array, JitTypeError, "print() cannot show a value of type"),
     (prints_a_tuple_of_arrays, JitTypeError, "print() cannot show"),
     (inverts_a_float, JitTypeError, "~ needs an integer or bool, got float32"),

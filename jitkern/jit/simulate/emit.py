@@ -195,16 +195,6 @@ class PyEmitter(FunctionEmitter):
 
     # -- arrays ------------------------------------------------------------------
 
-    def array_attribute(self, base: Value, attr: str):
-        if attr == "size" and base.type.ndim == 0:
-            return Value(self.literal(1, T.int64), T.int64)
-        if attr == "nbytes":
-            size = self.array_attribute(base, "size")
-            return Value(
-                f"({size.code} * {self.literal(base.type.dtype.itemsize, T.int64)})", T.int64
-            )
-        return super().array_attribute(base, attr)
-
     def render_dim(self, item: Value, attr: str, k: int, known: str | None) -> str:
         return f"_jk_t_int64({item.code}.{attr}[{k}])"  # NumPy's, whatever the C++ passes
 
@@ -292,13 +282,11 @@ class PyEmitter(FunctionEmitter):
             return Value("breakpoint()", T.void)  # pdb in the user's source, with its names
         return super().call(callee, args, kwargs)
 
-    def call_device(self, device, args) -> Value:
-        values = [self.materialize(a) for a in args]
-        fn = self.program_device_function(device, tuple(v.type for v in values))
+    def render_device_call(self, fn, values: list) -> str:
         call = f"{fn.cname}({', '.join([CONTEXT] + [v.code for v in values])})"
         if self.program.functions[fn.cname].generator:
             call = self.yields_from(call)
-        return Value(call, fn.return_type)
+        return call
 
     def yields_from(self, call: str) -> str:
         self.generator = True
