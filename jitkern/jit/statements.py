@@ -312,14 +312,18 @@ class FunctionEmitter(ExpressionEmitter):
             element = self.expr(node.target)
             if not (isinstance(element, Value) and element.lvalue):
                 raise problem("this expression cannot be assigned to", "", JitSyntaxError, node)
-            ref = self.temp("ref")
-            self.line(f"auto& {ref} = {element.code};")
-            element = Value(ref, element.type, lvalue=True)
+            element = self.reference(element)
             self.store(element, self.binary(op, element, self.expr(node.value)), node.target)
             return
         raise problem(
             "only names and elements can be updated in place", "", JitSyntaxError, node.target
         )
+
+    def reference(self, element: Value) -> Value:
+        """``element`` held so that its address is computed once, here (x[g(x)] += v)."""
+        ref = self.temp("ref")
+        self.line(f"auto& {ref} = {element.code};")
+        return Value(ref, element.type, lvalue=True)
 
     def assign(self, target, item) -> None:
         if isinstance(target, ast.Name):

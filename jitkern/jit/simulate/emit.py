@@ -313,21 +313,10 @@ class PyEmitter(FunctionEmitter):
         self.mark(node)  # before the expression: a barrier's site is this line
         super().stmt_Expr(node)
 
-    def stmt_AugAssign(self, node) -> None:
-        if not isinstance(node.target, ast.Subscript):
-            return super().stmt_AugAssign(node)
-        self.mark(node)
-        # x[g(x)] += v: the index is evaluated once (the GPU build binds a reference)
-        element = self.expr(node.target)
-        where = self.elements.get(element.code) if isinstance(element, Value) else None
-        if where is None:
-            return super().stmt_AugAssign(node)  # the GPU build's error
-        array, index = where
-        held = self.temp("ref")
-        self.line(f"{held} = {index}")
-        element = self.element(array, held, element.type)
-        op = type(node.op).__name__
-        self.store(element, self.binary(op, element, self.expr(node.value)), node.target)
+    def reference(self, element: Value) -> Value:
+        array, index = self.elements[element.code]  # every element subscript() made
+        held = self.bind_temp(Value(index, T.int64), "ref")  # the index, evaluated once
+        return self.element(array, held, element.type)
 
     def expr_BinOp(self, node):
         # Python's parser nests at most 200 parentheses: a long chain (a + b + ... , each
