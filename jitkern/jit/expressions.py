@@ -944,8 +944,12 @@ class ExpressionEmitter:
                 f"{cls.cname} takes its TempStorage (e.g. temp[0] of "
                 "jit.shared_memory(WarpReduce[T].TempStorage, 1))"
             )
+        return Value(self.render_cub_instance(cls, args[0]), cls.instance_type)
+
+    def render_cub_instance(self, cls: B.CubClass, storage: Value) -> str:
+        """``WarpReduce[T](temp)``: a checked cub object over its TempStorage."""
         self.include(cls.template.include)
-        return Value(f"{cls.cname}({args[0].code})", cls.instance_type)
+        return f"{cls.cname}({storage.code})"
 
     # -- conversions and helpers for builtin templates ----------------------
 

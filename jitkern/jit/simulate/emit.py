@@ -261,16 +261,10 @@ class PyEmitter(FunctionEmitter):
             return self.yields(f"_jk_SYNCWARP, {self.site()}, {code}.mask")
         return self.yields(f"_jk_SYNC, {self.site()}, None, None, None")
 
-    def cub_instance(self, cls, args):
-        if (
-            len(args) != 1
-            or not isinstance(args[0], Value)
-            or getattr(args[0].type, "family", None) != "cub_storage"
-        ):
-            return super().cub_instance(cls, args)  # the GPU build's error
+    def render_cub_instance(self, cls, storage: Value) -> str:
         if cls.template.family == "warp_reduce":  # the warp's lanes: the reduction's mask
-            return Value("_jk_T.warp_mask", cls.instance_type)
-        return Value("None", cls.instance_type)
+            return "_jk_T.warp_mask"
+        return "None"  # the simulator's reductions need no storage
 
     def capture_global(self, name: str):
         if name == "breakpoint" and name not in self.func.__globals__:
