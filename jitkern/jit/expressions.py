@@ -13,6 +13,7 @@ import dataclasses
 import math
 import operator
 import types
+from typing import ClassVar
 
 import numpy
 
@@ -107,7 +108,7 @@ def literal(value, t: T.Scalar) -> str:
 
 
 def _float_literal(v: float, t: T.Scalar) -> str:
-    if t.is_float8:  # a cast: the functional form is the rounding _held_in_float looks through
+    if t.is_float8:  # a cast: the functional form is the rounding to_float looks through
         return f"{_HALF_TO[t.name]}({_float_literal(v, T.float32)})"
     if t.is_half:
         return f"{t.ctype}({_float_literal(v, T.float32)})"
@@ -149,9 +150,10 @@ _HALF_ROUND = {
 }
 
 
-def _held_in_float(code: str, t: T.Scalar):
-    """The float32 expression inside ``__float2half_rn(...)`` (see _HALF_ROUND), else None."""
-    prefix = _HALF_ROUND.get(t.name, "\0") + "("
+def call_argument(code: str, fn: str):
+    """The argument of ``code`` where ``code`` is the one call ``fn(...)``, else None (a
+    half result's rounding, which the next half operation looks through: _HALF_ROUND)."""
+    prefix = fn + "("
     if not (code.startswith(prefix) and code.endswith(")")):
         return None
     depth = 0
@@ -160,6 +162,8 @@ def _held_in_float(code: str, t: T.Scalar):
         if depth == 0:
             return code[len(prefix) : -1] if pos == len(code) - 1 else None
     return None
+
+
 _HALF_TO = {
     "float16": "__float2half",
     "bfloat16": "__float2bfloat16",
@@ -168,14 +172,20 @@ _HALF_TO = {
 }
 
 
-def convert(code: str, src: T.Type, dst: T.Type) -> str:
-    """C++ for converting ``code`` of type ``src`` to ``dst`` (numeric types)."""
-    if src == dst:
-        return code
+def check_conversion(src: T.Type, dst: T.Type) -> None:
+    """Refuse an implicit conversion no back end makes (numbers only; complex to real
+    only explicitly)."""
     if not isinstance(src, T.Scalar) or not isinstance(dst, T.Scalar):
         raise problem(f"cannot convert {src} to {dst}")
     if src.is_complex and not dst.is_complex:
         raise problem(f"cannot convert {src} to {dst} implicitly", "take .real or abs() first")
+
+
+def convert(code: str, src: T.Type, dst: T.Type) -> str:
+    """C++ for converting ``code`` of type ``src`` to ``dst`` (numeric types)."""
+    if src == dst:
+        return code
+    check_conversion(src, dst)
     if src.is_half:
         code, src = f"{_HALF_FROM[src.name]}({code})", T.float32
         if src == dst:
@@ -237,7 +247,7 @@ class ExpressionEmitter:
             return item
         if item.is_scalar:
             t = infer.literal_type(item.value, self.mode)
-            return Value(literal(item.value, t), t)
+            return Value(self.literal(item.value, t), t)
         raise problem(f"{_describe_const(item.value)} is not a value here")
 
     # -- leaves -----------------------------------------------------------
@@ -358,10 +368,10 @@ class ExpressionEmitter:
         if attr in ("shape", "strides"):
             return ArrayDims(base, attr)
         if attr == "size":
-            parts = [self.array_shape(base, k) for k in range(t.ndim)] or ["1LL"]
-            return Value("(" + " * ".join(parts) + ")", T.int64)
+            parts = [self.array_shape(base, k) for k in range(t.ndim)]
+            return Value("(" + " * ".join(parts or [self.literal(1, T.int64)]) + ")", T.int64)
         size = self.array_attribute(base, "size")
-        return Value(f"({size.code} * {t.dtype.itemsize}LL)", T.int64)
+        return Value(f"({size.code} * {self.literal(t.dtype.itemsize, T.int64)})", T.int64)
 
     def array_shape(self, item, k: int) -> str:
         """C++ for ``item.shape[k]`` (an int64)."""
@@ -370,17 +380,22 @@ class ExpressionEmitter:
             raise problem(f"len() and .shape need an array, got {t}")
         if not 0 <= k < t.ndim:
             raise problem(f"axis {k} is out of range for a {t.ndim}-d array")
-        if t.is_pointer_like:
-            return self.pointer_array_extent(item, "shape", k)
-        return f"((long long){item.code}.shape[{k}])"
+        # a 1-D contiguous array's length is a kernel parameter (its rule and error)
+        extent = self.pointer_array_extent(item, "shape", k) if t.is_pointer_like else None
+        return self.render_dim(item, "shape", k, extent)
 
     def array_stride(self, item, k: int) -> str:
+        """C++ for ``item.strides[k]`` (an int64, in bytes)."""
         t = item.type
         if not 0 <= k < t.ndim:
             raise problem(f"axis {k} is out of range for a {t.ndim}-d array")
-        if t.is_pointer_like:
-            return f"{t.dtype.itemsize}LL"
-        return f"((long long){item.code}.strides[{k}])"
+        extent = f"{t.dtype.itemsize}LL" if t.is_pointer_like else None
+        return self.render_dim(item, "strides", k, extent)
+
+    def render_dim(self, item: Value, attr: str, k: int, known: str | None) -> str:
+        """``item.shape[k]`` or ``item.strides[k]`` (``attr``) of a checked axis, as an
+        int64; ``known``: the value where the C++ build passes or knows it."""
+        return known or f"((long long){item.code}.{attr}[{k}])"
 
     # -- subscripts -------------------------------------------------------
 
@@ -600,9 +615,12 @@ class ExpressionEmitter:
         return dataclasses.replace(out, weak=True) if v.weak else out
 
     def unary(self, op, v: Value) -> Value:
+        """``not``/``~``/``-``/``+`` on a number: the rules and errors of every back end;
+        the text is :meth:`render_unary`'s."""
         t = v.type
         if op is ast.Not:
-            return Value(f"(!{self.convert(v, T.bool_).code})", T.bool_)
+            v = self.convert(v, T.bool_)
+            return Value(self.render_unary(op, v), T.bool_)
         if t is T.bool_ and op in (ast.USub, ast.UAdd) and self.mode == "numpy" and not v.weak:
             raise problem(
                 f"NumPy has no unary {_UNARY[op]} for bools",
@@ -613,25 +631,38 @@ class ExpressionEmitter:
         if op is ast.Invert and t is T.bool_ and v.weak:  # a Python bool: ~True == -2
             t = infer.literal_type(0, self.mode)
             v = self.convert(v, t)
-        if op is ast.Invert:
-            if t is T.bool_:
-                return Value(f"(!{v.code})", T.bool_)
-            if t.kind not in "iu":
-                raise problem(f"~ needs an integer or bool, got {t}")
-            return Value(f"(({t.ctype})~{v.code})", t)
-        if t is T.bool_:
+        if op is ast.Invert and t.kind not in "iub":
+            raise problem(f"~ needs an integer or bool, got {t}")
+        if op is ast.USub and t is T.bool_:
             t = infer.literal_type(0, self.mode)
             v = self.convert(v, t)
+        return Value(self.render_unary(op, v), t)
+
+    def render_unary(self, op, v: Value) -> str:
+        """The text of a checked ``not`` (``v`` a bool), ``~`` (an integer or bool) or ``-``."""
+        t = v.type
+        if op is ast.USub:
+            return self.render_negative(v)
+        if op is ast.Not or t is T.bool_:
+            return f"(!{v.code})"
+        return f"(({t.ctype})~{v.code})"
+
+    def render_negative(self, v: Value) -> str:
+        """``-v`` of a number (unary minus and numpy.negative)."""
+        t = v.type
         if t.is_complex:
             self.need_complex()
         if t.itemsize < 4 and t.kind in "iu":
-            return Value(f"(({t.ctype})(-{v.code}))", t)
+            return f"(({t.ctype})(-{v.code}))"
         if t.is_float8:  # cuda_fp8.h has no arithmetic: negated in float32 (exact)
-            return Value(self.via_float(t, f"(-{self.to_float(t, v.code)})"), t)
-        return Value(f"(-{v.code})", t)
+            return self.via_float(t, f"(-{self.to_float(t, v.code)})")
+        return f"(-{v.code})"
+
+    #: ``and`` / ``or`` between bools, in the back end's language.
+    BOOL_WORDS: ClassVar[dict] = {ast.And: " && ", ast.Or: " || "}
 
     def expr_BoolOp(self, node):
-        symbol = " && " if isinstance(node.op, ast.And) else " || "
+        symbol = self.BOOL_WORDS[type(node.op)]
         items = [self.expr(v) for v in node.values]
         if all(isinstance(i, Const) and i.is_scalar for i in items):
             fold = all if isinstance(node.op, ast.And) else any
@@ -662,7 +693,7 @@ class ExpressionEmitter:
         if all(isinstance(p, Const) for p in parts):
             return Const(all(p.value for p in parts))
         codes = [self.materialize(p).code for p in parts]
-        return Value("(" + " && ".join(codes) + ")", T.bool_)
+        return Value("(" + self.BOOL_WORDS[ast.And].join(codes) + ")", T.bool_)
 
     def identity(self, name: str, left, right) -> Const:
         """``a is b`` / ``a is not b``: a compile-time answer (captured None, dtypes...)."""
@@ -692,7 +723,11 @@ class ExpressionEmitter:
             raise problem(f"both branches must have one type, got {ops[0]} and {ops[1]}")
         c = self.convert(self.materialize(cond), T.bool_).code
         a, b = self.convert(body, t).code, self.convert(orelse, t).code
-        return Value(f"({c} ? {a} : {b})", t)
+        return Value(self.render_ifexp(c, a, b), t)
+
+    def render_ifexp(self, c: str, a: str, b: str) -> str:
+        """``a if c else b`` of a checked condition and two branches of one type."""
+        return f"({c} ? {a} : {b})"
 
     def expr_Tuple(self, node):
         items = [self.expr(e) for e in node.elts]
@@ -909,8 +944,12 @@ class ExpressionEmitter:
                 f"{cls.cname} takes its TempStorage (e.g. temp[0] of "
                 "jit.shared_memory(WarpReduce[T].TempStorage, 1))"
             )
+        return Value(self.render_cub_instance(cls, args[0]), cls.instance_type)
+
+    def render_cub_instance(self, cls: B.CubClass, storage: Value) -> str:
+        """``WarpReduce[T](temp)``: a checked cub object over its TempStorage."""
         self.include(cls.template.include)
-        return Value(f"{cls.cname}({args[0].code})", cls.instance_type)
+        return f"{cls.cname}({storage.code})"
 
     # -- conversions and helpers for builtin templates ----------------------
 
@@ -920,22 +959,34 @@ class ExpressionEmitter:
                 raise problem(f"{_describe_const(item.value)} is not a number")
             if target.is_complex if isinstance(target, T.Scalar) else False:
                 self.need_complex()
-            return Value(literal(item.value, target), target)
+            return Value(self.literal(item.value, target), target)
         if item.type == target:
             return item
         if isinstance(target, T.Scalar) and target.is_complex:
             self.need_complex()
-        return Value(convert(item.code, item.type, target), target)
+        return Value(self.convert_code(item.code, item.type, target), target)
+
+    def literal(self, value, t: T.Scalar) -> str:
+        """The back end's constant ``value`` of type ``t`` (:func:`literal` checks range and kind)."""
+        return literal(value, t)
+
+    def convert_code(self, code: str, src: T.Type, dst: T.Type) -> str:
+        """The back end's conversion of ``code`` from ``src`` to ``dst``."""
+        return convert(code, src, dst)
 
     def to_float(self, t: T.Scalar, code: str) -> str:
-        inner = _held_in_float(code, t)
-        return inner if inner is not None else convert(code, t, T.float32)
+        inner = call_argument(code, self.half_round(t)) if t.is_half else None
+        return inner if inner is not None else self.convert_code(code, t, T.float32)
 
     def via_float(self, t: T.Scalar, code: str) -> str:
         """A float32 result as type ``t``; a half keeps its float32 value for the next operation."""
         if t.is_half:
-            return f"{_HALF_ROUND[t.name]}({code})"
-        return convert(code, T.float32, t)
+            return f"{self.half_round(t)}({code})"
+        return self.convert_code(code, T.float32, t)
+
+    def half_round(self, t: T.Scalar) -> str:
+        """The back end's function rounding a float32 to the half type ``t`` (_HALF_ROUND)."""
+        return _HALF_ROUND[t.name]
 
     def zero(self, t: T.Scalar) -> str:
         return literal(0, t)
@@ -945,6 +996,14 @@ class ExpressionEmitter:
         for code in reversed(list(codes)):
             nested = f"{{{code}, {nested}}}"
         return f"{t.ctype}{nested}"
+
+    def helper(self, name: str) -> str:
+        """The back end's spelling of jitkern's run-time helper ``name`` (``jk::name``)."""
+        return f"jk::{name}"
+
+    def render_power(self, t: T.Scalar, a: str, b: str) -> str:
+        """``a ** b`` of floats or complex numbers of type ``t``."""
+        return f"{'powf' if t is T.float32 else 'pow'}({a}, {b})"
 
     def include(self, header: str) -> None:
         self.program.includes.add(header)

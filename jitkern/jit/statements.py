@@ -14,12 +14,13 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
+from typing import ClassVar
 
 from ..errors import JitNameError, JitSyntaxError, JitTypeError
 from . import builtins as B
 from . import frontend, infer
 from . import types as T
-from .expressions import ArrayDims, BoundMethod, CompileProblem, ExpressionEmitter, literal, problem
+from .expressions import ArrayDims, BoundMethod, CompileProblem, ExpressionEmitter, problem
 from .program import DeviceFunction, Program
 from .values import Const, Value, operand
 
@@ -196,6 +197,32 @@ class FunctionEmitter(ExpressionEmitter):
     def line(self, text: str) -> None:
         self.body.append("    " * (self.depth + 1) + text)
 
+    #: How a back end opens and closes a block: word -> pattern over the condition's code
+    #: ("end": the closing line, None where the language needs none).
+    BLOCKS: ClassVar[dict] = {
+        "if": "if ({}) {{",
+        "elif": "}} else if ({}) {{",
+        "else": "}} else {{",
+        "while": "while ({}) {{",
+        "end": "}",
+    }
+
+    def open_block(self, word: str, cond: str = "") -> None:
+        self.line(self.BLOCKS[word].format(cond))
+
+    def close_block(self) -> None:
+        if self.BLOCKS["end"] is not None:
+            self.line(self.BLOCKS["end"])
+
+    def mark_branch(self, node) -> None:
+        """An ``elif``'s own line: nothing in C++ (no #line between ``}`` and ``else``)."""
+
+    def bind_temp(self, value: Value, prefix: str = "t") -> str:
+        """A new temporary holding ``value`` (evaluated once, here); its name."""
+        tmp = self.temp(prefix)
+        self.line(f"const {value.type.ctype} {tmp} = {value.code};")
+        return tmp
+
     def mark(self, node) -> None:
         lineno, _col = self.source.position(node)
         self.debug_line = lineno
@@ -256,9 +283,7 @@ class FunctionEmitter(ExpressionEmitter):
         self.mark(node)
         item = self.expr(node.value)
         if len(node.targets) > 1 and isinstance(item, Value) and isinstance(item.type, T.Scalar):
-            tmp = self.temp()
-            self.line(f"const {item.type.ctype} {tmp} = {item.code};")
-            item = Value(tmp, item.type)
+            item = Value(self.bind_temp(item), item.type)
         for target in node.targets:
             self.assign(target, item)
 
@@ -287,14 +312,18 @@ class FunctionEmitter(ExpressionEmitter):
             element = self.expr(node.target)
             if not (isinstance(element, Value) and element.lvalue):
                 raise problem("this expression cannot be assigned to", "", JitSyntaxError, node)
-            ref = self.temp("ref")
-            self.line(f"auto& {ref} = {element.code};")
-            element = Value(ref, element.type, lvalue=True)
+            element = self.reference(element)
             self.store(element, self.binary(op, element, self.expr(node.value)), node.target)
             return
         raise problem(
             "only names and elements can be updated in place", "", JitSyntaxError, node.target
         )
+
+    def reference(self, element: Value) -> Value:
+        """``element`` held so that its address is computed once, here (x[g(x)] += v)."""
+        ref = self.temp("ref")
+        self.line(f"auto& {ref} = {element.code};")
+        return Value(ref, element.type, lvalue=True)
 
     def assign(self, target, item) -> None:
         if isinstance(target, ast.Name):
@@ -405,9 +434,7 @@ class FunctionEmitter(ExpressionEmitter):
         elif isinstance(item, Const) and isinstance(item.value, tuple):
             values = [Const(v) for v in item.value]
         elif isinstance(item, Value) and isinstance(item.type, T.Tuple):
-            tmp = self.temp()
-            self.line(f"const {item.type.ctype} {tmp} = {item.code};")
-            held = Value(tmp, item.type)
+            held = Value(self.bind_temp(item), item.type)
             values = [self.tuple_item(held, k) for k in range(len(item.type.items))]
         else:
             raise problem(f"cannot unpack {_item_text(item)}", "unpack a tuple", node=node)
@@ -431,18 +458,19 @@ class FunctionEmitter(ExpressionEmitter):
             self.block(node.body if test.value else node.orelse)
             return
         self.mark(node)
-        self.line(f"if ({self.condition(node.test)}) {{")
+        self.open_block("if", self.condition(node.test))
         self.nested(node.body)
         orelse = node.orelse
         while len(orelse) == 1 and isinstance(orelse[0], ast.If):
             elif_node = orelse[0]
-            self.line(f"}} else if ({self.condition(elif_node.test)}) {{")
+            self.mark_branch(elif_node)
+            self.open_block("elif", self.condition(elif_node.test))
             self.nested(elif_node.body)
             orelse = elif_node.orelse
         if orelse:
-            self.line("} else {")
+            self.open_block("else")
             self.nested(orelse)
-        self.line("}")
+        self.close_block()
 
     def stmt_While(self, node) -> None:
         if node.orelse:
@@ -453,9 +481,9 @@ class FunctionEmitter(ExpressionEmitter):
                 node.orelse[0],
             )
         self.mark(node)
-        self.line(f"while ({self.condition(node.test)}) {{")
+        self.open_block("while", self.condition(node.test))
         self.loop_body(node.body)
-        self.line("}")
+        self.close_block()
 
     def loop_body(self, stmts) -> None:
         self.loop_depth += 1
@@ -504,25 +532,36 @@ class FunctionEmitter(ExpressionEmitter):
             if len(node.iter.args) == 1
             else (arg_nodes + [None, None, None])[:3]
         )
+        stop_code = self.at(stop_node, lambda: self.convert(stop, t).code)
+        step_code = self.at(step_node, lambda: self.convert(step, t).code)
+        if isinstance(step, Const) and step.value == 0:
+            raise problem("range() step must not be zero", node=node.iter)
+        pragma = unroll_pragma(unroll)
+        start_code = self.at(start_node, lambda: self.convert(start, t).code)
+        self.range_loop(var, (start, stop, step), (start_code, stop_code, step_code), pragma, node)
+
+    def range_loop(self, var: Value, items, codes, pragma: str, node) -> None:
+        """The loop of a checked ``for var in range(start, stop, step)``: ``items`` are the
+        bounds as written (a constant step picks the comparison), ``codes`` the same
+        converted to the variable's type, in the order the loop evaluates them."""
+        _start, stop, step = items
+        start_code, stop_code, step_code = codes
+        t = var.type
         self.line("{")
         self.depth += 1
-        stop_code = self.loop_bound(stop, t, "stop", stop_node)
-        step_code = self.loop_bound(step, t, "step", step_node)
+        stop_code = self.loop_bound(stop, t, stop_code, "stop")
+        step_code = self.loop_bound(step, t, step_code, "step")
         # A hidden counter drives the loop and the loop variable takes its value at the top
         # of each iteration, as in Python: assigning the variable in the body does not
         # change the iteration, and after the loop it holds the last value it took.
         it = self.temp("it")
         if isinstance(step, Const) or t.kind == "u":
-            if isinstance(step, Const) and step.value == 0:
-                raise problem("range() step must not be zero", node=node.iter)
             forward = t.kind == "u" or step.value > 0
             cond = f"{it} {'<' if forward else '>'} {stop_code}"
         else:
             cond = f"({step_code} > 0 ? {it} < {stop_code} : {it} > {stop_code})"
-        pragma = _unroll_pragma(unroll)
         if pragma:
             self.body.append(pragma)
-        start_code = self.at(start_node, lambda: self.convert(start, t).code)
         self.line(f"for ({t.ctype} {it} = {start_code}; {cond}; {it} += {step_code}) {{")
         self.line(f"    {var.code} = {it};")
         self.loop_body(node.body)
@@ -543,13 +582,16 @@ class FunctionEmitter(ExpressionEmitter):
             cname = self.c_name(node.target.id)
             self.hoist(t, cname)
             var = self.locals[node.target.id] = Value(cname, t, lvalue=True)
+        self.constant_loop(var, [self.literal(v, t) for v in values], node)
+
+    def constant_loop(self, var: Value, codes: list, node) -> None:
+        """The loop of a checked ``for var in (c0, c1, ...)``, ``codes`` the constants'."""
         table, k = self.temp("values"), self.temp("k")
-        items = ", ".join(literal(v, t) for v in values)
         self.line("{")
         self.depth += 1
-        self.line(f"const {t.ctype} {table}[{len(values)}] = {{{items}}};")
+        self.line(f"const {var.type.ctype} {table}[{len(codes)}] = {{{', '.join(codes)}}};")
         self.body.append("#pragma unroll")
-        self.line(f"for (int {k} = 0; {k} < {len(values)}; ++{k}) {{")
+        self.line(f"for (int {k} = 0; {k} < {len(codes)}; ++{k}) {{")
         self.line(f"    {var.code} = {table}[{k}];")
         self.loop_body(node.body)
         self.line("}")
@@ -611,13 +653,11 @@ class FunctionEmitter(ExpressionEmitter):
         self.locals[target.id] = value
         return value
 
-    def loop_bound(self, item, t: T.Scalar, what: str, node) -> str:
-        code = self.at(node, lambda: self.convert(item, t).code)
+    def loop_bound(self, item, t: T.Scalar, code: str, what: str) -> str:
+        """A run-time bound is read once, before the loop; a constant stays inline."""
         if isinstance(item, Const):
             return code
-        name = self.temp(what)
-        self.line(f"const {t.ctype} {name} = {code};")
-        return name
+        return self.bind_temp(Value(code, t), what)
 
     def at(self, node, thunk):
         """Run ``thunk``, blaming ``node`` (when known) for any problem it raises."""
@@ -683,8 +723,13 @@ class FunctionEmitter(ExpressionEmitter):
             if not (isinstance(msg, Const) and isinstance(msg.value, str)):
                 raise problem("the assert message must be a string constant", node=node.msg)
             message = msg.value
+        cond = self.condition(node.test) if not isinstance(test, Const) else None
+        self.assert_line(cond, message, node)
+
+    def assert_line(self, cond: str | None, message: str, node) -> None:
+        """A checked ``assert``: fail with ``message`` where ``cond`` (None: always) is false."""
         lineno, _col = self.source.position(node)
-        cond = self.condition(node.test) if not isinstance(test, Const) else "false"
+        cond = cond or "false"
         self.line(
             f"if (!{cond}) {{ __assertfail({_c_string(message)}, "
             f"{_c_string(self.source.filename)}, {lineno}, "
@@ -755,6 +800,8 @@ class FunctionEmitter(ExpressionEmitter):
         return "an array"
 
     def printf(self, items, codes, sep, end) -> str:
+        """``print(...)``: one printf-style format (constants inline, ``%`` escaped) and
+        its arguments; the call's text is :meth:`render_printf`'s."""
         for what, value in (("sep", sep), ("end", end)):
             if not (isinstance(value, Const) and isinstance(value.value, str)):
                 raise problem(f"print() takes {what} as a constant string")
@@ -765,18 +812,22 @@ class FunctionEmitter(ExpressionEmitter):
                     fmt.append(str(item.value).replace("%", "%%"))
                     continue
                 raise problem(f"print() cannot show {_const_text(item)}")
+            if not isinstance(item.type, (T.Pointer, T.Scalar)):
+                raise problem(f"print() cannot show a value of type {item.type}")
             spec, arg = self.print_spec(item)
             fmt.append(spec)
             args.extend(arg)
-        text = _c_string(sep.value.replace("%", "%%").join(fmt) + end.value.replace("%", "%%"))
-        return f"printf({', '.join([text] + args)})"
+        text = sep.value.replace("%", "%%").join(fmt) + end.value.replace("%", "%%")
+        return self.render_printf(text, args)
+
+    def render_printf(self, text: str, args: list) -> str:
+        return f"printf({', '.join([_c_string(text)] + args)})"
 
     def print_spec(self, value: Value):
+        """(conversion, [argument codes]) showing a scalar or a pointer ``value``."""
         t = value.type
         if isinstance(t, T.Pointer):
             return "%p", [f"(const void*)({value.code})"]
-        if not isinstance(t, T.Scalar):
-            raise problem(f"print() cannot show a value of type {t}")
         if t is T.bool_:
             return "%s", [f'(({value.code}) ? "True" : "False")']
         if t.is_complex:
@@ -814,6 +865,10 @@ class FunctionEmitter(ExpressionEmitter):
             )
         values = [self.materialize(a) for a in args]
         fn = self.program_device_function(device, tuple(v.type for v in values))
+        return Value(self.render_device_call(fn, values), fn.return_type)
+
+    def render_device_call(self, fn: DeviceFunction, values: list) -> str:
+        """The call of a checked, specialised device function ``fn``."""
         codes = []
         for v in values:
             codes.append(v.code)
@@ -821,7 +876,7 @@ class FunctionEmitter(ExpressionEmitter):
                 isinstance(v.type, T.Pointer) or getattr(v.type, "is_pointer_like", False)
             ):
                 codes.append(self.debug_extent(v) or "-1LL")
-        return Value(f"{fn.cname}({', '.join(codes)})", fn.return_type)
+        return f"{fn.cname}({', '.join(codes)})"
 
     def program_device_function(self, device, arg_types) -> DeviceFunction:
         program = self.program
@@ -902,7 +957,8 @@ def _assigned_names(tree) -> frozenset:
     return frozenset(names)
 
 
-def _unroll_pragma(unroll) -> str:
+def unroll_pragma(unroll) -> str:
+    """The ``#pragma`` of ``range(..., unroll=...)``; refuses a value it cannot take."""
     if unroll is None:
         return ""
     if unroll is True:

@@ -11,7 +11,7 @@ import numpy
 from ...errors import JitkernTypeError
 from .. import infer
 from .. import types as T
-from ..values import operand
+from ..values import Value, operand
 from .pyfuncs import minmax_rule, minmax_template
 from .records import Builtin, Sig, numeric
 
@@ -209,12 +209,7 @@ def _negative_rule(items, mode):
 
 
 def _negative_template(codes, sig, items, ctx):
-    t = sig.result
-    if t.is_complex:
-        ctx.need_complex()
-    if t.itemsize < 4 and t.kind in "iu":
-        return f"(({t.ctype})(-{codes[0]}))"
-    return f"(-{codes[0]})"
+    return ctx.render_negative(Value(codes[0], sig.result))  # as unary minus
 
 
 negative = Builtin(

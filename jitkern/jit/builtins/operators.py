@@ -70,18 +70,18 @@ def _python_div_template(helper):
 def _pow_op_template(codes, sig, items, ctx):
     t = sig.result
     exponent = items[1]
-    if isinstance(exponent, Const) and exponent.value == 2 and not t.is_complex:
-        if t.is_half:  # squared in float32, like every half operation
-            return ctx.via_float(t, f"jk::pow2({ctx.to_float(t, codes[0])})")
-        return f"jk::pow2({codes[0]})"
     if t.is_complex:
         ctx.need_complex()
-        return f"pow({codes[0]}, {codes[1]})"
+    if isinstance(exponent, Const) and exponent.value == 2 and not t.is_complex:
+        if t.is_half:  # squared in float32, like every half operation
+            return ctx.via_float(t, f"{ctx.helper('pow2')}({ctx.to_float(t, codes[0])})")
+        return f"{ctx.helper('pow2')}({codes[0]})"
     if t.kind in "iu":
-        return f"jk::{'u' if t.kind == 'u' else ''}ipow({codes[0]}, {codes[1]})"
+        return f"{ctx.helper('uipow' if t.kind == 'u' else 'ipow')}({codes[0]}, {codes[1]})"
     if t.is_half:
-        return ctx.via_float(t, f"powf({ctx.to_float(t, codes[0])}, {ctx.to_float(t, codes[1])})")
-    return f"{'powf' if t is T.float32 else 'pow'}({codes[0]}, {codes[1]})"
+        a, b = ctx.to_float(t, codes[0]), ctx.to_float(t, codes[1])
+        return ctx.via_float(t, ctx.render_power(T.float32, a, b))
+    return ctx.render_power(t, codes[0], codes[1])
 
 
 #: bool + bool and bool * bool in numpy mode: NumPy's logical or / and, kept a bool in C++.

@@ -159,7 +159,7 @@ def minmax_template(helper):
     def template(codes, sig, items, ctx):
         out = codes[0]
         for c in codes[1:]:
-            out = f"jk::{helper}({out}, {c})"
+            out = f"{ctx.helper(helper)}({out}, {c})"
         return out
 
     return template

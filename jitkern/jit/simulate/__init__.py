@@ -51,13 +51,10 @@ class Simulator:
         self._captured_globals = captured_globals  # the GPU build's check of rebound globals
 
     def __getitem__(self, config):
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise JitkernTypeError(
-                "launch as kernel.simulate[grid, block](*args) or "
-                "kernel.simulate[grid, block, shared_mem](*args)"
-            )
-        shared_mem = config[2] if len(config) > 2 else 0
-        return functools.partial(_star, self, config[0], config[1], shared_mem)
+        # the GPU launch reads [grid, block, shared_mem, stream] (and refuses the rest);
+        # its partial's arguments are (kernel, grid, block, shared_mem, stream)
+        _kernel, grid, block, shared_mem, _stream = self._kernel[config].args
+        return functools.partial(_star, self, grid, block, shared_mem)
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False, *,
                  cluster=None):

@@ -18,17 +18,17 @@ from __future__ import annotations
 
 import ast
 import keyword
+from typing import ClassVar
 
 import numpy
 
-from .. import builtins as B
-from .. import frontend, infer
+from .. import frontend
 from .. import types as T
+from ..expressions import call_argument, check_conversion, problem
 from ..expressions import literal as cpp_literal
-from ..expressions import problem
 from ..program import Program
 from ..statements import FunctionCode, FunctionEmitter
-from ..values import Const, Value, operand
+from ..values import Const, Value
 from . import runtime, templates
 
 #: The leading parameters of every generated function: the thread, its indices, its block's.
@@ -145,28 +145,8 @@ class PyEmitter(FunctionEmitter):
             value = int(value)
         return self.program.constant(value, t)
 
-    def materialize(self, item) -> Value:
-        if isinstance(item, Value):
-            return item
-        if item.is_scalar:
-            t = infer.literal_type(item.value, self.mode)
-            return Value(self.literal(item.value, t), t)
-        return super().materialize(item)
-
-    def convert(self, item, target: T.Type) -> Value:
-        if isinstance(item, Const):
-            if not item.is_scalar:
-                raise problem(f"{item.value!r} is not a number")
-            return Value(self.literal(item.value, target), target)
-        if item.type == target:
-            return item
-        return Value(self.convert_code(item.code, item.type, target), target)
-
     def convert_code(self, code: str, src: T.Type, dst: T.Type) -> str:
-        if not isinstance(src, T.Scalar) or not isinstance(dst, T.Scalar):
-            raise problem(f"cannot convert {src} to {dst}")
-        if src.is_complex and not dst.is_complex:
-            raise problem(f"cannot convert {src} to {dst} implicitly", "take .real or abs() first")
+        check_conversion(src, dst)
         if dst is T.bool_:
             return f"({code} != {self.literal(0, src)})"
         cls = type_name(dst)
@@ -180,17 +160,14 @@ class PyEmitter(FunctionEmitter):
             return f"_jk_f2i({code}, {cls})"
         return f"{cls}({code})"
 
-    def to_float(self, t: T.Scalar, code: str) -> str:
-        inner = _held_in_float(code) if t.is_half else None
-        return inner if inner is not None else self.convert_code(code, t, T.float32)
+    def half_round(self, t: T.Scalar) -> str:
+        # the GPU build's __float2half_rn; an explicit conversion is _jk_t_float16
+        return f"_jk_round_{t.name}"  # float16, float8_e4m3fn, float8_e5m2
 
     def via_float(self, t: T.Scalar, code: str) -> str:
-        """A float32 result as type ``t``; a half keeps its float32 value for the next
-        operation (the GPU build's rule: half expressions round once, where stored)."""
         if t.is_half:
-            numpy_type(t)
-            return f"{_HALF_ROUND}{t.name}({code})"
-        return self.convert_code(code, T.float32, t)
+            numpy_type(t)  # bfloat16 is refused here
+        return super().via_float(t, code)
 
     def zero(self, t: T.Scalar) -> str:
         return self.literal(0, t)
@@ -207,34 +184,19 @@ class PyEmitter(FunctionEmitter):
         checked = super().tuple_item(item, k)  # the GPU build's checks and errors
         return Value(f"{item.code}[{k % len(item.type.items)}]", checked.type)
 
+    def helper(self, name: str) -> str:
+        return "_jk_" + _HELPERS.get(name, name)
+
+    def render_power(self, t: T.Scalar, a: str, b: str) -> str:
+        return f"({a} ** {b})"
+
     def render(self, record, codes, sig, items):
         return templates.render(record, codes, sig, items, self)
 
     # -- arrays ------------------------------------------------------------------
 
-    def array_attribute(self, base: Value, attr: str):
-        if attr == "size" and base.type.ndim == 0:
-            return Value(self.literal(1, T.int64), T.int64)
-        if attr == "nbytes":
-            size = self.array_attribute(base, "size")
-            return Value(
-                f"({size.code} * {self.literal(base.type.dtype.itemsize, T.int64)})", T.int64
-            )
-        return super().array_attribute(base, attr)
-
-    def array_shape(self, item, k: int) -> str:
-        t = item.type
-        if isinstance(t, T.Array) and t.is_pointer_like and 0 <= k < t.ndim:
-            self.pointer_array_extent(item, "shape", k)  # the GPU build's rule and error
-        elif not isinstance(t, T.Array) or not 0 <= k < t.ndim:
-            return super().array_shape(item, k)
-        return f"_jk_t_int64({item.code}.shape[{k}])"
-
-    def array_stride(self, item, k: int) -> str:
-        t = item.type
-        if not 0 <= k < t.ndim:
-            raise problem(f"axis {k} is out of range for a {t.ndim}-d array")
-        return f"_jk_t_int64({item.code}.strides[{k}])"
+    def render_dim(self, item: Value, attr: str, k: int, known: str | None) -> str:
+        return f"_jk_t_int64({item.code}.{attr}[{k}])"  # NumPy's, whatever the C++ passes
 
     def subscript(self, base: Value, indices: list) -> Value:
         checked = super().subscript(base, indices)  # the GPU build's checks and errors
@@ -278,67 +240,17 @@ class PyEmitter(FunctionEmitter):
 
     # -- operators and expressions whose C++ spelling is inline -----------------
 
-    def unary(self, op, v: Value) -> Value:
-        t = v.type
-        if op is ast.Not:
-            return Value(f"(~{self.convert(v, T.bool_).code})", T.bool_)
-        if t is T.bool_ and op in (ast.USub, ast.UAdd) and self.mode == "numpy" and not v.weak:
-            return super().unary(op, v)  # the GPU build's error
-        if op is ast.UAdd:
-            return v
-        if op is ast.Invert and t is T.bool_ and v.weak:
-            t = infer.literal_type(0, self.mode)
-            v = self.convert(v, t)
-        if op is ast.Invert:
-            if t.kind not in "iub":
-                raise problem(f"~ needs an integer or bool, got {t}")
-            return Value(f"(~{v.code})", t)
-        if t is T.bool_:
-            t = infer.literal_type(0, self.mode)
-            v = self.convert(v, t)
-        return Value(f"(-{v.code})", t)
+    BOOL_WORDS: ClassVar[dict] = {ast.And: " and ", ast.Or: " or "}
 
-    def expr_BoolOp(self, node):
-        items = [self.expr(v) for v in node.values]
-        if all(isinstance(i, Const) and i.is_scalar for i in items):
-            return super().expr_BoolOp(node)
-        word = " and " if isinstance(node.op, ast.And) else " or "
-        codes = [self.convert(self.materialize(i), T.bool_).code for i in items]
-        return Value("(" + word.join(codes) + ")", T.bool_)
+    def render_unary(self, op, v: Value) -> str:
+        # NumPy's ~ on a bool is logical not, as C++'s ! is
+        return self.render_negative(v) if op is ast.USub else f"(~{v.code})"
 
-    def expr_Compare(self, node):
-        out = super().expr_Compare(node) if len(node.ops) == 1 else None
-        if out is not None:
-            return out
-        parts = []
-        left = self.expr(node.left)
-        for op, right_node in zip(node.ops, node.comparators):
-            right = self.expr(right_node)
-            name = type(op).__name__
-            if name not in B.OPERATORS:
-                return super().expr_Compare(node)  # the GPU build's error
-            parts.append(self.binary(name, left, right))
-            left = right
-        if all(isinstance(p, Const) for p in parts):
-            return Const(all(p.value for p in parts))
-        codes = [self.materialize(p).code for p in parts]
-        return Value("(" + " and ".join(codes) + ")", T.bool_)
+    def render_negative(self, v: Value) -> str:
+        return f"(-{v.code})"  # NumPy scalars wrap narrow ints themselves
 
-    def expr_IfExp(self, node):
-        cond = self.expr(node.test)
-        if isinstance(cond, Const) and cond.is_scalar:
-            return self.expr(node.body if cond.value else node.orelse)
-        body, orelse = self.expr(node.body), self.expr(node.orelse)
-        ops = [operand(body), operand(orelse)]
-        if all(isinstance(o, (T.Scalar, bool, int, float, complex)) for o in ops):
-            t = infer.result_type(ops, self.mode)
-        elif ops[0] == ops[1]:
-            t = ops[0]
-        else:
-            raise problem(f"both branches must have one type, got {ops[0]} and {ops[1]}")
-        c = self.convert(self.materialize(cond), T.bool_).code
-        a, b = self.convert(body, t).code, self.convert(orelse, t).code
-        return Value(f"({a} if {c} else {b})", t)
+    def render_ifexp(self, c: str, a: str, b: str) -> str:
+        return f"({a} if {c} else {b})"
 
     def group_sync(self, item, code: str) -> str:
         family = getattr(item.type, "family", None)
@@ -349,16 +261,10 @@ class PyEmitter(FunctionEmitter):
             return self.yields(f"_jk_SYNCWARP, {self.site()}, {code}.mask")
         return self.yields(f"_jk_SYNC, {self.site()}, None, None, None")
 
-    def cub_instance(self, cls, args):
-        if (
-            len(args) != 1
-            or not isinstance(args[0], Value)
-            or getattr(args[0].type, "family", None) != "cub_storage"
-        ):
-            return super().cub_instance(cls, args)  # the GPU build's error
+    def render_cub_instance(self, cls, storage: Value) -> str:
         if cls.template.family == "warp_reduce":  # the warp's lanes: the reduction's mask
-            return Value("_jk_T.warp_mask", cls.instance_type)
-        return Value("None", cls.instance_type)
+            return "_jk_T.warp_mask"
+        return "None"  # the simulator's reductions need no storage
 
     def capture_global(self, name: str):
         if name == "breakpoint" and name not in self.func.__globals__:
@@ -370,13 +276,11 @@ class PyEmitter(FunctionEmitter):
             return Value("breakpoint()", T.void)  # pdb in the user's source, with its names
         return super().call(callee, args, kwargs)
 
-    def call_device(self, device, args) -> Value:
-        values = [self.materialize(a) for a in args]
-        fn = self.program_device_function(device, tuple(v.type for v in values))
+    def render_device_call(self, fn, values: list) -> str:
         call = f"{fn.cname}({', '.join([CONTEXT] + [v.code for v in values])})"
         if self.program.functions[fn.cname].generator:
             call = self.yields_from(call)
-        return Value(call, fn.return_type)
+        return call
 
     def yields_from(self, call: str) -> str:
         self.generator = True
@@ -388,37 +292,14 @@ class PyEmitter(FunctionEmitter):
             raise problem("a reduction operator cannot synchronise threads")
         return f"(lambda a, b: {fn.cname}({CONTEXT}, a, b))"
 
-    def printf(self, items, codes, sep, end) -> str:
-        for what, value in (("sep", sep), ("end", end)):
-            if not (isinstance(value, Const) and isinstance(value.value, str)):
-                raise problem(f"print() takes {what} as a constant string")
-        fmt, args = [], []
-        for item, code in zip(items, codes):
-            if isinstance(item, Const):
-                if isinstance(item.value, (str, bool, int, float, complex)):
-                    fmt.append(str(item.value).replace("%", "%%"))
-                    continue
-                raise problem(f"print() cannot show {item.value!r}")
-            spec, arg = self.print_spec(item)
-            fmt.append(spec)
-            args.extend(arg)
-        text = sep.value.replace("%", "%%").join(fmt) + end.value.replace("%", "%%")
+    def render_printf(self, text: str, args: list) -> str:
         return f"_jk_printf({text!r}, ({''.join(a + ', ' for a in args)}))"
 
     def print_spec(self, value: Value):
         t = value.type
-        c = value.code
-        if isinstance(t, T.Pointer):
-            return "%#x", [f"id({c})"]
-        if not isinstance(t, T.Scalar):
-            raise problem(f"print() cannot show a value of type {t}")
-        if t is T.bool_:
-            return "%s", [f"('True' if {c} else 'False')"]
-        if t.is_complex:
-            return "(%g%+gj)", [f"float({c}.real)", f"float({c}.imag)"]
-        if t.is_float:
-            return "%g", [f"float({c})"]
-        return "%d", [f"int({c})"]
+        kind = "pointer" if isinstance(t, T.Pointer) else _PRINT_KINDS.get(t.kind, "int")
+        spec, *args = _PRINT_SPECS["bool" if t is T.bool_ else kind]
+        return spec, [a.format(value.code) for a in args]
 
     # -- statements whose C++ spelling is inline ---------------------------------
 
@@ -426,33 +307,10 @@ class PyEmitter(FunctionEmitter):
         self.mark(node)  # before the expression: a barrier's site is this line
         super().stmt_Expr(node)
 
-    def stmt_Assign(self, node) -> None:
-        if len(node.targets) == 1:
-            return super().stmt_Assign(node)
-        self.mark(node)
-        item = self.expr(node.value)
-        if isinstance(item, Value) and isinstance(item.type, T.Scalar):
-            tmp = self.temp()
-            self.line(f"{tmp} = {item.code}")
-            item = Value(tmp, item.type)
-        for target in node.targets:
-            self.assign(target, item)
-
-    def stmt_AugAssign(self, node) -> None:
-        if not isinstance(node.target, ast.Subscript):
-            return super().stmt_AugAssign(node)
-        self.mark(node)
-        # x[g(x)] += v: the index is evaluated once (the GPU build binds a reference)
-        element = self.expr(node.target)
-        where = self.elements.get(element.code) if isinstance(element, Value) else None
-        if where is None:
-            return super().stmt_AugAssign(node)  # the GPU build's error
-        array, index = where
-        held = self.temp("ref")
-        self.line(f"{held} = {index}")
-        element = self.element(array, held, element.type)
-        op = type(node.op).__name__
-        self.store(element, self.binary(op, element, self.expr(node.value)), node.target)
+    def reference(self, element: Value) -> Value:
+        array, index = self.elements[element.code]  # every element subscript() made
+        held = self.bind_temp(Value(index, T.int64), "ref")  # the index, evaluated once
+        return self.element(array, held, element.type)
 
     def expr_BinOp(self, node):
         # Python's parser nests at most 200 parentheses: a long chain (a + b + ... , each
@@ -476,110 +334,44 @@ class PyEmitter(FunctionEmitter):
         """A scalar expression computed into a local (a half keeps its float32 value)."""
         if not (isinstance(item, Value) and isinstance(item.type, T.Scalar)):
             return item
-        inner = _held_in_float(item.code) if item.type.is_half else None
+        t = item.type
+        inner = call_argument(item.code, self.half_round(t)) if t.is_half else None
         tmp = self.temp()
         self.line(f"{tmp} = {inner if inner is not None else item.code}")
-        code = f"{_HALF_ROUND}{item.type.name}({tmp})" if inner is not None else tmp
+        code = f"{self.half_round(t)}({tmp})" if inner is not None else tmp
         return Value(code, item.type, weak=item.weak)
 
-    def items_of(self, item, count: int, node) -> list:
-        if isinstance(item, Value) and isinstance(item.type, T.Tuple):
-            tmp = self.temp()
-            self.line(f"{tmp} = {item.code}")
-            held = Value(tmp, item.type)
-            values = [self.tuple_item(held, k) for k in range(len(item.type.items))]
-            if len(values) != count:
-                raise problem(f"cannot unpack {len(values)} values into {count} names", node=node)
-            return values
-        return super().items_of(item, count, node)
+    BLOCKS: ClassVar[dict] = {
+        "if": "if {}:",
+        "elif": "elif {}:",
+        "else": "else:",
+        "while": "while {}:",
+        "end": None,
+    }
 
-    def stmt_If(self, node) -> None:
-        test = self.expr(node.test)
-        if isinstance(test, Const):
-            self.block(node.body if test.value else node.orelse)
-            return
-        self.mark(node)
-        self.header(f"if {self.condition(node.test)}:")
-        self.nested(node.body)
-        orelse = node.orelse
-        while len(orelse) == 1 and isinstance(orelse[0], ast.If):
-            elif_node = orelse[0]
-            self.mark(elif_node)
-            self.header(f"elif {self.condition(elif_node.test)}:")
-            self.nested(elif_node.body)
-            orelse = elif_node.orelse
-        if orelse:
-            self.header("else:")
-            self.nested(orelse)
+    def open_block(self, word: str, cond: str = "") -> None:
+        self.header(self.BLOCKS[word].format(cond))
 
-    def stmt_While(self, node) -> None:
-        if node.orelse:
-            return super().stmt_While(node)  # the GPU build's error
+    def mark_branch(self, node) -> None:
         self.mark(node)
-        self.header(f"while {self.condition(node.test)}:")
-        self.loop_body(node.body)
 
-    def stmt_For(self, node) -> None:
-        if node.orelse or not isinstance(node.target, ast.Name):
-            return super().stmt_For(node)  # the GPU build's errors
-        if not isinstance(node.iter, ast.Call):
-            iterable = self.expr(node.iter)
-            if isinstance(iterable, Const) and isinstance(iterable.value, tuple):
-                self.for_constants(node, iterable.value)
-                return
-        record, args, kwargs = self.range_call(node.iter)
-        bound = self.bind(record, args, kwargs)
-        start, stop, step = bound[:3]
-        if len(bound) > 3:
-            _check_unroll(bound[3].value)
-        if isinstance(stop, Const) and stop.value is None:
-            start, stop = Const(0), start
-        self.mark(node)
-        var = self.loop_variable(node.target, [start, stop, step])
-        t = var.type
-        arg_nodes = list(node.iter.args) + [kw.value for kw in node.iter.keywords]
-        start_node, stop_node, step_node = (
-            [None] + arg_nodes[:1] + [None]
-            if len(node.iter.args) == 1
-            else (arg_nodes + [None, None, None])[:3]
-        )
-        if isinstance(step, Const) and step.value == 0:
-            raise problem("range() step must not be zero", node=node.iter)
-        codes = [
-            self.at(n, lambda item=item: self.convert(item, t).code)
-            for item, n in ((start, start_node), (stop, stop_node), (step, step_node))
-        ]
+    def bind_temp(self, value: Value, prefix: str = "t") -> str:
+        tmp = self.temp(prefix)
+        self.line(f"{tmp} = {value.code}")
+        return tmp
+
+    def range_loop(self, var: Value, items, codes, pragma: str, node) -> None:
         # the values the C++ counter takes, as scalars of the loop's type; the bounds are
         # evaluated once, as in the C++ loop
-        self.header(f"for {var.code} in _jk_range({', '.join(codes)}, {type_name(t)}):")
+        self.header(f"for {var.code} in _jk_range({', '.join(codes)}, {type_name(var.type)}):")
         self.loop_body(node.body)
 
-    def for_constants(self, node, values: tuple) -> None:
-        if not values or not all(Const(v).is_scalar for v in values):
-            return super().for_constants(node, values)  # the GPU build's error
-        self.mark(node)
-        var = self.lookup_local(node.target.id)
-        t = var.type if var is not None else infer.result_type(list(values), self.mode)
-        if var is None:
-            cname = self.c_name(node.target.id)
-            var = self.locals[node.target.id] = Value(cname, t, lvalue=True)
-        items = "".join(self.literal(v, t) + ", " for v in values)
-        self.header(f"for {var.code} in ({items}):")
+    def constant_loop(self, var: Value, codes: list, node) -> None:
+        self.header(f"for {var.code} in ({''.join(c + ', ' for c in codes)}):")
         self.loop_body(node.body)
 
-    def stmt_Assert(self, node) -> None:
-        test = self.expr(node.test)
-        if isinstance(test, Const) and test.value:
-            return
-        self.mark(node)
-        message = ast.unparse(node.test)
-        if node.msg is not None:
-            msg = self.expr(node.msg)
-            if not (isinstance(msg, Const) and isinstance(msg.value, str)):
-                raise problem("the assert message must be a string constant", node=node.msg)
-            message = msg.value
-        cond = self.condition(node.test) if not isinstance(test, Const) else "False"
-        self.line(f"if not {cond}: _jk_assert_fail({message!r})")
+    def assert_line(self, cond: str | None, message: str, node) -> None:
+        self.line(f"if not {cond or 'False'}: _jk_assert_fail({message!r})")
 
     # -- assembly ----------------------------------------------------------------
 
@@ -609,35 +401,25 @@ class PyEmitter(FunctionEmitter):
         return FunctionCode(self.cname, text, self.return_type or T.void, ())
 
 
-#: The rounding of a float32 result to float16 that the next half operation looks through
-#: (the GPU build's ``__float2half_rn``); an explicit conversion is ``_jk_t_float16``.
-_HALF_ROUND = "_jk_round_"  # + the type's name: float16, float8_e4m3fn, float8_e5m2
 _CHAIN_LINKS = 64
 
 
-def _held_in_float(code: str):
-    """The float32 expression inside ``_jk_round_<type>(...)``, else None."""
-    if not (code.startswith(_HALF_ROUND) and code.endswith(")")):
-        return None
-    prefix = code[: code.index("(") + 1]
-    depth = 0
-    for pos in range(len(prefix) - 1, len(code)):
-        depth += {"(": 1, ")": -1}.get(code[pos], 0)
-        if depth == 0:
-            return code[len(prefix) : -1] if pos == len(code) - 1 else None
-    return None
+#: print()'s conversion and argument patterns, by the kind of value shown.
+_PRINT_SPECS = {
+    "pointer": ("%#x", "id({})"),
+    "bool": ("%s", "('True' if {} else 'False')"),
+    "complex": ("(%g%+gj)", "float({}.real)", "float({}.imag)"),
+    "float": ("%g", "float({})"),
+    "int": ("%d", "int({})"),
+}
+_PRINT_KINDS = {"c": "complex", "f": "float"}
+
+#: The C++ run-time helper (jk::name) -> its function in .runtime, where the names differ.
+_HELPERS = {"pow2": "square", "uipow": "ipow"}
 
 
 def _array_name(code: str) -> str:
     return code.split("[", 1)[0]
-
-
-def _check_unroll(unroll) -> None:
-    if unroll is None or unroll is True or unroll is False:
-        return
-    if isinstance(unroll, int) and unroll > 0:
-        return
-    raise problem("unroll must be True, False or a positive constant int")
 
 
 def compile_function(fn: SimFunction, namespace: dict):

@@ -32,6 +32,13 @@ SHARED = frozenset(
         "bool",
         "numpy.dtype",
         "local_memory",
+        "numpy.negative",
+        "operator **",
+        "numpy.power",
+        "min",
+        "max",
+        "numpy.minimum",
+        "numpy.maximum",
     ]
 )
 
@@ -49,20 +56,6 @@ def _binary(symbol):
         return f"({codes[0]} {op} {codes[1]})"
 
     return template
-
-
-def _power(codes, sig, items, ctx):
-    t = sig.result
-    exponent = items[1]
-    if isinstance(exponent, Const) and exponent.value == 2 and not t.is_complex:
-        if t.is_half:
-            return ctx.via_float(t, f"_jk_square({ctx.to_float(t, codes[0])})")
-        return f"_jk_square({codes[0]})"
-    if t.kind in "iu":
-        return f"_jk_ipow({codes[0]}, {codes[1]})"
-    if t.is_half:
-        return ctx.via_float(t, f"({ctx.to_float(t, codes[0])} ** {ctx.to_float(t, codes[1])})")
-    return f"({codes[0]} ** {codes[1]})"
 
 
 def _half_safe(symbol):
@@ -126,11 +119,28 @@ def _sync(how):
 # -- warp ------------------------------------------------------------------------------
 
 
-def _shuffle(kind):
+def _collective(request, kind, count, lanes=list):
+    """A warp collective: ``request`` to the scheduler with the ``count`` arguments
+    ``lanes(codes)`` gives, the lanes' mask first (a warp call's own arguments, or a
+    tile's mask and size around the others: :func:`_tile_lanes`)."""
+
     def template(codes, sig, items, ctx):
-        call = ctx.yields(
-            f"_jk_SHFL, {ctx.site()}, {codes[0]}, {codes[1]}, {codes[2]}, {codes[3]}, {kind!r}"
-        )
+        args = ", ".join(lanes(codes)[:count])
+        return ctx.yields(f"{request}, {ctx.site()}, {args}, {kind!r}")
+
+    return template
+
+
+def _tile_lanes(codes) -> list:
+    tile = codes[0]
+    return [f"{tile}.mask", *codes[1:], f"{tile}.size"]
+
+
+def _shuffle(kind, lanes=list):
+    request = _collective("_jk_SHFL", kind, 4, lanes)
+
+    def template(codes, sig, items, ctx):
+        call = request(codes, sig, items, ctx)
         arg = sig.args[1]
         if arg != sig.result:
             return ctx.convert_code(call, arg, sig.result)
@@ -139,18 +149,12 @@ def _shuffle(kind):
     return template
 
 
-def _vote(kind):
-    def template(codes, sig, items, ctx):
-        return ctx.yields(f"_jk_VOTE, {ctx.site()}, {codes[0]}, {codes[1]}, {kind!r}")
-
-    return template
+def _vote(kind, lanes=list):
+    return _collective("_jk_VOTE", kind, 2, lanes)
 
 
 def _match(kind):
-    def template(codes, sig, items, ctx):
-        return ctx.yields(f"_jk_MATCH, {ctx.site()}, {codes[0]}, {codes[1]}, {kind!r}")
-
-    return template
+    return _collective("_jk_MATCH", kind, 2)
 
 
 def _bits(fn, width_arg=True, same=False):
@@ -187,16 +191,6 @@ def _abs(codes, sig, items, ctx):
     if t.is_half:
         return ctx.via_float(t, f"abs({ctx.to_float(t, codes[0])})")
     return f"abs({codes[0]})"
-
-
-def _minmax(helper):
-    def template(codes, sig, items, ctx):
-        out = codes[0]
-        for c in codes[1:]:
-            out = f"_jk_{helper}({out}, {c})"
-        return out
-
-    return template
 
 
 def _complex(codes, sig, items, ctx):
@@ -297,10 +291,6 @@ def _where(codes, sig, items, ctx):
     return f"({codes[1]} if {codes[0]} else {codes[2]})"
 
 
-def _negative(codes, sig, items, ctx):
-    return f"(-{codes[0]})"
-
-
 def _square(codes, sig, items, ctx):
     return f"_jk_square({codes[0]})"
 
@@ -314,23 +304,6 @@ def _family(item) -> str:
 
 def _group_sync(codes, sig, items, ctx):
     return ctx.group_sync(items[0], codes[0])
-
-
-def _tile_shuffle(kind):
-    def template(codes, sig, items, ctx):
-        tile = codes[0]
-        return ctx.yields(
-            f"_jk_SHFL, {ctx.site()}, {tile}.mask, {codes[1]}, {codes[2]}, {tile}.size, {kind!r}"
-        )
-
-    return template
-
-
-def _tile_vote(kind):
-    def template(codes, sig, items, ctx):
-        return ctx.yields(f"_jk_VOTE, {ctx.site()}, {codes[0]}.mask, {codes[1]}, {kind!r}")
-
-    return template
 
 
 def _op_code(op, sig, ctx) -> str:
@@ -493,9 +466,9 @@ def _groups() -> dict:
         "tile.meta_group_rank": "{0}.meta_rank",
         "tile.meta_group_size": "{0}.meta_size",
         "tile.sync": _group_sync,
-        "tile.any": _tile_vote("any"),
-        "tile.all": _tile_vote("all"),
-        "tile.ballot": _tile_vote("tile_ballot"),
+        "tile.any": _vote("any", _tile_lanes),
+        "tile.all": _vote("all", _tile_lanes),
+        "tile.ballot": _vote("tile_ballot", _tile_lanes),
         "dim3.x": "{0}.x",
         "dim3.y": "{0}.y",
         "dim3.z": "{0}.z",
@@ -506,7 +479,7 @@ def _groups() -> dict:
         ("shfl_down", "down"),
         ("shfl_xor", "xor"),
     ):
-        table[f"tile.{name}"] = _tile_shuffle(kind)
+        table[f"tile.{name}"] = _shuffle(kind, _tile_lanes)
     for family in ("warp_reduce", "block_reduce"):
         for op in ("Sum", "Max", "Min", "Reduce"):
             table[f"{family}.{op}"] = _cub(op)
@@ -552,20 +525,13 @@ def _table() -> dict:
         "ffs": _bits("ffs"),
         "brev": _bits("brev", same=True),
         "abs": _abs,
-        "min": _minmax("pymin"),
-        "max": _minmax("pymax"),
-        "numpy.minimum": _minmax("npmin"),
-        "numpy.maximum": _minmax("npmax"),
         "complex": _complex,
         ".real": _part("real"),
         ".imag": _part("imag"),
         ".conjugate": _conj,
         "numpy.conj": _conj,
         "numpy.where": _where,
-        "numpy.negative": _negative,
         "numpy.square": _square,
-        "numpy.power": _power,
-        "operator **": _power,
         "operator //": _half_safe("//"),
         "operator %": _half_safe("%"),
     }
