@@ -61,6 +61,10 @@ def main(runs: int = 7) -> None:
         with open(os.path.join(tmp, "timed_kernel.py"), "w") as f:
             f.write(KERNEL)
         env = dict(os.environ, JITKERN_CACHE_DIR=os.path.join(tmp, "cache"))
+        # The figure is about normal builds: a debug build cannot be exported, and a
+        # simulated one never loads a binary.
+        for name in ("JITKERN_DEBUG", "JITKERN_SIMULATE"):
+            env.pop(name, None)
         export = (
             "import sys, numpy as np; sys.path.insert(0, sys.argv[1]); "
             "from timed_kernel import axpy; z = np.zeros(8, np.float32); "
