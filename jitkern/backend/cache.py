@@ -54,24 +54,34 @@ hits_by_kind = dict.fromkeys(KINDS, 0)  # disk hits of every kind of entry
 def generator_identity() -> str:
     """A hash of jitkern's own source files (code generators, launch code, headers).
 
-    Computed once per process, lazily, from each file's path, size and modification time
-    (about 0.3 ms; reading them all would cost 2 ms of every fresh process's first
-    launch): any edit, reinstall or upgrade of the code that writes generated source or
-    binaries changes every key.
+    Computed once per process, lazily, from each file's path, size and modification time:
+    any edit, reinstall or upgrade of the code that writes generated source or binaries
+    changes every key. It sits on every fresh process's first launch, so it reads no file
+    and walks with ``os.scandir`` (about 0.4 ms; ``os.walk`` with ``relpath`` took 2.5 ms).
     """
-    h = hashlib.sha256()
-    for folder, dirs, files in os.walk(_PACKAGE_ROOT):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(_GENERATOR_SUFFIXES):
-                path = os.path.join(folder, name)
+    entries: list[str] = []
+    _scan(_PACKAGE_ROOT, len(_PACKAGE_ROOT) + 1, entries)
+    entries.sort()
+    return hashlib.sha256("\0".join(entries).encode()).hexdigest()
+
+
+def _scan(folder: str, cut: int, out: list) -> None:
+    try:
+        it = os.scandir(folder)
+    except OSError:
+        out.append(f"{folder[cut:]}:unreadable")
+        return
+    with it:
+        for entry in it:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    _scan(entry.path, cut, out)
+            elif entry.name.endswith(_GENERATOR_SUFFIXES):
                 try:
-                    st = os.stat(path)
-                    stamp = f"{st.st_size}:{st.st_mtime_ns}"
+                    st = entry.stat()
+                    out.append(f"{entry.path[cut:]}:{st.st_size}:{st.st_mtime_ns}")
                 except OSError:
-                    stamp = "unreadable"
-                h.update(f"{os.path.relpath(path, _PACKAGE_ROOT)}:{stamp}\0".encode())
-    return h.hexdigest()
+                    out.append(f"{entry.path[cut:]}:unreadable")
 
 
 def identity() -> tuple[str, str]:
