@@ -1,7 +1,8 @@
 """Debug mode's device-side record and the host-side registry of pending checks.
 
 A debug build (``@rawkernel(debug=True)``, ``JITKERN_DEBUG=1``, ``ElementwiseKernel(...,
-debug=True)``) bounds-checks every array access on the device. The first failing check of
+debug=True)``) bounds-checks every array access on the device (and, in JIT kernels, every
+read of a local that a path may leave unassigned). The first failing check of
 a module records what failed in ``jk_debug_record`` (a ``__device__`` global of the
 module, so one per binary and device) and the failing thread skips the access: it reads
 or writes a scratch sink instead of the array.
@@ -100,7 +101,8 @@ class Site:
     """One checked access in the generated source: where it is and what it indexes.
 
     ``file``/``line`` are the user's Python line (None for string kernels); ``name`` is the
-    indexed expression as written; ``kind`` is 'array', 'shared', 'local' or 'raw'.
+    indexed expression as written; ``kind`` is 'array', 'shared', 'local' or 'raw', or
+    'unset' for a read of the local ``name`` that may run before any assignment of it.
     """
 
     file: str | None
@@ -191,6 +193,16 @@ def describe(watch: Watch, record) -> str:
         )
     site = watch.sites[site_id]
     where = f"{site.file}:{site.line}: " if site.file else f"{watch.label}: "
+    thread = ",".join(str(int(v)) for v in record["thread"])
+    block = ",".join(str(int(v)) for v in record["block"])
+    tail = f" ({watch.label})" if site.file else ""
+    if site.kind == "unset":
+        return (
+            f"{where}local variable {site.name!r} is read before it is assigned in thread "
+            f"({thread}) of block ({block}){tail}; on this path no assignment ran and debug "
+            "mode read it as zero (only the first failed check since the last report is "
+            "recorded)"
+        )
     ndim = int(record["ndim"])
     dims = [int(v) for v in record["shape"][: min(ndim, MAX_DIMS)]]
     if ndim > MAX_DIMS:
@@ -206,9 +218,6 @@ def describe(watch: Watch, record) -> str:
         )
     else:
         access = f"out-of-bounds index {index} on axis {axis} of {what} (shape {shape})"
-    thread = ",".join(str(int(v)) for v in record["thread"])
-    block = ",".join(str(int(v)) for v in record["block"])
-    tail = f" ({watch.label})" if site.file else ""
     return (
         f"{where}{access} in thread ({thread}) of block ({block}){tail}; debug mode skipped "
         "the access (only the first failed check since the last report is recorded)"

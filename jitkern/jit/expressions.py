@@ -260,8 +260,12 @@ class ExpressionEmitter:
     def expr_Name(self, node):
         local = self.lookup_local(node.id)
         if local is not None:
-            return local
+            return self.read_local(node, local)
         return Const(self.capture_global(node.id))
+
+    def read_local(self, node, local):
+        """A read of the local ``node`` names (debug builds check it was assigned)."""
+        return local
 
     def capture_global(self, name: str):
         try:

@@ -141,6 +141,12 @@ __device__ __forceinline__ Array<T, N - (int)sizeof...(Ix), I> sub(const Array<T
   }
   return r;
 }
+// A read of local v, whose flag says whether an assignment ran: a read on a path that
+// assigned nothing records its site (the local, the line) and reads the zero v holds.
+template <class T> __device__ __forceinline__ T& use(T& v, bool set, int site) {
+  if (!set) jk_debug_claim(site, 0, 0, 0, 0);
+  return v;
+}
 // The element count of dynamic shared memory seen as T.
 template <class T> __device__ __forceinline__ long long dynamic_extent() {
   unsigned int bytes;

@@ -4,7 +4,9 @@
 of a device function). Each local's type is fixed at its first assignment and
 its declaration is hoisted to the top of the function, zero-initialised, so
 Python's function scoping holds in C++ and a local read on a path that did not
-assign it reads zero, never an uninitialised variable. Each statement is
+assign it reads zero, never an uninitialised variable. A debug build also gives each
+local first assigned inside a block a ``bool jk_set_<name>`` flag, set by every
+assignment and checked by every read (docs/debug_mode.md). Each statement is
 preceded by its Python text as a comment and a ``#line`` directive naming the
 user's file.
 """
@@ -141,6 +143,10 @@ class FunctionEmitter(ExpressionEmitter):
         self.pointer_extents: dict[str, set] = {}  # 1-D array param -> used shape axes
         # Debug builds: pointer C expression -> C++ for its element count.
         self.debug_bounds: dict[str, str] = {}
+        # Debug builds: C name of a local that some path may leave unassigned -> its flag.
+        self.set_flags: dict[str, str] = {}
+        # ... and, per open block, the flagged locals every path to here has assigned.
+        self.assigned_here: list[set] = [set()]
         self.debug_line = parsed.source.first_line
         self._tmp = 0
         self._cnames: set[str] = set()
@@ -187,6 +193,35 @@ class FunctionEmitter(ExpressionEmitter):
         assigned on some paths only then reads a defined value, never an uninitialised
         one (the compiler drops the store when every path assigns first)."""
         self.hoisted.append(f"{t.ctype} {cname}{{}};")
+
+    def flag_unset(self, t: T.Type, cname: str) -> None:
+        """Debug builds: give a local that some path may leave unassigned a flag, false
+        until an assignment runs. Pointers need none: their element count, hoisted as 0,
+        fails the bounds check of any access through an unassigned one."""
+        if self.program.debug and isinstance(t, (T.Scalar, T.Tuple)):
+            flag = self.set_flags[cname] = generated_name("set", cname)
+            self.hoisted.append(f"bool {flag} = false;")
+
+    def mark_set(self, cname: str, indent: str = "", dominates: bool = True) -> None:
+        """After an assignment of ``cname``: its flag, if it has one, says so; the reads
+        that follow in this block (``dominates``) need no check."""
+        flag = self.set_flags.get(cname)
+        if flag is not None:
+            self.line(f"{indent}{flag} = true;")
+            if dominates:
+                self.assigned_here[-1].add(cname)
+
+    def read_local(self, node, local):
+        """A read of a flagged local that no earlier assignment in its block (or an
+        enclosing one) dominates checks the flag where it happens (inside ``a if c else b``
+        too): an unassigned one records the read's site, then reads the zero it was
+        initialised with. The compiler folds the checks that every path passes."""
+        cname = getattr(local, "code", None)
+        flag = self.set_flags.get(cname)
+        if flag is None or cname in self.assigned_here[-1]:
+            return local
+        site = self.debug_site(local, node.id, node, "unset")
+        return dataclasses.replace(local, code=f"jk::dbg::use({local.code}, {flag}, {site})")
 
     def temp(self, prefix: str = "t") -> str:
         self._tmp += 1
@@ -263,11 +298,15 @@ class FunctionEmitter(ExpressionEmitter):
         finally:
             self.current_statement = outer
 
-    def nested(self, stmts) -> None:
+    def nested(self, stmts, assigned: str | None = None) -> None:
+        """A block's statements; ``assigned``: a local every path into it has assigned
+        (the loop variable). What the block assigns is forgotten after it."""
         self.depth += 1
+        self.assigned_here.append(self.assigned_here[-1] | ({assigned} if assigned else set()))
         try:
             self.block(stmts)
         finally:
+            self.assigned_here.pop()
             self.depth -= 1
 
     def stmt_Pass(self, node) -> None:
@@ -305,6 +344,7 @@ class FunctionEmitter(ExpressionEmitter):
                     "assign it first",
                     node=node.target,
                 )
+            current = self.read_local(node.target, current)
             self.assign(node.target, self.binary(op, current, self.expr(node.value)))
             return
         if isinstance(node.target, ast.Subscript):
@@ -379,6 +419,7 @@ class FunctionEmitter(ExpressionEmitter):
         if existing is not None:
             self.check_assignable(item, existing.type, f"variable {name!r} of type", target)
             self.line(f"{existing.code} = {self.convert(item, existing.type).code};")
+            self.mark_set(existing.code)
             self.track_extent(existing.code, item)
             return
         if isinstance(item, (ArrayDims, BoundMethod)) or (
@@ -406,8 +447,11 @@ class FunctionEmitter(ExpressionEmitter):
             self.aliases[name] = Value(cname, t)
             return
         self.hoist(t, cname)
+        if self.depth:  # first assigned inside a block: other paths may not assign it
+            self.flag_unset(t, cname)
         self.locals[name] = Value(cname, t, lvalue=True, weak=value.weak)
         self.line(f"{cname} = {value.code};")
+        self.mark_set(cname)
         if self.program.debug and isinstance(t, T.Pointer):
             extent = generated_name("extent", cname)
             self.hoist(T.int64, extent)
@@ -485,10 +529,10 @@ class FunctionEmitter(ExpressionEmitter):
         self.loop_body(node.body)
         self.close_block()
 
-    def loop_body(self, stmts) -> None:
+    def loop_body(self, stmts, var: str | None = None) -> None:
         self.loop_depth += 1
         try:
-            self.nested(stmts)
+            self.nested(stmts, var)
         finally:
             self.loop_depth -= 1
 
@@ -564,7 +608,8 @@ class FunctionEmitter(ExpressionEmitter):
             self.body.append(pragma)
         self.line(f"for ({t.ctype} {it} = {start_code}; {cond}; {it} += {step_code}) {{")
         self.line(f"    {var.code} = {it};")
-        self.loop_body(node.body)
+        self.mark_set(var.code, "    ", dominates=False)  # not after the loop
+        self.loop_body(node.body, var.code)
         self.line("}")
         self.depth -= 1
         self.line("}")
@@ -581,6 +626,8 @@ class FunctionEmitter(ExpressionEmitter):
         if var is None:
             cname = self.c_name(node.target.id)
             self.hoist(t, cname)
+            if self.depth:
+                self.flag_unset(t, cname)
             var = self.locals[node.target.id] = Value(cname, t, lvalue=True)
         self.constant_loop(var, [self.literal(v, t) for v in values], node)
 
@@ -593,7 +640,8 @@ class FunctionEmitter(ExpressionEmitter):
         self.body.append("#pragma unroll")
         self.line(f"for (int {k} = 0; {k} < {len(codes)}; ++{k}) {{")
         self.line(f"    {var.code} = {table}[{k}];")
-        self.loop_body(node.body)
+        self.mark_set(var.code, "    ", dominates=False)
+        self.loop_body(node.body, var.code)
         self.line("}")
         self.depth -= 1
         self.line("}")
@@ -649,6 +697,7 @@ class FunctionEmitter(ExpressionEmitter):
             t = infer.literal_type(0, self.mode)
         cname = self.c_name(target.id)
         self.hoist(t, cname)
+        self.flag_unset(t, cname)  # after a loop that ran no iteration it is unassigned
         value = Value(cname, t, lvalue=True)
         self.locals[target.id] = value
         return value

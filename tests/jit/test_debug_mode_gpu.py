@@ -277,3 +277,88 @@ def test_only_the_first_violation_is_reported_and_the_record_resets(rng):
     everyone_out_of_bounds[1, 1](x, np.int32(0))  # writes x[0]
     jitkern.Device().synchronize()
     assert x.get()[0] == 1.0
+
+
+# -- reads of a local before it is assigned ------------------------------------------
+
+
+def gather_unguarded(x, y, n):
+    i = jit.grid(1)
+    if i < n:
+        v = x[i]
+    y[i] = v  # UNSET-READ
+
+
+def gather_guarded(x, y, n):
+    i = jit.grid(1)
+    if i < n:
+        v = x[i]
+    if i < n:
+        y[i] = v * 2.0
+
+
+@rawkernel(debug=True)
+def last_of(x, y, m):
+    for k in range(m):
+        last = x[k]
+    y[0] = last + k  # LOOP-READ
+
+
+def test_read_before_assignment_names_line_variable_thread_block(rng):
+    n = 63  # one block of 64: only thread 63 skips the assignment
+    h = rng.standard_normal(64).astype(np.float32)
+    x = jitkern.asarray(h)
+    y = jitkern.full(64, POISON, np.float32)
+    k = rawkernel(debug=True)(gather_unguarded)
+    k[1, 64](x, y, np.int32(n))
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        y.get()
+    message = str(info.value)
+    assert where("UNSET-READ") in message
+    assert (
+        "local variable 'v' is read before it is assigned in thread (63,0,0) of block "
+        "(0,0,0) (kernel gather_unguarded)" in message
+    )
+    assert "out-of-bounds" not in message
+    out = y.get()  # reported once; the unassigned read gave the zero v starts with
+    np.testing.assert_array_equal(out[:n], h[:n])
+    assert out[n] == 0.0
+
+
+def test_guarded_read_raises_nothing_and_matches_numpy(rng):
+    n = 1000
+    h = rng.standard_normal(n).astype(np.float32)
+    x = jitkern.asarray(h)
+    backing = jitkern.full(n + 24, POISON, np.float32)  # 4 blocks of 256 cover 1024
+    y = backing[:n]
+    debug = rawkernel(debug=True)(gather_guarded)
+    debug[4, 256](x, y, np.int32(n))
+    jitkern.Device().synchronize()  # no error: v is read only where it was assigned
+    full = backing.get()
+    np.testing.assert_array_equal(full[:n], h * np.float32(2.0))
+    assert np.all(full[n:] == POISON)
+    # the normal build of the unguarded kernel has no check and never raises
+    normal = rawkernel()(gather_unguarded)
+    y2 = jitkern.full(64, POISON, np.float32)
+    normal[1, 64](x[:64], y2, np.int32(63))
+    out = y2.get()
+    np.testing.assert_array_equal(out[:63], h[:63])
+    assert out[63] == 0.0  # zero-initialised in every build
+    assert "jk_set_" not in normal.cached_code
+
+
+def test_loop_variable_and_loop_local_after_a_loop_that_ran_no_iteration(rng):
+    h = rng.standard_normal(8).astype(np.float64)
+    x = jitkern.asarray(h)
+    y = jitkern.full(1, np.nan, np.float64)
+    last_of[1, 1](x, y, np.int32(5))
+    np.testing.assert_allclose(y.get()[0], h[4] + 4, rtol=1e-15, atol=0)  # no error
+    y = jitkern.full(1, np.nan, np.float64)
+    last_of[1, 1](x, y, np.int32(0))
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        jitkern.Device().synchronize()
+    message = str(info.value)
+    assert where("LOOP-READ") in message
+    assert re.search(r"local variable '(last|k)' is read before it is assigned", message)
+    assert "thread (0,0,0) of block (0,0,0) (kernel last_of)" in message
+    assert y.get()[0] == 0.0
