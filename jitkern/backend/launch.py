@@ -118,6 +118,58 @@ def _dlpack_pointer(a) -> int:
     return describe(a).ptr
 
 
+def _instance_cai(a) -> dict:
+    # The dict of an instance-level __cuda_array_interface__ (see _instance_cai_pointer).
+    try:
+        return a.__cuda_array_interface__
+    except AttributeError:
+        raise KernelArgumentError(
+            f"cannot pass a {type(a).__module__}.{type(a).__qualname__} without "
+            "__cuda_array_interface__ to a kernel (another instance of its class had one)"
+        ) from None
+
+
+def _dlpack_info(a):
+    from ..arrays.interop import describe  # noqa: PLC0415 - optional, see _dlpack_pointer
+
+    return describe(a)  # refuses host memory, like _dlpack_pointer
+
+
+class ArrayRead:
+    """How a generated launcher reads a protocol-only array (``__cuda_array_interface__``
+    or DLPack): ``bind``, an expression template that stores what is read once per call
+    in the local ``{a}_i`` (the CAI dict, or DLPack's ArrayInfo: ``kind`` says which), and
+    ``pointer``, the device pointer read from ``{a}_i``. Launchers evaluate ``bind`` right
+    after the argument's type check, so guards over the layout (the JIT's) and the packing
+    share one read: no second property call, no second capsule."""
+
+    __slots__ = ("kind", "bind", "pointer", "env")
+
+    def __init__(self, kind: str, bind: str, pointer: str, env: dict):
+        self.kind, self.bind, self.pointer, self.env = kind, bind, pointer, env
+
+
+_CAI_READ = ArrayRead("cai", "({a}_i := {a}.__cuda_array_interface__)", "{a}_i['data'][0]", {})
+_INSTANCE_CAI_READ = ArrayRead("cai", "({a}_i := {icai}({a}))", "{a}_i['data'][0]",
+                               {"icai": _instance_cai})
+_DLPACK_READ = ArrayRead("info", "({a}_i := {info}({a}))", "{a}_i.ptr", {"info": _dlpack_info})
+
+
+def array_read(cls: type, value=None) -> ArrayRead | None:
+    """The :class:`ArrayRead` for arguments of type ``cls`` (``value``, a sample, decides for
+    a class without either protocol whose instances carry their own CAI), or None for
+    arrays read through a per-type pointer getter."""
+    getter = pointer_getter(cls)
+    if getter is _cai_pointer:
+        return _CAI_READ
+    if getter is _dlpack_pointer:
+        return _DLPACK_READ
+    if (getter is None and value is not None and not issubclass(cls, numpy.ndarray)
+            and hasattr(value, "__cuda_array_interface__")):
+        return _INSTANCE_CAI_READ
+    return None
+
+
 def pointer_getter(cls: type):
     """The function that reads a device pointer from an instance of ``cls``, or None."""
     getter = _pointer_getters.get(cls)
@@ -177,13 +229,14 @@ class Slot:
     expression template yielding the values to pack (``{a}`` is the argument; other
     ``{name}`` fields are helpers from ``env``)."""
 
-    __slots__ = ("codes", "size", "align", "expr", "env", "what", "pointer")
+    __slots__ = ("codes", "size", "align", "expr", "env", "what", "pointer", "bind")
 
     def __init__(self, codes: str, size: int, align: int, expr: str, env: dict, what: str,
-                 pointer: bool = False):
+                 pointer: bool = False, bind: str | None = None):
         self.codes, self.size, self.align = codes, size, align
         self.expr, self.env, self.what = expr, env, what
         self.pointer = pointer  # a device pointer (checked against the parameter's kind)
+        self.bind = bind  # ArrayRead.bind: evaluated after the type check, before ``expr``
 
 
 def _scalar_slot(dtype: numpy.dtype, what: str) -> Slot:
@@ -232,15 +285,14 @@ def slot_for(cls: type, index: int, param_size: int | None, value=None) -> Slot:
         return _scalar_slot(numpy.dtype(cls), what)
     if handle_ctype(cls) is not None:  # a texture/surface object: its handle, by value
         return Slot("Q", 8, 8, "{a}.ptr", {}, what)
+    read = array_read(cls, value)
+    if read is not None:
+        return Slot("Q", 8, 8, read.pointer, read.env, what, pointer=True, bind=read.bind)
     getter = pointer_getter(cls)
     if isinstance(getter, str):
         return Slot("Q", 8, 8, getter, {"cpu": _torch_cpu}, what, pointer=True)
     if getter is not None:
         return Slot("Q", 8, 8, "{ptr}({a})", {"ptr": getter}, what, pointer=True)
-    if value is not None and not issubclass(cls, numpy.ndarray) and hasattr(
-        value, "__cuda_array_interface__"
-    ):
-        return Slot("Q", 8, 8, "{ptr}({a})", {"ptr": _instance_cai_pointer}, what, pointer=True)
     if issubclass(cls, numpy.ndarray):
         raise KernelArgumentError(
             f"{what}: a numpy.ndarray lives in host memory and cannot be passed to a kernel; "
@@ -312,31 +364,35 @@ def _make_packers(fmt: str, slots: list[Slot], types: tuple, buffer):
     building a key), so a kernel launched again with the same argument types skips
     the plan lookup entirely. This is the launch hot path.
     """
-    env, names, exprs, checks = _packer_parts(fmt, slots, types, buffer)
+    env, names, exprs, checks, binds = _packer_parts(fmt, slots, types, buffer)
     unpack = f"    {', '.join(names)}, = args\n" if names else ""
+    reads = "".join(f"    {b}\n" for b in binds)
     body = f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})\n"
     guard = (f"    if len(args) != {len(slots)}:\n        return False\n{unpack}"
              + (f"    if {' or '.join(checks)}:\n        return False\n" if checks else ""))
-    src = (f"def pack(args):\n{unpack}{body}"
-           f"def pack_if_same(args):\n{guard}{body}    return True\n")
+    src = (f"def pack(args):\n{unpack}{reads}{body}"
+           f"def pack_if_same(args):\n{guard}{reads}{body}    return True\n")
     define(src, "<jitkern launch plan>", env, "pack")
     return env["pack"], env["pack_if_same"]
 
 
 def _packer_parts(fmt: str, slots: list[Slot], types: tuple, buffer):
-    """(env, names, pack expressions, type checks) shared by the generated functions."""
+    """(env, names, pack expressions, type checks, array reads) shared by the generated
+    functions. The reads (ArrayRead.bind) bind ``a{i}_i``; run them after the checks."""
     env = {"_pack_into": struct.Struct(fmt).pack_into, "_buf": buffer}
     names = [f"a{i}" for i in range(len(slots))]
-    exprs, checks = [], []
+    exprs, checks, binds = [], [], []
     for i, slot in enumerate(slots):
         fields = {"a": names[i]}
         for key, value in slot.env.items():
             fields[key] = f"_{key}_{i}"
             env[fields[key]] = value
         exprs.append(slot.expr.format(**fields))
+        if slot.bind is not None:
+            binds.append(slot.bind.format(**fields))
         env[f"_T{i}"] = types[i]
         checks.append(f"type(a{i}) is not _T{i}")
-    return env, names, exprs, checks
+    return env, names, exprs, checks, binds
 
 
 def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail,
@@ -364,7 +420,8 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
     ``context``, the context ``handle`` belongs to, and that every array argument is on
     ``device_id`` (an array type without a known device getter is a miss).
     """
-    env, names, exprs, checks = _packer_parts(plan.fmt, plan.slots, plan.types, plan._buffer)
+    env, names, exprs, checks, binds = _packer_parts(plan.fmt, plan.slots, plan.types,
+                                                     plan._buffer)
     env.update(guard_env or {})
     env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims=dims,
                _streams=streams_in_use, _fail=fail, _slow=fallback,
@@ -408,7 +465,11 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
         "    except (TypeError, ValueError, KeyError):",
         f"        {miss}",
     ]
-    conditions = [*checks, *(f"not ({g})" for g in guards)] if n else []
+    # The array reads come after the type checks (they may use type-specific attributes)
+    # and before the guards (which may read the layout from ``a{i}_i``): each is a
+    # condition that is never true, so the ``or`` chain evaluates it and goes on.
+    conditions = ([*checks, *(f"{b} is None" for b in binds), *(f"not ({g})" for g in guards)]
+                  if n else [])
     if device is not None:
         device_id, context, get_current = device
         env.update(_ctx=context, _ctx_get=get_current)

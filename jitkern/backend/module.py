@@ -500,7 +500,7 @@ class BoundLaunch(functools.partial):
             new = _scalar_slot(value.dtype, f"argument {j}")
         else:
             try:
-                new = slot_for(type(value), j, sizes[j] if sizes is not None else None)
+                new = slot_for(type(value), j, sizes[j] if sizes is not None else None, value)
             except KernelArgumentError as exc:
                 raise KernelArgumentError(f"{self._what(j)}: {exc}") from None
         if new.codes != old.codes or _is_pointer(new) != _is_pointer(old):
@@ -513,7 +513,8 @@ class BoundLaunch(functools.partial):
         for key, helper in new.env.items():
             fields[key] = f"_{key}"
             env[f"_{key}"] = helper
-        src = f"def pack(a):\n    _pack_into(_buf, _off, {new.expr.format(**fields)})\n"
+        read = f"    {new.bind.format(**fields)}\n" if new.bind else ""  # launch.ArrayRead
+        src = f"def pack(a):\n{read}    _pack_into(_buf, _off, {new.expr.format(**fields)})\n"
         return define(src, "<jitkern bound argument>", env, "pack")
 
     def _what(self, j: int) -> str:
