@@ -130,9 +130,17 @@ def _instance_cai(a) -> dict:
 
 
 def _dlpack_info(a):
-    from ..arrays.interop import describe  # noqa: PLC0415 - optional, see _dlpack_pointer
+    # describe() refuses host memory, like _dlpack_pointer. The arrays layer sits above
+    # this one, so it is looked up at the first call, not imported per call.
+    describe = _describe[0]
+    if describe is None:
+        from ..arrays.interop import describe  # noqa: PLC0415 - optional, see _dlpack_pointer
 
-    return describe(a)  # refuses host memory, like _dlpack_pointer
+        _describe[0] = describe
+    return describe(a)
+
+
+_describe = [None]
 
 
 class ArrayRead:

@@ -30,6 +30,8 @@ import numpy
 
 from .. import config
 from ..backend import cache, debugcheck, driver
+from ..arrays.layout import c_strides
+from ..backend import launch as launch_args
 from ..backend.codegen import define
 from ..backend.device import stream_handle
 from ..backend.kernel_object import KernelPartial
@@ -259,7 +261,7 @@ class JitKernel(KernelPartial):
         entry.upgrade()
         if entry.run is None:  # no packing plan to build on (several GPUs, or extras)
             entry.run = _launch_run(entry.types, entry.guards, entry.guard_env, entry.function,
-                                    entry.extras, entry.cooperative, self._launch)
+                                    entry.extras, entry.cooperative, self._launch, args)
         if self.func is not entry.run:
             self._install(entry.run)
 
@@ -652,7 +654,10 @@ def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
         if not isinstance(t, T.Array):
             continue
         keyer = _keyer_for(type(a))
-        if keyer is _key_jitkern:
+        read = launch_args.array_read(type(a), a)
+        if read is not None:  # the launcher has read a{i}_i once (launch.ArrayRead)
+            terms += _read_guards(read.kind, i, a, t, env)
+        elif keyer is _key_jitkern:
             env[f"D{i}"] = a._dtype
             terms.append(f"a{i}._dtype is D{i}")
             if t.is_pointer_like:
@@ -678,13 +683,56 @@ def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
     return terms, env
 
 
+def _read_guards(kind: str, i: int, a, t: T.Array, env: dict) -> list[str]:
+    """Guards over ``a{i}_i``, what the launcher read from a protocol-only array: the CAI
+    dict (``kind`` "cai") or DLPack's ArrayInfo ("info"). A 1-D contiguous array is checked
+    inline (the common case: a few dict reads); any other layout by its JIT type."""
+    v = f"a{i}_i"
+    if kind == "cai":
+        cai = a.__cuda_array_interface__
+        env[f"TS{i}"] = cai["typestr"]
+        terms = [f"{v}['typestr'] == TS{i}", f"{v}.get('mask') is None"]
+        if t.is_pointer_like:
+            env[f"ST{i}"] = (None, (t.dtype.itemsize,))
+            return terms + [f"len({v}['shape']) == 1", f"{v}.get('strides') in ST{i}"]
+        env[f"CT{i}"], env[f"V{i}"] = _cai_type, t
+        return terms + [f"CT{i}({v}) is V{i}"]
+    env[f"D{i}"] = _dlpack_dtype(a)
+    if t.is_pointer_like:
+        return [f"{v}.dtype == D{i}", f"{v}.strides == ({t.dtype.itemsize},)"]
+    env[f"IT{i}"], env[f"V{i}"] = _info_type, t
+    return [f"IT{i}({v}) is V{i}"]
+
+
+def _dlpack_dtype(a):
+    from ..arrays.interop import describe
+
+    return describe(a).dtype
+
+
+def _launch_reads(classes: tuple, samples: tuple, env: dict) -> list[str]:
+    """The launch.ArrayRead binds of the arguments that have one (for ``_launch_run``,
+    which packs through the Function and so has no Slot to take them from)."""
+    binds = []
+    for i, (cls, a) in enumerate(zip(classes, samples)):
+        read = launch_args.array_read(cls, a)
+        if read is None:
+            continue
+        fields = {"a": f"a{i}"}
+        for key, value in read.env.items():
+            fields[key] = env_name = f"_{key}_r{i}"
+            env[env_name] = value
+        binds.append(f"{read.bind.format(**fields)} is not None")
+    return binds
+
+
 def _cupy_like(cls: type) -> bool:
     return ((getattr(cls, "__module__", "") or "").startswith("cupy")
             and all(hasattr(cls, name) for name in ("_c_contiguous", "ndim", "dtype")))
 
 
 def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
-                cooperative: bool, general):
+                cooperative: bool, general, samples: tuple = ()):
     """Generate ``run(grid, block, args, shared_mem=0, stream=None)`` for one signature.
 
     It checks ``args`` against the signature (types, then ``guards``) and launches through
@@ -699,6 +747,7 @@ def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
     for i, cls in enumerate(classes):
         env[f"T{i}"] = cls
         terms.append(f"type(a{i}) is T{i}")
+    terms += _launch_reads(classes, samples, env)  # after the type checks, before the guards
     terms += guards
     miss = "return _general(grid, block, args, shm, stream, cluster=cluster)"
     lines = [
@@ -815,11 +864,43 @@ def arg_type(a, allow_host: bool = False) -> T.Type:
 
 
 def _array_type(dtype, shape, strides) -> T.Array:
-    itemsize = T.scalar_from_dtype(dtype).itemsize
+    scalar = _scalars.get(dtype)
+    if scalar is None:  # NumPy's dtype names are slow to build: once per dtype
+        scalar = _scalars[dtype] = T.scalar_from_dtype(dtype)
+    itemsize = scalar.itemsize
     contiguous = len(shape) == 1 and (strides[0] == itemsize or shape[0] <= 1)
-    return T.array(
-        T.scalar_from_dtype(dtype), len(shape), contiguous, _fits_int32(shape, strides, itemsize)
-    )
+    key = (scalar, len(shape), contiguous, _fits_int32(shape, strides, itemsize))
+    t = _arrays.get(key)
+    if t is None:  # T.array builds and interns a frozen record: once per kind of array
+        t = _arrays[key] = T.array(*key)
+    return t
+
+
+_scalars: dict = {}  # dtype -> T.Scalar
+_arrays: dict = {}  # (scalar, ndim, contiguous, index32) -> T.Array
+_typestrs: dict = {}  # CAI typestr -> dtype
+
+
+def _cai_type(cai: dict) -> T.Array:
+    """The JIT type of a ``__cuda_array_interface__`` dict, read without describe(): no
+    ArrayInfo and no driver query of the pointer's device (the general path and the
+    generated launchers' guards; the first launch's arg_type() validated the array)."""
+    typestr = cai["typestr"]
+    dtype = _typestrs.get(typestr)
+    if dtype is None:
+        from ..arrays.dtypes import from_typestr
+
+        dtype = _typestrs[typestr] = from_typestr(typestr)
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides")
+    if strides is None:
+        strides = c_strides(shape, dtype.itemsize)
+    return _array_type(dtype, shape, tuple(strides))
+
+
+def _info_type(info) -> T.Array:
+    """The JIT type of an ArrayInfo (DLPack arguments' guards)."""
+    return _array_type(info.dtype, info.shape, info.strides)
 
 
 def _fits_int32(shape, strides, itemsize) -> bool:
@@ -860,16 +941,20 @@ def _key_torch(t):
     return (type(t), t.dtype, t.dim(), _fits_int32(t.shape, [s * size for s in t.stride()], size))
 
 
+def _key_cai(a):
+    """CUDA-array-interface objects (class- or instance-level attribute): the dict's
+    fields, without describe()."""
+    cai = a.__cuda_array_interface__
+    return (type(a), cai.get("mask") is not None, _cai_type(cai))
+
+
 def _key_generic(a):
     from ..arrays.interop import describe
 
-    info = describe(a)
-    return (
-        type(a),
-        str(info.dtype),
-        len(info.shape),
-        _array_type(info.dtype, info.shape, info.strides),
-    )
+    if hasattr(a, "__cuda_array_interface__"):  # an instance-level attribute
+        return _key_cai(a)
+    info = describe(a)  # DLPack: one capsule (the floor of a DLPack-only argument)
+    return (type(a), info.dtype, _array_type(info.dtype, info.shape, info.strides))
 
 
 _KEYERS = {t: _scalar_key for t in (bool, int, float, complex)}
@@ -895,6 +980,8 @@ def _keyer_for(cls: type):
         keyer = _key_jitkern
     elif module.startswith(("cupy", "jitkern")) and hasattr(cls, "strides"):
         keyer = _key_strided
+    elif hasattr(cls, "__cuda_array_interface__") and not issubclass(cls, numpy.ndarray):
+        keyer = _key_cai  # JAX, Numba and plain CAI objects
     else:
         keyer = _key_generic
     _KEYERS[cls] = keyer
@@ -913,6 +1000,13 @@ def _dims_strided(a):
 def _dims_generic(a):
     from ..arrays.interop import describe
 
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if cai is not None:  # without describe()'s driver query of the pointer's device
+        shape = tuple(cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:
+            strides = c_strides(shape, _cai_type(cai).dtype.itemsize)
+        return shape, tuple(strides)
     info = describe(a)
     return info.shape, info.strides
 

@@ -66,7 +66,10 @@ def test_an_instance_without_the_interface_is_refused_by_name():
 def test_a_class_level_interface_keeps_its_fast_getter(rng):
     ptr = int(rng.integers(1, 2**40)) * 256
     plan = launch.build_plan((ClassLevel(ptr),), None)
-    assert plan.slots[0].env["ptr"] is launch._cai_pointer
+    # the class's own attribute, read once per call: no instance-level lookup helper
+    assert launch.array_read(ClassLevel) is launch._CAI_READ
+    assert plan.slots[0].bind == "({a}_i := {a}.__cuda_array_interface__)"
+    assert not plan.slots[0].env
     plan.pack((ClassLevel(ptr),))
     assert packed(plan) == [struct.pack("<Q", ptr)]
 
