@@ -1,0 +1,169 @@
+"""JIT kernels launched with protocol-only arrays (``__cuda_array_interface__`` on the
+class or on the instance, JAX-like; DLPack-only objects) without a GPU: compiled for sm_90,
+launched into a recorder standing for cuLaunchKernel. They must take the general launch
+path once, then stay on the generated launcher (which reads each array once per call),
+pack the right pointer/shape/strides, and fall back to the right specialisation when the
+layout or dtype changes."""
+
+import ctypes
+import types
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern import jit
+from jitkern.arrays import interop
+from jitkern.arrays.interop import ArrayInfo
+from jitkern.backend import module
+from jitkern.errors import KernelArgumentError
+from jitkern.jit import kernel as jit_kernel
+
+
+@jitkern.rawkernel()
+def axpy(x, y, out, a, n):
+    """A contiguous 1-D signature has no derived parameters: the launcher packs directly."""
+    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    if i < n:
+        out[i] = a * x[i] + y[i]
+
+
+@jitkern.rawkernel()
+def axpy_shape(x, y, out, a, n):
+    """x.shape[0] is a derived parameter: the launcher appends it (the extras path)."""
+    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    if i < x.shape[0] and i < n:
+        out[i] = a * x[i] + y[i]
+
+
+KERNELS = [axpy, axpy_shape]
+
+
+class ClassCAI:
+    """A Numba/JAX-like array: the interface is a property of the class (a new dict per
+    read, as JAX builds it)."""
+
+    def __init__(self, ptr, shape, typestr="<f4", strides=None):
+        self.ptr, self.shape, self.typestr, self.strides = ptr, shape, typestr, strides
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self.ptr, False), "shape": self.shape, "typestr": self.typestr,
+                "strides": self.strides, "version": 3}
+
+
+class InstanceCAI:
+    """The interface set on each instance (the class has none)."""
+
+    def __init__(self, ptr, shape, typestr="<f4", strides=None):
+        self.__cuda_array_interface__ = {"data": (ptr, False), "shape": shape,
+                                         "typestr": typestr, "strides": strides, "version": 3}
+
+
+class DLPackOnly:
+    """Nothing but __dlpack__/__dlpack_device__; its capsule reading is stood in for by an
+    extractor that counts its calls (no capsule can be made without a GPU library)."""
+
+    reads = 0
+
+    def __init__(self, ptr, shape, typestr="<f4", strides=None):
+        dtype = np.dtype(typestr)
+        strides = strides or tuple(int(s) for s in np.empty(shape, dtype).strides)
+        self.info = ArrayInfo(ptr, tuple(shape), strides, dtype, 0, False, self)
+
+    def __dlpack__(self, **kwargs):
+        raise AssertionError("the stand-in is read through its registered extractor")
+
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA
+
+
+def _read_dlpack(obj):
+    DLPackOnly.reads += 1
+    return obj.info
+
+
+KINDS = [ClassCAI, InstanceCAI, DLPackOnly]
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """(handle, pointers/values packed) per launch; the handle is the Function's id."""
+    monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)  # no driver to ask
+    monkeypatch.setitem(interop._extractors, DLPackOnly, _read_dlpack)
+    monkeypatch.setattr(jit_kernel, "_target_tag", lambda arch: f"arch:{arch or 'sm_90'}")
+    real_compile = jit_kernel._compile
+    monkeypatch.setattr(jit_kernel, "_compile",
+                        lambda generated, options, arch: real_compile(generated, options,
+                                                                      arch or "sm_90"))
+
+    functions = {}
+
+    def select_state(self):
+        state = self._states.get(0)
+        if state is None:
+            state = self._states[0] = module._DeviceState(id(self), None, 0)
+            functions[id(self)] = self
+        self._last_state = state
+        return state
+
+    monkeypatch.setattr(module.Function, "_select_state", select_state)
+    calls = []
+
+    def cuLaunchKernel(h, gx, gy, gz, bx, by, bz, shm, s, params, extra):
+        nargs = functions[h]._states[0].last_plan.nargs
+        ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        words = [ctypes.c_int64.from_address(ptrs[i]).value for i in (0, 1, 2)]
+        a = ctypes.c_float.from_address(ptrs[3]).value
+        rest = [ctypes.c_int64.from_address(ptrs[i]).value for i in range(4, nargs)]
+        calls.append((h, words, a, rest))
+        return (0,)
+
+    fake = types.SimpleNamespace(cuLaunchKernel=cuLaunchKernel, cuLaunchCooperativeKernel=None)
+    monkeypatch.setattr(module, "drv", lambda: fake)
+    monkeypatch.setattr(module, "_drv", fake)
+    monkeypatch.setattr(module, "_multi_device", False)
+    general = []
+    real_launch = jit_kernel.JitKernel._launch
+    for k in KERNELS:
+        def counting(*args, _k=k, **kwargs):
+            general.append(_k)
+            return real_launch(_k, *args, **kwargs)
+
+        k._entries.clear()
+        monkeypatch.setattr(k, "_launch", counting, raising=False)
+        k._set_call(k._launch)
+    yield types.SimpleNamespace(calls=calls, general=general)
+    for k in KERNELS:
+        k._entries.clear()
+        k._set_call(real_launch.__get__(k))
+
+
+def _signature_of(kernel, handle):
+    """The JIT types of the specialisation whose Function the launch ran."""
+    (key,) = [k for k, e in kernel._entries.items() if id(e.function) == handle]
+    return [item[-1] for item in key[:3]]
+
+
+def _pointers(rng, n):
+    return [int(p) * 256 for p in rng.choice(2**30, size=n, replace=False) + 1]
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.__name__)
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
+def test_repeated_launches_stay_on_the_generated_launcher(launches, rng, kind, kernel):
+    n = int(rng.integers(100, 5000))
+    derived = [n] if kernel is axpy_shape else []
+    for step in range(8):
+        if step == 2:
+            before = len(launches.general)
+            DLPackOnly.reads = 0
+        px, py, po = _pointers(rng, 3)
+        a = np.float32(rng.standard_normal())
+        kernel[3, 128](kind(px, (n,)), kind(py, (n,)), kind(po, (n,)), a, n)
+        _h, words, packed_a, rest = launches.calls[-1]
+        assert words == [px, py, po] and packed_a == a and rest == [n] + derived
+    assert before in (1, 2) and len(launches.general) == before  # then never again
+    assert kernel.func is not kernel._launch  # a generated launcher is the kernel's call
+    if kind is DLPackOnly and kernel is axpy:  # one reading of each array per launch
+        assert DLPackOnly.reads == 6 * 3
