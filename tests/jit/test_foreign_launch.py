@@ -89,7 +89,13 @@ KINDS = [ClassCAI, InstanceCAI, DLPackOnly]
 @pytest.fixture
 def launches(monkeypatch):
     """(handle, pointers/values packed) per launch; the handle is the Function's id."""
-    monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)  # no driver to ask
+    device_queries = []  # describe() of a CAI asks the driver for the pointer's device
+
+    def pointer_device(ptr):
+        device_queries.append(ptr)
+        return 0
+
+    monkeypatch.setattr(interop, "_pointer_device", pointer_device)
     monkeypatch.setitem(interop._extractors, DLPackOnly, _read_dlpack)
     monkeypatch.setattr(jit_kernel, "_target_tag", lambda arch: f"arch:{arch or 'sm_90'}")
     real_compile = jit_kernel._compile
@@ -133,7 +139,7 @@ def launches(monkeypatch):
         k._entries.clear()
         monkeypatch.setattr(k, "_launch", counting, raising=False)
         k._set_call(k._launch)
-    yield types.SimpleNamespace(calls=calls, general=general)
+    yield types.SimpleNamespace(calls=calls, general=general, queries=device_queries)
     for k in KERNELS:
         k._entries.clear()
         k._set_call(real_launch.__get__(k))
@@ -158,6 +164,7 @@ def test_repeated_launches_stay_on_the_generated_launcher(launches, rng, kind, k
         if step == 2:
             before = len(launches.general)
             DLPackOnly.reads = 0
+            launches.queries.clear()
         px, py, po = _pointers(rng, 3)
         a = np.float32(rng.standard_normal())
         kernel[3, 128](kind(px, (n,)), kind(py, (n,)), kind(po, (n,)), a, n)
@@ -165,5 +172,60 @@ def test_repeated_launches_stay_on_the_generated_launcher(launches, rng, kind, k
         assert words == [px, py, po] and packed_a == a and rest == [n] + derived
     assert before in (1, 2) and len(launches.general) == before  # then never again
     assert kernel.func is not kernel._launch  # a generated launcher is the kernel's call
+    assert launches.queries == []  # no describe() of a CAI once the launcher is made
     if kind is DLPackOnly and kernel is axpy:  # one reading of each array per launch
         assert DLPackOnly.reads == 6 * 3
+
+
+def _layout(kernel, handle):
+    return [(t.dtype.name, t.ndim, t.contiguous) for t in _signature_of(kernel, handle)]
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=lambda k: k.__name__)
+def test_a_changed_layout_or_dtype_launches_its_own_specialisation(launches, rng, kind):
+    n = int(rng.integers(100, 5000))
+    a = np.float32(rng.standard_normal())
+
+    def launch(x_strides=None, typestr="<f4"):
+        px, py, po = _pointers(rng, 3)
+        axpy[3, 128](kind(px, (n,), typestr, x_strides), kind(py, (n,), typestr),
+                     kind(po, (n,), typestr), a, n)
+        h, words, packed_a, rest = launches.calls[-1]
+        assert words == [px, py, po] and packed_a == a
+        return h, rest
+
+    for _ in range(3):
+        first, rest = launch()
+    assert rest == [n] and _layout(axpy, first) == [("float32", 1, True)] * 3
+    general = len(launches.general)
+    # x with a stride of two elements: its own specialisation, with x's shape and stride
+    # appended after the user's arguments
+    strided, rest = launch(x_strides=(8,))
+    assert len(launches.general) == general + 1
+    assert strided != first and rest == [n, n, 8]
+    assert _layout(axpy, strided) == [("float32", 1, False)] + [("float32", 1, True)] * 2
+    # float64 arrays: another specialisation
+    wide, rest = launch(typestr="<f8")
+    assert wide not in (first, strided) and rest == [n]
+    assert _layout(axpy, wide) == [("float64", 1, True)] * 3
+    # back to the first layout: the first Function again, on the generated launcher after
+    # at most one general launch
+    for _ in range(3):
+        again, rest = launch()
+        assert again == first and rest == [n]
+    assert len(launches.general) <= general + 3
+    tail = len(launches.general)
+    launch()
+    assert len(launches.general) == tail
+
+
+def test_an_instance_without_the_interface_is_refused_by_name(launches, rng):
+    n = 64
+    px, py, po = _pointers(rng, 3)
+    for _ in range(3):
+        axpy[1, 64](InstanceCAI(px, (n,)), InstanceCAI(py, (n,)), InstanceCAI(po, (n,)),
+                    np.float32(1), n)
+    bare = InstanceCAI(px, (n,))
+    del bare.__cuda_array_interface__
+    with pytest.raises(KernelArgumentError, match=r"InstanceCAI without __cuda_array_interface__"):
+        axpy[1, 64](bare, InstanceCAI(py, (n,)), InstanceCAI(po, (n,)), np.float32(1), n)
