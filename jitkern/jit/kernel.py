@@ -878,7 +878,7 @@ def _array_type(dtype, shape, strides) -> T.Array:
 
 _scalars: dict = {}  # dtype -> T.Scalar
 _arrays: dict = {}  # (scalar, ndim, contiguous, index32) -> T.Array
-_typestrs: dict = {}  # CAI typestr -> dtype
+_typestrs: dict = {}  # CAI typestr -> _typestr_types(typestr)
 
 
 def _cai_type(cai: dict) -> T.Array:
@@ -886,16 +886,26 @@ def _cai_type(cai: dict) -> T.Array:
     ArrayInfo and no driver query of the pointer's device (the general path and the
     generated launchers' guards; the first launch's arg_type() validated the array)."""
     typestr = cai["typestr"]
-    dtype = _typestrs.get(typestr)
-    if dtype is None:
-        from ..arrays.dtypes import from_typestr
-
-        dtype = _typestrs[typestr] = from_typestr(typestr)
-    shape = tuple(cai["shape"])
-    strides = cai.get("strides")
+    known = _typestrs.get(typestr)
+    if known is None:
+        known = _typestrs[typestr] = _typestr_types(typestr)
+    dtype, itemsize, vector = known
+    shape, strides = cai["shape"], cai.get("strides")
+    if len(shape) == 1 and (strides is None or strides[0] == itemsize) and (
+            shape[0] * itemsize < 1 << 31):
+        return vector  # the common case, a contiguous 1-D array: no tuples built
+    shape = tuple(shape)
     if strides is None:
-        strides = c_strides(shape, dtype.itemsize)
+        strides = c_strides(shape, itemsize)
     return _array_type(dtype, shape, tuple(strides))
+
+
+def _typestr_types(typestr: str):
+    """(dtype, itemsize, JIT type of a contiguous 1-D array) of a CAI typestr."""
+    from ..arrays.dtypes import from_typestr
+
+    dtype = from_typestr(typestr)
+    return dtype, dtype.itemsize, _array_type(dtype, (1,), (dtype.itemsize,))
 
 
 def _info_type(info) -> T.Array:
@@ -949,10 +959,10 @@ def _key_cai(a):
 
 
 def _key_generic(a):
-    from ..arrays.interop import describe
-
     if hasattr(a, "__cuda_array_interface__"):  # an instance-level attribute
         return _key_cai(a)
+    from ..arrays.interop import describe
+
     info = describe(a)  # DLPack: one capsule (the floor of a DLPack-only argument)
     return (type(a), info.dtype, _array_type(info.dtype, info.shape, info.strides))
 
