@@ -204,6 +204,13 @@ def test_a_changed_layout_or_dtype_launches_its_own_specialisation(launches, rng
     assert len(launches.general) == general + 1
     assert strided != first and rest == [n, n, 8]
     assert _layout(axpy, strided) == [("float32", 1, False)] + [("float32", 1, True)] * 2
+    for _ in range(3):  # the strided signature's guards hold too: on its launcher after one more
+        assert launch(x_strides=(8,)) == (strided, [n, n, 8])
+    settled = len(launches.general)
+    assert settled <= general + 2
+    launch(x_strides=(8,))
+    assert len(launches.general) == settled
+    general = settled
     # float64 arrays: another specialisation
     wide, rest = launch(typestr="<f8")
     assert wide not in (first, strided) and rest == [n]
