@@ -134,7 +134,7 @@ def _dlpack_info(a):
     # this one, so it is looked up at the first call, not imported per call.
     describe = _describe[0]
     if describe is None:
-        from ..arrays.interop import describe  # noqa: PLC0415 - optional, see _dlpack_pointer
+        from ..arrays.interop import describe
 
         _describe[0] = describe
     return describe(a)
@@ -151,7 +151,7 @@ class ArrayRead:
     after the argument's type check, so guards over the layout (the JIT's) and the packing
     share one read: no second property call, no second capsule."""
 
-    __slots__ = ("kind", "bind", "pointer", "env")
+    __slots__ = ("bind", "env", "kind", "pointer")
 
     def __init__(self, kind: str, bind: str, pointer: str, env: dict):
         self.kind, self.bind, self.pointer, self.env = kind, bind, pointer, env

@@ -29,8 +29,8 @@ import weakref
 import numpy
 
 from .. import config
-from ..backend import cache, debugcheck, driver
 from ..arrays.layout import c_strides
+from ..backend import cache, debugcheck, driver
 from ..backend import launch as launch_args
 from ..backend.codegen import define
 from ..backend.device import stream_handle
