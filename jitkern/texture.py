@@ -485,7 +485,31 @@ class CUDAarray:
         return f"<jitkern.texture.CUDAarray {'x'.join(map(str, dims))} {self.desc!r}>"
 
 
-class TextureObject:
+class _DriverObject:
+    """A texture or surface object: its driver handle, passed to kernels by value, and
+    destroyed with the object (``_destroy`` is the driver's destroy function)."""
+
+    _handle = None
+
+    @property
+    def ptr(self) -> int:
+        """The handle (what the kernel receives: cudaTextureObject_t/cudaSurfaceObject_t)."""
+        return int(self._handle) if self._handle is not None else 0
+
+    def __del__(self):
+        handle = self._handle
+        if handle is not None:
+            self._handle = None
+            try:
+                self._destroy(handle)
+            except Exception:  # interpreter shutdown: the driver may be gone already
+                pass
+
+    def __repr__(self) -> str:
+        return f"<jitkern.texture.{type(self).__name__} 0x{self.ptr:x}>"
+
+
+class TextureObject(_DriverObject):
     """A texture object (``cudaTextureObject_t``) over a resource, sampled as described.
 
     Pass it to a :class:`jitkern.RawKernel` for a ``cudaTextureObject_t`` parameter, or to
@@ -515,25 +539,9 @@ class TextureObject:
             "cuTexObjectCreate")
         self._destroy = d.cuTexObjectDestroy
 
-    @property
-    def ptr(self) -> int:
-        """The texture handle (what the kernel receives)."""
-        return int(self._handle) if self._handle is not None else 0
-
-    def __del__(self):
-        handle = getattr(self, "_handle", None)
-        if handle is not None:
-            self._handle = None
-            try:
-                self._destroy(handle)
-            except Exception:
-                pass
-
-    def __repr__(self) -> str:
-        return f"<jitkern.texture.TextureObject 0x{self.ptr:x}>"
 
 
-class SurfaceObject:
+class SurfaceObject(_DriverObject):
     """A surface object (``cudaSurfaceObject_t``) over a :class:`CUDAarray` made with
     ``flags=runtime.cudaArraySurfaceLoadStore``; kernels read and write it with
     ``surf1Dwrite``/``surf2Dread``/... (x offsets in bytes)."""
@@ -559,22 +567,6 @@ class SurfaceObject:
                                     "cuSurfObjectCreate")
         self._destroy = d.cuSurfObjectDestroy
 
-    @property
-    def ptr(self) -> int:
-        """The surface handle (what the kernel receives)."""
-        return int(self._handle) if self._handle is not None else 0
-
-    def __del__(self):
-        handle = getattr(self, "_handle", None)
-        if handle is not None:
-            self._handle = None
-            try:
-                self._destroy(handle)
-            except Exception:
-                pass
-
-    def __repr__(self) -> str:
-        return f"<jitkern.texture.SurfaceObject 0x{self.ptr:x}>"
 
 
 TEXREF_REMOVED = (
