@@ -3,6 +3,7 @@ every algorithm), against NumPy: Thrust kernels are tested without nvcc or a GPU
 
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -12,6 +13,9 @@ from jitkern.errors import KernelAssertionError
 from jitkern.jit import rawkernel
 
 _PATH = pathlib.Path(__file__).resolve().parents[1] / "jit" / "test_thrust.py"
+# test_thrust imports its sibling test_thrust_more by name, as pytest's collection allows
+if str(_PATH.parent) not in sys.path:
+    sys.path.insert(0, str(_PATH.parent))
 _SPEC = importlib.util.spec_from_file_location("thrust_kernels_for_sim", _PATH)
 gpu = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(gpu)
