@@ -130,3 +130,115 @@ def test_pairs_and_by_key_match_numpy(rng):
         lo = np.searchsorted(keys[r], keys[r][5], "left")
         hi = np.searchsorted(keys[r], keys[r][5], "right")
         assert (get["ranges"][2 * r], get["ranges"][2 * r + 1]) == (lo, hi)
+
+
+@rawkernel()
+def in_place_rows(x, rev, nremoved, until, diff, best):
+    r = jit.threadIdx.x
+    first = x + r * 17
+    last = first + 17
+    jit.thrust.reverse_copy(jit.thrust.seq, first, last, rev + r * 17)
+    until[r] = jit.thrust.is_sorted_until(jit.thrust.seq, first, last) - first
+    jit.thrust.adjacent_difference(jit.thrust.seq, first, last, diff + r * 17, jit.thrust.plus())
+    best[r] = jit.thrust.inner_product(
+        jit.thrust.seq, first, last, rev + r * 17, np.int64(-99),
+        jit.thrust.maximum(), jit.thrust.multiplies(),
+    )  # fmt: skip
+    jit.thrust.replace(jit.thrust.seq, first, last, 1, 7)
+    nremoved[r] = jit.thrust.remove(jit.thrust.seq, first, last, 0) - first
+
+
+def test_in_place_rows_and_operators_match_numpy(rng):
+    rows = 9
+    x = rng.integers(-2, 3, size=(rows, ROW)).astype(np.int32)
+    x[0] = np.sort(x[0])
+    h = x.ravel().copy()
+    rev, diff = poisoned(h.size, np.int32), poisoned(h.size, np.int32)
+    nremoved, until, best = (poisoned(rows, np.int64) for _ in range(3))
+    in_place_rows.simulate[1, rows](h, rev, nremoved, until, diff, best)
+    h, rev, diff = h.reshape(rows, ROW), rev.reshape(rows, ROW), diff.reshape(rows, ROW)
+    np.testing.assert_array_equal(rev, x[:, ::-1])
+    np.testing.assert_array_equal(diff, np.c_[x[:, :1], x[:, 1:] + x[:, :-1]])
+    np.testing.assert_array_equal(best, np.maximum(-99, (x * x[:, ::-1]).max(axis=1)))
+    replaced = np.where(x == 1, 7, x)
+    for r in range(rows):
+        drops = np.flatnonzero(np.diff(x[r]) < 0)
+        assert until[r] == (drops[0] + 1 if drops.size else ROW)
+        kept = replaced[r][replaced[r] != 0]
+        assert nremoved[r] == kept.size
+        np.testing.assert_array_equal(h[r][: kept.size], kept)
+        np.testing.assert_array_equal(h[r][kept.size :], replaced[r][kept.size :])  # the tail
+
+
+@rawkernel()
+def sets_by_key(a, b, va, vb, ko, vo, counts):
+    r = jit.threadIdx.x
+    fa, fb, xa, xb = a + r * 8, b + r * 8, va + r * 8, vb + r * 8
+    k, v = ko + r * 64, vo + r * 64
+    e1, f1 = jit.thrust.set_union_by_key(jit.thrust.seq, fa, fa + 8, fb, fb + 8, xa, xb, k, v)
+    counts[8 * r] = e1 - k
+    counts[8 * r + 1] = f1 - v
+    e2, f2 = jit.thrust.set_intersection_by_key(
+        jit.thrust.seq, fa, fa + 8, fb, fb + 8, xa, k + 16, v + 16
+    )
+    counts[8 * r + 2] = e2 - (k + 16)
+    counts[8 * r + 3] = f2 - (v + 16)
+    e3, f3 = jit.thrust.set_difference_by_key(
+        jit.thrust.seq, fa, fa + 8, fb, fb + 8, xa, xb, k + 32, v + 32
+    )
+    counts[8 * r + 4] = e3 - (k + 32)
+    counts[8 * r + 5] = f3 - (v + 32)
+    e4, f4 = jit.thrust.set_symmetric_difference_by_key(
+        jit.thrust.seq, fa, fa + 8, fb, fb + 8, xa, xb, k + 48, v + 48
+    )
+    counts[8 * r + 6] = e4 - (k + 48)
+    counts[8 * r + 7] = f4 - (v + 48)
+
+
+def test_set_operations_by_key_carry_their_values(rng):
+    rows = 5
+    a = np.stack([np.sort(rng.choice(20, 8, replace=False)) for _ in range(rows)]).astype(np.int32)
+    b = np.stack([np.sort(rng.choice(20, 8, replace=False)) for _ in range(rows)]).astype(np.int32)
+    va, vb = rng.standard_normal((rows, 8)), rng.standard_normal((rows, 8))
+    ko, vo = poisoned(rows * 64, np.int32), poisoned(rows * 64, np.float64)
+    counts = poisoned(rows * 8, np.int64)
+    sets_by_key.simulate[1, rows](a.ravel(), b.ravel(), va.ravel(), vb.ravel(), ko, vo, counts)
+    ko, vo, counts = ko.reshape(rows, 4, 16), vo.reshape(rows, 4, 16), counts.reshape(rows, 4, 2)
+    for r in range(rows):
+        value_of = {**dict(zip(b[r], vb[r])), **dict(zip(a[r], va[r]))}  # the first range's wins
+        for k, ref in enumerate(_numpy_sets(a[r], b[r])):
+            assert tuple(counts[r, k]) == (ref.size, ref.size)
+            np.testing.assert_array_equal(ko[r, k, : ref.size], ref)
+            np.testing.assert_array_equal(vo[r, k, : ref.size], [value_of[key] for key in ref])
+
+
+@rawkernel()
+def scans_by_key(keys, vals, inc, exc):
+    n = keys.shape[0]
+    jit.thrust.inclusive_scan_by_key(
+        jit.thrust.seq, keys, keys + n, vals, inc, jit.thrust.equal_to(), jit.thrust.maximum()
+    )
+    jit.thrust.exclusive_scan_by_key(jit.thrust.seq, keys, keys + n, vals, exc)
+
+
+def test_scans_by_key_with_operators_and_the_default_init_match_numpy(rng):
+    keys = np.sort(rng.integers(0, 5, 40)).astype(np.int64)
+    vals = rng.integers(-50, 50, 40).astype(np.int16)
+    inc, exc = poisoned(40, np.int16), poisoned(40, np.int16)
+    scans_by_key.simulate[1, 1](keys, vals, inc, exc)
+    for key in np.unique(keys):
+        run = keys == key
+        np.testing.assert_array_equal(inc[run], np.maximum.accumulate(vals[run]))
+        np.testing.assert_array_equal(exc[run], np.cumsum(vals[run]) - vals[run])
+
+
+@rawkernel()
+def gather_outside(mapping, x, out):
+    jit.thrust.gather(jit.thrust.seq, mapping, mapping + 4, x, out)
+
+
+def test_a_gather_index_outside_the_input_is_reported(rng):
+    x = rng.standard_normal(6)
+    mapping = np.array([0, 5, int(rng.integers(6, 100)), 1], np.int32)
+    with pytest.raises(KernelAssertionError, match=r"input_first \+ \d+ is outside its array of 6"):
+        gather_outside.simulate[1, 1](mapping, x, np.zeros(4))

@@ -350,8 +350,7 @@ def _at(site, iterator, k, name):
     a, i = _position(iterator)
     if not 0 <= i + k < len(a):
         raise KernelAssertionError(
-            f"{site}: {name} + {k} is outside its array of {len(a)} elements "
-            f"in {R.thread_text()}"
+            f"{site}: {name} + {k} is outside its array of {len(a)} elements in {R.thread_text()}"
         )
     return a, i + k
 
@@ -475,9 +474,9 @@ def gather(site, map_first, map_last, input_first, result):
     return _write(site, result, numpy.array(values, dtype=_position(input_first)[0].dtype))
 
 
-def scatter(site, first, last, map, result):  # noqa: A002 - Thrust's parameter name
+def scatter(site, first, last, mapping, result):
     seg = _span(site, first, last)[0].copy()
-    where = _source(site, map, len(seg), "map")
+    where = _source(site, mapping, len(seg), "map")
     for x, m in zip(seg, where):
         a, k = _at(site, result, int(m), "result")
         a[k] = x
@@ -609,7 +608,9 @@ def _scan_by_key(site, keys_first, keys_last, values_first, result, init, pred, 
     return end
 
 
-def inclusive_scan_by_key(site, keys_first, keys_last, values_first, result, binary_pred, binary_op):
+def inclusive_scan_by_key(
+    site, keys_first, keys_last, values_first, result, binary_pred, binary_op
+):
     return _scan_by_key(
         site, keys_first, keys_last, values_first, result, None, binary_pred, binary_op
     )
