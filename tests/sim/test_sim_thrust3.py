@@ -242,3 +242,51 @@ def test_a_gather_index_outside_the_input_is_reported(rng):
     mapping = np.array([0, 5, int(rng.integers(6, 100)), 1], np.int32)
     with pytest.raises(KernelAssertionError, match=r"input_first \+ \d+ is outside its array of 6"):
         gather_outside.simulate[1, 1](mapping, x, np.zeros(4))
+
+
+@rawkernel(device=True)
+def near(a, b):
+    return b - a <= 1
+
+
+@rawkernel()
+def near_keys(keys, vals, inc, ko, vo, counts):
+    n = keys.shape[0]
+    jit.thrust.inclusive_scan_by_key(jit.thrust.seq, keys, keys + n, vals, inc, near)
+    e, _f = jit.thrust.reduce_by_key(jit.thrust.seq, keys, keys + n, vals, ko, vo, near)
+    counts[0] = e - ko
+
+
+def test_scans_by_key_compare_adjacent_keys_and_reduce_by_key_the_runs_first(rng):
+    keys = np.cumsum(rng.integers(0, 3, 30)).astype(np.int32)  # steps of 0, 1 or 2
+    vals = rng.integers(-9, 10, 30).astype(np.int64)
+    inc, ko, vo, counts = (poisoned(30, dt) for dt in (np.int64, np.int32, np.int64, np.int64))
+    near_keys.simulate[1, 1](keys, vals, inc, ko, vo, counts)
+    adjacent = np.r_[True, np.diff(keys) > 1]  # Thrust's scan: pred(previous key, key)
+    expected = [v if start else 0 for v, start in zip(vals, adjacent)]
+    for k in range(1, 30):
+        expected[k] = vals[k] if adjacent[k] else expected[k - 1] + vals[k]
+    np.testing.assert_array_equal(inc, expected)
+    heads, sums = [0], [vals[0]]  # reduce_by_key: pred(the run's first key, key)
+    for k in range(1, 30):
+        if keys[k] - keys[heads[-1]] <= 1:
+            sums[-1] += vals[k]
+        else:
+            heads.append(k)
+            sums.append(vals[k])
+    assert counts[0] == len(heads)
+    np.testing.assert_array_equal(ko[: len(heads)], keys[heads])
+    np.testing.assert_array_equal(vo[: len(heads)], sums)
+
+
+@rawkernel()
+def gather_counting(mapping, out):
+    c = jit.thrust.make_counting_iterator(np.int32(100))
+    jit.thrust.gather(jit.thrust.seq, mapping, mapping + mapping.shape[0], c, out)
+
+
+def test_gather_reads_a_counting_iterator(rng):
+    mapping = rng.integers(0, 1000, int(rng.integers(1, 20))).astype(np.int64)
+    out = poisoned(mapping.size, np.int32)
+    gather_counting.simulate[1, 1](mapping, out)
+    np.testing.assert_array_equal(out, mapping + 100)

@@ -401,11 +401,14 @@ def remove_copy(site, first, last, result, value):
     return _write(site, result, seg[seg != value].copy())
 
 
-def _run_starts(keys, pred):
-    """Positions that start a run of equal elements (compared with the run's first)."""
+def _run_starts(keys, pred, adjacent=False):
+    """Positions that start a run of equal elements: each key is compared with the run's
+    first (unique, reduce_by_key), or with the key before it (the scans by key), as
+    Thrust's sequential versions compare them."""
     equal_to, starts = _equal_pred(pred), []
     for k in range(len(keys)):
-        if not starts or not equal_to(keys[starts[-1]], keys[k]):
+        before = k - 1 if adjacent else (starts[-1] if starts else 0)
+        if not starts or not equal_to(keys[before], keys[k]):
             starts.append(k)
     return starts
 
@@ -471,7 +474,7 @@ def gather(site, map_first, map_last, input_first, result):
     for m in where:
         a, k = _at(site, input_first, int(m), "input_first")
         values.append(a[k])
-    return _write(site, result, numpy.array(values, dtype=_position(input_first)[0].dtype))
+    return _write(site, result, numpy.array(values))  # converted to the output's type
 
 
 def scatter(site, first, last, mapping, result):
@@ -565,8 +568,8 @@ def unique_by_key(site, keys_first, keys_last, values_first, binary_pred):
     return Ptr(a, i + len(starts)), Ptr(b, j + len(starts))
 
 
-def _runs(keys, pred):
-    starts = _run_starts(keys, pred)
+def _runs(keys, pred, adjacent=False):
+    starts = _run_starts(keys, pred, adjacent)
     return list(zip(starts, [*starts[1:], len(keys)]))
 
 
@@ -596,7 +599,7 @@ def _scan_by_key(site, keys_first, keys_last, values_first, result, init, pred, 
     values = _source(site, values_first, len(keys), "values_first")
     op, cls = _value_op(op, values), values.dtype.type
     out, end = _out(site, result, len(keys))
-    for start, stop in _runs(keys, pred):
+    for start, stop in _runs(keys, pred, adjacent=True):
         acc = init
         for k in range(start, stop):
             if init is None:
