@@ -79,3 +79,30 @@ def test_without_ml_dtypes_a_bfloat16_kernel_says_to_install_it(rng, monkeypatch
         r"pip install ml_dtypes",
     ):
         scaled.simulate[1, 8](x, x.copy(), np.float32(2))
+
+
+BF16 = T.bfloat16_dtype()  # None without ml_dtypes: the test using it is skipped then
+
+
+@rawkernel()
+def shared_and_atomic(x, out):
+    s = jit.shared_memory(BF16, 32)
+    t = jit.threadIdx.x
+    s[t] = x[t]
+    jit.syncthreads()
+    jit.atomic_add(out, 0, s[31 - t])
+    out[1 + t] = s[t] * 2
+
+
+def test_bfloat16_shared_memory_and_atomics_round_each_store(rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    bf = ml_dtypes.bfloat16
+    x = (rng.standard_normal(32) * 10).astype(bf)
+    out = np.zeros(33, bf)
+    shared_and_atomic.simulate[1, 32](x, out)
+    acc = bf(0)
+    for v in x[::-1]:  # threads in order: thread t adds s[31 - t]
+        acc = bf(np.float32(acc) + np.float32(v))
+    assert out[0].view(np.uint16) == acc.view(np.uint16)
+    twice = (x.astype(np.float32) * 2).astype(bf)
+    np.testing.assert_array_equal(out[1:].view(np.uint16), twice.view(np.uint16))
