@@ -224,6 +224,14 @@ class JitKernel(KernelPartial):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args, shared_mem=0)``."""
         return Simulator(self, arg_type, CapturedGlobals)
 
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
+        """A launch with ``args`` fixed: ``b()`` launches it again (see
+        KernelPartial.bind). While simulate is on (``JITKERN_SIMULATE=1``) it runs in the
+        simulator instead: a :class:`~jitkern.jit.simulate.BoundSimulation`."""
+        if settings.simulate:
+            return self.simulate.bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
+        return super().bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
+
     # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
     def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None, *,
                 cluster=None) -> None:

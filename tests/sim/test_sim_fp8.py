@@ -19,14 +19,16 @@ def test_conversions_saturate_as_cuda_does(rng):
     n = 300
     f, h, a, b = gpu._inputs(rng, n)
     outs = [np.zeros(n, d) for d in (a.dtype, b.dtype, np.float32, np.float16)]
-    outs.append(np.full(n, np.nan, np.float32))  # bfloat16 is not simulated: float32 here
+    outs.append(np.full(n, np.nan, ml_dtypes.bfloat16))  # the GPU test's bfloat16 output
     gpu.conversions.simulate[3, 128](f, h, a, b, *outs)
     np.testing.assert_array_equal(outs[0].view(np.uint8), gpu._saturate(f, a.dtype).view(np.uint8))
     want5 = gpu._saturate(h.astype(np.float32), b.dtype)
     np.testing.assert_array_equal(outs[1].view(np.uint8), want5.view(np.uint8))
     np.testing.assert_array_equal(outs[2], a.astype(np.float32))
     np.testing.assert_array_equal(outs[3], b.astype(np.float16))
-    np.testing.assert_array_equal(outs[4], a.astype(np.float32))
+    want_bf = a.astype(ml_dtypes.bfloat16)  # e4m3 -> bfloat16 is exact
+    assert outs[4].dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(outs[4].view(np.uint16), want_bf.view(np.uint16))
 
 
 def test_arithmetic_is_float32_then_one_saturating_rounding(rng):

@@ -20,10 +20,10 @@ import functools
 import numpy
 
 from ...backend.module import check_cluster
-from ...errors import JitError, JitkernTypeError, KernelArgumentError
+from ...errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
 from . import emit, runtime, scheduler, thrust
 
-__all__ = ["Simulator", "simulated_source"]
+__all__ = ["BoundSimulation", "Simulator", "simulated_source"]
 
 
 class Simulated:
@@ -89,6 +89,23 @@ class Simulator:
         for original, copy in back:
             original.set(copy)
 
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundSimulation:
+        """``kernel.bind(...)`` while simulate is on: the launch with ``args`` fixed, run on
+        the CPU at each call (``stream`` is accepted and ignored)."""
+        if type(shared_mem) is not int or shared_mem < 0:
+            raise KernelArgumentError(
+                f"shared_mem: expected a non-negative int, got {shared_mem!r}"
+            )
+        return BoundSimulation(self, grid, block, args, shared_mem)
+
+    def signature(self, args) -> tuple:
+        """The simulator's argument types of ``args`` (what a simulated build is kept by)."""
+        host, _ = _host_arguments(tuple(args))
+        try:
+            return tuple(self._arg_type(a, allow_host=True) for a in host)
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+
     def build(self, host_args) -> Simulated:
         kernel = self._kernel
         try:
@@ -118,6 +135,69 @@ class Simulator:
         """The generated Python for these arguments (what the simulator runs)."""
         host, _ = _host_arguments(args)
         return self.build(host).source
+
+
+class BoundSimulation:
+    """What ``kernel.bind(grid, block, *args)`` gives while simulate is on: calling it runs
+    the launch in the simulator with the bound arguments. ``b.set_arg(i, value)`` (or
+    ``b.args[i] = value``) replaces one, which must keep the bound argument's type (the
+    same specialisation), as a GPU :class:`~jitkern.backend.module.BoundLaunch` requires.
+    It stays simulated when simulate is turned off later (bind again for a GPU launch)."""
+
+    def __init__(self, simulator: Simulator, grid, block, args, shared_mem: int):
+        self._simulator = simulator
+        self.grid, self.block, self.shared_mem, self.stream = grid, block, shared_mem, None
+        self._args = list(args)
+        self._user_count = len(self._args)
+        self._types = simulator.signature(self._args)
+
+    def __call__(self) -> None:
+        self._simulator(self.grid, self.block, tuple(self._args), self.shared_mem)
+
+    @property
+    def args(self) -> _BoundArgs:
+        """The bound arguments: ``b.args[i]`` reads one, ``b.args[i] = v`` is ``set_arg``."""
+        return _BoundArgs(self)
+
+    def set_arg(self, index: int, value) -> None:
+        """Replace argument ``index``; the next call runs with it."""
+        n, name = self._user_count, self._simulator._kernel.__name__
+        if type(index) is not int or not -n <= index < n:
+            raise JitkernIndexError(
+                f"set_arg: argument index {index!r} is out of range; {name} takes {n} argument(s)"
+            )
+        index %= n
+        (new,) = self._simulator.signature((value,))
+        if new != self._types[index]:
+            raise KernelArgumentError(
+                f"argument {index} of {name}: the bound launch is specialised for "
+                f"{self._types[index]}, got {new}; bind again for other types"
+            )
+        self._args[index] = value
+
+
+class _BoundArgs:
+    """``b.args``: indexable view of a bound simulation's arguments."""
+
+    __slots__ = ("_bound",)
+
+    def __init__(self, bound: BoundSimulation):
+        self._bound = bound
+
+    def __len__(self) -> int:
+        return len(self._bound._args)
+
+    def __getitem__(self, index):
+        return self._bound._args[index]
+
+    def __setitem__(self, index, value) -> None:
+        self._bound.set_arg(index, value)
+
+    def __iter__(self):
+        return iter(list(self._bound._args))
+
+    def __repr__(self) -> str:
+        return repr(self._bound._args)
 
 
 def simulated_source(kernel, *args) -> str:

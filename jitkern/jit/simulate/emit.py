@@ -69,12 +69,13 @@ class SimFunction:
 
 
 def numpy_type(t: T.Scalar):
-    if t.name == "bfloat16":
-        raise problem("bfloat16 is not simulated (NumPy has no bfloat16)", "use float32")
-    if t.is_float8:
+    if t.name == "bfloat16" or t.is_float8:  # NumPy has none of these: ml_dtypes' types
         dtype = T.ml_dtype(t.name)
         if dtype is None:
-            raise problem(f"{t.name} is simulated with ml_dtypes, which is not installed")
+            raise problem(
+                f"{t.name} is simulated with ml_dtypes, which is not installed",
+                "pip install ml_dtypes (NumPy has no such type)",
+            )
         return dtype.type
     return getattr(numpy, _NUMPY_NAMES.get(t.name, t.name))
 
@@ -162,11 +163,11 @@ class PyEmitter(FunctionEmitter):
 
     def half_round(self, t: T.Scalar) -> str:
         # the GPU build's __float2half_rn; an explicit conversion is _jk_t_float16
-        return f"_jk_round_{t.name}"  # float16, float8_e4m3fn, float8_e5m2
+        return f"_jk_round_{t.name}"  # float16, bfloat16, float8_e4m3fn, float8_e5m2
 
     def via_float(self, t: T.Scalar, code: str) -> str:
         if t.is_half:
-            numpy_type(t)  # bfloat16 is refused here
+            numpy_type(t)  # refused here without ml_dtypes
         return super().via_float(t, code)
 
     def zero(self, t: T.Scalar) -> str:

@@ -462,6 +462,9 @@ def names() -> dict:
             convert = saturating(dtype.type)
             table[f"_jk_t_{name}"] = dtype.type
             table[f"_jk_to_{name}"] = table[f"_jk_round_{name}"] = convert
+    bfloat16 = ml_dtype("bfloat16")
+    if bfloat16 is not None:  # rounds to nearest even from float32, as __float2bfloat16_rn
+        table["_jk_t_bfloat16"] = table["_jk_round_bfloat16"] = bfloat16.type
     for name, fn in REDUCE_OPS.items():
         table["_jk_op_" + name.replace(".", "_")] = fn
     for op, fn in ATOMIC_OPS.items():

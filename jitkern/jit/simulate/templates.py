@@ -357,11 +357,15 @@ def _thrust(algo):
             absent = isinstance(item, Const) and item.value is None
             if kind == "policy":
                 continue
-            if kind == "op":
+            if kind in ("op", "op2", "vop"):
                 arity = 1 if unary and ops == 0 else 2
                 typed = sig.result if algo.result == "init" and arity == 2 else elem
+                if kind == "vop":  # an operator on a by-key algorithm's values
+                    typed = element_type(items[3])
                 args.append("None" if absent else _thrust_functor(item.value, typed, arity, ctx))
                 ops += 1
+            elif kind == "vinit" and absent:
+                args.append(ctx.zero(element_type(items[3])))
             elif kind in ("init", "elem") and absent:
                 args.append(_thrust_default(algo.name, kind, len(args), sig, elem, ctx))
             else:

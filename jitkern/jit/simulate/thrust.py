@@ -337,6 +337,299 @@ def transform_reduce(site, first, last, unary_op, init, binary_op):
     return acc
 
 
+# -- cupyx.jit.thrust's other algorithms: copies, removals, sets and the by-key family -----
+
+
+def _source(site, first, n, name):
+    """n elements read from an input iterator (a copy: the output may overlap it)."""
+    return _out(site, first, n, name)[0].copy()
+
+
+def _at(site, iterator, k, name):
+    """The element position ``iterator + k`` as (array, index), checked to lie in it."""
+    a, i = _position(iterator)
+    if not 0 <= i + k < len(a):
+        raise KernelAssertionError(
+            f"{site}: {name} + {k} is outside its array of {len(a)} elements in {R.thread_text()}"
+        )
+    return a, i + k
+
+
+def _equal_pred(pred):
+    return pred if pred is not None else (lambda a, b: a == b)
+
+
+def _write(site, result, values, name="result"):
+    out, end = _out(site, result, len(values), name)
+    out[:] = values
+    return end
+
+
+def copy(site, first, last, result):
+    return _write(site, result, _span(site, first, last)[0].copy())
+
+
+def reverse(site, first, last):
+    seg = _span(site, first, last)[0]
+    seg[:] = seg[::-1].copy()
+
+
+def reverse_copy(site, first, last, result):
+    return _write(site, result, _span(site, first, last)[0][::-1].copy())
+
+
+def replace(site, first, last, old_value, new_value):
+    seg = _span(site, first, last)[0]
+    seg[seg == old_value] = new_value
+
+
+def replace_copy(site, first, last, result, old_value, new_value):
+    seg = _span(site, first, last)[0].copy()
+    seg[seg == old_value] = new_value
+    return _write(site, result, seg)
+
+
+def remove(site, first, last, value):
+    seg, a, i = _span(site, first, last)
+    kept = seg[seg != value].copy()
+    seg[: len(kept)] = kept  # the tail keeps its old elements, as a sequential remove does
+    return Ptr(a, i + len(kept))
+
+
+def remove_copy(site, first, last, result, value):
+    seg = _span(site, first, last)[0]
+    return _write(site, result, seg[seg != value].copy())
+
+
+def _run_starts(keys, pred, adjacent=False):
+    """Positions that start a run of equal elements: each key is compared with the run's
+    first (unique, reduce_by_key), or with the key before it (the scans by key), as
+    Thrust's sequential versions compare them."""
+    equal_to, starts = _equal_pred(pred), []
+    for k in range(len(keys)):
+        before = k - 1 if adjacent else (starts[-1] if starts else 0)
+        if not starts or not equal_to(keys[before], keys[k]):
+            starts.append(k)
+    return starts
+
+
+def unique(site, first, last, binary_pred):
+    seg, a, i = _span(site, first, last)
+    starts = _run_starts(seg, binary_pred)
+    seg[: len(starts)] = seg[starts].copy()
+    return Ptr(a, i + len(starts))
+
+
+def _sorted_until(seg, comp):
+    less = _less(comp)
+    for k in range(1, len(seg)):
+        if less(seg[k], seg[k - 1]):
+            return k
+    return len(seg)
+
+
+def is_sorted(site, first, last, comp):
+    seg = _span(site, first, last)[0]
+    return numpy.bool_(_sorted_until(seg, comp) == len(seg))
+
+
+def is_sorted_until(site, first, last, comp):
+    seg, a, i = _span(site, first, last)
+    return Ptr(a, i + _sorted_until(seg, comp))
+
+
+def adjacent_difference(site, first, last, result, binary_op):
+    seg = _span(site, first, last)[0].copy()
+    op = binary_op if binary_op is not None else functor("minus", seg.dtype.type)
+    out, end = _out(site, result, len(seg))
+    for k in range(len(seg)):
+        out[k] = seg[k] if k == 0 else op(seg[k], seg[k - 1])
+    return end
+
+
+def inner_product(site, first1, last1, first2, init, binary_op1, binary_op2):
+    cls = type(init)
+    seg = _span(site, first1, last1, "[first1, last1)")[0]
+    other = _out(site, first2, len(seg), "first2")[0]
+    add = binary_op1 if binary_op1 is not None else functor("plus", cls)
+    mul = binary_op2 if binary_op2 is not None else functor("multiplies", cls)
+    acc = init
+    for a, b in zip(seg, other):
+        acc = cls(add(acc, mul(a, b)))
+    return acc
+
+
+def swap_ranges(site, first1, last1, first2):
+    seg = _span(site, first1, last1, "[first1, last1)")[0]
+    other, end = _out(site, first2, len(seg), "first2")
+    held = seg.copy()
+    seg[:] = other
+    other[:] = held
+    return end
+
+
+def gather(site, map_first, map_last, input_first, result):
+    where = _span(site, map_first, map_last, "[map_first, map_last)")[0]
+    values = []
+    for m in where:
+        a, k = _at(site, input_first, int(m), "input_first")
+        values.append(a[k])
+    return _write(site, result, numpy.array(values))  # converted to the output's type
+
+
+def scatter(site, first, last, mapping, result):
+    seg = _span(site, first, last)[0].copy()
+    where = _source(site, mapping, len(seg), "map")
+    for x, m in zip(seg, where):
+        a, k = _at(site, result, int(m), "result")
+        a[k] = x
+
+
+def _merge(kind, a, b, comp):
+    """The set operation's output as (range, index) picks, in std::set_<kind>'s order."""
+    less, picks, i, j = _less(comp), [], 0, 0
+    while i < len(a) and j < len(b):
+        if less(a[i], b[j]):
+            if kind in ("union", "difference", "symmetric_difference"):
+                picks.append((0, i))
+            i += 1
+        elif less(b[j], a[i]):
+            if kind in ("union", "symmetric_difference"):
+                picks.append((1, j))
+            j += 1
+        else:
+            if kind in ("union", "intersection"):
+                picks.append((0, i))
+            i, j = i + 1, j + 1
+    if kind in ("union", "difference", "symmetric_difference"):
+        picks += [(0, k) for k in range(i, len(a))]
+    if kind in ("union", "symmetric_difference"):
+        picks += [(1, k) for k in range(j, len(b))]
+    return picks
+
+
+def _picked(picks, ranges, dtype):
+    return numpy.array([ranges[r][k] for r, k in picks], dtype=dtype)
+
+
+def _set_operation(kind):
+    def algorithm(site, first1, last1, first2, last2, result, comp):
+        a = _span(site, first1, last1, "[first1, last1)")[0].copy()
+        b = _span(site, first2, last2, "[first2, last2)")[0].copy()
+        out_dtype = _position(result)[0].dtype
+        return _write(site, result, _picked(_merge(kind, a, b, comp), (a, b), out_dtype))
+
+    algorithm.__name__ = f"set_{kind}"
+    return algorithm
+
+
+def _set_operation_by_key(kind):
+    def algorithm(site, kf1, kl1, kf2, kl2, *rest):
+        if kind == "intersection":
+            (vf1, keys_result, values_result, comp), vf2 = rest, None
+        else:
+            vf1, vf2, keys_result, values_result, comp = rest
+        a = _span(site, kf1, kl1, "[keys_first1, keys_last1)")[0].copy()
+        b = _span(site, kf2, kl2, "[keys_first2, keys_last2)")[0].copy()
+        va = _source(site, vf1, len(a), "values_first1")
+        vb = _source(site, vf2, len(b), "values_first2") if vf2 is not None else None
+        picks = _merge(kind, a, b, comp)
+        keys_dtype = _position(keys_result)[0].dtype
+        values_dtype = _position(values_result)[0].dtype
+        keys_end = _write(site, keys_result, _picked(picks, (a, b), keys_dtype), "keys_result")
+        values = _picked(picks, (va, vb), values_dtype)
+        return keys_end, _write(site, values_result, values, "values_result")
+
+    algorithm.__name__ = f"set_{kind}_by_key"
+    return algorithm
+
+
+def mismatch(site, first1, last1, first2, pred):
+    seg, a, i = _span(site, first1, last1, "[first1, last1)")
+    other = _out(site, first2, len(seg), "first2")[0]
+    equal_to, k = _equal_pred(pred), 0
+    while k < len(seg) and equal_to(seg[k], other[k]):
+        k += 1
+    b, j = _position(first2)
+    return Ptr(a, i + k), Ptr(b, j + k)
+
+
+def equal_range(site, first, last, value, comp):
+    return lower_bound(site, first, last, value, comp), upper_bound(site, first, last, value, comp)
+
+
+def unique_by_key(site, keys_first, keys_last, values_first, binary_pred):
+    keys, a, i = _span(site, keys_first, keys_last, "[keys_first, keys_last)")
+    values = _out(site, values_first, len(keys), "values_first")[0]
+    starts = _run_starts(keys, binary_pred)
+    keys[: len(starts)] = keys[starts].copy()
+    values[: len(starts)] = values[starts].copy()
+    b, j = _position(values_first)
+    return Ptr(a, i + len(starts)), Ptr(b, j + len(starts))
+
+
+def _runs(keys, pred, adjacent=False):
+    starts = _run_starts(keys, pred, adjacent)
+    return list(zip(starts, [*starts[1:], len(keys)]))
+
+
+def _value_op(op, values):
+    return op if op is not None else functor("plus", values.dtype.type)
+
+
+def reduce_by_key(
+    site, keys_first, keys_last, values_first, keys_output, values_output, binary_pred, binary_op
+):
+    keys = _span(site, keys_first, keys_last, "[keys_first, keys_last)")[0].copy()
+    values = _source(site, values_first, len(keys), "values_first")
+    op, cls = _value_op(binary_op, values), values.dtype.type
+    heads, sums = [], []
+    for start, stop in _runs(keys, binary_pred):
+        acc = values[start]
+        for k in range(start + 1, stop):
+            acc = cls(op(acc, values[k]))
+        heads.append(keys[start])
+        sums.append(acc)
+    keys_end = _write(site, keys_output, numpy.array(heads, keys.dtype), "keys_output")
+    return keys_end, _write(site, values_output, numpy.array(sums, cls), "values_output")
+
+
+def _scan_by_key(site, keys_first, keys_last, values_first, result, init, pred, op):
+    keys = _span(site, keys_first, keys_last, "[keys_first, keys_last)")[0].copy()
+    values = _source(site, values_first, len(keys), "values_first")
+    op, cls = _value_op(op, values), values.dtype.type
+    out, end = _out(site, result, len(keys))
+    for start, stop in _runs(keys, pred, adjacent=True):
+        acc = init
+        for k in range(start, stop):
+            if init is None:
+                acc = values[k] if k == start else cls(op(acc, values[k]))
+                out[k] = acc
+            else:
+                out[k] = acc
+                acc = cls(op(acc, values[k]))
+    return end
+
+
+def inclusive_scan_by_key(
+    site, keys_first, keys_last, values_first, result, binary_pred, binary_op
+):
+    return _scan_by_key(
+        site, keys_first, keys_last, values_first, result, None, binary_pred, binary_op
+    )
+
+
+def exclusive_scan_by_key(
+    site, keys_first, keys_last, values_first, result, init, binary_pred, binary_op
+):
+    return _scan_by_key(
+        site, keys_first, keys_last, values_first, result, init, binary_pred, binary_op
+    )
+
+
+_SET_KINDS = ("union", "intersection", "difference", "symmetric_difference")
+
+
 ALGORITHMS = {
     fn.__name__: fn
     for fn in (
@@ -357,6 +650,29 @@ ALGORITHMS = {
         binary_search,
         transform,
         transform_reduce,
+        copy,
+        reverse,
+        reverse_copy,
+        replace,
+        replace_copy,
+        remove,
+        remove_copy,
+        unique,
+        is_sorted,
+        is_sorted_until,
+        adjacent_difference,
+        inner_product,
+        swap_ranges,
+        gather,
+        scatter,
+        mismatch,
+        equal_range,
+        unique_by_key,
+        reduce_by_key,
+        inclusive_scan_by_key,
+        exclusive_scan_by_key,
+        *(_set_operation(kind) for kind in _SET_KINDS),
+        *(_set_operation_by_key(kind) for kind in _SET_KINDS),
     )
 }
 ALGORITHMS["stable_sort"] = sort  # sort is stable here: a valid unstable order too
