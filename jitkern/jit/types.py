@@ -239,6 +239,8 @@ FLOAT8_NAMES = ("float8_e4m3fn", "float8_e5m2")
 _NARROW_FLOATS = ("float16", "bfloat16", *FLOAT8_NAMES)
 #: Types NumPy has only through ml_dtypes.
 ML_DTYPE_NAMES = ("bfloat16", *FLOAT8_NAMES)
+#: The scalar types NumPy itself has (bfloat16 and the float8 types come from ml_dtypes).
+NUMPY_SCALAR_NAMES = tuple(n for n in _SCALAR_CTYPES if n not in ML_DTYPE_NAMES)
 
 
 def scalar(name: str) -> Scalar:

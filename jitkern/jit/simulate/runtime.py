@@ -17,7 +17,7 @@ import sys
 import numpy
 
 from ...errors import KernelAssertionError
-from ..types import ml_dtype
+from ..types import NUMPY_SCALAR_NAMES, ml_dtype
 
 #: The thread running now (the scheduler sets it before resuming each thread), for the
 #: messages of the checks. One simulation runs at a time per process.
@@ -469,21 +469,6 @@ def names() -> dict:
         table["_jk_op_" + name.replace(".", "_")] = fn
     for op, fn in ATOMIC_OPS.items():
         table[f"_jk_atomic_{op}"] = fn
-    for name in (
-        "bool",
-        "int8",
-        "int16",
-        "int32",
-        "int64",
-        "uint8",
-        "uint16",
-        "uint32",
-        "uint64",
-        "float16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-    ):
+    for name in NUMPY_SCALAR_NAMES:
         table[f"_jk_t_{name}"] = getattr(numpy, name if name != "bool" else "bool_")
     return table
