@@ -26,10 +26,9 @@ BLOCK = 256
 CLUSTER = 8
 
 
-@jit.rawkernel()
-def cluster_sum(x, n, out):
-    cluster = jit.cg.this_cluster()
-    partial = jit.shared_memory(numpy.float64, BLOCK)
+@jit.rawkernel(device=True)
+def block_partial_sum(x, n, partial):
+    """This block's share of x (a grid-stride loop), summed into partial[0]."""
     tid = jit.threadIdx.x
     acc = numpy.float64(0)
     i = jit.blockIdx.x * jit.blockDim.x + tid
@@ -45,8 +44,15 @@ def cluster_sum(x, n, out):
             partial[tid] += partial[tid + s]
         jit.syncthreads()
         s //= 2
+
+
+@jit.rawkernel()
+def cluster_sum(x, n, out):
+    cluster = jit.cg.this_cluster()
+    partial = jit.shared_memory(numpy.float64, BLOCK)
+    block_partial_sum(x, n, partial)
     cluster.sync()  # every block's partial[0] is written and visible to the cluster
-    if cluster.block_rank() == 0 and tid == 0:
+    if cluster.block_rank() == 0 and jit.threadIdx.x == 0:
         total = numpy.float64(0)
         for rank in range(cluster.num_blocks()):
             remote = cluster.map_shared_rank(partial, rank)
@@ -58,22 +64,8 @@ def cluster_sum(x, n, out):
 @jit.rawkernel()
 def block_sum(x, n, out):
     partial = jit.shared_memory(numpy.float64, BLOCK)
-    tid = jit.threadIdx.x
-    acc = numpy.float64(0)
-    i = jit.blockIdx.x * jit.blockDim.x + tid
-    stride = jit.gridDim.x * jit.blockDim.x
-    while i < n:
-        acc += x[i]
-        i += stride
-    partial[tid] = acc
-    jit.syncthreads()
-    s = BLOCK // 2
-    while s > 0:
-        if tid < s:
-            partial[tid] += partial[tid + s]
-        jit.syncthreads()
-        s //= 2
-    if tid == 0:
+    block_partial_sum(x, n, partial)
+    if jit.threadIdx.x == 0:
         jit.atomic_add(out, 0, partial[0])
 
 
