@@ -103,5 +103,5 @@ def test_jit_inspect_names_the_bad_argument(bad, name):
 
 def test_jit_launch_names_the_host_array_argument():
     with pytest.raises(jitkern.KernelArgumentError,
-                       match=r"copy\(\) argument 'y': a NumPy array lives in host memory"):
+                       match=r"copy\(\) argument 'y': a numpy.ndarray lives in host memory"):
         copy._arg_types((np.float32(1), np.zeros(2)), allow_host=False)

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy
 
 from ..backend.device import current_stream_handle
+from ..backend.launch import host_array_message
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _dlpack, dtypes
 from ._context import current_device_id, pointer_device
@@ -38,17 +39,11 @@ class ArrayInfo(NamedTuple):
 _HOST_HINT = "copy it to the GPU first with jitkern.asarray(x)"
 
 
-HOST_MESSAGE = (
-    "a {kind} lives in host memory and cannot be passed to a kernel; copy it to the GPU "
-    "first with jitkern.asarray(x)"
-)
-
-
 def _host_error(obj) -> TypeError:
     # KernelArgumentError is a TypeError: the same class every kernel kind raises for
     # host arrays (they add the argument's name where they know it).
     kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
-    return KernelArgumentError(HOST_MESSAGE.format(kind=kind))
+    return KernelArgumentError(host_array_message(kind))
 
 
 # ---------------------------------------------------------------------------
@@ -277,12 +272,14 @@ def _fast_cupy(a) -> FastRead:
 
 def _fast_torch(t) -> FastRead:
     consts = {"D": t.dtype, "S": tuple(t.shape)}
-    misses = ["not {a}.is_cuda", "{a}.dtype is not {c}D", "{a}.shape != {c}S"]
-    if t.is_contiguous():
-        misses.append("not {a}.is_contiguous()")
+    misses = ["not {a}.is_cuda", "{a}.dtype is not {c}D"]
+    if t.dim() == 1 and t.stride() == (1,):  # stride (1,) says 1-D and contiguous at once
+        misses += ["{a}.stride() != (1,)", f"{{a}}.numel() != {t.numel()}"]
+    elif t.is_contiguous():
+        misses += ["{a}.shape != {c}S", "not {a}.is_contiguous()"]
     else:
         consts["ST"] = tuple(t.stride())
-        misses.append("{a}.stride() != {c}ST")
+        misses += ["{a}.shape != {c}S", "{a}.stride() != {c}ST"]
     return FastRead("", tuple(misses), "{a}.data_ptr()", "{a}.get_device()", consts)
 
 

@@ -88,8 +88,29 @@ def identity() -> tuple[str, str]:
     """(jitkern's version, the generator identity): part of every key."""
     global _identity
     if _identity is None:
-        _identity = (VERSION, generator_identity())
+        worker = _prefetch
+        if worker is not None and worker is not threading.current_thread():
+            worker.join()  # started by prefetch_identity(); returns at once after a fork
+        if _identity is None:
+            _identity = (VERSION, generator_identity())
     return _identity
+
+
+_prefetch: threading.Thread | None = None
+
+
+def prefetch_identity() -> None:
+    """Compute the generator identity in a daemon thread, once per process.
+
+    The CUDA driver's start (importing cuda.bindings, cuInit, the first context) takes
+    tens to hundreds of milliseconds and releases the GIL; the identity's directory walk
+    (about 0.4 ms) runs beside it instead of on the first launch. ``identity()`` waits
+    for the thread, so no key is ever made without it.
+    """
+    global _prefetch
+    if _identity is None and _prefetch is None:
+        _prefetch = threading.Thread(target=identity, name="jitkern-cache-identity", daemon=True)
+        _prefetch.start()
 
 
 def make_key(*parts) -> str:

@@ -30,24 +30,41 @@ def _initialise():
     with _lock:
         if _initialised:
             return _driver_module
+        from . import cache
+
+        cache.prefetch_identity()  # beside the driver's start, not on the first launch
         try:
             from cuda.bindings import driver as d
         except Exception as exc:  # cuda-python missing or broken
-            raise CUDAError(f"no CUDA driver found: cannot import cuda.bindings ({exc})") from None
+            raise _no_driver(f"cannot import cuda.bindings ({exc})") from None
         try:
             (err,) = d.cuInit(0)
         except Exception as exc:  # libcuda.so not found by pathfinder
-            raise CUDAError(f"no CUDA driver found ({type(exc).__name__}: {exc})") from None
+            raise _no_driver(f"{type(exc).__name__}: {exc}") from None
         if err == d.CUresult.CUDA_ERROR_NO_DEVICE:
             _device_count = 0
         elif err != d.CUresult.CUDA_SUCCESS:
-            raise CUDAError(f"no CUDA driver found: cuInit failed with {_name(d, err)}", int(err))
+            raise _no_driver(f"cuInit failed with {_name(d, err)}", int(err))
         else:
             err, count = d.cuDeviceGetCount()
             _device_count = int(count) if err == d.CUresult.CUDA_SUCCESS else 0
         _driver_module = d
         _initialised = True
         return d
+
+
+def _no_driver(reason: str, code=None) -> CUDAError:
+    """The error for a machine where the driver cannot start. While the simulator is on,
+    it says what the simulator runs: what reached the driver is a kernel it does not."""
+    from ..config import settings
+
+    hint = ""
+    if settings.simulate:
+        hint = (". JITKERN_SIMULATE runs @jitkern.rawkernel kernels (and their bound launches) "
+                "and fused functions on the CPU; RawKernel, RawModule, ElementwiseKernel, "
+                "ReductionKernel and jitkern arrays are CUDA C++ and device memory, and need a "
+                "GPU: pass NumPy arrays to simulated kernels")
+    return CUDAError(f"no CUDA driver found: {reason}{hint}", code)
 
 
 def _name(d, err) -> str:

@@ -97,6 +97,21 @@ def _torch_cpu(t) -> int:
     return t.data_ptr()
 
 
+def host_array_message(kind: str) -> str:
+    """What every kernel kind says of a host array given where a GPU array is expected.
+    While the simulator is on, that is most often a NumPy array given to a kernel the
+    simulator does not run (a string kernel): the message says so."""
+    from ..config import settings
+
+    message = (f"a {kind} lives in host memory and cannot be passed to a kernel; copy it to "
+               "the GPU first with jitkern.asarray(x)")
+    if settings.simulate:
+        message += ("; JITKERN_SIMULATE runs @jitkern.rawkernel kernels and fused functions on "
+                    "the CPU with NumPy arrays, not RawKernel, RawModule, ElementwiseKernel or "
+                    "ReductionKernel, which are CUDA C++ and need a GPU")
+    return message
+
+
 def _known_foreign(cls: type):
     # Pointer getters given as templates are inlined into the generated packer.
     module = cls.__module__ or ""
@@ -302,10 +317,7 @@ def slot_for(cls: type, index: int, param_size: int | None, value=None) -> Slot:
     if getter is not None:
         return Slot("Q", 8, 8, "{ptr}({a})", {"ptr": getter}, what, pointer=True)
     if issubclass(cls, numpy.ndarray):
-        raise KernelArgumentError(
-            f"{what}: a numpy.ndarray lives in host memory and cannot be passed to a kernel; "
-            "copy it to the GPU first with jitkern.asarray(x)"
-        )
+        raise KernelArgumentError(f"{what}: {host_array_message('numpy.ndarray')}")
     raise KernelArgumentError(
         f"{what}: cannot pass a {cls.__module__}.{cls.__qualname__} to a kernel; expected a GPU "
         "array (jitkern.ndarray, CuPy, PyTorch, any __cuda_array_interface__ or DLPack CUDA "

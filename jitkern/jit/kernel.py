@@ -675,9 +675,11 @@ def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
                 if t.index32:
                     terms.append(f"_fits_int32(a{i}._shape, a{i}._strides, {t.dtype.itemsize})")
         elif t.is_pointer_like and keyer is _key_torch:
-            # torch dtypes are singletons; three method calls, no key tuple.
+            # torch dtypes are singletons; a stride tuple of (1,) says 1-D and contiguous in
+            # one call (dim() and is_contiguous() cost two). A 1-element tensor with another
+            # stride takes the general path, which keys it correctly.
             env[f"D{i}"] = a.dtype
-            terms += [f"a{i}.dtype is D{i}", f"a{i}.dim() == 1", f"a{i}.is_contiguous()"]
+            terms += [f"a{i}.dtype is D{i}", f"a{i}.stride() == (1,)"]
         elif t.is_pointer_like and _cupy_like(type(a)):
             # CuPy's shape and strides build tuples on every read; its dtype object and
             # contiguity flag are plain attributes.
@@ -861,9 +863,7 @@ def arg_type(a, allow_host: bool = False) -> T.Type:
         return T.scalar_from_dtype(a.dtype)
     if isinstance(a, numpy.ndarray):
         if not allow_host:
-            raise JitkernTypeError(
-                "a NumPy array lives in host memory; copy it to the GPU with jitkern.asarray(x)"
-            )
+            raise JitkernTypeError(launch_args.host_array_message("numpy.ndarray"))
         return _array_type(a.dtype, a.shape, a.strides)
     from ..arrays.interop import describe
 

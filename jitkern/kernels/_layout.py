@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy
 
-from ..arrays.interop import HOST_MESSAGE, describe
+from ..arrays.interop import describe
+from ..backend.launch import host_array_message
 from ..backend.handles import handle_ctype
 from ..arrays.layout import c_strides
 from ..errors import JitkernValueError, KernelArgumentError
@@ -48,7 +49,7 @@ def is_scalar(value) -> bool:
 
 
 def host_array_error(what: str) -> KernelArgumentError:
-    return KernelArgumentError(f"{what}: " + HOST_MESSAGE.format(kind="numpy.ndarray"))
+    return KernelArgumentError(f"{what}: " + host_array_message("numpy.ndarray"))
 
 
 def describe_array(value, what: str, *, host_ok: bool = False) -> ArrayArg:

@@ -304,3 +304,24 @@ def test_generator_identity_changes_when_a_generator_file_changes(tmp_path, monk
     again = cache.generator_identity()
     os.utime(emitter, ns=(1, 1))  # same text, another install of it
     assert cache.generator_identity() != again
+
+
+def test_identity_prefetched_in_a_thread_is_the_identity(tmp_path):
+    # The driver's start runs prefetch_identity(); identity() then waits for the thread,
+    # and the value must be the one computed directly (a fresh process: no identity yet).
+    code = (
+        "from jitkern.backend import cache\n"
+        "assert cache._identity is None\n"
+        "cache.prefetch_identity()\n"
+        "worker = cache._prefetch\n"
+        "assert worker is not None and worker.daemon\n"
+        "value = cache.identity()\n"
+        "assert not worker.is_alive()\n"
+        "cache.prefetch_identity()\n"
+        "assert cache._prefetch is worker  # once per process\n"
+        "print(value == (cache.VERSION, cache.generator_identity()))\n"
+    )
+    env = dict(os.environ, JITKERN_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "True"

@@ -820,6 +820,31 @@ def test_cupy_arrays_switch_dtypes_and_layouts(rng):
         np.testing.assert_array_equal(cp.asnumpy(y), host * a, err_msg=f"case {k}")
 
 
+@jit.rawkernel()
+def doubled(x, y):
+    i = jit.grid(1)
+    if i < x.size:
+        y[i] = x[i] * 2
+
+
+def test_torch_single_element_and_strided_views_take_their_own_layout(rng):
+    # The generated launcher's torch check for a 1-D contiguous tensor is stride() == (1,):
+    # a 1-element view with stride 2 is contiguous for torch but must still take the
+    # general path, which keys it by its own layout; the launches around it stay fast.
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("torch without CUDA")
+    h = rng.standard_normal(64).astype(np.float32)
+    base = torch.from_numpy(h).cuda()
+    cases = [(base[:8], h[:8]), (base[::2][:1], h[::2][:1]), (base[:8], h[:8]),
+             (base[::3][:2], h[::3][:2]), (base[5:6], h[5:6]), (base[:8], h[:8])]
+    for k, (x, hx) in enumerate(cases):
+        y = torch.full((x.numel(),), float("nan"), dtype=torch.float32, device="cuda")
+        doubled[1, 32](x, y)
+        torch.cuda.synchronize()
+        np.testing.assert_array_equal(y.cpu().numpy(), hx * np.float32(2), err_msg=f"case {k}")
+
+
 def test_torch_tensors_switch_dtypes_and_layouts(rng):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():

@@ -356,6 +356,15 @@ def test_foreign_arrays_every_call_shape(squared_diff, maker, rng):
                                    rtol=1e-6)
         np.testing.assert_allclose(host(squared_diff(dx[::2], dy[::2])),
                                    (x[::2] - y[::2]) ** 2, rtol=1e-6)
+    # The same element count as the 1-D calls before, as (1, n) and (n, 1): the 1-D
+    # layout's checks (torch: stride and numel) must miss them.
+    n = 1024
+    x = rng.standard_normal(n).astype(np.float32)
+    y = rng.standard_normal(n).astype(np.float32)
+    for shape in ((1, n), (n, 1)):
+        out = squared_diff(to_dev(x).reshape(shape), to_dev(y).reshape(shape))
+        assert out.shape == shape
+        np.testing.assert_allclose(host(out), ((x - y) ** 2).reshape(shape), rtol=1e-6)
     m = rng.standard_normal((8, 256)).astype(np.float32)
     r = rng.standard_normal(256).astype(np.float32)
     for _ in range(2):
