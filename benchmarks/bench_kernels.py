@@ -220,7 +220,7 @@ def launch_table(quick: bool) -> str:
             cases.append((name, fn))
         except Exception as exc:  # noqa: BLE001 - reported in the table
             failed[name] = f"{type(exc).__name__}: {str(exc)[:80]}"
-    res = interleaved(cases, 2000 if quick else 10000, 5 if quick else 7)
+    res = interleaved(cases, 2000 if quick else 10000, 5 if quick else 11)
     cols = [name for name, _ in kinds] + (["CuPy's own"] if try_import("cupy") else [])
     lines = [
         (
@@ -251,7 +251,18 @@ def launch_table(quick: bool) -> str:
                 f"cupyx.jit.rawkernel k[grid, block] (separate loop): {ref:.1f} us, "
                 f"{ref / res['bare'][0]:.1f}x\n"
             )
-    return "\n".join(lines) + "\n" + markdown_table(["call", *cols, "target"], rows)
+    # Issue 11: every array kind within 1.10x of the same call with jitkern arrays.
+    rel_rows = []
+    for kind in LAUNCH_TARGETS:
+        base = res.get((kind, "jitkern"))
+        row = [kind]
+        for col in cols[1:]:
+            r = res.get((kind, col))
+            row.append(f"{r[1] / base[1]:.2f}x" if r and base else "")
+        rel_rows.append(row + ["<= 1.10x"])
+    return ("\n".join(lines) + "\n" + markdown_table(["call", *cols, "target"], rows)
+            + "\n\nThe same calls relative to jitkern arrays:\n\n"
+            + markdown_table(["call", *cols[1:], "target"], rel_rows))
 
 
 def cupyx_jit_us(cp):

@@ -91,6 +91,7 @@ def identity() -> tuple[str, str]:
         worker = _prefetch
         if worker is not None and worker is not threading.current_thread():
             worker.join()  # started by prefetch_identity(); returns at once after a fork
+            # (the join also waits for ``then``: a few stat calls and a cache read)
         if _identity is None:
             _identity = (VERSION, generator_identity())
     return _identity
@@ -99,8 +100,9 @@ def identity() -> tuple[str, str]:
 _prefetch: threading.Thread | None = None
 
 
-def prefetch_identity() -> None:
-    """Compute the generator identity in a daemon thread, once per process.
+def prefetch_identity(then=None) -> None:
+    """Compute the generator identity in a daemon thread, once per process, then run
+    ``then()`` there (other facts every first launch needs, such as the toolchain's).
 
     The CUDA driver's start (importing cuda.bindings, cuInit, the first context) takes
     tens to hundreds of milliseconds and releases the GIL; the identity's directory walk
@@ -109,7 +111,12 @@ def prefetch_identity() -> None:
     """
     global _prefetch
     if _identity is None and _prefetch is None:
-        _prefetch = threading.Thread(target=identity, name="jitkern-cache-identity", daemon=True)
+        def work():
+            identity()
+            if then is not None:
+                then()
+
+        _prefetch = threading.Thread(target=work, name="jitkern-cache-identity", daemon=True)
         _prefetch.start()
 
 

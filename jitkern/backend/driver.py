@@ -30,9 +30,10 @@ def _initialise():
     with _lock:
         if _initialised:
             return _driver_module
-        from . import cache
+        from . import cache, toolchain
 
-        cache.prefetch_identity()  # beside the driver's start, not on the first launch
+        # beside the driver's start, not on the first launch
+        cache.prefetch_identity(then=toolchain.prefetch_facts)
         try:
             from cuda.bindings import driver as d
         except Exception as exc:  # cuda-python missing or broken

@@ -125,3 +125,24 @@ def test_arch_specific_cubin_records_its_arch():
     binary = compiler.compile_source(_src(), arch="sm_90a")
     assert _elf_flags_arch(binary.data) == 90
     assert cubin.kernel_names(binary.data) == ["k"]
+
+
+def test_prefetch_facts_reads_remembered_targets_and_never_loads_nvrtc(monkeypatch):
+    from jitkern.backend import toolchain
+
+    archs = toolchain.supported_archs()  # remembered in the disk cache from here on
+    toolchain.supported_archs.cache_clear()
+
+    def no_nvrtc():
+        raise AssertionError("prefetch_facts loaded NVRTC")
+
+    monkeypatch.setattr(toolchain, "nvrtc_module", no_nvrtc)
+    toolchain.prefetch_facts()
+    assert toolchain.supported_archs.cache_info().currsize == 1
+    assert toolchain.supported_archs() == archs
+    # Nothing remembered: nothing is asked (the first compile asks NVRTC itself).
+    toolchain.supported_archs.cache_clear()
+    monkeypatch.setattr(toolchain, "_toolchain_facts", lambda: None)
+    toolchain.prefetch_facts()
+    assert toolchain.supported_archs.cache_info().currsize == 0
+    toolchain.supported_archs.cache_clear()
