@@ -6,28 +6,16 @@ GPU ([gpu]) and in the simulator ([sim]); the simulator alone runs every algorit
 the searches and the range check.
 """
 
-import importlib
-import shutil
-
 import numpy as np
 import pytest
+
+# the argument stand-ins, the nvcc mark and the table module are test_thrust_more's
 from test_thrust_more import ALL_ROWS as MORE_ROWS
+from test_thrust_more import F32, F64, I32, I64, needs_nvcc, thrust_records
 
 from jitkern import jit
 from jitkern.errors import JitTypeError, KernelAssertionError
 from jitkern.jit import rawkernel
-
-# the module (jitkern.jit.builtins.thrust the attribute is the jit.thrust namespace)
-thrust_records = importlib.import_module("jitkern.jit.builtins.thrust")
-
-F32 = np.zeros(8, np.float32)
-I32 = np.zeros(8, np.int32)
-I64 = np.zeros(8, np.int64)
-F64 = np.zeros(8, np.float64)
-
-needs_nvcc = pytest.mark.skipif(
-    shutil.which("nvcc") is None, reason="jit.thrust compiles with nvcc"
-)
 
 
 def body(kernel, *args) -> list:
