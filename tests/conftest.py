@@ -75,3 +75,82 @@ def rng():
     seed = int.from_bytes(os.urandom(4), "little")
     print(f"rng seed: {seed}")
     return np.random.default_rng(seed)
+
+
+class _Launcher:
+    """Where a twin test runs its kernel: on the GPU with jitkern arrays, or in the simulator
+    with NumPy arrays. A test body written once against this runs on both back ends."""
+
+    def __init__(self, simulated: bool):
+        self.simulated = simulated
+
+    def __repr__(self):
+        return "sim" if self.simulated else "gpu"
+
+    def __call__(self, kernel):
+        """The launchable: ``launch(k)[grid, block](*args)`` or ``launch(k)(grid, block, args)``."""
+        return kernel.simulate if self.simulated else kernel
+
+    def pick(self, gpu, sim):
+        """A size for this back end: the simulator runs Python per thread, so it gets less."""
+        return sim if self.simulated else gpu
+
+    def to_device(self, host):
+        """A copy of ``host`` the kernel may write (the host array stays as it was)."""
+        import numpy as np
+
+        if self.simulated:
+            return np.array(host, copy=True)
+        import jitkern
+
+        return jitkern.asarray(np.ascontiguousarray(host))
+
+    def full(self, shape, value, dtype):
+        import numpy as np
+
+        if self.simulated:
+            return np.full(shape, value, dtype)
+        import jitkern
+
+        return jitkern.full(shape, value, dtype)
+
+    def zeros(self, shape, dtype):
+        return self.full(shape, 0, dtype)
+
+    def poisoned(self, shape, dtype, fill=7):
+        """An output filled with a value no right answer has: NaN for floats, else ``fill``."""
+        import numpy as np
+
+        return self.full(shape, np.nan if np.dtype(dtype).kind in "fc" else fill, dtype)
+
+    def stream(self):
+        """A new stream on the GPU; None in the simulator (which has none)."""
+        if self.simulated:
+            return None
+        import jitkern
+
+        return jitkern.Stream()
+
+    def synchronize(self, stream=None):
+        """Waits for ``stream`` and the device (the simulator has finished already)."""
+        if self.simulated:
+            return
+        import jitkern
+
+        if stream is not None:
+            stream.synchronize()
+        jitkern.synchronize()
+
+    def get(self, array):
+        """The results as a NumPy array (after the launch has finished)."""
+        import numpy as np
+
+        return np.asarray(array) if self.simulated else array.get()
+
+
+@pytest.fixture(
+    params=[pytest.param(False, marks=pytest.mark.gpu, id="gpu"), pytest.param(True, id="sim")]
+)
+def launch(request):
+    """Each twin test twice: ``[gpu]`` (marked gpu) and ``[sim]`` (runs everywhere)."""
+    return _Launcher(request.param)

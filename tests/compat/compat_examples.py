@@ -5,6 +5,20 @@ inputs and checks are ours."""
 
 import numpy as np
 
+#: the names RawKernel.attributes holds, each also a property of the kernel
+KERNEL_ATTRIBUTES = (
+    "max_threads_per_block",
+    "shared_size_bytes",
+    "const_size_bytes",
+    "local_size_bytes",
+    "num_regs",
+    "ptx_version",
+    "binary_version",
+    "cache_mode_ca",
+    "max_dynamic_shared_size_bytes",
+    "preferred_shared_memory_carveout",
+)
+
 MY_ADD = r"""
 extern "C" __global__
 void my_add(const float* x1, const float* x2, float* y) {

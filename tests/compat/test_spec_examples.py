@@ -79,18 +79,7 @@ def test_raw_kernel_my_add_and_attributes_names():
     info = _cubin(k.inspect(arch=ARCH))
     assert info.name == "my_add" and info.registers > 0
     assert (k.code, k.name, k.backend, k.file_path) == (ex.MY_ADD, "my_add", "nvrtc", None)
-    for attr in (
-        "max_threads_per_block",
-        "shared_size_bytes",
-        "const_size_bytes",
-        "local_size_bytes",
-        "num_regs",
-        "ptx_version",
-        "binary_version",
-        "cache_mode_ca",
-        "max_dynamic_shared_size_bytes",
-        "preferred_shared_memory_carveout",
-    ):
+    for attr in ex.KERNEL_ATTRIBUTES:
         assert isinstance(getattr(type(k), attr), property), attr
     assert type(k).max_dynamic_shared_size_bytes.fset is not None
     assert type(k).preferred_shared_memory_carveout.fset is not None

@@ -130,18 +130,7 @@ def test_complex_kernel(xp, rng):
 def test_attributes_and_the_dynamic_shared_memory_setter(xp, rng):
     k = cp.RawKernel(ex.MY_ADD, "my_add")
     attrs = k.attributes
-    assert set(attrs) == {
-        "max_threads_per_block",
-        "shared_size_bytes",
-        "const_size_bytes",
-        "local_size_bytes",
-        "num_regs",
-        "ptx_version",
-        "binary_version",
-        "cache_mode_ca",
-        "max_dynamic_shared_size_bytes",
-        "preferred_shared_memory_carveout",
-    }
+    assert set(attrs) == set(ex.KERNEL_ATTRIBUTES)
     assert attrs["num_regs"] == k.num_regs > 0 and attrs["max_threads_per_block"] <= 1024
     assert attrs["binary_version"] >= 70
     big = cp.RawKernel(ex.BIG_SHARED, "through_shared")

@@ -1,4 +1,5 @@
-"""CuPy-compat items of cupyx.jit kernels: each with a CPU test and a GPU test against NumPy."""
+"""CuPy-compat items of cupyx.jit kernels: each with a CPU test (the generated source) and
+a test against NumPy that takes ``launch``: run on the GPU ([gpu]) and in the simulator ([sim])."""
 
 import types
 
@@ -6,7 +7,6 @@ import numpy
 import numpy as np
 import pytest
 
-import jitkern
 import jitkern as cupy  # a kernel written for CuPy, with no CuPy installed
 from jitkern import jit
 from jitkern.backend.compiler import compile_source
@@ -26,16 +26,6 @@ def lines(kernel, *args) -> list:
         for ln in source.splitlines()
         if ln.strip() and not ln.lstrip().startswith(("#", "//"))
     ]
-
-
-def dev(a):
-    return jitkern.asarray(np.ascontiguousarray(a))
-
-
-def poisoned(n, dtype):
-    out = jitkern.empty(n, dtype)
-    out.fill(np.nan if np.dtype(dtype).kind in "fc" else -7)
-    return out
 
 
 # -- the cupy module reads as NumPy ----------------------------------------------------
@@ -63,14 +53,18 @@ def test_cupy_module_reads_as_numpy():
     assert "y[i] = (((double)(((float)(x[i])))) + 0.25);" in text
 
 
-@pytest.mark.gpu
-def test_cupy_module_on_gpu(rng):
+def test_cupy_module_runs(launch, rng):
     h = rng.standard_normal(32).astype(np.float32)
-    y = poisoned(32, np.float32)
-    cupy_spellings[1, 32](dev(h), y)
-    # the GPU may fuse the multiply-add (one rounding less): float32-level agreement
-    expected = h.astype(np.float64) * 1.5 + 4
-    np.testing.assert_allclose(y.get(), expected, rtol=2e-7, atol=1e-6)
+    y = launch.poisoned(32, np.float32, fill=-7)
+    launch(cupy_spellings)[1, 32](launch.to_device(h), y)
+    if launch.simulated:
+        # float32 arithmetic, each operation rounded (the simulator does not contract to FMA)
+        expected = h * np.float32(1.5) + np.float32(2) + np.float32(2)
+        np.testing.assert_array_equal(launch.get(y), expected)
+    else:
+        # the GPU may fuse the multiply-add (one rounding less): float32-level agreement
+        expected = h.astype(np.float64) * 1.5 + 4
+        np.testing.assert_allclose(launch.get(y), expected, rtol=2e-7, atol=1e-6)
 
 
 # -- numpy.dtype(t).type(v) ---------------------------------------------------------------
@@ -99,13 +93,12 @@ def test_numpy_dtype_needs_a_constant():
     assert "numpy.dtype(x[1])" in str(info.value)
 
 
-@pytest.mark.gpu
-def test_numpy_dtype_type_on_gpu(rng):
+def test_numpy_dtype_type_runs(launch, rng):
     h = (rng.standard_normal(32) * 10).astype(np.float32)
-    y, z = poisoned(32, np.int32), poisoned(32, np.float64)
-    dtype_type[1, 32](dev(h), y, z)
-    np.testing.assert_array_equal(y.get(), h.astype(np.int32))
-    np.testing.assert_array_equal(z.get(), h.astype(np.float64) + 0.5)
+    y, z = launch.poisoned(32, np.int32, fill=-7), launch.poisoned(32, np.float64)
+    launch(dtype_type)[1, 32](launch.to_device(h), y, z)
+    np.testing.assert_array_equal(launch.get(y), h.astype(np.int32))
+    np.testing.assert_array_equal(launch.get(z), h.astype(np.float64) + 0.5)
 
 
 # -- a captured None folds at compile time --------------------------------------------------
@@ -148,13 +141,12 @@ def test_is_on_a_runtime_value_compares_with_none_only():
     assert "x[0] is not y[0]" in str(info.value)
 
 
-@pytest.mark.gpu
-def test_captured_none_on_gpu(rng):
+def test_captured_none_runs(launch, rng):
     h = rng.standard_normal(32).astype(np.float32)
     for scale, expected in ((None, h), (2.0, h * np.float32(2))):
-        y = poisoned(32, np.float32)
-        make_scaler(scale)[1, 32](dev(h), y)
-        np.testing.assert_array_equal(y.get(), expected)
+        y = launch.poisoned(32, np.float32)
+        launch(make_scaler(scale))[1, 32](launch.to_device(h), y)
+        np.testing.assert_array_equal(launch.get(y), expected)
 
 
 # -- a device function made by a Python factory ----------------------------------------------
@@ -214,12 +206,15 @@ def test_factory_must_return_a_device_function():
     assert "not_a_factory(1)" in str(info.value)
 
 
-@pytest.mark.gpu
-def test_factory_on_gpu(rng):
+def test_factory_runs(launch, rng):
     a, b = rng.standard_normal(32).astype(np.float32), rng.standard_normal(32).astype(np.float32)
-    out = poisoned(32, np.float32)
-    factory_kernel[1, 32](dev(a), dev(b), out)
-    np.testing.assert_allclose(out.get(), (a + b + 10) - (a + b + 1), rtol=1e-6)
+    out = launch.poisoned(32, np.float32)
+    launch(factory_kernel)[1, 32](launch.to_device(a), launch.to_device(b), out)
+    f = np.float32
+    if launch.simulated:  # float32 operations, each rounded as NumPy's
+        np.testing.assert_array_equal(launch.get(out), (a + b + f(10)) - (a + b + f(1)))
+    else:
+        np.testing.assert_allclose(launch.get(out), (a + b + 10) - (a + b + 1), rtol=1e-6)
 
 
 # -- cooperative-group members -----------------------------------------------------------------
@@ -267,13 +262,10 @@ def test_group_members_emit_and_compile():
     assert group_members.inspect(M, arch="sm_90").cubin
 
 
-@pytest.mark.gpu
-def test_group_members_on_gpu():
+def test_group_members_run(launch):
     grid, block = 3, 64
-    out = jitkern.zeros((grid * block, 14), np.int64)
-    out.fill(-1)
-    group_members[grid, block](out)
-    h = out.get()
+    out = launch.full((grid * block, 14), -1, np.int64)
+    launch(group_members)[grid, block](out)
     t = np.arange(grid * block)
     expected = np.stack(
         [
@@ -294,7 +286,8 @@ def test_group_members_on_gpu():
         ],
         axis=1,
     )
-    np.testing.assert_array_equal(h, expected)  # is_valid(): 0, a plain (not cooperative) launch
+    # is_valid(): 0, a plain (not cooperative) launch
+    np.testing.assert_array_equal(launch.get(out), expected)
 
 
 # -- cub.Max()/Min() refuse complex values at the user's line ----------------------------------
@@ -347,12 +340,11 @@ def complex_sum(x, out):
         out[0] = s
 
 
-@pytest.mark.gpu
-def test_cub_complex_sum_still_works(rng):
+def test_cub_complex_sum_still_works(launch, rng):
     h = (rng.standard_normal(32) + 1j * rng.standard_normal(32)).astype(np.complex64)
-    out = poisoned(1, np.complex64)
-    complex_sum[1, 32](dev(h), out)
-    np.testing.assert_allclose(out.get()[0], h.astype(np.complex128).sum(), rtol=1e-5)
+    out = launch.poisoned(1, np.complex64)
+    launch(complex_sum)[1, 32](launch.to_device(h), out)
+    np.testing.assert_allclose(launch.get(out)[0], h.astype(np.complex128).sum(), rtol=1e-5)
 
 
 # -- x[g(x)] += v evaluates the target once ------------------------------------------------------
@@ -393,18 +385,17 @@ def test_augmented_assignment_binds_the_target_once():
     assert "jk_ref2 = (jk_ref2 * 2.0);" in text
 
 
-@pytest.mark.gpu
-def test_augmented_assignment_calls_the_index_function_once():
-    x = jitkern.zeros(32, np.int32)
-    m = dev(np.ones((8, 4)))
-    calls = jitkern.zeros(1, np.int32)
-    smem_out = poisoned(4, np.int32)
-    augmented[1, 32](x, m, calls, smem_out)
+def test_augmented_assignment_calls_the_index_function_once(launch):
+    x = launch.zeros(32, np.int32)
+    m = launch.to_device(np.ones((8, 4)))
+    calls = launch.zeros(1, np.int32)
+    smem_out = launch.poisoned(4, np.int32, fill=-7)
+    launch(augmented)[1, 32](x, m, calls, smem_out)
     # three augmented assignments and one atomic per thread: four calls each, not seven
-    assert calls.get()[0] == 4 * 32
-    np.testing.assert_array_equal(x.get(), np.ones(32))  # each thread its own element
-    np.testing.assert_array_equal(m.get(), np.full((8, 4), 2.0))
-    np.testing.assert_array_equal(smem_out.get(), [0, 0, 0, 0])
+    assert launch.get(calls)[0] == 4 * 32
+    np.testing.assert_array_equal(launch.get(x), np.ones(32))  # each thread its own element
+    np.testing.assert_array_equal(launch.get(m), np.full((8, 4), 2.0))
+    np.testing.assert_array_equal(launch.get(smem_out), [0, 0, 0, 0])
 
 
 # -- float16 / bfloat16: computed in float32, rounded where stored ---------------------------
@@ -479,30 +470,35 @@ def test_cub_half_reduction_accumulates_in_float():
     ).cubin
 
 
-@pytest.mark.gpu
-def test_half_arithmetic_matches_float32_then_round(rng):
+def test_half_arithmetic_matches_float32_then_round(launch, rng):
     n = 1024
     a, b, c = (rng.standard_normal(n).astype(np.float16) for _ in range(3))
-    y = poisoned(n, np.float16)
-    fma_half[n // 256, 256](dev(a), dev(b), dev(c), y)
+    da, db, dc = (launch.to_device(v) for v in (a, b, c))
+    y = launch.poisoned(n, np.float16)
+    launch(fma_half)[n // 256, 256](da, db, dc, y)
     f32 = np.float32
     once = (a.astype(f32) * b.astype(f32) + c.astype(f32)).astype(np.float16)
-    np.testing.assert_array_equal(y.get().view(np.uint16), once.view(np.uint16))
+    np.testing.assert_array_equal(launch.get(y).view(np.uint16), once.view(np.uint16))
     # NumPy's own float16 ufuncs round after each operation; the two differ somewhere here
     per_op = a * b + c
     assert (per_op.view(np.uint16) != once.view(np.uint16)).any()
-    y2 = poisoned(n, np.float16)
-    half_local[n // 256, 256](dev(a), dev(b), dev(c), y2)
-    np.testing.assert_array_equal(y2.get().view(np.uint16), per_op.view(np.uint16))
+    y2 = launch.poisoned(n, np.float16)
+    launch(half_local)[n // 256, 256](da, db, dc, y2)  # the local t rounds
+    np.testing.assert_array_equal(launch.get(y2).view(np.uint16), per_op.view(np.uint16))
 
 
-@pytest.mark.gpu
-def test_cub_half_sum_matches_numpy(rng):
+def test_cub_half_sum_matches_numpy(launch, rng):
     x = (rng.random(32) * 100).astype(np.float16)
-    out = poisoned(1, np.float16)
-    half_warp_sum[1, 32](dev(x), out)
+    out = launch.poisoned(1, np.float16)
+    launch(half_warp_sum)[1, 32](launch.to_device(x), out)
+    got = launch.get(out)
     # NumPy sums float16 in float32 and rounds once; the tree order differs only within float32
-    assert abs(float(out.get()[0]) - float(np.sum(x))) <= float(np.spacing(np.sum(x)))
+    assert abs(float(got[0]) - float(np.sum(x))) <= float(np.spacing(np.sum(x)))
+    if launch.simulated:  # the warp's tree order, in float32, rounded once: to the bit
+        tree = x.astype(np.float32)
+        for offset in (16, 8, 4, 2, 1):
+            tree[:offset] = tree[:offset] + tree[offset : 2 * offset]
+        assert got.view(np.uint16)[0] == tree[:1].astype(np.float16).view(np.uint16)[0]
 
 
 @pytest.mark.gpu
@@ -551,21 +547,24 @@ def test_zero_d_array_takes_no_index():
     assert "x[()]" in str(info.value) and "s[0] = 1" in str(info.value)
 
 
-@pytest.mark.gpu
-def test_zero_d_arrays_on_gpu(rng):
+def test_zero_d_arrays_run(launch, rng):
     h = rng.standard_normal(32).astype(np.float32)
     scale = np.float32(rng.standard_normal())
-    arrays = [(jitkern.asarray(np.array(scale)), jitkern.asarray(np.array(0.5)))]
+    arrays = [(launch.to_device(np.array(scale)), launch.to_device(np.array(0.5)))]
     cp = None
-    try:
-        import cupy as cp
-    except ImportError:
-        pass
+    if not launch.simulated:
+        try:
+            import cupy as cp
+        except ImportError:
+            pass
     if cp is not None:
         arrays.append((cp.asarray(np.array(scale)), cp.asarray(np.array(0.5))))
     for s, out in arrays:
-        y = poisoned(32, np.float32)
-        zero_d[1, 32](s, dev(h), y, out)
-        np.testing.assert_allclose(y.get(), h * scale + 1, rtol=1e-6, atol=1e-6)
+        y = launch.poisoned(32, np.float32)
+        launch(zero_d)[1, 32](s, launch.to_device(h), y, out)
+        if launch.simulated:
+            np.testing.assert_array_equal(launch.get(y), h * scale + np.float32(1))
+        else:
+            np.testing.assert_allclose(launch.get(y), h * scale + 1, rtol=1e-6, atol=1e-6)
         got = out.get() if hasattr(out, "get") else out
         assert float(got) == 0.5 + float(scale)

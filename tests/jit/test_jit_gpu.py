@@ -1,5 +1,12 @@
-"""@rawkernel on a GPU: each construct and builtin against NumPy on fresh random data."""
+"""@rawkernel: each construct and builtin against NumPy on fresh random data.
 
+Each test that takes ``launch`` runs twice: ``[gpu]`` launches the kernel on the GPU with
+jitkern arrays (marked gpu), ``[sim]`` runs the same kernel object in the simulator with
+NumPy arrays (on every machine). Where the two disagree, one back end has a bug. The tests
+without ``launch`` need the GPU itself (the compile cache, streams, CuPy and torch arrays).
+"""
+
+import contextlib
 import math
 
 import numpy as np
@@ -9,8 +16,6 @@ import jitkern
 from jitkern import jit
 from jitkern.backend import cache
 from jitkern.jit import rawkernel
-
-pytestmark = pytest.mark.gpu
 
 
 def dev(a):
@@ -34,18 +39,20 @@ def elementwise_copy(x, y, size):
         y[i] = x[i]
 
 
-def test_spec_grid_stride_copy_both_styles(rng):
-    size = np.uint32(2**22)
+def test_spec_grid_stride_copy_both_styles(launch, rng):
+    size = np.uint32(launch.pick(gpu=2**22, sim=5000))
+    grid, block = launch.pick(gpu=(128, 1024), sim=(4, 128))
     h = rng.standard_normal(int(size)).astype(np.float32)
-    x = dev(h)
-    y = empty_like_host(int(size), np.float32)
-    elementwise_copy((128,), (1024,), (x, y, size))
-    np.testing.assert_array_equal(y.get(), h)
-    y2 = empty_like_host(int(size), np.float32)
-    elementwise_copy[128, 1024](x, y2, size)
-    np.testing.assert_array_equal(y2.get(), h)
+    x = launch.to_device(h)
+    y = launch.poisoned(int(size), np.float32)
+    launch(elementwise_copy)((grid,), (block,), (x, y, size))
+    np.testing.assert_array_equal(launch.get(y), h)
+    y2 = launch.poisoned(int(size), np.float32)
+    launch(elementwise_copy)[grid - 1, block // 2](x, y2, size)
+    np.testing.assert_array_equal(launch.get(y2), h)
 
 
+@pytest.mark.gpu
 def test_second_launch_does_not_recompile(rng):
     h = rng.standard_normal(1000).astype(np.float32)
     x, y = dev(h), empty_like_host(1000, np.float32)
@@ -72,18 +79,29 @@ def sqdiff(x, y, z, n):
 @pytest.mark.parametrize(
     "dtype", [np.float16, np.float32, np.float64, np.int32, np.int64, np.uint8]
 )
-def test_squared_diff_dtypes(rng, dtype):
-    n = 3001
+def test_squared_diff_dtypes(launch, rng, dtype):
+    n = launch.pick(gpu=3001, sim=301)
     a = (rng.standard_normal(n) * 10).astype(dtype)
     b = (rng.standard_normal(n) * 10).astype(dtype)
-    z = empty_like_host(n, dtype)
-    sqdiff[(n + 255) // 256, 256](dev(a), dev(b), z, n)
-    expect = ((a - b) ** 2).astype(dtype)
-    np.testing.assert_allclose(
-        z.get().astype(np.float64),
-        expect.astype(np.float64),
-        rtol={np.float16: 2e-3, np.float32: 1e-6, np.float64: 1e-14}.get(dtype, 0),
-    )
+    z = launch.poisoned(n, dtype)
+    launch(sqdiff)[(n + 63) // 64, 64](launch.to_device(a), launch.to_device(b), z, n)
+    got = launch.get(z)
+    if launch.simulated:
+        with np.errstate(all="ignore"):
+            if dtype == np.float16:  # computed in float32, rounded once where stored
+                d = a.astype(np.float32) - b.astype(np.float32)
+                expect = (d * d).astype(dtype)
+            else:
+                expect = ((a - b) ** 2).astype(dtype)
+        # the same typed arithmetic as NumPy: bit-identical
+        np.testing.assert_array_equal(got, expect)
+    else:
+        expect = ((a - b) ** 2).astype(dtype)
+        np.testing.assert_allclose(
+            got.astype(np.float64),
+            expect.astype(np.float64),
+            rtol={np.float16: 2e-3, np.float32: 1e-6, np.float64: 1e-14}.get(dtype, 0),
+        )
 
 
 # -- Python semantics ----------------------------------------------------------
@@ -99,11 +117,8 @@ def divmod_kernel(a, b, q, r, t, n):
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint32, np.float32, np.float64])
-def test_floor_division_and_remainder_follow_python(
-    rng,
-    dtype,
-):
-    n = 4096
+def test_floor_division_and_remainder_follow_python(launch, rng, dtype):
+    n = launch.pick(gpu=4096, sim=512)
     lo = 0 if np.dtype(dtype).kind == "u" else -100
     a = rng.integers(lo, 100, n).astype(dtype)
     b = rng.integers(lo, 100, n).astype(dtype)
@@ -112,16 +127,22 @@ def test_floor_division_and_remainder_follow_python(
         b = np.where(b == 0, 3, b).astype(dtype)
     else:
         b = np.where(b == 0, 7, b).astype(dtype)
-    q, r = empty_like_host(n, dtype), empty_like_host(n, dtype)
-    t_dtype = np.result_type(dtype, dtype) if np.dtype(dtype).kind == "f" else np.float64
-    t = empty_like_host(n, t_dtype)
-    divmod_kernel[(n + 127) // 128, 128](dev(a), dev(b), q, r, t, n)
-    np.testing.assert_array_equal(q.get(), np.floor_divide(a, b))
-    # float64 results at float64 tolerances (t is float64 for integer inputs)
-    r_tol = 1e-6 if np.dtype(dtype) == np.float32 else 1e-13
-    t_tol = 1e-6 if np.dtype(t_dtype) == np.float32 else 1e-15
-    np.testing.assert_allclose(r.get(), np.remainder(a, b), rtol=r_tol, atol=r_tol)
-    np.testing.assert_allclose(t.get(), np.true_divide(a, b), rtol=t_tol)
+    q, r = launch.poisoned(n, dtype), launch.poisoned(n, dtype)
+    t_dtype = dtype if np.dtype(dtype).kind == "f" else np.float64
+    t = launch.poisoned(n, t_dtype)
+    launch(divmod_kernel)[(n + 127) // 128, 128](
+        launch.to_device(a), launch.to_device(b), q, r, t, n
+    )
+    np.testing.assert_array_equal(launch.get(q), np.floor_divide(a, b))
+    if launch.simulated:  # NumPy's own operations: bit-identical
+        np.testing.assert_array_equal(launch.get(r), np.remainder(a, b))
+        np.testing.assert_array_equal(launch.get(t), np.true_divide(a, b).astype(t_dtype))
+    else:
+        # float64 results at float64 tolerances (t is float64 for integer inputs)
+        r_tol = 1e-6 if np.dtype(dtype) == np.float32 else 1e-13
+        t_tol = 1e-6 if np.dtype(t_dtype) == np.float32 else 1e-15
+        np.testing.assert_allclose(launch.get(r), np.remainder(a, b), rtol=r_tol, atol=r_tol)
+        np.testing.assert_allclose(launch.get(t), np.true_divide(a, b), rtol=t_tol)
 
 
 @rawkernel()
@@ -130,10 +151,10 @@ def int_division_by_zero(a, out):
     out[i] = a[i] // 0 + a[i] % 0
 
 
-def test_integer_division_by_zero_gives_zero():
-    out = empty_like_host(32, np.int32)
-    int_division_by_zero[1, 32](dev(np.arange(-16, 16, dtype=np.int32)), out)
-    np.testing.assert_array_equal(out.get(), np.zeros(32, np.int32))
+def test_integer_division_by_zero_gives_zero(launch):
+    out = launch.poisoned(32, np.int32)
+    launch(int_division_by_zero)[1, 32](launch.to_device(np.arange(-16, 16, dtype=np.int32)), out)
+    np.testing.assert_array_equal(launch.get(out), np.zeros(32, np.int32))
 
 
 @rawkernel()
@@ -143,14 +164,17 @@ def power_kernel(a, b, out_i, out_f, x):
     out_f[i] = x[i] ** 3 + x[i] ** 0.5
 
 
-def test_power(rng):
+def test_power(launch, rng):
     a = rng.integers(-5, 6, 64).astype(np.int64)
     b = rng.integers(0, 8, 64).astype(np.int64)
     x = rng.random(64).astype(np.float32) + 0.5
-    oi, of = empty_like_host(64, np.int64), empty_like_host(64, np.float32)
-    power_kernel[1, 64](dev(a), dev(b), oi, of, dev(x))
-    np.testing.assert_array_equal(oi.get(), a**b)
-    np.testing.assert_allclose(of.get(), x**3 + x ** np.float32(0.5), rtol=1e-5)
+    oi, of = launch.poisoned(64, np.int64), launch.poisoned(64, np.float32)
+    launch(power_kernel)[1, 64](
+        launch.to_device(a), launch.to_device(b), oi, of, launch.to_device(x)
+    )
+    np.testing.assert_array_equal(launch.get(oi), a**b)
+    rtol = launch.pick(gpu=1e-5, sim=1e-6)
+    np.testing.assert_allclose(launch.get(of), x**3 + x ** np.float32(0.5), rtol=rtol)
 
 
 # -- control flow, tuples, device functions ----------------------------------
@@ -195,17 +219,17 @@ def control_flow(x, out, flags, steps, n):
     steps[i] = collatz_steps(i + 1) + acc * 0 if i % 2 == 0 or i > 5 and not clipped else -acc
 
 
-def test_control_flow_tuples_device_functions(rng):
-    n = 1000
+def test_control_flow_tuples_device_functions(launch, rng):
+    n = launch.pick(gpu=1000, sim=300)
     h = (rng.standard_normal(n) * 2).astype(np.float32)
     out, flags, steps = (
-        empty_like_host(n, np.float32),
-        empty_like_host(n, np.bool_),
-        empty_like_host(n, np.int64),
+        launch.poisoned(n, np.float32),
+        launch.poisoned(n, np.bool_),
+        launch.poisoned(n, np.int64),
     )
-    control_flow[4, 256](dev(h), out, flags, steps, n)
-    np.testing.assert_array_equal(out.get(), np.clip(h, -1, 1))
-    np.testing.assert_array_equal(flags.get(), (h < -1) | (h > 1))
+    launch(control_flow)[(n + 255) // 256, 256](launch.to_device(h), out, flags, steps, n)
+    np.testing.assert_array_equal(launch.get(out), np.clip(h, -1, 1))
+    np.testing.assert_array_equal(launch.get(flags), (h < -1) | (h > 1))
 
     def collatz(m):
         s = 0
@@ -219,7 +243,7 @@ def test_control_flow_tuples_device_functions(rng):
     expect = [
         collatz(i + 1) if (i % 2 == 0 or (i > 5 and not clipped[i])) else -acc for i in range(n)
     ]
-    np.testing.assert_array_equal(steps.get(), expect)
+    np.testing.assert_array_equal(launch.get(steps), expect)
 
 
 @rawkernel()
@@ -233,8 +257,10 @@ def loop_variable_semantics(out, n, start, step):
     out[1] = count
 
 
-@pytest.mark.parametrize("n,start,step", [(10, 0, 1), (10, 3, 4), (-7, 5, -3), (0, 0, 1), (5, 9, 2)])
-def test_loop_variable_follows_python(n, start, step):
+@pytest.mark.parametrize(
+    "n,start,step", [(10, 0, 1), (10, 3, 4), (-7, 5, -3), (0, 0, 1), (5, 9, 2)]
+)
+def test_loop_variable_follows_python(launch, n, start, step):
     def python(n, start, step):
         k = -5
         count = 0
@@ -243,9 +269,9 @@ def test_loop_variable_follows_python(n, start, step):
             k = 1000
         return k, count
 
-    out = empty_like_host(2, np.int64)
-    loop_variable_semantics[1, 1](out, n, start, step)
-    assert tuple(out.get()) == python(n, start, step)
+    out = launch.poisoned(2, np.int64)
+    launch(loop_variable_semantics)[1, 1](out, n, start, step)
+    assert tuple(launch.get(out)) == python(n, start, step)
 
 
 # -- math ----------------------------------------------------------------------
@@ -280,14 +306,16 @@ def math_kernel(x, o1, o2, o3, o4, o5, o6, o7, o8, o9, n):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_math_functions(rng, dtype):
-    n = 1000
+def test_math_functions(launch, rng, dtype):
+    n = launch.pick(gpu=1000, sim=300)
     h = (rng.standard_normal(n) * 2).astype(dtype)
     h[:3] = [np.nan, np.inf, -np.inf]
-    outs = [empty_like_host(n, dtype) for _ in range(8)] + [empty_like_host(n, np.bool_)]
-    math_kernel[4, 256](dev(h), *outs, n)
+    outs = [launch.poisoned(n, dtype) for _ in range(8)] + [launch.poisoned(n, np.bool_)]
+    launch(math_kernel)[(n + 255) // 256, 256](launch.to_device(h), *outs, n)
+    got = [launch.get(o) for o in outs]
     rtol = 2e-6 if dtype == np.float32 else 1e-13
-    atol = 1e-6 if dtype == np.float32 else 1e-14  # float64 computed in float32 must fail
+    # float64 computed in float32 must fail (the simulator's float64 is NumPy's)
+    atol = 1e-6 if dtype == np.float32 or launch.simulated else 1e-14
     with np.errstate(all="ignore"):
         erf = np.vectorize(math.erf, otypes=[np.float64])(h.astype(np.float64))
         expect = [
@@ -301,8 +329,10 @@ def test_math_functions(rng, dtype):
             np.arctan2(h, dtype(2)) + np.hypot(h, dtype(3)) + np.copysign(dtype(1), h),
             ~np.isfinite(h),
         ]
-    for got, want in zip(outs, expect):
-        np.testing.assert_allclose(got.get(), want, rtol=rtol, atol=atol, equal_nan=True)
+    for g, want in zip(got, expect):
+        np.testing.assert_allclose(g, want, rtol=rtol, atol=atol, equal_nan=True)
+    if launch.simulated:  # correctly rounded operations are bit-identical to NumPy's
+        np.testing.assert_array_equal(got[0], expect[0])
 
 
 # -- arrays: 2-D, strided views, shape/strides, partial indexing --------------------
@@ -316,11 +346,11 @@ def transpose_kernel(src, dst):
         dst[x, y] = src[y, x]
 
 
-def test_two_d_indexing_and_shape_unpacking(rng):
+def test_two_d_indexing_and_shape_unpacking(launch, rng):
     h = rng.standard_normal((37, 53)).astype(np.float32)
-    dst = empty_like_host((53, 37), np.float32)
-    transpose_kernel[(4, 3), (16, 16)](dev(h), dst)
-    np.testing.assert_array_equal(dst.get(), h.T)
+    dst = launch.poisoned((53, 37), np.float32)
+    launch(transpose_kernel)[(4, 3), (16, 16)](launch.to_device(h), dst)
+    np.testing.assert_array_equal(launch.get(dst), h.T)
 
 
 @rawkernel(mode="numpy")  # s = 0.0 is float64 here (float32 in cuda mode)
@@ -334,16 +364,16 @@ def row_sums(m, out):
         out[r] = s
 
 
-def test_partial_indexing_and_views(rng):
+def test_partial_indexing_and_views(launch, rng):
     h = rng.standard_normal((40, 30)).astype(np.float64)
-    d = dev(h)
-    out = empty_like_host(40, np.float64)
-    row_sums[1, 64](d, out)
-    np.testing.assert_allclose(out.get(), h.sum(axis=1), rtol=1e-12)
+    d = launch.to_device(h)
+    out = launch.poisoned(40, np.float64)
+    launch(row_sums)[1, 64](d, out)
+    np.testing.assert_allclose(launch.get(out), h.sum(axis=1), rtol=1e-12)
     view = d[::2, ::-3]  # a strided view with a negative stride
-    out2 = empty_like_host(20, np.float64)
-    row_sums[1, 64](view, out2)
-    np.testing.assert_allclose(out2.get(), h[::2, ::-3].sum(axis=1), rtol=1e-12)
+    out2 = launch.poisoned(20, np.float64)
+    launch(row_sums)[1, 64](view, out2)
+    np.testing.assert_allclose(launch.get(out2), h[::2, ::-3].sum(axis=1), rtol=1e-12)
 
 
 @rawkernel()
@@ -353,12 +383,12 @@ def strided_copy(x, y, n):
         y[i] = x[i] * x.dtype.type(2)
 
 
-def test_one_d_strided_view(rng):
+def test_one_d_strided_view(launch, rng):
     h = rng.standard_normal(1000).astype(np.float32)
-    d = dev(h)
-    out = empty_like_host(334, np.float32)
-    strided_copy[2, 256](d[::3], out, 334)
-    np.testing.assert_array_equal(out.get(), h[::3] * 2)
+    d = launch.to_device(h)
+    out = launch.poisoned(334, np.float32)
+    launch(strided_copy)[2, 256](d[::3], out, 334)
+    np.testing.assert_array_equal(launch.get(out), h[::3] * 2)
 
 
 # -- shared memory, shuffles, atomics ----------------------------------------------
@@ -385,12 +415,13 @@ def block_sum(x, out, n):
             jit.atomic_add(out, 0, v)
 
 
-def test_block_reduction_shared_memory_and_shuffles(rng):
-    n = 100_000
+def test_block_reduction_shared_memory_and_shuffles(launch, rng):
+    n = launch.pick(gpu=100_000, sim=5000)
     h = rng.random(n).astype(np.float32)
-    out = jitkern.zeros(1, np.float32)
-    block_sum[(n + 1023) // 1024, 1024](dev(h), out, n)
-    np.testing.assert_allclose(out.get()[0], h.astype(np.float64).sum(), rtol=1e-4)
+    out = launch.zeros(1, np.float32)
+    launch(block_sum)[(n + 1023) // 1024, 1024](launch.to_device(h), out, n)
+    rtol = launch.pick(gpu=1e-4, sim=1e-5)
+    np.testing.assert_allclose(launch.get(out)[0], h.astype(np.float64).sum(), rtol=rtol)
 
 
 @rawkernel()
@@ -400,12 +431,13 @@ def histogram(x, bins, n):
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.uint64, np.int64])
-def test_atomic_histogram(rng, dtype):
-    n = 200_000
+def test_atomic_histogram(launch, rng, dtype):
+    n = launch.pick(gpu=200_000, sim=5000)
     h = rng.integers(0, 64, n).astype(np.int32)
-    bins = jitkern.zeros(64, dtype)
-    histogram[64, 256](dev(h), bins, n)
-    np.testing.assert_array_equal(bins.get(), np.bincount(h, minlength=64))
+    bins = launch.zeros(64, dtype)
+    grid, block = launch.pick(gpu=(64, 256), sim=(8, 64))
+    launch(histogram)[grid, block](launch.to_device(h), bins, n)
+    np.testing.assert_array_equal(launch.get(bins), np.bincount(h, minlength=64))
 
 
 @rawkernel()
@@ -423,26 +455,28 @@ def atomics_zoo(a, old, f, fold):
     jit.atomic_sub(f, 1, 0.25)
 
 
-def test_atomic_operations():
-    a = dev(np.array([-1, 1000, 0, 0, 0xFFFF, 100, 0, 0], np.int32))
-    old = empty_like_host((5, 64), np.int32)
-    f = dev(np.array([0.0, 100.0], np.float64))
-    fold = empty_like_host(64, np.float64)
-    atomics_zoo[1, 64](a, old, f, fold)
-    got = a.get()
+def test_atomic_operations(launch):
+    a = launch.to_device(np.array([-1, 1000, 0, 0, 0xFFFF, 100, 0, 0], np.int32))
+    old = launch.poisoned((5, 64), np.int32)
+    f = launch.to_device(np.array([0.0, 100.0], np.float64))
+    fold = launch.poisoned(64, np.float64)
+    launch(atomics_zoo)[1, 64](a, old, f, fold)
+    got = launch.get(a)
     assert got[0] == 63 and got[1] == 0
     assert got[2] == 0xFFFF and got[3] == 0 and got[4] == 0xFF00
     assert got[5] == 100 - 128 and 1 <= got[6] <= 64 and got[7] == 5
-    assert sorted(fold.get()) == [0.5 * k for k in range(64)]
-    np.testing.assert_allclose(f.get(), [32.0, 84.0])
+    assert sorted(launch.get(fold)) == [0.5 * k for k in range(64)]
+    np.testing.assert_allclose(launch.get(f), [32.0, 84.0])
     # The returned old values, in whatever order the threads ran: the initial value is seen
     # by exactly one thread, the rest see values only the other threads could have left.
-    o = old.get()
+    o = launch.get(old)
     assert (o[0] == -1).sum() == 1 and set(o[0][o[0] != -1]) <= set(range(64))
     assert (o[1] == 1000).sum() == 1 and set(o[1][o[1] != 1000]) <= set(range(64))
     assert (o[2] == 0).sum() == 1 and ((o[2] & ~0xFFFF) == 0).all()
     assert sorted(o[3]) == [0] * 32 + [1] * 32
     assert (o[4] == 0xFFFF).sum() == 1 and ((o[4] | 0xFF) == 0xFFFF).all()
+    if launch.simulated:  # threads run in order in the simulator: the running results
+        np.testing.assert_array_equal(o[0], np.maximum.accumulate(np.r_[-1, np.arange(63)]))
 
 
 @rawkernel()
@@ -460,11 +494,11 @@ def votes(x, out):
     out[8, i] = jit.brev(jit.activemask())
 
 
-def test_warp_votes_matches_and_bits(rng):
+def test_warp_votes_matches_and_bits(launch, rng):
     h = rng.integers(-3, 4, 32).astype(np.int32)
-    out = empty_like_host((9, 32), np.int64)
-    votes[1, 32](dev(h), out)
-    got = out.get()
+    out = launch.poisoned((9, 32), np.int64)
+    launch(votes)[1, 32](launch.to_device(h), out)
+    got = launch.get(out)
     ballot = sum(1 << k for k in range(32) if h[k] > 0)
     assert (got[0] == ballot).all()
     assert (got[1] == int(all(h > 0))).all() and (got[2] == int(any(h > 0))).all()
@@ -498,15 +532,13 @@ def grid_sync_kernel(x, out, n):
         out[i] = jit.cg.reduce(tile, v, jit.cg.plus) + tile.thread_rank() * 0
 
 
-def test_cooperative_grid_sync():
+def test_cooperative_grid_sync(launch):
     n = 4 * 256
-    x = jitkern.zeros(n, np.int64)
-    out = jitkern.zeros(n, np.int64)
-    grid_sync_kernel[4, 256](x, out, n)
-    xs = np.arange(n) * 2
-    rev = xs[::-1]
-    expect = rev.reshape(-1, 32).sum(axis=1).repeat(32)
-    np.testing.assert_array_equal(out.get(), expect)
+    x = launch.zeros(n, np.int64)
+    out = launch.zeros(n, np.int64)
+    launch(grid_sync_kernel)[4, 256](x, out, n)
+    rev = (np.arange(n) * 2)[::-1]
+    np.testing.assert_array_equal(launch.get(out), rev.reshape(-1, 32).sum(axis=1).repeat(32))
 
 
 @rawkernel()
@@ -525,13 +557,14 @@ def cub_reduce(x, out_sum, out_max):
         out_max[jit.blockIdx.x] = block_max
 
 
-def test_cub_warp_and_block_reduce(rng):
+def test_cub_warp_and_block_reduce(launch, rng):
     h = rng.random(128 * 8).astype(np.float32)
-    s = jitkern.zeros(1, np.float32)
-    m = empty_like_host(8, np.float32)
-    cub_reduce[8, 128](dev(h), s, m)
-    np.testing.assert_allclose(s.get()[0], h.sum(dtype=np.float64), rtol=1e-4)
-    np.testing.assert_array_equal(m.get(), h.reshape(8, 128).max(axis=1))
+    s = launch.zeros(1, np.float32)
+    m = launch.poisoned(8, np.float32)
+    launch(cub_reduce)[8, 128](launch.to_device(h), s, m)
+    rtol = launch.pick(gpu=1e-4, sim=1e-5)
+    np.testing.assert_allclose(launch.get(s)[0], h.sum(dtype=np.float64), rtol=rtol)
+    np.testing.assert_array_equal(launch.get(m), h.reshape(8, 128).max(axis=1))
 
 
 # -- complex, casts, print, other array libraries --------------------------------------
@@ -545,14 +578,23 @@ def complex_kernel(z, w, out, mag):
     mag[i] = abs(v) + v.imag
 
 
-def test_complex_values(rng):
+def test_complex_values(launch, rng):
     z = (rng.standard_normal(32) + 1j * rng.standard_normal(32)).astype(np.complex64)
     w = (rng.standard_normal(32) + 1j * rng.standard_normal(32)).astype(np.complex64)
-    out, mag = empty_like_host(32, np.complex64), empty_like_host(32, np.float32)
-    complex_kernel[1, 32](dev(z), dev(w), out, mag)
+    out, mag = launch.poisoned(32, np.complex64), launch.poisoned(32, np.float32)
+    launch(complex_kernel)[1, 32](launch.to_device(z), launch.to_device(w), out, mag)
     v = z * w + np.conj(z)
-    np.testing.assert_allclose(out.get(), np.exp(v) + (v.real + 1j), rtol=1e-5)
-    np.testing.assert_allclose(mag.get(), np.abs(v) + v.imag, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(launch.get(out), np.exp(v) + (v.real + 1j), rtol=1e-5)
+    np.testing.assert_allclose(launch.get(mag), np.abs(v) + v.imag, rtol=1e-5, atol=1e-5)
+
+
+def test_print_goes_to_stdout(launch, capfd):
+    launch(printer)[1, 32](launch.to_device(np.array([1.5], np.float32)), 3)
+    launch.synchronize()
+    out = capfd.readouterr().out
+    assert "n = 3 x0 = 1.5 flag True 7" in out
+    if launch.simulated:  # Python's print: the line and nothing else
+        assert out == "n = 3 x0 = 1.5 flag True 7\n"
 
 
 @rawkernel()
@@ -562,13 +604,6 @@ def printer(x, n):
         print("n =", n, "x0 =", x[0], "flag", x[0] > 0, 7)
 
 
-def test_print_goes_to_printf(capfd):
-    printer[1, 32](dev(np.array([1.5], np.float32)), 3)
-    jitkern.synchronize()
-    out = capfd.readouterr().out
-    assert "n = 3 x0 = 1.5 flag True 7" in out
-
-
 @rawkernel()
 def add_one(x, y, n):
     i = jit.grid(1)
@@ -576,6 +611,7 @@ def add_one(x, y, n):
         y[i] = x[i] + 1
 
 
+@pytest.mark.gpu
 def test_cupy_arrays_as_arguments(rng):
     cp = pytest.importorskip("cupy")
     h = rng.standard_normal(500).astype(np.float32)
@@ -585,6 +621,7 @@ def test_cupy_arrays_as_arguments(rng):
     np.testing.assert_allclose(cp.asnumpy(y), h + 1)
 
 
+@pytest.mark.gpu
 def test_torch_tensors_as_arguments(rng):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
@@ -627,21 +664,22 @@ def misc_builtins(x, out, counts, h):
     jit.atomic_max(counts, (5,), tid)
 
 
-def test_dynamic_shared_memory_and_misc_builtins(rng):
+def test_dynamic_shared_memory_and_misc_builtins(launch, rng):
     n = 64
     hx = rng.standard_normal(n)
-    out = empty_like_host(n, np.float64)
-    counts = jitkern.zeros(6, np.int64)
+    out = launch.poisoned(n, np.float64)
+    counts = launch.zeros(6, np.int64)
     hh = rng.standard_normal(n).astype(np.float16)
-    h = dev(hh)
-    misc_builtins[1, n, n * 8](dev(hx), out, counts, h)
-    np.testing.assert_array_equal(out.get(), (hx * 2)[::-1])
-    c = counts.get()
+    h = launch.to_device(hh)
+    launch(misc_builtins)[1, n, n * 8](launch.to_device(hx), out, counts, h)
+    np.testing.assert_array_equal(launch.get(out), (hx * 2)[::-1])
+    c = launch.get(counts)
     assert c[0] == (hx > 0).sum() and c[1] == 1 and c[2] == 0 and c[3] == 1
     assert c[4] == n and c[5] == n - 1
-    np.testing.assert_array_equal(h.get(), hh.reshape(-1, 2)[:, ::-1].reshape(-1))
+    np.testing.assert_array_equal(launch.get(h), hh.reshape(-1, 2)[:, ::-1].reshape(-1))
 
 
+@pytest.mark.gpu
 def test_device_assert_stops_the_kernel(tmp_path):
     import subprocess
     import sys
@@ -702,16 +740,16 @@ def groups_and_tiles(x, out, staged_out, flags, hsum):
     jit.atomic_add(hsum, 0, np.float16(1))
 
 
-def test_cooperative_group_tiles_memcpy_async_and_cub_custom_op(rng):
+def test_cooperative_group_tiles_memcpy_async_and_cub_custom_op(launch, rng):
     h = rng.standard_normal(64).astype(np.float32)
-    out = empty_like_host((7, 64), np.float32)  # NaN: row 3 expects zeros
-    staged = empty_like_host(64, np.float32)
-    flags = jitkern.zeros(64, np.bool_)  # False: the test wants all True
-    hsum = jitkern.zeros(1, np.float16)
-    groups_and_tiles[1, 64](dev(h), out, staged, flags, hsum)
-    got = out.get()
+    out = launch.poisoned((7, 64), np.float32)  # NaN: row 3 expects zeros
+    staged = launch.poisoned(64, np.float32)
+    flags = launch.zeros(64, np.bool_)  # False: the test wants all True
+    hsum = launch.zeros(1, np.float16)
+    launch(groups_and_tiles)[1, 64](launch.to_device(h), out, staged, flags, hsum)
+    got = launch.get(out)
     t = h.reshape(4, 16)
-    np.testing.assert_array_equal(staged.get(), h[::-1])
+    np.testing.assert_array_equal(launch.get(staged), h[::-1])
     np.testing.assert_array_equal(got[0], t[:, :1].repeat(16, axis=1).reshape(-1))
     down = np.concatenate([t[:, 1:], t[:, -1:]], axis=1).reshape(-1)
     np.testing.assert_array_equal(got[1], down)
@@ -721,8 +759,8 @@ def test_cooperative_group_tiles_memcpy_async_and_cub_custom_op(rng):
     np.testing.assert_array_equal(got[5], t.min(axis=1).repeat(16))
     warp_max = h.reshape(2, 32).max(axis=1)
     assert got[6, 0] == warp_max[0] and got[6, 32] == warp_max[1]
-    assert flags.get().all()
-    assert hsum.get()[0] == 64
+    assert launch.get(flags).all()
+    assert launch.get(hsum)[0] == 64
 
 
 @rawkernel()
@@ -731,13 +769,14 @@ def half_math(x, out):
     out[i] = math.sqrt(x[i]) + np.exp(x[i]) * x[i] - abs(x[i]) // 1
 
 
-def test_half_precision_math(rng):
+def test_half_precision_math(launch, rng):
     h = (rng.random(32) * 3).astype(np.float16)
-    out = empty_like_host(32, np.float16)
-    half_math[1, 32](dev(h), out)
+    out = launch.poisoned(32, np.float16)
+    launch(half_math)[1, 32](launch.to_device(h), out)
     f = h.astype(np.float32)
     want = np.sqrt(f).astype(np.float16) + np.exp(f).astype(np.float16) * h - np.abs(h) // 1
-    np.testing.assert_allclose(out.get().astype(np.float32), want.astype(np.float32), rtol=5e-3)
+    got = launch.get(out).astype(np.float32)
+    np.testing.assert_allclose(got, want.astype(np.float32), rtol=5e-3)
 
 
 # -- the launch path ---------------------------------------------------------------
@@ -750,40 +789,56 @@ def scaled_copy(x, y, a):
         y[i] = x[i] * a
 
 
-def test_launches_switch_signatures_layouts_and_streams(rng):
+def test_launches_switch_signatures_layouts_and_streams(launch, rng):
     # After its first launch a signature runs through one generated function whose
     # checks (types, dtype, layout) must send every other signature back to the
-    # general path; given and current streams stay on the generated path.
+    # general path; given and current streams stay on the generated path. The simulator
+    # has no streams: there the stream cases launch with None and the current stream.
     n = 1000
     h32 = rng.standard_normal(2 * n).astype(np.float32)
     h64 = rng.standard_normal(n)
-    x32, x64 = dev(h32[:n]), dev(h64)
-    strided = dev(h32)[::2]
-    stream = jitkern.Stream()
+    x32, x64 = launch.to_device(h32[:n]), launch.to_device(h64)
+    strided = launch.to_device(h32)[::2]
+    stream = launch.stream()
     cases = [
-        (x32, np.float32, h32[:n], None),
-        (x64, np.float64, h64, None),
+        (x32, np.float32, h32[:n], "call"),
+        (x64, np.float64, h64, "call"),
         (x32, np.float32, h32[:n], stream),
-        (strided, np.float32, h32[::2], None),
+        (strided, np.float32, h32[::2], "call"),
         (x32, np.float32, h32[:n], "current"),
         (x64, np.float64, h64, stream),
-        (x32, np.float32, h32[:n], None),
+        (x32, np.float32, h32[:n], "call"),
     ]
+    grid = (n + 127) // 128
     for k, (x, dtype, host, how) in enumerate(cases):
         a = dtype(k + 1.5)
-        y = empty_like_host(n, dtype)
+        y = launch.poisoned(n, dtype)
         if how == "current":
-            with stream:
-                scaled_copy[(n + 127) // 128, 128](x, y, a)
-        elif how is None:
-            scaled_copy((n + 127) // 128, 128, (x, y, a))
+            with stream if stream is not None else contextlib.nullcontext():
+                launch(scaled_copy)[grid, 128](x, y, a)
+        elif how == "call":
+            launch(scaled_copy)(grid, 128, (x, y, a))
         else:
-            scaled_copy[(n + 127) // 128, 128, 0, how](x, y, a)
-        stream.synchronize()
-        jitkern.synchronize()
-        np.testing.assert_array_equal(y.get(), host * a, err_msg=f"case {k}")
+            launch(scaled_copy)[grid, 128, 0, how](x, y, a)
+        launch.synchronize(stream)
+        np.testing.assert_array_equal(launch.get(y), host * a, err_msg=f"case {k}")
 
 
+def test_scaled_copy_reads_size(launch, rng):
+    h = rng.standard_normal(100).astype(np.float32)
+    y = launch.poisoned(100, np.float32)
+    launch(scaled_copy)[1, 128](launch.to_device(h), y, np.float32(1.5))
+    np.testing.assert_array_equal(launch.get(y), h * np.float32(1.5))
+
+
+def test_device_functions_are_not_launched():
+    from jitkern.errors import JitkernTypeError
+
+    with pytest.raises(JitkernTypeError, match="clamp_pair is a device function"):
+        clamp_pair.simulate[1, 1](1.0, 0.0, 2.0)
+
+
+@pytest.mark.gpu
 def test_jit_kernel_launches_on_each_device(rng):
     from jitkern.backend import driver
 
@@ -797,6 +852,7 @@ def test_jit_kernel_launches_on_each_device(rng):
             np.testing.assert_array_equal(y.get(), h * np.float32(3))
 
 
+@pytest.mark.gpu
 def test_cupy_arrays_switch_dtypes_and_layouts(rng):
     # The generated launcher's checks of CuPy arrays (dtype, contiguity, ndim) must send
     # every other signature back to the general path.
@@ -827,6 +883,7 @@ def doubled(x, y):
         y[i] = x[i] * 2
 
 
+@pytest.mark.gpu
 def test_torch_single_element_and_strided_views_take_their_own_layout(rng):
     # The generated launcher's torch check for a 1-D contiguous tensor is stride() == (1,):
     # a 1-element view with stride 2 is contiguous for torch but must still take the
@@ -845,6 +902,7 @@ def test_torch_single_element_and_strided_views_take_their_own_layout(rng):
         np.testing.assert_array_equal(y.cpu().numpy(), hx * np.float32(2), err_msg=f"case {k}")
 
 
+@pytest.mark.gpu
 def test_torch_tensors_switch_dtypes_and_layouts(rng):
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():

@@ -1,32 +1,21 @@
 """jit.thrust: Thrust's algorithms inside kernels (cupyx.jit.thrust's names).
 
 CPU: the generated calls (golden), the refusals, and one nvcc compile of every algorithm
-for sm_90. GPU: per-thread rows of random data against NumPy.
+for sm_90. The tests taking ``launch``: per-thread rows of random data against NumPy, on the
+GPU ([gpu]) and in the simulator ([sim]); the simulator alone runs every algorithm's kernel,
+the searches and the range check.
 """
-
-import importlib
-import shutil
 
 import numpy as np
 import pytest
+
+# the argument stand-ins, the nvcc mark and the table module are test_thrust_more's
 from test_thrust_more import ALL_ROWS as MORE_ROWS
+from test_thrust_more import F32, F64, I32, I64, needs_nvcc, thrust_records
 
-import jitkern
 from jitkern import jit
-from jitkern.errors import JitTypeError
+from jitkern.errors import JitTypeError, KernelAssertionError
 from jitkern.jit import rawkernel
-
-# the module (jitkern.jit.builtins.thrust the attribute is the jit.thrust namespace)
-thrust_records = importlib.import_module("jitkern.jit.builtins.thrust")
-
-F32 = np.zeros(8, np.float32)
-I32 = np.zeros(8, np.int32)
-I64 = np.zeros(8, np.int64)
-F64 = np.zeros(8, np.float64)
-
-needs_nvcc = pytest.mark.skipif(
-    shutil.which("nvcc") is None, reason="jit.thrust compiles with nvcc"
-)
 
 
 def body(kernel, *args) -> list:
@@ -219,27 +208,16 @@ def per_row(x, keys, vals, sorted_out, scan_in, scan_ex, sums, counts, found, bo
     bounds[2 * r + 1] = jit.thrust.upper_bound(jit.thrust.seq, first, last, target[r]) - first
 
 
-def dev(a):
-    return jitkern.asarray(np.ascontiguousarray(a))
-
-
-def poisoned(n, dtype):
-    out = jitkern.empty(n, dtype)
-    out.fill(-7)
-    return out
-
-
-@pytest.mark.gpu
-def test_per_thread_algorithms_match_numpy(rng):
+def test_per_thread_algorithms_match_numpy(launch, rng):
     rows = 16
     x = rng.integers(-5, 6, size=(rows, ROW)).astype(np.int32)
     keys = rng.permutation(rows * ROW).astype(np.int32).reshape(rows, ROW) % 50
     vals = rng.standard_normal((rows, ROW)).astype(np.float64)
     target = x[np.arange(rows), rng.integers(0, ROW, rows)].copy()
     target[0] = 99  # not present: find returns last, count 0
-    dx, dkeys, dvals = dev(x.ravel()), dev(keys.ravel()), dev(vals.ravel())
+    dx, dkeys, dvals = (launch.to_device(a.ravel()) for a in (x, keys, vals))
     out = {
-        name: poisoned(n, dt)
+        name: launch.poisoned(n, dt, fill=-7)
         for name, n, dt in (
             ("sorted", rows * ROW, np.int32),
             ("scan_in", rows * ROW, np.int32),
@@ -251,7 +229,7 @@ def test_per_thread_algorithms_match_numpy(rng):
             ("ext", 2 * rows, np.int64),
         )
     }
-    per_row[1, rows](
+    launch(per_row)[1, rows](
         dx,
         dkeys,
         dvals,
@@ -263,10 +241,12 @@ def test_per_thread_algorithms_match_numpy(rng):
         out["found"],
         out["bounds"],
         out["ext"],
-        dev(target),
+        launch.to_device(target),
     )
-    get = {k: v.get() for k, v in out.items()}
+    get = {k: launch.get(v) for k, v in out.items()}
     np.testing.assert_array_equal(get["sorted"].reshape(rows, ROW), np.sort(x, axis=1))
+    in_place = launch.get(dx).reshape(rows, ROW)
+    np.testing.assert_array_equal(in_place, np.sort(x, axis=1))
     np.testing.assert_array_equal(get["scan_in"].reshape(rows, ROW), np.cumsum(x, axis=1))
     ex = np.cumsum(x, axis=1) - x + 10
     np.testing.assert_array_equal(get["scan_ex"].reshape(rows, ROW), ex)
@@ -282,12 +262,14 @@ def test_per_thread_algorithms_match_numpy(rng):
     np.testing.assert_array_equal(get["bounds"][0::2], lo)
     np.testing.assert_array_equal(get["bounds"][1::2], hi)
     order = np.argsort(keys, axis=1, kind="stable")
-    got_keys, got_vals = dkeys.get().reshape(rows, ROW), dvals.get().reshape(rows, ROW)
+    got_keys, got_vals = launch.get(dkeys).reshape(rows, ROW), launch.get(dvals).reshape(rows, ROW)
     np.testing.assert_array_equal(got_keys, np.take_along_axis(keys, order, axis=1))
     # equal keys may come in any order from an unstable sort: compare each key's value set
     for r in range(rows):
         for key in np.unique(keys[r]):
             assert sorted(got_vals[r][got_keys[r] == key]) == sorted(vals[r][keys[r] == key])
+    if launch.simulated:  # the simulator's sort is stable: the values follow their keys in order
+        np.testing.assert_array_equal(got_vals, np.take_along_axis(vals, order, 1))
 
 
 @rawkernel(device=True)
@@ -314,16 +296,84 @@ def fills(x, y, seq, out, flags):
         flags[r] = jit.thrust.reduce(jit.thrust.seq, smem, smem + 8) == 20.0
 
 
-@pytest.mark.gpu
-def test_transform_sequence_fill_equal(rng):
+def test_transform_sequence_fill_equal(launch, rng):
     rows = 8
     h = rng.standard_normal(rows * 8)
     h[8:16] = h[:8]  # row 1 equals row 0
-    y, seq = poisoned(rows * 8, np.float64), poisoned(rows * 8, np.int32)
-    out, flags = poisoned(rows, np.float64), poisoned(rows, np.int8)
-    fills[1, rows](dev(h), y, seq, out, flags)
-    np.testing.assert_allclose(y.get(), h * h, rtol=1e-15)
-    np.testing.assert_allclose(out.get(), (h * h).reshape(rows, 8).sum(axis=1), rtol=1e-13)
+    y, seq = launch.poisoned(rows * 8, np.float64), launch.poisoned(rows * 8, np.int32, fill=-7)
+    out, flags = launch.poisoned(rows, np.float64), launch.poisoned(rows, np.int8, fill=-7)
+    launch(fills)[1, rows](launch.to_device(h), y, seq, out, flags)
+    if launch.simulated:
+        np.testing.assert_array_equal(launch.get(y), h * h)
+        sums = np.zeros(rows)
+        for k in range(8):  # transform_reduce adds left to right from 0.0
+            sums = sums + h.reshape(rows, 8)[:, k] ** 2
+        np.testing.assert_array_equal(launch.get(out), sums)
+    else:
+        np.testing.assert_allclose(launch.get(y), h * h, rtol=1e-15)
+        sums = (h * h).reshape(rows, 8).sum(axis=1)
+        np.testing.assert_allclose(launch.get(out), sums, rtol=1e-13)
     expected_seq = np.arange(rows)[:, None] + 3 * np.arange(8)[None, :]
-    np.testing.assert_array_equal(seq.get().reshape(rows, 8), expected_seq)
-    np.testing.assert_array_equal(flags.get(), [1, 1] + [0] * (rows - 2))
+    np.testing.assert_array_equal(launch.get(seq).reshape(rows, 8), expected_seq)
+    np.testing.assert_array_equal(launch.get(flags), [1, 1] + [0] * (rows - 2))
+
+
+# -- the simulator only ------------------------------------------------------------
+
+
+def test_every_algorithm_kernel_runs(rng):
+    n = 8
+    x = rng.permutation(n).astype(np.float32)
+    y = np.full(n, np.nan, np.float32)
+    keys = rng.permutation(n).astype(np.int32)
+    out = np.full(n, np.nan)
+    idx = np.full(n, -7, np.int64)
+    x0, keys0 = x.copy(), keys.copy()
+    every_algorithm.simulate[1, 1](x, y, keys, out, idx)
+    # the kernel's steps, one by one, in NumPy
+    assert idx[0] == np.count_nonzero(x0 == 1.0)
+    hx = np.sort(x0)[::-1][np.argsort(keys0, kind="stable")]  # sort, greater, by key
+    assert out[0] == np.add.accumulate(hx, dtype=np.float32)[-1]
+    assert out[1] == max(1.0, float(hx.max()))
+    assert idx[1] == int(np.flatnonzero(hx == 2.0)[0])
+    assert idx[3] == hx.argmin() and idx[4] == hx.argmax()
+    assert idx[2] == 0  # x against y = 7, 7, 7, then the exclusive scan
+    hy = 2 * hx  # transform(twice), then sorted by the keys 3, 5, ... descending
+    np.testing.assert_array_equal(keys, 3 + 2 * np.arange(n)[::-1])
+    np.testing.assert_array_equal(y, hy[::-1])
+    assert out[2] == np.add.accumulate(2 * hx, dtype=np.float32)[-1]
+    np.testing.assert_array_equal(x, hx)
+
+
+@rawkernel()
+def searches(x, q, out):
+    i = jit.threadIdx.x
+    out[0, i] = jit.thrust.lower_bound(jit.thrust.seq, x, x + x.size, q[i]) - x
+    out[1, i] = jit.thrust.upper_bound(jit.thrust.seq, x.begin(), x.end(), q[i]) - x.begin()
+    out[2, i] = jit.thrust.binary_search(jit.thrust.seq, x, x + x.size, q[i])
+    out[3, i] = jit.thrust.count(jit.thrust.device, x, x + x.size, q[i])
+
+
+def test_searches_match_numpy(rng):
+    x = np.sort(rng.integers(0, 20, 64)).astype(np.int64)
+    q = rng.integers(-2, 22, 32).astype(np.int64)
+    out = np.full((4, 32), -7, np.int64)
+    searches.simulate[1, 32](x, q, out)
+    np.testing.assert_array_equal(out[0], np.searchsorted(x, q, "left"))
+    np.testing.assert_array_equal(out[1], np.searchsorted(x, q, "right"))
+    np.testing.assert_array_equal(out[2], np.isin(q, x))
+    np.testing.assert_array_equal(out[3], (x[None, :] == q[:, None]).sum(axis=1))
+
+
+@rawkernel()
+def bad_range(x, out):
+    out[0] = jit.thrust.reduce(jit.thrust.seq, x, x + 20)
+
+
+def test_a_range_past_the_array_is_reported():
+    x = np.ones(8, np.float32)
+    out = np.zeros(1, np.float32)
+    with pytest.raises(KernelAssertionError) as info:
+        bad_range.simulate[1, 1](x, out)
+    message = str(info.value)
+    assert "test_thrust.py:" in message and "pointer arithmetic leaves the array" in message
