@@ -103,7 +103,8 @@ class _Launcher:
             return np.array(host, copy=True)
         import jitkern
 
-        return jitkern.asarray(np.ascontiguousarray(host))
+        # (not np.ascontiguousarray, which makes a 0-d array 1-d)
+        return jitkern.asarray(np.array(host, copy=True, order="C"))
 
     def full(self, shape, value, dtype):
         import numpy as np
