@@ -80,6 +80,7 @@ from .threads import (
     warpsize,
 )
 from .thrust import ARRAY_METHODS, POINTER_OPERATORS, pointer_operator, thrust
+from .ufuncs import UFUNC_RECORDS, ufunc
 from .warp import SHUFFLES, VOTES, activemask, brev, clz, ffs, match_all_sync, match_any_sync, popc
 
 
@@ -115,6 +116,8 @@ def _python_functions() -> dict:
             fn = resolve_py(dotted)
             if fn is not None:
                 table.setdefault(fn, record)
+    for name, record in UFUNC_RECORDS.items():  # the ufuncs the rows above do not have
+        table.setdefault(getattr(numpy, name), record)
     return table
 
 
@@ -176,6 +179,7 @@ def all_records() -> list:
     for obj in (
         cg,
         thrust,
+        ufunc,
         *POINTER_OPERATORS.values(),
         dtype_cast,
         *PY_FUNCTIONS.values(),
@@ -209,7 +213,7 @@ def render_table(groups=None) -> str:
 
 
 #: Groups documented in a table of their own.
-_OWN_TABLES = ("thrust",)
+_OWN_TABLES = ("thrust", "ufunc")
 
 _GROUP_ORDER = (
     "operators",
@@ -226,6 +230,7 @@ _GROUP_ORDER = (
     "cooperative groups",
     "cub",
     "thrust",
+    "ufunc",
 )
 
 
@@ -237,6 +242,7 @@ __all__ = [
     "PUBLIC",
     "PY_FUNCTIONS",
     "SHUFFLES",
+    "UFUNC_RECORDS",
     "VALUE_METHODS",
     "VOTES",
     "Builtin",
@@ -301,6 +307,7 @@ __all__ = [
     "threadfence_system",
     "thrust",
     "pointer_operator",
+    "ufunc",
     "warpsize",
     "where",
 ]
