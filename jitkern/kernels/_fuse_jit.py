@@ -31,7 +31,6 @@ import numpy
 
 from .. import jit
 from ..errors import JitkernValueError
-from ..jit.builtins.ufuncs import ufunc
 from . import _fuse_ops as ops
 from ._fuse_trace import Node
 
@@ -41,7 +40,7 @@ BLOCK, MAX_BLOCKS = 128, 64
 REDUCE_BLOCK = 32
 
 _COUNTER = itertools.count()
-_GLOBALS = {"numpy": numpy, "math": math, "jit": jit, "ufunc": ufunc}
+_GLOBALS = {"numpy": numpy, "math": math, "jit": jit, "ufunc": jit.ufunc}
 _IDENTITIES = {"0": 0, "1": 1, "true": True, "false": False}
 
 
