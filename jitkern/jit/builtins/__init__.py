@@ -80,6 +80,7 @@ from .threads import (
     warpsize,
 )
 from .thrust import ARRAY_METHODS, POINTER_OPERATORS, pointer_operator, thrust
+from . import ufuncs
 from .ufuncs import UFUNC_RECORDS, ufunc
 from .warp import SHUFFLES, VOTES, activemask, brev, clz, ffs, match_all_sync, match_any_sync, popc
 
@@ -212,6 +213,18 @@ def render_table(groups=None) -> str:
     return "\n".join(out)
 
 
+def render_ufuncs() -> str:
+    """The ufunc rows (docs/jit.md): each as ``jit.ufunc.<name>``, and what ``numpy.<name>``
+    is in a kernel (this row, or the JIT's own row of that name)."""
+    out = ["| `jit.ufunc.` | results | `numpy.<name>` in a kernel |", "|---|---|---|"]
+    for name, record in sorted(UFUNC_RECORDS.items()):
+        own = PY_FUNCTIONS.get(getattr(numpy, name))
+        reached = "this row" if own is record else f"the `{own.name}` row"
+        call = f"`{name}({', '.join(record.params)})`"
+        out.append(f"| {call} | {len(ufuncs.UFUNC_ROWS[name].templates)} | {reached} |")
+    return "\n".join(out)
+
+
 #: Groups documented in a table of their own.
 _OWN_TABLES = ("thrust", "ufunc")
 
@@ -293,6 +306,7 @@ __all__ = [
     "range_",
     "real",
     "render_table",
+    "render_ufuncs",
     "shared_memory",
     "local_memory",
     "square",
