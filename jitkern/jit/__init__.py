@@ -74,9 +74,12 @@ brev = _b.brev
 cg = _b.cg
 cub = _b.cub
 thrust = _b.thrust
+#: every NumPy ufunc of the table fuse uses, with NumPy's loop: jit.ufunc.gcd(a, b)
+ufunc = _b.ufunc
 
 __all__ = [
     "JitKernel",
+    "ufunc",
     "rawkernel",
     "threadIdx",
     "blockIdx",

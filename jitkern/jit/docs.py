@@ -2,7 +2,8 @@
 
 ``python -m jitkern.jit.docs docs/jit.md`` rewrites the text between the
 ``<!-- builtins:begin -->``/``<!-- builtins:end -->``, ``<!-- thrust:begin -->``/
-``<!-- thrust:end -->`` and ``<!-- modes:begin -->``/``<!-- modes:end -->`` markers; ``--check`` fails when the file is out of date.
+``<!-- thrust:end -->``, ``<!-- ufuncs:begin -->``/``<!-- ufuncs:end -->`` and
+``<!-- modes:begin -->``/``<!-- modes:end -->`` markers; ``--check`` fails when the file is out of date.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ def mode_table() -> str:
 SECTIONS = {
     "builtins": builtins.render_table,
     "thrust": lambda: builtins.render_table(("thrust",)),
+    "ufuncs": builtins.render_ufuncs,
     "modes": mode_table,
 }
 

@@ -142,11 +142,18 @@ def _reachable(roots, stop=()) -> list:
 
 @dataclasses.dataclass
 class Stage:
+    """One kernel of a plan: what it computes (the nodes, read by every back end) and the
+    ElementwiseKernel/ReductionKernel the GPU runs."""
+
     kernel: object
     sources: tuple  # per kernel input: an Input (from the arguments) or REDUCED
     options: dict
     writes: tuple = ()  # Inputs written (outputs after the returned ones)
     n_returned: int = 0
+    in_nodes: tuple = ()  # the node of each kernel input
+    outputs: tuple = ()  # elementwise: the returned nodes, then the written ones
+    reduce: Node | None = None  # a reduction stage's reduce node
+    post: Node | None = None  # ... and the node it returns (None: the reduced value)
 
     def inputs(self, args, reduced=None, count=None) -> list:
         special = {REDUCED: reduced, COUNT: count}
@@ -179,7 +186,10 @@ def _elementwise_stage(name, in_nodes, sources, returned, writes) -> Stage:
         preamble=_preamble(_dtypes(nodes)),
         return_tuple=True,
     )
-    return Stage(kernel, tuple(sources), {}, tuple(inp for inp, _ in writes), len(returned))
+    return Stage(
+        kernel, tuple(sources), {}, tuple(inp for inp, _ in writes), len(returned),
+        tuple(in_nodes), (*returned, *(n for _, n in writes)),
+    )  # fmt: skip
 
 
 def _reduction_stage(name, reduce_node: Node, post: Node | None) -> Stage:
@@ -222,7 +232,10 @@ def _reduction_stage(name, reduce_node: Node, post: Node | None) -> Stage:
         reduce_type=acc_ctype,
         preamble=_preamble(_dtypes(nodes) | {acc_type}) + function,
     )
-    return Stage(kernel, tuple(sources), {"axis": axes, "keepdims": keepdims})
+    return Stage(
+        kernel, tuple(sources), {"axis": axes, "keepdims": keepdims}, in_nodes=tuple(in_nodes),
+        reduce=reduce_node, post=post,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------
@@ -318,16 +331,22 @@ class Plan:
         fast = self.fast
         if fast is not None:
             return fast(args)
+        return self.run_with(args, self.kernels, empty)
+
+    def run_with(self, args, kernels, alloc):
+        """Run the stages with ``kernels`` (one per stage, called as its ElementwiseKernel
+        or ReductionKernel is: the GPU's, or the simulator's) and ``alloc(shape, dtype)``
+        making the outputs of stages that also write into arguments."""
         reduced = count = None
         results = {}
-        for stage in self.stages:
+        for stage, kernel in zip(self.stages, kernels):
             values = stage.inputs(args, reduced, count)
-            if isinstance(stage.kernel, ReductionKernel):
-                reduced = stage.kernel(*values, **stage.options)
+            if stage.reduce is not None:
+                reduced = kernel(*values, **stage.options)
                 count = _count(values, stage.options["axis"])
                 results[self.reduce] = reduced
                 continue
-            outs = self._run_elementwise(stage, values, args)
+            outs = self._run_elementwise(stage, kernel, values, args, alloc)
             rest = (
                 [n for n in self.returned if n is not self.reduce] if self.reduce else self.returned
             )
@@ -337,13 +356,12 @@ class Plan:
             results = {n: reduced for n in self.returned}
         return self._result(args, results)
 
-    def _run_elementwise(self, stage, values, args):
-        kernel = stage.kernel
+    def _run_elementwise(self, stage, kernel, values, args, alloc):
         if not stage.writes:
             return kernel(*values)
         targets = [inp.value(args) for inp in stage.writes]
         shape = numpy.broadcast_shapes(*[_shape(v) for v in values if not _is_scalar(v)])
-        outs = [empty(shape, n.dtype) for n in self._stage_returned(stage)]
+        outs = [alloc(shape, n.dtype) for n in self._stage_returned(stage)]
         return kernel(*values, *outs, *targets)[: stage.n_returned]
 
     def _stage_returned(self, stage):

@@ -22,7 +22,7 @@ import numpy
 from ..arrays import asarray, describe
 from ..config import settings
 from ..errors import JitkernTypeError
-from . import _fuse_emit, _fuse_ops, _fuse_simulate, _fuse_trace
+from . import _fuse_emit, _fuse_jit, _fuse_ops, _fuse_trace
 from ._fuse_trace import FuseAttributeError, FuseTraceError, Var
 
 #: Modules a fused function may be written against and that fuse reads as NumPy's
@@ -163,24 +163,11 @@ class Fused:
         plan = self._plan(args, kwargs, self._key(args, kwargs))
         return plan.inspect(args, arch)
 
-    def simulate(self, *args, **kwargs):
-        """Run what the fused kernels compute on the CPU, without a GPU (docs/debugging.md).
-
-        The traced graph (the kernels' typed operations) is evaluated with NumPy on host
-        copies of the arguments; writes into argument arrays are copied back. Results are
-        NumPy arrays, or jitkern arrays when an argument was one.
-        """
-        host = [a.get() if _on_device(a) else a for a in args]
-        plan = self._plan(tuple(host), kwargs, self._key(tuple(host), kwargs))
-        result = _fuse_simulate.evaluate(plan.graph, tuple(host))
-        for original, copy in zip(args, host):
-            if copy is not original:
-                original.set(copy)
-        if not any(_on_device(a) for a in args):
-            return result
-        if isinstance(result, tuple):
-            return tuple(asarray(r) if isinstance(r, numpy.ndarray) else r for r in result)
-        return asarray(result) if isinstance(result, numpy.ndarray) else result
+    @property
+    def simulate(self) -> _Simulate:
+        """``fused.simulate(*args)``: run the fused kernels on the CPU, as JIT kernels in the
+        JIT's simulator (docs/debugging.md); ``fused.simulate.source(*args)`` shows them."""
+        return _Simulate(self)
 
     def export(self, path, *args, arch=("sm_80", "sm_90"), format="fatbin"):
         """Write the kernel a call with arguments like ``args`` runs (NumPy arrays stand for
@@ -214,6 +201,44 @@ class Fused:
         if obj is None:
             return self
         return functools.partial(self, obj)
+
+
+class _Simulate:
+    """``fused.simulate``: the plan's stages as JIT kernels (:mod:`._fuse_jit`), run with
+    ``kernel.simulate[grid, block]`` on host copies of the arguments."""
+
+    __slots__ = ("_fused",)
+
+    def __init__(self, fused: Fused):
+        self._fused = fused
+
+    def _plan(self, host, kwargs):
+        fused = self._fused
+        return fused._plan(host, kwargs, fused._key(host, kwargs))
+
+    def __call__(self, *args, **kwargs):
+        """Run the fused function's kernels on the CPU. Writes into argument arrays are
+        copied back; results are NumPy arrays, or jitkern arrays when an argument was one."""
+        host = tuple(a.get() if _on_device(a) else a for a in args)
+        plan = self._plan(host, kwargs)
+        result = plan.run_with(host, _fuse_jit.runners(plan), numpy.empty)
+        for original, copy in zip(args, host):
+            if copy is not original:
+                original.set(copy)
+        if not any(_on_device(a) for a in args):
+            return result
+        if isinstance(result, tuple):
+            return tuple(asarray(r) if isinstance(r, numpy.ndarray) else r for r in result)
+        return asarray(result) if isinstance(result, numpy.ndarray) else result
+
+    def source(self, *args, **kwargs) -> str:
+        """The JIT kernels (Python source, one per stage) a simulated call with arguments
+        like ``args`` runs."""
+        host = tuple(a.get() if _on_device(a) else a for a in args)
+        return _fuse_jit.source(self._plan(host, kwargs))
+
+    def __repr__(self) -> str:
+        return f"<simulate of {self._fused!r}>"
 
 
 def _on_device(a) -> bool:

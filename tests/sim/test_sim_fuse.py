@@ -1,6 +1,7 @@
-"""Fused functions run on the CPU (``Fused.simulate`` and JITKERN_SIMULATE=1): the traced
-graph, the fused kernels' typed operations, evaluated with NumPy; the functions are
-tests/kernels/test_fuse.py's, checked against float64 NumPy references."""
+"""Fused functions run on the CPU (``Fused.simulate`` and JITKERN_SIMULATE=1): each stage of
+the plan as a generated JIT kernel, run by the JIT's simulator; the functions are
+tests/kernels/test_fuse.py's, checked against float64 NumPy references, and every ufunc row
+of the table against NumPy's loop."""
 
 import importlib.util
 import pathlib
@@ -9,7 +10,11 @@ import numpy as np
 import pytest
 
 from jitkern.config import settings
-from jitkern.kernels import _fuse_simulate
+from jitkern.errors import JitkernTypeError, JitkernValueError
+from jitkern.jit import types as T
+from jitkern.jit.builtins import ufuncs
+from jitkern.jit.simulate import Simulator
+from jitkern.kernels import _fuse_jit, _fuse_ops
 from jitkern.kernels.fuse import fuse
 
 _PATH = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "test_fuse.py"
@@ -34,8 +39,12 @@ def test_spec_examples(rng):
 def test_reductions_with_post_maps_and_second_stages(rng):
     x = F._host((6, 8), np.float64, rng)
     np.testing.assert_allclose(F.norm_plus.simulate(x), np.sqrt(np.sum(x * x) + 10), 1e-15)
-    np.testing.assert_allclose(F.centered.simulate(x), x - x.sum(1, keepdims=True) / 8, 1e-15)
-    np.testing.assert_allclose(F.demeaned.simulate(x), x - x.mean(1, keepdims=True), 1e-15)
+    # the block tree adds in another order than NumPy's pairwise sum: an absolute bound
+    # from the row's magnitude covers the cancellation in x - sum
+    atol = 1e-15 * float(np.abs(x).sum(1).max())
+    want = x - x.sum(1, keepdims=True) / 8
+    np.testing.assert_allclose(F.centered.simulate(x), want, 1e-15, atol)
+    np.testing.assert_allclose(F.demeaned.simulate(x), x - x.mean(1, keepdims=True), 1e-15, atol)
     i8 = F._host((5, 300), np.int8, rng)
     got = F.methods.simulate(i8)
     np.testing.assert_allclose(got, (i8.astype(np.float64) + 1).prod(axis=1), 1e-15)
@@ -78,14 +87,141 @@ def test_reductions(rng, name):
     np.testing.assert_allclose(got, reduce(x * y - 1, axis=(0, 2)), rtol=1e-12)
 
 
-def test_jitkern_simulate_runs_fused_functions_through_the_graph(monkeypatch, rng):
-    calls = []
-    real = _fuse_simulate.evaluate
-    monkeypatch.setattr(_fuse_simulate, "evaluate", lambda *a: calls.append(1) or real(*a))
-    x, y = F._host(32, np.float32, rng), F._host(32, np.float32, rng)
+def test_jitkern_simulate_runs_the_generated_jit_kernels_in_the_simulator(monkeypatch, rng):
+    launched = []
+    real = Simulator.__call__
+
+    def spy(self, grid, block, args, *rest, **kwargs):
+        launched.append((self._kernel.__name__, grid, block))
+        return real(self, grid, block, args, *rest, **kwargs)
+
+    monkeypatch.setattr(Simulator, "__call__", spy)
+    x, y = F._host(300, np.float32, rng), F._host(300, np.float32, rng)
     F.squared_diff(x, y)  # host arguments, simulate off: NumPy runs the function
-    assert calls == []
+    assert launched == []
     monkeypatch.setattr(settings, "simulate", True)
+    x[0] = np.nan
     got = F.squared_diff(x, y)
-    assert calls == [1]
+    assert launched == [("fused_squared_diff", 3, _fuse_jit.BLOCK)]  # 300 elements
     np.testing.assert_array_equal(got, (x - y) * (x - y))
+    # what ran is this kernel: the plan's one stage, each node a typed ufunc call
+    source = F.squared_diff.simulate.source(x, y)
+    assert source == (
+        "def fused_squared_diff(in0, in1, out0, n):\n"
+        "    for i in range(jit.grid(1), n, jit.gridsize(1)):\n"
+        "        v0 = ufunc.subtract(in0[i], in1[i])\n"
+        "        v1 = ufunc.subtract(in0[i], in1[i])\n"
+        "        v2 = ufunc.multiply(v0, v1)\n"
+        "        out0[i] = v2\n"
+    )
+
+
+def test_a_reduction_runs_as_a_block_tree_over_shared_memory_without_races(monkeypatch, rng):
+    x = F._host((5, 70), np.float64, rng)
+    plan = F.norm_plus._plan((x,), {}, F.norm_plus._key((x,), {}))
+    (runner,) = _fuse_jit.runners(plan)
+    assert "jit.syncthreads()" in runner.source and "jit.shared_memory(numpy.float64" in runner.source
+    racecheck = []
+    real = Simulator.__call__
+
+    def checked(self, grid, block, args, shared_mem=0, stream=None, racecheck_=False, **kw):
+        racecheck.append(self._kernel.__name__)
+        return real(self, grid, block, args, shared_mem, stream, True, **kw)
+
+    monkeypatch.setattr(Simulator, "__call__", checked)
+    got = F.norm_plus.simulate(x)
+    assert racecheck == ["fused_norm_plus"]
+    np.testing.assert_allclose(got, np.sqrt(np.sum(x * x) + 10), rtol=1e-14)
+
+
+def test_zero_size_reductions(rng):
+    empty = np.zeros((3, 0), np.float32)
+    poisoned = fuse(lambda x: np.sum(x, axis=1) + 1).simulate(empty)
+    np.testing.assert_array_equal(poisoned, np.ones(3, np.float32))
+    with pytest.raises(JitkernValueError, match="zero-size reduction with no identity"):
+        fuse(lambda x: np.max(x, axis=1)).simulate(empty)
+
+
+# -- every ufunc row of the table, in every loop of it, against NumPy's loop ------------------
+
+_DTYPES = [np.dtype(c) for c in "?bBhHiIqQefdFD"]
+
+
+def _values(dtype, rng, n):
+    if dtype.kind == "b":
+        return rng.random(n) < 0.5
+    if dtype.kind in "iu":
+        lo = 0 if dtype.kind == "u" else -12
+        return rng.integers(lo, 13, size=n).astype(dtype)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 0.5, -1.5, 1.0]
+    real = np.concatenate([special, rng.normal(0, 3, n - len(special))])
+    if dtype.kind == "c":
+        z = np.empty(n, dtype)
+        z.real, z.imag = real, rng.permutation(real)
+        return z
+    return real.astype(dtype)
+
+
+def _loops(name):
+    """(input dtypes, loop) for each dtype NumPy and the row both take, all inputs alike."""
+    row = _fuse_ops.UFUNCS[name]
+    out = []
+    for dt in _DTYPES:
+        try:
+            loop = ufuncs.resolve(row, [T.scalar_from_dtype(dt)] * row.nin)
+        except JitkernTypeError:
+            continue
+        out.append((dt, loop))
+    return out
+
+
+#: float16 nextafter: fuse's kernels (C++ and simulated) step in float32 and round to half,
+#: NumPy steps between halves; the simulation follows the kernel.
+_KERNEL_NOT_NUMPY = {("nextafter", np.dtype(np.float16))}
+
+
+def _arguments(name, loops, rng, n):
+    row = _fuse_ops.UFUNCS[name]
+    args = [_values(dt, rng, n) for dt, _ in loops for _ in range(row.nin)]
+    if name == "power":  # NumPy refuses negative integer exponents (see the test below)
+        args = [abs(a) if a.dtype.kind == "i" else a for a in args]
+    return args
+
+
+@pytest.mark.parametrize("name", sorted(_fuse_ops.UFUNCS))
+def test_every_ufunc_row_simulated_matches_numpys_loop(name, rng):
+    row = _fuse_ops.UFUNCS[name]
+    loops = _loops(name)
+    assert loops, f"numpy.{name}: no loop in kernels"
+    args = _arguments(name, loops, rng, 24)
+    ufunc = getattr(np, name)
+
+    def every_loop(*xs):
+        out = ()
+        for k in range(len(loops)):
+            result = ufunc(*xs[k * row.nin : (k + 1) * row.nin])
+            out += result if isinstance(result, tuple) else (result,)
+        return out
+
+    flat = fuse(every_loop).simulate(*args)
+    nout = len(row.templates)
+    got = [flat[k * nout : (k + 1) * nout] for k in range(len(loops))]
+    for k, (dt, loop) in enumerate(loops):
+        inputs = args[k * row.nin : (k + 1) * row.nin]
+        with np.errstate(all="ignore"):
+            want = ufunc(*inputs, signature=loop)
+        if (name, loop[0]) in _KERNEL_NOT_NUMPY:
+            with np.errstate(all="ignore"):
+                want = ufunc(*[a.astype(np.float32) for a in inputs]).astype(loop[-1])
+        pairs = zip(got[k], want if nout > 1 else (want,))
+        for g, w in pairs:
+            assert g.dtype == w.dtype, (name, dt)
+            np.testing.assert_array_equal(g, w, err_msg=f"numpy.{name} on {dt}")
+
+
+def test_integer_power_with_a_negative_exponent_is_the_kernels_not_numpys_error():
+    base = np.array([2, 1, -1, -1, 0, 7], np.int32)
+    exp = np.array([-1, -5, -3, -2, 3, 2], np.int32)
+    got = fuse(lambda a, b: a**b).simulate(base, exp)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, [0, 1, -1, 1, 0, 49])  # jk::ipow's answers

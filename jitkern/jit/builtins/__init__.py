@@ -80,6 +80,8 @@ from .threads import (
     warpsize,
 )
 from .thrust import ARRAY_METHODS, POINTER_OPERATORS, pointer_operator, thrust
+from . import ufuncs
+from .ufuncs import UFUNC_RECORDS, ufunc
 from .warp import SHUFFLES, VOTES, activemask, brev, clz, ffs, match_all_sync, match_any_sync, popc
 
 
@@ -115,6 +117,8 @@ def _python_functions() -> dict:
             fn = resolve_py(dotted)
             if fn is not None:
                 table.setdefault(fn, record)
+    for name, record in UFUNC_RECORDS.items():  # the ufuncs the rows above do not have
+        table.setdefault(getattr(numpy, name), record)
     return table
 
 
@@ -176,6 +180,7 @@ def all_records() -> list:
     for obj in (
         cg,
         thrust,
+        ufunc,
         *POINTER_OPERATORS.values(),
         dtype_cast,
         *PY_FUNCTIONS.values(),
@@ -208,8 +213,20 @@ def render_table(groups=None) -> str:
     return "\n".join(out)
 
 
+def render_ufuncs() -> str:
+    """The ufunc rows (docs/jit.md): each as ``jit.ufunc.<name>``, and what ``numpy.<name>``
+    is in a kernel (this row, or the JIT's own row of that name)."""
+    out = ["| `jit.ufunc.` | results | `numpy.<name>` in a kernel |", "|---|---|---|"]
+    for name, record in sorted(UFUNC_RECORDS.items()):
+        own = PY_FUNCTIONS.get(getattr(numpy, name))
+        reached = "this row" if own is record else f"the `{own.name}` row"
+        call = f"`{name}({', '.join(record.params)})`"
+        out.append(f"| {call} | {len(ufuncs.UFUNC_ROWS[name].templates)} | {reached} |")
+    return "\n".join(out)
+
+
 #: Groups documented in a table of their own.
-_OWN_TABLES = ("thrust",)
+_OWN_TABLES = ("thrust", "ufunc")
 
 _GROUP_ORDER = (
     "operators",
@@ -226,6 +243,7 @@ _GROUP_ORDER = (
     "cooperative groups",
     "cub",
     "thrust",
+    "ufunc",
 )
 
 
@@ -237,6 +255,7 @@ __all__ = [
     "PUBLIC",
     "PY_FUNCTIONS",
     "SHUFFLES",
+    "UFUNC_RECORDS",
     "VALUE_METHODS",
     "VOTES",
     "Builtin",
@@ -287,6 +306,7 @@ __all__ = [
     "range_",
     "real",
     "render_table",
+    "render_ufuncs",
     "shared_memory",
     "local_memory",
     "square",
@@ -301,6 +321,7 @@ __all__ = [
     "threadfence_system",
     "thrust",
     "pointer_operator",
+    "ufunc",
     "warpsize",
     "where",
 ]

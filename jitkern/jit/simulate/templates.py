@@ -287,6 +287,36 @@ def _halfwise(t, ctx, codes, call, row):
     return out if row.result == "bool" else ctx.via_float(t, out)
 
 
+#: (ufunc, loop kind) -> the run-time twin of its C++ where that is not NumPy's loop: an
+#: integer power with a negative exponent is 0 (or +-1) in the kernel; NumPy raises.
+_UFUNC_RUNTIME = {("power", "i"): "_jk_ipow", ("power", "u"): "_jk_ipow"}
+
+
+def _ufunc(row):
+    """NumPy's ufunc on NumPy scalars with ``signature=`` the loop (or the C++'s run-time
+    twin, :data:`_UFUNC_RUNTIME`); a half loop runs in float32 and rounds each result, as
+    the C++ row does."""
+    fn = f"_jk_np.{row.name}"
+
+    def template(codes, sig, items, ctx):
+        outs = B.ufuncs.result_types(row, sig)
+        args = [ctx.to_float(t, c) if t.is_half else c for t, c in zip(sig.args, codes)]
+        twin = _UFUNC_RUNTIME.get((row.name, sig.args[0].kind))
+        if twin is not None:
+            return f"{twin}({', '.join(args)})"
+        loop = [T.float32 if t.is_half else t for t in (*sig.args, *outs)]
+        signature = "".join(ctx.type_code(t) + ", " for t in loop)
+        call = f"{fn}({', '.join(args)}, signature=({signature}))"
+        if not any(t.is_half for t in outs):
+            return call
+        if len(outs) == 1:
+            return ctx.via_float(outs[0], call)
+        parts = [ctx.via_float(t, f"r[{j}]") if t.is_half else f"r[{j}]" for j, t in enumerate(outs)]
+        return f"(lambda r: ({''.join(p + ', ' for p in parts)}))({call})"
+
+    return template
+
+
 def _where(codes, sig, items, ctx):
     return f"({codes[1]} if {codes[0]} else {codes[2]})"
 
@@ -552,6 +582,8 @@ def _table() -> dict:
         table[name] = _atomic(name[len("atomic_") :])
     for record, row in B.mathfuncs.MATH:
         table[record.name] = _math(row)
+    for name, record in B.UFUNC_RECORDS.items():
+        table[record.name] = _ufunc(B.ufuncs.UFUNC_ROWS[name])
     return table
 
 
