@@ -1,11 +1,13 @@
 """What reading a foreign array costs: each attribute a launcher may read, per library.
 
     PYTHONPATH=. python benchmarks/probe_foreign.py [--sources]
+    PYTHONPATH=. python benchmarks/probe_foreign.py --launchers
 
 Prints ns per read (timeit, best of 5) for CuPy arrays, PyTorch tensors and JAX arrays:
 the floors under issue 11's "every array kind within 1.10x" target. With ``--sources``
 also prints the launchers jitkern generates for a 4-argument @rawkernel and an
-ElementwiseKernel called with each kind.
+ElementwiseKernel called with each kind. ``--launchers`` times those generated launchers
+with ``cuLaunchKernel`` replaced by a stub: jitkern's own Python work per call, per kind.
 """
 
 from __future__ import annotations
@@ -66,9 +68,29 @@ def main(argv):
         show_sources()
 
 
-def show_sources():
+def warmed_kinds():
+    """(kind, @rawkernel, ElementwiseKernel, (x, y, z)) per array kind, each kernel called
+    three times with that kind's arrays (its generated launcher is then installed)."""
     import jitkern
     from jitkern import jit
+
+    @jit.rawkernel()
+    def four(x, y, z, a):
+        i = jit.threadIdx.x
+        if i < 1:
+            z[i] = x[i] * a + y[i]
+
+    ek = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x - y", "probe_sub")
+    host = np.arange(1024, dtype=np.float32)
+    for kind, make in {"jitkern": jitkern.asarray, **makers()}.items():
+        x, y, z = make(host), make(host), make(host)
+        for _ in range(3):
+            four[1, 32](x, y, z, np.float32(2))
+            ek(x, y, z)
+        yield kind, four, ek, (x, y, z)
+
+
+def show_sources():
     from jitkern.backend import codegen
 
     seen = []
@@ -79,25 +101,49 @@ def show_sources():
         return real(source, filename)
 
     codegen.compiled = record  # every generated launcher goes through define -> compiled
-
-    @jit.rawkernel()
-    def four(x, y, z, a):
-        i = jit.threadIdx.x
-        if i < 1:
-            z[i] = x[i] * a + y[i]
-
-    ek = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x - y", "probe_sub")
-    host = np.arange(1024, dtype=np.float32)
-    for kind, make in makers().items():
-        x, y, z = make(host), make(host), make(host)
-        for _ in range(3):
-            four[1, 32](x, y, z, np.float32(2))
-            ek(x, y, z)
+    for kind, _four, _ek, _arrays in warmed_kinds():
         print(f"## generated for {kind}")
         for filename, source in seen:
             print(f"--- {filename}\n{source}")
         seen.clear()
 
 
+def launcher_overhead():
+    """Host ns of jitkern's generated launchers with cuLaunchKernel replaced by a stub: the
+    Python work per call for each array kind, without the driver (interleaved rounds)."""
+    import statistics
+    import types
+
+    def stubbed(kernel):
+        fn = kernel.func
+        env = dict(fn.__globals__)
+        env["_launch"] = lambda *a: (0,)
+        new = types.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
+        kw = dict(fn.__kwdefaults__ or {})
+        if "_launch" in kw:
+            kw["_launch"] = env["_launch"]
+        new.__kwdefaults__ = kw or None
+        return new
+
+    cases = []
+    a = np.float32(2)
+    for kind, four, ek, (x, y, z) in warmed_kinds():
+        jit_run, ek_run = stubbed(four), stubbed(ek)
+        cases.append((f"@rawkernel run, {kind}",
+                      lambda r=jit_run, x=x, y=y, z=z: r((1,), (32,), (x, y, z, a))))
+        cases.append((f"ElementwiseKernel entry, output passed, {kind}",
+                      lambda r=ek_run, x=x, y=y, z=z: r(x, y, z)))
+    samples = {name: [] for name, _ in cases}
+    for r in range(7):
+        for name, fn in cases[r % len(cases):] + cases[:r % len(cases)]:
+            samples[name].append(min(timeit.repeat(fn, number=20000, repeat=3)) / 20000 * 1e9)
+    print("## generated launchers, cuLaunchKernel stubbed (ns per call, median of 7 rounds)")
+    for name, v in samples.items():
+        print(f"  {name:60s} {statistics.median(v):8.0f} ns")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if "--launchers" in sys.argv:
+        launcher_overhead()
+    else:
+        main(sys.argv[1:])

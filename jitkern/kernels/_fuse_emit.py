@@ -31,12 +31,53 @@ REDUCED = "reduced"  # a kernel input that is the first stage's result
 COUNT = "count"  # a kernel input that is the number of elements the first stage reduced
 
 
-class _Emitter:
-    """C++ statements for nodes, each once, in order; one per kernel body."""
+class NodeWalker:
+    """Statements for a graph's nodes, each once, in order: the walk both of fuse's
+    emitters share (C++ here, JIT Python in ``_fuse_jit``). A subclass gives ``value``
+    (a node in a dtype), ``statement`` (one assignment), ``literal`` and ``node_ufunc``,
+    and SPELLING: how its language writes a choice and a complex number's parts."""
+
+    SPELLING: dict = {}  # "where" ({c}, {x}, {y}), "real" and "imag" ({0})
 
     def __init__(self, names: dict):
-        self.names = dict(names)  # node -> C name (a parameter, a variable or 'a')
+        self.names = dict(names)  # node -> the name holding its value
         self.lines: list[str] = []
+
+    def name(self, node: Node) -> str:
+        name = self.names.get(node)
+        if name is None:
+            expr = getattr(self, f"node_{node.op}")(node)
+            name = f"v{len(self.lines)}"
+            self.lines.append(self.statement(name, node, expr))
+            self.names[node] = name
+        return name
+
+    def node_cast(self, node: Node) -> str:
+        return self.value(node.args[0], node.dtype)
+
+    def node_where(self, node: Node) -> str:
+        c, x, y = node.args
+        return self.SPELLING["where"].format(
+            c=self.value(c, numpy.bool_), x=self.value(x, node.dtype), y=self.value(y, node.dtype))
+
+    def node_real(self, node: Node) -> str:
+        x = node.args[0]
+        if x.dtype.kind == "c":
+            return self.SPELLING["real"].format(self.value(x))
+        return self.value(x, node.dtype)
+
+    def node_imag(self, node: Node) -> str:
+        x = node.args[0]
+        if x.dtype.kind == "c":
+            return self.SPELLING["imag"].format(self.value(x))
+        return self.literal(0, node.dtype)
+
+
+class _Emitter(NodeWalker):
+    """C++ statements for nodes; one per kernel body."""
+
+    SPELLING = {"where": "({c} ? {x} : {y})", "real": "(({0}).real())", "imag": "(({0}).imag())"}
+    literal = staticmethod(ops.literal)
 
     def value(self, node: Node, dst=None) -> str:
         """``node`` in the compute type of ``dst`` (of its own dtype when None)."""
@@ -46,16 +87,8 @@ class _Emitter:
         code = ops.load(self.name(node), node.dtype)
         return ops.cast(code, node.dtype, dst)
 
-    def name(self, node: Node) -> str:
-        name = self.names.get(node)
-        if name is None:
-            expr = getattr(self, f"node_{node.op}")(node)
-            name = f"v{len(self.lines)}"
-            self.lines.append(
-                f"const {ops.ctype(node.dtype)} {name} = {ops.store(expr, node.dtype)};"
-            )
-            self.names[node] = name
-        return name
+    def statement(self, name: str, node: Node, expr: str) -> str:
+        return f"const {ops.ctype(node.dtype)} {name} = {ops.store(expr, node.dtype)};"
 
     def node_ufunc(self, node: Node) -> str:
         name, out, loop = node.attrs
@@ -66,23 +99,6 @@ class _Emitter:
         expr = row.template(out, loop[0].kind).format(*codes, T=t)
         return f"{t}({expr})" if result.kind == "c" else f"(({t})({expr}))"
 
-    def node_cast(self, node: Node) -> str:
-        return self.value(node.args[0], node.dtype)
-
-    def node_where(self, node: Node) -> str:
-        c, x, y = node.args
-        cond = self.value(c, numpy.bool_)
-        return f"({cond} ? {self.value(x, node.dtype)} : {self.value(y, node.dtype)})"
-
-    def node_real(self, node: Node) -> str:
-        x = node.args[0]
-        return f"(({self.value(x)}).real())" if x.dtype.kind == "c" else self.value(x, node.dtype)
-
-    def node_imag(self, node: Node) -> str:
-        x = node.args[0]
-        if x.dtype.kind == "c":
-            return f"(({self.value(x)}).imag())"
-        return ops.literal(0, node.dtype)
 
     def node_arg(self, node: Node) -> str:
         raise FuseTraceError("internal: an argument without a kernel parameter")

@@ -32,6 +32,7 @@ import numpy
 from .. import jit
 from ..errors import JitkernValueError
 from . import _fuse_ops as ops
+from ._fuse_emit import NodeWalker
 from ._fuse_trace import Node
 
 #: Threads per block of an elementwise stage, and at most this many blocks.
@@ -92,13 +93,15 @@ def cast(code: str, src, dst) -> str:
     return f"{_ctor(dst)}({code})"
 
 
-class _Nodes:
-    """JIT statements for nodes, each once, in order (the Python twin of ``_Emitter``)."""
+class _Nodes(NodeWalker):
+    """JIT statements for nodes (the Python twin of ``_fuse_emit._Emitter``)."""
+
+    SPELLING = {"where": "({x} if {c} else {y})", "real": "{0}.real", "imag": "{0}.imag"}
+    literal = staticmethod(literal)
 
     def __init__(self, names: dict, held: dict | None = None):
-        self.names = dict(names)  # node -> the name holding its value
+        super().__init__(names)
         self.held = dict(held or {})  # node -> the dtype its name holds, where not its own
-        self.lines: list[str] = []
 
     def value(self, node: Node, dst=None) -> str:
         dst = node.dtype if dst is None else numpy.dtype(dst)
@@ -106,36 +109,14 @@ class _Nodes:
             return literal(node.attrs[0], dst)
         return cast(self.name(node), self.held.get(node, node.dtype), dst)
 
-    def name(self, node: Node) -> str:
-        name = self.names.get(node)
-        if name is None:
-            expr = getattr(self, f"node_{node.op}")(node)
-            name = f"v{len(self.lines)}"
-            self.lines.append(f"{name} = {expr}")
-            self.names[node] = name
-        return name
+    def statement(self, name: str, node: Node, expr: str) -> str:
+        return f"{name} = {expr}"
 
     def node_ufunc(self, node: Node) -> str:
         name, out, loop = node.attrs
         codes = [self.value(a, loop[k]) for k, a in enumerate(node.args)]
         call = f"ufunc.{name}({', '.join(codes)})"
         return f"{call}[{out}]" if len(ops.UFUNCS[name].templates) > 1 else call
-
-    def node_cast(self, node: Node) -> str:
-        return self.value(node.args[0], node.dtype)
-
-    def node_where(self, node: Node) -> str:
-        c, x, y = node.args
-        cond = self.value(c, numpy.bool_)
-        return f"({self.value(x, node.dtype)} if {cond} else {self.value(y, node.dtype)})"
-
-    def node_real(self, node: Node) -> str:
-        x = node.args[0]
-        return f"{self.value(x)}.real" if x.dtype.kind == "c" else self.value(x, node.dtype)
-
-    def node_imag(self, node: Node) -> str:
-        x = node.args[0]
-        return f"{self.value(x)}.imag" if x.dtype.kind == "c" else literal(0, node.dtype)
 
 
 def _indent(lines, depth: int) -> list:

@@ -623,11 +623,17 @@ def test_cupy_arrays_as_arguments(rng):
     np.testing.assert_allclose(cp.asnumpy(y), h + 1)
 
 
-@pytest.mark.gpu
-def test_torch_tensors_as_arguments(rng):
+def torch_with_cuda():
+    """PyTorch, or a skip where it is missing or has no CUDA."""
     torch = pytest.importorskip("torch")
     if not torch.cuda.is_available():
         pytest.skip("torch without CUDA")
+    return torch
+
+
+@pytest.mark.gpu
+def test_torch_tensors_as_arguments(rng):
+    torch = torch_with_cuda()
     h = rng.standard_normal(500).astype(np.float32)
     x = torch.from_numpy(h).cuda()
     y = torch.full_like(x, float("nan"))
@@ -890,9 +896,7 @@ def test_torch_single_element_and_strided_views_take_their_own_layout(rng):
     # The generated launcher's torch check for a 1-D contiguous tensor is stride() == (1,):
     # a 1-element view with stride 2 is contiguous for torch but must still take the
     # general path, which keys it by its own layout; the launches around it stay fast.
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch without CUDA")
+    torch = torch_with_cuda()
     h = rng.standard_normal(64).astype(np.float32)
     base = torch.from_numpy(h).cuda()
     cases = [(base[:8], h[:8]), (base[::2][:1], h[::2][:1]), (base[:8], h[:8]),
@@ -906,9 +910,7 @@ def test_torch_single_element_and_strided_views_take_their_own_layout(rng):
 
 @pytest.mark.gpu
 def test_torch_tensors_switch_dtypes_and_layouts(rng):
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("torch without CUDA")
+    torch = torch_with_cuda()
     n = 600
     h32 = rng.standard_normal(2 * n).astype(np.float32)
     h64 = rng.standard_normal(n)
