@@ -64,6 +64,11 @@ _ROUNDING = {"floor": "floor", "ceil": "ceil", "trunc": "trunc"}
 
 _CMP = {"greater": ">", "greater_equal": ">=", "less": "<", "less_equal": "<="}
 
+# Python's // and % (floor_divide, remainder, mod, divmod's two outputs)
+_FLOORDIV = {"i": "jk::floordiv({0}, {1})", "u": "jk::ufloordiv({0}, {1})",
+             "f": "jk::floordiv({0}, {1})"}
+_MOD = {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})", "f": "jk::mod({0}, {1})"}
+
 
 def _build_ufuncs() -> dict:
     rows = [
@@ -72,35 +77,10 @@ def _build_ufuncs() -> dict:
         _u("multiply", 2, {"b": "({0} && {1})", "*": "({0} * {1})"}),
         _u("true_divide", 2, "({0} / {1})"),
         _u("divide", 2, "({0} / {1})"),
-        _u(
-            "floor_divide",
-            2,
-            {
-                "i": "jk::floordiv({0}, {1})",
-                "u": "jk::ufloordiv({0}, {1})",
-                "f": "jk::floordiv({0}, {1})",
-            },
-        ),
-        _u(
-            "remainder",
-            2,
-            {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})", "f": "jk::mod({0}, {1})"},
-        ),
-        _u(
-            "mod",
-            2,
-            {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})", "f": "jk::mod({0}, {1})"},
-        ),
-        _u(
-            "divmod",
-            2,
-            {
-                "i": "jk::floordiv({0}, {1})",
-                "u": "jk::ufloordiv({0}, {1})",
-                "f": "jk::floordiv({0}, {1})",
-            },
-            {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})", "f": "jk::mod({0}, {1})"},
-        ),
+        _u("floor_divide", 2, _FLOORDIV),
+        _u("remainder", 2, _MOD),
+        _u("mod", 2, _MOD),
+        _u("divmod", 2, _FLOORDIV, _MOD),
         _u("fmod", 2, {"iu": "jkf::ifmod({0}, {1})", "f": "fmod({0}, {1})"}),
         _u(
             "power",
