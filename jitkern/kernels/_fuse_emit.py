@@ -96,7 +96,7 @@ class _Emitter(NodeWalker):
         codes = [self.value(a, loop[k]) for k, a in enumerate(node.args)]
         result = loop[row.nin + out]
         t = ops.compute_ctype(result)
-        expr = row.template(out, loop[0].kind).format(*codes, T=t)
+        expr = row.template(out, loop[0]).format(*codes, T=t)
         return f"{t}({expr})" if result.kind == "c" else f"(({t})({expr}))"
 
 

@@ -222,9 +222,12 @@ def _is_array(v) -> bool:
 
 def _host_value(v, node: Node, shape, order=None):
     """An input as the kernel reads it: an array broadcast to ``shape`` (its axes in
-    ``order``) and raveled, or a NumPy scalar of the node's dtype."""
+    ``order``) and raveled, or a NumPy scalar of the node's dtype (for a scalar, and for a
+    0-d array such as a full reduction's result: ``_inputs`` reads 0-d nodes unindexed)."""
     if not _is_array(v):
         return node.dtype.type(v)
+    if node.ndim == 0:
+        return node.dtype.type(v[()])
     full = numpy.broadcast_to(v, shape)
     if order is not None:
         full = full.transpose(order)

@@ -294,7 +294,7 @@ def call_ufunc(trace: Trace, name: str, inputs, out=None, dtype=None):
     loop = resolve_loop(name, nodes, dtype)
     nout = len(row.templates)
     for j in range(nout):
-        if row.template(j, loop[0].kind) is None:
+        if row.template(j, loop[0]) is None:
             types = ", ".join(_type_text(n) for n in nodes)
             raise FuseTraceError(f"numpy.{name}({types}): no {loop[0]} loop in fused kernels")
     ndim, reduced, weak = _combine(nodes)

@@ -33,9 +33,14 @@ class Ufunc:
     nin: int
     templates: tuple  # one {kind: template} per output; templates format {0}, {1}, {T}
 
-    def template(self, out: int, kind: str) -> str | None:
+    def template(self, out: int, dtype) -> str | None:
+        """The C++ of output ``out`` for a loop whose first operand is ``dtype``: the row's
+        entry for float16 ("e", where a row has one), else for its kind, else "*"."""
+        dtype = numpy.dtype(dtype)
+        kind = dtype.kind
         table = self.templates[out]
-        for key in (kind, "iu" if kind in "iu" else "", "fc" if kind in "fc" else "", "*"):
+        half = "e" if dtype.char == "e" else ""
+        for key in (half, kind, "iu" if kind in "iu" else "", "fc" if kind in "fc" else "", "*"):
             if key and key in table:
                 return table[key]
         return None
@@ -112,7 +117,8 @@ def _build_ufuncs() -> dict:
         _u("arctan2", 2, "atan2({0}, {1})"),
         _u("hypot", 2, "hypot({0}, {1})"),
         _u("copysign", 2, "copysign({0}, {1})"),
-        _u("nextafter", 2, "nextafter({0}, {1})"),
+        # float16: a step between halves (the float loop's nextafter would step in float)
+        _u("nextafter", 2, {"e": "jkf::nextafter_half({0}, {1})", "*": "nextafter({0}, {1})"}),
         _u("logaddexp", 2, "jkf::logaddexp({0}, {1})"),
         _u("logaddexp2", 2, "jkf::logaddexp2({0}, {1})"),
         _u("heaviside", 2, "jkf::heaviside({0}, {1})"),
@@ -259,8 +265,23 @@ template <class T> __device__ __forceinline__ T gcd(T a, T b) {
 template <class T> __device__ __forceinline__ T lcm(T a, T b) {
   T g = gcd(a, b);
   if (g == T(0)) return T(0);
-  T r = T(a / g * b);
-  return r < T(0) ? T(-r) : r;
+  auto r = a / g * b;  // in C's promoted type (int for 8- and 16-bit types), as NumPy's
+  return T(r < 0 ? -r : r);  // absolute value there, then the wrap to T
+}
+// nextafter of two halves (widened to float): the next half from x toward y.
+__device__ __forceinline__ float nextafter_half(float x, float y) {
+  if (x != x || y != y) return x + y;
+  if (x == y) return x;  // NumPy's half loop keeps x (-0 toward +0 stays -0)
+  if (x == 0.0f) return copysignf(5.9604644775390625e-08f, y);  // the smallest subnormal
+  if (isinf(x)) return copysignf(65504.0f, x);
+  float a = fabsf(x);
+  bool away = (y > x) == (x > 0.0f);
+  int e;
+  frexpf(a, &e);  // a in [2^(e-1), 2^e): a half's step there is 2^(e-11), at least 2^-24
+  float step = ldexpf(1.0f, max(e - 11, -24));
+  if (!away && a == ldexpf(1.0f, e - 1) && e - 1 > -14) step *= 0.5f;  // down a binade
+  float r = away ? a + step : a - step;
+  return copysignf(r > 65504.0f ? __int_as_float(0x7f800000) : r, x);  // past the largest: inf
 }
 template <class T> __device__ __forceinline__ T nan_to_zero(T x) { return x != x ? T(0) : x; }
 template <class T> __device__ __forceinline__ T nan_to_one(T x) { return x != x ? T(1) : x; }
@@ -366,7 +387,7 @@ def resolve(row: Ufunc, ops) -> tuple:
     except (TypeError, numpy.exceptions.DTypePromotionError) as exc:
         raise JitkernTypeError(f"numpy.{row.name}({text}): {exc}") from None
     if any(dt not in LOOP_DTYPES for dt in loop) or any(
-        row.template(j, loop[0].kind) is None for j in range(nout)
+        row.template(j, loop[0]) is None for j in range(nout)
     ):
         raise JitkernTypeError(f"numpy.{row.name}({text}): no {loop[0]} loop in kernels")
     return tuple(loop)
@@ -409,10 +430,9 @@ def _cpp_template(row: Ufunc):
     a lambda, so it is evaluated once."""
     def template(codes, sig, items, ctx):
         outs = result_types(row, sig)
-        kind = sig.args[0].kind
         _need_helpers(ctx, any(t.is_complex for t in (*sig.args, *outs)))
         args = [ctx.to_float(t, c) if t.is_half else c for t, c in zip(sig.args, codes)]
-        texts = [row.template(j, kind) for j in range(len(outs))]
+        texts = [row.template(j, sig.args[0].dtype) for j in range(len(outs))]
         twice = any(sum(t.count(f"{{{k}}}") for t in texts) > 1 for k in range(row.nin))
         names = [f"jk_a{k}" for k in range(row.nin)] if twice else args
         results = []

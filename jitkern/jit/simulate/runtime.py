@@ -109,6 +109,11 @@ def saturating(cls):
     return convert
 
 
+def ireciprocal(x):
+    """1 / x of an integer as the kernel's C++ (and CuPy) computes it: 0 for x == 0."""
+    return type(x)(x if x == 1 or x == -1 else 0)
+
+
 def ipow(base, exp):
     """int ** int stays an int, wrapping (a negative exponent gives 0 unless |base| is 1)."""
     cls = type(base)
@@ -423,6 +428,7 @@ def names() -> dict:
         "_jk_to_half": to_half,
         "_jk_round_float16": numpy.float16,
         "_jk_ipow": ipow,
+        "_jk_ireciprocal": ireciprocal,
         "_jk_square": square,
         "_jk_fma": fma,
         "_jk_via_math": via_math,

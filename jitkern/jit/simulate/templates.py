@@ -288,8 +288,14 @@ def _halfwise(t, ctx, codes, call, row):
 
 
 #: (ufunc, loop kind) -> the run-time twin of its C++ where that is not NumPy's loop: an
-#: integer power with a negative exponent is 0 (or +-1) in the kernel; NumPy raises.
-_UFUNC_RUNTIME = {("power", "i"): "_jk_ipow", ("power", "u"): "_jk_ipow"}
+#: integer power with a negative exponent is 0 (or +-1) in the kernel; NumPy raises. An
+#: integer reciprocal of 0 is 0 in the kernel, as in CuPy; NumPy's is undefined.
+_UFUNC_RUNTIME = {("power", "i"): "_jk_ipow", ("power", "u"): "_jk_ipow",
+                  ("reciprocal", "i"): "_jk_ireciprocal", ("reciprocal", "u"): "_jk_ireciprocal"}
+
+#: Rows whose float16 loop the C++ computes between halves (not in float and rounded):
+#: the simulator runs NumPy's own float16 loop for them.
+_HALF_NATIVE = frozenset({"nextafter"})
 
 
 def _ufunc(row):
@@ -304,6 +310,9 @@ def _ufunc(row):
         twin = _UFUNC_RUNTIME.get((row.name, sig.args[0].kind))
         if twin is not None:
             return f"{twin}({', '.join(args)})"
+        if row.name in _HALF_NATIVE and sig.args[0].name == "float16":
+            signature = "".join(ctx.type_code(t) + ", " for t in (*sig.args, *outs))
+            return f"{fn}({', '.join(codes)}, signature=({signature}))"
         loop = [T.float32 if t.is_half else t for t in (*sig.args, *outs)]
         signature = "".join(ctx.type_code(t) + ", " for t in loop)
         call = f"{fn}({', '.join(args)}, signature=({signature}))"
