@@ -286,8 +286,15 @@ def test_group_members_run(launch):
         ],
         axis=1,
     )
-    # is_valid(): 0, a plain (not cooperative) launch
-    np.testing.assert_array_equal(launch.get(out), expected)
+    got = launch.get(out)
+    if not launch.simulated:
+        # is_valid() of a plain (not cooperative) launch is not defined by CUDA: on the
+        # H100 it read 0 when this test ran before the suite's cooperative launches and 1
+        # when it ran after them. Only its agreement across threads is checked; the
+        # simulator says 0.
+        assert set(got[:, 6].tolist()) in ({0}, {1})
+        got[:, 6] = 0
+    np.testing.assert_array_equal(got, expected)
 
 
 # -- cub.Max()/Min() refuse complex values at the user's line ----------------------------------

@@ -129,8 +129,9 @@ _EXACT = frozenset(
     "isnan isinf isfinite signbit sign conjugate conj heaviside ldexp frexp modf".split()
 )
 _RTOL = {"e": 4e-3, "f": 4e-6, "d": 1e-13, "F": 4e-6, "D": 1e-13}
-#: Of _EXACT, exact for real loops only: a complex absolute value is CUDA's hypot (1-2 ulp).
-_EXACT_REAL_ONLY = frozenset({"absolute"})
+#: Of _EXACT, exact for real loops only: a complex absolute value is CUDA's hypot and a
+#: complex quotient CUDA's scaled division (each within 1-2 ulp of NumPy's).
+_EXACT_REAL_ONLY = frozenset({"absolute", "divide", "true_divide"})
 
 
 def _gpu_values(dt, rng, n, second):
