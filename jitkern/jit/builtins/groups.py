@@ -241,7 +241,8 @@ def _group_methods() -> dict:
         ("num_threads", T.uint64, "{0}.num_threads()", "Threads in the grid."),
         ("block_rank", T.uint64, "{0}.block_rank()", "Rank of this block in the grid."),
         ("num_blocks", T.uint64, "{0}.num_blocks()", "Blocks in the grid."),
-        ("is_valid", T.bool_, "{0}.is_valid()", "Whether the launch was cooperative."),
+        ("is_valid", T.bool_, "{0}.is_valid()",
+         "True in a cooperative launch; undefined in a plain one (the H100 gave both)."),
     ):
         out[("grid", name)] = _method("grid", name, (), result, code, doc)
     out[("grid", "sync")] = _method(
