@@ -129,9 +129,13 @@ _EXACT = frozenset(
     "isnan isinf isfinite signbit sign conjugate conj heaviside ldexp frexp modf".split()
 )
 _RTOL = {"e": 4e-3, "f": 4e-6, "d": 1e-13, "F": 4e-6, "D": 1e-13}
-#: Of _EXACT, exact for real loops only: a complex absolute value is CUDA's hypot and a
-#: complex quotient CUDA's scaled division (each within 1-2 ulp of NumPy's).
-_EXACT_REAL_ONLY = frozenset({"absolute", "divide", "true_divide"})
+#: Of _EXACT, the rows exact for complex loops too: sums, negation, selections and tests.
+#: CUDA's complex absolute value (hypot), quotient (scaled), sign (z / |z|), sqrt and
+#: products (contracted to FMAs) are within a few ulp of NumPy's, not equal.
+_EXACT_COMPLEX = frozenset(
+    "add subtract negative positive conjugate conj maximum minimum fmax fmin equal not_equal "
+    "logical_and logical_or logical_xor logical_not isnan isinf isfinite".split()
+)
 
 
 def _gpu_values(dt, rng, n, second):
@@ -165,7 +169,7 @@ def test_every_row_on_the_gpu_matches_numpy(dt, rng):
             want = np.where(x == 0, 0, want).astype(want.dtype)
         got = out.get()
         assert got.dtype == want.dtype, name
-        exact = name in _EXACT and not (dt.kind == "c" and name in _EXACT_REAL_ONLY)
+        exact = name in _EXACT and (dt.kind != "c" or name in _EXACT_COMPLEX)
         if got.dtype.kind in "biu" or exact:
             np.testing.assert_array_equal(got, want, err_msg=f"numpy.{name} on {dt}")
         else:
