@@ -88,36 +88,29 @@ def identity() -> tuple[str, str]:
     """(jitkern's version, the generator identity): part of every key."""
     global _identity
     if _identity is None:
-        worker = _prefetch
-        if worker is not None and worker is not threading.current_thread():
-            worker.join()  # started by prefetch_identity(); returns at once after a fork
-            # (the join also waits for ``then``: a few stat calls and a cache read)
-        if _identity is None:
-            _identity = (VERSION, generator_identity())
+        _identity = (VERSION, generator_identity())
     return _identity
 
 
-_prefetch: threading.Thread | None = None
+_warmed = False
 
 
-def prefetch_identity(then=None) -> None:
-    """Compute the generator identity in a daemon thread, once per process, then run
-    ``then()`` there (other facts every first launch needs, such as the toolchain's).
+def warm_up(then=None) -> None:
+    """Compute the generator identity now, once per process, then run ``then()`` (other
+    per-process facts every first launch needs, such as the toolchain's).
 
-    The CUDA driver's start (importing cuda.bindings, cuInit, the first context) takes
-    tens to hundreds of milliseconds and releases the GIL; the identity's directory walk
-    (about 0.4 ms) runs beside it instead of on the first launch. ``identity()`` waits
-    for the thread, so no key is ever made without it.
+    The driver's start calls it: importing cuda.bindings, cuInit and the first context
+    take tens to hundreds of milliseconds, beside which the identity's directory walk
+    (about 0.4 ms) is lost, where it would otherwise sit on a kernel's first launch. (A
+    daemon thread overlapping it with the driver's start was measured too: every later
+    launch, which releases the GIL in cuLaunchKernel, cost about 0.2 us more.)
     """
-    global _prefetch
-    if _identity is None and _prefetch is None:
-        def work():
-            identity()
-            if then is not None:
-                then()
-
-        _prefetch = threading.Thread(target=work, name="jitkern-cache-identity", daemon=True)
-        _prefetch.start()
+    global _warmed
+    if not _warmed:
+        _warmed = True
+        identity()
+        if then is not None:
+            then()
 
 
 def make_key(*parts) -> str:

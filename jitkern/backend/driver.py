@@ -32,8 +32,8 @@ def _initialise():
             return _driver_module
         from . import cache, toolchain
 
-        # beside the driver's start, not on the first launch
-        cache.prefetch_identity(then=toolchain.prefetch_facts)
+        # per-process facts at the driver's start, not on a kernel's first launch
+        cache.warm_up(then=toolchain.prefetch_facts)
         try:
             from cuda.bindings import driver as d
         except Exception as exc:  # cuda-python missing or broken

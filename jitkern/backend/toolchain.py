@@ -116,7 +116,7 @@ def supported_archs() -> tuple[int, ...]:
 
 def prefetch_facts() -> None:
     """Find NVRTC's file identity and, when the disk cache remembers them, the targets it
-    supports (run beside the driver's start: see cache.prefetch_identity). NVRTC itself
+    supports (run at the driver's start: see cache.warm_up). NVRTC itself
     is never loaded here: where nothing is remembered, the first compile asks it."""
     if nvrtc_identity()[0] != "version" and _toolchain_facts() is not None:
         supported_archs()

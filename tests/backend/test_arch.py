@@ -130,7 +130,9 @@ def test_arch_specific_cubin_records_its_arch():
 def test_prefetch_facts_reads_remembered_targets_and_never_loads_nvrtc(monkeypatch):
     from jitkern.backend import toolchain
 
-    archs = toolchain.supported_archs()  # remembered in the disk cache from here on
+    toolchain.supported_archs.cache_clear()  # (an earlier test may have asked another cache)
+    archs = toolchain.supported_archs()  # remembered in this disk cache from here on
+    assert toolchain._toolchain_facts() is not None
     toolchain.supported_archs.cache_clear()
 
     def no_nvrtc():

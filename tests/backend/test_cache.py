@@ -306,25 +306,19 @@ def test_generator_identity_changes_when_a_generator_file_changes(tmp_path, monk
     assert cache.generator_identity() != again
 
 
-def test_identity_prefetched_in_a_thread_is_the_identity(tmp_path):
-    # The driver's start runs prefetch_identity(); identity() then waits for the thread,
-    # and the value must be the one computed directly (a fresh process: no identity yet).
+def test_warm_up_computes_the_identity_once_and_runs_then(tmp_path):
+    # The driver's start runs warm_up(); a fresh process has no identity before it, the
+    # identity after it is the one computed directly, and a second call does nothing.
     code = (
         "from jitkern.backend import cache\n"
         "assert cache._identity is None\n"
-        "import threading\n"
         "ran = []\n"
-        "cache.prefetch_identity(then=lambda: ran.append(threading.current_thread().name))\n"
-        "worker = cache._prefetch\n"
-        "assert worker is not None and worker.daemon\n"
-        "value = cache.identity()\n"
-        "assert not worker.is_alive()\n"
-        "assert ran == ['jitkern-cache-identity'], ran  # then() ran in the thread, joined\n"
-        "cache.prefetch_identity()\n"
-        "assert cache._prefetch is worker  # once per process\n"
-        "print(value == (cache.VERSION, cache.generator_identity()))\n"
+        "cache.warm_up(then=lambda: ran.append(1))\n"
+        "assert cache._identity == (cache.VERSION, cache.generator_identity())\n"
+        "cache.warm_up(then=lambda: ran.append(2))\n"
+        "print(ran)\n"
     )
     env = dict(os.environ, JITKERN_CACHE_DIR=str(tmp_path))
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "True"
+    assert proc.stdout.strip() == "[1]"
