@@ -280,3 +280,14 @@ def collapse(shape, *stride_sets) -> tuple[tuple[int, ...], list[tuple[int, ...]
 def ranges_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     """Whether byte ranges ``[lo, hi)`` intersect."""
     return a[0] < b[1] and b[0] < a[1] and a[0] < a[1] and b[0] < b[1]
+
+
+def fits_int32(shape, strides, itemsize) -> bool:
+    """Whether every byte offset an array of this layout reaches fits in an int32 (the
+    JIT's and exported kernels' 32-bit indexing); an empty array always does."""
+    extent = itemsize
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return True
+        extent += (n - 1) * abs(s)
+    return extent < (1 << 31)

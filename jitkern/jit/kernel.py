@@ -30,6 +30,7 @@ import numpy
 
 from .. import config
 from ..arrays.layout import c_strides
+from ..arrays.layout import fits_int32 as _fits_int32  # also read by generated guards
 from ..backend import cache, debugcheck, driver
 from ..backend import launch as launch_args
 from ..backend.codegen import define
@@ -919,15 +920,6 @@ def _typestr_types(typestr: str):
 def _info_type(info) -> T.Array:
     """The JIT type of an ArrayInfo (DLPack arguments' guards)."""
     return _array_type(info.dtype, info.shape, info.strides)
-
-
-def _fits_int32(shape, strides, itemsize) -> bool:
-    extent = itemsize
-    for n, s in zip(shape, strides):
-        if n == 0:
-            return True
-        extent += (n - 1) * abs(s)
-    return extent < (1 << 31)
 
 
 def _scalar_key(a):

@@ -20,6 +20,7 @@ import functools
 import numpy
 
 from ..arrays import describe, empty
+from ..arrays.layout import fits_int32 as _fits_int32
 from ..backend import driver
 from ..backend.export import binary_for_device, read_manifest
 from ..backend.kernel_object import KernelPartial
@@ -278,15 +279,6 @@ class ExportedJitKernel(ExportedKernel):
             f"{type(value).__module__}.{type(value).__name__}; pass a Python number or "
             f"numpy.{dtype}, or export a signature for it"
         )
-
-
-def _fits_int32(shape, strides, itemsize) -> bool:
-    extent = itemsize
-    for n, s in zip(shape, strides):
-        if n == 0:
-            return True
-        extent += (n - 1) * abs(s)
-    return extent < (1 << 31)
 
 
 # ---------------------------------------------------------------------------
