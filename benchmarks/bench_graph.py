@@ -23,6 +23,8 @@ import time
 
 import numpy as np
 
+from common import interleaved
+
 import jitkern
 from jitkern import jit
 from jitkern.backend import driver
@@ -248,23 +250,8 @@ def bind_table():
 
     cases = [("bare cuLaunchKernel (pre-packed)", bare), ("kernel.bind(...)()", bound),
              ("RawKernel call", call)]
-    n, rounds = 20000, 11
-    per_round = {name: [] for name, _ in cases}
-    for r in range(rounds):
-        order = cases[r % len(cases):] + cases[:r % len(cases)]
-        for name, fn in order:
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            t1 = time.perf_counter()
-            jitkern.synchronize()
-            per_round[name].append((t1 - t0) / n * 1e6)
-    floor = per_round[cases[0][0]]
-    rows = []
-    for name, samples in per_round.items():
-        ratio = statistics.median(s / f for s, f in zip(samples, floor))
-        rows.append([name, statistics.median(samples), ratio])
-    return rows
+    results = interleaved(cases, 20000, 11)  # (median us, median per-round ratio to bare)
+    return [[name, *results[name]] for name, _ in cases]
 
 
 def table(headers, rows) -> str:

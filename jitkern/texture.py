@@ -430,20 +430,14 @@ class CUDAarray:
         m.WidthInBytes, m.Height, m.Depth = row, max(self.height, 1), max(self.depth, 1)
         kind = d.CUmemorytype.CU_MEMORYTYPE_HOST if host else d.CUmemorytype.CU_MEMORYTYPE_DEVICE
         array_kind = d.CUmemorytype.CU_MEMORYTYPE_ARRAY
-        if to_array:
-            m.srcMemoryType, m.dstMemoryType, m.dstArray = kind, array_kind, self._handle
-            m.srcPitch, m.srcHeight = row, max(self.height, 1)
-            if host:
-                m.srcHost = ptr
-            else:
-                m.srcDevice = ptr
-        else:
-            m.dstMemoryType, m.srcMemoryType, m.srcArray = kind, array_kind, self._handle
-            m.dstPitch, m.dstHeight = row, max(self.height, 1)
-            if host:
-                m.dstHost = ptr
-            else:
-                m.dstDevice = ptr
+        # The linear side (host or device memory at ``ptr``) and the array side.
+        linear, other = ("src", "dst") if to_array else ("dst", "src")
+        setattr(m, other + "MemoryType", array_kind)
+        setattr(m, other + "Array", self._handle)
+        setattr(m, linear + "MemoryType", kind)
+        setattr(m, linear + "Pitch", row)
+        setattr(m, linear + "Height", max(self.height, 1))
+        setattr(m, linear + ("Host" if host else "Device"), ptr)
         if stream is None:
             driver.check(d.cuMemcpy3D(m), what)
         else:
