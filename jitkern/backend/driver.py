@@ -111,6 +111,13 @@ def is_available() -> bool:
     return bool(_device_count)
 
 
+def simulating_without_gpu() -> bool:
+    """JITKERN_SIMULATE is on and no GPU is usable: synchronizing has nothing to wait for."""
+    from ..config import settings
+
+    return settings.simulate and not is_available()
+
+
 def device_count() -> int:
     """Number of visible CUDA devices; 0 where the driver finds none."""
     drv()
