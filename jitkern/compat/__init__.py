@@ -17,13 +17,3 @@ NUMPY_NAMES = (
     "pi", "e", "euler_gamma", "inf", "nan", "newaxis",
 )  # fmt: skip
 
-
-def __getattr__(name: str):
-    module = _SUBMODULES.get(name)
-    if module is None:
-        from ..errors import JitkernAttributeError
-
-        raise JitkernAttributeError(f"module 'jitkern.compat' has no attribute {name!r}")
-    value = importlib.import_module(module)
-    globals()[name] = value
-    return value
