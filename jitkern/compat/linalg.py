@@ -1,6 +1,6 @@
 """``jitkern.dot`` and ``jitkern.matmul`` for 1-D and 2-D arrays: a tiled JIT kernel.
 
-Correct for every numeric dtype NumPy multiplies (float16 accumulates in float32, as
+Correct for every numeric dtype (float16 accumulates in float32, as
 cuBLAS does; complex64/128 in their own type; integers in their type, wrapping as NumPy's
 do), each output element a sum over ``k`` in increasing order. It is a reference for
 checking kernels, not a BLAS: for speed use CuPy (cuBLAS) or PyTorch on the same memory,
@@ -13,7 +13,7 @@ import numpy
 
 from .. import arrays
 from ..config import settings
-from ..errors import JitkernNotImplementedError, JitkernValueError
+from ..errors import JitkernNotImplementedError, JitkernTypeError, JitkernValueError
 from .. import jit
 from ..jit import rawkernel
 
@@ -82,8 +82,9 @@ def _product(a, b, name: str):
     if a.ndim == 0 or b.ndim == 0:  # dot with a scalar is a multiplication
         return a * b
     dt = numpy.result_type(a.dtype, b.dtype)
-    if dt.kind not in "biufc":
-        raise JitkernValueError(f"jitkern.{name}: no product for dtype {dt}")
+    if dt.kind not in "iufc":
+        raise JitkernTypeError(f"jitkern.{name}: dtype {dt} is not supported (numbers only); "
+                               "convert with .astype(numpy.int32) first")
     a2 = a.reshape(1, a.shape[0]) if a.ndim == 1 else a
     b2 = b.reshape(b.shape[0], 1) if b.ndim == 1 else b
     if a2.shape[1] != b2.shape[0]:

@@ -99,12 +99,12 @@ class _Stream:
         self.offset = (offset + nblocks) % 2**64
         if settings.simulate:
             return _HOST_DRAW[kind](n, dtype, self.seed, offset, a, b).reshape(shape)
-        out = arrays.empty(shape, dtype)
+        out = arrays.empty(n, dtype)  # the kernels index the values in one dimension
         if n:
             grid, block = philox.launch_shape(nblocks)
             philox.KERNELS[kind](grid, block, philox.launch_args(kind, out, n, self.seed,
                                                                  offset, a, b))  # fmt: skip
-        return out
+        return out.reshape(shape)
 
     def integers(self, low, high, size, dtype, where: str):
         if high is None:
