@@ -157,10 +157,10 @@ def philox(c0, c1, c2, c3, k0, k1):
 
 
 @rawkernel(device=True)
-def block_words(b, nkey0, nkey1, offset, c2, c3):
+def block_words(b, k0, k1, offset, c2, c3):
     """The four words of block ``b`` of a draw at ``offset``."""
     ctr = offset + numpy.uint64(b)
-    return philox(numpy.uint32(ctr), numpy.uint32(ctr >> numpy.uint64(32)), c2, c3, nkey0, nkey1)
+    return philox(numpy.uint32(ctr), numpy.uint32(ctr >> numpy.uint64(32)), c2, c3, k0, k1)
 
 
 @rawkernel(device=True)
