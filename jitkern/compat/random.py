@@ -106,6 +106,13 @@ class _Stream:
                                                                  offset, a, b))  # fmt: skip
         return out.reshape(shape)
 
+    def normal(self, loc, scale, size, dtype, where: str):
+        dt = _float_dtype(dtype, where)
+        loc, scale = _scalar(loc, "loc", where), _scalar(scale, "scale", where)
+        if scale < 0:
+            raise JitkernValueError(f"{where}: scale must be non-negative, got {scale}")
+        return self.draw("normal", _shape(size), dt, loc, scale)
+
     def integers(self, low, high, size, dtype, where: str):
         if high is None:
             low, high = 0, low
@@ -164,11 +171,7 @@ class RandomState:
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=float):
         """Normal values of mean ``loc`` and standard deviation ``scale``."""
-        dt = _float_dtype(dtype, "normal")
-        loc, scale = _scalar(loc, "loc", "normal"), _scalar(scale, "scale", "normal")
-        if scale < 0:
-            raise JitkernValueError(f"normal: scale must be non-negative, got {scale}")
-        return self._stream.draw("normal", _shape(size), dt, loc, scale)
+        return self._stream.normal(loc, scale, size, dtype, "normal")
 
     def randint(self, low, high=None, size=None, dtype=int):
         """Integers in [low, high) (in [0, low) when ``high`` is None)."""
@@ -201,7 +204,7 @@ class Generator:
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=numpy.float64):
         """Normal values of mean ``loc`` and standard deviation ``scale``."""
-        return RandomState.normal(self, loc, scale, size, dtype)
+        return self._stream.normal(loc, scale, size, dtype, "Generator.normal")
 
     def integers(self, low, high=None, size=None, dtype=numpy.int64, endpoint=False):
         """Integers in [low, high) (``endpoint=True``: [low, high]); [0, low) when ``high``
