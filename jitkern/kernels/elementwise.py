@@ -27,15 +27,18 @@ import numpy
 from ..arrays import empty, ndarray, pointer_of
 from ..arrays.core import allocate, stream_of
 from ..arrays.interop import layout_key
-from ..backend import compiler, debugcheck, driver
-from ..backend.handles import handle_ctype
-from ..backend.inspection import Inspection, inspect_binary
-from ..backend.kernel_object import KernelPartial
-from ..backend.module import Function, cluster_refused
+from ..toolchain import nvrtc as compiler
+from ..runtime import debugcheck, driver
+from ..runtime.handles import handle_ctype
+from ..toolchain.inspection import Inspection, inspect_binary
+from .base import KernelPartial
+from ..runtime.module import Function, cluster_refused
 from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
-from . import _cuda, _debug, _export_kinds, _launcher, _layout
-from . import _elementwise_codegen as _codegen
-from .params import (
+from ..compiler.strings import prelude as _cuda, layout as _layout
+from . import _debug, _export_kinds
+from ..runtime import launcher as _launcher
+from ..compiler.strings import elementwise as _codegen
+from ..compiler.strings.params import (
     CachedSources,
     convert_scalar,
     ctype_of,
@@ -421,7 +424,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         array argument) for ``arch`` as ``format``, with a header and a manifest
         (docs/export.md); ``jitkern.load(path)`` calls it like this kernel, on
         C-contiguous arrays of one shape."""
-        from ..backend import export
+        from ..toolchain import export
 
         export.check_format(format)
         return export.write(path, _export_kinds.elementwise_spec(self, args_or_dtypes), arch,

@@ -423,7 +423,7 @@ def test_inspect_compiles_without_a_gpu(fused, args):
 
 
 def test_common_plans_take_the_fast_call():
-    from jitkern.kernels._fuse_emit import Plan
+    from jitkern.kernels.fuse.emit import Plan
 
     assert Plan(magnitude.graph_for(F32, F32), "k").fast is not None
     assert Plan(sum_of_products.graph_for(F32, F32), "k").fast is not None
@@ -438,7 +438,7 @@ def test_common_plans_take_the_fast_call():
      (fuse(lambda x: (x.sum(),)), (F32,))],
 )  # fmt: skip
 def test_fast_call_returns_what_the_general_call_returns(fused, args):
-    from jitkern.kernels._fuse_emit import Plan
+    from jitkern.kernels.fuse.emit import Plan
 
     plan = Plan(fused.graph_for(*args), "k")
     stage = plan.stages[0]
@@ -828,8 +828,8 @@ def test_jitkern_routines_on_device(rng):
 
 @pytest.mark.gpu
 def test_second_call_does_not_trace_or_compile(rng, monkeypatch):
-    from jitkern.backend import compiler
-    from jitkern.kernels import _fuse_trace
+    from jitkern.toolchain import nvrtc as compiler
+    from jitkern.kernels.fuse import trace as _fuse_trace
 
     calls = {"compile": 0, "trace": 0}
 
