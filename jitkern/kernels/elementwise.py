@@ -340,7 +340,9 @@ class ElementwiseKernel(CachedSources, KernelPartial):
             # every load and store 16 bytes wide.
             walking = [isz for st, isz in zip(strides_c, sizes) if st and st[0] != 0]
             narrowest = min(walking, default=0)
-            if narrowest:
+            # A vector of V elements is one aligned load of V * itemsize bytes: a power of
+            # two for every array (a 24-byte record moves element by element).
+            if narrowest and all(_power_of_two(isz) for isz in walking):
                 vector = min(_VECTOR_BYTES // narrowest, _MAX_VECTOR, 64 // max(walking))
                 vector = vector if vector >= 2 else 1
         a.vector = vector
@@ -476,7 +478,7 @@ def _inner_vector(shape, strides_list, sizes, outputs) -> int:
     if len(shape) < 2:
         return 1
     walking = [isz for st, isz in zip(strides_list, sizes) if st[-1] != 0]
-    if not walking:
+    if not walking or not all(_power_of_two(isz) for isz in walking):
         return 1
     v = min(_VECTOR_BYTES // max(walking), _MAX_VECTOR)
     if v < 2 or shape[-1] % v:
@@ -487,6 +489,10 @@ def _inner_vector(shape, strides_list, sizes, outputs) -> int:
         if st[-1] and any(x % (v * isz) for x in st[:-1]):
             return 1
     return v
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
 
 
 def _names(params) -> str:

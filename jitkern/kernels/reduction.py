@@ -409,7 +409,7 @@ class ReductionKernel(CachedSources):
             a.group = 32
         else:
             a.group = 1
-        if a.group != 1 and sizes and all(
+        if a.group != 1 and sizes and a.red_nd >= 1 and all(
             st[-1] == isz for st, isz in zip(a.in_rstrides, sizes)
         ):
             v = _VECTOR_BYTES // max(sizes)
