@@ -16,6 +16,7 @@ parameter buffer of the launch plans).
 from __future__ import annotations
 
 import functools
+import sys
 
 from ..errors import JitkernRuntimeError, JitkernTypeError
 
@@ -34,6 +35,7 @@ class KernelPartial(functools.partial):
     allow_nonportable_cluster_size = False
 
     def __new__(cls, *args, **kwargs):
+        _tell_dask()
         return super().__new__(cls, _not_ready)
 
     def _set_call(self, func) -> None:
@@ -66,6 +68,20 @@ class KernelPartial(functools.partial):
         return self is other
 
     __hash__ = object.__hash__
+
+    def __dask_tokenize__(self):
+        # Identity, as __eq__ says: the token Dask names tasks by (see _tell_dask).
+        return (type(self).__module__, type(self).__qualname__, id(self))
+
+
+def _tell_dask() -> None:
+    """Dask tokenizes a ``functools.partial`` by its function, and a kernel's function is a
+    method of the kernel: that walk never ends. Where the program has imported Dask, point
+    Dask's tokenizer at ``__dask_tokenize__`` for kernels (jitkern never imports Dask)."""
+    tokenize = sys.modules.get("dask.tokenize")
+    dispatch = getattr(tokenize, "normalize_token", None)
+    if dispatch is not None and KernelPartial not in getattr(dispatch, "_lookup", {KernelPartial}):
+        dispatch.register(KernelPartial)(KernelPartial.__dask_tokenize__)
 
 
 def _name_as_call(func, qualname: str) -> None:

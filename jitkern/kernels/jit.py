@@ -17,6 +17,7 @@ changed is ignored.
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
 import json
 import linecache
@@ -95,8 +96,31 @@ def rawkernel(
     return wrap(func) if func is not None else wrap
 
 
-def _rebuild_kernel(func, mode, device, options, debug=False) -> "JitKernel":
+def _rebuild_kernel(func, mode, device, options, debug=False, source=None) -> "JitKernel":
+    if source is not None:
+        func = _with_source(func, *source)
     return JitKernel(func, mode=mode, device=device, options=options, debug=debug)
+
+
+def _source_of(func):
+    """(file name, first line, lines) of ``func``'s source, carried in a by-value pickle:
+    cloudpickle (Dask, multiprocessing) names rebuilt functions ``<dynamic-code>``."""
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        return None
+    return func.__code__.co_filename, first, tuple(lines)
+
+
+def _with_source(func, filename, first, lines):
+    """``func`` reading its source from ``filename``, lines ``first``... (in linecache where
+    the file is not there, or is not the same), so the JIT parses it and errors point at it."""
+    padded = [""] * (first - 1) + list(lines)
+    if linecache.getlines(filename)[first - 1:first - 1 + len(lines)] != list(lines):
+        linecache.cache[filename] = (sum(map(len, padded)), None, padded, filename)
+    if func.__code__.co_filename != filename:
+        func.__code__ = func.__code__.replace(co_filename=filename)
+    return func
 
 
 def _attribute(module: str, qualname: str):
@@ -141,7 +165,8 @@ class JitKernel(KernelPartial):
         module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
         if module and _attribute(module, qualname) is self:
             return _kernel_by_name, (module, qualname)
-        return _rebuild_kernel, (func, self.mode, self.device, self.options, self.debug)
+        return _rebuild_kernel, (func, self.mode, self.device, self.options, self.debug,
+                                 _source_of(func))
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=(),
                  debug: bool | None = None):

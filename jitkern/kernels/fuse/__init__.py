@@ -48,8 +48,8 @@ def _numpy_function(fn):
     """``fn`` with the ``cupy`` modules its globals name bound to NumPy (``fn`` when none);
     module-level helpers of the same module are rebound too, so ``cupy.exp`` in a helper
     reads as ``numpy.exp``."""
-    env = fn.__globals__
-    if not any(_is_array_module(v) for v in env.values()):
+    env = getattr(fn, "__globals__", None)  # None: a ufunc or another callable object
+    if env is None or not any(_is_array_module(v) for v in env.values()):
         return fn
     new_env = dict(env)
     for name, value in env.items():
