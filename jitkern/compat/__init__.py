@@ -1,6 +1,7 @@
-"""CuPy's array namespace on ``jitkern`` (``import jitkern as cp``): NumPy's dtype names and
-constants, the reference routines CuPy's examples check kernels with, and ``jitkern.random``.
-See docs/compat.md. Importing this package loads nothing else."""
+"""CuPy's spellings that are not kernels: texture objects, compile_with_cache and memoize
+(:mod:`.texture`, :mod:`.api`), and CuPy's array namespace on ``jitkern`` (``import jitkern
+as cp``): NumPy's dtype names and constants, the reference routines CuPy's examples check
+kernels with, ``jitkern.random`` (docs/compat.md). Importing this package loads nothing else."""
 
 from __future__ import annotations
 

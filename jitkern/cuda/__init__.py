@@ -2,7 +2,7 @@
 
 ``jitkern.cuda.runtime`` holds the CUDA runtime enum constants (``cudaChannelFormatKindFloat``,
 ``cudaResourceTypeArray``, ``cudaAddressModeClamp``, ...) and ``jitkern.cuda.texture`` is
-:mod:`jitkern.texture`, so ``from cupy.cuda import runtime, texture`` ports by changing
+:mod:`jitkern.compat.texture`, so ``from cupy.cuda import runtime, texture`` ports by changing
 ``cupy`` to ``jitkern``. ``jitkern.cuda.Stream`` (``Stream.null.synchronize()``), ``Event``,
 ``Device`` and ``get_current_stream`` are jitkern's. Importing this package touches no device.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = {"runtime": "jitkern.cuda.runtime", "texture": "jitkern.texture"}
+_SUBMODULES = {"runtime": "jitkern.cuda.runtime", "texture": "jitkern.compat.texture"}
 #: cupy.cuda's classes and functions user code calls (``cp.cuda.Stream.null.synchronize()``)
-_NAMES = {"Stream": "jitkern.backend.device", "Event": "jitkern.backend.device",
-          "Device": "jitkern.backend.device", "get_current_stream": "jitkern.backend.device",
-          "get_elapsed_time": "jitkern.backend.device", "is_available": "jitkern.backend.driver"}
+_NAMES = {"Stream": "jitkern.runtime.device", "Event": "jitkern.runtime.device",
+          "Device": "jitkern.runtime.device", "get_current_stream": "jitkern.runtime.device",
+          "get_elapsed_time": "jitkern.runtime.device", "is_available": "jitkern.runtime.driver"}
 
 
 def __getattr__(name: str):
