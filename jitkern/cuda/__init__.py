@@ -32,3 +32,25 @@ def __getattr__(name: str):
     value = importlib.import_module(module)
     globals()[name] = value
     return value
+
+
+def set_allocator(allocator=None) -> None:
+    """CuPy's ``cupy.cuda.set_allocator``: ``None`` makes every allocation its own
+    ``cuMemAlloc`` of exactly its size, freed when dropped (no pool, no cache), so
+    compute-sanitizer sees an access past an array's end (also ``JITKERN_EXACT_ALLOC=1``);
+    ``jitkern.get_default_memory_pool().malloc`` puts the pool back. See docs/debugging.md."""
+    from ..runtime import memory  # the driver's side, loaded only when used
+
+    if allocator is None:
+        memory.set_exact(True)
+    elif getattr(allocator, "__self__", None) is memory.get_default_memory_pool() and \
+            getattr(allocator, "__name__", "") == "malloc":
+        memory.set_exact(False)
+    else:
+        from ..errors import JitkernTypeError
+
+        raise JitkernTypeError(
+            "jitkern.cuda.set_allocator takes None (exact allocations) or "
+            f"jitkern.get_default_memory_pool().malloc (the pool), not {allocator!r}: jitkern "
+            "allocates through its own pool")
+

@@ -68,7 +68,7 @@ def rawkernel(
     device: bool = False,
     options=(),
     fast_math: bool = False,
-    lineinfo: bool = False,
+    lineinfo: bool = True,
     debug: bool | None = None,
 ):
     """Compile a Python function into a CUDA kernel (or a device function).
@@ -78,7 +78,9 @@ def rawkernel(
     ``'numpy'`` (NumPy 2 promotion, literals weak; ``'python'``, cupyx.jit's name for
     it, is accepted). ``device=True`` makes a
     device function callable from kernels. ``options`` go to NVRTC;
-    ``fast_math`` adds ``--use_fast_math``; ``lineinfo`` adds ``-lineinfo``.
+    ``fast_math`` adds ``--use_fast_math``; ``lineinfo`` (on unless ``False``) adds
+    ``-lineinfo``: the binary maps instructions to the kernel's Python lines, so
+    compute-sanitizer and Nsight Compute name them (no change to the code generated).
     ``debug=True`` (default: ``JITKERN_DEBUG``) builds a bounds-checked kernel compiled with
     ``-lineinfo``: an out-of-bounds access raises :class:`jitkern.KernelAssertionError` at
     the next synchronisation (docs/debug_mode.md).
@@ -87,11 +89,10 @@ def rawkernel(
     opts = tuple([options] if isinstance(options, str) else options)
     if fast_math:
         opts += ("--use_fast_math",)
-    if lineinfo:
-        opts += ("-lineinfo",)
 
     def wrap(f):
-        return JitKernel(f, mode=mode, device=device, options=opts, debug=debug)
+        return JitKernel(f, mode=mode, device=device, options=opts, debug=debug,
+                         lineinfo=lineinfo)
 
     return wrap(func) if func is not None else wrap
 
@@ -99,7 +100,8 @@ def rawkernel(
 def _rebuild_kernel(func, mode, device, options, debug=False, source=None) -> "JitKernel":
     if source is not None:
         func = _with_source(func, *source)
-    return JitKernel(func, mode=mode, device=device, options=options, debug=debug)
+    return JitKernel(func, mode=mode, device=device, options=options, debug=debug,
+                     lineinfo="-lineinfo" in options)
 
 
 def _source_of(func):
@@ -169,7 +171,7 @@ class JitKernel(KernelPartial):
                                  _source_of(func))
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=(),
-                 debug: bool | None = None):
+                 debug: bool | None = None, lineinfo: bool = True):
         if not isinstance(func, types_module.FunctionType):
             raise JitkernTypeError(
                 f"rawkernel() compiles a Python function written with def (or a lambda), "
@@ -181,7 +183,7 @@ class JitKernel(KernelPartial):
         self.device = device
         self.debug = _debug_flag(debug)
         self.options = tuple(options)
-        if self.debug and "-lineinfo" not in self.options:
+        if (lineinfo or self.debug) and "-lineinfo" not in self.options:
             self.options += ("-lineinfo",)  # profilers and compute-sanitizer show Python lines
         self.__name__ = getattr(func, "__name__", "kernel")
         self.__doc__ = getattr(func, "__doc__", None)

@@ -86,6 +86,22 @@ def _describe(d, err) -> str:
     return ""
 
 
+# A kernel's own fault, seen by the next call that waits for the device (launches are
+# asynchronous): illegal address, assert/trap, illegal instruction, misaligned address,
+# invalid address space or pc, launch failure, hardware stack error.
+_KERNEL_FAULTS = frozenset((700, 710, 714, 715, 716, 717, 718, 719))
+
+#: What a kernel fault's error adds: where to look next (docs/debugging.md).
+FAULT_HINT = (
+    "\n(a kernel launched before this call faulted; the context cannot be used again in this "
+    "process. Find the kernel and line: rerun with JITKERN_DEBUG=1 (JIT kernels check every "
+    "index and name the kernel, line and thread), run the kernel in the simulator "
+    "(kernel.simulate[grid, block](...) or JITKERN_SIMULATE=1), or run the program under "
+    "`compute-sanitizer` with JITKERN_EXACT_ALLOC=1, whose report names the .py file and line "
+    "of a JIT kernel's access; see docs/debugging.md)"
+)
+
+
 def check(result, what: str = "CUDA call"):
     """Unwrap a ``cuda.bindings`` result tuple, raising CUDAError on failure.
 
@@ -94,7 +110,8 @@ def check(result, what: str = "CUDA call"):
     err = result[0]
     if err != 0:
         d = _driver_module
-        raise CUDAError(f"{what} failed: {_name(d, err)}: {_describe(d, err)}", int(err))
+        hint = FAULT_HINT if int(err) in _KERNEL_FAULTS else ""
+        raise CUDAError(f"{what} failed: {_name(d, err)}: {_describe(d, err)}{hint}", int(err))
     if len(result) == 1:
         return None
     if len(result) == 2:
