@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import types
 
 from ..errors import JitkernRuntimeError, JitkernTypeError
 
@@ -41,7 +42,7 @@ class KernelPartial(functools.partial):
     def _set_call(self, func) -> None:
         """Make ``func`` what calling the kernel runs (it keeps the instance's __dict__)."""
         if self.func is not func:
-            _name_as_call(func, self._call_name())
+            func = _name_as_call(func, self._call_name())
             self.__setstate__((func, (), None, self.__dict__))
 
     def _call_name(self) -> str:
@@ -84,13 +85,26 @@ def _tell_dask() -> None:
         dispatch.register(KernelPartial)(KernelPartial.__dask_tokenize__)
 
 
-def _name_as_call(func, qualname: str) -> None:
-    """Python's own errors for a wrong call (a missing or unknown argument) name the
-    function called: make that ``RawKernel.__call__`` (or a JIT kernel's own name), not an
-    internal ``_launch``."""
-    target = getattr(func, "__func__", func)
+def _name_as_call(func, qualname: str):
+    """``func``, named so that Python's own errors for a wrong call (a missing or unknown
+    argument) name the function called: ``RawKernel.__call__`` (or a JIT kernel's own name),
+    not an internal ``_launch``. A method shared by every kernel of a class is copied for
+    this kernel, so two kernels do not rename each other's."""
+    if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType):
+        return types.MethodType(_renamed(func.__func__, qualname), func.__self__)
     try:
-        target.__qualname__ = qualname
-        target.__name__ = qualname.rpartition(".")[2]
-    except (AttributeError, TypeError):
+        func.__qualname__ = qualname
+        func.__name__ = qualname.rpartition(".")[2]
+        func.__code__ = func.__code__.replace(co_name=func.__name__, co_qualname=qualname)
+    except (AttributeError, TypeError, ValueError):
         pass  # a builtin or a partial: nothing to rename
+    return func
+
+
+def _renamed(fn, qualname: str):
+    name = qualname.rpartition(".")[2]
+    code = fn.__code__.replace(co_name=name, co_qualname=qualname) \
+        if hasattr(fn.__code__, "co_qualname") else fn.__code__.replace(co_name=name)
+    copy = types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__, copy.__qualname__ = fn.__kwdefaults__, qualname
+    return copy
