@@ -26,7 +26,9 @@ from ..backend import compiler, debugcheck, driver
 from ..backend.handles import handle_ctype
 from ..backend.inspection import Inspection
 from ..backend.module import Function, cluster_refused
+from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
+from ..jit.simulate import strings as _sim_strings
 from . import _cuda, _debug, _export_kinds, _launcher, _layout
 from . import _reduction_codegen as _codegen
 from .elementwise import (
@@ -198,6 +200,8 @@ class ReductionKernel(CachedSources):
         ``cluster=`` is refused: the kernel sizes its own grid."""
         if cluster is not None:
             raise cluster_refused("ReductionKernel", self.name)
+        if settings.simulate:  # JITKERN_SIMULATE=1: the C runs in the CPU simulator
+            return self.simulate(*args, out=out, axis=axis, keepdims=keepdims, stream=stream)
         if out is not None:
             args = args + (out if isinstance(out, tuple) else (out,))
         guarded = self._guarded
@@ -217,6 +221,12 @@ class ReductionKernel(CachedSources):
         if guarded is not None:
             self._guarded = (axis, keepdims, guarded)
         return run(args, stream)
+
+    @property
+    def simulate(self) -> _sim_strings.ReductionSim:
+        """``kernel.simulate(*args, axis=None, keepdims=False)``: the reduction on the CPU
+        in jitkern's simulator (docs/debugging.md), with NumPy arrays."""
+        return _sim_strings.ReductionSim(self)
 
     def _runner(self, args, axis, keepdims, key):
         """The function that runs calls shaped like ``args`` (built once per call key)."""
