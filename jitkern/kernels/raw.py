@@ -167,6 +167,13 @@ class RawKernel(KernelPartial):
         is outside the simulator's C subset is refused, naming the construct and line."""
         return _sim_strings.RawSimulator(self)
 
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
+        """A launch with ``args`` fixed (KernelPartial.bind); while simulate is on it runs
+        in the simulator instead."""
+        if settings.simulate:
+            return _sim_strings.BoundRaw(self, grid, block, args, shared_mem)
+        return super().bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
+
     def _bind_parts(self, args: tuple):
         """For KernelPartial.bind: the argument count and kinds are checked against the
         source's parameter list first (no GPU needed for that error)."""

@@ -224,7 +224,8 @@ class RawSimulator:
                 "launch as kernel.simulate[grid, block](*args) or "
                 "kernel.simulate[grid, block, shared_mem, stream](*args)")
         shared_mem = config[2] if len(config) > 2 else 0
-        return _RawLaunch(self, config[0], config[1], shared_mem)
+        stream = config[3] if len(config) > 3 else None
+        return _RawLaunch(self, config[0], config[1], shared_mem, stream)
 
     @property
     def source(self) -> str:
@@ -235,12 +236,34 @@ class RawSimulator:
 
 
 class _RawLaunch:
-    def __init__(self, sim, grid, block, shared_mem):
-        self.sim, self.grid, self.block, self.shared_mem = sim, grid, block, shared_mem
+    def __init__(self, sim, grid, block, shared_mem, stream):
+        self.sim, self.grid, self.block = sim, grid, block
+        self.shared_mem, self.stream = shared_mem, stream
 
-    def __call__(self, *args, shared_mem=None, stream=None):
-        given = self.shared_mem if shared_mem is None else shared_mem
-        self.sim(self.grid, self.block, args, given, stream)
+    def __call__(self, *args, **kwargs):
+        from . import launch_keywords
+
+        shared_mem, stream = self.shared_mem, self.stream
+        if kwargs:
+            shared_mem, stream = launch_keywords(f"{self.sim._kernel.name}.simulate", kwargs,
+                                                 shared_mem, stream)
+        self.sim(self.grid, self.block, args, shared_mem, stream)
+
+
+class BoundRaw:
+    """``raw_kernel.bind(grid, block, *args)`` while simulate is on: calling it runs the
+    launch in the simulator; ``set_arg(i, value)`` replaces an argument."""
+
+    def __init__(self, kernel, grid, block, args, shared_mem=0):
+        self._kernel, self.grid, self.block = kernel, grid, block
+        self.shared_mem, self.stream = _shared_mem(shared_mem), None
+        self.args = list(args)
+
+    def __call__(self) -> None:
+        run_raw(self._kernel, self.grid, self.block, tuple(self.args), self.shared_mem)
+
+    def set_arg(self, index: int, value) -> None:
+        self.args[index] = value
 
 
 def _shared_mem(value) -> int:
