@@ -121,8 +121,8 @@ class Val:
 def convert(v: Val, t) -> str:
     """``v`` as a value of dtype ``t`` (C's conversion rules)."""
     src = v.type
-    if isinstance(src, Pointer):
-        raise TypeError("pointer")
+    if isinstance(src, Pointer):  # callers check first (Translator.to)
+        raise Refused("a pointer where a number is expected")
     if src == t:
         return v.code
     if t.kind == "b":
