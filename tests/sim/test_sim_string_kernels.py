@@ -196,6 +196,101 @@ def test_reduction_without_identity_and_with_reduce_type(rng):
     np.testing.assert_allclose(mean.simulate(x, axis=1), x.mean(1), rtol=1e-12)
 
 
+def test_raw_module_template_kernels_by_name_expression(simulating, rng):
+    code = r"""
+template<typename T>
+__global__ void fx3(T* arr, int N) {
+    unsigned int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid < N) {
+        arr[tid] = arr[tid] * 3;
+    }
+}
+"""
+    mod = jitkern.RawModule(code=code, options=("-std=c++11",),
+                            name_expressions=["fx3<float>", "fx3<double>"])
+    for name, dtype in (("fx3<float>", np.float32), ("fx3<double>", np.float64)):
+        a = rng.standard_normal(10).astype(dtype)
+        want = a * 3
+        mod.get_function(name)((1,), (10,), (a, 10))
+        assert a.dtype == dtype
+        np.testing.assert_array_equal(a, want)
+
+
+def test_tutorial_matrix_multiply_module_and_block_reduction(simulating, rng):
+    matmul = jitkern.RawKernel(r"""
+extern "C" __global__
+void matrix_multiply(const float* A, const float* B, float* C,
+int M, int N, int K) {
+int row = blockIdx.y * blockDim.y + threadIdx.y;
+int col = blockIdx.x * blockDim.x + threadIdx.x;
+if (row < M && col < N) {
+float sum = 0.0f;
+for (int k = 0; k < K; k++) {
+sum += A[row * K + k] * B[k * N + col];
+}
+C[row * N + col] = sum;
+}
+}
+""", "matrix_multiply")
+    m, n, k = 12, 10, 7
+    a = rng.random((m, k), np.float32)
+    b = rng.random((k, n), np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    matmul(((n + 7) // 8, (m + 7) // 8), (8, 8), (a, b, c, np.int32(m), np.int32(n),
+                                                   np.int32(k)))
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+    module = jitkern.RawModule(code=r"""
+extern "C" {
+__device__ float activation_relu(float x) {
+return fmaxf(0.0f, x);
+}
+__device__ float activation_sigmoid(float x) {
+return 1.0f / (1.0f + expf(-x));
+}
+__global__ void apply_activation(const float* input, float* output,
+int size, int activation_type) {
+int idx = blockIdx.x * blockDim.x + threadIdx.x;
+if (idx < size) {
+float x = input[idx];
+if (activation_type == 0) {
+output[idx] = activation_relu(x);
+} else if (activation_type == 1) {
+output[idx] = activation_sigmoid(x);
+}
+}
+}
+}
+""")
+    data = rng.standard_normal(37).astype(np.float32)
+    out = np.full(37, np.nan, np.float32)
+    act = module.get_function("apply_activation")
+    act((1,), (64,), (data, out, np.int32(37), np.int32(0)))
+    np.testing.assert_array_equal(out, np.maximum(data, 0))
+    act((1,), (64,), (data, out, np.int32(37), np.int32(1)))
+    np.testing.assert_allclose(out, 1 / (1 + np.exp(-data.astype(np.float64))), rtol=1e-6)
+    reduce = jitkern.RawKernel(r"""
+extern "C" __global__
+void optimized_reduction(const float* input, float* output, int size) {
+extern __shared__ float sdata[];
+int tid = threadIdx.x;
+int i = blockIdx.x * blockDim.x + threadIdx.x;
+sdata[tid] = (i < size) ? input[i] : 0;
+__syncthreads();
+for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+if (tid < s) {
+sdata[tid] += sdata[tid + s];
+}
+__syncthreads();
+}
+if (tid == 0) output[blockIdx.x] = sdata[0];
+}
+""", "optimized_reduction")
+    x = rng.random(1000, np.float32)
+    partial = np.full(4, np.nan, np.float32)
+    reduce((4,), (256,), (x, partial, np.int32(1000)), shared_mem=256 * 4)
+    np.testing.assert_allclose(partial.sum(), x.astype(np.float64).sum(), rtol=1e-5)
+
+
 # -- C semantics ---------------------------------------------------------------------
 
 SEMANTICS = r"""

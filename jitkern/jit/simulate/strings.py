@@ -94,23 +94,63 @@ def flat(arr: numpy.ndarray) -> tuple[numpy.ndarray, bool]:
 
 
 class SimModule:
-    """A RawModule's (or RawKernel's) source as JIT kernels, translated once."""
+    """A RawModule's (or RawKernel's) source as JIT kernels, translated once; ``types``
+    binds a template kernel's type parameters (an instantiation from name_expressions)."""
 
-    def __init__(self, code: str, where: str):
-        ast, _ = parse(code, where, {})
-        tr, sources = translate_unit(ast, where, {})
+    def __init__(self, code: str, where: str, types: dict | None = None):
+        types = types or {}
+        ast, _ = parse(code, where, types)
+        tr, sources = translate_unit(ast, where, types)
         self.functions = {n: f for n, f in tr.functions.items()}
         self.source = HELPERS + "\n\n" + "\n\n".join(sources.values())
         namespace = define(self.source, where)
         self.kernels = {n: _kernel(namespace, f.py) for n, f in tr.functions.items() if f.kernel}
 
 
-def module_of(owner, code: str, where: str) -> SimModule:
-    """The translation of ``code``, kept on ``owner`` (a RawKernel or RawModule)."""
-    made = owner.__dict__.get("_sim_module")
-    if made is None:
-        made = owner._sim_module = SimModule(code, where)
-    return made
+def module_of(owner, code: str, where: str, name: str = "") -> tuple[SimModule, str]:
+    """(the translation of ``code``, kept on ``owner``, a RawKernel or RawModule; the C
+    name of kernel ``name``). A template kernel's name (``fx3<float>``) is translated
+    with its type parameters bound."""
+    made = owner.__dict__.setdefault("_sim_modules", {})
+    key = name if "<" in name else ""
+    if key not in made:
+        if key:
+            code, types, base = _instantiate(code, name, where)
+            made[key] = (SimModule(code, where, types), base)
+        else:
+            made[key] = (SimModule(code, where), "")
+    module, base = made[key]
+    return module, base or name
+
+
+def _instantiate(code: str, name: str, where: str):
+    """(the source with ``name``'s template header blanked, its type parameters, the
+    kernel's C name) for a name expression such as ``fx3<float>``."""
+    import re
+
+    from .csubset import refuse
+
+    m = re.fullmatch(r"\s*(\w+)\s*<(.*)>\s*", name)
+    if m is None:
+        raise refuse(f"the name expression {name!r}", where)
+    base, args = m.group(1), [a.strip() for a in m.group(2).split(",")]
+    header = re.compile(r"template\s*<([^<>]*)>(?=[^{;]*__global__[^{;(]*\b"
+                        + re.escape(base) + r"\s*\()")
+    found = header.search(code)
+    if found is None:
+        raise refuse(f"the name expression {name!r} (no template kernel {base})", where)
+    params = [p.strip() for p in found.group(1).split(",")]
+    types = {}
+    for param, arg in zip(params, args):
+        pm = re.fullmatch(r"(?:typename|class)\s+(\w+)", param)
+        if pm is None:
+            raise refuse(f"the template parameter {param!r} (only type parameters)", where)
+        types[pm.group(1)] = _resolved_type(arg, {})
+    if len(params) != len(args):
+        raise refuse(f"the name expression {name!r} ({len(params)} template parameters)",
+                     where)
+    blank = re.sub(r"[^\n]", " ", found.group(0))
+    return code[: found.start()] + blank + code[found.end():], types, base
 
 
 def run_raw(kernel, grid, block, args, shared_mem=0) -> None:
@@ -118,8 +158,8 @@ def run_raw(kernel, grid, block, args, shared_mem=0) -> None:
     name = kernel.name
     owner = kernel._module if kernel._module is not None else kernel
     where = "RawModule" if kernel._module is not None else f"RawKernel {name!r}"
-    module = module_of(owner, owner._source, where)
-    if name not in module.kernels:
+    module, cname = module_of(owner, owner._source, where, name)
+    if cname not in module.kernels:
         listed = ", ".join(map(repr, sorted(module.kernels))) or "none"
         raise FunctionNotFoundError(
             f"{name}: the source has no __global__ function of this name (it has {listed}); "
@@ -128,8 +168,8 @@ def run_raw(kernel, grid, block, args, shared_mem=0) -> None:
     if not isinstance(args, (tuple, list)):
         raise KernelArgumentError(f"{name}: args must be a tuple, got {type(args).__name__}")
     host, back = host_copies(args)
-    values = raw_arguments(name, module.functions[name].params, host)
-    module.kernels[name].simulate(grid, block, tuple(values), shared_mem)
+    values = raw_arguments(name, module.functions[cname].params, host)
+    module.kernels[cname].simulate(grid, block, tuple(values), shared_mem)
     copy_back(back)
 
 
@@ -232,7 +272,8 @@ class RawSimulator:
         """The Python of the JIT kernels the simulator runs for this kernel's source."""
         k = self._kernel
         owner = k._module if k._module is not None else k
-        return module_of(owner, owner._source, f"RawKernel {k.name!r}").source
+        where = "RawModule" if k._module is not None else f"RawKernel {k.name!r}"
+        return module_of(owner, owner._source, where, k.name)[0].source
 
 
 class _RawLaunch:
@@ -280,6 +321,7 @@ def _resolved_type(ctype: str, bound: dict):
     """A parameter-list C type (``float``, ``T``) as a dtype."""
     from .csubset import _BASE, TYPEDEFS
 
+    ctype = " ".join(ctype.split())
     if ctype in bound:
         return bound[ctype]
     if ctype in TYPEDEFS:
@@ -291,7 +333,7 @@ def _resolved_type(ctype: str, bound: dict):
 
         t = DTYPE_BY_NAME.get(ctype)
     if t is None:
-        raise JitkernValueError(f"reduce_type {ctype!r}: not a type the simulator knows")
+        raise JitkernValueError(f"the type {ctype!r} is not one the simulator knows")
     return numpy.dtype(t)
 
 
