@@ -91,3 +91,11 @@ def test_string_kernel_examples_run_simulated(name, capsys, monkeypatch):
     monkeypatch.setattr(settings, "simulate", True)
     load(name).main(np)
     assert STRING_EXAMPLES[name] in capsys.readouterr().out
+
+
+def test_complex_kernel_example_runs_simulated(capsys):
+    pytest.importorskip("pycparser")
+    load("complex_kernel").run_simulated()
+    out = capsys.readouterr().out
+    assert "spec example      ok (simulated): [5.+10.j 6.+12.j 7.+14.j 8.+16.j 9.+18.j]" in out
+    assert "jitify=True        not simulated: RawKernel 'phase' line 2: the header <type_traits>" in out
