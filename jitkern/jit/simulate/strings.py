@@ -641,7 +641,8 @@ class ReductionSim:
                 return ""
             return entry
 
-        entries = {"__jk_map": body(inputs), "__jk_combine": body(ab),
+        index = {"_j": Var("_c_r0", I64, readonly=True), "_i": Var("_c_o", I64, readonly=True)}
+        entries = {"__jk_map": body({**inputs, **index}), "__jk_combine": body(ab),
                    "__jk_post": body({"a": ab["a"], **post_names}),
                    "__jk_identity": body({})}
         tr, sources = _translate(unit, bound, entries)
