@@ -344,6 +344,77 @@ extern "C" __global__ void promo(const unsigned char* c, int* out, float* f, uns
     np.testing.assert_array_equal(s, (np.uint64(1) << (c & 31).astype(np.uint64)).astype(np.uint32))
 
 
+def test_switch_sizeof_and_elementwise_integer_division(rng):
+    k = jitkern.RawKernel(r"""
+extern "C" __global__ void sw(const int* a, int* out, unsigned long long* sz) {
+    int t = threadIdx.x;
+    int r;
+    switch (a[t] % 4) {
+      case 0: r = 10; break;
+      case 1:
+      case -1: r = 20; break;
+      case 2: { r = 30; break; }
+      default: r = -1;
+    }
+    out[t] = r;
+    sz[t] = sizeof(double) + sizeof(r) + sizeof(short);
+}""", "sw")
+    a = rng.integers(-1000, 1000, 64).astype(np.int32)
+    out, sz = np.full(64, 99, np.int32), np.zeros(64, np.uint64)
+    k.simulate[1, 64](a, out, sz)
+    rem = np.fmod(a, 4)  # C's remainder
+    want = np.select([rem == 0, np.abs(rem) == 1, rem == 2], [10, 20, 30], -1)
+    np.testing.assert_array_equal(out, want)
+    assert (sz == 14).all()
+    div = jitkern.ElementwiseKernel("T x, T y", "T q, T r", "q = x / y; r = x % y", "cdivmod")
+    x = rng.integers(-10**6, 10**6, 200).astype(np.int64)
+    y = rng.integers(1, 100, 200).astype(np.int64) * rng.choice([-1, 1], 200)
+    q, r = div.simulate(x, y)
+    np.testing.assert_array_equal(q, np.trunc(x / y).astype(np.int64))
+    np.testing.assert_array_equal(r, np.fmod(x, y))
+
+
+def test_switch_fallthrough_is_refused():
+    k = jitkern.RawKernel(
+        'extern "C" __global__ void f(int* x) {\n switch (x[0]) {\n  case 1: x[0] = 2;\n'
+        "  case 2: x[0] = 3; break;\n }\n}", "f")
+    with pytest.raises(jitkern.CompileError, match="line 3: a switch case falling through"):
+        k.simulate[1, 1](np.zeros(1, np.int32))
+
+
+def test_int_multiply_wraps_and_unsigned_division(rng):
+    k = jitkern.RawKernel(r"""
+extern "C" __global__ void ops(const int* a, const unsigned int* u, int* m, unsigned int* d,
+                               long long* wide) {
+    int t = threadIdx.x;
+    m[t] = a[t] * 65537;            // wraps at 32 bits
+    d[t] = u[t] / 7u + u[t] % 7u;   // unsigned division
+    wide[t] = (long long)a[t] * 65537;
+}""", "ops")
+    a = rng.integers(-2**31, 2**31, 32, dtype=np.int64).astype(np.int32)
+    u = rng.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+    m, d, wide = np.zeros(32, np.int32), np.zeros(32, np.uint32), np.zeros(32, np.int64)
+    k.simulate[1, 32](a, u, m, d, wide)
+    exact = a.astype(np.int64) * 65537
+    np.testing.assert_array_equal(wide, exact)
+    np.testing.assert_array_equal(m, ((exact + 2**31) % 2**32 - 2**31).astype(np.int32))
+    np.testing.assert_array_equal(d, (u // 7 + u % 7).astype(np.uint32))
+
+
+def test_translate_cucomplex_code(rng):
+    k = jitkern.RawKernel(r"""
+#include <cuComplex.h>
+extern "C" __global__ void rotate(cuFloatComplex* z, cuFloatComplex by, int n) {
+    int i = blockDim.x * blockIdx.x + threadIdx.x;
+    if (i < n) z[i] = cuCaddf(cuCmulf(z[i], by), make_cuFloatComplex(cuCrealf(by), 0.0f));
+}""", "rotate", translate_cucomplex=True)
+    z = (rng.standard_normal(40) + 1j * rng.standard_normal(40)).astype(np.complex64)
+    by = np.complex64(complex(rng.standard_normal(), rng.standard_normal()))
+    want = z * by + by.real
+    k.simulate[2, 32](z, by, np.int32(40))
+    np.testing.assert_allclose(z, want, rtol=1e-6, atol=1e-6)
+
+
 # -- shared memory, barriers, atomics, shuffles, loops, device functions -----------------
 
 BLOCK_SUM = r"""

@@ -56,6 +56,8 @@ TYPEDEFS = {
     "uint8_t": U8, "int16_t": I16, "uint16_t": U16, "int32_t": I32, "uint32_t": U32,
     "int64_t": I64, "uint64_t": U64, "half": F16, "__half": F16,
     "__jk_complex64": C64, "__jk_complex128": C128,
+    # translate_cucomplex=True: jitkern/cucomplex.cuh names complex<float>/<double> so
+    "cuFloatComplex": C64, "cuComplex": C64, "cuDoubleComplex": C128,
 }
 
 
@@ -163,7 +165,7 @@ _REFUSED_WORDS = [
     (re.compile(r"\b(reinterpret_cast|const_cast|dynamic_cast)\b"), "{0}"),
     (re.compile(r"\b__constant__\b"), "__constant__ memory"),
     (re.compile(r"\bauto\b"), "'auto'"),
-    (re.compile(r"\b(printf|goto|switch|nullptr|sizeof|texture|tex1Dfetch|tex2D|tex1D|"
+    (re.compile(r"\b(printf|goto|nullptr|texture|tex1Dfetch|tex2D|tex1D|"
                 r"surf2Dwrite|surf2Dread)\b"), "'{0}'"),
     (re.compile(r"\b(float|double|int|uint|short|ushort|char|uchar|long|ulong|longlong|"
                 r"ulonglong)[1-4]\b"), "the vector type '{0}'"),

@@ -534,6 +534,76 @@ class Translator:
         check = [*pre, f"if not {cond}:", "    break"]
         self.loop([], None, node.stmt, check, check)
 
+    def s_Switch(self, node) -> None:
+        """``switch`` as an if/elif chain: each group of ``case`` labels ends in ``break``
+        (or ``return``/``continue``); falling through into the next group is refused."""
+        v = self.expr(node.cond)
+        if v.is_pointer or v.type.kind not in "biu":
+            raise self.refuse("a switch on a non-integer", node)
+        t = promote(v.type)
+        value = self.temp()
+        self.flush()
+        self.emit(f"{value} = {self.to(v, t, node)}")
+        groups = self.switch_groups(node)
+        first = True
+        for labels, stmts in groups:
+            if labels is None:
+                cond = None
+            else:
+                tests = [f"{value} == {self.to(self.expr(e), t, e)}" for e in labels]
+                cond = " or ".join(tests)
+            if cond is None and first:
+                self.emit("if True:")
+            elif cond is None:
+                self.emit("else:")
+            else:
+                self.emit(f"{'if' if first else 'elif'} {cond}:")
+            first = False
+            self.depth += 1
+            self.scopes.append({})
+            start = len(self.lines)
+            for st in stmts:
+                self.statement(st)
+            if len(self.lines) == start:
+                self.emit("pass")
+            self.scopes.pop()
+            self.depth -= 1
+
+    def switch_groups(self, node) -> list:
+        """[(case expressions or None for default, statements)], in order, default last."""
+        items = node.stmt.block_items or [] if type(node.stmt).__name__ == "Compound" else []
+        groups, labels, default = [], [], None
+        for item in items:
+            kind = type(item).__name__
+            if kind not in ("Case", "Default"):
+                raise self.refuse("a statement before the first case of a switch", item)
+            stmts = list(item.stmts or [])
+            if kind == "Case":
+                labels.append(item.expr)
+            if not stmts:
+                if kind == "Default":
+                    raise self.refuse("default sharing statements with a case", item)
+                continue
+            while type(stmts[-1]).__name__ == "Compound" and stmts[-1].block_items:
+                stmts = stmts[:-1] + list(stmts[-1].block_items)  # case 2: { ...; break; }
+            ends = type(stmts[-1]).__name__
+            if ends == "Break":
+                stmts = stmts[:-1]
+            elif ends not in ("Return", "Continue") and item is not items[-1]:
+                raise self.refuse("a switch case falling through to the next one", item)
+            if _has_break(stmts):
+                raise self.refuse("break inside a switch case before its end", item)
+            if kind == "Default":
+                if labels:
+                    raise self.refuse("default sharing statements with a case", item)
+                default = stmts
+            else:
+                groups.append((labels, stmts))
+            labels = []
+        if default is not None:
+            groups.append((None, default))
+        return groups
+
     def s_Break(self, node) -> None:
         if not self.loops:
             raise self.refuse("break outside a loop", node)
@@ -701,7 +771,7 @@ class Translator:
         if op in ("p++", "p--", "++", "--"):
             return self.incdec(node, statement=False)
         if op == "sizeof":
-            raise self.refuse("sizeof", node)
+            return self.size_of(node)
         v = self.expr(node.expr)
         if op == "*":
             return self.index(v, Val("numpy.int64(0)", I64), node)
@@ -726,6 +796,29 @@ class Translator:
                 raise self.refuse("~ on a non-integer", node)
             return Val(f"(~{x})", t)
         raise self.refuse(f"the operator {op}", node)
+
+    def size_of(self, node) -> Val:
+        """``sizeof(type)`` or ``sizeof x``: a size_t constant."""
+        target = node.expr
+        if type(target).__name__ == "Typename":
+            t, dims = self.decl_type(target.type)
+            if isinstance(t, Pointer):
+                return Val("numpy.uint64(8)", U64)
+            if t is None:
+                raise self.refuse("sizeof(void)", node)
+            return Val(f"numpy.uint64({t.itemsize * math.prod(d or 1 for d in dims or [1])})",
+                       U64)
+        saved, self.pre = self.pre, []
+        v = self.expr(target)
+        self.pre = saved  # sizeof does not evaluate its operand
+        if v.is_pointer:
+            if v.type.inner or type(target).__name__ != "ID":
+                raise self.refuse("sizeof of an array or pointer expression", node)
+            var = self.lookup(target.name)
+            if var is not None and var.offset is None and var.size is None:
+                raise self.refuse("sizeof of an array (use its element count)", node)
+            return Val("numpy.uint64(8)", U64)
+        return Val(f"numpy.uint64({v.type.itemsize})", U64)
 
     def e_ArrayRef(self, node) -> Val:
         base = self.expr(node.name)
@@ -889,7 +982,35 @@ class Translator:
                 "__ldg": self.ldg, "real": self.part, "imag": self.part,
                 "conj": self.conj, "norm": self.norm, "arg": self.arg,
                 "__jk_make_complex64": self.make_complex,
-                "__jk_make_complex128": self.make_complex}.get(name)
+                "__jk_make_complex128": self.make_complex}.get(name) or self.cucomplex(name)
+
+    def cucomplex(self, name: str):
+        """cuComplex.h's functions (translate_cucomplex=True), or None."""
+        single = name.endswith("f") or name in ("make_cuComplex",)
+        base = name[:-1] if name.endswith("f") and name.startswith("cuC") else name
+        t = C64 if single else C128
+        ops = {"cuCadd": "+", "cuCsub": "-", "cuCmul": "*", "cuCdiv": "/"}
+        if base in ops:
+            def binary(name, args, node, op=ops[base]):
+                self.nargs(name, args, 2, node)
+                return Val(f"({self.to(args[0], t, node)} {op} {self.to(args[1], t, node)})", t)
+            return binary
+        if base in ("cuCreal", "cuCimag"):
+            return lambda name, args, node: self.part(base[3:].lower(), args, node)
+        if base == "cuConj":
+            return self.conj
+        if base == "cuCabs":
+            return self.absolute
+        if base == "cuCfma":
+            def fma(name, args, node):
+                self.nargs(name, args, 3, node)
+                x, y, d = (self.to(a, t, node) for a in args)
+                return Val(f"({x} * {y} + {d})", t)
+            return fma
+        if name in ("make_cuFloatComplex", "make_cuComplex", "make_cuDoubleComplex"):
+            return lambda n, args, node: self.make_complex(
+                "__jk_make_complex64" if t == C64 else "__jk_make_complex128", args, node)
+        return None
 
     def nargs(self, name, args, n, node) -> None:
         if len(args) not in (n if isinstance(n, tuple) else (n,)):
@@ -1076,6 +1197,20 @@ class Translator:
             if var is not None and var.size is not None:
                 return Val(var.size, I64)
         raise self.refuse(f"the method .{field}()", node)
+
+
+def _has_break(stmts) -> bool:
+    """Whether a ``break`` (not inside a nested loop or switch) is among ``stmts``."""
+    for st in stmts:
+        kind = type(st).__name__
+        if kind == "Break":
+            return True
+        if kind in ("For", "While", "DoWhile", "Switch"):
+            continue
+        children = [c for _, c in st.children()] if hasattr(st, "children") else []
+        if kind in ("Compound", "If") and _has_break(children):
+            return True
+    return False
 
 
 @dataclasses.dataclass
