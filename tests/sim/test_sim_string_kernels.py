@@ -496,6 +496,35 @@ extern "C" __global__ void transpose(const double* a, double* b, int n) {
     np.testing.assert_array_equal(b, a.T)
 
 
+def test_simulator_errors_name_the_c_line():
+    k = jitkern.RawKernel(r"""extern "C" __global__ void f(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n)
+        y[i] = x[i] * 2;
+}""", "f")
+    x, y = np.ones(10, np.float32), np.zeros(10, np.float32)
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        k.simulate[1, 16](x, y, np.int32(10))
+    assert str(info.value).startswith(
+        "RawKernel 'f' line 4: index 10 is out of bounds for x of shape (10,) in thread (10")
+    ew = jitkern.ElementwiseKernel("T x, raw T y", "T z", "T t = x;\nz = t + y[i + 1]", "off1")
+    with pytest.raises(jitkern.KernelAssertionError) as info:
+        ew.simulate(np.ones(4), np.ones(4))
+    assert str(info.value).startswith("off1 operation line 2: index 4 is out of bounds for y")
+
+
+def test_racecheck_reaches_string_kernels():
+    k = jitkern.RawKernel(r"""extern "C" __global__ void race(int* out) {
+    __shared__ int s[1];
+    s[0] = threadIdx.x;
+    out[threadIdx.x] = s[0];
+}""", "race")
+    out = np.zeros(4, np.int32)
+    k.simulate((1,), (4,), (out,))  # runs without racecheck
+    with pytest.raises(jitkern.KernelAssertionError, match="race"):
+        k.simulate((1,), (4,), (out,), racecheck=True)
+
+
 # -- refusals ---------------------------------------------------------------------------
 
 

@@ -154,6 +154,8 @@ class Translator:
 
     def __init__(self, where: str, types: dict | None = None):
         self.where = where
+        self.locate = lambda n: f"{where} line {n}"  # the user's place of a C line
+        self.c_line = 0  # the C line of the statement being written
         self.types = {**TYPEDEFS, **(types or {})}
         self.functions: dict[str, Function] = {}
         self.scopes: list[dict] = []
@@ -250,6 +252,10 @@ class Translator:
 
     # -- output ------------------------------------------------------------
     def emit(self, line: str) -> None:
+        """One line of Python; statements carry their C line as a comment, which the
+        simulator's errors are rewritten to name (:func:`.strings.at_c_line`)."""
+        if self.c_line > 0 and line not in ("pass", "else:", "break", "continue"):
+            line += f"  # {self.locate(self.c_line)}"
         self.lines.append("    " * self.depth + line)
 
     def flush(self) -> None:
@@ -324,7 +330,12 @@ class Translator:
         method = getattr(self, "s_" + type(node).__name__, None)
         if method is None:
             raise self.refuse(f"the statement {type(node).__name__}", node)
-        method(node)
+        saved = self.c_line
+        self.c_line = line_of(node) or saved
+        try:
+            method(node)
+        finally:
+            self.c_line = saved
 
     def s_Compound(self, node) -> None:
         self.block_items(node)
@@ -1232,12 +1243,14 @@ def _float_text(v: float) -> str:
     return repr(v)
 
 
-def translate_unit(ast, where: str, types: dict, *, keep=None, special=None):
+def translate_unit(ast, where: str, types: dict, *, keep=None, special=None, locate=None):
     """Translate the functions of ``ast``: (the translator, {C name: Python source}).
     ``keep``: the C names of the kernels to translate (None: all; device functions always);
     ``special``: {C name: entry(translator, funcdef) -> Python source} for the functions
     the caller writes itself (ElementwiseKernel's loop, a reduction's parts)."""
     tr = Translator(where, types)
+    if locate is not None:
+        tr.locate = locate
     special = special or {}
     defs, entries = [], []
     for ext in ast.ext:

@@ -55,6 +55,37 @@ def _kernel(namespace: dict, py: str):
     return namespace["jit"].rawkernel(mode="numpy")(namespace[py])
 
 
+def simulate(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
+    """Run a translated kernel; the simulator's errors name the user's C line."""
+    from ...errors import JitkernError
+
+    try:
+        kernel.simulate(grid, block, args, shared_mem, racecheck=racecheck)
+    except JitkernError as exc:
+        raise at_c_line(exc) from None
+
+
+def at_c_line(exc):
+    """``exc`` with its place in the generated Python (``<jitkern simulate ...>:29``)
+    replaced by the C line the statement came from, where the line says it."""
+    import re
+
+    message = str(exc)
+    m = re.search(r"(<jitkern simulate [^>]*>):(\d+): ?", message)
+    if m is None:
+        return exc
+    text = linecache.getline(m.group(1), int(m.group(2)))
+    c = re.search(r"#\s*(.+ line \d+)\s*$", text)
+    if c is None:
+        return exc
+    new = message[: m.start()] + c.group(1) + ": " + message[m.end():]
+    new += f"\n    (the simulator's Python: {text.split('#')[0].strip()})"
+    try:
+        return type(exc)(new)
+    except Exception:  # an error class with another constructor: keep the original
+        return exc
+
+
 # ---------------------------------------------------------------------------
 # host arguments
 
@@ -153,7 +184,7 @@ def _instantiate(code: str, name: str, where: str):
     return code[: found.start()] + blank + code[found.end():], types, base
 
 
-def run_raw(kernel, grid, block, args, shared_mem=0) -> None:
+def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
     """Launch RawKernel ``kernel`` in the simulator."""
     name = kernel.name
     owner = kernel._module if kernel._module is not None else kernel
@@ -169,7 +200,7 @@ def run_raw(kernel, grid, block, args, shared_mem=0) -> None:
         raise KernelArgumentError(f"{name}: args must be a tuple, got {type(args).__name__}")
     host, back = host_copies(args)
     values = raw_arguments(name, module.functions[cname].params, host)
-    module.kernels[cname].simulate(grid, block, tuple(values), shared_mem)
+    simulate(module.kernels[cname], grid, block, tuple(values), shared_mem, racecheck)
     copy_back(back)
 
 
@@ -255,8 +286,9 @@ class RawSimulator:
     def __init__(self, kernel):
         self._kernel = kernel
 
-    def __call__(self, grid, block, args, shared_mem=0, stream=None):
-        run_raw(self._kernel, grid, block, args, _shared_mem(shared_mem))
+    def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False):
+        """``racecheck=True`` also reports shared-memory races (docs/debugging.md)."""
+        run_raw(self._kernel, grid, block, args, _shared_mem(shared_mem), racecheck)
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -381,7 +413,8 @@ def _translate(unit: _Unit, types: dict, entry_functions: dict):
     from .csubset import Refused
 
     try:
-        tr, sources = translate_unit(unit.ast, unit.name, types, keep=(), special=entry_functions)
+        tr, sources = translate_unit(unit.ast, unit.name, types, keep=(), special=entry_functions,
+                                     locate=lambda n: _locate(unit, f"{unit.name} line {n}"))
     except Refused as exc:
         raise Refused(_locate(unit, str(exc))) from None
     return tr, sources
@@ -435,7 +468,7 @@ class ElementwiseSim:
         kernel = self.build(dtypes, scalars)
         if n:
             grid = min(MAX_BLOCKS, -(-n // BLOCK))
-            kernel.simulate(grid, BLOCK, (*values, numpy.int64(n)))
+            simulate(kernel, grid, BLOCK, (*values, numpy.int64(n)))
         for v, f in writes:
             v[...] = f.reshape(v.shape)
         copy_back(back)
@@ -575,8 +608,8 @@ class ReductionSim:
         kernel = self.build(dtypes, tuple(scalars))
         if a.out_size:
             grid = min(MAX_BLOCKS, a.out_size)
-            kernel.simulate(grid, REDUCE_BLOCK, (*values, *flats, numpy.int64(a.out_size),
-                                                 numpy.int64(a.red_size)))
+            simulate(kernel, grid, REDUCE_BLOCK, (*values, *flats, numpy.int64(a.out_size),
+                                                  numpy.int64(a.red_size)))
         for o, f in zip(outs, flats):
             o[...] = f.reshape(o.shape)
         copy_back(back)
