@@ -521,8 +521,11 @@ def test_racecheck_reaches_string_kernels():
 }""", "race")
     out = np.zeros(4, np.int32)
     k.simulate((1,), (4,), (out,))  # runs without racecheck
-    with pytest.raises(jitkern.KernelAssertionError, match="race"):
+    with pytest.raises(jitkern.KernelAssertionError) as info:
         k.simulate((1,), (4,), (out,), racecheck=True)
+    message = str(info.value)
+    assert message.startswith("RawKernel 'race' line 3: shared-memory race on element 0")
+    assert "wrote it at RawKernel 'race' line 3" in message and "__syncthreads()" in message
 
 
 # -- refusals ---------------------------------------------------------------------------

@@ -66,20 +66,24 @@ def simulate(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
 
 
 def at_c_line(exc):
-    """``exc`` with its place in the generated Python (``<jitkern simulate ...>:29``)
-    replaced by the C line the statement came from, where the line says it."""
+    """``exc`` with each place in the generated Python (``<jitkern simulate ...>:29``)
+    replaced by the C line its statement came from, and the JIT's spellings by C's."""
     import re
 
     message = str(exc)
-    m = re.search(r"(<jitkern simulate [^>]*>):(\d+): ?", message)
-    if m is None:
+    places = list(re.finditer(r"(<jitkern simulate [^>]*>):(\d+)", message))
+    if not places:
         return exc
-    text = linecache.getline(m.group(1), int(m.group(2)))
-    c = re.search(r"#\s*(.+ line \d+)\s*$", text)
-    if c is None:
-        return exc
-    new = message[: m.start()] + c.group(1) + ": " + message[m.end():]
-    new += f"\n    (the simulator's Python: {text.split('#')[0].strip()})"
+
+    def c_place(m):
+        text = linecache.getline(m.group(1), int(m.group(2)))
+        c = re.search(r"#\s*(.+ line \d+)\s*$", text)
+        return c.group(1) if c else m.group(0)
+
+    first = linecache.getline(places[0].group(1), int(places[0].group(2)))
+    new = re.sub(r"(<jitkern simulate [^>]*>):(\d+)", c_place, message)
+    new = new.replace("jit.syncthreads()", "__syncthreads()")
+    new += f"\n    (the simulator's Python: {first.split('#')[0].strip()})"
     try:
         return type(exc)(new)
     except Exception:  # an error class with another constructor: keep the original
