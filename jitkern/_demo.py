@@ -1,7 +1,8 @@
 """``python -m jitkern demo``: compile example kernels of every kind and run them.
 
 With a GPU, each demo runs on fresh random data and is checked against NumPy.
-Without one, it says so and shows the generated CUDA and its resource use instead.
+Without one, it says so and shows the generated CUDA and its resource use instead;
+``--simulate`` runs every kind in the CPU simulator instead, checked against NumPy.
 """
 
 from __future__ import annotations
