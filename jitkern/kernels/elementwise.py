@@ -36,7 +36,7 @@ from ..backend.module import Function, cluster_refused
 from .. import config
 from ..config import settings
 from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
-from ..jit.simulate import strings as _sim_strings
+from . import _simulated as _sim_strings
 from . import _cuda, _debug, _export_kinds, _launcher, _layout
 from . import _elementwise_codegen as _codegen
 from .params import (

@@ -27,7 +27,7 @@ from ..errors import (
 )
 from .. import config
 from ..config import settings
-from ..jit.simulate import strings as _sim_strings
+from . import _simulated as _sim_strings
 from . import _signature
 
 _BACKENDS = ("nvrtc", "nvcc")

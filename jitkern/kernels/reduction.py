@@ -28,7 +28,7 @@ from ..backend.inspection import Inspection
 from ..backend.module import Function, cluster_refused
 from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
-from ..jit.simulate import strings as _sim_strings
+from . import _simulated as _sim_strings
 from . import _cuda, _debug, _export_kinds, _launcher, _layout
 from . import _reduction_codegen as _codegen
 from .elementwise import (

@@ -1,7 +1,7 @@
 """The C subset of string kernels, written as JIT Python for the simulator.
 
 RawKernel, RawModule, ElementwiseKernel and ReductionKernel hold CUDA C++ source. To run
-them without a GPU, :mod:`.strings` translates that source into the Python of
+them without a GPU, :mod:`jitkern.kernels._simulated` translates that source into the Python of
 ``@jitkern.rawkernel`` kernels (as fuse's simulated path does) and runs them with
 ``kernel.simulate``: the JIT's typing, then its simulator and its checks.
 
@@ -17,7 +17,6 @@ naming the construct and its line; nothing is run approximately.
 from __future__ import annotations
 
 import dataclasses
-import keyword
 import re
 
 import numpy

@@ -2,9 +2,9 @@
 as JIT kernels run by the simulator (``k.simulate``, and every call while
 ``JITKERN_SIMULATE=1``).
 
-The C is translated by :mod:`.ctranslate` into the Python of ``@jitkern.rawkernel``
-kernels, which ``kernel.simulate[grid, block]`` runs as it runs any JIT kernel (as fuse's
-simulated path does, :mod:`jitkern.kernels._fuse_jit`):
+The C is translated by :mod:`jitkern.jit.simulate.ctranslate` into the Python of
+``@jitkern.rawkernel`` kernels, which ``kernel.simulate[grid, block]`` runs as it runs any JIT kernel (as fuse's
+simulated path does, :mod:`._fuse_jit`):
 
 - RawKernel/RawModule: each ``__global__`` function is a JIT kernel with the same
   parameters; pointer parameters take the arrays' flat memory (C-contiguous, viewed as
@@ -22,12 +22,26 @@ from __future__ import annotations
 import itertools
 import linecache
 import math
+import re
+from types import SimpleNamespace
 
 import numpy
 
-from ...errors import FunctionNotFoundError, JitkernValueError, KernelArgumentError
-from .csubset import C64, C128, I64, Pointer, convert, ctor, parse
-from .ctranslate import HELPERS, Function, Translator, Var, translate_unit
+from .. import jit
+from ..arrays import asarray
+from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
+from ..jit.simulate import launch_keywords
+from ..jit.simulate.csubset import _BASE, C64, C128, I64, TYPEDEFS, Pointer, Refused, ctor, parse
+from ..jit.simulate.csubset import refuse as _refuse
+from ..jit.simulate.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
+from .params import (
+    DTYPE_BY_NAME,
+    convert_scalar,
+    ctype_of,
+    param_dtype,
+    resolve_placeholders,
+    scalar_dtype,
+)
 
 _COUNTER = itertools.count()
 #: Elementwise launches: threads per block, and at most this many blocks.
@@ -37,8 +51,6 @@ REDUCE_BLOCK = 32
 
 
 def _globals() -> dict:
-    from ... import jit  # the JIT's public face (the simulator's own package imports first)
-
     return {"numpy": numpy, "math": math, "jit": jit}
 
 
@@ -57,8 +69,6 @@ def _kernel(namespace: dict, py: str):
 
 def simulate(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
     """Run a translated kernel; the simulator's errors name the user's C line."""
-    from ...errors import JitkernError
-
     try:
         kernel.simulate(grid, block, args, shared_mem, racecheck=racecheck)
     except JitkernError as exc:
@@ -68,8 +78,6 @@ def simulate(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
 def at_c_line(exc):
     """``exc`` with each place in the generated Python (``<jitkern simulate ...>:29``)
     replaced by the C line its statement came from, and the JIT's spellings by C's."""
-    import re
-
     message = str(exc)
     places = list(re.finditer(r"(<jitkern simulate [^>]*>):(\d+)", message))
     if not places:
@@ -161,28 +169,24 @@ def module_of(owner, code: str, where: str, name: str = "") -> tuple[SimModule, 
 def _instantiate(code: str, name: str, where: str):
     """(the source with ``name``'s template header blanked, its type parameters, the
     kernel's C name) for a name expression such as ``fx3<float>``."""
-    import re
-
-    from .csubset import refuse
-
     m = re.fullmatch(r"\s*(\w+)\s*<(.*)>\s*", name)
     if m is None:
-        raise refuse(f"the name expression {name!r}", where)
+        raise _refuse(f"the name expression {name!r}", where)
     base, args = m.group(1), [a.strip() for a in m.group(2).split(",")]
     header = re.compile(r"template\s*<([^<>]*)>(?=[^{;]*__global__[^{;(]*\b"
                         + re.escape(base) + r"\s*\()")
     found = header.search(code)
     if found is None:
-        raise refuse(f"the name expression {name!r} (no template kernel {base})", where)
+        raise _refuse(f"the name expression {name!r} (no template kernel {base})", where)
     params = [p.strip() for p in found.group(1).split(",")]
     types = {}
     for param, arg in zip(params, args):
         pm = re.fullmatch(r"(?:typename|class)\s+(\w+)", param)
         if pm is None:
-            raise refuse(f"the template parameter {param!r} (only type parameters)", where)
+            raise _refuse(f"the template parameter {param!r} (only type parameters)", where)
         types[pm.group(1)] = _resolved_type(arg, {})
     if len(params) != len(args):
-        raise refuse(f"the name expression {name!r} ({len(params)} template parameters)",
+        raise _refuse(f"the name expression {name!r} ({len(params)} template parameters)",
                      where)
     blank = re.sub(r"[^\n]", " ", found.group(0))
     return code[: found.start()] + blank + code[found.end():], types, base
@@ -209,8 +213,6 @@ def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
 
 
 def _ctype(t) -> str:
-    from ...kernels.params import ctype_of
-
     if isinstance(t, Pointer):
         return _ctype(t.elem) + "*"
     if t in (C64, C128):
@@ -318,8 +320,6 @@ class _RawLaunch:
         self.shared_mem, self.stream = shared_mem, stream
 
     def __call__(self, *args, **kwargs):
-        from . import launch_keywords
-
         shared_mem, stream = self.shared_mem, self.stream
         if kwargs:
             shared_mem, stream = launch_keywords(f"{self.sim._kernel.name}.simulate", kwargs,
@@ -355,8 +355,6 @@ def _shared_mem(value) -> int:
 
 def _resolved_type(ctype: str, bound: dict):
     """A parameter-list C type (``float``, ``T``) as a dtype."""
-    from .csubset import _BASE, TYPEDEFS
-
     ctype = " ".join(ctype.split())
     if ctype in bound:
         return bound[ctype]
@@ -365,8 +363,6 @@ def _resolved_type(ctype: str, bound: dict):
     key = tuple(sorted(ctype.replace("long long", "long long").split()))
     t = _BASE.get(key)
     if t is None:
-        from ...kernels.params import DTYPE_BY_NAME
-
         t = DTYPE_BY_NAME.get(ctype)
     if t is None:
         raise JitkernValueError(f"the type {ctype!r} is not one the simulator knows")
@@ -391,8 +387,6 @@ class _Unit:
             self.spans.append((start, start + len(part_lines) - 1, label))
         self.text = "\n".join(lines)
         self.name = kernel_name
-        from .csubset import Refused
-
         try:
             self.ast, _ = parse(self.text, kernel_name, types)
         except Refused as exc:
@@ -400,8 +394,6 @@ class _Unit:
 
 
 def _locate(unit: _Unit, message: str) -> str:
-    import re
-
     def sub(m):
         n = int(m.group(1))
         for start, end, label in unit.spans:
@@ -414,8 +406,6 @@ def _locate(unit: _Unit, message: str) -> str:
 
 def _translate(unit: _Unit, types: dict, entry_functions: dict):
     """(the Python of the unit's device functions and of each entry, by name)."""
-    from .csubset import Refused
-
     try:
         tr, sources = translate_unit(unit.ast, unit.name, types, keep=(), special=entry_functions,
                                      locate=lambda n: _locate(unit, f"{unit.name} line {n}"))
@@ -431,14 +421,11 @@ class ElementwiseSim:
         self._kernel = kernel
 
     def __call__(self, *args, size=None, stream=None, block_size=None, cluster=None):
-        from ...kernels.elementwise import _Analysis
-        from ...kernels.params import convert_scalar, param_dtype, resolve_placeholders, scalar_dtype
-
         k = self._kernel
         host, back = host_copies(args)
         arrays = k._describe_args(host, host_ok=True)
         nin = k.nin
-        a = _Analysis()
+        a = SimpleNamespace()  # what the kernel's own shape rules fill in
         a.out_given = len(host) == k.nargs
         in_types = [scalar_dtype(v) if arr is None else arr.dtype
                     for v, arr in zip(host[:nin], arrays[:nin])]
@@ -477,8 +464,6 @@ class ElementwiseSim:
             v[...] = f.reshape(v.shape)
         copy_back(back)
         if back and not a.out_given:
-            from ...arrays import asarray
-
             outs = [asarray(o) for o in outs]
         return k._result(outs)
 
@@ -552,8 +537,6 @@ def _bound_of(params, dtypes) -> dict:
 
 
 def _py_name(name: str, used: set) -> str:
-    from .ctranslate import _RESERVED
-
     py = name if name not in _RESERVED and not name.startswith(("_c_", "_jk")) else name + "_c"
     while py in used:
         py += "_"
@@ -572,9 +555,6 @@ class ReductionSim:
         self._kernel = kernel
 
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
-        from ...kernels.params import convert_scalar, param_dtype, resolve_placeholders, scalar_dtype
-        from ...kernels.reduction import _Analysis
-
         k = self._kernel
         if out is not None:
             args = args + (out if isinstance(out, tuple) else (out,))
@@ -583,7 +563,7 @@ class ReductionSim:
         host, back = host_copies(args)
         arrays = k._describe_args(host, host_ok=True)
         nin = k.nin
-        a = _Analysis()
+        a = SimpleNamespace()  # what the kernel's own shape rules fill in
         a.out_given = len(host) > nin
         in_types = [scalar_dtype(v) if arr is None else arr.dtype
                     for v, arr in zip(host[:nin], arrays[:nin])]
@@ -618,8 +598,6 @@ class ReductionSim:
             o[...] = f.reshape(o.shape)
         copy_back(back)
         if back and not a.out_given:
-            from ...arrays import asarray
-
             outs = [asarray(o) for o in outs]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
