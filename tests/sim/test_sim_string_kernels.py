@@ -656,3 +656,13 @@ def test_source_kept_in_linecache_compiles(rng):
     want = x * 2.5
     k.simulate[1, 8](x, 2.5)
     np.testing.assert_array_equal(x, want)
+
+
+def test_without_pycparser_the_error_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pycparser", None)
+    monkeypatch.setitem(sys.modules, "pycparser.c_parser", None)
+    k = jitkern.RawKernel(ADD, "my_add")
+    x = np.zeros(4, np.float32)
+    with pytest.raises(jitkern.CompileError) as info:
+        k.simulate[1, 4](x, x, x)
+    assert "needs pycparser: pip install pycparser" in str(info.value)
