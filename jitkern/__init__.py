@@ -42,20 +42,20 @@ from .config import VERSION as __version__  # noqa: E402, F401 - one place for t
 # public name -> module that defines it (loaded on first access)
 _LAZY = {
     # devices and streams
-    "Device": "jitkern.backend.device",
-    "Stream": "jitkern.backend.device",
-    "Event": "jitkern.backend.device",
-    "Graph": "jitkern.backend.device",
-    "get_current_stream": "jitkern.backend.device",
-    "get_elapsed_time": "jitkern.backend.device",
-    "synchronize": "jitkern.backend.device",
-    "is_available": "jitkern.backend.driver",
-    "get_default_memory_pool": "jitkern.backend.memory",
+    "Device": "jitkern.runtime.device",
+    "Stream": "jitkern.runtime.device",
+    "Event": "jitkern.runtime.device",
+    "Graph": "jitkern.runtime.device",
+    "get_current_stream": "jitkern.runtime.device",
+    "get_elapsed_time": "jitkern.runtime.device",
+    "synchronize": "jitkern.runtime.device",
+    "is_available": "jitkern.runtime.driver",
+    "get_default_memory_pool": "jitkern.runtime.memory",
     # compile cache
-    "compile_with_cache": "jitkern.api",
-    "memoize": "jitkern.api",
-    "clear_memo": "jitkern.api",
-    "clear_cache": "jitkern.api",
+    "compile_with_cache": "jitkern.compat.api",
+    "memoize": "jitkern.compat.api",
+    "clear_memo": "jitkern.compat.api",
+    "clear_cache": "jitkern.compat.api",
     # string kernels
     "RawKernel": "jitkern.kernels.raw",
     "RawModule": "jitkern.kernels.raw",
@@ -95,7 +95,7 @@ def __getattr__(name: str):
     if name in _SUBMODULES:
         return importlib.import_module(f"jitkern.{name}")
     # NumPy's routine names (jitkern.sqrt, jitkern.where, ...), as CuPy code calls them
-    routines = importlib.import_module("jitkern.kernels._fuse_api").ROUTINES
+    routines = importlib.import_module("jitkern.kernels.fuse.api").ROUTINES
     if name in routines:
         globals()[name] = routines[name]
         return routines[name]

@@ -11,7 +11,7 @@ import pytest
 def session_cache_dir(tmp_path_factory):
     """An empty cache folder for the session, also seen by subprocesses the tests start."""
     from jitkern import config
-    from jitkern.backend import cache
+    from jitkern.toolchain import cache
 
     folder = tmp_path_factory.mktemp("jitkern-cache")
     saved = os.environ.get("JITKERN_CACHE_DIR")
@@ -42,7 +42,7 @@ def pytest_configure(config):
 
 def _gpu_available() -> bool:
     try:
-        from jitkern.backend import driver
+        from jitkern.runtime import driver
     except Exception:
         return False
     return driver.is_available()

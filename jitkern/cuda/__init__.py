@@ -2,7 +2,7 @@
 
 ``jitkern.cuda.runtime`` holds the CUDA runtime enum constants (``cudaChannelFormatKindFloat``,
 ``cudaResourceTypeArray``, ``cudaAddressModeClamp``, ...) and ``jitkern.cuda.texture`` is
-:mod:`jitkern.texture`, so ``from cupy.cuda import runtime, texture`` ports by changing
+:mod:`jitkern.compat.texture`, so ``from cupy.cuda import runtime, texture`` ports by changing
 ``cupy`` to ``jitkern``. Importing this package touches no device.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-_SUBMODULES = {"runtime": "jitkern.cuda.runtime", "texture": "jitkern.texture"}
+_SUBMODULES = {"runtime": "jitkern.cuda.runtime", "texture": "jitkern.compat.texture"}
 
 
 def __getattr__(name: str):

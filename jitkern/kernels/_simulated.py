@@ -2,7 +2,7 @@
 as JIT kernels run by the simulator (``k.simulate``, and every call while
 ``JITKERN_SIMULATE=1``).
 
-The C is translated by :mod:`jitkern.jit.simulate.ctranslate` into the Python of
+The C is translated by :mod:`jitkern.sim.ctranslate` into the Python of
 ``@jitkern.rawkernel`` kernels, which ``kernel.simulate[grid, block]`` runs as it runs any JIT kernel (as fuse's
 simulated path does, :mod:`._fuse_jit`):
 
@@ -30,10 +30,10 @@ import numpy
 from .. import jit
 from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
-from ..jit.simulate import launch_keywords
-from ..jit.simulate.csubset import _BASE, C64, C128, I64, TYPEDEFS, Pointer, Refused, ctor, parse
-from ..jit.simulate.csubset import refuse as _refuse
-from ..jit.simulate.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
+from ..sim import launch_keywords
+from ..sim.csubset import _BASE, C64, C128, I64, TYPEDEFS, Pointer, Refused, ctor, parse
+from ..sim.csubset import refuse as _refuse
+from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
 from .params import (
     DTYPE_BY_NAME,
     convert_scalar,

@@ -11,8 +11,8 @@ import pytest
 
 import jitkern
 from jitkern import config, jit
-from jitkern.backend import debugcheck
-from jitkern.jit import kernel as kernel_mod
+from jitkern.runtime import debugcheck
+from jitkern.kernels import jit as kernel_mod
 from jitkern.jit import rawkernel
 
 F32 = np.zeros(16, np.float32)
@@ -125,7 +125,7 @@ def test_on_disk_index_keeps_debug_and_normal_apart(tmp_path, monkeypatch):
     loaded = kernel_mod._load_index(fresh_debug, types)
     assert loaded is not None and "jk::dbg" in loaded.source
     assert [(s.name, s.kind) for s in loaded.sites] == [("x", "array"), ("y", "array")]
-    from jitkern.backend import cache  # the index is an entry of the shared disk cache
+    from jitkern.toolchain import cache  # the index is an entry of the shared disk cache
 
     keys = [kernel_mod._index_key(k, types) for k in (fresh_normal, fresh_debug)]
     entries = [json.loads(cache.disk_get(key, "jit-index")[1]) for key in keys]
@@ -250,7 +250,7 @@ def test_record_layout_matches_the_device_struct():
 def test_synchronisation_points_call_the_registry():
     import inspect
 
-    from jitkern.backend import device, memory
+    from jitkern.runtime import device, memory
 
     for fn in (
         device.Stream.synchronize,

@@ -546,7 +546,7 @@ def test_bad_option_names_the_option():
 
 
 def test_error_in_generated_code_is_a_report_with_the_generated_line(monkeypatch):
-    from jitkern.jit import program
+    from jitkern.compiler import program
 
     monkeypatch.setattr(program, "PRELUDE", program.PRELUDE + "\nint jk_broken = ;\n")
 

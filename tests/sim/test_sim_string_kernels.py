@@ -618,7 +618,7 @@ def test_no_driver_error_names_the_simulator(monkeypatch):
 
 def test_host_array_error_names_the_simulator(monkeypatch):
     monkeypatch.setattr(settings, "simulate", False)
-    from jitkern.backend.launch import host_array_message
+    from jitkern.runtime.launch import host_array_message
 
     message = host_array_message("numpy.ndarray")
     assert "jitkern.asarray(x)" in message and "k.simulate[grid, block]" in message

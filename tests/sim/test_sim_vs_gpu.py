@@ -103,7 +103,7 @@ def offset_copy(x, y):
 
 def test_simulate_turned_on_after_a_gpu_launch_is_seen(monkeypatch, rng):
     from jitkern.config import settings
-    from jitkern.jit.simulate import Simulator
+    from jitkern.sim import Simulator
 
     runs = []
     real = Simulator.__call__
