@@ -34,7 +34,7 @@ from ..sim import launch_keywords
 from ..sim.csubset import _BASE, C64, C128, I64, TYPEDEFS, Pointer, Refused, ctor, parse
 from ..sim.csubset import refuse as _refuse
 from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
-from .params import (
+from ..compiler.strings.params import (
     DTYPE_BY_NAME,
     convert_scalar,
     ctype_of,
