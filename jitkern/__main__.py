@@ -192,7 +192,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--arch", default=None,
                       help="without a GPU, the arch to compile for (default sm_90)")
     demo.add_argument("--simulate", action="store_true",
-                      help="run the JIT demos on the CPU with jitkern's simulator (no GPU needed)")
+                      help="run the demos of every kernel kind on the CPU with jitkern's simulator (no GPU needed)")
     demo.set_defaults(func=cmd_demo)
     cache_p = sub.add_parser("cache", help="show or clear the on-disk kernel cache",
                              description="Show the on-disk cache (folder, entries by kind, "

@@ -21,6 +21,7 @@ Indices are 32-bit whenever the size and every byte offset allow it.
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy
 
@@ -33,9 +34,12 @@ from ..runtime.handles import handle_ctype
 from ..toolchain.inspection import Inspection, inspect_binary
 from .base import KernelPartial
 from ..runtime.module import Function, cluster_refused
+from .. import config
+from ..config import settings
 from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _debug, _export_kinds
+from . import _simulated as _sim_strings
 from ..runtime import launcher as _launcher
 from ..compiler.strings import elementwise as _codegen
 from ..compiler.strings.params import (
@@ -174,6 +178,8 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         ``cluster=`` is refused: the kernel sizes its own grid."""
         if cluster is not None:
             raise cluster_refused("ElementwiseKernel", self.name)
+        if settings.simulate:  # JITKERN_SIMULATE=1: the C runs in the CPU simulator
+            return self.simulate(*args, size=size, stream=stream, block_size=block_size)
         key = _call_key(args, size, block_size)
         run = self._runners.get(key) if key is not None else None
         if run is None:
@@ -181,7 +187,14 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         entry = getattr(run, "entry", None)
         if entry is not None and size is None and block_size is None:
             self._set_call(entry)  # the next call with this layout goes straight to it
+            _INSTALLED.add(self)
         return run(args, stream)
+
+    @property
+    def simulate(self) -> _sim_strings.ElementwiseSim:
+        """``kernel.simulate(*args, size=None)``: the call on the CPU in jitkern's simulator
+        (docs/debugging.md), with NumPy arrays; returns NumPy arrays."""
+        return _sim_strings.ElementwiseSim(self)
 
     def _runner(self, args, size, block_size, key):
         """The function that runs calls shaped like ``args`` (built once per call key)."""
@@ -431,6 +444,19 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         export.check_format(format)
         return export.write(path, _export_kinds.elementwise_spec(self, args_or_dtypes), arch,
                             format)
+
+
+#: Kernels whose call is a generated entry; turning simulate on puts _call back.
+_INSTALLED: weakref.WeakSet = weakref.WeakSet()
+
+
+def _uninstall_entries() -> None:
+    for kernel in list(_INSTALLED):
+        kernel._set_call(kernel._call)
+    _INSTALLED.clear()
+
+
+config.on_simulate.append(_uninstall_entries)
 
 
 def compile_once_reported(source: str, options, program_name: str, arch=None):

@@ -55,7 +55,7 @@ from ..errors import (
 from ..compiler import frontend, infer
 from ..compiler import types as T
 from ..compiler.program import GENERATED_FILE, Program, function_identity
-from ..sim import Simulator
+from ..sim import Simulator, launch_keywords
 from ..compiler.statements import FunctionEmitter, ascii_spelling, generated_name, user_c_name
 
 INDEX_VERSION = 3
@@ -555,21 +555,7 @@ def _launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args
 
 
 def _launch_keywords(kernel, kwargs, shared_mem, stream):
-    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
-    if unknown:
-        raise KernelArgumentError(
-            f"{kernel.__name__}[grid, block](...) takes the kernel's arguments by position and "
-            f"only shared_mem= and stream= as keywords, got the keyword "
-            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
-        )
-    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
-    for key in kwargs:
-        if given[key]:
-            raise KernelArgumentError(
-                f"{kernel.__name__}[...](...): {key} is given both in the brackets and as a "
-                "keyword; give it once"
-            )
-    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
+    return launch_keywords(kernel.__name__, kwargs, shared_mem, stream)
 
 
 class _Entry:

@@ -55,16 +55,22 @@ def _initialise():
 
 
 def _no_driver(reason: str, code=None) -> CUDAError:
-    """The error for a machine where the driver cannot start. While the simulator is on,
-    it says what the simulator runs: what reached the driver is a kernel it does not."""
+    """The error for a machine where the driver cannot start: it names what runs without a
+    GPU. While the simulator is on, what reached the driver is device memory (a jitkern
+    array) or a GPU-only call: the message says to pass NumPy arrays instead."""
     from ..config import settings
 
-    hint = ""
+    reason = reason.rstrip(". ")
     if settings.simulate:
-        hint = (". JITKERN_SIMULATE runs @jitkern.rawkernel kernels (and their bound launches) "
-                "and fused functions on the CPU; RawKernel, RawModule, ElementwiseKernel, "
-                "ReductionKernel and jitkern arrays are CUDA C++ and device memory, and need a "
-                "GPU: pass NumPy arrays to simulated kernels")
+        hint = ("; JITKERN_SIMULATE runs every kernel kind (@jitkern.rawkernel, RawKernel, "
+                "RawModule, ElementwiseKernel, ReductionKernel, fuse) on the CPU with NumPy "
+                "arrays, but jitkern arrays are device memory and need a GPU: pass NumPy "
+                "arrays to simulated kernels")
+    else:
+        hint = (". Without a GPU, run kernels in jitkern's CPU simulator: "
+                "k.simulate[grid, block](*args) (ElementwiseKernel and ReductionKernel: "
+                "k.simulate(*args)) or JITKERN_SIMULATE=1 for every launch, with NumPy "
+                "arrays; k.inspect(..., arch=...) compiles without a GPU")
     return CUDAError(f"no CUDA driver found: {reason}{hint}", code)
 
 

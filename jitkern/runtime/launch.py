@@ -98,18 +98,19 @@ def _torch_cpu(t) -> int:
 
 
 def host_array_message(kind: str) -> str:
-    """What every kernel kind says of a host array given where a GPU array is expected.
-    While the simulator is on, that is most often a NumPy array given to a kernel the
-    simulator does not run (a string kernel): the message says so."""
+    """What every kernel kind says of a host array given where a GPU array is expected:
+    copy it to the GPU, or run the kernel in the simulator, which takes host arrays."""
     from ..config import settings
 
     message = (f"a {kind} lives in host memory and cannot be passed to a kernel; copy it to "
                "the GPU first with jitkern.asarray(x)")
     if settings.simulate:
-        message += ("; JITKERN_SIMULATE runs @jitkern.rawkernel kernels and fused functions on "
-                    "the CPU with NumPy arrays, not RawKernel, RawModule, ElementwiseKernel or "
-                    "ReductionKernel, which are CUDA C++ and need a GPU")
-    return message
+        return message + ("; JITKERN_SIMULATE is on, but this call does not go through the "
+                          "simulator (a launch made before it was turned on?): launch again")
+    return message + (", or run the kernel on the CPU with NumPy arrays: "
+                      "k.simulate[grid, block](*args) (ElementwiseKernel and ReductionKernel: "
+                      "k.simulate(*args)) or JITKERN_SIMULATE=1; k.inspect(..., arch=...) "
+                      "compiles without a GPU")
 
 
 def _known_foreign(cls: type):
