@@ -19,6 +19,7 @@ import functools
 
 import numpy
 
+from ..arrays import dtypes
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
 from . import emit, runtime, scheduler, thrust
@@ -208,7 +209,7 @@ def _star(sim, grid, block, shared_mem, *args):
     return sim(grid, block, args, shared_mem)
 
 
-_PY_SCALARS = {bool: numpy.bool_, int: numpy.int64, float: numpy.float64, complex: numpy.complex128}
+_PY_SCALARS = {cls: dt.type for cls, dt in dtypes.PYTHON_SCALARS.items()}
 
 
 def _host_arguments(args):
