@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import importlib
 
+from ..errors import JitkernAttributeError
+
 _SUBMODULES = {"runtime": "jitkern.cuda.runtime", "texture": "jitkern.compat.texture"}
 
 
 def __getattr__(name: str):
     module = _SUBMODULES.get(name)
     if module is None:
-        from ..errors import JitkernAttributeError
-
         raise JitkernAttributeError(f"module 'jitkern.cuda' has no attribute {name!r}; it has "
                                     f"{', '.join(sorted(_SUBMODULES))}")
     value = importlib.import_module(module)
