@@ -188,7 +188,8 @@ LONG_MODULES = {
 #: functions over 80 lines: declarative tables, or who splits them
 LONG_FUNCTIONS = {
     "jitkern/compiler/builtins/ufuncs.py:_build_ufuncs": "declarative table (one row a ufunc)",
-    "jitkern/compiler/builtins/groups.py:_group_methods": "declarative table (one row a method)",
+    "jitkern/compiler/builtins/groups.py:_group_methods":
+        "declarative table (one row a method: its C++ and its simulator spelling)",
     "jitkern/runtime/launch.py:make_fast_launcher": "runtime: one launch generator",
     "jitkern/runtime/launcher.py:make_runner": "runtime: one launch generator",
 }

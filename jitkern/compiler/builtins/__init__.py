@@ -55,7 +55,7 @@ from .pyfuncs import (
     print_,
     range_,
 )
-from .records import Builtin, Marker, Namespace, Sig
+from .records import NEUTRAL, Builtin, Marker, Namespace, Sig
 from .threads import (
     blockDim,
     blockIdx,
@@ -264,6 +264,7 @@ __all__ = [
     "CubStorage",
     "CubTemplate",
     "Marker",
+    "NEUTRAL",
     "Namespace",
     "Sig",
     "abs_",

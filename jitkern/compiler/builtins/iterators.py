@@ -67,6 +67,7 @@ ARRAY_METHODS = {
         "{0}",
         "Iterator to the first element (for jit.thrust).",
         "thrust",
+        py="{0}",
     ),
     ("array", "end"): Builtin(
         "array.end",
@@ -76,6 +77,7 @@ ARRAY_METHODS = {
         _end_template,
         "Iterator past the last element (for jit.thrust).",
         "thrust",
+        py="_jk_ptr_end({0})",
     ),
 }
 
@@ -114,6 +116,18 @@ def _offset_template(symbol):
     return template
 
 
+def _offset_py(symbol):
+    """The simulator's pointers are (array, offset) pairs (sim/runtime.py)."""
+
+    def template(codes, sig, items, ctx):
+        if sig.result is T.int64:
+            return f"_jk_ptr_diff({codes[0]}, {codes[1]})"
+        step = codes[1] if symbol == "+" else f"(-{codes[1]})"
+        return f"_jk_ptr_add({codes[0]}, {step})"
+
+    return template
+
+
 POINTER_OPERATORS = {
     "Add": Builtin(
         "pointer +",
@@ -123,6 +137,7 @@ POINTER_OPERATORS = {
         _offset_template("+"),
         "Advance an iterator by n elements.",
         "thrust",
+        py=_offset_py("+"),
     ),
     "Sub": Builtin(
         "pointer -",
@@ -132,6 +147,7 @@ POINTER_OPERATORS = {
         _offset_template("-"),
         "Step an iterator back, or the distance between two iterators (an int64).",
         "thrust",
+        py=_offset_py("-"),
     ),
 }
 
@@ -174,6 +190,11 @@ def _fancy_template(codes, sig, items, ctx):
     return f"{sig.result.ctype}({codes[0]})"
 
 
+def _fancy_py(codes, sig, items, ctx):
+    t = sig.result
+    return f"_jk_fancy({t.kind!r}, {ctx.type_code(t.elem)}({codes[0]}))"
+
+
 FANCY_ITERATORS = {
     f"make_{kind}_iterator": Builtin(
         f"thrust.make_{kind}_iterator",
@@ -183,6 +204,7 @@ FANCY_ITERATORS = {
         _fancy_template,
         doc,
         "thrust",
+        py=_fancy_py,
     )
     for kind, doc in (
         ("counting", "Iterator over x, x + 1, x + 2, ... (read-only; no memory behind it)."),

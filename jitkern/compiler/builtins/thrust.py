@@ -23,6 +23,7 @@ from ...errors import JitkernTypeError
 from .. import infer
 from .. import types as T
 from ..values import Const, operand
+from . import thrust_sim
 from .iterators import FANCY_ITERATORS, describe_item as _describe, element_type, iterator_type
 from .iterators import iterator_text as _iterator_text
 from .records import Builtin, Marker, Namespace, Sig
@@ -717,6 +718,7 @@ def _record(algo: Algorithm) -> Builtin:
         algo.doc,
         "thrust",
         includes=(_POLICY_HEADER,),
+        py=thrust_sim.template_for(algo),
     )
 
 
