@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib
 
+from ..errors import JitkernAttributeError
+
 _SUBMODULES = {"runtime": "jitkern.cuda.runtime", "texture": "jitkern.compat.texture"}
 #: cupy.cuda's classes and functions user code calls (``cp.cuda.Stream.null.synchronize()``)
 _NAMES = {"Stream": "jitkern.runtime.device", "Event": "jitkern.runtime.device",
@@ -25,8 +27,6 @@ def __getattr__(name: str):
         globals()[name] = value
         return value
     if module is None:
-        from ..errors import JitkernAttributeError
-
         raise JitkernAttributeError(f"module 'jitkern.cuda' has no attribute {name!r}; it has "
                                     f"{', '.join(sorted({*_SUBMODULES, *_NAMES}))}")
     value = importlib.import_module(module)

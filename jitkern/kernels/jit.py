@@ -866,14 +866,9 @@ def _symbol_name(name: str) -> str:
 
 def arg_type(a, allow_host: bool = False) -> T.Type:
     """The JIT type of one kernel argument."""
-    if isinstance(a, bool):
-        return T.bool_
-    if isinstance(a, int):
-        return T.int64
-    if isinstance(a, float):
-        return T.float64
-    if isinstance(a, complex):
-        return T.complex128
+    for cls, t in T.PYTHON_SCALARS.items():
+        if isinstance(a, cls):
+            return t
     if isinstance(a, (numpy.bool_, numpy.number)):
         return T.scalar_from_dtype(a.dtype)
     if isinstance(a, numpy.ndarray):

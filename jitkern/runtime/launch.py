@@ -33,6 +33,7 @@ import struct
 
 import numpy
 
+from ..arrays import dtypes
 from ..errors import KernelArgumentError
 from .codegen import define
 from .handles import handle_ctype
@@ -285,12 +286,7 @@ def _c_alignment(dtype: numpy.dtype) -> int:
     return dtype.itemsize if dtype.kind == "c" else max(dtype.alignment, 1)
 
 
-_PY_SCALARS = {
-    int: numpy.dtype(numpy.int64),
-    float: numpy.dtype(numpy.float64),
-    bool: numpy.dtype(numpy.bool_),
-    complex: numpy.dtype(numpy.complex128),
-}
+_PY_SCALARS = dtypes.PYTHON_SCALARS
 
 
 def slot_for(cls: type, index: int, param_size: int | None, value=None) -> Slot:

@@ -19,6 +19,7 @@ import functools
 
 import numpy
 
+from ..arrays import dtypes
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
 from . import emit, runtime, scheduler, thrust
@@ -233,7 +234,7 @@ def launch_keywords(name: str, kwargs: dict, shared_mem, stream):
     return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
 
 
-_PY_SCALARS = {bool: numpy.bool_, int: numpy.int64, float: numpy.float64, complex: numpy.complex128}
+_PY_SCALARS = {cls: dt.type for cls, dt in dtypes.PYTHON_SCALARS.items()}
 
 
 def _host_arguments(args):
