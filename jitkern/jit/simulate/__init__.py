@@ -21,7 +21,7 @@ import numpy
 
 from ...backend.module import check_cluster
 from ...errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
-from . import emit, runtime, scheduler, thrust
+from . import emit, runtime, scheduler, thrust, vector
 
 __all__ = ["BoundSimulation", "Simulator", "simulated_source"]
 
@@ -74,18 +74,7 @@ class Simulator:
             check_cluster(kernel.__name__, grid, cluster, kernel.allow_nonportable_cluster_size)
         host, back = _host_arguments(args)
         simulated = self.build(host)
-        scheduler.launch(
-            simulated.function,
-            simulated.generator,
-            simulated.program,
-            simulated.namespace,
-            grid,
-            block,
-            host,
-            int(shared_mem),
-            racecheck,
-            cluster,
-        )
+        vector.run(kernel, simulated, grid, block, host, int(shared_mem), racecheck, cluster)
         for original, copy in back:
             original.set(copy)
 
@@ -127,9 +116,23 @@ class Simulator:
             except JitError as exc:
                 raise exc.with_traceback(None) from None
             simulated = cache[types] = Simulated(program, name)
+            simulated.emit_args = (parsed, types, kernel.mode, name, kernel.py_func)
             simulated.fingerprints = program.fingerprints
             simulated.globals = self._captured_globals(kernel.py_func, program.fingerprints)
         return simulated
+
+    @property
+    def last_path(self) -> str | None:
+        """Which path ran this kernel's last simulated launch: ``"vector"`` (each
+        statement for a batch of blocks at once, as NumPy array operations) or
+        ``"threads"`` (the per-thread scheduler); None before the first launch.
+        :attr:`why_threads` says why a launch was not vectorised."""
+        return self._kernel.__dict__.get("_simulate_path", (None, None))[0]
+
+    @property
+    def why_threads(self) -> str | None:
+        """Why the last simulated launch ran on the per-thread scheduler (None if not)."""
+        return self._kernel.__dict__.get("_simulate_path", (None, None))[1]
 
     def source(self, *args) -> str:
         """The generated Python for these arguments (what the simulator runs)."""
