@@ -48,19 +48,18 @@ class Seg:
         if numpy.any((w != -1) & (w != lanes_)):
             raise Race("a thread reads or writes a shared element another one wrote")
         r = self.reader[e]
-        order = numpy.argsort(e, kind="stable")
-        es = e[order]
-        dup = numpy.zeros(len(es), bool)
-        dup[1:] = es[1:] == es[:-1]
-        dup[:-1] |= dup[1:]
         if write:
-            if numpy.any(dup) or numpy.any((r != -1) & (r != lanes_)):
-                raise Race("two threads write a shared element, or one writes what another read")
+            if numpy.any((r != -1) & (r != lanes_)):
+                raise Race("a thread writes a shared element another one read")
             self.writer[e] = lanes_
+            if numpy.any(self.writer[e] != lanes_):  # two threads wrote one element
+                raise Race("two threads write one shared element")
             return
         seen = numpy.where((r == -1) | (r == lanes_), lanes_, -2)
-        seen[order[dup]] = -2
         self.reader[e] = seen
+        several = self.reader[e] != seen  # one element read by several threads here
+        if several.any():
+            self.reader[e[several]] = -2
 
     def barrier(self, blocks) -> None:
         if self.reader is not None:
@@ -196,6 +195,8 @@ def ix(i, a, name, m):
     ``m`` outside the array are the per-thread simulator's error."""
     n = len(a)
     if type(i) is ndarray:
+        if i.size and i.min() >= 0 and i.max() < n:  # the common case: no check fails
+            return i if type(a) is not Seg else _seg_index(i, a, m)
         bad = (i < 0) | (i >= n)
         if bad.any():
             hit = bad & m
@@ -208,9 +209,14 @@ def ix(i, a, name, m):
             _out_of_bounds(i, a, name, _first(lanes_of(m)))
         i = 0
     if type(a) is Seg:
-        i = a.off + i
-        if a.reader is not None:
-            a.note(i, m, False)
+        return _seg_index(i, a, m)
+    return i
+
+
+def _seg_index(i, a, m):
+    i = a.off + i
+    if a.reader is not None:
+        a.note(i, m, False)
     return i
 
 
@@ -397,14 +403,13 @@ def atomic(op, a, index, v, m, used=True):
     vals = _pick(v, lanes_, n)
     flat_idx = numpy.ravel_multi_index(idx, flat.shape) if type(idx) is tuple else idx
     flat_idx = numpy.broadcast_to(flat_idx, lanes_.shape)
-    unique = len(numpy.unique(flat_idx)) == len(flat_idx)
     view = flat.reshape(-1)
-    if unique:
-        old = view[flat_idx]
-        view[flat_idx] = _vector_op(op, old, vals)
-    elif not used and op in _AT and (flat.dtype.kind in "iu" or op in ("add", "sub")):
+    if not used and op in _AT and (flat.dtype.kind in "iu" or op in ("add", "sub")):
         old = None  # ufunc.at applies the updates one after another, in thread order
         _AT[op].at(view, flat_idx, numpy.broadcast_to(vals, lanes_.shape))
+    elif len(numpy.unique(flat_idx)) == len(flat_idx):
+        old = view[flat_idx]
+        view[flat_idx] = _vector_op(op, old, vals)
     else:
         fn = R.ATOMIC_OPS[op]
         old = numpy.empty(len(lanes_), flat.dtype)

@@ -61,6 +61,8 @@ class VectorProgram(emit.SimProgram):
     def __init__(self, mode: str):
         super().__init__(mode)
         self.atomic_sites: list = []
+        self.written: set = set()  # array codes stored to ("*": by a device function)
+        self.params: tuple = ()  # the kernel's parameter names in the generated code
 
 
 class VectorEmitter(emit.PyEmitter):
@@ -104,12 +106,16 @@ class VectorEmitter(emit.PyEmitter):
         lhs, eq, rhs = stmt.partition(" = ")
         if eq and lhs in self.elements:
             array, index = self.elements[lhs]
+            self.note_written(array)
             return f"_jk_st({array}, {index}, {rhs}, {self.mask})"
         if eq and lhs in self.local_codes():
             if self.depth == 0:
                 return stmt
             return f"{lhs} = _jk_sel({self.mask}, {rhs}, {lhs})"
         return stmt
+
+    def note_written(self, array: str) -> None:
+        self.program.written.add(array if self.kind == "kernel" else "*")
 
     def local_codes(self) -> set:
         return {v.code for v in self.locals.values()}
@@ -390,6 +396,7 @@ class VectorEmitter(emit.PyEmitter):
 
     def atomic(self, op: str, codes, sig) -> str:
         array, index = self.elements[codes[0]]
+        self.note_written(array)
         if op == "cas":
             code = f"_jk_vatomic_cas({array}, {index}, {codes[1]}, {codes[2]}, {self.mask})"
         else:
@@ -419,6 +426,8 @@ class VectorEmitter(emit.PyEmitter):
     def finish(self):
         first = self.parsed.source.position(self.parsed.tree)[0]
         params = [CONTEXT, "_jk_m"] + [self.lookup_local(p).code for p in self.parsed.params]
+        if self.kind == "kernel":
+            self.program.params = tuple(params[2:])
         lines = [f"def {self.cname}({', '.join(params)}):", "    pass", "    jk_live = _jk_m"]
         setup = list(self.prologue)
         for cname, flag in self.set_flags.items():
@@ -490,6 +499,12 @@ class Vectorised:
     def __init__(self, program=None, function=None, namespace=None, reason=None):
         self.program, self.function, self.namespace = program, function, namespace
         self.reason = reason
+        # the arguments a launch may write (kept to undo a launch that reruns per thread)
+        self.written = ()
+        if program is not None:
+            every = "*" in program.written
+            self.written = tuple(k for k, name in enumerate(program.params)
+                                 if every or name in program.written)
         self.source = (
             "\n".join(fn.text for fn in program.functions.values()) if program else ""
         )
@@ -606,7 +621,7 @@ def run(kernel, simulated, grid, block, host, shared_mem: int, racecheck: bool, 
     if DIFFERENTIAL:
         _differential(kernel, vec, simulated, grid, block, host, shared_mem)
         return
-    arrays = [a for a in host if isinstance(a, numpy.ndarray)]
+    arrays = [host[k] for k in vec.written if isinstance(host[k], numpy.ndarray)]
     saved = [a.copy() for a in arrays]
     try:
         launch(vec, grid, block, host, shared_mem)
