@@ -11,6 +11,8 @@ GPU build), and :mod:`.scheduler` runs the threads, checking what the GPU cannot
 out-of-bounds indices, reads of unassigned locals, barrier divergence and
 warp-collective misuse. The generated code carries the user's file and line
 numbers, so tracebacks and ``breakpoint()`` show the kernel's own source.
+:mod:`.vector` writes the same program a second time over arrays of threads and runs
+each launch it can that way, many blocks at once (``kernel.simulate.last_path``).
 """
 
 from __future__ import annotations

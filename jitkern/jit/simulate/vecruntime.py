@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy
 
-from ...errors import KernelAssertionError
+from ...errors import JitkernValueError, KernelAssertionError
 from . import runtime as R
 
 ndarray = numpy.ndarray
@@ -306,7 +306,8 @@ def counter(start, t):
 
 def step_of(step, m, t):
     if numpy.any(lanes_of(m) & (numpy.asarray(step) == 0)):
-        raise ValueError("range() arg 3 must not be zero")
+        # the per-thread rerun raises Python's own error for it
+        raise JitkernValueError("range() arg 3 must not be zero")
     return counter(step, t)
 
 

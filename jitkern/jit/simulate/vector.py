@@ -334,9 +334,12 @@ class VectorEmitter(emit.PyEmitter):
 
     def expr(self, node):
         item = super().expr(node)
-        if isinstance(item, Value) and getattr(item.type, "is_complex", False):
+        t = getattr(item, "type", None)
+        if getattr(t, "is_complex", False):
             # NumPy's complex arithmetic on arrays rounds differently from its scalars'
             self.refuse("complex arithmetic")
+        if getattr(t, "name", "") == "bfloat16" or getattr(t, "is_float8", False):
+            self.refuse(f"{t.name} (ml_dtypes' types are computed per thread)")
         return item
 
     def render_ifexp(self, c: str, a: str, b: str) -> str:
