@@ -15,6 +15,8 @@ OPS = ("+", "-", "*", "&", "|", "^")
 class Generator:
     """Writes the body of a random kernel over int32 locals a, b, c and arrays x, acc."""
 
+    returns = True  # may threads return early
+
     def __init__(self, rng):
         self.rng = rng
         self.loops = 0  # loop variables made so far (each loop has its own names)
@@ -78,6 +80,8 @@ class Generator:
         elif in_loop:
             self.emit(depth, f"if {self.cond()}:")
             self.emit(depth + 1, self.pick(("break", "continue")))
+        elif not self.returns:
+            self.emit(depth, f"{self.pick(VARS)} = {self.expr()}")
         else:
             self.emit(depth, f"if {self.cond()}:")
             self.emit(depth + 1, "out[i] = a")
@@ -120,6 +124,67 @@ def test_random_kernels_agree_bit_for_bit(trial, tmp_path, rng, monkeypatch):
             monkeypatch.setattr(vector, "MODE", mode)
             out, acc = np.full(96, -1, np.int32), np.zeros(4, np.int32)
             kernel.simulate[3, 32](x, out, acc, 64)
+            assert kernel.simulate.last_path == mode, kernel.simulate.why_threads
+            results[mode] = (out, acc)
+        for want, got in zip(results["threads"], results["vector"]):
+            assert want.tobytes() == got.tobytes(), text
+
+
+class BlockGenerator(Generator):
+    """Adds what threads of a block share: shared memory between two barriers, warp
+    shuffles and votes with every lane, block-wide counts (64 threads per block)."""
+
+    returns = False  # every thread reaches every barrier
+
+    def statement(self, depth: int, in_loop: bool, budget: int) -> None:
+        roll = self.rng.random()
+        if in_loop or roll < 0.5:  # loops may be left early: only per-thread work there
+            return super().statement(depth, in_loop, budget)
+        var = self.pick(VARS)
+        if roll < 0.65:
+            self.emit(depth, f"s[t] = {self.expr()}")
+            self.emit(depth, "jit.syncthreads()")
+            self.emit(depth, f"{var} = {var} ^ s[(t + {self.value()} % 64 + 64) % 64]")
+            self.emit(depth, "jit.syncthreads()")
+        elif roll < 0.8:
+            how = self.pick(("shfl_down_sync", "shfl_up_sync", "shfl_xor_sync", "shfl_sync"))
+            lane = f"np.int32({int(self.rng.integers(0, 32))})"
+            width = self.pick(("", ", 8", ", 16"))
+            self.emit(depth, f"{var} = {var} + jit.{how}(FULL, {self.pick(VARS)}, {lane}{width})")
+        elif roll < 0.9:
+            vote = self.pick(("ballot_sync", "any_sync", "all_sync"))
+            self.emit(depth, f"{var} = {var} + np.int32(jit.{vote}(FULL, {self.cond()}))")
+        else:
+            self.emit(depth, f"{var} = {var} + jit.syncthreads_count({self.cond()})")
+
+    def source(self) -> str:
+        text = super().source().replace("    i = jit.grid(1)\n", (
+            "    i = jit.grid(1)\n"
+            "    t = jit.threadIdx.x\n"
+            "    s = jit.shared_memory(np.int32, 64)\n"))
+        return text.replace("import numpy as np\n", "import numpy as np\nFULL = 0xFFFFFFFF\n")
+
+    def block(self, depth: int, in_loop: bool, budget: int) -> None:
+        if depth == 1:  # the top level: every thread is there (no return before it)
+            for _ in range(int(self.rng.integers(2, 6))):
+                self.statement(depth, False, 0 if self.rng.random() < 0.5 else budget)
+            return
+        for _ in range(int(self.rng.integers(1, 4))):
+            Generator.statement(self, depth, in_loop, budget)
+
+
+@pytest.mark.parametrize("trial", range(3))
+def test_random_block_kernels_agree_bit_for_bit(trial, tmp_path, rng, monkeypatch):
+    monkeypatch.setattr(vector, "DIFFERENTIAL", False)
+    for k in range(10):
+        text = BlockGenerator(rng).source()
+        kernel = load(tmp_path / f"block_{trial}_{k}.py", text)
+        x = rng.integers(-1000, 1000, 192).astype(np.int32)
+        results = {}
+        for mode in ("threads", "vector"):
+            monkeypatch.setattr(vector, "MODE", mode)
+            out, acc = np.full(192, -1, np.int32), np.zeros(4, np.int32)
+            kernel.simulate[3, 64](x, out, acc, 192)
             assert kernel.simulate.last_path == mode, kernel.simulate.why_threads
             results[mode] = (out, acc)
         for want, got in zip(results["threads"], results["vector"]):
