@@ -464,11 +464,19 @@ def collective(m, kind, site, *fields):
         return _barrier(batch, m, site, fields[0], fields[1])
     if kind is R.ACTIVEMASK:
         return batch.warp_bits(m).astype(numpy.uint32)
-    if batch.aligned and m.all() and type(fields[0]) is not ndarray and fields[0] == FULL:
-        if kind is R.SYNCWARP:
-            return None
-        if kind is R.SHFL and not any(type(f) is ndarray for f in fields[2:4]):
-            return _shuffle_full(batch, *fields[1:])
+    if batch.aligned and type(fields[0]) is not ndarray:
+        mask = int(fields[0]) & FULL
+        if _uniform_mask_ok(m, mask):  # else the general path below says what is wrong
+            if kind is R.SYNCWARP:
+                return None
+            if kind is R.SHFL:
+                if mask == FULL and m.all() and type(fields[2]) is not ndarray and type(
+                    fields[3]
+                ) is not ndarray:
+                    return _shuffle_full(batch, *fields[1:])
+                return _shuffle_warps(batch, m, numpy.uint64(mask), *fields[1:])
+            if kind is R.VOTE:
+                return _vote(batch, m, numpy.uint64(mask), fields[1], fields[2])
     mask = numpy.broadcast_to(numpy.asarray(fields[0]).astype(numpy.uint64), (batch.n,))
     mask = mask & batch.full
     active = batch.warp_bits(m)
@@ -482,6 +490,21 @@ def collective(m, kind, site, *fields):
     if kind is R.VOTE:
         return _vote(batch, m, mask, fields[1], fields[2])
     raise KernelAssertionError(f"{site}: {kind} is not vectorised")  # refused when emitted
+
+
+_LANES = numpy.arange(32)
+
+
+def _uniform_mask_ok(m, mask: int) -> bool:
+    """Whether the threads of ``m`` (whole warps) may run a collective over ``mask``: every
+    active lane is in it, and every lane it names is active in a warp that runs it."""
+    m2 = m.reshape(-1, 32)
+    if mask == FULL:
+        return bool((m2.all(1) | ~m2.any(1)).all())
+    named = ((mask >> _LANES) & 1).astype(bool)
+    if m2[:, ~named].any():
+        return False
+    return bool((m2[:, named].all(1) | ~m2.any(1)).all())
 
 
 def _barrier(batch, m, site, how, pred):
@@ -570,14 +593,14 @@ def _shuffle_warps(batch, m, mask, value, arg, width, how):
     def of(x):
         return x.reshape(warps, 32)[rows] if type(x) is ndarray and x.shape == (n,) else x
 
-    v, mk = out.reshape(warps, 32)[rows], of(numpy.ascontiguousarray(mask))
+    v, mk = out.reshape(warps, 32)[rows], of(mask)
     lane = numpy.arange(32)
     src = numpy.broadcast_to(_sources(lane, of(arg), of(width), how), v.shape)
     ok = (src >= 0) & (src < 32)
     src = numpy.where(ok, src, lane)
     got = numpy.take_along_axis(v, src, 1)
     in_mask = ((mk >> src.astype(numpy.uint64)) & numpy.uint64(1)) != 0
-    same = numpy.take_along_axis(mk, src, 1) == mk
+    same = numpy.take_along_axis(mk, src, 1) == mk if type(mk) is ndarray else True
     out.reshape(warps, 32)[rows] = numpy.where(ok & in_mask & same, got, v)
     return out
 
