@@ -5,6 +5,8 @@ Every other simulated test of the suite also runs both ways (tests/conftest.py t
 ``vector.DIFFERENTIAL``); these tests name the paths and run without that check.
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -292,3 +294,76 @@ def test_vector_mode_refuses_what_it_cannot_run(paths, rng):
     paths("vector")
     with pytest.raises(vector.NotVectorised, match="print"):
         printing.simulate[1, 32](rng.random(32, np.float32))
+
+
+@jit.rawkernel(device=True)
+def clamp_steps(v, limit):
+    if v > limit:
+        return limit, np.int32(1)
+    steps = np.int32(0)
+    while v * 2 < limit:
+        v = v * 2
+        steps += 1
+        if steps > 5:
+            return v, steps
+    return v, steps
+
+
+@jit.rawkernel()
+def with_device_function(x, out, steps, scratch_out):
+    i = jit.grid(1)
+    scratch = jit.local_memory(np.float32, 4)
+    for k in range(4):
+        scratch[k] = x[i] * k
+    v, s = clamp_steps(x[i], np.float32(50))
+    out[i] = v + scratch[i % 4]
+    steps[i] = s
+    scratch_out[i] = scratch[3 - i % 4]
+
+
+def test_device_functions_with_early_returns_and_local_arrays(paths, rng):
+    x = (rng.random(128) * 80).astype(np.float32)
+
+    def args():
+        return (x, np.full(128, np.nan, np.float32), np.full(128, -1, np.int32),
+                np.full(128, np.nan, np.float32))
+
+    threads, vec = both(paths, with_device_function, 2, 64, args)
+    assert_same_bits(threads, vec)
+    np.testing.assert_array_equal(vec[3], x * (3 - np.arange(128) % 4).astype(np.float32))
+
+
+def test_the_differential_check_finds_a_wrong_vectorised_result(monkeypatch, rng):
+    from jitkern.errors import InternalError
+    from jitkern.jit.simulate import vecruntime
+
+    monkeypatch.setattr(vector, "DIFFERENTIAL", True)
+    monkeypatch.setattr(vector, "MODE", "auto")
+    monkeypatch.setattr(vecruntime, "sel", lambda m, value, old: value)  # ignores the mask
+    n = 256
+    x = rng.integers(1, 10_000, n).astype(np.int64)
+    args = (x, np.zeros(n, np.int64), np.zeros(n, np.int32), n)
+    # a fresh build reads the patched helper
+    branches_and_loops.__dict__.pop("_simulated", None)
+    with pytest.raises(InternalError, match="differs between the vectorised and the per-thread"):
+        branches_and_loops.simulate[2, 128](*args)
+    branches_and_loops.__dict__.pop("_simulated", None)
+
+
+@jit.rawkernel()
+def maths(x, out):
+    i = jit.grid(1)
+    v = x[i]
+    out[i, 0] = math.sin(v) + math.cos(v)
+    out[i, 1] = math.exp(v / 4) - math.log(abs(v) + 1)
+    out[i, 2] = math.sqrt(abs(v)) * math.tanh(v)
+    out[i, 3] = math.atan2(v, v + 1) - math.pow(abs(v), 1.5)
+    out[i, 4] = min(v, v * v) / max(v, 1 - v)
+    out[i, 5] = v ** 3 + v ** 0.5
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_math_functions_are_bit_identical_on_both_paths(paths, rng, dtype):
+    x = (rng.standard_normal(320) * 4).astype(dtype)
+    threads, vec = both(paths, maths, 5, 64, lambda: (x, np.full((320, 6), np.nan, dtype)))
+    assert_same_bits(threads, vec)
