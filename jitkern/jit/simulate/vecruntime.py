@@ -254,7 +254,8 @@ def store(a, index, value, m):
         if a.reader is not None:
             a.note(index, m, True)
         a = a.flat
-    scalar_index = not any(type(i) is ndarray for i in (index if type(index) is tuple else (index,)))
+    parts = index if type(index) is tuple else (index,)
+    scalar_index = not any(type(i) is ndarray for i in parts)
     if scalar_index and type(value) is not ndarray:
         if numpy.any(m):
             a[index] = value
@@ -548,7 +549,8 @@ def _check_lanes(batch, m, mask, active, kind, site):
         k = _first(bad)
         gone = [j for j in range(32) if (int(mask[k]) & ~int(active[k])) >> j & 1]
         raise KernelAssertionError(
-            f"{site}: warp-collective misuse: {what} in block {tuple(batch.blocks[k // batch.size])} "
+            f"{site}: warp-collective misuse: {what} in block "
+            f"{tuple(batch.blocks[k // batch.size])} "
             f"names lane(s) {gone} in mask {int(mask[k]):#010x}, which have exited or wait "
             "elsewhere (the simulated threads can never continue)"
         )

@@ -37,7 +37,7 @@ from .. import types as T
 from ..expressions import problem
 from ..statements import FunctionCode, FunctionEmitter, generated_name
 from ..values import Const, Value
-from . import emit, runtime, scheduler, vecruntime
+from . import emit, scheduler, vecruntime
 from .emit import CONTEXT, SimFunction, type_name
 
 #: "auto": vectorise what can be, else the per-thread scheduler; "threads": always the
@@ -76,7 +76,6 @@ class VectorEmitter(emit.PyEmitter):
         self.extra = 0  # indentation of the `if any(mask):` around a block's rest
         self.atomic_codes: dict = {}
         super().__init__(*args, **kwargs)
-        self.set_flags = {}
 
     def refuse(self, why: str):
         raise NotVectorised(why)
@@ -315,7 +314,6 @@ class VectorEmitter(emit.PyEmitter):
         if isinstance(cond, Const) and cond.is_scalar:
             return super().expr_IfExp(node)
         c, yes, no = self.split(self.condition_of(cond, node.test))
-        self._ifexp_branches = (yes, no)
         return super().expr_IfExp(ast.IfExp(test=_Held(c, node.test), body=_InMask(node.body, yes),
                                              orelse=_InMask(node.orelse, no)))
 
@@ -693,7 +691,8 @@ def _differential(kernel, vec, simulated, grid, block, host, shared_mem) -> None
     for k in arrays:
         a, b = host[k], mine[k]
         if a.tobytes() != b.tobytes():
-            bad = numpy.flatnonzero(a.reshape(-1).view(numpy.uint8) != b.reshape(-1).view(numpy.uint8))
+            want_bytes = a.reshape(-1).view(numpy.uint8)
+            bad = numpy.flatnonzero(want_bytes != b.reshape(-1).view(numpy.uint8))
             raise InternalError(
                 f"{name}: argument {k} differs between the vectorised and the per-thread "
                 f"simulation (first differing byte {int(bad[0])}: "
@@ -703,4 +702,3 @@ def _differential(kernel, vec, simulated, grid, block, host, shared_mem) -> None
 
 
 __all__ = ["MODE", "DIFFERENTIAL", "NotVectorised", "VectorEmitter", "build", "run"]
-_ = runtime  # the per-thread runtime's names are the base of vecruntime.names()
