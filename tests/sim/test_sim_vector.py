@@ -367,3 +367,22 @@ def test_math_functions_are_bit_identical_on_both_paths(paths, rng, dtype):
     x = (rng.standard_normal(320) * 4).astype(dtype)
     threads, vec = both(paths, maths, 5, 64, lambda: (x, np.full((320, 6), np.nan, dtype)))
     assert_same_bits(threads, vec)
+
+
+@jitkern.rawkernel()
+def read_after_atomics(out):
+    s = jit.shared_memory(np.int32, 1)
+    t = jit.threadIdx.x
+    if t == 0:
+        s[0] = 0
+    jit.syncthreads()
+    jit.atomic_add(s, 0, 1)
+    out[t] = s[0]  # races with the other threads' atomics: the per-thread order decides
+
+
+def test_a_read_racing_with_shared_atomics_runs_per_thread(paths):
+    paths("auto")
+    out = np.full(32, -1, np.int32)
+    read_after_atomics.simulate[1, 32](out)
+    assert read_after_atomics.simulate.last_path == "threads"
+    np.testing.assert_array_equal(out, np.arange(1, 33))  # thread k saw k + 1 increments

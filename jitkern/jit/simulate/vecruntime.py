@@ -61,6 +61,17 @@ class Seg:
         if several.any():
             self.reader[e[several]] = -2
 
+    def note_atomic(self, index, m) -> None:
+        """An atomic by the threads of ``m``: no race with other atomics, but one with a
+        plain access of another thread (or of the same thread, after others' atomics)."""
+        lanes_ = numpy.flatnonzero(lanes_of(m))
+        e = numpy.broadcast_to(index, (BATCH[0].n,))[lanes_]
+        w, r = self.writer[e], self.reader[e]
+        mine = lanes_  # a thread's own plain access before its atomic is in order
+        if numpy.any(((w != -1) & (w != ATOMIC) & (w != mine)) | ((r != -1) & (r != mine))):
+            raise Race("a thread updates atomically a shared element another one read or wrote")
+        self.writer[e] = ATOMIC
+
     def barrier(self, blocks) -> None:
         if self.reader is not None:
             rows = self.reader.reshape(-1, len(self.reader) // BATCH[0].nb)
@@ -75,6 +86,9 @@ class Seg:
 
     def __setitem__(self, index, value):
         self.flat[index] = value
+
+
+ATOMIC = -3  # Seg.writer of an element updated by atomics only
 
 
 class Race(Exception):  # noqa: N818 - not an error: a reason to run per thread
@@ -211,6 +225,14 @@ def ix(i, a, name, m):
     if type(a) is Seg:
         return _seg_index(i, a, m)
     return i
+
+
+def ix_atomic(i, a, name, m):
+    """:func:`ix` for an atomic's element (noted by the atomic, not as a read)."""
+    if type(a) is not Seg or a.reader is None:
+        return ix(i, a, name, m)
+    plain = Seg(a.flat, a.off, a.n)
+    return ix(i, plain, name, m)
 
 
 def _seg_index(i, a, m):
@@ -396,6 +418,8 @@ def _vector_op(op, old, v):
 def atomic(op, a, index, v, m, used=True):
     """``atomic_<op>(a, index, v)`` by the threads of ``m`` in thread order; the old
     values (each thread's, as if the threads ran one after another)."""
+    if type(a) is Seg and a.reader is not None:
+        a.note_atomic(index, m)
     flat = a.flat if type(a) is Seg else a
     lanes_ = numpy.flatnonzero(lanes_of(m))
     if not len(lanes_):
@@ -427,6 +451,8 @@ def atomic(op, a, index, v, m, used=True):
 
 
 def atomic_cas(a, index, compare, v, m):
+    if type(a) is Seg and a.reader is not None:
+        a.note_atomic(index, m)
     flat = a.flat if type(a) is Seg else a
     view = flat.reshape(-1)
     lanes_ = numpy.flatnonzero(lanes_of(m))
@@ -643,6 +669,7 @@ def names() -> dict:
     table.update(
         {
             "_jk_ix": ix,
+            "_jk_ixa": ix_atomic,
             "_jk_ixn": ixn,
             "_jk_st": store,
             "_jk_sel": sel,

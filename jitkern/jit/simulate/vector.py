@@ -398,6 +398,8 @@ class VectorEmitter(emit.PyEmitter):
     def atomic(self, op: str, codes, sig) -> str:
         array, index = self.elements[codes[0]]
         self.note_written(array)
+        if index.startswith("_jk_ix("):  # the atomic notes its own access, not a read
+            index = "_jk_ixa(" + index[len("_jk_ix(") :]
         if op == "cas":
             code = f"_jk_vatomic_cas({array}, {index}, {codes[1]}, {codes[2]}, {self.mask})"
         else:
