@@ -386,3 +386,22 @@ def test_a_read_racing_with_shared_atomics_runs_per_thread(paths):
     read_after_atomics.simulate[1, 32](out)
     assert read_after_atomics.simulate.last_path == "threads"
     np.testing.assert_array_equal(out, np.arange(1, 33))  # thread k saw k + 1 increments
+
+
+@jit.rawkernel()
+def thread_block_group(x, out):
+    g = jit.cg.this_thread_block()
+    s = jit.shared_memory(np.float32, 64)
+    r = g.thread_rank()
+    s[r] = x[jit.grid(1)]
+    g.sync()
+    out[jit.grid(1)] = s[g.size() - 1 - r] + np.float32(g.group_index().x)
+
+
+def test_this_thread_block_runs_vectorised(paths, rng):
+    x = rng.random(128, np.float32)
+    threads, vec = both(paths, thread_block_group, 2, 64,
+                        lambda: (x, np.full(128, np.nan, np.float32)))
+    assert_same_bits(threads, vec)
+    want = x.reshape(2, 64)[:, ::-1] + np.arange(2, dtype=np.float32)[:, None]
+    np.testing.assert_array_equal(vec[1], want.reshape(-1))

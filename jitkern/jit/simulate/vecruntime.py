@@ -91,6 +91,15 @@ class Seg:
 ATOMIC = -3  # Seg.writer of an element updated by atomics only
 
 
+class _BlockGroup:
+    """``cg.this_thread_block()`` of every thread: its size (the rest runs per thread)."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, size):
+        self.size = size
+
+
 class Race(Exception):  # noqa: N818 - not an error: a reason to run per thread
     """A shared-memory race in a vectorised launch (caught by :func:`.vector.run`)."""
 
@@ -104,6 +113,7 @@ class Batch:
         size, u32 = self.size, numpy.uint32
         index = numpy.array(blocks, dtype=numpy.int64).reshape(len(blocks), 3)
         self.bx, self.by, self.bz = (numpy.repeat(index[:, k], size).astype(u32) for k in range(3))
+        self.block = _BlockGroup(self.size)
         self.specs = shared_specs
         self.dynamic_bytes = dynamic_bytes
         self._shared: dict = {}
@@ -705,7 +715,6 @@ _PER_THREAD_ONLY = frozenset(
         "_jk_clock64",
         "_jk_printf",
         "_jk_local",
-        "_jk_dim3",
         "_jk_tile",
         "_jk_grid_rank",
         "_jk_grid_blocks",

@@ -50,7 +50,7 @@ DIFFERENTIAL = False
 BATCH_THREADS = 1 << 17
 
 _COLLECTIVES = ("_jk_SYNC", "_jk_SYNCWARP", "_jk_SHFL", "_jk_VOTE", "_jk_ACTIVEMASK")
-_T_ATTRS = frozenset(["lane", "shared", "dynamic", "local"])
+_T_ATTRS = frozenset(["lane", "shared", "dynamic", "local", "block", "rank"])
 
 
 class NotVectorised(JitkernNotImplementedError):
@@ -574,6 +574,8 @@ def _unknown_names(source: str, namespace: dict) -> str | None:
     for attr in set(_T_ATTR.findall(source)):
         if attr not in _T_ATTRS:
             return f"_jk_T.{attr} has no vectorised form"
+    if re.search(r"\b_jk_T\.block\.", source):  # the grid, the cluster
+        return "a group other than this_thread_block()"
     if "breakpoint(" in source or "yield" in source:
         return "breakpoint() or a generator"
     return None
