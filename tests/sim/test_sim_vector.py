@@ -405,3 +405,19 @@ def test_this_thread_block_runs_vectorised(paths, rng):
     assert_same_bits(threads, vec)
     want = x.reshape(2, 64)[:, ::-1] + np.arange(2, dtype=np.float32)[:, None]
     np.testing.assert_array_equal(vec[1], want.reshape(-1))
+
+
+@jit.rawkernel()
+def parameter_as_loop_variable(out, k):
+    i = jit.grid(1)
+    out[i] = k
+    for k in range(i % 3, 4):
+        out[i] += k
+
+
+def test_a_parameter_reused_as_loop_variable(paths, rng):
+    k = int(rng.integers(10, 100))
+    threads, vec = both(paths, parameter_as_loop_variable, 1, 32,
+                        lambda: (np.zeros(32, np.int64), k))
+    assert_same_bits(threads, vec)
+    np.testing.assert_array_equal(vec[0], k + np.array([sum(range(i % 3, 4)) for i in range(32)]))

@@ -216,7 +216,10 @@ class VectorEmitter(emit.PyEmitter):
             self.masked(no, lambda: self.nested(node.orelse))
 
     def loop_variable_slot(self, var: Value) -> None:
-        if var.code not in self.set_flags:  # a loop at the top level: bound before it runs
+        """A loop variable the loop assigns under its mask is bound before the loop runs
+        (a parameter, or a local some path leaves unassigned, already is)."""
+        params = {getattr(self.lookup_local(p), "code", None) for p in self.parsed.params}
+        if var.code not in self.set_flags and var.code not in params:
             self.prologue.append(f"{var.code} = None")
 
     def loop_head(self, brk: str, lm: str, iterate: str | None) -> None:
