@@ -19,8 +19,8 @@ import time
 import numpy as np
 
 from jitkern.arrays import asarray, empty
-from jitkern.backend import driver, memory
-from jitkern.backend.device import Event, synchronize
+from jitkern.runtime import driver, memory
+from jitkern.runtime.device import Event, synchronize
 
 
 def per_call_us(fn, n: int, repeat: int = 5) -> float:
@@ -48,11 +48,11 @@ def alloc_rows(n: int) -> list[tuple[str, float]]:
         free(ptr, 0)
 
     rows.append(("bare cuMemAllocFromPoolAsync + cuMemFreeAsync", per_call_us(bare, n)))
-    rows.append(("jitkern.backend.memory.malloc, freed (a block of jitkern's cache)",
+    rows.append(("jitkern.runtime.memory.malloc, freed (a block of jitkern's cache)",
                  per_call_us(lambda: memory.malloc(nbytes, 0, 0), n)))
     # A stream jitkern did not create: no cache, the driver pool's path.
     foreign = int(driver.check(d.cuStreamCreate(1), "cuStreamCreate"))
-    rows.append(("jitkern.backend.memory.malloc, freed, on a foreign stream (driver pool)",
+    rows.append(("jitkern.runtime.memory.malloc, freed, on a foreign stream (driver pool)",
                  per_call_us(lambda: memory.malloc(nbytes, 0, foreign), n)))
     d.cuStreamSynchronize(foreign)
     d.cuStreamDestroy(foreign)

@@ -14,7 +14,7 @@ import numpy as np
 import jitkern
 from common import device_label, markdown_table, time_gpu_ms, today
 from jitkern import jit
-from jitkern.backend import driver
+from jitkern.runtime import driver
 
 N = 1 << 26
 

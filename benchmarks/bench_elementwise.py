@@ -17,7 +17,7 @@ import numpy as np
 
 import jitkern
 from common import interleaved, time_gpu_ms
-from jitkern.backend import driver
+from jitkern.runtime import driver
 
 REPS = 30
 

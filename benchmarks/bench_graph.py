@@ -27,8 +27,8 @@ from common import interleaved
 
 import jitkern
 from jitkern import jit
-from jitkern.backend import driver
-from jitkern.backend.driver import drv
+from jitkern.runtime import driver
+from jitkern.runtime.driver import drv
 
 N = 1024
 CHAIN = 100

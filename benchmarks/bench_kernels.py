@@ -40,8 +40,8 @@ from common import (
 
 import jitkern
 from jitkern import jit
-from jitkern.backend import driver, memory
-from jitkern.backend.device import Event, synchronize
+from jitkern.runtime import driver, memory
+from jitkern.runtime.device import Event, synchronize
 
 N = 1024
 SQ = ("float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff")

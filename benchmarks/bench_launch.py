@@ -39,7 +39,7 @@ def hand_packed_call(arrays, pointer):
     import ctypes
     import struct
 
-    from jitkern.backend.driver import drv
+    from jitkern.runtime.driver import drv
 
     k = jitkern.RawKernel(FOUR_ARG_SOURCE, "four_args")
     handle = k.kernel.handle()
@@ -71,7 +71,7 @@ t0 = time.perf_counter()
 import jitkern
 t1 = time.perf_counter()
 import numpy as np
-from jitkern.backend import driver
+from jitkern.runtime import driver
 x = jitkern.asarray(np.ones(32, np.float32)); y = jitkern.empty_like(x); z = jitkern.empty_like(x)
 jitkern.synchronize()
 SRC = sys.argv[1]

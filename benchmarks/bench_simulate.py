@@ -20,7 +20,7 @@ import numpy as np
 
 import jitkern
 from jitkern import jit
-from jitkern.jit.simulate import vector
+from jitkern.sim import vector
 
 FULL = 0xFFFFFFFF
 TILE = 32

@@ -91,7 +91,7 @@ def warmed_kinds():
 
 
 def show_sources():
-    from jitkern.backend import codegen
+    from jitkern.runtime import codegen
 
     seen = []
     real = codegen.compiled

@@ -19,7 +19,7 @@ from bench_kernels import L2, SUM, copy_gbs, device_ms
 from common import device_label, markdown_table, today, try_import
 
 import jitkern
-from jitkern.kernels import _reduction_codegen as codegen
+from jitkern.compiler.strings import reduction as codegen
 from jitkern.kernels import reduction
 
 LAST_GRID = [0]

@@ -36,7 +36,7 @@ def _versions() -> list[tuple[str, str]]:
         rows.append((f"  {part}", version or "not installed"))
     rows.append(("numpy", _version_of("numpy") or "not installed"))
     try:
-        from jitkern.backend import toolchain
+        from jitkern.toolchain import discovery as toolchain
 
         rows.append(("NVRTC", "{}.{}".format(*toolchain.nvrtc_version())))
         rows.append(("NVRTC archs", " ".join(f"sm_{a}" for a in toolchain.supported_archs())))
@@ -46,7 +46,7 @@ def _versions() -> list[tuple[str, str]]:
 
 
 def _devices() -> list[str]:
-    from jitkern.backend import driver
+    from jitkern.runtime import driver
 
     try:
         v = driver.driver_version()
@@ -66,7 +66,7 @@ def _devices() -> list[str]:
 
 def folder_state(path: str) -> str:
     """'usable', or why the cache folder cannot be written ('read-only ...', 'unusable ...')."""
-    from jitkern.backend import cache
+    from jitkern.toolchain import cache
 
     existing = path
     while not os.path.lexists(existing):
@@ -92,7 +92,7 @@ def folder_state(path: str) -> str:
 
 
 def _cache_lines() -> list[str]:
-    from jitkern.backend import cache
+    from jitkern.toolchain import cache
     from jitkern.config import settings
 
     usage = cache.disk_usage_by_kind()
@@ -128,7 +128,7 @@ def cmd_info(_args) -> int:
 
 
 def cmd_cache(args) -> int:
-    from jitkern.backend import cache
+    from jitkern.toolchain import cache
     from jitkern.config import settings
 
     if args.action != "clear":
@@ -146,7 +146,7 @@ def cmd_cache(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from jitkern._demo import run_demo
+    from jitkern.cli.demo import run_demo
 
     return run_demo(arch=args.arch, simulate=args.simulate)
 

@@ -11,7 +11,7 @@ import pytest
 def session_cache_dir(tmp_path_factory):
     """An empty cache folder for the session, also seen by subprocesses the tests start."""
     from jitkern import config
-    from jitkern.backend import cache
+    from jitkern.toolchain import cache
 
     folder = tmp_path_factory.mktemp("jitkern-cache")
     saved = os.environ.get("JITKERN_CACHE_DIR")
@@ -42,7 +42,7 @@ def pytest_configure(config):
 
 def _gpu_available() -> bool:
     try:
-        from jitkern.backend import driver
+        from jitkern.runtime import driver
     except Exception:
         return False
     return driver.is_available()
@@ -161,8 +161,8 @@ def launch(request):
 def _differential_simulation():
     """Every simulated launch of the suite that can be vectorised runs both ways, the
     per-thread scheduler (the reference) and the vectorised path, and the two must
-    agree bit for bit (jitkern.jit.simulate.vector.DIFFERENTIAL)."""
-    from jitkern.jit.simulate import vector
+    agree bit for bit (jitkern.sim.vector.DIFFERENTIAL)."""
+    from jitkern.sim import vector
 
     vector.DIFFERENTIAL = True
     yield

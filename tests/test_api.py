@@ -1,7 +1,8 @@
 """CuPy's cache helpers: compile_with_cache, memoize, clear_memo."""
 
 import jitkern
-from jitkern.backend import cache, driver
+from jitkern.toolchain import cache
+from jitkern.runtime import driver
 
 
 def test_compile_with_cache_for_a_named_arch_returns_the_binary():

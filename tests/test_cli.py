@@ -9,7 +9,7 @@ import pytest
 
 import jitkern
 from jitkern import __main__ as cli
-from jitkern.backend import cache, compiler
+from jitkern.toolchain import cache, nvrtc as compiler
 from jitkern.config import settings
 
 

@@ -15,11 +15,11 @@ PACKAGE = pathlib.Path(jitkern.__file__).parent
 # Raises of a bare built-in that are Python protocol, not user errors: __getattr__ must raise a
 # plain AttributeError for hasattr(); lookups whose KeyError the caller catches.
 PROTOCOL_RAISES = {
-    ("jit/builtins/records.py", "AttributeError"),
-    ("jit/kernel.py", "AttributeError"),
-    ("jit/frontend.py", "KeyError"),
-    ("jit/types.py", "KeyError"),
-    ("jit/docs.py", "SystemExit"),  # the docs generator script exits with a status
+    ("compiler/builtins/records.py", "AttributeError"),
+    ("kernels/jit.py", "AttributeError"),
+    ("compiler/frontend.py", "KeyError"),
+    ("compiler/types.py", "KeyError"),
+    ("compiler/docs.py", "SystemExit"),  # the docs generator script exits with a status
 }
 
 BUILTIN_EXCEPTIONS = {

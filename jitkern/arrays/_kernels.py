@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy
 
-from ..backend.compiler import compile_source
-from ..backend.module import Function
+from ..toolchain.nvrtc import compile_source
+from ..runtime.module import Function
 from ..errors import JitkernValueError
 from . import dtypes
 from .layout import collapse

@@ -1,7 +1,7 @@
 """``jitkern.ndarray``: a strided view of device memory.
 
 An array is a handful of slots: shape, byte strides, dtype, the address of its
-first element, the :class:`~jitkern.backend.memory.MemoryPointer` that keeps the
+first element, the :class:`~jitkern.runtime.memory.MemoryPointer` that keeps the
 allocation alive, the array it views (``base``), its device and the stream its
 data was last written on. Construction does no validation beyond what the
 caller has not already done, so ``jitkern.empty`` in a loop costs a few
@@ -21,18 +21,14 @@ import weakref
 
 import numpy
 
-from ..backend import driver, memory
-from ..backend.device import (
-    Device,
-    Stream,
-    get_current_stream,
-    stream_handle,
-)
-from ..backend.driver import check, drv
-from ..backend.launch import register_array_type
+from ..runtime import driver, memory
+from ..runtime.device import Device, Stream, get_current_stream, stream_handle
+from ..runtime.driver import check, drv
+from ..runtime.launch import register_array_type
 from ..errors import JitkernBufferError, JitkernTypeError, JitkernValueError
 from . import _dlpack, _kernels, dtypes, interop, layout
-from ._context import LEGACY, PER_THREAD, current_device_id, on_device, order_after
+from ..runtime.context import LEGACY, PER_THREAD, current_device_id, on_device, order_after
+from .operators import ArrayOperators
 
 _new = object.__new__
 
@@ -164,12 +160,12 @@ def _is_scalar(value) -> bool:
         isinstance(value, numpy.ndarray) and value.ndim == 0)
 
 
-class ndarray:
+class ndarray(ArrayOperators):
     """An N-dimensional array in GPU memory (NumPy/CuPy-like, basic indexing only).
 
     ``ndarray(shape, dtype=float, memptr=None, strides=None, order='C')`` allocates on
     the current device, or views ``memptr`` (a ``data`` pointer of another array, or
-    a :class:`~jitkern.backend.memory.MemoryPointer`) when given. Use
+    a :class:`~jitkern.runtime.memory.MemoryPointer`) when given. Use
     :func:`jitkern.empty`, :func:`jitkern.asarray` and friends in normal code.
     """
 

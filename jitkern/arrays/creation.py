@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy
 
-from ..backend import memory
-from ..backend.device import get_current_stream
+from ..runtime import memory
+from ..runtime.device import get_current_stream
 from ..errors import JitkernValueError
 from . import _dlpack, dtypes, interop, layout
-from ._context import current_device_id, on_device, order_after
+from ..runtime.context import current_device_id, on_device, order_after
 from .core import allocate, from_info, make, ndarray, pin_stream
 
 _dtype_cache = dtypes._cache

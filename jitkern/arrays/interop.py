@@ -15,11 +15,11 @@ from typing import Any, NamedTuple
 
 import numpy
 
-from ..backend.device import current_stream_handle
-from ..backend.launch import host_array_message
+from ..runtime.device import current_stream_handle
+from ..runtime.launch import host_array_message
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _dlpack, dtypes
-from ._context import current_device_id, pointer_device
+from ..runtime.context import current_device_id, pointer_device
 from .layout import c_strides
 
 
@@ -237,7 +237,7 @@ def pointer_of(obj) -> int:
 
 
 # ---------------------------------------------------------------------------
-# Generated launchers (kernels._launcher) read foreign arrays through these: per
+# Generated launchers (runtime.launcher) read foreign arrays through these: per
 # library, Python expression templates over ``{a}`` (the argument) and ``{c}`` (a
 # prefix for constants kept in the launcher's namespace). ``misses`` are conditions
 # true when ``{a}`` does NOT have the sample's dtype and layout; each reads the

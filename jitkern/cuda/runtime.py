@@ -1,6 +1,6 @@
 """CUDA runtime enum values under the names CuPy exposes in ``cupy.cuda.runtime``.
 
-Only the constants texture and surface code passes to :mod:`jitkern.texture`. The values
+Only the constants texture and surface code passes to :mod:`jitkern.compat.texture`. The values
 are the CUDA runtime's (``driver_types.h``); the texture module maps them to the driver
 API it calls. Pure data: importing this module needs no GPU and no toolkit.
 """

@@ -15,8 +15,8 @@ Pipeline (one module per stage, imports flowing one way)::
     kernel        specialisation, compile cache, on-disk index, launch
 """
 
-from . import builtins as _b
-from .kernel import JitKernel, rawkernel
+from ..compiler import builtins as _b
+from ..kernels.jit import JitKernel, rawkernel
 
 threadIdx = _b.threadIdx
 blockIdx = _b.blockIdx

@@ -2,15 +2,15 @@
 
 Their ``raw`` arguments are indexed by hand, so a debug build checks each of those
 accesses (``_cuda.DEBUG_PRELUDE``); the check's site is the parameter's position. The
-launch stays on the general path and notes each launch with backend/debugcheck.py, which
+launch stays on the general path and notes each launch with runtime/debugcheck.py, which
 raises :class:`jitkern.KernelAssertionError` at the next synchronisation.
 """
 
 from __future__ import annotations
 
-from ..backend import debugcheck, driver
-from ..backend.device import stream_handle
-from ..backend.module import load
+from ..runtime import debugcheck, driver
+from ..runtime.device import stream_handle
+from ..runtime.module import load
 from ..errors import JitkernTypeError, LaunchError
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..backend import export
+from ..toolchain import export
 from ..errors import JitkernNotImplementedError
 
 # Elements of the example arrays an elementwise export is generated for: small enough that

@@ -27,15 +27,18 @@ import numpy
 from ..arrays import empty, ndarray, pointer_of
 from ..arrays.core import allocate, stream_of
 from ..arrays.interop import layout_key
-from ..backend import compiler, debugcheck, driver
-from ..backend.handles import handle_ctype
-from ..backend.inspection import Inspection, inspect_binary
-from ..backend.kernel_object import KernelPartial
-from ..backend.module import Function, cluster_refused
+from ..toolchain import nvrtc as compiler
+from ..runtime import debugcheck, driver
+from ..runtime.handles import handle_ctype
+from ..toolchain.inspection import Inspection, inspect_binary
+from .base import KernelPartial
+from ..runtime.module import Function, cluster_refused
 from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
-from . import _cuda, _debug, _export_kinds, _launcher, _layout
-from . import _elementwise_codegen as _codegen
-from .params import (
+from ..compiler.strings import prelude as _cuda, layout as _layout
+from . import _debug, _export_kinds
+from ..runtime import launcher as _launcher
+from ..compiler.strings import elementwise as _codegen
+from ..compiler.strings.params import (
     CachedSources,
     convert_scalar,
     ctype_of,
@@ -337,7 +340,9 @@ class ElementwiseKernel(CachedSources, KernelPartial):
             # every load and store 16 bytes wide.
             walking = [isz for st, isz in zip(strides_c, sizes) if st and st[0] != 0]
             narrowest = min(walking, default=0)
-            if narrowest:
+            # A vector of V elements is one aligned load of V * itemsize bytes: a power of
+            # two for every array (a 24-byte record moves element by element).
+            if narrowest and all(_power_of_two(isz) for isz in walking):
                 vector = min(_VECTOR_BYTES // narrowest, _MAX_VECTOR, 64 // max(walking))
                 vector = vector if vector >= 2 else 1
         a.vector = vector
@@ -421,7 +426,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         array argument) for ``arch`` as ``format``, with a header and a manifest
         (docs/export.md); ``jitkern.load(path)`` calls it like this kernel, on
         C-contiguous arrays of one shape."""
-        from ..backend import export
+        from ..toolchain import export
 
         export.check_format(format)
         return export.write(path, _export_kinds.elementwise_spec(self, args_or_dtypes), arch,
@@ -473,7 +478,7 @@ def _inner_vector(shape, strides_list, sizes, outputs) -> int:
     if len(shape) < 2:
         return 1
     walking = [isz for st, isz in zip(strides_list, sizes) if st[-1] != 0]
-    if not walking:
+    if not walking or not all(_power_of_two(isz) for isz in walking):
         return 1
     v = min(_VECTOR_BYTES // max(walking), _MAX_VECTOR)
     if v < 2 or shape[-1] % v:
@@ -484,6 +489,10 @@ def _inner_vector(shape, strides_list, sizes, outputs) -> int:
         if st[-1] and any(x % (v * isz) for x in st[:-1]):
             return 1
     return v
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
 
 
 def _names(params) -> str:

@@ -21,11 +21,11 @@ import numpy
 
 from ..arrays import describe, empty
 from ..arrays.layout import fits_int32 as _fits_int32
-from ..backend import driver
-from ..backend.export import binary_for_device, read_manifest
-from ..backend.kernel_object import KernelPartial
-from ..backend.module import Function
-from ..backend.signature import Param
+from ..runtime import driver
+from ..toolchain.export import binary_for_device, read_manifest
+from .base import KernelPartial
+from ..runtime.module import Function
+from ..compiler.strings.c_params import Param
 from ..errors import JitkernAttributeError, JitkernKeyError, JitkernTypeError, KernelArgumentError
 
 _PY_SCALARS = (bool, int, float, complex)

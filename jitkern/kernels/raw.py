@@ -7,14 +7,15 @@ import hashlib
 import os
 import re
 
-from ..backend import compiler, driver
-from ..backend import module as _module_state
-from ..backend.compiler import Binary
-from ..backend.inspection import Inspection, inspect_binary, kernel_names
-from ..backend.kernel_object import KernelPartial
-from ..backend.launch import build_plan
-from ..backend.memory import MemoryPointer
-from ..backend.module import SETTABLE_ATTRIBUTES, Function, load
+from ..toolchain import nvrtc as compiler
+from ..runtime import driver
+from ..runtime import module as _module_state
+from ..toolchain.nvrtc import Binary
+from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
+from .base import KernelPartial
+from ..runtime.launch import build_plan
+from ..runtime.memory import MemoryPointer
+from ..runtime.module import SETTABLE_ATTRIBUTES, Function, load
 from ..errors import (
     FunctionNotFoundError,
     JitkernFileNotFoundError,
@@ -24,7 +25,7 @@ from ..errors import (
     JitkernValueError,
     LaunchError,
 )
-from . import _signature
+from ..compiler.strings import c_params as _signature
 
 _BACKENDS = ("nvrtc", "nvcc")
 
@@ -32,12 +33,12 @@ _BACKENDS = ("nvrtc", "nvcc")
 def _prepare(code: str, options, translate_cucomplex: bool, jitify: bool):
     """Apply translate_cucomplex and jitify to (source, options)."""
     if translate_cucomplex:
-        from ._cucomplex import translate_cucomplex as translate
+        from ..compiler.strings.cucomplex import translate_cucomplex as translate
 
         code = translate(code)
     opts = compiler.normalize_options(options)
     if jitify:
-        from ._jitify import jitify_options
+        from ..compiler.strings.jitify import jitify_options
 
         opts = tuple(o for o in jitify_options() if o not in opts) + opts
     return code, opts
@@ -161,7 +162,7 @@ class RawKernel(KernelPartial):
 
     @property
     def kernel(self) -> Function:
-        """The loaded :class:`jitkern.backend.module.Function` on the current device."""
+        """The loaded :class:`jitkern.runtime.module.Function` on the current device."""
         return self._function()
 
     @property
@@ -192,7 +193,7 @@ class RawKernel(KernelPartial):
         """Write this kernel for ``arch`` as ``format`` ('fatbin', 'cubin', 'ptx', 'ltoir'),
         with a C++ header and a manifest (docs/export.md); ``jitkern.load(path)`` launches
         it again without NVRTC. A kernel of a RawModule exports with the module's source."""
-        from ..backend import export
+        from ..toolchain import export
 
         module = self._module
         names = module.name_expressions if module is not None else ()
@@ -369,7 +370,7 @@ class RawModule:
         """CuPy's texture-reference lookup: the API was removed in CUDA 12 (raises)."""
         raise JitkernNotImplementedError(f"RawModule.get_texref({name!r}): the texture reference "
                                          "API (texture<...> globals, TextureReference) was "
-                                         "removed in CUDA 12; pass a jitkern.texture."
+                                         "removed in CUDA 12; pass a jitkern.compat.texture."
                                          "TextureObject as a cudaTextureObject_t argument instead")
 
     def __reduce__(self):
@@ -407,8 +408,8 @@ class RawModule:
         """Write every kernel of the module (its ``extern "C"`` kernels and its
         name_expressions) for ``arch`` as ``format``, with a C++ header and a manifest
         (docs/export.md); ``jitkern.load(path)`` launches them without NVRTC."""
-        from ..backend import export
-        from ..backend.cubin import cubin_params
+        from ..toolchain import export
+        from ..toolchain.cubin import cubin_params
 
         if self._source is None:
             raise JitkernValueError(f"export: this RawModule was loaded from {self.path!r}, a "
@@ -505,7 +506,7 @@ def _reduce_module(module: RawModule):
 
 
 def _export_entry(name: str, source: str, cooperative: bool):
-    from ..backend import export
+    from ..toolchain import export
 
     params = _signature.kernel_params(source, name) if "<" not in name else None
     signature = [p.ctype for p in params] if params is not None else [name]
@@ -514,7 +515,7 @@ def _export_entry(name: str, source: str, cooperative: bool):
 
 
 def _export_spec(obj, entries: tuple, name_expressions: tuple):
-    from ..backend import export
+    from ..toolchain import export
 
     return export.ExportSpec(source=obj._source, options=obj.options, entries=entries,
                              name_expressions=tuple(name_expressions),

@@ -22,13 +22,16 @@ from __future__ import annotations
 import numpy
 
 from ..arrays.core import allocate, stream_of
-from ..backend import compiler, debugcheck, driver
-from ..backend.handles import handle_ctype
-from ..backend.inspection import Inspection
-from ..backend.module import Function, cluster_refused
+from ..toolchain import nvrtc as compiler
+from ..runtime import debugcheck, driver
+from ..runtime.handles import handle_ctype
+from ..toolchain.inspection import Inspection
+from ..runtime.module import Function, cluster_refused
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
-from . import _cuda, _debug, _export_kinds, _launcher, _layout
-from . import _reduction_codegen as _codegen
+from ..compiler.strings import prelude as _cuda, layout as _layout
+from . import _debug, _export_kinds
+from ..runtime import launcher as _launcher
+from ..compiler.strings import reduction as _codegen
 from .elementwise import (
     _call_key,
     _check_code,
@@ -38,7 +41,7 @@ from .elementwise import (
     check_kernel_name,
     several_devices,
 )
-from .params import (
+from ..compiler.strings.params import (
     CTYPES,
     CachedSources,
     ParamError,
@@ -406,7 +409,7 @@ class ReductionKernel(CachedSources):
             a.group = 32
         else:
             a.group = 1
-        if a.group != 1 and sizes and all(
+        if a.group != 1 and sizes and a.red_nd >= 1 and all(
             st[-1] == isz for st, isz in zip(a.in_rstrides, sizes)
         ):
             v = _VECTOR_BYTES // max(sizes)
@@ -473,7 +476,7 @@ class ReductionKernel(CachedSources):
         """Write the kernels ``self(*args, axis=...)`` would run for these example arguments
         (NumPy arrays stand for device arrays; a dtype for a 1-D array) for ``arch`` as
         ``format``, with a header and a manifest (docs/export.md)."""
-        from ..backend import export
+        from ..toolchain import export
 
         export.check_format(format)
         return export.write(path, _export_kinds.reduction_spec(self, args_or_dtypes, axis, keepdims),

@@ -23,7 +23,7 @@ from jitkern.arrays import (
     zeros,
     zeros_like,
 )
-from jitkern.backend.device import Stream
+from jitkern.runtime.device import Stream
 from jitkern.errors import OutOfMemoryError
 
 pytestmark = pytest.mark.gpu
@@ -528,8 +528,8 @@ def test_numba_interop(rng):
 
 
 def test_kernel_launch_takes_arrays(rng):
-    from jitkern.backend.compiler import compile_source
-    from jitkern.backend.module import Function
+    from jitkern.toolchain.nvrtc import compile_source
+    from jitkern.runtime.module import Function
 
     src = r'''extern "C" __global__ void twice(const float* x, float* y, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2 * x[i]; }'''
@@ -562,8 +562,8 @@ def test_stream_lifetimes():
 
 
 def test_two_devices(rng):
-    from jitkern.backend import driver
-    from jitkern.backend.device import Device
+    from jitkern.runtime import driver
+    from jitkern.runtime.device import Device
 
     if driver.device_count() < 2:
         pytest.skip("needs two GPUs")
@@ -605,7 +605,7 @@ def test_subclass_is_described():
 
 
 def test_foreign_array_on_second_device():
-    from jitkern.backend import driver
+    from jitkern.runtime import driver
 
     if driver.device_count() < 2:
         pytest.skip("needs two GPUs")
@@ -620,9 +620,9 @@ def test_foreign_array_on_second_device():
 
 def test_pointer_device_for_each_allocator():
     """The owning device of memory from each allocator kind (cudaMalloc, pools, VMM)."""
-    from jitkern.arrays._context import pointer_device
-    from jitkern.backend import driver
-    from jitkern.backend.device import Device
+    from jitkern.runtime.context import pointer_device
+    from jitkern.runtime import driver
+    from jitkern.runtime.device import Device
 
     for dev in range(min(driver.device_count(), 2)):
         with Device(dev):

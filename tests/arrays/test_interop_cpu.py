@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from jitkern.arrays import _dlpack, core, dtypes, interop
-from jitkern.backend.device import Stream
+from jitkern.runtime.device import Stream
 
 FAKE_PTR = 0x7F00_0000_0000
 

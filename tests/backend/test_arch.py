@@ -6,7 +6,7 @@ import uuid
 import pytest
 
 import jitkern
-from jitkern.backend import compiler, cubin, toolchain
+from jitkern.toolchain import nvrtc as compiler, cubin, discovery as toolchain
 
 # wgmma exists only on sm_90a: it compiles for the arch-specific target and not for sm_90
 WGMMA = r"""
@@ -128,7 +128,7 @@ def test_arch_specific_cubin_records_its_arch():
 
 
 def test_prefetch_facts_reads_remembered_targets_and_never_loads_nvrtc(monkeypatch):
-    from jitkern.backend import toolchain
+    from jitkern.toolchain import discovery as toolchain
 
     toolchain.supported_archs.cache_clear()  # (an earlier test may have asked another cache)
     archs = toolchain.supported_archs()  # remembered in this disk cache from here on

@@ -10,11 +10,11 @@ import pytest
 
 import jitkern
 from jitkern import jit
-from jitkern.backend import module
-from jitkern.backend.compiler import compile_source
-from jitkern.backend.device import Stream
+from jitkern.runtime import module
+from jitkern.toolchain.nvrtc import compile_source
+from jitkern.runtime.device import Stream
 from jitkern.errors import JitkernIndexError, KernelArgumentError
-from jitkern.kernels import _signature
+from jitkern.compiler.strings import c_params as _signature
 
 SOURCE = r"""
 extern "C" __global__ void axpy(const float* x, float* y, double a, long long n, float b) {
@@ -180,7 +180,7 @@ def row_sums(m, out):
 def jit_launches(monkeypatch):
     """JIT kernels compiled for sm_90 and launched into a recorder: (pointers, extras)."""
     from jitkern.arrays import interop
-    from jitkern.jit import kernel as jit_kernel
+    from jitkern.kernels import jit as jit_kernel
 
     monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)  # no driver to ask
     monkeypatch.setattr(jit_kernel, "_target_tag", lambda arch: f"arch:{arch or 'sm_90'}")

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from jitkern.backend import cache, compiler
+from jitkern.toolchain import cache, nvrtc as compiler
 from jitkern.config import settings
 
 
@@ -114,7 +114,7 @@ def test_concurrent_processes_compile_same_kernel(cache_dir):
     src = _src()
     script = textwrap.dedent(f"""
         import sys
-        from jitkern.backend import compiler
+        from jitkern.toolchain import nvrtc as compiler
         b = compiler.compile_source({src!r}, arch="sm_90")
         sys.stdout.write(b.key + " " + str(len(b.data)))
     """)
@@ -245,7 +245,8 @@ def test_generator_identity_covers_the_package_sources():
 def test_clear_disk_removes_every_kind_and_old_layouts_but_nothing_else(cache_dir):
     import numpy as np
 
-    from jitkern.backend import codegen, toolchain
+    from jitkern.runtime import codegen
+    from jitkern.toolchain import discovery as toolchain
     from jitkern.jit import rawkernel
 
     compiler.compile_source(_src(), arch="sm_90")
@@ -310,7 +311,7 @@ def test_warm_up_computes_the_identity_once_and_runs_then(tmp_path):
     # The driver's start runs warm_up(); a fresh process has no identity before it, the
     # identity after it is the one computed directly, and a second call does nothing.
     code = (
-        "from jitkern.backend import cache\n"
+        "from jitkern.toolchain import cache\n"
         "assert cache._identity is None\n"
         "ran = []\n"
         "cache.warm_up(then=lambda: ran.append(1))\n"

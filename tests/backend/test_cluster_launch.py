@@ -10,8 +10,8 @@ import pytest
 
 from jitkern import ElementwiseKernel, KernelArgumentError, LaunchError, ReductionKernel, jit
 from jitkern.arrays import interop
-from jitkern.backend import module
-from jitkern.backend.compiler import compile_source
+from jitkern.runtime import module
+from jitkern.toolchain.nvrtc import compile_source
 from jitkern.kernels.raw import RawKernel
 
 real = pytest.importorskip("cuda.bindings.driver")
@@ -213,7 +213,7 @@ def jit_scale(x, a, n):
 @pytest.fixture
 def jit_kernel(fake, monkeypatch):
     """jit_scale compiled for sm_90 whatever the (absent) device."""
-    from jitkern.jit import kernel as jit_kernel_module
+    from jitkern.kernels import jit as jit_kernel_module
 
     compile_for = jit_kernel_module._compile
     monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)  # no driver to ask

@@ -5,7 +5,8 @@ import uuid
 
 import pytest
 
-from jitkern.backend import cache, codegen
+from jitkern.toolchain import cache
+from jitkern.runtime import codegen
 from jitkern.config import settings
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jitkern
-from jitkern.backend import compiler
+from jitkern.toolchain import nvrtc as compiler
 
 TRAITS = """#include <type_traits>
 extern "C" __global__ void k(float* x) { x[0] = std::is_same<float, float>::value; } // %s

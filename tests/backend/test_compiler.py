@@ -5,7 +5,7 @@ import io
 import pytest
 
 from jitkern import CompileError
-from jitkern.backend import compiler, cubin, toolchain
+from jitkern.toolchain import nvrtc as compiler, cubin, discovery as toolchain
 
 ADD = r"""
 extern "C" __global__ void add(const float* x, const float* y, float* z, int n) {
@@ -180,7 +180,7 @@ ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loa
 @pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
 @pytest.mark.parametrize("n", [1, 64, 1000])
 def test_cubin_resources_agree_with_ptxas(arch, n):
-    from jitkern.backend.cubin import cubin_resources
+    from jitkern.toolchain.cubin import cubin_resources
 
     src = (f"__device__ __noinline__ float helper(float* p, int i) {{ float a[16]; "
            f"for (int k = 0; k < 16; k++) a[k] = p[k + i]; return a[i & 15]; }}\n"

@@ -5,7 +5,8 @@ next multiple of its alignment), not computed the way the reader computes them."
 
 import pytest
 
-from jitkern.backend import compiler, cubin, module
+from jitkern.toolchain import nvrtc as compiler, cubin
+from jitkern.runtime import module
 
 SOURCE = r"""
 struct Three { double a[3]; };                  // 24 bytes, aligned to 8

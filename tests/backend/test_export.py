@@ -1,4 +1,4 @@
-"""Ahead-of-time export (backend/export.py, kernels/exported.py): CPU tests.
+"""Ahead-of-time export (toolchain/export.py, kernels/exported.py): CPU tests.
 
 Compiling for sm_80/sm_90, the files written, manifest and header contents (including the
 parameters the JIT appends), loading without a GPU or NVRTC, and refusals.
@@ -17,8 +17,8 @@ import pytest
 from conftest import has_gpu
 
 import jitkern
-from jitkern.backend import export
-from jitkern.backend.cubin import cubin_params
+from jitkern.toolchain import export
+from jitkern.toolchain.cubin import cubin_params
 from jitkern.errors import (
     JitkernFileNotFoundError,
     JitkernKeyError,
@@ -124,7 +124,7 @@ def test_jit_header_declares_entry_with_appended_parameters(jit_export):
 def test_header_declaration_matches_the_compiled_definition(jit_export, tmp_path):
     """The header and the exported source compile together: the declaration is the
     definition's (a mismatch is a conflicting extern "C" declaration)."""
-    from jitkern.backend.compiler import compile_source
+    from jitkern.toolchain.nvrtc import compile_source
 
     folder = os.path.dirname(jit_export.manifest_path)
     header = pathlib.Path(folder, "scaled_rows.h").read_text()
@@ -329,7 +329,7 @@ _NO_NVRTC = textwrap.dedent("""
     import sys
     sys.modules["cuda.bindings.nvrtc"] = None  # importing NVRTC now fails
     import jitkern
-    from jitkern.backend import toolchain
+    from jitkern.toolchain import discovery as toolchain
     def refuse(*a, **k):
         raise AssertionError("NVRTC was touched")
     toolchain.nvrtc_module = refuse
@@ -443,7 +443,7 @@ def test_fatbin_without_nvfatbin_says_what_to_install(tmp_path, monkeypatch):
 
 
 def test_cubin_params_reads_offsets_of_any_type():
-    from jitkern.backend.compiler import compile_source
+    from jitkern.toolchain.nvrtc import compile_source
 
     src = (
         "struct S { double a; char b; };\n"
@@ -576,7 +576,7 @@ _LAUNCH_NO_NVRTC = textwrap.dedent("""
     sys.modules["cuda.bindings.nvrtc"] = None
     import numpy as np
     import jitkern
-    from jitkern.backend import toolchain
+    from jitkern.toolchain import discovery as toolchain
     def refuse(*a, **k):
         raise AssertionError("NVRTC was touched")
     toolchain.nvrtc_module = refuse

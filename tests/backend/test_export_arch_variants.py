@@ -6,8 +6,8 @@ import json
 import pytest
 
 import jitkern
-from jitkern.backend import export
-from jitkern.backend.compiler import compile_source
+from jitkern.toolchain import export
+from jitkern.toolchain.nvrtc import compile_source
 from jitkern.errors import JitkernValueError
 
 SOURCE = r"""

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import jitkern
-from jitkern.backend import memory
-from jitkern.backend.device import Graph, Stream
+from jitkern.runtime import memory
+from jitkern.runtime.device import Graph, Stream
 from jitkern.errors import JitkernTypeError, JitkernValueError, StreamCaptureError
 
 FAKE = 0x4242
@@ -116,7 +116,7 @@ def test_blocks_on_other_streams_are_freed_as_usual(fake_capture, monkeypatch):
 
 
 def test_stream_ordering_across_a_capture(fake_capture, monkeypatch):
-    from jitkern.arrays import _context
+    from jitkern.runtime import context as _context
 
     def no_driver():
         raise AssertionError("no event may be recorded or waited on across a capture")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jitkern import KernelArgumentError
-from jitkern.backend import launch
+from jitkern.runtime import launch
 
 
 class FakeArray:
@@ -126,7 +126,7 @@ def test_unknown_object_is_refused():
 
 
 def test_pointer_and_scalar_kinds_checked_against_source_params():
-    from jitkern.kernels._signature import Param
+    from jitkern.compiler.strings.c_params import Param
 
     params = [Param("x", "const float*", True), Param("n", "int", False)]
     with pytest.raises(KernelArgumentError, match=r"argument 0 \(x\).*pointer \(const float\*\)"):

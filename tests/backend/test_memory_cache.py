@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 import jitkern
-from jitkern.backend import driver, memory
+from jitkern.runtime import driver, memory
 from jitkern.errors import OutOfMemoryError
 
 OWNED = 0x5000  # a stream handle jitkern made (registered with cache_stream)
@@ -222,7 +222,7 @@ def test_a_destroyed_stream_gives_its_blocks_back(fake):
 
 
 def test_jitkern_streams_register_and_unregister(monkeypatch):
-    from jitkern.backend import device
+    from jitkern.runtime import device
 
     calls = []
     monkeypatch.setattr(memory, "cache_stream", lambda s: calls.append(("cache", s)))

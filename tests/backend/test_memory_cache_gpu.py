@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import jitkern
-from jitkern.backend import memory
+from jitkern.runtime import memory
 
 pytestmark = pytest.mark.gpu
 

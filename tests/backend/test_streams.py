@@ -5,7 +5,7 @@ import threading
 import pytest
 
 import jitkern
-from jitkern.backend.device import STREAMS_IN_USE, Stream, get_current_stream, stream_handle
+from jitkern.runtime.device import STREAMS_IN_USE, Stream, get_current_stream, stream_handle
 
 
 class CoreLike:

@@ -16,13 +16,13 @@ import pytest
 
 import jitkern
 from jitkern import jit
-from jitkern.backend.memory import MemoryPointer
+from jitkern.runtime.memory import MemoryPointer
 from jitkern.errors import JitkernRuntimeError, JitkernValueError, JitTypeError
 from jitkern.jit import rawkernel
-from jitkern.jit import types as T
+from jitkern.compiler import types as T
 from jitkern.kernels.raw import GlobalPointer
 
-thrust_records = importlib.import_module("jitkern.jit.builtins.thrust")
+thrust_records = importlib.import_module("jitkern.compiler.builtins.thrust")
 
 needs_nvcc = pytest.mark.skipif(
     shutil.which("nvcc") is None, reason="jit.thrust compiles with nvcc"

@@ -8,7 +8,7 @@ import pytest
 import jitkern
 import jitkern as cp
 from jitkern import jit
-from jitkern.backend.compiler import compile_source
+from jitkern.toolchain.nvrtc import compile_source
 
 pytestmark = pytest.mark.gpu
 F32 = np.float32

@@ -5,8 +5,8 @@ import pytest
 
 import jitkern
 from jitkern import jit
-from jitkern.backend.compiler import compile_source
-from jitkern.backend.module import Function
+from jitkern.toolchain.nvrtc import compile_source
+from jitkern.runtime.module import Function
 from jitkern.errors import JitTypeError, LaunchError
 
 BLOCK = 64
@@ -83,7 +83,7 @@ def test_cluster_builtins_refused_below_sm90_with_position():
 
 def test_refusal_reads_sources_indexed_before_columns_were_recorded():
     """An on-disk index entry written by an older jitkern has `name at file:line` only."""
-    from jitkern.jit.kernel import check_target
+    from jitkern.kernels.jit import check_target
 
     source = f"// requires: sm_90: cg.this_cluster at {__file__}:18\n"
     with pytest.raises(JitTypeError, match=rf"^{__file__}:18: k: 1 use\(s\) .*\n{__file__}:18: "
@@ -131,7 +131,7 @@ def test_cluster_must_divide_the_grid_before_any_launch():
 
 
 def _need_sm90():
-    from jitkern.backend import driver
+    from jitkern.runtime import driver
 
     major, _minor = driver.compute_capability(driver.current_device_id())
     if major < 9:
@@ -250,7 +250,7 @@ def test_gpu_exported_cluster_kernel(tmp_path, rng):
 def test_generated_launchers_hand_cluster_launches_to_the_general_path(positional):
     """After a plain launch a kernel's call is its generated launcher: cluster= must reach
     the general path (which launches through cuLaunchKernelEx), never the plain launch."""
-    from jitkern.backend import launch
+    from jitkern.runtime import launch
 
     plan = launch.build_plan((np.int32(1),), None)
     launched, slow = [], []

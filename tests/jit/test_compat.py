@@ -9,7 +9,7 @@ import pytest
 
 import jitkern as cupy  # a kernel written for CuPy, with no CuPy installed
 from jitkern import jit
-from jitkern.backend.compiler import compile_source
+from jitkern.toolchain.nvrtc import compile_source
 from jitkern.errors import JitSyntaxError, JitTypeError
 from jitkern.jit import rawkernel
 
@@ -184,7 +184,7 @@ def make_biased():
 
 
 def test_factory_fingerprint_follows_the_globals_its_closures_read(monkeypatch):
-    from jitkern.jit import frontend
+    from jitkern.compiler import frontend
 
     before = frontend.capture(make_biased).fingerprint
     assert frontend.capture(make_biased).kind == "factory"
@@ -445,7 +445,7 @@ def test_half_square_and_math_stay_in_float():
 
 
 def test_bfloat16_follows_the_same_rule():
-    from jitkern.jit import types as T
+    from jitkern.compiler import types as T
 
     bf = T.array(T.bfloat16, 1, True, True)
     source = fma_half.emit(bf, bf, bf, bf)

@@ -11,8 +11,8 @@ import pytest
 
 import jitkern
 from jitkern import config, jit
-from jitkern.backend import debugcheck
-from jitkern.jit import kernel as kernel_mod
+from jitkern.runtime import debugcheck
+from jitkern.kernels import jit as kernel_mod
 from jitkern.jit import rawkernel
 
 F32 = np.zeros(16, np.float32)
@@ -86,7 +86,7 @@ def test_sites_name_the_python_line_and_expression():
 
 
 def test_debug_build_compiles_for_sm90_with_lineinfo_and_its_own_binary():
-    normal, debug = rawkernel()(copy_shift), rawkernel(debug=True)(copy_shift)
+    normal, debug = rawkernel(lineinfo=False)(copy_shift), rawkernel(debug=True)(copy_shift)
     assert "-lineinfo" in debug.options and "-lineinfo" not in normal.options
     a = normal.inspect(F32, F32, np.int32(4), arch="sm_90")
     b = debug.inspect(F32, F32, np.int32(4), arch="sm_90")
@@ -101,7 +101,7 @@ def test_debug_build_compiles_for_sm90_with_lineinfo_and_its_own_binary():
 
 
 def test_lineinfo_option_alone_is_not_a_debug_build():
-    plain = rawkernel(lineinfo=True)(copy_shift)
+    plain = rawkernel()(copy_shift)  # line information is on by default
     debug = rawkernel(debug=True)(copy_shift)
     assert plain.options == debug.options == ("-lineinfo",)
     types = plain._arg_types((F32, F32, np.int32(1)), allow_host=True)
@@ -125,7 +125,7 @@ def test_on_disk_index_keeps_debug_and_normal_apart(tmp_path, monkeypatch):
     loaded = kernel_mod._load_index(fresh_debug, types)
     assert loaded is not None and "jk::dbg" in loaded.source
     assert [(s.name, s.kind) for s in loaded.sites] == [("x", "array"), ("y", "array")]
-    from jitkern.backend import cache  # the index is an entry of the shared disk cache
+    from jitkern.toolchain import cache  # the index is an entry of the shared disk cache
 
     keys = [kernel_mod._index_key(k, types) for k in (fresh_normal, fresh_debug)]
     entries = [json.loads(cache.disk_get(key, "jit-index")[1]) for key in keys]
@@ -250,7 +250,7 @@ def test_record_layout_matches_the_device_struct():
 def test_synchronisation_points_call_the_registry():
     import inspect
 
-    from jitkern.backend import device, memory
+    from jitkern.runtime import device, memory
 
     for fn in (
         device.Stream.synchronize,

@@ -10,7 +10,7 @@ import pytest
 
 import jitkern
 from jitkern import jit
-from jitkern.backend import debugcheck
+from jitkern.runtime import debugcheck
 from jitkern.jit import rawkernel
 
 pytestmark = pytest.mark.gpu

@@ -9,7 +9,7 @@ import numpy as np
 
 import jitkern
 from jitkern import jit
-from jitkern.backend import debugcheck
+from jitkern.runtime import debugcheck
 from jitkern.jit import rawkernel
 
 F32 = np.zeros(16, np.float32)

@@ -6,7 +6,7 @@ import numpy as np
 
 from jitkern import jit
 from jitkern.jit import rawkernel
-from jitkern.jit import types as T
+from jitkern.compiler import types as T
 
 F32 = np.zeros(4, np.float32)
 F64 = np.zeros(4, np.float64)

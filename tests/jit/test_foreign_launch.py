@@ -15,9 +15,9 @@ import jitkern
 from jitkern import jit
 from jitkern.arrays import interop
 from jitkern.arrays.interop import ArrayInfo
-from jitkern.backend import module
+from jitkern.runtime import module
 from jitkern.errors import KernelArgumentError
-from jitkern.jit import kernel as jit_kernel
+from jitkern.kernels import jit as jit_kernel
 
 
 @jitkern.rawkernel()

@@ -13,8 +13,9 @@ import jitkern
 from jitkern import jit
 from jitkern.arrays import dtypes
 from jitkern.errors import JitkernTypeError
-from jitkern.jit import infer, rawkernel
-from jitkern.jit import types as T
+from jitkern.compiler import infer
+from jitkern.jit import rawkernel
+from jitkern.compiler import types as T
 
 E4, E5 = T.float8_e4m3fn, T.float8_e5m2
 A_E4, A_E5 = T.array(E4, 1, True, True), T.array(E5, 1, True, True)

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 import jitkern
-from jitkern.backend import cache
+from jitkern.toolchain import cache
 from jitkern.config import settings
-from jitkern.jit import frontend
-from jitkern.jit import kernel as kernel_mod
-from jitkern.jit.kernel import JitKernel
+from jitkern.compiler import frontend
+from jitkern.kernels import jit as kernel_mod
+from jitkern.kernels.jit import JitKernel
 
 MODULE = """
 import numpy as np

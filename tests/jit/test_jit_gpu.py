@@ -14,7 +14,7 @@ import pytest
 
 import jitkern
 from jitkern import jit
-from jitkern.backend import cache
+from jitkern.toolchain import cache
 from jitkern.jit import rawkernel
 
 
@@ -848,7 +848,7 @@ def test_device_functions_are_not_launched():
 
 @pytest.mark.gpu
 def test_jit_kernel_launches_on_each_device(rng):
-    from jitkern.backend import driver
+    from jitkern.runtime import driver
 
     if driver.device_count() < 2:
         pytest.skip("needs two GPUs")

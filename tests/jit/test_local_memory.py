@@ -130,7 +130,7 @@ def test_refusals_name_the_line(tmp_path, call, message):
 
 
 def test_documented_in_the_builtin_table():
-    from jitkern.jit import builtins as B
+    from jitkern.compiler import builtins as B
 
     record = B.local_memory
     assert record.group == "memory" and "Per-thread array" in record.doc
@@ -177,7 +177,7 @@ def local_overrun(x, y, n):
 
 @pytest.mark.gpu
 def test_debug_build_reports_a_local_index_past_the_end(rng):
-    from jitkern.backend import debugcheck
+    from jitkern.runtime import debugcheck
 
     h = rng.standard_normal(8).astype(np.float32)
     y = jitkern.asarray(np.full(32, np.nan, np.float32))

@@ -15,8 +15,8 @@ from jitkern import jit
 from jitkern.errors import JitNameError, JitTypeError, KernelAssertionError
 from jitkern.jit import rawkernel
 
-# the module (jitkern.jit.builtins.thrust the attribute is the jit.thrust namespace)
-thrust_records = importlib.import_module("jitkern.jit.builtins.thrust")
+# the module (jitkern.compiler.builtins.thrust the attribute is the jit.thrust namespace)
+thrust_records = importlib.import_module("jitkern.compiler.builtins.thrust")
 
 F32 = np.zeros(8, np.float32)
 I32 = np.zeros(8, np.int32)

@@ -181,7 +181,7 @@ def test_sum_of_600_terms_on_gpu(tmp_path, rng):
 )
 def test_too_deep_for_python_is_a_clear_error(monkeypatch, tmp_path):
     k = _long_sum_kernel(tmp_path, 5000)
-    from jitkern.jit import frontend
+    from jitkern.compiler import frontend
 
     monkeypatch.setattr(frontend, "_PARSE_RECURSION_LIMIT", 1)  # parse at the default limit
     with pytest.raises(JitSyntaxError) as info:
@@ -234,7 +234,7 @@ def test_changed_closure_variable_compiles_again():
 
 
 def test_global_read_by_a_device_function_is_guarded_too():
-    from jitkern.jit.kernel import CapturedGlobals
+    from jitkern.kernels.jit import CapturedGlobals
 
     @rawkernel(device=True)
     def scaled(v):
@@ -244,7 +244,7 @@ def test_global_read_by_a_device_function_is_guarded_too():
     def k(x):
         x[0] = scaled(x[1])
 
-    built = k._build((jitkern.jit.kernel.arg_type(F32, allow_host=True),), arch="sm_90")
+    built = k._build((jitkern.kernels.jit.arg_type(F32, allow_host=True),), arch="sm_90")
     assert isinstance(built.globals, CapturedGlobals)
     names = {name for _holder, name, _value, _default in built.globals.records}
     assert names == {"scaled", "SCALE"}

@@ -5,10 +5,11 @@ import itertools
 import numpy as np
 import pytest
 
-from jitkern.jit import builtins as B
-from jitkern.jit import docs, infer, rawkernel
-from jitkern.jit import types as T
-from jitkern.jit.values import Const, Value, operand
+from jitkern.compiler import builtins as B
+from jitkern.compiler import docs, infer
+from jitkern.jit import rawkernel
+from jitkern.compiler import types as T
+from jitkern.compiler.values import Const, Value, operand
 
 NUMPY_TYPES = [
     "bool",
@@ -155,7 +156,7 @@ def test_docs_are_up_to_date():
     path = os.path.join(os.path.dirname(__file__), "..", "..", "docs", "jit.md")
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    assert docs.render(text) == text, "run: python -m jitkern.jit.docs docs/jit.md"
+    assert docs.render(text) == text, "run: python -m jitkern.compiler.docs docs/jit.md"
 
 
 def test_mode_names():

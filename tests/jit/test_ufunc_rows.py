@@ -1,4 +1,4 @@
-"""The ufunc table as JIT builtins (jitkern/jit/builtins/ufuncs.py): ``numpy.<name>`` in a
+"""The ufunc table as JIT builtins (jitkern/compiler/builtins/ufuncs.py): ``numpy.<name>`` in a
 kernel where the JIT has no math row of that name, ``ufunc.<name>`` for every row. Each row's
 CUDA compiles for sm_90 in every loop it has (NVRTC, no GPU needed), its simulation is NumPy's
 loop, and on a GPU its results match NumPy's."""
@@ -9,10 +9,10 @@ import pytest
 import jitkern
 from jitkern import jit
 from jitkern.errors import JitkernTypeError, JitTypeError
-from jitkern.jit import builtins as B
-from jitkern.jit import types as T
-from jitkern.jit.builtins import ufuncs
-from jitkern.kernels import _fuse_jit
+from jitkern.compiler import builtins as B
+from jitkern.compiler import types as T
+from jitkern.compiler.builtins import ufuncs
+from jitkern.kernels.fuse import jit as _fuse_jit
 
 _DTYPES = [np.dtype(c) for c in "?bBhHiIqQefdFD"]
 

@@ -11,7 +11,7 @@ import pytest
 import jitkern
 from jitkern import KernelArgumentError
 from jitkern.arrays import interop
-from jitkern.backend import launch
+from jitkern.runtime import launch
 
 
 class Holder:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jitkern
-from jitkern.backend import debugcheck
+from jitkern.runtime import debugcheck
 
 pytestmark = pytest.mark.gpu
 

@@ -6,9 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from jitkern.backend import compiler
+from jitkern.toolchain import nvrtc as compiler
 from jitkern.errors import KernelArgumentError
-from jitkern.kernels import _layout
+from jitkern.compiler.strings import layout as _layout
 from jitkern.kernels.elementwise import ElementwiseKernel
 
 ARCHS = ["sm_80", "sm_90"]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import jitkern
-from jitkern.backend import cache
+from jitkern.toolchain import cache
 
 pytestmark = pytest.mark.gpu
 

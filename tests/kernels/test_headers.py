@@ -13,10 +13,10 @@ import pytest
 
 import jitkern
 from jitkern import CompileError
-from jitkern.backend import toolchain
-from jitkern.backend.compiler import compile_source
-from jitkern.kernels._cucomplex import BRIDGE_INCLUDE, translate_cucomplex
-from jitkern.kernels._jitify import JITIFY_INCLUDE, jitify_options, shim_headers
+from jitkern.toolchain import discovery as toolchain
+from jitkern.toolchain.nvrtc import compile_source
+from jitkern.compiler.strings.cucomplex import BRIDGE_INCLUDE, translate_cucomplex
+from jitkern.compiler.strings.jitify import JITIFY_INCLUDE, jitify_options, shim_headers
 
 ARCHS = ["sm_80", "sm_90"]
 HEADER_DIR = os.path.join(toolchain.PACKAGE_INCLUDE, "jitkern")
@@ -244,7 +244,7 @@ class _CaiBuffer:
     """A device buffer from jitkern's allocator, for when jitkern.asarray is missing."""
 
     def __init__(self, a: np.ndarray):
-        from jitkern.backend import driver, memory
+        from jitkern.runtime import driver, memory
 
         self.dtype, self.shape = a.dtype, a.shape
         self.mem = memory.malloc(max(a.nbytes, 1), driver.current_device_id())
@@ -259,7 +259,7 @@ class _CaiBuffer:
         }
 
     def get(self) -> np.ndarray:
-        from jitkern.backend import memory
+        from jitkern.runtime import memory
 
         out = np.empty(self.shape, self.dtype)
         memory.memcpy_dtoh(out, int(self.mem), out.nbytes)
@@ -580,7 +580,7 @@ def functions_binary():
 
 
 def _launch(binary, name, *args):
-    from jitkern.backend.module import Function
+    from jitkern.runtime.module import Function
 
     n = len(args[0]) if hasattr(args[0], "__len__") else args[0].shape[0]
     Function(binary, name).launch(((n + 127) // 128,), (128,), (*args, np.int32(n)))
@@ -797,7 +797,7 @@ def test_mixed_precision_and_conversions(functions_binary, rng):
 
 @pytest.mark.gpu
 def test_construction_and_shared_memory(functions_binary):
-    from jitkern.backend.module import Function
+    from jitkern.runtime.module import Function
 
     out = _device(np.full(35, np.nan, np.complex64))
     out_d = _device(np.full(2, np.nan, np.complex128))

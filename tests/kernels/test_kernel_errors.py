@@ -5,7 +5,7 @@ import pytest
 
 import jitkern
 from jitkern import CompileError, KernelArgumentError
-from jitkern.backend import launch
+from jitkern.runtime import launch
 
 
 @pytest.fixture
@@ -93,7 +93,7 @@ def test_host_arrays_same_error_from_every_kernel_kind(sqd):
 
 def _device_view():
     from jitkern.arrays import core
-    from jitkern.backend.device import Stream
+    from jitkern.runtime.device import Stream
 
     return core.make((8,), (4,), np.dtype(np.float32), 4096, None, None, 0, Stream.null, 8)
 

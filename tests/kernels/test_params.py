@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jitkern import JitkernError
-from jitkern.kernels.params import (
+from jitkern.compiler.strings.params import (
     DTYPE_BY_NAME,
     ParamError,
     TypeResolutionError,

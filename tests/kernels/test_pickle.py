@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import jitkern
-from jitkern.backend import cache
+from jitkern.toolchain import cache
 
 ARCH = "sm_90"
 SRC = 'extern "C" __global__ void f(float* x, int n) { if (threadIdx.x < n) x[threadIdx.x] *= 2; }'
@@ -99,7 +99,7 @@ KERNELS_MODULE = textwrap.dedent('''
 USE = textwrap.dedent('''
     import pickle, sys
     import numpy as np
-    from jitkern.backend import cache
+    from jitkern.toolchain import cache
     kernels = pickle.load(open(sys.argv[1], "rb"))
     x = np.zeros(64, np.float32)
     kernels["scale"].inspect(x, x, np.float32(2), arch="sm_90")
@@ -119,7 +119,7 @@ def test_unpickled_in_a_new_process_the_binaries_come_from_the_cache(tmp_path):
         import pickle, sys
         import numpy as np
         import pickled_kernels as m
-        from jitkern.backend import cache
+        from jitkern.toolchain import cache
         x = np.zeros(64, np.float32)
         m.scale.inspect(x, x, np.float32(2), arch="sm_90")
         m.raw.inspect(arch="sm_90"); m.module.inspect(arch="sm_90")

@@ -91,7 +91,7 @@ def test_module_loads_binaries_written_by_compile(tmp_path):
     cubin.write_bytes(k.inspect(arch="sm_90").cubin)
     mod = jitkern.RawModule(path=str(cubin))
     assert mod._binary().fmt == "cubin"
-    from jitkern.backend import compiler
+    from jitkern.toolchain import nvrtc as compiler
 
     ptx = compiler.compile_source(MY_ADD, arch="sm_80", fmt="ptx").data
     p = tmp_path / "my_add.ptx"
@@ -100,7 +100,7 @@ def test_module_loads_binaries_written_by_compile(tmp_path):
 
 
 def test_launch_without_gpu_says_so(monkeypatch):
-    from jitkern.backend import driver
+    from jitkern.runtime import driver
 
     if driver.is_available():
         pytest.skip("a GPU is present")

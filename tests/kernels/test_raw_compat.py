@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import jitkern
-from jitkern.backend import launch
-from jitkern.backend.compiler import compile_source
+from jitkern.runtime import launch
+from jitkern.toolchain.nvrtc import compile_source
 from jitkern.kernels import raw as raw_module
-from jitkern.kernels.params import TypeResolutionError
+from jitkern.compiler.strings.params import TypeResolutionError
 
 ARCH = "sm_90"
 
@@ -57,7 +57,7 @@ def test_cupy_shims_live_in_jitkerns_include_folder():
     # On NVRTC's path (first), and so part of the compile cache's header digest.
     import os
 
-    from jitkern.backend import toolchain
+    from jitkern.toolchain import discovery as toolchain
 
     assert toolchain.include_dirs()[0] == toolchain.PACKAGE_INCLUDE
     for name in ("complex.cuh", "carray.cuh"):
@@ -103,7 +103,7 @@ def test_other_ptr_objects_are_not_pointers(cls):
 
 def test_jitkern_device_pointer_counts_as_an_allocation():
     from jitkern.arrays.core import DevicePointer
-    from jitkern.backend.memory import MemoryPointer
+    from jitkern.runtime.memory import MemoryPointer
 
     assert launch.pointer_getter(DevicePointer) == "{a}.ptr"
     assert launch.pointer_getter(MemoryPointer) == "{a}.ptr"
@@ -196,7 +196,7 @@ def test_record_layouts_c_cannot_express_are_refused():
 def test_record_scalar_of_another_dtype_is_refused():
     other = np.dtype([("a", "f4")])
     k = jitkern.ElementwiseKernel("float32 x, S s", "float32 y", "y = x + s.a;", name="rs")
-    from jitkern.kernels.params import convert_scalar
+    from jitkern.compiler.strings.params import convert_scalar
 
     with pytest.raises(TypeResolutionError, match="is not a .* record"):
         convert_scalar(np.zeros((), other)[()], REC, "s", "rs")

@@ -8,7 +8,7 @@ import pytest
 from test_raw_compat import CARRAY, MODULE, REC, SPEC_COMPLEX
 
 import jitkern
-from jitkern.backend import cache
+from jitkern.toolchain import cache
 
 pytestmark = pytest.mark.gpu
 

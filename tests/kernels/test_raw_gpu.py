@@ -303,7 +303,7 @@ def test_nvcc_backend_when_available(rng):
 
 
 def test_second_launch_does_not_recompile(rng):
-    from jitkern.backend import cache
+    from jitkern.toolchain import cache
 
     k = jitkern.RawKernel(MY_ADD + "\n// no-recompile", "my_add")
     xh = rng.standard_normal(32).astype(np.float32)
@@ -319,7 +319,7 @@ def test_second_launch_does_not_recompile(rng):
 
 
 def test_multi_device_refuses_foreign_array(rng):
-    from jitkern.backend import driver
+    from jitkern.runtime import driver
 
     if driver.device_count() < 2:
         pytest.skip("needs two GPUs")
@@ -335,7 +335,7 @@ def test_multi_device_refuses_foreign_array(rng):
 def test_same_kernel_launches_on_each_device(rng):
     # Modules load per device: one kernel object runs on device 0, 1, then 0 again, with
     # and without a stream of that device, and every result is that device's own.
-    from jitkern.backend import driver
+    from jitkern.runtime import driver
 
     if driver.device_count() < 2:
         pytest.skip("needs two GPUs")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jitkern import KernelArgumentError
-from jitkern.backend import launch, module
+from jitkern.runtime import launch, module
 from jitkern.kernels.raw import RawKernel
 
 

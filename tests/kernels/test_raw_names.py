@@ -3,7 +3,7 @@
 import pytest
 
 import jitkern
-from jitkern.backend import driver
+from jitkern.runtime import driver
 
 TWO = r"""
 extern "C" __global__ void my_add(float* y) { y[0] += 1; }

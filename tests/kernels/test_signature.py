@@ -1,4 +1,4 @@
-from jitkern.kernels._signature import kernel_params
+from jitkern.compiler.strings.c_params import kernel_params
 
 
 def test_reads_extern_c_params():

@@ -13,9 +13,9 @@ import pytest
 import jitkern
 from jitkern import KernelArgumentError
 from jitkern.arrays import core
-from jitkern.backend import driver, memory
-from jitkern.backend.device import Stream
-from jitkern.kernels import _launcher
+from jitkern.runtime import driver, memory
+from jitkern.runtime.device import Stream
+from jitkern.runtime import launcher as _launcher
 from jitkern.kernels import elementwise as E
 
 

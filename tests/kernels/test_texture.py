@@ -6,11 +6,11 @@ import pytest
 
 import jitkern
 from jitkern import JitkernNotImplementedError, JitkernTypeError, JitkernValueError
-from jitkern import texture as T
-from jitkern.backend import launch
+from jitkern.compat import texture as T
+from jitkern.runtime import launch
 from jitkern.cuda import runtime
-from jitkern.kernels import _signature
-from jitkern.kernels.params import TypeResolutionError
+from jitkern.compiler.strings import c_params as _signature
+from jitkern.compiler.strings.params import TypeResolutionError
 
 drv = pytest.importorskip("cuda.bindings.driver")
 
@@ -43,7 +43,7 @@ def test_runtime_constants_have_cuda_runtime_values():
     assert (runtime.cudaFilterModePoint, runtime.cudaFilterModeLinear) == (0, 1)
     assert (runtime.cudaReadModeElementType, runtime.cudaReadModeNormalizedFloat) == (0, 1)
     assert runtime.cudaArraySurfaceLoadStore == 2
-    # The same names under jitkern.texture and jitkern.cuda.texture (CuPy's module path).
+    # The same names under jitkern.compat.texture and jitkern.cuda.texture (CuPy's module path).
     assert T.cudaFilterModeLinear == runtime.cudaFilterModeLinear
     assert jitkern.cuda.texture is T and jitkern.cuda.runtime is runtime
 
@@ -96,7 +96,7 @@ def test_channel_format_refusals(args, words):
 def test_channel_format_type_errors():
     with pytest.raises(JitkernTypeError, match="x: expected an int, got float"):
         T.ChannelFormatDescriptor(32.0, 0, 0, 0, 2)
-    with pytest.raises(TypeError, match="desc: expected a jitkern.texture.ChannelFormatDescriptor"):
+    with pytest.raises(TypeError, match="desc: expected a jitkern.compat.texture.ChannelFormatDescriptor"):
         T.CUDAarray((32, 0, 0, 0, 2), 64)
 
 
@@ -147,7 +147,7 @@ def test_texture_descriptor_refusals(kwargs, cls, words):
 
 def test_resource_descriptor_checks_what_each_type_needs():
     ch = T.ChannelFormatDescriptor(32, 0, 0, 0, runtime.cudaChannelFormatKindFloat)
-    with pytest.raises(TypeError, match="cuArr must be a jitkern.texture.CUDAarray"):
+    with pytest.raises(TypeError, match="cuArr must be a jitkern.compat.texture.CUDAarray"):
         T.ResourceDescriptor(runtime.cudaResourceTypeArray)
     with pytest.raises(ValueError, match=r"cudaResourceTypeLinear\): arr \(a GPU array\) is required"):
         T.ResourceDescriptor(runtime.cudaResourceTypeLinear, chDesc=ch, sizeInBytes=16)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import jitkern
-from jitkern import texture as T
-from jitkern.backend import driver
+from jitkern.compat import texture as T
+from jitkern.runtime import driver
 from jitkern.cuda import runtime
 
 pytestmark = pytest.mark.gpu

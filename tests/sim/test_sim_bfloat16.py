@@ -7,9 +7,9 @@ import pytest
 from jitkern import jit
 from jitkern.errors import JitTypeError
 from jitkern.jit import rawkernel
-from jitkern.jit import types as T
-from jitkern.jit.expressions import CompileProblem
-from jitkern.jit.simulate import emit
+from jitkern.compiler import types as T
+from jitkern.compiler.expressions import CompileProblem
+from jitkern.sim import emit
 
 
 @rawkernel()

@@ -8,7 +8,7 @@ from jitkern import jit
 from jitkern.config import settings
 from jitkern.errors import JitkernIndexError, KernelArgumentError
 from jitkern.jit import rawkernel
-from jitkern.jit.simulate import BoundSimulation
+from jitkern.sim import BoundSimulation
 
 
 @rawkernel()

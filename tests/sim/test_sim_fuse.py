@@ -11,10 +11,10 @@ import pytest
 
 from jitkern.config import settings
 from jitkern.errors import JitkernTypeError, JitkernValueError
-from jitkern.jit import types as T
-from jitkern.jit.builtins import ufuncs
-from jitkern.jit.simulate import Simulator
-from jitkern.kernels import _fuse_jit, _fuse_ops
+from jitkern.compiler import types as T
+from jitkern.compiler.builtins import ufuncs
+from jitkern.sim import Simulator
+from jitkern.kernels.fuse import jit as _fuse_jit, ops as _fuse_ops
 from jitkern.kernels.fuse import fuse
 
 _PATH = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "test_fuse.py"

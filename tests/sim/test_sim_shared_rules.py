@@ -8,7 +8,7 @@ import pytest
 from jitkern import jit
 from jitkern.errors import JitSyntaxError, JitTypeError
 from jitkern.jit import rawkernel
-from jitkern.jit import types as T
+from jitkern.compiler import types as T
 
 
 @rawkernel()

@@ -45,7 +45,7 @@ def test_raw_kernel_while_simulating_says_what_the_simulator_runs(monkeypatch, h
 
 
 def test_host_array_message_names_the_simulator_only_while_it_is_on(monkeypatch):
-    from jitkern.backend.launch import host_array_message
+    from jitkern.runtime.launch import host_array_message
 
     monkeypatch.setattr(settings, "simulate", False)
     assert "JITKERN_SIMULATE" not in host_array_message("numpy.ndarray")

@@ -10,7 +10,7 @@ import pytest
 from jitkern import jit
 from jitkern.errors import KernelAssertionError
 from jitkern.jit import rawkernel
-from jitkern.jit.simulate import thrust as sim_thrust
+from jitkern.sim import thrust as sim_thrust
 
 _PATH = pathlib.Path(__file__).resolve().parents[1] / "compat" / "compat2_kernels.py"
 _SPEC = importlib.util.spec_from_file_location("compat2_kernels_for_sim", _PATH)

@@ -13,7 +13,7 @@ import pytest
 import jitkern
 from jitkern import jit
 from jitkern.errors import KernelAssertionError
-from jitkern.jit.simulate import vector
+from jitkern.sim import vector
 
 FULL = 0xFFFFFFFF
 
@@ -335,7 +335,7 @@ def test_device_functions_with_early_returns_and_local_arrays(paths, rng):
 
 def test_the_differential_check_finds_a_wrong_vectorised_result(monkeypatch, rng):
     from jitkern.errors import InternalError
-    from jitkern.jit.simulate import vecruntime
+    from jitkern.sim import vecruntime
 
     monkeypatch.setattr(vector, "DIFFERENTIAL", True)
     monkeypatch.setattr(vector, "MODE", "auto")

@@ -6,7 +6,7 @@ import importlib.util
 import numpy as np
 import pytest
 
-from jitkern.jit.simulate import vector
+from jitkern.sim import vector
 
 VARS = ("a", "b", "c")
 OPS = ("+", "-", "*", "&", "|", "^")

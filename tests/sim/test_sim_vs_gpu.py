@@ -19,7 +19,9 @@ GPU_POISON, SIM_POISON = -7, 99
 
 
 def gpu_poisoned(shape, dtype):
-    return jitkern.full(shape, GPU_POISON, dtype)
+    # jitkern.arrays.full: a device array even while simulate is on (jitkern.full then
+    # gives a NumPy array, the namespace's rule under JITKERN_SIMULATE)
+    return jitkern.arrays.full(shape, GPU_POISON, dtype)
 
 
 def sim_poisoned(shape, dtype):
@@ -103,7 +105,7 @@ def offset_copy(x, y):
 
 def test_simulate_turned_on_after_a_gpu_launch_is_seen(monkeypatch, rng):
     from jitkern.config import settings
-    from jitkern.jit.simulate import Simulator
+    from jitkern.sim import Simulator
 
     runs = []
     real = Simulator.__call__

@@ -1,0 +1,123 @@
+"""Arguments of string kernels: what each one is, broadcasting, and collapsing dimensions.
+
+Pure functions over shapes and byte strides (no device work), shared by
+ElementwiseKernel and ReductionKernel and tested on the CPU.
+"""
+
+from __future__ import annotations
+
+import numpy
+
+from ...arrays.interop import describe
+from ...runtime.launch import host_array_message
+from ...runtime.handles import handle_ctype
+from ...arrays.layout import c_strides
+from ...errors import JitkernValueError, KernelArgumentError
+
+_PY_SCALARS = (bool, int, float, complex)
+
+
+class ArrayArg:
+    """A device array argument, reduced to what code generation and launch need."""
+
+    __slots__ = ("device_id", "dtype", "host", "ptr", "shape", "strides")
+
+    def __init__(self, dtype, shape, strides, ptr, device_id, host=False):
+        self.dtype = numpy.dtype(dtype) if not isinstance(dtype, numpy.dtype) else dtype
+        self.shape = tuple(int(s) for s in shape)
+        self.strides = tuple(int(s) for s in strides)
+        self.ptr = int(ptr)
+        self.device_id = device_id
+        self.host = host
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for s in self.shape:
+            n *= s
+        return n
+
+    @property
+    def c_contiguous(self) -> bool:
+        return self.strides == c_strides(self.shape, self.dtype.itemsize) or self.size <= 1
+
+
+def is_scalar(value) -> bool:
+    """Passed by value: Python and NumPy scalars, texture/surface objects (their handle)."""
+    return (type(value) in _PY_SCALARS or isinstance(value, numpy.generic)
+            or handle_ctype(type(value)) is not None)
+
+
+def host_array_error(what: str) -> KernelArgumentError:
+    return KernelArgumentError(f"{what}: " + host_array_message("numpy.ndarray"))
+
+
+def describe_array(value, what: str, *, host_ok: bool = False) -> ArrayArg:
+    """An :class:`ArrayArg` for a jitkern/CUDA array (or a NumPy array when ``host_ok``)."""
+    if isinstance(value, numpy.ndarray):
+        if not host_ok:
+            raise host_array_error(what)
+        return ArrayArg(value.dtype, value.shape, value.strides, value.ctypes.data, None, True)
+    try:
+        info = describe(value)
+    except TypeError as exc:
+        raise KernelArgumentError(
+            f"{what}: expected a GPU array (jitkern.ndarray or any CUDA array) or a scalar, got "
+            f"{type(value).__module__}.{type(value).__qualname__} ({exc})"
+        ) from None
+    return ArrayArg(info.dtype, info.shape, info.strides, info.ptr, info.device_id)
+
+
+def broadcast_shape(shapes, kernel: str) -> tuple:
+    """NumPy's broadcast of ``shapes`` (raises naming every shape when they disagree)."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for shape in shapes:
+        offset = ndim - len(shape)
+        for k, s in enumerate(shape):
+            cur = out[offset + k]
+            if cur == 1:
+                out[offset + k] = s
+            elif s != 1 and s != cur:
+                listed = ", ".join(str(tuple(x)) for x in shapes)
+                raise JitkernValueError(f"{kernel}: shapes {listed} cannot be broadcast together")
+    return tuple(out)
+
+
+def broadcast_strides(shape, strides, target) -> tuple:
+    """Byte strides of an array of ``shape`` viewed as broadcast to ``target``."""
+    offset = len(target) - len(shape)
+    out = [0] * len(target)
+    for k, (s, st) in enumerate(zip(shape, strides)):
+        out[offset + k] = 0 if s == 1 and target[offset + k] != 1 else st
+    return tuple(out)
+
+
+def collapse(shape, strides_list, *, keep=False):
+    """Merge adjacent dimensions that every array walks contiguously; drop size-1 ones.
+
+    Returns ``(shape, [strides, ...])`` describing the same element order (C order
+    over ``shape``). With ``keep`` nothing is merged.
+    """
+    if keep:
+        return tuple(shape), [tuple(s) for s in strides_list]
+    dims = [k for k, s in enumerate(shape) if s != 1]
+    new_shape: list[int] = []
+    new_strides: list[list[int]] = [[] for _ in strides_list]
+    for k in dims:
+        if new_shape and all(
+            st[-1] == old[k] * shape[k] for st, old in zip(new_strides, strides_list)
+        ):
+            new_shape[-1] *= shape[k]
+            for st, old in zip(new_strides, strides_list):
+                st[-1] = old[k]
+            continue
+        new_shape.append(shape[k])
+        for st, old in zip(new_strides, strides_list):
+            st.append(old[k])
+    return tuple(new_shape), [tuple(s) for s in new_strides]
+
+
+def max_extent(shape, strides) -> int:
+    """Largest absolute byte offset an array of ``shape``/``strides`` reaches from its start."""
+    return sum(abs(st) * (s - 1) for s, st in zip(shape, strides) if s > 0)

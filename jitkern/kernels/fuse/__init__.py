@@ -1,0 +1,279 @@
+"""``jitkern.fuse``: trace a Python function of array operations into one kernel.
+
+CuPy's model: the first call with a new argument signature (each array's dtype and ndim,
+each scalar's type; and each array's shape, for a function that reads ``x.shape`` or
+``x.size``) calls the function with proxy arrays (:mod:`._fuse_trace`); Python runs
+everything else (helpers, closures, loops and ``if`` over Python values), and the array
+operations are recorded. The recorded graph becomes an :class:`ElementwiseKernel` or a
+:class:`ReductionKernel` (:mod:`._fuse_emit`), with NumPy 2's types (``resolve_dtypes`` of
+each ufunc, Python numbers weak). Later calls with that signature look the kernels up.
+
+With only NumPy arrays and scalars the function runs through NumPy instead (a global bound to
+a module named ``cupy`` is read as ``numpy`` for that call).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import types as pytypes
+
+import numpy
+
+from ...arrays import asarray, describe
+from ...config import settings
+from ...errors import JitkernTypeError
+from . import emit as _fuse_emit, jit as _fuse_jit, ops as _fuse_ops, trace as _fuse_trace
+from .trace import FuseAttributeError, FuseTraceError, Var
+
+#: Modules a fused function may be written against and that fuse reads as NumPy's
+#: (``jitkern`` has NumPy's routine names itself: ``jitkern.sqrt``).
+ARRAY_MODULES = ("cupy",)
+
+REDUCTIONS = _fuse_ops.REDUCTIONS
+UFUNCS = _fuse_ops.UFUNCS
+
+#: Kept for code that caught the old name: what fuse cannot record.
+FuseError = FuseTraceError
+
+_PY_SCALAR_TYPES = (bool, int, float, complex)
+_HOST_TYPES = (numpy.ndarray, numpy.generic, bool, int, float, complex, type(None))
+
+
+def _is_array_module(value) -> bool:
+    return isinstance(value, pytypes.ModuleType) and value.__name__ in ARRAY_MODULES
+
+
+def _numpy_function(fn):
+    """``fn`` with the ``cupy`` modules its globals name bound to NumPy (``fn`` when none);
+    module-level helpers of the same module are rebound too, so ``cupy.exp`` in a helper
+    reads as ``numpy.exp``."""
+    env = getattr(fn, "__globals__", None)  # None: a ufunc or another callable object
+    if env is None or not any(_is_array_module(v) for v in env.values()):
+        return fn
+    new_env = dict(env)
+    for name, value in env.items():
+        if _is_array_module(value):
+            new_env[name] = numpy
+        elif isinstance(value, pytypes.FunctionType) and value.__globals__ is env:
+            new_env[name] = _clone(value, new_env)
+    return _clone(fn, new_env)
+
+
+def _clone(fn, env):
+    clone = pytypes.FunctionType(fn.__code__, env, fn.__name__, fn.__defaults__, fn.__closure__)
+    clone.__kwdefaults__ = fn.__kwdefaults__
+    return clone
+
+
+def _signature_key(a):
+    """What decides the kernel: a scalar's type, an array's dtype and ndim."""
+    cls = type(a)
+    if cls in _PY_SCALAR_TYPES or a is None or isinstance(a, numpy.generic):
+        return cls
+    dtype, ndim = getattr(a, "dtype", None), getattr(a, "ndim", None)
+    if isinstance(dtype, numpy.dtype) and isinstance(ndim, int):
+        return (dtype, ndim)
+    info = describe(a)
+    return (cls, info.dtype, len(info.shape))
+
+
+def _shapes(args) -> tuple:
+    return tuple(None if _signature_key(a) is type(a) else _fuse_trace.array_shape(a)
+                 for a in args)
+
+
+def _kwargs_key(kwargs) -> tuple:
+    try:
+        key = tuple(sorted(kwargs.items()))
+        hash(key)
+    except TypeError:
+        raise JitkernTypeError(
+            "fuse: keyword arguments of a fused function must be hashable constants "
+            f"(they are part of the kernel's signature), got {kwargs!r}"
+        ) from None
+    return key
+
+
+class Fused:
+    """A fused function: call it like the original.
+
+    ``kernel_for(*args)`` returns the kernel a call with such arguments runs (NumPy arrays
+    stand for device arrays of their dtype), ``kernels_for`` all of them, ``graph_for`` the
+    recorded operations, ``inspect(*args, arch=...)`` the source and CUBIN without a GPU.
+    """
+
+    def __init__(self, fn, kernel_name=None):
+        if not callable(fn):
+            raise JitkernTypeError(f"fuse expects a Python function, got {type(fn).__name__}")
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        name = getattr(fn, "__name__", "function").strip("<>")
+        self.kernel_name = kernel_name or f"fused_{name}"
+        # CuPy's Fusion attributes: the function, and the given name or the function's.
+        self.func = fn
+        self.name = kernel_name or getattr(fn, "__name__", "function")
+        self._plans: dict = {}
+
+    def __call__(self, *args, **kwargs):
+        if any(isinstance(a, Var) for a in args) or any(
+            isinstance(v, Var) for v in kwargs.values()
+        ):
+            return self._fn(*args, **kwargs)  # a fused function called from a traced one
+        if settings.simulate:  # JITKERN_SIMULATE=1: the fused kernels' work on the CPU
+            return self.simulate(*args, **kwargs)
+        if all(isinstance(a, _HOST_TYPES) for a in args):
+            return _numpy_function(self._fn)(*args, **kwargs)
+        key = tuple([_signature_key(a) for a in args])
+        if kwargs:
+            key += (_kwargs_key(kwargs),)
+        plan = self._plans.get(key)
+        if plan is None or plan.shape_dependent:
+            plan = self._plan(args, kwargs, key)
+        return plan.run(args)
+
+    # -- what a call runs ----------------------------------------------------------
+    def _plan(self, args, kwargs, key):
+        """The plan for ``key``; a function that read ``x.shape`` has one per set of shapes."""
+        plan = self._plans.get(key)
+        if plan is not None and plan.shape_dependent:
+            key = (key, _shapes(args))
+            plan = self._plans.get(key)
+        if plan is None:
+            graph = self._trace(args, kwargs)
+            try:
+                plan = _fuse_emit.Plan(graph, self.kernel_name)
+            except FuseTraceError as exc:
+                raise exc.with_traceback(None) from None
+            if graph.shape_dependent:
+                self._plans.setdefault(key, plan)
+                key = (key, _shapes(args))
+            self._plans[key] = plan
+        return plan
+
+    def _trace(self, args, kwargs):
+        return _fuse_trace.trace(_numpy_function(self._fn), args, kwargs)
+
+    def _key(self, args, kwargs):
+        key = tuple(_signature_key(a) for a in args)
+        return key + ((_kwargs_key(kwargs),) if kwargs else ())
+
+    def graph_for(self, *args, **kwargs):
+        """The recorded operations for arguments like ``args`` (NumPy arrays allowed)."""
+        return self._plan(args, kwargs, self._key(args, kwargs)).graph
+
+    def kernels_for(self, *args, **kwargs) -> tuple:
+        """Every kernel a call with such arguments runs, in order."""
+        return self._plan(args, kwargs, self._key(args, kwargs)).kernels
+
+    def kernel_for(self, *args, **kwargs):
+        """The (first) ElementwiseKernel or ReductionKernel run for arguments like ``args``."""
+        return self.kernels_for(*args, **kwargs)[0]
+
+    def inspect(self, *args, arch=None, **kwargs):
+        """Source, CUBIN and resource use of the (first) kernel for ``args``; NumPy arrays
+        stand for device arrays, and with ``arch`` no GPU is needed."""
+        plan = self._plan(args, kwargs, self._key(args, kwargs))
+        return plan.inspect(args, arch)
+
+    @property
+    def simulate(self) -> _Simulate:
+        """``fused.simulate(*args)``: run the fused kernels on the CPU, as JIT kernels in the
+        JIT's simulator (docs/debugging.md); ``fused.simulate.source(*args)`` shows them."""
+        return _Simulate(self)
+
+    def export(self, path, *args, arch=("sm_80", "sm_90"), format="fatbin"):
+        """Write the kernel a call with arguments like ``args`` runs (NumPy arrays stand for
+        device arrays), with a header and a manifest (docs/export.md); ``jitkern.load``
+        calls it like this function. Fused functions that run one elementwise kernel over
+        whole arguments only."""
+        from ...toolchain import export
+        from .._export_kinds import fused_spec
+
+        export.check_format(format)
+        return export.write(path, fused_spec(self, args), arch, format)
+
+    def clear_cache(self) -> None:
+        """Forget every traced signature (the next call traces again)."""
+        self._plans.clear()
+
+    # -- pickling: by reference to the decorated function ----------------------------
+    def __reduce__(self):
+        module = sys.modules.get(getattr(self, "__module__", None) or "")
+        found = module
+        for part in getattr(self, "__qualname__", "").split("."):
+            found = getattr(found, part, None)
+        if found is self:
+            return self.__qualname__  # a module-level name: pickled as a reference
+        return (_rebuild, (self._fn, self.kernel_name))
+
+    def __repr__(self) -> str:
+        return f"<jitkern.fuse {self.__name__!r}>"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+
+class _Simulate:
+    """``fused.simulate``: the plan's stages as JIT kernels (:mod:`._fuse_jit`), run with
+    ``kernel.simulate[grid, block]`` on host copies of the arguments."""
+
+    __slots__ = ("_fused",)
+
+    def __init__(self, fused: Fused):
+        self._fused = fused
+
+    def _plan(self, host, kwargs):
+        fused = self._fused
+        return fused._plan(host, kwargs, fused._key(host, kwargs))
+
+    def __call__(self, *args, **kwargs):
+        """Run the fused function's kernels on the CPU. Writes into argument arrays are
+        copied back; results are NumPy arrays, or jitkern arrays when an argument was one."""
+        host = tuple(a.get() if _on_device(a) else a for a in args)
+        plan = self._plan(host, kwargs)
+        result = plan.run_with(host, _fuse_jit.runners(plan), numpy.empty)
+        for original, copy in zip(args, host):
+            if copy is not original:
+                original.set(copy)
+        if not any(_on_device(a) for a in args):
+            return result
+        if isinstance(result, tuple):
+            return tuple(asarray(r) if isinstance(r, numpy.ndarray) else r for r in result)
+        return asarray(result) if isinstance(result, numpy.ndarray) else result
+
+    def source(self, *args, **kwargs) -> str:
+        """The JIT kernels (Python source, one per stage) a simulated call with arguments
+        like ``args`` runs."""
+        host = tuple(a.get() if _on_device(a) else a for a in args)
+        return _fuse_jit.source(self._plan(host, kwargs))
+
+    def __repr__(self) -> str:
+        return f"<simulate of {self._fused!r}>"
+
+
+def _on_device(a) -> bool:
+    return hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__")
+
+
+def _rebuild(fn, kernel_name):
+    return Fused(fn, kernel_name)
+
+
+def fuse(*args, kernel_name=None):
+    """Fuse a function of array operations into one kernel (CuPy's ``cupy.fuse``).
+
+    ``@jitkern.fuse()``, ``@jitkern.fuse`` and ``@jitkern.fuse(kernel_name='k')`` all work.
+    """
+    if len(args) == 1 and callable(args[0]):
+        return Fused(args[0], kernel_name)
+    if args:
+        raise JitkernTypeError("fuse: use @jitkern.fuse() or @jitkern.fuse(kernel_name='name')")
+    return lambda fn: Fused(fn, kernel_name)
+
+
+__all__ = [
+    "REDUCTIONS", "UFUNCS", "FuseAttributeError", "FuseError", "FuseTraceError", "Fused", "fuse",
+]  # fmt: skip

@@ -1,0 +1,1404 @@
+"""Stage 4: the user's kernel object — specialisation, compile, cache, launch.
+
+``@rawkernel()`` returns a :class:`JitKernel`. Its first call with a new
+argument-type signature emits CUDA C++ (frontend -> statements -> program),
+compiles it through the shared backend, and remembers the loaded
+:class:`~jitkern.runtime.module.Function` under a cheap per-call key. Later
+calls compute that key, look it up in a dict and launch: no parsing, no string
+work.
+
+A small on-disk index maps (file, function, source lines, mode, options,
+signature) to the generated source, so the first call in a fresh process skips
+parsing and emission and goes straight to the compile cache. Each index entry
+records the fingerprint of every global the kernel read; an entry whose globals
+changed is ignored.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+import json
+import linecache
+import os
+import re
+import threading
+import types as types_module
+import weakref
+
+import numpy
+
+from .. import config
+from ..arrays.layout import c_strides
+from ..arrays.layout import fits_int32 as _fits_int32  # also read by generated guards
+from ..toolchain import cache
+from ..runtime import debugcheck, driver
+from ..runtime import launch as launch_args
+from ..runtime.codegen import define
+from ..runtime.device import stream_handle
+from .base import KernelPartial
+from ..runtime.module import check_cluster
+from ..config import settings
+from ..errors import (
+    CompileError,
+    JitError,
+    JitkernNotImplementedError,
+    JitkernRuntimeError,
+    JitkernTypeError,
+    JitkernValueError,
+    JitSyntaxError,
+    JitTypeError,
+    KernelArgumentError,
+    LaunchError,
+)
+from ..compiler import frontend, infer
+from ..compiler import types as T
+from ..compiler.program import GENERATED_FILE, Program, function_identity
+from ..sim import Simulator
+from ..compiler.statements import FunctionEmitter, ascii_spelling, generated_name, user_c_name
+
+INDEX_VERSION = 3
+
+
+def rawkernel(
+    func=None,
+    *,
+    mode: str = "cuda",
+    device: bool = False,
+    options=(),
+    fast_math: bool = False,
+    lineinfo: bool = True,
+    debug: bool | None = None,
+):
+    """Compile a Python function into a CUDA kernel (or a device function).
+
+    Use as ``@rawkernel()`` (or ``@rawkernel``). ``mode`` chooses how Python
+    literals are typed: ``'cuda'`` (int32/float32, CuPy's cuda mode) or
+    ``'numpy'`` (NumPy 2 promotion, literals weak; ``'python'``, cupyx.jit's name for
+    it, is accepted). ``device=True`` makes a
+    device function callable from kernels. ``options`` go to NVRTC;
+    ``fast_math`` adds ``--use_fast_math``; ``lineinfo`` (on unless ``False``) adds
+    ``-lineinfo``: the binary maps instructions to the kernel's Python lines, so
+    compute-sanitizer and Nsight Compute name them (no change to the code generated).
+    ``debug=True`` (default: ``JITKERN_DEBUG``) builds a bounds-checked kernel compiled with
+    ``-lineinfo``: an out-of-bounds access raises :class:`jitkern.KernelAssertionError` at
+    the next synchronisation (docs/debug_mode.md).
+    """
+    mode = infer.check_mode(mode)
+    opts = tuple([options] if isinstance(options, str) else options)
+    if fast_math:
+        opts += ("--use_fast_math",)
+
+    def wrap(f):
+        return JitKernel(f, mode=mode, device=device, options=opts, debug=debug,
+                         lineinfo=lineinfo)
+
+    return wrap(func) if func is not None else wrap
+
+
+def _rebuild_kernel(func, mode, device, options, debug=False, source=None) -> "JitKernel":
+    if source is not None:
+        func = _with_source(func, *source)
+    return JitKernel(func, mode=mode, device=device, options=options, debug=debug,
+                     lineinfo="-lineinfo" in options)
+
+
+def _source_of(func):
+    """(file name, first line, lines) of ``func``'s source, carried in a by-value pickle:
+    cloudpickle (Dask, multiprocessing) names rebuilt functions ``<dynamic-code>``."""
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        return None
+    return func.__code__.co_filename, first, tuple(lines)
+
+
+def _with_source(func, filename, first, lines):
+    """``func`` reading its source from ``filename``, lines ``first``... (in linecache where
+    the file is not there, or is not the same), so the JIT parses it and errors point at it."""
+    padded = [""] * (first - 1) + list(lines)
+    if linecache.getlines(filename)[first - 1:first - 1 + len(lines)] != list(lines):
+        linecache.cache[filename] = (sum(map(len, padded)), None, padded, filename)
+    if func.__code__.co_filename != filename:
+        func.__code__ = func.__code__.replace(co_filename=filename)
+    return func
+
+
+def _attribute(module: str, qualname: str):
+    """``module.qualname`` if that module is loaded and has it, else None."""
+    import sys
+
+    obj = sys.modules.get(module)
+    for part in qualname.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+def _kernel_by_name(module: str, qualname: str) -> "JitKernel":
+    import importlib
+
+    importlib.import_module(module)
+    kernel = _attribute(module, qualname)
+    if not isinstance(kernel, JitKernel):
+        raise JitkernTypeError(f"unpickling a jitkern kernel: {module}.{qualname} is not a kernel")
+    return kernel
+
+
+class JitKernel(KernelPartial):
+    """A Python function compiled to CUDA on demand, one binary per argument types.
+
+    ``py_func`` is the Python function. The kernel object is a ``functools.partial``
+    whose function is the whole launch (see backend.kernel_object for why): the general
+    path at first, then the launcher generated for the last argument signature.
+    """
+
+    _pickle_hint = "a jitkern kernel cannot be pickled; pickle the Python function instead"
+
+    def _call_name(self) -> str:
+        # Python's own call errors name the kernel the user wrote: "fill() missing ...".
+        return self.__name__
+
+    def __reduce__(self):
+        # Pickled by reference, like a function: as the module attribute the decorator
+        # replaced (or the Python function and the decorator's settings). Unpickled, the
+        # on-disk index and the compile cache give the binary back without compiling.
+        func = self.py_func
+        module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
+        if module and _attribute(module, qualname) is self:
+            return _kernel_by_name, (module, qualname)
+        return _rebuild_kernel, (func, self.mode, self.device, self.options, self.debug,
+                                 _source_of(func))
+
+    def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=(),
+                 debug: bool | None = None, lineinfo: bool = True):
+        if not isinstance(func, types_module.FunctionType):
+            raise JitkernTypeError(
+                f"rawkernel() compiles a Python function written with def (or a lambda), "
+                f"got {_describe_callable(func)}; write the kernel as a def and decorate it "
+                "with @jitkern.rawkernel()"
+            )
+        self.py_func = func
+        self.mode = mode
+        self.device = device
+        self.debug = _debug_flag(debug)
+        self.options = tuple(options)
+        if (lineinfo or self.debug) and "-lineinfo" not in self.options:
+            self.options += ("-lineinfo",)  # profilers and compute-sanitizer show Python lines
+        self.__name__ = getattr(func, "__name__", "kernel")
+        self.__doc__ = getattr(func, "__doc__", None)
+        self._parsed = None
+        self._entries: dict = {}  # per-call key -> _Entry
+        self._by_types: dict = {}  # (types, target, debug) -> _Built
+        self._lock = threading.Lock()
+        self.cached_codes: dict = {}  # signature (tuple of types) -> source
+        self._set_call(self._launch)
+
+    # -- identity for the frontend and the caches --------------------------
+
+    @property
+    def __jit_device__(self):
+        if not self.device:
+            raise AttributeError("__jit_device__")
+        return True
+
+    def __jit_fingerprint__(self) -> str:
+        return (
+            f"device:{function_identity(self.py_func)}:{frontend.source_digest(self.py_func)}:"
+            f"{self.mode}"
+        )
+
+    def parsed(self) -> frontend.ParsedFunction:
+        if self._parsed is None:
+            self._parsed = frontend.parse_function(self.py_func)
+        return self._parsed
+
+    @property
+    def cached_code(self) -> str:
+        """The generated source of the (last) compiled signature."""
+        if not self.cached_codes:
+            raise JitkernRuntimeError(
+                f"{self.__name__} has not been compiled yet; call it or use "
+                ".inspect(*args, arch=...)"
+            )
+        return next(reversed(self.cached_codes.values()))
+
+    def get_lto_ir(self, args):
+        """cupyx.jit's experimental LTO-IR export: not available (raises)."""
+        raise JitkernNotImplementedError(
+            f"{self.__name__}.get_lto_ir: jitkern does not produce LTO IR; the generated CUDA "
+            "source is .cached_code (or .inspect(*args, arch=...).source) and the CUBIN "
+            ".inspect(*args, arch=...).cubin"
+        )
+
+    def __repr__(self) -> str:
+        kind = "device function" if self.device else "kernel"
+        return f"<jitkern.rawkernel {kind} {self.__name__} (mode={self.mode!r})>"
+
+    # -- launching ---------------------------------------------------------
+
+    def __getitem__(self, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise JitkernTypeError(
+                "launch as kernel[grid, block](*args) or "
+                "kernel[grid, block, shared_mem, stream](*args)"
+            )
+        shared_mem = config[2] if len(config) > 2 else 0
+        stream = config[3] if len(config) > 3 else None
+        return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
+
+    @property
+    def simulate(self) -> Simulator:
+        """Run on the CPU with the GPU build's semantics and checks (docs/debugging.md):
+        ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args, shared_mem=0)``."""
+        return Simulator(self, arg_type, CapturedGlobals)
+
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
+        """A launch with ``args`` fixed: ``b()`` launches it again (see
+        KernelPartial.bind). While simulate is on (``JITKERN_SIMULATE=1``) it runs in the
+        simulator instead: a :class:`~jitkern.sim.BoundSimulation`."""
+        if settings.simulate:
+            return self.simulate.bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
+        return super().bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
+
+    # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
+    def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None, *,
+                cluster=None) -> None:
+        """The general launch: find (or build) the entry for these arguments, launch, and
+        make the entry's generated launcher the kernel's call for the next launch."""
+        if block is None or args is None or isinstance(args, (str, bytes)):
+            raise KernelArgumentError(
+                f"launch {self.__name__} as {self.__name__}[grid, block](*args) or "
+                f"{self.__name__}(grid, block, args) with args a tuple"
+            )
+        if cluster is not None:  # refused before anything is compiled or packed
+            check_cluster(self.__name__, grid, cluster, self.allow_nonportable_cluster_size)
+        if settings.simulate:  # JITKERN_SIMULATE=1: every JIT launch runs on the CPU
+            return self.simulate(grid, block, args, shared_mem, cluster=cluster)
+        keyers = _KEYERS
+        try:
+            key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
+        except KernelArgumentError as exc:  # a host array: name it, as every kernel kind does
+            raise _argument_error(exc, args) from None
+        entry = self._entries.get(key)
+        if entry is None or not entry.globals.same_objects():
+            entry = self._entry_for(tuple(args), key)
+        launch_args = tuple(args)
+        if entry.extras is not None:
+            launch_args = launch_args + entry.extras(launch_args)
+        if cluster is not None:  # thread-block clusters (sm_90+): cuLaunchKernelEx
+            entry.function.launch_cluster(grid, block, launch_args, shared_mem, stream,
+                                          entry.cooperative, cluster,
+                                          self.allow_nonportable_cluster_size)
+            return
+        entry.function.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
+        if entry.watch is not None:  # debug builds stay on this path: each launch is noted
+            debugcheck.launched(entry.watch, driver.current_device_id(), stream_handle(stream))
+            return
+        entry.upgrade()
+        if entry.run is None:  # no packing plan to build on (several GPUs, or extras)
+            entry.run = _launch_run(entry.types, entry.guards, entry.guard_env, entry.function,
+                                    entry.extras, entry.cooperative, self._launch, args)
+        if self.func is not entry.run:
+            self._install(entry.run)
+
+    def _install(self, run) -> None:
+        """Make ``run`` (a generated GPU launcher) the kernel's call until simulate turns on."""
+        self._set_call(run)
+        _INSTALLED.add(self)
+
+    def _bind_parts(self, args: tuple):
+        """For KernelPartial.bind: the entry's Function and full arguments, and the check
+        that a replaced argument keeps this specialisation."""
+        key = tuple([(_KEYERS.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
+        entry = self._entries.get(key) or self._entry_for(tuple(args), key)
+
+        def refresh(i, value, user_args):
+            if (_KEYERS.get(type(value)) or _keyer_for(type(value)))(value) != key[i]:
+                raise KernelArgumentError(
+                    f"argument {i} of {self.__name__}: the bound launch is specialised for "
+                    f"{_describe_for_bind(user_args[i])}, got {_describe_for_bind(value)}; "
+                    "bind again for other types")
+            new = user_args[:i] + (value,) + user_args[i + 1:]
+            return new + entry.extras(new) if entry.extras is not None else new
+
+        full = args + entry.extras(args) if entry.extras is not None else args
+        return entry.function, full, entry.cooperative, refresh
+
+    def _entry_for(self, args: tuple, key) -> "_Entry":
+        if self.device:
+            raise JitkernTypeError(f"{self.__name__} is a device function: call it from a kernel")
+        types = self._arg_types(args, allow_host=False)
+        try:
+            built = self._build(types, arch=None)
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+        from ..runtime.module import Function
+
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None or entry.globals is not built.globals:
+                fn = Function(built.binary, built.symbol, display_name=self.__name__)
+                extras = _extras_function(built.plans)
+                guards, guard_env = _guards(args, types)
+                global_guards, global_env = built.globals.guards()
+                guard_env.update(global_env)
+                entry = _Entry(fn, extras, built.cooperative, guards + global_guards, guard_env,
+                               self._launch)
+                entry.types = tuple(map(type, args))
+                entry.globals = built.globals
+                if self.debug:
+                    entry.watch = _watch(built, f"kernel {self.__name__}")
+                self._entries[key] = entry
+        return entry
+
+    # -- inspection ----------------------------------------------------------
+
+    def check_debug(self) -> None:
+        """Synchronise the current device and raise KernelAssertionError if a bounds check
+        of this debug kernel failed. Any synchronisation does the same for the launches
+        made through ``kernel[grid, block](...)``; this one also sees bound launches and
+        graph replays."""
+        watches = [e.watch for e in list(self._entries.values()) if e.watch is not None]
+        if watches:
+            debugcheck.check_watches(watches, [debugcheck.synchronize_current()])
+
+    def inspect(self, *args, arch=None):
+        """Source, CUBIN and resource use for these arguments, without a GPU when arch is given.
+
+        NumPy arrays stand for device arrays of the same dtype, shape and layout.
+        """
+        from ..toolchain.inspection import inspect_binary
+
+        types = self._arg_types(args, allow_host=True)
+        try:
+            built = self._build(types, arch=arch)
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+        return inspect_binary(built.binary, built.symbol, self.__name__)
+
+    def export(self, path, *args_or_types, arch=("sm_80", "sm_90"), format="fatbin"):
+        """Write this kernel, specialised for these arguments (example arrays, NumPy arrays
+        standing for device arrays, scalars or Type objects), for ``arch`` as ``format``
+        ('fatbin', 'cubin', 'ptx' or 'ltoir'), with a C++ header and a manifest
+        (docs/export.md). ``jitkern.load(path)`` launches it again without NVRTC."""
+        from ..toolchain import export
+
+        if self.device:
+            raise JitkernTypeError(f"{self.__name__} is a device function: export the kernels "
+                                   "that call it")
+        if self.debug:
+            raise JitkernValueError(f"{self.__name__} is a debug build, whose checks report "
+                                    "through jitkern at run time; export it with debug=False")
+        export.check_format(format)
+        types = self._arg_types(args_or_types, allow_host=True)
+        try:
+            generated = self._generate(types)
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+        for target in export.normalize_archs(arch):
+            check_target(self.__name__, generated.source, target)
+        return export.write(path, _export_spec(self, types, generated), arch, format)
+
+    def emit(self, *types_or_args):
+        """The generated CUDA C++ for argument types (Type objects) or example arguments."""
+        types = self._arg_types(types_or_args, allow_host=True)
+        try:
+            return self._generate(types).source
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+
+    def _arg_types(self, args, allow_host: bool) -> tuple:
+        """The JIT type of each argument (Type objects pass through); a refused argument is
+        reported with the parameter it was given for."""
+        code = self.py_func.__code__
+        params = code.co_varnames[: code.co_argcount]
+        names = [*params, *(f"#{k}" for k in range(len(params), len(args)))]
+        out = []  # (a wrong count is the emitter's error, with the parameter list)
+        for name, a in zip(names, args):
+            if isinstance(a, T.Type):
+                out.append(a)
+                continue
+            try:
+                out.append(arg_type(a, allow_host))
+            except (JitkernTypeError, JitkernValueError) as exc:
+                raise KernelArgumentError(
+                    f"{self.__name__}() argument {name!r}: {exc}; kernels take device arrays "
+                    "and scalars of bool, integer, float (16, 32, 64 bits), bfloat16 and "
+                    "complex types"
+                ) from None
+        return tuple(out)
+
+    # -- building --------------------------------------------------------------
+
+    def _build(self, types: tuple, arch) -> "_Built":
+        target = _target_tag(arch)
+        built = self._by_types.get((types, target, self.debug))
+        if built is not None:
+            if built.globals.same_objects():
+                return built
+            if built.globals.same_values():  # rebound to equal values: same binary
+                built.globals = CapturedGlobals(self.py_func, built.globals.fingerprints)
+                return built
+            del self._by_types[(types, target, self.debug)]  # a global changed: compile again
+        generated = _load_index(self, types)
+        binary = None
+        if generated is not None:
+            binary = _cached_binary(generated, target, self.options)
+        if generated is None:
+            generated = self._generate(types)
+        check_target(self.__name__, generated.source, _target_arch(target))
+        if binary is None:
+            binary = _compile(generated, self.options, arch)
+            generated.binaries[target] = binary.key
+            _store_index(self, types, generated)
+        built = _Built(binary, generated.symbol, generated.plans, generated.cooperative)
+        built.globals = CapturedGlobals(self.py_func, generated.fingerprints)
+        built.sites = generated.sites
+        self._by_types[(types, target, self.debug)] = built
+        self.cached_codes[types] = generated.source
+        return built
+
+    def _generate(self, types: tuple) -> "Generated":
+        parsed = self.parsed()
+        program = Program(self.mode, debug=self.debug)
+        symbol = _symbol_name(parsed.name)
+        emitter = FunctionEmitter(parsed, types, self.mode, program, "kernel", symbol)
+        program.stack.append(self.py_func)
+        try:
+            code = emitter.emit()
+        except RecursionError:
+            raise JitSyntaxError(
+                f"{parsed.source.filename}:{parsed.source.first_line}: {parsed.qualname!r} "
+                "nests expressions too deeply to compile; split the deepest expression over "
+                "several statements"
+            ) from None
+        signature = ", ".join(t.describe() for t in types)
+        header = (
+            f"// jitkern: kernel {parsed.qualname} from {parsed.source.filename}\n"
+            f"// signature: ({signature}); mode={self.mode}"
+            + ("; debug build (bounds-checked)" if self.debug else "")
+        ) + _arch_guard(program.arch_needs)
+        source = program.assemble(code.code, header)
+        plans = [list(p.extras) for p in code.params]
+        return Generated(
+            source,
+            symbol,
+            plans,
+            program.cooperative,
+            program.fingerprints,
+            parsed.source.filename,
+            {},
+            tuple(program.debug_sites),
+        )
+
+
+def _describe_for_bind(a) -> str:
+    try:
+        return arg_type(a).describe()
+    except Exception:  # a value no kernel accepts: its Python type says enough
+        return type(a).__name__
+
+
+def _export_spec(kernel: JitKernel, types: tuple, generated: "Generated"):
+    """What backend.export compiles for one signature: the user's parameters, then the
+    shapes and strides the launcher appends (generated.plans), each tied to its argument."""
+    from ..toolchain import nvrtc as compiler, export
+    from ..compiler.builtins.thrust import backend_for
+
+    names = kernel.parsed().params
+    args = [_export_arg(name, t) for name, t in zip(names, types)]
+    extras = tuple(export.ExtraParam(kind, i, axis)
+                   for i, plan in enumerate(generated.plans) for kind, axis in plan)
+    entry = export.EntrySpec(
+        name=kernel.__name__, symbol=generated.symbol, kind="jit",
+        signature=[t.describe() for t in types], call={"args": args, "mode": kernel.mode},
+        extras=extras, cooperative=generated.cooperative)
+    return export.ExportSpec(
+        source=generated.source, options=compiler.normalize_options(kernel.options),
+        entries=(entry,), program_name=generated.filename,
+        backend=backend_for(generated.source))
+
+
+def _export_arg(name: str, t) -> dict:
+    """The manifest's record of one user argument (what a loaded kernel checks)."""
+    if isinstance(t, T.Array):
+        return {"name": name, "type": "array", "dtype": str(t.dtype.dtype), "ndim": t.ndim,
+                "contiguous": t.is_pointer_like, "index32": t.index32, "describe": t.describe()}
+    if isinstance(t, T.Scalar):
+        return {"name": name, "type": "scalar", "dtype": str(t.dtype), "describe": t.describe()}
+    raise JitkernTypeError(f"export: argument {name!r} of type {t.describe()} cannot be exported; "
+                           "exported kernels take arrays and scalars")
+
+
+#: Kernels whose call is a generated GPU launcher: it skips _launch and so the
+#: settings.simulate check, so turning simulate on puts their general launch back.
+_INSTALLED: weakref.WeakSet = weakref.WeakSet()
+
+
+def _uninstall_launchers() -> None:
+    for kernel in list(_INSTALLED):
+        kernel._set_call(kernel._launch)
+    _INSTALLED.clear()
+
+
+config.on_simulate.append(_uninstall_launchers)
+
+
+def _launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args, **kwargs):
+    """``kernel[grid, block, shared_mem, stream](*args)``: a partial of this. As in
+    cupyx.jit, ``shared_mem=`` and ``stream=`` may also be given as keywords."""
+    shared_mem, stream = config_shared_mem, config_stream
+    if kwargs:
+        shared_mem, stream = _launch_keywords(kernel, kwargs, shared_mem, stream)
+    return kernel.func(grid, block, args, shared_mem, stream)
+
+
+def _launch_keywords(kernel, kwargs, shared_mem, stream):
+    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
+    if unknown:
+        raise KernelArgumentError(
+            f"{kernel.__name__}[grid, block](...) takes the kernel's arguments by position and "
+            f"only shared_mem= and stream= as keywords, got the keyword "
+            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+        )
+    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
+    for key in kwargs:
+        if given[key]:
+            raise KernelArgumentError(
+                f"{kernel.__name__}[...](...): {key} is given both in the brackets and as a "
+                "keyword; give it once"
+            )
+    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
+
+
+class _Entry:
+    __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "general",
+                 "types", "globals", "watch")
+
+    def __init__(self, function, extras, cooperative, guards, guard_env, general):
+        self.function = function
+        self.extras = extras
+        self.cooperative = cooperative
+        self.guards, self.guard_env = guards, guard_env
+        self.run = None  # the kernel's call for this signature: (grid, block, args, shm, stream)
+        self.general = general
+        self.watch = None  # debug builds: the debugcheck.Watch of the binary
+
+    def upgrade(self) -> None:
+        """With the Function's packing plan known, make ``run`` one generated function that
+        checks the signature, packs and launches (one Python call, not two). With several
+        GPUs the plan, and so the launcher, is the one of the device last launched on
+        (each is made once and cached on its plan)."""
+        if self.extras is not None or (self.guards and not self.types):
+            return  # (the generated launcher checks no guards for a kernel without arguments)
+        last = self.function.last_plan()
+        if last is None:
+            return
+        state, plan = last
+        self.run = self.function.fast_launcher(
+            state, plan, self.cooperative, fallback=self.general, positional=True,
+            guards=tuple(self.guards), guard_env=self.guard_env)
+
+
+# ---------------------------------------------------------------------------
+# globals read at compile time: a rebound one is noticed at the next launch
+
+_MISSING = object()
+_SNAPSHOTS = itertools.count()
+
+
+class CapturedGlobals:
+    """The objects a compiled kernel (and the device functions it calls) read from Python.
+
+    Their values are baked into the binary. ``same_objects`` (identity, cheap) is checked
+    by the general launch path and, as guards, by the generated launchers, so the launch
+    after a rebinding of any of them takes the general path, which compiles again when a
+    value changed (``same_values``, by fingerprint) and reuses the binary otherwise.
+    Modules are not guarded: rebinding ``math`` or ``jit`` is not supported.
+    """
+
+    def __init__(self, func, fingerprints: dict):
+        self.func = func
+        self.fingerprints = fingerprints
+        self.records = tuple(_global_records(func, fingerprints, set()))
+
+    def same_objects(self) -> bool:
+        for holder, name, value, default in self.records:
+            if isinstance(holder, dict):
+                if holder.get(name, default) is not value:
+                    return False
+            elif _cell_value(holder) is not value:
+                return False
+        return True
+
+    def same_values(self) -> bool:
+        return _fingerprints_hold(self.func, self.fingerprints, set())
+
+    def guards(self) -> tuple[list, dict]:
+        """(conditions, names they use) for the generated launchers: one identity test each."""
+        serial = next(_SNAPSHOTS)  # new names per snapshot: launchers are cached by their text
+        terms, env = [], {}
+        for k, (holder, name, value, default) in enumerate(self.records):
+            h, v, d = (f"_jk{c}{serial}_{k}" for c in "hvd")
+            env[h], env[v], env[d] = holder, value, default
+            if isinstance(holder, dict):
+                terms.append(f"{h}.get({name!r}, {d}) is {v}")
+            else:
+                terms.append(f"{h}.cell_contents is {v}")
+        return terms, env
+
+
+def _global_records(func, fingerprints: dict, seen: set):
+    """(holder, name, value, default) per guarded global: the holder is the function's
+    globals dict (``default`` is what a missing name reads: the builtin, or a sentinel) or
+    a closure cell."""
+    identity = function_identity(func)
+    if identity in seen:
+        return
+    seen.add(identity)
+    code = func.__code__
+    for name in fingerprints.get(identity, {}):
+        try:
+            value = frontend.lookup(func, name)
+        except KeyError:
+            continue  # gone: same_values says so on the slow path
+        if isinstance(value, types_module.ModuleType):
+            continue
+        if func.__closure__ and name in code.co_freevars:
+            yield func.__closure__[code.co_freevars.index(name)], name, value, None
+        else:
+            default = _MISSING if name in func.__globals__ else value
+            yield func.__globals__, name, value, default
+        if getattr(value, "device", False) and hasattr(value, "py_func"):
+            yield from _global_records(value.py_func, fingerprints, seen)
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
+    """(conditions, names they use): what ``a0, a1, ...`` must meet, beyond each having the
+    type of the same argument in ``args``, to have the signature ``types``. The conditions
+    may say no to arguments of the same signature, never yes to another."""
+    env = {"_fits_int32": _fits_int32}
+    terms = []
+    for i, (a, t) in enumerate(zip(args, types)):
+        if not isinstance(t, T.Array):
+            continue
+        keyer = _keyer_for(type(a))
+        read = launch_args.array_read(type(a), a)
+        if read is not None:  # the launcher has read a{i}_i once (launch.ArrayRead)
+            terms += _read_guards(read.kind, i, a, t, env)
+        elif keyer is _key_jitkern:
+            env[f"D{i}"] = a._dtype
+            terms.append(f"a{i}._dtype is D{i}")
+            if t.is_pointer_like:
+                terms.append(f"a{i}._strides == ({t.dtype.itemsize},)")
+            else:
+                terms.append(f"len(a{i}._shape) == {t.ndim}")
+                if t.index32:
+                    terms.append(f"_fits_int32(a{i}._shape, a{i}._strides, {t.dtype.itemsize})")
+        elif t.is_pointer_like and keyer is _key_torch:
+            # torch dtypes are singletons; a stride tuple of (1,) says 1-D and contiguous in
+            # one call (dim() and is_contiguous() cost two). A 1-element tensor with another
+            # stride takes the general path, which keys it correctly.
+            env[f"D{i}"] = a.dtype
+            terms += [f"a{i}.dtype is D{i}", f"a{i}.stride() == (1,)"]
+        elif t.is_pointer_like and _cupy_like(type(a)):
+            # CuPy's shape and strides build tuples on every read; its dtype object and
+            # contiguity flag are plain attributes.
+            env[f"D{i}"] = a.dtype
+            same = "is" if a.dtype is a.dtype else "=="
+            terms += [f"a{i}.dtype {same} D{i}", f"a{i}._c_contiguous", f"a{i}.ndim == 1"]
+        else:
+            env[f"K{i}"] = keyer
+            env[f"V{i}"] = keyer(a)
+            terms.append(f"K{i}(a{i}) == V{i}")
+    return terms, env
+
+
+def _read_guards(kind: str, i: int, a, t: T.Array, env: dict) -> list[str]:
+    """Guards over ``a{i}_i``, what the launcher read from a protocol-only array: the CAI
+    dict (``kind`` "cai") or DLPack's ArrayInfo ("info"). A 1-D contiguous array is checked
+    inline (the common case: a few dict reads); any other layout by its JIT type."""
+    v = f"a{i}_i"
+    if kind == "cai":
+        cai = a.__cuda_array_interface__
+        env[f"TS{i}"] = cai["typestr"]
+        terms = [f"{v}['typestr'] == TS{i}", f"{v}.get('mask') is None"]
+        if t.is_pointer_like:
+            env[f"ST{i}"] = (None, (t.dtype.itemsize,))
+            return terms + [f"len({v}['shape']) == 1", f"{v}.get('strides') in ST{i}"]
+        env[f"CT{i}"], env[f"V{i}"] = _cai_type, t
+        return terms + [f"CT{i}({v}) is V{i}"]
+    env[f"D{i}"] = _dlpack_dtype(a)
+    if t.is_pointer_like:
+        return [f"{v}.dtype == D{i}", f"{v}.strides == ({t.dtype.itemsize},)"]
+    env[f"IT{i}"], env[f"V{i}"] = _info_type, t
+    return [f"IT{i}({v}) is V{i}"]
+
+
+def _dlpack_dtype(a):
+    from ..arrays.interop import describe
+
+    return describe(a).dtype
+
+
+def _launch_reads(classes: tuple, samples: tuple, env: dict) -> list[str]:
+    """The launch.ArrayRead binds of the arguments that have one (for ``_launch_run``,
+    which packs through the Function and so has no Slot to take them from)."""
+    binds = []
+    for i, (cls, a) in enumerate(zip(classes, samples)):
+        read = launch_args.array_read(cls, a)
+        if read is None:
+            continue
+        fields = {"a": f"a{i}"}
+        for key, value in read.env.items():
+            fields[key] = env_name = f"_{key}_r{i}"
+            env[env_name] = value
+        binds.append(f"{read.bind.format(**fields)} is not None")
+    return binds
+
+
+def _cupy_like(cls: type) -> bool:
+    return ((getattr(cls, "__module__", "") or "").startswith("cupy")
+            and all(hasattr(cls, name) for name in ("_c_contiguous", "ndim", "dtype")))
+
+
+def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
+                cooperative: bool, general, samples: tuple = ()):
+    """Generate ``run(grid, block, args, shared_mem=0, stream=None)`` for one signature.
+
+    It checks ``args`` against the signature (types, then ``guards``) and launches through
+    the Function's own fast path; on a mismatch ``general``, the kernel's general launch,
+    handles the call. Used until the Function has a packing plan for this signature;
+    then the kernel's call becomes the Function's whole-launch function with the same
+    guards (see JitKernel._launch).
+    """
+    env = dict(guard_env, _F=function, _extras=extras, tuple=tuple, _general=general)
+    names = [f"a{i}" for i in range(len(classes))]
+    terms = []
+    for i, cls in enumerate(classes):
+        env[f"T{i}"] = cls
+        terms.append(f"type(a{i}) is T{i}")
+    terms += _launch_reads(classes, samples, env)  # after the type checks, before the guards
+    terms += guards
+    miss = "return _general(grid, block, args, shm, stream, cluster=cluster)"
+    lines = [
+        "def run(grid, block, args, shm=0, stream=None, *, cluster=None):",
+        f"    if cluster is not None or type(args) is not tuple or len(args) != {len(classes)}:",
+        f"        {miss}",
+    ]
+    if names:
+        lines.append(f"    {', '.join(names)}, = args")
+    if terms:
+        lines.append(f"    if not ({' and '.join(terms)}):")
+        lines.append(f"        {miss}")
+    if extras is not None:
+        lines.append("    args = args + _extras(args)")
+    lines += [
+        "    fast = _F.fast",
+        "    if fast is None or not fast(grid, block, args, shm, stream):",
+        f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
+    ]
+    return define("\n".join(lines) + "\n", "<jitkern jit launch>", env, "run")
+
+
+def _debug_flag(debug) -> bool:
+    if debug is None:
+        return settings.debug  # JITKERN_DEBUG
+    if not isinstance(debug, bool):
+        raise JitkernTypeError(f"rawkernel(debug=...): expected True, False or None, got {debug!r}")
+    return debug
+
+
+def _watch(built: "_Built", label: str) -> debugcheck.Watch:
+    """The debug record of ``built``'s binary, found on each device where it is loaded."""
+    from ..runtime.module import load
+
+    def address_of(device_id: int):
+        try:
+            return load(built.binary, device_id).get_global(debugcheck.RECORD_NAME)
+        except LaunchError:  # no checked access in the kernel: nothing recorded
+            return None
+
+    return debugcheck.Watch(label, built.sites, address_of)
+
+
+class _Built:
+    __slots__ = ("binary", "symbol", "plans", "cooperative", "globals", "sites")
+
+    def __init__(self, binary, symbol, plans, cooperative):
+        self.binary = binary
+        self.symbol = symbol
+        self.plans = plans
+        self.cooperative = cooperative
+        self.sites = ()
+
+
+class Generated:
+    """What emission produced; all of it is stored in the on-disk index."""
+
+    def __init__(self, source, symbol, plans, cooperative, fingerprints, filename, binaries,
+                 sites=()):
+        self.binaries = binaries  # target tag -> compile-cache key of the binary
+        self.source = source
+        self.symbol = symbol
+        self.plans = plans  # per argument: list of ('shape'|'stride', axis)
+        self.cooperative = cooperative
+        self.fingerprints = fingerprints
+        self.filename = filename
+        self.sites = tuple(sites)  # debug builds: debugcheck.Site per checked access
+
+
+def _describe_callable(obj) -> str:
+    if isinstance(obj, (types_module.BuiltinFunctionType, types_module.BuiltinMethodType)):
+        return f"the builtin {obj.__name__}(), which has no Python source to compile"
+    if isinstance(obj, JitKernel):
+        return f"{obj!r}, which is compiled already"
+    if isinstance(obj, type):
+        return f"the class {obj.__name__}"
+    return f"a {type(obj).__name__} object"
+
+
+def _symbol_name(name: str) -> str:
+    """The kernel's C symbol: its Python name when that is a plain C name, else a made-up one
+    (a reserved, CUDA or non-ASCII name would not compile, or would hide CUDA's function)."""
+    if user_c_name(name) == name and not name.startswith("_"):
+        return name
+    return generated_name("kernel", ascii_spelling(name).lstrip("_"))
+
+
+# ---------------------------------------------------------------------------
+# argument types and the per-call key
+
+
+def arg_type(a, allow_host: bool = False) -> T.Type:
+    """The JIT type of one kernel argument."""
+    if isinstance(a, bool):
+        return T.bool_
+    if isinstance(a, int):
+        return T.int64
+    if isinstance(a, float):
+        return T.float64
+    if isinstance(a, complex):
+        return T.complex128
+    if isinstance(a, (numpy.bool_, numpy.number)):
+        return T.scalar_from_dtype(a.dtype)
+    if isinstance(a, numpy.ndarray):
+        if not allow_host:
+            raise JitkernTypeError(launch_args.host_array_message("numpy.ndarray"))
+        return _array_type(a.dtype, a.shape, a.strides)
+    from ..arrays.interop import describe
+
+    info = describe(a)
+    return _array_type(info.dtype, info.shape, info.strides)
+
+
+def _array_type(dtype, shape, strides) -> T.Array:
+    scalar = _scalars.get(dtype)
+    if scalar is None:  # NumPy's dtype names are slow to build: once per dtype
+        scalar = _scalars[dtype] = T.scalar_from_dtype(dtype)
+    itemsize = scalar.itemsize
+    contiguous = len(shape) == 1 and (strides[0] == itemsize or shape[0] <= 1)
+    key = (scalar, len(shape), contiguous, _fits_int32(shape, strides, itemsize))
+    t = _arrays.get(key)
+    if t is None:  # T.array builds and interns a frozen record: once per kind of array
+        t = _arrays[key] = T.array(*key)
+    return t
+
+
+_scalars: dict = {}  # dtype -> T.Scalar
+_arrays: dict = {}  # (scalar, ndim, contiguous, index32) -> T.Array
+_typestrs: dict = {}  # CAI typestr -> _typestr_types(typestr)
+
+
+def _cai_type(cai: dict) -> T.Array:
+    """The JIT type of a ``__cuda_array_interface__`` dict, read without describe(): no
+    ArrayInfo and no driver query of the pointer's device (the general path and the
+    generated launchers' guards; the first launch's arg_type() validated the array)."""
+    typestr = cai["typestr"]
+    known = _typestrs.get(typestr)
+    if known is None:
+        known = _typestrs[typestr] = _typestr_types(typestr)
+    dtype, itemsize, vector = known
+    shape, strides = cai["shape"], cai.get("strides")
+    if len(shape) == 1 and (strides is None or strides[0] == itemsize) and (
+            shape[0] * itemsize < 1 << 31):
+        return vector  # the common case, a contiguous 1-D array: no tuples built
+    shape = tuple(shape)
+    if strides is None:
+        strides = c_strides(shape, itemsize)
+    return _array_type(dtype, shape, tuple(strides))
+
+
+def _typestr_types(typestr: str):
+    """(dtype, itemsize, JIT type of a contiguous 1-D array) of a CAI typestr."""
+    from ..arrays.dtypes import from_typestr
+
+    dtype = from_typestr(typestr)
+    return dtype, dtype.itemsize, _array_type(dtype, (1,), (dtype.itemsize,))
+
+
+def _info_type(info) -> T.Array:
+    """The JIT type of an ArrayInfo (DLPack arguments' guards)."""
+    return _array_type(info.dtype, info.shape, info.strides)
+
+
+def _scalar_key(a):
+    return type(a)
+
+
+def _key_strided(a):
+    """CuPy / jitkern arrays: shape and byte strides as attributes."""
+    shape = a.shape
+    strides = a.strides
+    if len(shape) == 1:
+        return (type(a), a.dtype, strides[0] == a.itemsize or shape[0] <= 1)
+    return (type(a), a.dtype, len(shape), _fits_int32(shape, strides, a.itemsize))
+
+
+def _key_jitkern(a):
+    # The launch hot path: read the slots behind ndarray's properties (one attribute
+    # access each instead of a property call). A contiguous 1-D array keys on its dtype.
+    strides = a._strides
+    if len(strides) == 1 and strides[0] == a._dtype.itemsize:
+        return a._dtype
+    return _key_strided(a)
+
+
+def _key_torch(t):
+    if t.dim() == 1:
+        return (type(t), t.dtype, t.is_contiguous())
+    size = t.element_size()
+    return (type(t), t.dtype, t.dim(), _fits_int32(t.shape, [s * size for s in t.stride()], size))
+
+
+def _key_cai(a):
+    """CUDA-array-interface objects (class- or instance-level attribute): the dict's
+    fields, without describe()."""
+    cai = a.__cuda_array_interface__
+    return (type(a), cai.get("mask") is not None, _cai_type(cai))
+
+
+def _key_generic(a):
+    if hasattr(a, "__cuda_array_interface__"):  # an instance-level attribute
+        return _key_cai(a)
+    from ..arrays.interop import describe
+
+    info = describe(a)  # DLPack: one capsule (the floor of a DLPack-only argument)
+    return (type(a), info.dtype, _array_type(info.dtype, info.shape, info.strides))
+
+
+_KEYERS = {t: _scalar_key for t in (bool, int, float, complex)}
+
+
+def _argument_error(exc: KernelArgumentError, args) -> KernelArgumentError:
+    """``exc`` with the position of the first argument whose key could not be read."""
+    for i, a in enumerate(args):
+        try:
+            (_KEYERS.get(type(a)) or _keyer_for(type(a)))(a)
+        except KernelArgumentError:
+            return KernelArgumentError(f"argument {i}: {exc}")
+    return exc
+
+
+def _keyer_for(cls: type):
+    module = getattr(cls, "__module__", "") or ""
+    if issubclass(cls, (numpy.bool_, numpy.number)):
+        keyer = _scalar_key
+    elif module.startswith("torch"):
+        keyer = _key_torch
+    elif module.startswith("jitkern") and hasattr(cls, "_strides") and hasattr(cls, "_dtype"):
+        keyer = _key_jitkern
+    elif module.startswith(("cupy", "jitkern")) and hasattr(cls, "strides"):
+        keyer = _key_strided
+    elif hasattr(cls, "__cuda_array_interface__") and not issubclass(cls, numpy.ndarray):
+        keyer = _key_cai  # JAX, Numba and plain CAI objects
+    else:
+        keyer = _key_generic
+    _KEYERS[cls] = keyer
+    return keyer
+
+
+def _dims_torch(t):
+    size = t.element_size()
+    return tuple(t.shape), tuple(s * size for s in t.stride())
+
+
+def _dims_strided(a):
+    return a.shape, a.strides
+
+
+def _dims_generic(a):
+    from ..arrays.interop import describe
+
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if cai is not None:  # without describe()'s driver query of the pointer's device
+        shape = tuple(cai["shape"])
+        strides = cai.get("strides")
+        if strides is None:
+            strides = c_strides(shape, _cai_type(cai).dtype.itemsize)
+        return shape, tuple(strides)
+    info = describe(a)
+    return info.shape, info.strides
+
+
+def _dims_getter(cls: type):
+    keyer = _keyer_for(cls)
+    if keyer is _key_torch:
+        return _dims_torch
+    if keyer in (_key_strided, _key_jitkern):
+        return _dims_strided
+    return _dims_generic
+
+
+def _extras_function(plans):
+    """The function appending shape/stride parameters after the user's arguments, or None."""
+    wanted = [(i, tuple(p)) for i, p in enumerate(plans) if p]
+    if not wanted:
+        return None
+    getters: dict = {}
+
+    def extras(args):
+        out = []
+        for i, items in wanted:
+            a = args[i]
+            getter = getters.get(type(a))
+            if getter is None:
+                getter = getters[type(a)] = _dims_getter(type(a))
+            shape, strides = getter(a)
+            for kind, axis in items:
+                out.append(shape[axis] if kind == "shape" else strides[axis])
+        return tuple(out)
+
+    return extras
+
+
+# ---------------------------------------------------------------------------
+# compile
+
+
+_REQUIRES = re.compile(r"^// requires: sm_(\d+): (.*)$", re.MULTILINE)
+_USE = re.compile(r"^(?P<what>.+?) at (?P<file>.+?):(?P<line>\d+)(?::(?P<col>\d+)-(?P<end>\d+))?$")
+_ARCH_FEATURES = {90: " (thread-block clusters and distributed shared memory)"}
+
+
+def _arch_guard(needs: dict) -> str:
+    """Header lines for builtins that need a newer GPU: a comment ``check_target`` reads
+    before compiling (every use, ``name at file:LINE:COL-ENDCOL``, with the arch it needs),
+    and an #error for anyone compiling the source for an older one."""
+    if not needs:
+        return ""
+    arch = max(needs.values())
+    uses = "; ".join(f"{what} at {span} [sm_{a}]" for (what, span), a in needs.items())
+    return (f"\n// requires: sm_{arch}: {uses}\n"
+            f"#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < {arch}0\n"
+            f'#error "jitkern: this kernel needs sm_{arch} or newer"\n'
+            "#endif")
+
+
+def check_target(name: str, source: str, arch: int) -> None:
+    """Refuse to compile for ``arch`` a kernel whose builtins need a newer one: a
+    JitTypeError at the first such use, listing every use with its line and a caret."""
+    m = _REQUIRES.search(source)
+    if not m or arch >= int(m.group(1)):
+        return
+    need = int(m.group(1))
+    uses = []
+    for item in m.group(2).split("; "):
+        text, _, tag = item.rpartition(" [sm_")
+        needed = int(tag.rstrip("]")) if tag.rstrip("]").isdigit() else need
+        if needed > arch:
+            uses.append(_use_lines(text or item, needed))
+    head = (f"{name}: {len(uses)} use(s) of builtins that need a newer GPU than this "
+            f"compile's target, sm_{arch}")
+    first = uses[0][0].split(": ", 1)[0] if uses and uses[0][0].count(":") >= 2 else None
+    lines = [f"{first}: {head}" if first else head]
+    for use in uses:
+        lines += use
+    lines.append(f"compile for arch='sm_{need}' or newer (or launch on such a GPU)")
+    raise JitTypeError("\n".join(lines))
+
+
+def _use_lines(item: str, needed: int) -> list[str]:
+    """One use of a builtin that needs sm_``needed``: its position, line and caret."""
+    feature = _ARCH_FEATURES.get(needed, "")
+    m = _USE.match(item.strip())
+    if m is None:
+        return [f"{item.strip()}: needs sm_{needed} or newer{feature}"]
+    where = f"{m['file']}:{m['line']}" + (f":{m['col']}" if m["col"] else "")
+    lines = [f"{where}: {m['what']} needs sm_{needed} or newer{feature}"]
+    text = linecache.getline(m["file"], int(m["line"])).rstrip("\n")
+    if text and m["col"]:
+        col, end = int(m["col"]), int(m["end"])
+        lines += ["    " + text, "    " + " " * (col - 1) + "^" + "~" * (max(1, end - col) - 1)]
+    return lines
+
+
+def _target_arch(target: str) -> int:
+    """The compute capability a target tag (see _target_tag) compiles for."""
+    from ..toolchain.discovery import normalize_arch
+
+    kind, value = target.split(":", 1)
+    return int(value) if kind == "cc" else normalize_arch(value)
+
+
+def _target_tag(arch) -> str:
+    """What the binary is for: a named arch, or the current device's compute capability."""
+    if arch is not None:
+        return f"arch:{arch}"
+    from ..runtime import driver
+
+    major, minor = driver.compute_capability(driver.current_device_id())
+    return f"cc:{major}{minor}"
+
+
+def _cached_binary(generated: Generated, target: str, options: tuple):
+    """The binary the index names for ``target``, straight from the compile cache.
+
+    This skips compile_source's key computation, which locates the toolkit and loads
+    NVRTC (tens of ms in a fresh process): the key was computed from all of that when
+    the entry was written. None when the index names no binary or the cache lost it.
+    """
+    key = generated.binaries.get(target)
+    if key is None:
+        return None
+    from ..toolchain import nvrtc as compiler
+
+    return compiler.load_cached(key, generated.source, options)
+
+
+def _compile(generated: Generated, options: tuple, arch):
+    from ..toolchain.nvrtc import compile_source
+    from ..compiler.builtins.thrust import backend_for
+
+    program_name = generated.filename
+    try:
+        return compile_source(
+            generated.source,
+            options=options,
+            arch=arch,
+            program_name=program_name,
+            backend=backend_for(generated.source),
+        )
+    except CompileError as exc:
+        raise CompileError(
+            _compile_message(exc, generated, options, arch),
+            log=exc.log,
+            source=exc.source,
+            name=exc.name,
+            options=exc.options,
+        ) from None
+
+
+# Compiler messages the user can act on: (pattern in the log, what to change). Any other
+# rejection means jitkern generated C++ the compiler does not take: a bug to report.
+_COMPILER_ADVICE = (
+    (
+        r"uses too much shared data",
+        (
+            "the kernel declares more static shared memory than the target allows (48 KiB); "
+            "the arrays come from jit.shared_memory at {smem}. Use smaller arrays, or dynamic "
+            "shared memory: jit.shared_memory(dtype, None) with the size in bytes given at the "
+            "launch, kernel[grid, block, shared_mem](...)"
+        ),
+    ),
+    (
+        r"unrecognized option|invalid option|unknown option|option .* not supported",
+        (
+            "an option in options={options!r} is not one this NVRTC takes; see NVRTC's options "
+            "(nvrtcCompileProgram) for the spellings"
+        ),
+    ),
+    (
+        r"invalid value for --gpu-architecture|unsupported gpu architecture",
+        (
+            "arch={arch!r} is not an architecture this NVRTC compiles for; name a real one, "
+            "e.g. arch='sm_80' or arch='sm_90'"
+        ),
+    ),
+    (
+        r"too many resources requested|uses too much local data",
+        (
+            "the kernel needs more registers or local memory than the target has; "
+            "launch fewer threads per block or split the kernel"
+        ),
+    ),
+)
+
+_LOG_LOCATION = re.compile(r"^(.+?)\((\d+)\): (?:error|catastrophic error)", re.MULTILINE)
+_LINE_DIRECTIVE = re.compile(r'^#line (\d+) "(.*)"$')
+
+
+def _compile_message(exc: CompileError, generated: Generated, options=(), arch=None) -> str:
+    """NVRTC's (or ptxas's) own words, where each message points (the user's Python line, or
+    a line jitkern generated) and what the user can change; "please report this" only when
+    the compiler rejected C++ that jitkern should not have generated."""
+    full = (exc.log or str(exc)).replace("\x00", "")
+    log = "\n".join(
+        ln for ln in full.strip().splitlines() if not _is_compiler_chatter(ln)
+    ).strip()
+    name = os.path.basename(generated.filename)
+    parts = [f"the CUDA compiler rejected the kernel generated from {name}:", log]
+    parts += _log_locations(full, generated)
+    for pattern, advice in _COMPILER_ADVICE:
+        if re.search(pattern, full, re.IGNORECASE):
+            smem = ", ".join(_user_lines(generated.source, _uses_shared_memory)) or "its start"
+            parts.append(advice.format(options=tuple(options), arch=arch, smem=smem))
+            return "\n".join(parts)
+    parts.append(
+        "this is a bug in jitkern (it generated C++ the compiler rejects): please report "
+        "this with the generated source (the error's .source)"
+    )
+    return "\n".join(parts)
+
+
+def _is_compiler_chatter(line: str) -> bool:
+    return line.startswith("ptxas") and not re.search(r"error|warning", line, re.IGNORECASE)
+
+
+def _log_locations(log: str, generated: Generated) -> list[str]:
+    """One line per place the log names: the user's Python line, or the generated line."""
+    out, seen = [], set()
+    generated_lines = generated.source.splitlines()
+    for m in _LOG_LOCATION.finditer(log or ""):
+        path, line = m.group(1), int(m.group(2))
+        if (path, line) in seen:
+            continue
+        seen.add((path, line))
+        if path == GENERATED_FILE and 0 < line <= len(generated_lines):
+            out.append(f"  at line {line} of the generated source: "
+                       f"{generated_lines[line - 1].strip()}")
+        elif os.path.exists(path):
+            text = linecache.getline(path, line).strip()
+            if text:
+                out.append(f"  {path}:{line}: {text}")
+    return out
+
+
+def _uses_shared_memory(line: str) -> bool:
+    return ("jk_smem" in line or "jk_dynamic_smem" in line) and "__shared__" not in line
+
+
+def _user_lines(source: str, predicate) -> list[str]:
+    """``file:line`` of the user's statements whose C++ lines satisfy ``predicate``."""
+    where, found = None, []
+    for text in source.splitlines():
+        m = _LINE_DIRECTIVE.match(text)
+        if m:
+            where = None if m.group(2) == GENERATED_FILE else f"{m.group(2)}:{m.group(1)}"
+        elif where and predicate(text) and where not in found:
+            found.append(where)
+    return found
+
+
+# ---------------------------------------------------------------------------
+# the on-disk index: (file, function, source lines, mode, options, signature) -> source
+# An entry of the shared disk cache (kind "jit-index"): keyed on jitkern's version and
+# code-generator identity as well, checksummed, and a bad entry is a miss.
+
+
+def _index_key(kernel: JitKernel, types: tuple) -> str | None:
+    digest = frontend.source_digest(kernel.py_func)
+    if digest is None:
+        return None
+    parts = (INDEX_VERSION, digest, kernel.mode, kernel.options, tuple(repr(t) for t in types))
+    if kernel.debug:  # (kept out of normal keys, so their entries stay valid)
+        parts += ("debug",)
+    return cache.make_key("jit-index", *parts)
+
+
+def _load_index(kernel: JitKernel, types: tuple) -> Generated | None:
+    key = _index_key(kernel, types)
+    if key is None:
+        return None
+    entry = cache.disk_get(key, "jit-index")
+    if entry is None:
+        return None
+    generated = _decode_index(entry[1])
+    if generated is None:
+        cache.stats["corrupt"] += 1  # the next store replaces it
+        return None
+    if not _fingerprints_hold(kernel.py_func, generated.fingerprints, set()):
+        return None
+    return generated
+
+
+def _decode_index(payload: bytes) -> Generated | None:
+    """The Generated an index entry holds, or None unless every field has its shape."""
+    try:
+        data = json.loads(payload)
+        fields = [data[name] for name in _INDEX_FIELDS]
+    except (ValueError, TypeError, KeyError):
+        return None
+    if not all(check(value) for check, value in zip(_INDEX_FIELDS.values(), fields)):
+        return None
+    *plain, sites = fields
+    try:
+        return Generated(*plain, [debugcheck.Site.from_json(site) for site in sites])
+    except (TypeError, ValueError):
+        return None
+
+
+def _is_plans(value) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(p, list) and all(
+            isinstance(item, list) and len(item) == 2 and item[0] in ("shape", "stride")
+            and isinstance(item[1], int) and not isinstance(item[1], bool) for item in p)
+        for p in value)
+
+
+def _is_str_map(value, depth: int) -> bool:
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        return False
+    if depth == 1:
+        return all(isinstance(v, str) for v in value.values())
+    return all(_is_str_map(v, depth - 1) for v in value.values())
+
+
+# field of an index entry (in Generated's argument order) -> its check
+_INDEX_FIELDS = {
+    "source": lambda v: isinstance(v, str) and bool(v),
+    "symbol": lambda v: isinstance(v, str) and v.isidentifier(),
+    "plans": _is_plans,
+    "cooperative": lambda v: isinstance(v, bool),
+    "fingerprints": lambda v: _is_str_map(v, 2),
+    "filename": lambda v: isinstance(v, str),
+    "binaries": lambda v: _is_str_map(v, 1),
+    "sites": lambda v: isinstance(v, list) and all(isinstance(x, list) and len(x) == 4 for x in v),
+}
+
+
+def _fingerprints_hold(func, fingerprints: dict, seen: set) -> bool:
+    """Whether every global ``func`` (and the device functions it calls) read is unchanged."""
+    identity = function_identity(func)
+    if identity in seen:
+        return True
+    seen.add(identity)
+    for name, expected in fingerprints.get(identity, {}).items():
+        try:
+            captured = frontend.resolve(func, name)
+        except (KeyError, TypeError):
+            return False
+        if captured.fingerprint != expected:
+            return False
+        device = captured.value
+        if captured.kind == "jit" and hasattr(device, "func") and getattr(device, "device", False):
+            if not _fingerprints_hold(device.py_func, fingerprints, seen):
+                return False
+    return True
+
+
+def _store_index(kernel: JitKernel, types: tuple, generated: Generated) -> None:
+    key = _index_key(kernel, types)
+    if key is None:
+        return
+    data = {name: getattr(generated, name) for name in _INDEX_FIELDS}
+    data["sites"] = [site.to_json() for site in generated.sites]
+    cache.disk_put(key, {}, json.dumps(data).encode(), "jit-index")

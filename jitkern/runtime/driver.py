@@ -1,0 +1,228 @@
+"""Lazy access to the CUDA driver through ``cuda.bindings``.
+
+``cuda.bindings`` costs a few hundred milliseconds to import and fails where no
+driver is installed, so it is imported on first use. ``drv()`` returns the
+module; ``check()`` turns a ``CUresult`` into :class:`jitkern.CUDAError`.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..errors import CUDAError
+
+_lock = threading.Lock()
+_driver_module = None
+_initialised = False
+_device_count: int | None = None
+_primary_contexts: dict[int, object] = {}
+
+
+def drv():
+    """The ``cuda.bindings.driver`` module, with ``cuInit`` done."""
+    if _initialised:
+        return _driver_module
+    return _initialise()
+
+
+def _initialise():
+    global _driver_module, _initialised, _device_count
+    with _lock:
+        if _initialised:
+            return _driver_module
+        from ..toolchain import cache, discovery as toolchain
+
+        # per-process facts at the driver's start, not on a kernel's first launch
+        cache.warm_up(then=toolchain.prefetch_facts)
+        try:
+            from cuda.bindings import driver as d
+        except Exception as exc:  # cuda-python missing or broken
+            raise _no_driver(f"cannot import cuda.bindings ({exc})") from None
+        try:
+            (err,) = d.cuInit(0)
+        except Exception as exc:  # libcuda.so not found by pathfinder
+            raise _no_driver(f"{type(exc).__name__}: {exc}") from None
+        if err == d.CUresult.CUDA_ERROR_NO_DEVICE:
+            _device_count = 0
+        elif err != d.CUresult.CUDA_SUCCESS:
+            raise _no_driver(f"cuInit failed with {_name(d, err)}", int(err))
+        else:
+            err, count = d.cuDeviceGetCount()
+            _device_count = int(count) if err == d.CUresult.CUDA_SUCCESS else 0
+        _driver_module = d
+        _initialised = True
+        return d
+
+
+def _no_driver(reason: str, code=None) -> CUDAError:
+    """The error for a machine where the driver cannot start. While the simulator is on,
+    it says what the simulator runs: what reached the driver is a kernel it does not."""
+    from ..config import settings
+
+    hint = ""
+    if settings.simulate:
+        hint = (". JITKERN_SIMULATE runs @jitkern.rawkernel kernels (and their bound launches) "
+                "and fused functions on the CPU; RawKernel, RawModule, ElementwiseKernel, "
+                "ReductionKernel and jitkern arrays are CUDA C++ and device memory, and need a "
+                "GPU: pass NumPy arrays to simulated kernels")
+    return CUDAError(f"no CUDA driver found: {reason}{hint}", code)
+
+
+def _name(d, err) -> str:
+    try:
+        e2, s = d.cuGetErrorName(err)
+        return s.decode() if e2 == d.CUresult.CUDA_SUCCESS else str(int(err))
+    except Exception:
+        return str(err)
+
+
+def _describe(d, err) -> str:
+    try:
+        e2, s = d.cuGetErrorString(err)
+        if e2 == d.CUresult.CUDA_SUCCESS and s:
+            return s.decode()
+    except Exception:
+        pass
+    return ""
+
+
+# A kernel's own fault, seen by the next call that waits for the device (launches are
+# asynchronous): illegal address, assert/trap, illegal instruction, misaligned address,
+# invalid address space or pc, launch failure, hardware stack error.
+_KERNEL_FAULTS = frozenset((700, 710, 714, 715, 716, 717, 718, 719))
+
+#: What a kernel fault's error adds: where to look next (docs/debugging.md).
+FAULT_HINT = (
+    "\n(a kernel launched before this call faulted; the context cannot be used again in this "
+    "process. Find the kernel and line: rerun with JITKERN_DEBUG=1 (JIT kernels check every "
+    "index and name the kernel, line and thread), run the kernel in the simulator "
+    "(kernel.simulate[grid, block](...) or JITKERN_SIMULATE=1), or run the program under "
+    "`compute-sanitizer` with JITKERN_EXACT_ALLOC=1, whose report names the .py file and line "
+    "of a JIT kernel's access; see docs/debugging.md)"
+)
+
+
+def check(result, what: str = "CUDA call"):
+    """Unwrap a ``cuda.bindings`` result tuple, raising CUDAError on failure.
+
+    Returns the single value (or tuple of values) after the status code.
+    """
+    err = result[0]
+    if err != 0:
+        d = _driver_module
+        hint = FAULT_HINT if int(err) in _KERNEL_FAULTS else ""
+        raise CUDAError(f"{what} failed: {_name(d, err)}: {_describe(d, err)}{hint}", int(err))
+    if len(result) == 1:
+        return None
+    if len(result) == 2:
+        return result[1]
+    return result[1:]
+
+
+def is_available() -> bool:
+    """True when a driver loads and at least one device is visible."""
+    try:
+        drv()
+    except CUDAError:
+        return False
+    return bool(_device_count)
+
+
+def simulating_without_gpu() -> bool:
+    """JITKERN_SIMULATE is on and no GPU is usable: synchronizing has nothing to wait for."""
+    from ..config import settings
+
+    return settings.simulate and not is_available()
+
+
+def device_count() -> int:
+    """Number of visible CUDA devices; 0 where the driver finds none."""
+    drv()
+    return int(_device_count or 0)
+
+
+def require_device(device_id: int) -> None:
+    n = device_count()
+    if n == 0:
+        raise CUDAError("no CUDA device: the driver loaded but found no GPU")
+    if not 0 <= device_id < n:
+        raise CUDAError(f"device {device_id} does not exist: {n} device(s) visible (0..{n - 1})")
+
+
+def primary_context(device_id: int):
+    """Retain (once) and return the primary context of ``device_id``."""
+    ctx = _primary_contexts.get(device_id)
+    if ctx is not None:
+        return ctx
+    require_device(device_id)
+    d = drv()
+    with _lock:
+        ctx = _primary_contexts.get(device_id)
+        if ctx is None:
+            dev = check(d.cuDeviceGet(device_id), "cuDeviceGet")
+            ctx = check(d.cuDevicePrimaryCtxRetain(dev), "cuDevicePrimaryCtxRetain")
+            _primary_contexts[device_id] = ctx
+    return ctx
+
+
+def current_device_id() -> int:
+    """The device of the current context, making device 0 current if none is."""
+    d = drv()
+    err, ctx = d.cuCtxGetCurrent()
+    if err == 0 and int(ctx) != 0:
+        return int(check(d.cuCtxGetDevice(), "cuCtxGetDevice"))
+    set_current(0)
+    return 0
+
+
+def set_current(device_id: int) -> None:
+    d = drv()
+    check(d.cuCtxSetCurrent(primary_context(device_id)), "cuCtxSetCurrent")
+
+
+def driver_version() -> int:
+    """The driver's CUDA version as 1000*major + 10*minor (e.g. 13000)."""
+    d = drv()
+    return int(check(d.cuDriverGetVersion(), "cuDriverGetVersion"))
+
+
+_attr_cache: dict[tuple[int, str], int] = {}
+
+
+def device_attribute(device_id: int, name: str) -> int:
+    """A ``CU_DEVICE_ATTRIBUTE_<NAME>`` value, cached per device."""
+    key = (device_id, name)
+    value = _attr_cache.get(key)
+    if value is None:
+        d = drv()
+        require_device(device_id)
+        attr = getattr(d.CUdevice_attribute, "CU_DEVICE_ATTRIBUTE_" + name.upper())
+        value = int(check(d.cuDeviceGetAttribute(attr, device_id), "cuDeviceGetAttribute"))
+        _attr_cache[key] = value
+    return value
+
+
+def compute_capability(device_id: int) -> tuple[int, int]:
+    return (
+        device_attribute(device_id, "compute_capability_major"),
+        device_attribute(device_id, "compute_capability_minor"),
+    )
+
+
+def device_name(device_id: int) -> str:
+    d = drv()
+    raw = check(d.cuDeviceGetName(256, device_id), "cuDeviceGetName")
+    return raw.split(b"\0", 1)[0].decode()
+
+
+def mem_info(device_id: int) -> tuple[int, int]:
+    """(free, total) bytes on ``device_id``."""
+    d = drv()
+    prev = check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")
+    set_current(device_id)
+    try:
+        free, total = check(d.cuMemGetInfo(), "cuMemGetInfo")
+    finally:
+        if int(prev) != 0:
+            d.cuCtxSetCurrent(prev)
+    return int(free), int(total)

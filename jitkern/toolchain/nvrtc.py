@@ -1,0 +1,559 @@
+"""CUDA C++ source -> CUBIN (or PTX) through NVRTC, cached.
+
+``compile_source`` is the one entry point every kernel kind uses. It returns a
+:class:`Binary` that can be loaded on a device by :mod:`.module` or inspected
+without a GPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import re
+import sys
+import threading
+
+from ..config import settings
+from ..errors import CompileError, JitkernTypeError, JitkernValueError
+from . import cache, discovery as toolchain
+
+DEFAULT_STD = "-std=c++17"
+_RDC_OPTIONS = {"-dc": "--relocatable-device-code=true", "-rdc=true": "--relocatable-device-code=true",
+                "--relocatable-device-code=true": "--relocatable-device-code=true",
+                "-rdc": "--relocatable-device-code=true"}
+_ARCH_PREFIXES = ("-arch", "--gpu-architecture")
+
+
+@dataclasses.dataclass(frozen=True)
+class Resources:
+    """Per-function resource use reported by ptxas."""
+
+    registers: int
+    shared_bytes: int
+    local_bytes: int
+    spill_stores: int = 0
+    spill_loads: int = 0
+    const_bytes: int = 0
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Binary:
+    """A compiled program: the bytes plus what was decided and reported."""
+
+    data: bytes
+    fmt: str  # "cubin" or "ptx"
+    arch: int  # e.g. 90
+    log: str
+    source: str
+    options: tuple
+    name_expressions: tuple
+    lowered_names: dict  # name expression -> mangled symbol
+    resources: dict  # symbol -> Resources
+    key: str
+    from_cache: bool = False
+    variant: str = ""  # "a" for sm_90a, "f" for sm_100f (arch- or family-specific)
+
+    @property
+    def arch_name(self) -> str:
+        """The target as NVRTC spells it: 'sm_90', 'sm_90a', 'compute_90'."""
+        kind = "compute" if self.fmt == "ptx" else "sm"
+        return f"{kind}_{self.arch}{self.variant}"
+
+    def lowered(self, name: str) -> str:
+        return self.lowered_names.get(name, name)
+
+
+_compile_locks: dict[str, threading.Lock] = {}
+_compile_locks_guard = threading.Lock()
+
+
+def normalize_options(options) -> tuple[str, ...]:
+    """Validate user options and apply jitkern's defaults (C++17, rdc spelling)."""
+    if isinstance(options, str):
+        options = (options,)
+    try:
+        opts = tuple(options)
+    except TypeError:
+        raise JitkernTypeError(f"options: expected a tuple of str, got {type(options).__name__}") from None
+    out = []
+    for opt in opts:
+        if not isinstance(opt, str):
+            raise JitkernTypeError(f"options: every option must be a str, got {type(opt).__name__} ({opt!r})")
+        if opt.startswith(_ARCH_PREFIXES):
+            raise JitkernValueError(
+                f"options: {opt!r} is not accepted; jitkern picks the arch from the device, "
+                "or pass arch= to inspect()/compile_source()"
+            )
+        out.append(_RDC_OPTIONS.get(opt, opt))
+    if not any(o.startswith(("-std", "--std")) for o in out):
+        out.insert(0, DEFAULT_STD)
+    return tuple(out)
+
+
+# Sources jitkern generates carry one of these lines. NVRTC's warnings about jitkern's own
+# constructs in them (an argument alias the operation does not use, a hoisted local) are
+# not the user's to act on, so NVRTC is told not to report those diagnostics there:
+# declared but never referenced, pointless unsigned comparison, set but never used, and
+# the same for a local that is never read.
+GENERATED_SOURCE_MARKERS = ("// ---- jitkern string-kernel prelude ----", "// jitkern: kernel ")
+GENERATED_CODE_SUPPRESSED = (177, 186, 550, 607)
+
+
+def _generated_code_options(source: str, opts: tuple) -> tuple:
+    if not any(marker in source for marker in GENERATED_SOURCE_MARKERS):
+        return ()
+    option = "-diag-suppress=" + ",".join(map(str, GENERATED_CODE_SUPPRESSED))
+    return () if option in opts else (option,)
+
+
+def is_relocatable(options: tuple) -> bool:
+    return "--relocatable-device-code=true" in options
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    fmt: str
+    arch: int
+    variant: str = ""  # "", "a" or "f": see toolchain.parse_arch
+
+
+def target_for(arch=None, fmt: str | None = None) -> Target:
+    """The compile target for a named arch, or for the current device when None.
+
+    A named arch gives what it says: 'sm_90' a CUBIN, 'sm_90a' an arch-specific CUBIN,
+    'compute_90' PTX. For the device, jitkern picks (toolchain.choose_target): CUBIN
+    where it can, never PTX newer than the driver.
+    """
+    if arch is not None:
+        named = toolchain.parse_arch(arch)
+        return Target(fmt or named.fmt, named.cc, named.variant)
+    from ..runtime import driver  # only the GPU path needs the driver
+
+    device_id = driver.current_device_id()
+    major, minor = driver.compute_capability(device_id)
+    chosen_fmt, chosen_arch = toolchain.choose_target(major * 10 + minor, driver.driver_version())
+    return Target(fmt or chosen_fmt, chosen_arch)
+
+
+def _include_digest() -> str:
+    """Identity of jitkern's own headers: every file's name, size and mtime (stat only)."""
+    parts = []
+    stack = [toolchain.PACKAGE_INCLUDE]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir():
+                    stack.append(entry.path)
+                else:
+                    st = entry.stat()
+                    parts.append(f"{entry.path}:{st.st_size}:{st.st_mtime_ns}")
+    parts.sort()
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+_include_hash: str | None = None
+
+
+def cache_key(source: str, options: tuple, name_expressions: tuple, target: Target,
+              backend: str, extra_includes: tuple) -> str:
+    global _include_hash
+    # jitkern's headers can only change what is compiled when the source (or a
+    # -include option) includes something; most kernels include nothing, and walking
+    # the header folder is a good part of a warm first call.
+    headers = "none"
+    if "#include" in source or any("include" in o for o in options):
+        if _include_hash is None:
+            _include_hash = _include_digest()
+        headers = _include_hash
+    version = toolchain.nvrtc_identity() if backend == "nvrtc" else _nvcc_version()
+    # The header folders are not resolved here (cuda-pathfinder costs tens of ms in a
+    # fresh process): they follow from CUDA_HOME and from the same Python environment
+    # that nvrtc_identity() already describes.
+    return cache.make_key(source, options, name_expressions, target.fmt, target.arch,
+                          target.variant, backend,
+                          version, headers, settings.cuda_home, extra_includes)
+
+
+def compile_source(source: str, *, options=(), name_expressions=(), arch=None, fmt=None,
+                   program_name: str = "jitkern_kernel.cu", log_stream=None,
+                   backend: str = "nvrtc", extra_include_dirs: tuple = (),
+                   _normalized: bool = False) -> Binary:
+    """Compile CUDA C++ ``source`` for ``arch`` (default: the current device).
+
+    Cached in memory and on disk under the hash of everything that decides the
+    binary. Raises :class:`jitkern.CompileError` with the compiler log.
+    """
+    if not isinstance(source, str):
+        raise JitkernTypeError(f"source: expected str, got {type(source).__name__}")
+    if backend not in ("nvrtc", "nvcc"):
+        raise JitkernValueError(f"backend: expected 'nvrtc' or 'nvcc', got {backend!r}")
+    opts = options if _normalized else normalize_options(options)
+    opts = opts + _generated_code_options(source, opts)
+    names = tuple(name_expressions or ())
+    target = target_for(arch, fmt)
+    key = cache_key(source, opts, names, target, backend, tuple(extra_include_dirs))
+
+    hit = cache.memory_get(key)
+    if hit is not None:
+        _emit_log(log_stream, hit.log)
+        return hit
+    with _key_lock(key):
+        hit = cache.memory_get(key)
+        if hit is not None:
+            return hit
+        binary = _load_from_disk(key, source, opts, names)
+        if binary is None:
+            cache.stats["misses"] += 1
+            binary = _build(source, opts, names, target, program_name, backend,
+                            tuple(extra_include_dirs), key)
+            cache.stats["compiles"] += 1
+            cache.disk_put(key, _header_of(binary), binary.data)
+        cache.memory_put(key, binary)
+    _emit_log(log_stream, binary.log)
+    return binary
+
+
+def load_cached(key: str, source: str, options=(), name_expressions=()) -> Binary | None:
+    """The binary cached under ``key`` (memory, then disk), or None.
+
+    For callers that remember the key of a binary they compiled before (the JIT's
+    on-disk index): this skips computing the key, which needs the toolkit's identity.
+    """
+    hit = cache.memory_get(key)
+    if hit is not None:
+        return hit
+    opts = normalize_options(options)
+    opts = opts + _generated_code_options(source, opts)
+    binary = _load_from_disk(key, source, opts, tuple(name_expressions))
+    if binary is not None:
+        cache.memory_put(key, binary)
+    return binary
+
+
+def _key_lock(key: str) -> threading.Lock:
+    with _compile_locks_guard:
+        lock = _compile_locks.get(key)
+        if lock is None:
+            lock = _compile_locks[key] = threading.Lock()
+        return lock
+
+
+def _emit_log(log_stream, log: str) -> None:
+    if log_stream is not None and log:
+        log_stream.write(log)
+
+
+def _header_of(binary: Binary) -> dict:
+    return {
+        "fmt": binary.fmt,
+        "arch": binary.arch,
+        "variant": binary.variant,
+        "log": binary.log,
+        "lowered_names": binary.lowered_names,
+        "resources": {k: dataclasses.asdict(v) for k, v in binary.resources.items()},
+    }
+
+
+def _load_from_disk(key, source, opts, names) -> Binary | None:
+    entry = cache.disk_get(key)
+    if entry is None:
+        return None
+    header, payload = entry
+    try:
+        return Binary(
+            data=payload, fmt=header["fmt"], arch=int(header["arch"]), log=header["log"],
+            source=source, options=opts, name_expressions=names,
+            lowered_names=dict(header["lowered_names"]),
+            resources={k: Resources(**v) for k, v in header["resources"].items()},
+            key=key, from_cache=True, variant=str(header.get("variant", "")),
+        )
+    except (KeyError, TypeError, ValueError):
+        cache.stats["corrupt"] += 1
+        return None
+
+
+def _build(source, opts, names, target, program_name, backend, extra_includes, key) -> Binary:
+    if backend == "nvcc":
+        data, log = _build_nvcc(source, opts, target, program_name, extra_includes)
+        lowered = {}
+    else:
+        data, log, lowered = _build_nvrtc(source, opts, names, target, program_name, extra_includes)
+    if is_relocatable(opts) and target.fmt == "cubin":
+        data = _link_relocatable(data, f"{target.arch}{target.variant}")
+    resources = parse_resources(log)
+    if target.fmt == "cubin":
+        resources = _with_cubin_resources(resources, data)
+    return Binary(data=data, fmt=target.fmt, arch=target.arch, log=_user_log(log), source=source,
+                  options=opts, name_expressions=names, lowered_names=lowered,
+                  resources=resources, key=key, variant=target.variant)
+
+
+def _with_cubin_resources(resources: dict, data: bytes) -> dict:
+    """Fill in kernels ptxas's log did not report, from the CUBIN's own attributes."""
+    from .cubin import cubin_resources
+
+    out = dict(resources)
+    for name, found in cubin_resources(data).items():
+        if name not in out:
+            out[name] = Resources(registers=found["registers"],
+                                  shared_bytes=found.get("shared_bytes", 0),
+                                  local_bytes=found.get("local_bytes", 0))
+    return out
+
+
+def _arch_option(target: Target) -> str:
+    kind = "compute" if target.fmt == "ptx" else "sm"
+    return f"--gpu-architecture={kind}_{target.arch}{target.variant}"
+
+
+def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
+    nvrtc = toolchain.nvrtc_module()
+    toolchain.nvrtc_version()
+    include_opts = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs())]
+    full = [_arch_option(target), *opts, *include_opts]
+    if target.fmt == "cubin":
+        full.append("-Xptxas=-v")
+    elif target.fmt == "ltoir":  # link-time-optimisable IR, for nvJitLink (ahead-of-time export)
+        full.append("-dlto")
+    err, prog = nvrtc.nvrtcCreateProgram(source.encode(), program_name.encode(), 0, [], [])
+    _nvrtc_check(nvrtc, err, "nvrtcCreateProgram")
+    try:
+        for name in names:
+            (err,) = nvrtc.nvrtcAddNameExpression(prog, name.encode())
+            _nvrtc_check(nvrtc, err, f"nvrtcAddNameExpression({name!r})")
+        encoded = [o.encode() for o in full]
+        (status,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
+        log = _nvrtc_log(nvrtc, prog)
+        if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            raise make_compile_error(source, log, program_name, opts)
+        lowered = {}
+        for name in names:
+            err, low = nvrtc.nvrtcGetLoweredName(prog, name.encode())
+            _nvrtc_check(nvrtc, err, f"nvrtcGetLoweredName({name!r})")
+            lowered[name] = low.decode()
+        if target.fmt == "cubin":
+            err, size = nvrtc.nvrtcGetCUBINSize(prog)
+            buf = b" " * size
+            (err,) = nvrtc.nvrtcGetCUBIN(prog, buf)
+        elif target.fmt == "ltoir":
+            err, size = nvrtc.nvrtcGetLTOIRSize(prog)
+            buf = b" " * size
+            (err,) = nvrtc.nvrtcGetLTOIR(prog, buf)
+        else:
+            err, size = nvrtc.nvrtcGetPTXSize(prog)
+            buf = b" " * size
+            (err,) = nvrtc.nvrtcGetPTX(prog, buf)
+        _nvrtc_check(nvrtc, err, "nvrtcGet" + target.fmt.upper())
+        return bytes(buf), log, lowered
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def _nvrtc_check(nvrtc, err, what):
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _e, msg = nvrtc.nvrtcGetErrorString(err)
+        raise CompileError(f"{what} failed: {msg.decode() if isinstance(msg, bytes) else msg}")
+
+
+def _nvrtc_log(nvrtc, prog) -> str:
+    err, size = nvrtc.nvrtcGetProgramLogSize(prog)
+    if size <= 1:
+        return ""
+    buf = b" " * size
+    nvrtc.nvrtcGetProgramLog(prog, buf)
+    return buf.rstrip(b"\0").decode(errors="replace")
+
+
+def _nvcc_path() -> str | None:
+    import shutil
+
+    home = settings.cuda_home
+    if home:
+        candidate = os.path.join(home, "bin", "nvcc")
+        if os.path.isfile(candidate):
+            return candidate
+    return shutil.which("nvcc")
+
+
+def _nvcc_version() -> str:
+    import subprocess
+
+    nvcc = _nvcc_path()
+    if nvcc is None:
+        return "none"
+    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    return out.strip().splitlines()[-1] if out.strip() else "unknown"
+
+
+def _build_nvcc(source, opts, target, program_name, extra_includes):
+    import subprocess
+    import tempfile
+
+    nvcc = _nvcc_path()
+    if nvcc is None:
+        raise CompileError("backend='nvcc' needs nvcc, and none was found on the PATH or in CUDA_HOME; "
+                           "use backend='nvrtc' (the default), which needs no toolkit")
+    nv_opts = [("-rdc=true" if o == "--relocatable-device-code=true" else o) for o in opts]
+    with tempfile.TemporaryDirectory(prefix="jitkern-nvcc-") as tmp:
+        src = os.path.join(tmp, os.path.basename(program_name) or "kernel.cu")
+        if not src.endswith(".cu"):
+            src += ".cu"
+        out = os.path.join(tmp, "out." + target.fmt)
+        with open(src, "w") as f:
+            f.write(source)
+        kind = "-cubin" if target.fmt == "cubin" else "-ptx"
+        family = "sm" if target.fmt == "cubin" else "compute"
+        arch = f"-arch={family}_{target.arch}{target.variant}"
+        incs = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs()[:1])]
+        cmd = [nvcc, kind, arch, "-Xptxas=-v", *nv_opts, *incs, "-o", out, src]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        log = (proc.stdout + proc.stderr).strip()
+        if proc.returncode != 0:
+            raise make_compile_error(source, log, program_name, opts)
+        with open(out, "rb") as f:
+            return f.read(), log
+
+
+def _link_relocatable(obj: bytes, arch: str) -> bytes:
+    """Link relocatable device code with the device runtime (cudadevrt) via nvJitLink."""
+    try:
+        from cuda.bindings import nvjitlink
+    except Exception as exc:
+        raise CompileError(f"relocatable device code needs nvJitLink: {exc}") from None
+    devrt = toolchain.cudadevrt_path()
+    opts = [f"-arch=sm_{arch}"]
+    handle = nvjitlink.create(len(opts), opts)
+    try:
+        try:
+            nvjitlink.add_data(handle, nvjitlink.InputType.CUBIN, obj, len(obj), "jitkern_rdc")
+            if devrt:
+                nvjitlink.add_file(handle, nvjitlink.InputType.LIBRARY, devrt)
+            nvjitlink.complete(handle)
+        except Exception as exc:
+            size = nvjitlink.get_error_log_size(handle)
+            log = bytearray(size)
+            nvjitlink.get_error_log(handle, log)
+            text = bytes(log).rstrip(b"\0").decode(errors="replace")
+            raise CompileError(f"nvJitLink failed to link device code: {exc}\n{text}") from None
+        size = nvjitlink.get_linked_cubin_size(handle)
+        out = bytearray(size)
+        nvjitlink.get_linked_cubin(handle, out)
+        return bytes(out)
+    finally:
+        nvjitlink.destroy(handle)
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)'")
+_FUNC_PROPS = re.compile(r"Function properties for (\S+)")
+_STACK = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+_CMEM = re.compile(r"(\d+) bytes cmem\[0\]")
+
+
+def parse_resources(log: str) -> dict:
+    """Per-entry-function resource use from ptxas ``-v`` output in ``log``.
+
+    ptxas interleaves "Function properties for X" blocks of device functions (vprintf,
+    non-inlined helpers) with those of entry functions, so the stack line is kept for
+    the function its properties block names, and the "Used N registers" line belongs
+    to the entry function being compiled.
+    """
+    result: dict[str, Resources] = {}
+    entry = None
+    props_for = None
+    stacks: dict[str, tuple[int, int, int]] = {}
+    for line in log.splitlines():
+        m = _ENTRY.search(line)
+        if m:
+            entry = m.group(1)
+            continue
+        m = _FUNC_PROPS.search(line)
+        if m:
+            props_for = m.group(1)
+            continue
+        m = _STACK.search(line)
+        if m and props_for is not None:
+            stacks[props_for] = tuple(int(g) for g in m.groups())
+            continue
+        m = _USED.search(line)
+        if m and entry is not None:
+            smem = _SMEM.search(line)
+            cmem = _CMEM.search(line)
+            local, spill_st, spill_ld = stacks.get(entry, (0, 0, 0))
+            result[entry] = Resources(
+                registers=int(m.group(1)), shared_bytes=int(smem.group(1)) if smem else 0,
+                local_bytes=local, spill_stores=spill_st, spill_loads=spill_ld,
+                const_bytes=int(cmem.group(1)) if cmem else 0,
+            )
+            entry = None
+    # a properties block may follow the "Used" line: fill in the stack use then
+    for name, res in list(result.items()):
+        if name in stacks and (res.local_bytes, res.spill_stores, res.spill_loads) != stacks[name]:
+            result[name] = dataclasses.replace(res, local_bytes=stacks[name][0],
+                                               spill_stores=stacks[name][1],
+                                               spill_loads=stacks[name][2])
+    return result
+
+
+def _user_log(log: str) -> str:
+    """The compiler log without ptxas's resource report (which jitkern parses)."""
+    kept = [ln for ln in log.splitlines() if not ln.startswith("ptxas") or "warning" in ln
+            or "error" in ln]
+    return "\n".join(kept).strip()
+
+
+_MISSING_HEADER = re.compile(r'cannot open source file "([^"]+)"')
+
+
+def missing_header_hint(log: str, options: tuple) -> str:
+    """What to do about a header NVRTC cannot find, for the usual causes."""
+    m = _MISSING_HEADER.search(log)
+    if m is None:
+        return ""
+    header = m.group(1)
+    shims = toolchain.jitify_headers()
+    jitify_on = f"-I{toolchain.JITIFY_INCLUDE}" in options
+    if header in shims and not jitify_on:
+        return (f"<{header}> is a C++ standard header, and NVRTC ships no standard library: "
+                "pass jitify=True (RawKernel, RawModule, compile_with_cache) to use it, or "
+                f"include CCCL's <cuda/std/{header}> and write cuda::std:: names")
+    if "." not in header:  # spelled like a C++ standard header
+        provided = ", ".join(f"<{h}>" for h in shims if "." not in h)
+        return (f"<{header}> is not available to NVRTC"
+                + (" even with jitify=True, which provides " + provided if jitify_on else
+                   "; jitify=True provides " + provided))
+    return (f"NVRTC did not find {header!r}: pass its folder as an option, "
+            f"options=('-I/path/to/folder',)")
+
+
+_LOG_LINE = re.compile(r"^(?P<file>[^\s(]+)\((?P<line>\d+)\)?:", re.M)
+
+
+def make_compile_error(source: str, log: str, program_name: str, options: tuple) -> CompileError:
+    """A CompileError whose message shows the log and the source around each named line."""
+    lines = source.splitlines()
+    wanted = sorted({int(m.group("line")) for m in _LOG_LINE.finditer(log)
+                     if os.path.basename(m.group("file")) == os.path.basename(program_name)})
+    parts = [f"compiling {program_name} failed:", _user_log(log) or "(no log)"]
+    hint = missing_header_hint(log, options)
+    if hint:
+        parts += ["", hint]
+    if wanted:
+        parts.append("")
+        parts.append("source:")
+        shown: set[int] = set()
+        for n in wanted:
+            for k in range(max(1, n - 2), min(len(lines), n + 2) + 1):
+                if k in shown:
+                    continue
+                if shown and k - 1 not in shown:
+                    parts.append("   ...")
+                shown.add(k)
+                mark = ">" if k in wanted else " "
+                parts.append(f"{mark}{k:5d} | {lines[k - 1]}")
+    if settings.dump_source_on_error:
+        numbered = "\n".join(f"{i:5d} | {ln}" for i, ln in enumerate(lines, 1))
+        sys.stderr.write(f"==== jitkern: full source of {program_name} ====\n{numbered}\n")
+    return CompileError("\n".join(parts), log=log, source=source, name=program_name, options=options)
