@@ -11,6 +11,8 @@ GPU build), and :mod:`.scheduler` runs the threads, checking what the GPU cannot
 out-of-bounds indices, reads of unassigned locals, barrier divergence and
 warp-collective misuse. The generated code carries the user's file and line
 numbers, so tracebacks and ``breakpoint()`` show the kernel's own source.
+:mod:`.vector` writes the same program a second time over arrays of threads and runs
+each launch it can that way, many blocks at once (``kernel.simulate.last_path``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import numpy
 from ..arrays import dtypes
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
-from . import emit, runtime, scheduler, thrust
+from . import emit, runtime, scheduler, thrust, vector
 
 __all__ = ["BoundSimulation", "Simulator", "launch_keywords", "simulated_source"]
 
@@ -75,18 +77,7 @@ class Simulator:
             check_cluster(kernel.__name__, grid, cluster, kernel.allow_nonportable_cluster_size)
         host, back = _host_arguments(args)
         simulated = self.build(host)
-        scheduler.launch(
-            simulated.function,
-            simulated.generator,
-            simulated.program,
-            simulated.namespace,
-            grid,
-            block,
-            host,
-            int(shared_mem),
-            racecheck,
-            cluster,
-        )
+        vector.run(kernel, simulated, grid, block, host, int(shared_mem), racecheck, cluster)
         for original, copy in back:
             original.set(copy)
 
@@ -128,9 +119,23 @@ class Simulator:
             except JitError as exc:
                 raise exc.with_traceback(None) from None
             simulated = cache[types] = Simulated(program, name)
+            simulated.emit_args = (parsed, types, kernel.mode, name, kernel.py_func)
             simulated.fingerprints = program.fingerprints
             simulated.globals = self._captured_globals(kernel.py_func, program.fingerprints)
         return simulated
+
+    @property
+    def last_path(self) -> str | None:
+        """Which path ran this kernel's last simulated launch: ``"vector"`` (each
+        statement for a batch of blocks at once, as NumPy array operations) or
+        ``"threads"`` (the per-thread scheduler); None before the first launch.
+        :attr:`why_threads` says why a launch was not vectorised."""
+        return self._kernel.__dict__.get("_simulate_path", (None, None))[0]
+
+    @property
+    def why_threads(self) -> str | None:
+        """Why the last simulated launch ran on the per-thread scheduler (None if not)."""
+        return self._kernel.__dict__.get("_simulate_path", (None, None))[1]
 
     def source(self, *args) -> str:
         """The generated Python for these arguments (what the simulator runs)."""
