@@ -12,6 +12,7 @@ import ast
 import dataclasses
 import math
 import operator
+import re
 import types
 from typing import ClassVar
 
@@ -666,38 +667,115 @@ class ExpressionEmitter:
     BOOL_WORDS: ClassVar[dict] = {ast.And: " && ", ast.Or: " || "}
 
     def expr_BoolOp(self, node):
-        symbol = self.BOOL_WORDS[type(node.op)]
         items = [self.expr(v) for v in node.values]
+        if all(_is_bool(i) for i in items):
+            return self.join_truths(node.op, items)
+        return self.select_operand(node.op, items)
+
+    def truth_item(self, node):
+        """``node`` as a condition (``if``/``while``/``assert``, a conditional's test):
+        there ``and``/``or`` only need their operands' truth, which ``&&``/``||`` give."""
+        if isinstance(node, ast.BoolOp):
+            return self.join_truths(node.op, [self.truth_item(v) for v in node.values])
+        return self.expr(node)
+
+    def join_truths(self, op, items):
+        """``a and b`` / ``a or b`` as a bool: the operands' truth joined with the back
+        end's short-circuiting words (the value of Python's ``and``/``or`` of bools)."""
         if all(isinstance(i, Const) and i.is_scalar for i in items):
-            fold = all if isinstance(node.op, ast.And) else any
+            fold = all if isinstance(op, ast.And) else any
             return Const(bool(fold(bool(i.value) for i in items)))
         codes = [self.convert(self.materialize(i), T.bool_).code for i in items]
-        return Value("(" + symbol.join(codes) + ")", T.bool_)
+        return Value("(" + self.BOOL_WORDS[type(op)].join(codes) + ")", T.bool_)
+
+    def select_operand(self, op, items):
+        """Python's ``a or b`` / ``a and b`` of numbers: the first operand that decides
+        (``or``: a true one, ``and``: a false one), else the last; each evaluated once,
+        left to right, and only while undecided. Operands of different types: the
+        result has their common type (NumPy's promotion, Python numbers weak, as for
+        ``a + b``). A compile-time operand decides at compile time (docs/jit.md)."""
+        stop_on = isinstance(op, ast.Or)
+        kept = []
+        for k, item in enumerate(items):
+            if isinstance(item, Const) and item.is_scalar:
+                if bool(item.value) == stop_on or k == len(items) - 1:
+                    kept.append(item)
+                    break
+                continue  # a constant that decides nothing: Python goes on to the next
+            if not (isinstance(item, Value) and isinstance(item.type, T.Scalar)):
+                word = "or" if stop_on else "and"
+                raise problem(f"'{word}' needs numbers or bools, got {_item_kind(item)}")
+            kept.append(item)
+        if len(kept) == 1:
+            return kept[0]
+        t = infer.result_type([operand(i) for i in kept], self.mode)
+        code = self.convert(kept[-1], t).code
+        for item in reversed(kept[:-1]):
+            first, later = self.evaluate_once(item)
+            test = self.convert(first, T.bool_).code
+            mine = self.convert(later, t).code
+            code = self.render_ifexp(test, mine, code) if stop_on else (
+                self.render_ifexp(test, code, mine)
+            )
+        weak = all(infer.is_weak(operand(i)) for i in kept)
+        return Value(code, t, weak=weak)
+
+    def evaluate_once(self, item):
+        """``(first, later)``: ``item`` computed where ``first`` stands, read again as
+        ``later`` (a temporary, unless ``item`` is a name or a literal, which reads the same
+        every time and has no effects)."""
+        if not isinstance(item, Value) or _PLAIN_CODE.fullmatch(item.code):
+            return item, item
+        tmp = self.temp()
+        self.hoist(item.type, tmp)
+        first = dataclasses.replace(item, code=self.render_assign(tmp, item.code), lvalue=False)
+        return first, dataclasses.replace(item, code=tmp, lvalue=False)
+
+    def render_assign(self, name: str, code: str) -> str:
+        """An expression storing ``code`` in the local ``name``, whose value it is."""
+        return f"({name} = {code})"
+
+    def render_sequence(self, firsts, last: str) -> str:
+        """An expression evaluating ``firsts`` in order, then ``last``, whose value it is."""
+        return "(" + ", ".join([*firsts, last]) + ")"
 
     def expr_Compare(self, node):
+        items = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
+        if len(node.ops) == 1:
+            return self.comparison(node.ops[0], items[0], items[1])
+        # a < f(x) < b: each operand evaluated once, left to right, and no further once a
+        # comparison is false; a middle operand is held in a temporary for its two uses
+        firsts, laters = [], []
+        for k, item in enumerate(items):
+            needed = 0 < k < len(items) - 1 or (
+                k == 0 and not _PLAIN_CODE.fullmatch(getattr(items[1], "code", "0"))
+            )
+            first, later = self.evaluate_once(item) if needed else (item, item)
+            firsts.append(first.code if first is not later else None)
+            laters.append(later)
         parts = []
-        left = self.expr(node.left)
-        for op, right_node in zip(node.ops, node.comparators):
-            right = self.expr(right_node)
-            name = type(op).__name__
-            if name in _IDENTITY:
-                parts.append(self.identity(name, left, right))
-                left = right
-                continue
-            if name not in B.OPERATORS:
-                raise problem(
-                    f"the comparison {_COMPARE_TEXT.get(name, name)!r} is not supported in kernels",
-                    "use ==, !=, <, <=, >, >=",
-                    JitSyntaxError,
-                )
-            parts.append(self.binary(name, left, right))
-            left = right
-        if len(parts) == 1:
-            return parts[0]
+        for k, op in enumerate(node.ops):
+            part = self.comparison(op, laters[k], laters[k + 1])
+            ahead = [c for c in (firsts[k] if k == 0 else None, firsts[k + 1]) if c]
+            if ahead:
+                part = Value(self.render_sequence(ahead, self.materialize(part).code), T.bool_)
+            parts.append(part)
         if all(isinstance(p, Const) for p in parts):
             return Const(all(p.value for p in parts))
         codes = [self.materialize(p).code for p in parts]
         return Value("(" + self.BOOL_WORDS[ast.And].join(codes) + ")", T.bool_)
+
+    def comparison(self, op, left, right):
+        name = type(op).__name__
+        if name in _IDENTITY:
+            return self.identity(name, left, right)
+        if name not in B.OPERATORS:
+            raise problem(
+                f"the comparison {_COMPARE_TEXT.get(name, name)!r} is not supported in kernels",
+                "use ==, !=, <, <=, >, >=",
+                JitSyntaxError,
+            )
+        return self.binary(name, left, right)
 
     def identity(self, name: str, left, right) -> Const:
         """``a is b`` / ``a is not b``: a compile-time answer (captured None, dtypes...)."""
@@ -714,7 +792,7 @@ class ExpressionEmitter:
         )
 
     def expr_IfExp(self, node):
-        cond = self.expr(node.test)
+        cond = self.truth_item(node.test)
         if isinstance(cond, Const) and cond.is_scalar:
             return self.expr(node.body if cond.value else node.orelse)
         body, orelse = self.expr(node.body), self.expr(node.orelse)
@@ -1059,6 +1137,20 @@ class ArrayDims:
     def __init__(self, array: Value, attr: str):
         self.array = array
         self.attr = attr
+
+
+#: Code that reads the same each time and has no effects: a name or a number.
+_PLAIN_CODE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9][A-Za-z0-9_.]*")
+
+
+def _is_bool(item) -> bool:
+    if isinstance(item, Const):
+        return isinstance(item.value, (bool, numpy.bool_))
+    return isinstance(item, Value) and item.type is T.bool_
+
+
+def _item_kind(item) -> str:
+    return str(item.type) if isinstance(item, Value) else _describe_const(getattr(item, "value", item))
 
 
 def _refuse_negative(values, node=None) -> None:

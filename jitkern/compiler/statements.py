@@ -488,21 +488,21 @@ class FunctionEmitter(ExpressionEmitter):
 
     # -- control flow ------------------------------------------------------
 
-    def condition(self, node) -> str:
-        item = self.expr(node)
-        value = self.materialize(item)
+    def condition(self, node, item=None) -> str:
+        """The C++ bool of a condition (``item``: ``node`` already lowered by truth_item)."""
+        value = self.materialize(self.truth_item(node) if item is None else item)
         if not isinstance(value.type, T.Scalar):
             raise problem(f"a condition must be a number or bool, got {value.type}", node=node)
         return self.convert(value, T.bool_).code
 
     def stmt_If(self, node) -> None:
-        test = self.expr(node.test)
+        test = self.truth_item(node.test)  # lowered once: its temporaries are declared once
         if isinstance(test, Const):
             # compile-time condition (e.g. on x.dtype): only the taken branch is compiled
             self.block(node.body if test.value else node.orelse)
             return
         self.mark(node)
-        self.open_block("if", self.condition(node.test))
+        self.open_block("if", self.condition(node.test, test))
         self.nested(node.body)
         orelse = node.orelse
         while len(orelse) == 1 and isinstance(orelse[0], ast.If):
@@ -762,7 +762,7 @@ class FunctionEmitter(ExpressionEmitter):
         return value
 
     def stmt_Assert(self, node) -> None:
-        test = self.expr(node.test)
+        test = self.truth_item(node.test)
         if isinstance(test, Const) and test.value:
             return
         self.mark(node)
@@ -772,7 +772,7 @@ class FunctionEmitter(ExpressionEmitter):
             if not (isinstance(msg, Const) and isinstance(msg.value, str)):
                 raise problem("the assert message must be a string constant", node=node.msg)
             message = msg.value
-        cond = self.condition(node.test) if not isinstance(test, Const) else None
+        cond = self.condition(node.test, test) if not isinstance(test, Const) else None
         self.assert_line(cond, message, node)
 
     def assert_line(self, cond: str | None, message: str, node) -> None:

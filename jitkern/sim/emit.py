@@ -253,6 +253,12 @@ class PyEmitter(FunctionEmitter):
     def render_ifexp(self, c: str, a: str, b: str) -> str:
         return f"({a} if {c} else {b})"
 
+    def render_assign(self, name: str, code: str) -> str:
+        return f"({name} := {code})"
+
+    def render_sequence(self, firsts, last: str) -> str:
+        return f"({''.join(c + ', ' for c in firsts)}{last})[-1]"
+
     def group_sync(self, item, code: str) -> str:
         family = getattr(item.type, "family", None)
         if family == "grid":
