@@ -9,6 +9,7 @@ through :data:`FOLD`. The statement emitter (:mod:`.statements`) extends this cl
 from __future__ import annotations
 
 import ast
+import builtins
 import dataclasses
 import math
 import operator
@@ -19,7 +20,16 @@ from typing import ClassVar
 import numpy
 
 from ..runtime import debugcheck
-from ..errors import JitIndexError, JitNameError, JitSyntaxError, JitTypeError, JitValueError
+from ..errors import (
+    JitAttributeError,
+    JitkernOverflowError,
+    JitIndexError,
+    JitNameError,
+    JitOverflowError,
+    JitSyntaxError,
+    JitTypeError,
+    JitValueError,
+)
 from . import builtins as B
 from . import frontend, infer
 from . import types as T
@@ -236,6 +246,10 @@ class ExpressionEmitter:
             if exc.node is None:
                 exc.node = node
             raise
+        except JitkernOverflowError as exc:  # a literal beyond 64 bits met a type rule
+            raise problem(
+                str(exc), "write it as a float (1e30) or use smaller values", JitOverflowError, node
+            ) from None
         finally:
             self.current_expr = outer
 
@@ -295,7 +309,7 @@ class ExpressionEmitter:
                 raise problem(
                     f"jit.{obj.name} has no member {attr!r}",
                     f"members: {', '.join(sorted(obj.members))}",
-                    JitNameError,
+                    JitAttributeError,
                 )
             member = obj.members[attr]
             return (
@@ -307,7 +321,7 @@ class ExpressionEmitter:
             return Const(B.CubStorage(obj))
         if _is_module(obj) and obj.__name__.startswith("jitkern.jit"):
             if not hasattr(obj, attr):
-                raise problem(f"jitkern.jit has no member {attr!r}", "", JitNameError)
+                raise problem(f"jitkern.jit has no member {attr!r}", "", JitAttributeError)
             value = getattr(obj, attr)
             if isinstance(value, B.Builtin) and value.attribute:
                 return self.call_builtin(value, [])
@@ -324,7 +338,7 @@ class ExpressionEmitter:
                 value = getattr(obj, attr)
             except AttributeError:
                 raise problem(
-                    f"{_describe_const(obj)} has no attribute {attr!r}", "", JitNameError
+                    f"{_describe_const(obj)} has no attribute {attr!r}", "", JitAttributeError
                 ) from None
             try:
                 frontend.capture(value)
@@ -345,7 +359,7 @@ class ExpressionEmitter:
             raise problem(
                 f"a value of type {t} has no attribute {attr!r}",
                 _methods_hint(family),
-                JitNameError,
+                JitAttributeError,
             )
         if record.attribute:
             return self.call_builtin(record, [base])
@@ -360,7 +374,7 @@ class ExpressionEmitter:
             raise problem(
                 f"arrays have no attribute {attr!r} in kernels",
                 f"available: {', '.join(_ARRAY_ATTRS)}",
-                JitNameError,
+                JitAttributeError,
             )
         if attr == "ndim":
             return Const(t.ndim)
@@ -437,6 +451,8 @@ class ExpressionEmitter:
                 return Const(obj.instantiate([p.value for p in params]))
             except TypeError as exc:
                 raise problem(str(exc)) from None
+        if hasattr(obj, "py_func") and getattr(obj, "device", None) is not None:
+            raise _launch_in_kernel_problem(obj)
         if isinstance(obj, tuple):
             k = self.const_int(index_node, "a tuple index")
             if not -len(obj) <= k < len(obj):
@@ -834,7 +850,26 @@ class ExpressionEmitter:
             kwargs[kw.arg] = self.expr(kw.value)
         if self.program.debug:  # the line of checks made inside the call (atomics, ldg)
             self.debug_line = self.source.position(node)[0]
+        if isinstance(node.func, ast.Name) and _shadows_a_builtin(node.func.id, callee):
+            raise self.shadowed_builtin(node.func.id, callee)
         return self.call(callee, args, kwargs)
+
+    def shadowed_builtin(self, name: str, callee) -> CompileProblem:
+        """``abs(x)`` where ``abs`` names a parameter, a local or a global: say which."""
+        params = getattr(self, "parsed", None)
+        owner = "device function" if getattr(self, "kind", "kernel") == "device" else "kernel"
+        if isinstance(callee, Value):
+            role = "parameter" if params and name in params.params else "local variable"
+            what = f"the {role} {name!r} of the {owner} (of type {callee.type})"
+            hint = f"rename the {role}"
+        else:
+            module = getattr(self.func, "__module__", None) or "the kernel's module"
+            what = f"the global {name} = {callee.value!r} of {module}"
+            hint = "rename the global, or pass the value as an argument"
+        return problem(
+            f"{name!r} here is {what}, which shadows Python's {name}(), so it cannot be called",
+            f"{hint}; the builtin {name}() is then available in the {owner}",
+        )
 
     def call(self, callee, args, kwargs):
         if isinstance(callee, BoundMethod):
@@ -1164,6 +1199,32 @@ def _refuse_negative(values, node=None) -> None:
                 JitIndexError,
                 node,
             )
+
+
+def _shadows_a_builtin(name: str, callee) -> bool:
+    """Whether ``name(...)`` calls a number or an array that hides Python's builtin ``name``."""
+    if not hasattr(builtins, name) or name == "range":  # range: range_call's own message
+        return False
+    if isinstance(callee, Value):
+        return True
+    value = getattr(callee, "value", None)
+    return value is None or isinstance(
+        value, (bool, int, float, complex, str, tuple, numpy.generic, numpy.ndarray)
+    )
+
+
+def _launch_in_kernel_problem(fn) -> CompileProblem:
+    name = getattr(fn, "__name__", "the function")
+    if fn.device:
+        return problem(
+            f"{name} is a device function: it is called, not launched with [grid, block]",
+            f"call it as {name}(...)",
+        )
+    return problem(
+        f"{name} is a kernel, and kernels cannot be launched from kernels",
+        f"make {name} a device function with @jitkern.rawkernel(device=True) and call it as "
+        f"{name}(...), or launch it from the host",
+    )
 
 
 def _tuple_index_problem(k: int, n: int) -> CompileProblem:

@@ -18,7 +18,14 @@ import dataclasses
 import re
 from typing import ClassVar
 
-from ..errors import JitNameError, JitSyntaxError, JitTypeError
+from ..errors import (
+    JitkernOverflowError,
+    JitNameError,
+    JitOverflowError,
+    JitSyntaxError,
+    JitTypeError,
+    JitValueError,
+)
 from . import builtins as B
 from . import frontend, infer
 from . import types as T
@@ -294,6 +301,10 @@ class FunctionEmitter(ExpressionEmitter):
         except CompileProblem as exc:
             raise frontend.error(
                 exc.cls, self.source, exc.node or node, exc.message, exc.hint
+            ) from None
+        except JitkernOverflowError as exc:  # a literal beyond 64 bits given a type here
+            raise frontend.error(
+                JitOverflowError, self.source, node, str(exc), "write it as a float (1e30)"
             ) from None
         finally:
             self.current_statement = outer
@@ -579,7 +590,7 @@ class FunctionEmitter(ExpressionEmitter):
         stop_code = self.at(stop_node, lambda: self.convert(stop, t).code)
         step_code = self.at(step_node, lambda: self.convert(step, t).code)
         if isinstance(step, Const) and step.value == 0:
-            raise problem("range() step must not be zero", node=node.iter)
+            raise problem("range() step must not be zero", cls=JitValueError, node=node.iter)
         pragma = unroll_pragma(unroll)
         start_code = self.at(start_node, lambda: self.convert(start, t).code)
         self.range_loop(var, (start, stop, step), (start_code, stop_code, step_code), pragma, node)

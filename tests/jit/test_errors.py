@@ -8,6 +8,7 @@ import pytest
 
 from jitkern.errors import (
     CompileError,
+    JitAttributeError,
     JitError,
     JitIndexError,
     JitkernError,
@@ -161,7 +162,7 @@ def test_unknown_jit_member():
     def k(x):
         x[0] = jit.threadIdx.w
 
-    check(k, (A,), JitNameError, "jit.threadIdx.w", "no member 'w'", "x, y, z")
+    check(k, (A,), JitAttributeError, "jit.threadIdx.w", "no member 'w'", "x, y, z")
 
 
 def test_array_attribute():
@@ -169,7 +170,7 @@ def test_array_attribute():
     def k(x):
         x[0] = x.foo
 
-    check(k, (A,), JitNameError, "x.foo", "no attribute 'foo'", "shape")
+    check(k, (A,), JitAttributeError, "x.foo", "no attribute 'foo'", "shape")
 
 
 def test_float_index():
@@ -240,7 +241,7 @@ def test_range_step_zero():
         for i in range(0, 4, 0):
             x[i] = 0
 
-    check(k, (A,), JitTypeError, "range(0, 4, 0)", "step must not be zero")
+    check(k, (A,), JitValueError, "range(0, 4, 0)", "step must not be zero")
 
 
 def test_range_of_floats():
