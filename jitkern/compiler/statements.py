@@ -158,6 +158,7 @@ class FunctionEmitter(ExpressionEmitter):
         self._tmp = 0
         self._cnames: set[str] = set()
         self.assigned = _assigned_names(parsed.tree)  # Python's rule: these names are local
+        self.recursive = False  # called from its own body (directly or through others)
         self._bind_params()
 
     # -- parameters and locals ---------------------------------------------
@@ -353,6 +354,7 @@ class FunctionEmitter(ExpressionEmitter):
                 raise problem(
                     f"local variable {node.target.id!r} is used before assignment",
                     "assign it first",
+                    JitNameError,
                     node=node.target,
                 )
             current = self.read_local(node.target, current)
@@ -740,6 +742,7 @@ class FunctionEmitter(ExpressionEmitter):
             self.line("return;")
             return
         if self.kind == "kernel":
+            self.expr(node.value)  # an undefined name in it is named first, as Python would
             raise problem(
                 "kernels cannot return a value",
                 "write results into an array argument",
@@ -944,24 +947,45 @@ class FunctionEmitter(ExpressionEmitter):
         found = program.device_functions.get(key)
         if found is not None:
             return found
-        if device.py_func in program.stack:
+        pending = program.pending.get(key)
+        if pending is not None:  # a recursive call: the function being emitted
+            return pending.recursive_call()
+        if program.stack.count(device.py_func) >= _MAX_RECURSIVE_SPECIALISATIONS:
             chain = " -> ".join(f.__name__ for f in program.stack + [device.py_func])
             raise problem(
-                f"recursion is not supported in kernels ({chain})",
-                "rewrite the recursion as a loop",
+                f"each recursive call of {device.__name__} has new argument types ({chain})",
+                "convert the arguments so that the recursive calls keep their types",
             )
         parsed = device.parsed()
         cname = program.unique_name(generated_name("fn", user_c_name(parsed.name)))
         emitter = type(self)(parsed, arg_types, self.mode, program, "device", cname)
         program.stack.append(device.py_func)
+        program.pending[key] = emitter
         try:
             code = emitter.emit()
         finally:
             program.stack.pop()
+            del program.pending[key]
         found = DeviceFunction(cname, code.return_type, code.code)
         program.device_functions[key] = found
+        if emitter.recursive:  # C++ needs it declared before its own body calls it
+            program.prototypes.append(code.code.split("\n", 1)[0].removesuffix(" {") + ";")
         program.device_code.append(code.code)
         return found
+
+    def recursive_call(self) -> DeviceFunction:
+        """This function, called from its own body (directly or through others): its return
+        type is the one its returns before this call gave (none anywhere: void)."""
+        if self.return_type is None:
+            if any(isinstance(n, ast.Return) and n.value is not None
+                   for n in ast.walk(self.parsed.tree)):
+                raise problem(
+                    f"{self.parsed.name} calls itself before a return statement gives its type",
+                    "return the base case first (if n < 2: return n), then recurse",
+                )
+            self.return_type = T.void
+        self.recursive = True
+        return DeviceFunction(self.cname, self.return_type, "")
 
     # -- assembly ----------------------------------------------------------
 
@@ -970,7 +994,8 @@ class FunctionEmitter(ExpressionEmitter):
         head = (
             'extern "C" __global__ void'
             if self.kind == "kernel"
-            else f"__device__ __forceinline__ {(self.return_type or T.void).ctype}"
+            else f"__device__{'' if self.recursive else ' __forceinline__'} "
+            f"{(self.return_type or T.void).ctype}"
         )
         decls = ["    " + d for d in setup + self.prologue + self.hoisted]
         text = "\n".join([f"{head} {self.cname}({', '.join(params)}) {{", *decls, *self.body, "}"])
@@ -1007,6 +1032,11 @@ class FunctionEmitter(ExpressionEmitter):
             setup.append(f"const {t.ctype} {cname} = {{{ptr}, {{{shape}}}, {{{stride}}}}};")
             plans.append(ParamPlan(name, t, extras))
         return plans, params + extras_params, setup
+
+
+#: How many specialisations of one device function may be under emission at once: a
+#: recursion whose calls change the argument types (int8 -> int16 -> ...) stops here.
+_MAX_RECURSIVE_SPECIALISATIONS = 4
 
 
 def _assigned_names(tree) -> frozenset:

@@ -285,7 +285,8 @@ class PyEmitter(FunctionEmitter):
 
     def render_device_call(self, fn, values: list) -> str:
         call = f"{fn.cname}({', '.join([CONTEXT] + [v.code for v in values])})"
-        if self.program.functions[fn.cname].generator:
+        called = self.program.functions.get(fn.cname)  # None: a recursive call
+        if called is not None and called.generator:
             call = self.yields_from(call)
         return call
 

@@ -143,3 +143,39 @@ def test_a_builtin_used_as_itself_still_works(rng):
     out = np.zeros(1)
     k.simulate[1, 1](x, out)
     assert out[0] == abs(x[0]) + 3
+
+
+@jitkern.rawkernel(device=True)
+def returns_undefined(a):
+    return undefined_in_device  # noqa: F821 - the test's point
+
+
+def test_an_undefined_name_in_a_kernels_return_is_a_name_error():
+    @jitkern.rawkernel()
+    def k(x):
+        return undefined_in_kernel  # noqa: F821 - the test's point
+
+    refused(lambda: k.simulate[1, 1](X.copy()), k, jitkern.JitNameError, NameError,
+            "undefined_in_kernel", "name 'undefined_in_kernel' is not defined")
+
+
+def test_an_undefined_name_in_a_device_functions_return_is_a_name_error():
+    with pytest.raises(jitkern.JitNameError) as info:
+
+        @jitkern.rawkernel()
+        def k(x):
+            x[0] = returns_undefined(x[1])
+
+        k.simulate[1, 1](X.copy())
+    line, col = position(returns_undefined.py_func, "undefined_in_device")
+    assert str(info.value).startswith(f"{__file__}:{line}:{col}: name 'undefined_in_device'")
+
+
+def test_an_augmented_assignment_of_an_undefined_name_is_a_name_error():
+    @jitkern.rawkernel()
+    def k(x):
+        total += x[0]  # noqa: F821 - the test's point
+        x[1] = total
+
+    refused(lambda: k.simulate[1, 1](X.copy()), k, jitkern.JitNameError, NameError,
+            "total +=", "'total' is used before assignment")
