@@ -181,13 +181,13 @@ import jitkern
 from jitkern import jit
 
 
-@jitkern.rawkernel(device=True, mode="numpy")
+@jitkern.rawkernel(device=True, mode="numpy", options=("--fmad=false",))
 def tick(log, n, k, v):
     log[jit.atomic_add(n, 0, 1)] = k
     return v
 
 
-@jitkern.rawkernel(mode="numpy")
+@jitkern.rawkernel(mode="numpy", options=("--fmad=false",))  # Python rounds each operation
 def kern(xi, xf, log, n, out):
     out[0] = {expr}
 
