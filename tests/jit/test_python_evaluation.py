@@ -144,7 +144,9 @@ def expressions(draw, kind: str = "num", depth: int = 3, slots: int = 4):
     arithmetic never takes: NumPy's bool arithmetic is not Python's)."""
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         return _leaf(draw, slots)
-    forms = ("arith", "neg", "boolop", "ifexp") + (("cmp", "not", "boolop") if kind == "any" else ())
+    forms = ("arith", "neg", "boolop", "ifexp")
+    if kind == "any":
+        forms += ("cmp", "not", "boolop")
     form = draw(st.sampled_from(forms))
 
     def sub(k="num"):

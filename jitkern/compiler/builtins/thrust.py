@@ -804,7 +804,9 @@ ALGORITHMS = {algo.name: _record(algo) for algo in _ALGORITHMS}
 
 def _begin_rule(items, mode):
     if element_type(items[0]) is None:
-        raise JitkernTypeError("begin() needs a 1-D array (contiguous, or a row x[i] of any layout)")
+        raise JitkernTypeError(
+            "begin() needs a 1-D array (contiguous, or a row x[i] of any layout)"
+        )
     return Sig((None,), iterator_type(items[0]))
 
 
