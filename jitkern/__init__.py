@@ -13,6 +13,7 @@ from .errors import (
     CUDAError,
     FunctionNotFoundError,
     InternalError,
+    JitAttributeError,
     JitError,
     JitIndexError,
     JitkernAttributeError,
@@ -27,6 +28,7 @@ from .errors import (
     JitkernTypeError,
     JitkernValueError,
     JitNameError,
+    JitOverflowError,
     JitSyntaxError,
     JitTypeError,
     JitValueError,
@@ -119,7 +121,8 @@ def __dir__():
 
 
 __all__ = [
-    "CUDAError", "CompileError", "FunctionNotFoundError", "InternalError", "JitError", "JitIndexError", "JitNameError",
+    "CUDAError", "CompileError", "FunctionNotFoundError", "InternalError", "JitAttributeError",
+    "JitError", "JitIndexError", "JitNameError", "JitOverflowError",
     "JitSyntaxError", "JitTypeError", "JitValueError", "JitkernAttributeError",
     "JitkernBufferError", "JitkernError", "JitkernFileNotFoundError", "JitkernIndexError",
     "JitkernKeyError", "JitkernNotImplementedError", "JitkernOverflowError",

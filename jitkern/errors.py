@@ -124,6 +124,14 @@ class JitNameError(JitError, NameError):
     """An unknown name in JIT code."""
 
 
+class JitAttributeError(JitError, AttributeError):
+    """An attribute a value, an array or a module does not have in JIT code."""
+
+
+class JitOverflowError(JitError, OverflowError):
+    """A constant that does not fit its type (or any type) in JIT code."""
+
+
 class JitValueError(JitError, ValueError):
     """A value refused at compile time in JIT code (a bad constant argument, say)."""
 

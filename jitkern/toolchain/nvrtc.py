@@ -498,10 +498,16 @@ def parse_resources(log: str) -> dict:
 
 
 def _user_log(log: str) -> str:
-    """The compiler log without ptxas's resource report (which jitkern parses)."""
+    """The compiler log without ptxas's resource report (which jitkern parses), jitkern's
+    internal array types spelled as the user knows them (a ``raw`` parameter: CArray)."""
     kept = [ln for ln in log.splitlines() if not ln.startswith("ptxas") or "warning" in ln
             or "error" in ln]
-    return "\n".join(kept).strip()
+    return _INTERNAL_ARRAY.sub(r"CArray<\1, \2>", "\n".join(kept)).strip()
+
+
+#: ``_jk_carray<T, N, contiguous>`` / ``_jk_dcarray<T, N, contiguous, site>``: the C++ type
+#: of a ``raw`` parameter of ElementwiseKernel/ReductionKernel (CuPy's ``CArray<T, N>``).
+_INTERNAL_ARRAY = re.compile(r"_jk_d?carray<\s*([^,<>]+?)\s*,\s*(\d+)\s*(?:,[^<>]*)?>")
 
 
 _MISSING_HEADER = re.compile(r'cannot open source file "([^"]+)"')
@@ -540,6 +546,9 @@ def make_compile_error(source: str, log: str, program_name: str, options: tuple)
     hint = missing_header_hint(log, options)
     if hint:
         parts += ["", hint]
+    if _INTERNAL_ARRAY.search(log):
+        parts += ["", "a `raw` parameter is the whole array (a CArray<T, N>), not one element: "
+                  "index it, x[i] (x[_ind.get()] for this thread's element), or read x.size()"]
     if wanted:
         parts.append("")
         parts.append("source:")
