@@ -98,10 +98,16 @@ def _cache_lines() -> list[str]:
     usage = cache.disk_usage_by_kind()
     entries = sum(c for c, _s in usage.values())
     size = sum(s for _c, s in usage.values())
-    lines = [f"{'cache folder':18s} {settings.cache_dir} ({folder_state(settings.cache_dir)})",
-             f"{'cache entries':18s} {entries} ({_mib(size)})"]
+    unreadable = cache.unreadable_folders()
+    state = folder_state(settings.cache_dir)
+    if unreadable:
+        state = "unreadable: " + "; ".join(f"{p}: {why}" for p, why in unreadable)
+    lines = [f"{'cache folder':18s} {settings.cache_dir} ({state})",
+             f"{'cache entries':18s} {entries} ({_mib(size)})"
+             + (" counted in the readable folders only" if unreadable else "")]
     for kind, (count, nbytes) in usage.items():
-        lines.append(f"  {kind:16s} {count} in {cache.KINDS[kind]}/ ({_mib(nbytes)})")
+        lines.append(f"  {kind:16s} {count} in {cache.ENTRIES_FOLDER}/{cache.KINDS[kind]}/ "
+                     f"({_mib(nbytes)})")
     return lines
 
 
@@ -137,6 +143,12 @@ def cmd_cache(args) -> int:
         return 0
     report = cache.clear_disk()
     print(f"removed {report.removed} cache entries from {settings.cache_dir}")
+    if report.left:
+        print(f"left {len(report.left)} files and folders jitkern did not write:")
+        for path in report.left[:20]:
+            print(f"  {path}")
+        if len(report.left) > 20:
+            print(f"  ... and {len(report.left) - 20} more")
     if not report.failed:
         return 0
     print(f"could not remove {len(report.failed)}:", file=sys.stderr)
