@@ -26,6 +26,7 @@ from .errors import (
     JitkernRuntimeError,
     JitkernTypeError,
     JitkernValueError,
+    JitkernAxisError,
     JitNameError,
     JitSyntaxError,
     JitTypeError,
@@ -111,6 +112,6 @@ __all__ = [
     "JitSyntaxError", "JitTypeError", "JitValueError", "JitkernAttributeError",
     "JitkernBufferError", "JitkernError", "JitkernFileNotFoundError", "JitkernIndexError",
     "JitkernKeyError", "JitkernNotImplementedError", "JitkernOverflowError",
-    "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "KernelArgumentError",
+    "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "JitkernAxisError", "KernelArgumentError",
     "KernelAssertionError", "LaunchError", "OutOfMemoryError", "StreamCaptureError", *_LAZY,
 ]

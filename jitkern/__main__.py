@@ -160,7 +160,7 @@ def cmd_cache(args) -> int:
 def cmd_demo(args) -> int:
     from jitkern.cli.demo import run_demo
 
-    return run_demo(arch=args.arch, simulate=args.simulate)
+    return run_demo(arch=args.arch, simulate=args.simulate, full=args.full)
 
 
 def shadowed_install() -> str | None:
@@ -205,6 +205,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="without a GPU, the arch to compile for (default sm_90)")
     demo.add_argument("--simulate", action="store_true",
                       help="run the JIT demos on the CPU with jitkern's simulator (no GPU needed)")
+    demo.add_argument("--full", action="store_true",
+                      help="without a GPU, show all the generated CUDA (the string kernels' "
+                           "prelude included), not only each kernel as written")
     demo.set_defaults(func=cmd_demo)
     cache_p = sub.add_parser("cache", help="show or clear the on-disk kernel cache",
                              description="Show the on-disk cache (folder, entries by kind, "

@@ -32,8 +32,8 @@ def _flag(name: str, default: bool) -> bool:
 
 def _default_cache_dir() -> str:
     explicit = os.environ.get("JITKERN_CACHE_DIR")
-    if explicit:
-        return os.path.expanduser(explicit)
+    if explicit:  # a relative folder is resolved once, here: a later os.chdir does not move it
+        return os.path.abspath(os.path.expanduser(explicit))
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(xdg, "jitkern")
 

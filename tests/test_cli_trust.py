@@ -75,3 +75,25 @@ def test_cache_on_an_unreadable_folder_says_so(own_cache, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert f"unreadable: {locked}: Permission denied" in out
     assert "read-only" not in out and "(usable)" not in out
+
+
+@pytest.mark.parametrize("argv", [["demo", "--arch", "sm_1000"],
+                                  ["demo", "--simulate", "--arch", "sm_1000"]])
+def test_demo_arch_is_checked_once_up_front(capsys, argv):
+    assert cli.main(argv) == 2
+    captured = capsys.readouterr()
+    assert "--arch sm_1000" in captured.err and "is not a target NVRTC" in captured.err
+    assert captured.out == ""  # refused before any demo ran
+
+
+@pytest.mark.skipif(__import__("conftest").has_gpu(), reason="the demo without a GPU")
+def test_demo_without_a_gpu_shows_each_kernel_as_written_not_the_prelude(capsys):
+    assert cli.main(["demo", "--arch", "sm_80"]) == 0
+    out = capsys.readouterr().out
+    assert "string-kernel prelude" not in out
+    assert len(out.splitlines()) < 60
+    assert out.count("registers") == 4 and "sm_80" in out
+    assert '"z = (x - y) * (x - y)"' in out and "def grid_stride_copy" in out
+    assert cli.main(["demo", "--arch", "sm_80", "--full"]) == 0
+    full = capsys.readouterr().out
+    assert full.count("string-kernel prelude ----") == 2

@@ -83,6 +83,9 @@ def rawkernel(
     the next synchronisation (docs/debug_mode.md).
     """
     mode = infer.check_mode(mode)
+    from ..toolchain.nvrtc import normalize_options  # lazily, as the rest of this module does
+
+    normalize_options(options)  # a bad option is named now, not at the first launch
     opts = tuple([options] if isinstance(options, str) else options)
     if fast_math:
         opts += ("--use_fast_math",)
@@ -252,7 +255,7 @@ class JitKernel(KernelPartial):
         try:
             key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
         except KernelArgumentError as exc:  # a host array: name it, as every kernel kind does
-            raise _argument_error(exc, args) from None
+            raise _argument_error(exc, args, self) from None
         entry = self._entries.get(key)
         if entry is None or not entry.globals.same_objects():
             entry = self._entry_for(tuple(args), key)
@@ -971,14 +974,18 @@ def _key_generic(a):
 _KEYERS = {t: _scalar_key for t in (bool, int, float, complex)}
 
 
-def _argument_error(exc: KernelArgumentError, args) -> KernelArgumentError:
-    """``exc`` with the position of the first argument whose key could not be read."""
+def _argument_error(exc: KernelArgumentError, args, kernel) -> KernelArgumentError:
+    """``exc`` with the kernel, and the position and parameter name of the first argument
+    whose key could not be read."""
+    code = kernel.py_func.__code__
+    params = code.co_varnames[: code.co_argcount]
     for i, a in enumerate(args):
         try:
             (_KEYERS.get(type(a)) or _keyer_for(type(a)))(a)
         except KernelArgumentError:
-            return KernelArgumentError(f"argument {i}: {exc}")
-    return exc
+            name = f" ({params[i]})" if i < len(params) else ""
+            return KernelArgumentError(f"{kernel.__name__}: argument {i}{name}: {exc}")
+    return KernelArgumentError(f"{kernel.__name__}: {exc}")
 
 
 def _keyer_for(cls: type):
@@ -1161,6 +1168,13 @@ def _compile(generated: Generated, options: tuple, arch):
             backend=backend_for(generated.source),
         )
     except CompileError as exc:
+        overflow = _PARAM_OVERFLOW.search(exc.log or str(exc))
+        if overflow is not None:  # the arguments' fault, not generated code's
+            raise KernelArgumentError(
+                f"{os.path.basename(generated.filename)}: the kernel's arguments need {int(overflow[1]):,} bytes of "
+                f"parameters, more than CUDA's limit of {int(overflow[2]):,}; pass large data "
+                "in an array, or fewer/smaller scalar arguments"
+            ) from None
         raise CompileError(
             _compile_message(exc, generated, options, arch),
             log=exc.log,
@@ -1205,6 +1219,8 @@ _COMPILER_ADVICE = (
     ),
 )
 
+_PARAM_OVERFLOW = re.compile(
+    r"parameter space overflowed \((\d+) bytes required, max (\d+) bytes allowed\)")
 _LOG_LOCATION = re.compile(r"^(.+?)\((\d+)\): (?:error|catastrophic error)", re.MULTILINE)
 _LINE_DIRECTIVE = re.compile(r'^#line (\d+) "(.*)"$')
 

@@ -80,6 +80,11 @@ def normalize_options(options) -> tuple[str, ...]:
     for opt in opts:
         if not isinstance(opt, str):
             raise JitkernTypeError(f"options: every option must be a str, got {type(opt).__name__} ({opt!r})")
+        if not opt.startswith("-"):
+            raise JitkernValueError(
+                f"options: {opt!r} is not a compiler option (every option starts with '-', "
+                "e.g. '-O3', '--use_fast_math', '-DNAME=1')"
+            )
         if opt.startswith(_ARCH_PREFIXES):
             raise JitkernValueError(
                 f"options: {opt!r} is not accepted; jitkern picks the arch from the device, "

@@ -401,7 +401,8 @@ def test_bad_paths_and_arguments_are_refused(tmp_path):
         debug.export(tmp_path / "d", *args)
     with pytest.raises(KernelArgumentError, match=r"argument 'x'"):
         K.scaled_rows.export(tmp_path / "k", "not an array", *args[1:])
-    (tmp_path / "prog.cubin").write_bytes(b"\x7fELF" + b"\0" * 60)
+    (tmp_path / "prog.cubin").write_bytes(jitkern.RawKernel(K.RAW_SOURCE, "add_scalar")
+                                          .inspect(arch="sm_90").cubin)
     from_file = jitkern.RawModule(path=str(tmp_path / "prog.cubin"))
     with pytest.raises(JitkernValueError, match=r"loaded from .*prog.cubin.*code="):
         from_file.export(tmp_path / "again")

@@ -44,13 +44,35 @@ def test_raw_kernel_while_simulating_says_what_the_simulator_runs(monkeypatch, h
     assert y.tolist() == [0.0] * 8  # nothing ran
 
 
-def test_host_array_message_names_the_simulator_only_while_it_is_on(monkeypatch):
-    from jitkern.runtime.launch import host_array_message
+@jitkern.jit.rawkernel()
+def _copy_rows(src, dst):
+    i = jitkern.jit.grid(1)
+    if i < dst.size:
+        dst[i] = src[i]
 
+
+@pytest.mark.parametrize("simulate", [False, True])
+def test_host_array_message_names_kernel_parameter_and_the_simulator_only_while_on(
+        monkeypatch, simulate):
+    # through the public launch: the bound launch packs (and refuses) before any driver call
+    monkeypatch.setattr(settings, "simulate", simulate)
+    k = jitkern.RawKernel(SOURCE, "twice")
+    x, y = np.ones(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(jitkern.KernelArgumentError) as info:
+        k.bind((1,), (8,), x, y, np.int32(8))
+    message = str(info.value)
+    assert message.startswith("twice: argument 0 (x): a numpy.ndarray lives in host memory")
+    assert ("JITKERN_SIMULATE runs" in message) is simulate
+
+
+def test_jit_kernel_given_a_host_array_names_kernel_and_parameter(monkeypatch):
     monkeypatch.setattr(settings, "simulate", False)
-    assert "JITKERN_SIMULATE" not in host_array_message("numpy.ndarray")
-    monkeypatch.setattr(settings, "simulate", True)
-    assert "JITKERN_SIMULATE runs" in host_array_message("numpy.ndarray")
+    src = np.random.default_rng().standard_normal(8)
+    dst = np.full(8, np.nan)
+    with pytest.raises(jitkern.KernelArgumentError) as info:
+        _copy_rows[1, 8](src, dst)
+    assert str(info.value).startswith("_copy_rows: argument 0 (src): a numpy.ndarray lives")
+    assert np.isnan(dst).all()  # nothing ran
 
 
 def test_without_simulate_the_error_has_no_simulator_hint(monkeypatch):
