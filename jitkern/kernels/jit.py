@@ -1159,13 +1159,16 @@ def _compile(generated: Generated, options: tuple, arch):
     from ..compiler.builtins.thrust import backend_for
 
     program_name = generated.filename
+    backend = backend_for(generated.source)
+    if backend == "nvcc":
+        _require_nvcc(program_name)
     try:
         return compile_source(
             generated.source,
             options=options,
             arch=arch,
             program_name=program_name,
-            backend=backend_for(generated.source),
+            backend=backend,
         )
     except CompileError as exc:
         overflow = _PARAM_OVERFLOW.search(exc.log or str(exc))
@@ -1182,6 +1185,22 @@ def _compile(generated: Generated, options: tuple, arch):
             name=exc.name,
             options=exc.options,
         ) from None
+
+
+def _require_nvcc(program_name: str) -> None:
+    """A kernel that uses jit.thrust compiles with nvcc (NVRTC cannot compile Thrust): say so,
+    and how to get one, where no nvcc is found."""
+    from ..toolchain.nvrtc import _nvcc_path
+
+    if _nvcc_path() is not None:
+        return
+    raise CompileError(
+        f"{os.path.basename(program_name)}: the kernel uses jit.thrust, and Thrust compiles only "
+        "with a CUDA toolkit's nvcc (NVRTC cannot compile it); no nvcc was found on the PATH or "
+        "in CUDA_HOME/bin. Install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads, "
+        "or `conda install -c nvidia cuda-nvcc`) and put its bin/ on the PATH or set CUDA_HOME; "
+        "without one, kernel.simulate runs the kernel on the CPU"
+    )
 
 
 # Compiler messages the user can act on: (pattern in the log, what to change). Any other
