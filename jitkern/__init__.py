@@ -112,6 +112,7 @@ __all__ = [
     "JitSyntaxError", "JitTypeError", "JitValueError", "JitkernAttributeError",
     "JitkernBufferError", "JitkernError", "JitkernFileNotFoundError", "JitkernIndexError",
     "JitkernKeyError", "JitkernNotImplementedError", "JitkernOverflowError",
-    "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "JitkernAxisError", "KernelArgumentError",
+    "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "JitkernAxisError",
+    "KernelArgumentError",
     "KernelAssertionError", "LaunchError", "OutOfMemoryError", "StreamCaptureError", *_LAZY,
 ]

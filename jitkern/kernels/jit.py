@@ -1174,8 +1174,9 @@ def _compile(generated: Generated, options: tuple, arch):
         overflow = _PARAM_OVERFLOW.search(exc.log or str(exc))
         if overflow is not None:  # the arguments' fault, not generated code's
             raise KernelArgumentError(
-                f"{os.path.basename(generated.filename)}: the kernel's arguments need {int(overflow[1]):,} bytes of "
-                f"parameters, more than CUDA's limit of {int(overflow[2]):,}; pass large data "
+                f"{os.path.basename(generated.filename)}: the kernel's arguments need "
+                f"{int(overflow[1]):,} bytes of parameters, more than CUDA's limit of "
+                f"{int(overflow[2]):,}; pass large data "
                 "in an array, or fewer/smaller scalar arguments"
             ) from None
         raise CompileError(

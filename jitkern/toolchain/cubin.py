@@ -80,7 +80,8 @@ def elf_problem(data: bytes) -> str | None:
     phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
     try:
         for i in range(phnum):  # every segment's bytes must be in the file
-            _t, _f, offset, _v, _p, filesz = struct.unpack_from("<IIQQQQ", data, phoff + i * phentsize)
+            at = phoff + i * phentsize
+            _t, _f, offset, _v, _p, filesz = struct.unpack_from("<IIQQQQ", data, at)
             if offset + filesz > len(data):
                 return (f"a segment ends at byte {offset + filesz:,}, past the end of the file "
                         f"({len(data):,} bytes): it is truncated")

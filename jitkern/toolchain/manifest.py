@@ -117,7 +117,7 @@ def read_binary(folder: str, manifest: dict, name: str, where: str) -> bytes:
     expected = manifest["sha256"][name]
     actual = hashlib.sha256(data).hexdigest()
     if actual != expected:
-        _refuse(where, f"the binary {name!r} does not match the manifest (SHA-256 {actual[:16]}..., "
-                       f"recorded {expected[:16]}...): it was changed or replaced after the "
-                       "export was written")
+        _refuse(where, f"the binary {name!r} does not match the manifest (SHA-256 "
+                       f"{actual[:16]}..., recorded {expected[:16]}...): it was changed or "
+                       "replaced after the export was written")
     return data

@@ -419,7 +419,8 @@ def test_load_refuses_what_is_not_an_export(tmp_path, jit_export):
         jitkern.load(tmp_path / "broken.json")
     manifest = dict(jit_export.manifest, version=99)
     (tmp_path / "future.json").write_text(json.dumps(manifest))
-    with pytest.raises(JitkernValueError, match=rf"manifest version 99.*reads version {export.MANIFEST_VERSION}"):
+    with pytest.raises(JitkernValueError,
+                       match=rf"manifest version 99.*reads version {export.MANIFEST_VERSION}"):
         jitkern.load(tmp_path / "future.json")
     manifest = dict(jit_export.manifest, binary_format="elf")
     (tmp_path / "fmt.json").write_text(json.dumps(manifest))
