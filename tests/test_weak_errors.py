@@ -113,3 +113,33 @@ def test_a_relative_cache_dir_is_resolved_once(tmp_path):
     same, absolute, folder = proc.stdout.split()
     assert (same, absolute) == ("True", "True")
     assert folder == str(tmp_path / "work" / "rel-cache")
+
+
+@pytest.mark.parametrize("fields, argument", [
+    (dict(map_expr="x *"), "map_expr 'x *'"),
+    (dict(reduce_expr="a + b)"), "reduce_expr 'a + b)'"),
+    (dict(post_map_expr="y = a +"), "post_map_expr 'y = a +'"),
+    (dict(identity="zero_val"), "identity 'zero_val'"),
+])
+def test_reduction_c_mistake_names_its_argument_once(fields, argument):
+    given = dict(map_expr="x", reduce_expr="a + b", post_map_expr="y = a", identity="0")
+    given.update(fields)
+    k = jitkern.ReductionKernel("T x", "T y", given["map_expr"], given["reduce_expr"],
+                                given["post_map_expr"], given["identity"], "rk_mistake")
+    x = np.random.default_rng().standard_normal(64).astype(np.float32)
+    with pytest.raises(jitkern.CompileError) as info:
+        k.inspect(x, arch="sm_90")
+    message = str(info.value)
+    assert message.splitlines()[0] == f"rk_mistake: the compiler rejected the C++ in {argument}"
+    assert message.count(": error:") == 1  # pasted into several loops, reported once
+
+
+def test_elementwise_c_mistake_names_the_operation():
+    k = jitkern.ElementwiseKernel("float32 x", "float32 y", "y = x +\n  undefined_thing;",
+                                  "ew_mistake")
+    with pytest.raises(jitkern.CompileError) as info:
+        k.inspect(np.zeros(100, np.float32), arch="sm_90")
+    message = str(info.value)
+    assert message.startswith("ew_mistake: the compiler rejected the C++ in operation "
+                              "'y = x + undefined_thing;'")
+    assert message.count('identifier "undefined_thing" is undefined') == 1

@@ -27,7 +27,7 @@ from ..arrays.core import allocate, stream_of
 from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
 from ..runtime.handles import handle_ctype
-from ..toolchain.inspection import Inspection
+from ..toolchain.inspection import Inspection, inspect_binary
 from ..runtime.module import Function, cluster_refused
 from ..errors import JitkernAxisError, JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
@@ -41,6 +41,7 @@ from .elementwise import (
     _pointer,
     _rebuild,
     check_kernel_name,
+    compile_once_reported,
     several_devices,
 )
 from ..compiler.strings.params import (
@@ -483,9 +484,7 @@ class ReductionKernel(CachedSources):
     def _function(self, source: str, symbol: str) -> Function:
         fn = self._functions.get((source, symbol))
         if fn is None:
-            binary = compiler.compile_source(
-                source, options=self.options, program_name=f"{self.name}.cu", _normalized=True
-            )
+            binary = compile_once_reported(source, self.options, f"{self.name}.cu", kernel=self)
             fn = self._functions[(source, symbol)] = Function(binary, symbol, display_name=symbol)
             if self.debug and source not in self._watches:
                 self._watches[source] = _debug.watch(self, fn)
@@ -497,6 +496,11 @@ class ReductionKernel(CachedSources):
         if self._watches:
             debugcheck.check_watches(list(self._watches.values()),
                                      [debugcheck.synchronize_current()])
+
+    def _inspect_analysis(self, a, arch):
+        self._remember(a)  # compiled as a launch would, with the mistake's argument named
+        binary = compile_once_reported(a.source, self.options, f"{self.name}.cu", arch, self)
+        return inspect_binary(binary, self.name)
 
     def inspect(self, *args, arch=None, axis=None, keepdims=False, out=None) -> Inspection:
         """Source, CUBIN and resources of the main kernel ``self(*args, axis=...)`` would run.
