@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from ..errors import CompileError
+from ..toolchain.nvrtc import make_compile_error
 
 # the arguments whose text is pasted into generated code, most specific first (a preamble
 # or an identity is matched last: short texts match many lines)
@@ -61,8 +62,6 @@ def name_the_arguments(exc: CompileError, kernel) -> CompileError:
     """``exc`` with a first line naming the kernel's argument(s) holding each error, and each
     mistake reported once (an argument pasted into several loops is compiled once per
     copy); ``exc`` itself when no reported line carries an argument's text."""
-    from ..toolchain.nvrtc import make_compile_error  # (kernels -> toolchain, as elsewhere)
-
     lines = (exc.source or "").splitlines()
     fields = [(name, getattr(kernel, name, None)) for name in FIELDS]
     fields = [(name, text) for name, text in fields if isinstance(text, str) and text.strip()]
