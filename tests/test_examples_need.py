@@ -16,8 +16,7 @@ GPU_BENCHMARKS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")
                                           "sanitize_examples.py"))
 NEEDS_GPU = [("benchmarks", name, ()) for name in GPU_BENCHMARKS] + [
     ("examples", "export_load_time.py", ()),
-    ("examples", "jit_mandelbrot.py", ()),
-]
+]  # (the JIT examples' "needs a GPU" message: tests/sim/test_sim_examples.py)
 
 pytestmark = pytest.mark.skipif(has_gpu(), reason="what the scripts do without a GPU")
 
