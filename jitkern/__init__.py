@@ -27,6 +27,7 @@ from .errors import (
     JitkernRuntimeError,
     JitkernTypeError,
     JitkernValueError,
+    JitkernAxisError,
     JitNameError,
     JitOverflowError,
     JitSyntaxError,
@@ -126,6 +127,7 @@ __all__ = [
     "JitSyntaxError", "JitTypeError", "JitValueError", "JitkernAttributeError",
     "JitkernBufferError", "JitkernError", "JitkernFileNotFoundError", "JitkernIndexError",
     "JitkernKeyError", "JitkernNotImplementedError", "JitkernOverflowError",
-    "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "KernelArgumentError",
+    "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "JitkernAxisError",
+    "KernelArgumentError",
     "KernelAssertionError", "LaunchError", "OutOfMemoryError", "StreamCaptureError", *_LAZY,
 ]

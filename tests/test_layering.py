@@ -117,6 +117,7 @@ LOCAL_IMPORTS = {
     ("jitkern.arrays.interop", "torch"): "optional dependency, only when a tensor is passed",
     ("jitkern.kernels.raw", "cupy"): "optional dependency, only for a CuPy-compatible path",
     ("jitkern.sim.runtime", "ml_dtypes"): "optional dependency, only for a float8 kernel",
+    ("jitkern.toolchain.export", "fcntl"): "POSIX only: elsewhere exports are not serialised",
     ("jitkern.sim.csubset", "pycparser"): "optional dependency (the sim extra), only when a "
                                           "string kernel is simulated",
     # cuda-python, kept out of `import jitkern` (tests/test_import.py)
@@ -200,6 +201,7 @@ CYCLE_EXCEPTIONS = {
 
 #: files over 800 lines, and who splits them
 LONG_MODULES = {
+    "jitkern/runtime/module.py": "runtime: launch-config checks and packing move out",
     "jitkern/sim/ctranslate.py": "the C-subset translator: split statements from "
                                  "expressions (sim/)",
     "jitkern/kernels/jit.py": "kernelbase/runtime split it (kernels/jit.py, runtime/args.py)",

@@ -22,6 +22,8 @@ import functools
 import numpy
 
 from ..arrays import dtypes
+from ..runtime.launch import dim3
+from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
 from . import emit, runtime, scheduler, thrust, vector
@@ -75,6 +77,9 @@ class Simulator:
             raise JitkernTypeError(f"{kernel.__name__} is a device function: call it from a kernel")
         if cluster is not None:
             check_cluster(kernel.__name__, grid, cluster, kernel.allow_nonportable_cluster_size)
+        # every limit the GPU checks, before any argument is copied or any block is built
+        shared_mem = check_launch(kernel.__name__, dim3(grid, "grid"), dim3(block, "block"),
+                                  shared_mem, _shared_limit(kernel))
         host, back = _host_arguments(args)
         simulated = self.build(host)
         vector.run(kernel, simulated, grid, block, host, int(shared_mem), racecheck, cluster)
@@ -204,6 +209,16 @@ class _BoundArgs:
 
     def __repr__(self) -> str:
         return repr(self._bound._args)
+
+
+def _shared_limit(kernel) -> int:
+    """The dynamic shared memory a simulated launch may ask for: CUDA's 48 KiB default, or
+    what the kernel opted in to (``max_dynamic_shared_size_bytes``), up to the largest
+    opt-in of any GPU."""
+    raised = getattr(kernel, "max_dynamic_shared_size_bytes", None)
+    if type(raised) is int and raised > SHARED_DEFAULT:
+        return min(raised, SHARED_OPTIN_MAX)
+    return SHARED_DEFAULT
 
 
 def simulated_source(kernel, *args) -> str:
