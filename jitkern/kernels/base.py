@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 
-from ..errors import JitkernRuntimeError, JitkernTypeError
+from ..errors import JitkernRuntimeError, JitkernTypeError, KernelArgumentError
 
 
 def _not_ready(*args, **kwargs):  # replaced by the subclass's __init__
@@ -46,6 +46,37 @@ class KernelPartial(functools.partial):
         """The name Python's own call errors give (``RawKernel.__call__() missing ...``)."""
         return f"{type(self).__name__}.__call__"
 
+    def __getitem__(self, config):
+        """``kernel[grid, block](*args)`` or ``kernel[grid, block, shared_mem, stream](*args)``:
+        a partial of the launch. Once the kernel's call is a generated launcher, the partial's
+        function is that launcher's star form (``run.star``, see
+        runtime.launch.make_fast_launcher), made once per config and kept on the launcher, so
+        ``k[grid, block](...)`` runs one generated function, as ``k(grid, block, args)`` does."""
+        try:
+            return self.func.star_configs[config]
+        except (AttributeError, KeyError, TypeError):
+            return self._subscript(config)
+
+    def _subscript(self, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise JitkernTypeError(
+                "launch as kernel[grid, block](*args) or "
+                "kernel[grid, block, shared_mem, stream](*args)"
+            )
+        shared_mem = config[2] if len(config) > 2 else 0
+        stream = config[3] if len(config) > 3 else None
+        star = getattr(self.func, "star", None)
+        if star is None:
+            return functools.partial(launch_star, self, config[0], config[1], shared_mem, stream)
+        partial = functools.partial(star, self, config[0], config[1], shared_mem, stream)
+        configs = self.func.star_configs
+        if len(configs) < 64:
+            try:
+                configs[config] = partial
+            except TypeError:  # a list in the config: not hashable, not kept
+                pass
+        return partial
+
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
         """A :class:`~jitkern.runtime.module.BoundLaunch`: this launch with ``args`` packed
         once. Calling it re-launches with the same arguments at about the cost of a bare
@@ -66,6 +97,33 @@ class KernelPartial(functools.partial):
         return self is other
 
     __hash__ = object.__hash__
+
+
+def launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args, **kwargs):
+    """``kernel[grid, block, shared_mem, stream](*args)`` on the general path (a partial of
+    this). As in cupyx.jit, ``shared_mem=`` and ``stream=`` may also be given as keywords."""
+    shared_mem, stream = config_shared_mem, config_stream
+    if kwargs:
+        shared_mem, stream = _launch_keywords(kernel, kwargs, shared_mem, stream)
+    return kernel.func(grid, block, args, shared_mem, stream)
+
+
+def _launch_keywords(kernel, kwargs, shared_mem, stream):
+    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
+    if unknown:
+        raise KernelArgumentError(
+            f"{kernel.__name__}[grid, block](...) takes the kernel's arguments by position and "
+            f"only shared_mem= and stream= as keywords, got the keyword "
+            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+        )
+    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
+    for key in kwargs:
+        if given[key]:
+            raise KernelArgumentError(
+                f"{kernel.__name__}[...](...): {key} is given both in the brackets and as a "
+                "keyword; give it once"
+            )
+    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
 
 
 def _name_as_call(func, qualname: str) -> None:

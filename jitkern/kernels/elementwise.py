@@ -525,6 +525,7 @@ def _call_key(args, size, block_size):
 
 
 _device_count = []
+driver.resets(globals(), _device_count=list)  # asked again under driver.use(fake)
 
 
 def several_devices() -> bool:

@@ -36,7 +36,7 @@ from ..runtime import debugcheck, driver
 from ..runtime import launch as launch_args
 from ..runtime.codegen import define
 from ..runtime.device import stream_handle
-from .base import KernelPartial
+from .base import KernelPartial, launch_star
 from ..runtime.module import check_cluster
 from ..config import settings
 from ..errors import (
@@ -210,15 +210,7 @@ class JitKernel(KernelPartial):
 
     # -- launching ---------------------------------------------------------
 
-    def __getitem__(self, config):
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise JitkernTypeError(
-                "launch as kernel[grid, block](*args) or "
-                "kernel[grid, block, shared_mem, stream](*args)"
-            )
-        shared_mem = config[2] if len(config) > 2 else 0
-        stream = config[3] if len(config) > 3 else None
-        return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
+    # kernel[grid, block](*args): KernelPartial.__getitem__ (kernels.base).
 
     @property
     def simulate(self) -> Simulator:
@@ -518,33 +510,6 @@ def _uninstall_launchers() -> None:
 config.on_simulate.append(_uninstall_launchers)
 
 
-def _launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args, **kwargs):
-    """``kernel[grid, block, shared_mem, stream](*args)``: a partial of this. As in
-    cupyx.jit, ``shared_mem=`` and ``stream=`` may also be given as keywords."""
-    shared_mem, stream = config_shared_mem, config_stream
-    if kwargs:
-        shared_mem, stream = _launch_keywords(kernel, kwargs, shared_mem, stream)
-    return kernel.func(grid, block, args, shared_mem, stream)
-
-
-def _launch_keywords(kernel, kwargs, shared_mem, stream):
-    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
-    if unknown:
-        raise KernelArgumentError(
-            f"{kernel.__name__}[grid, block](...) takes the kernel's arguments by position and "
-            f"only shared_mem= and stream= as keywords, got the keyword "
-            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
-        )
-    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
-    for key in kwargs:
-        if given[key]:
-            raise KernelArgumentError(
-                f"{kernel.__name__}[...](...): {key} is given both in the brackets and as a "
-                "keyword; give it once"
-            )
-    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
-
-
 class _Entry:
     __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "general",
                  "types", "globals", "watch")
@@ -571,7 +536,7 @@ class _Entry:
         state, plan = last
         self.run = self.function.fast_launcher(
             state, plan, self.cooperative, fallback=self.general, positional=True,
-            guards=tuple(self.guards), guard_env=self.guard_env)
+            guards=tuple(self.guards), guard_env=self.guard_env, star=launch_star)
 
 
 # ---------------------------------------------------------------------------
@@ -767,19 +732,30 @@ def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
         f"    if cluster is not None or type(args) is not tuple or len(args) != {len(classes)}:",
         f"        {miss}",
     ]
+    body = []
     if names:
-        lines.append(f"    {', '.join(names)}, = args")
+        body.append(f"    {', '.join(names)}, = args")
     if terms:
-        lines.append(f"    if not ({' and '.join(terms)}):")
-        lines.append(f"        {miss}")
+        body.append(f"    if not ({' and '.join(terms)}):")
+        body.append(f"        {miss}")
     if extras is not None:
-        lines.append("    args = args + _extras(args)")
-    lines += [
+        body.append("    args = args + _extras(args)")
+    body += [
         "    fast = _F.fast",
         "    if fast is None or not fast(grid, block, args, shm, stream):",
         f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
     ]
-    return define("\n".join(lines) + "\n", "<jitkern jit launch>", env, "run")
+    # kernel[grid, block](*args) (kernels.base.KernelPartial.__getitem__): the same body
+    env["_star_slow"] = launch_star
+    lines += body + [
+        "def star(kernel, grid, block, shm, stream, /, *args, **kwargs):",
+        f"    if kwargs or len(args) != {len(classes)}:",
+        "        return _star_slow(kernel, grid, block, shm, stream, *args, **kwargs)",
+        "    cluster = None",
+    ] + body
+    run = define("\n".join(lines) + "\n", "<jitkern jit launch>", env, "run")
+    run.star, run.star_configs = env["star"], {}
+    return run
 
 
 def _debug_flag(debug) -> bool:

@@ -417,7 +417,7 @@ def _packer_parts(fmt: str, slots: list[Slot], types: tuple, buffer):
 
 def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail,
                        *, fallback=None, positional: bool = False, guards=(), guard_env=None,
-                       stream_of=None, current_stream=None, device=None):
+                       stream_of=None, current_stream=None, device=None, star=None):
     """Generate the whole launch for one signature as one function.
 
     By default: ``run(grid, block, args, shared_mem, stream) -> bool``, which returns
@@ -434,6 +434,11 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
     ``stream_of`` (a stream argument -> handle) and ``current_stream`` (the calling
     thread's current stream handle) are needed when streams may be given; without
     them a given or current stream is a miss.
+
+    ``star`` (with ``fallback`` and ``positional``): also generate ``run.star(kernel, grid,
+    block, shared_mem, stream, *args, **kwargs)``, the ``kernel[grid, block](*args)`` form of
+    the same launch, which calls ``star`` with its own arguments when keywords are given
+    (``run.star_configs`` caches the partials of kernels.base's ``__getitem__``).
 
     ``device`` (machines with several GPUs): ``(device_id, context, get_current)``. The
     launcher then also checks that ``get_current()`` (cuCtxGetCurrent) returns
@@ -476,7 +481,6 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
     # which costs nothing when it does not happen; len() and indexing would cost
     # on every launch.
     lines = [
-        header,
         *stream_lines,
         "    try:",
         f"        {''.join(nm + ', ' for nm in names) or '() '}= args",
@@ -517,7 +521,19 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
         "        _fail(err, (gx, gy, gz), (bx, by, bz), shared_mem, s)",
         f"    {done}",
     ]
-    return define("\n".join(lines) + "\n", "<jitkern fast launch>", env, "run")
+    src = [header, *lines]
+    if star is not None:
+        # kernel[grid, block](*args): the same body, called by the partial __getitem__
+        # returns (kernels.base), so the subscript form costs what the call form does.
+        env["_star_slow"] = star
+        src += ["def star(kernel, grid, block, shared_mem, stream, /, *args, **kwargs):",
+                "    if kwargs:",
+                "        return _star_slow(kernel, grid, block, shared_mem, stream, *args, **kwargs)",
+                *lines]
+    run = define("\n".join(src) + "\n", "<jitkern fast launch>", env, "run")
+    if star is not None:
+        run.star, run.star_configs = env["star"], {}
+    return run
 
 
 def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: str = "the kernel"

@@ -164,6 +164,8 @@ def _not_captured(stream: int) -> bool:
 
 
 _alloc_fn = None
+# The allocator's driver-derived state: fresh under driver.use(fake), restored after.
+driver.resets(globals(), _alloc_fn=lambda: None, _pools=dict, _free=dict)
 
 
 def malloc(size: int, device_id: int, stream: int = 0) -> MemoryPointer:

@@ -286,10 +286,10 @@ class Function:
         self._fast_cooperative = cooperative
 
     def fast_launcher(self, state: _DeviceState, plan, cooperative: bool, fallback=None,
-                      positional: bool = False, guards=(), guard_env=None):
+                      positional: bool = False, guards=(), guard_env=None, star=None):
         """The generated launcher for ``plan`` (see launch.make_fast_launcher), cached on it,
         so a kernel launched with alternating signatures does not regenerate code."""
-        key = (cooperative, fallback, positional, tuple(guards))
+        key = (cooperative, fallback, positional, tuple(guards), star)
         run = plan.launchers.get(key)
         if run is None:
             d = _drv
@@ -308,7 +308,8 @@ class Function:
             run = plan.launchers[key] = make_fast_launcher(
                 plan, launch, state.handle, _dims, STREAMS_IN_USE, fail,
                 fallback=fallback, positional=positional, guards=guards, guard_env=guard_env,
-                stream_of=stream_handle, current_stream=current_stream_handle, device=device)
+                stream_of=stream_handle, current_stream=current_stream_handle, device=device,
+                star=star)
         return run
 
     def bind(self, grid, block, args, shared_mem: int = 0, stream=None, cooperative: bool = False,
@@ -685,6 +686,9 @@ def cluster_config(d, grid3, block3, shared_mem: int, stream, cluster3, cooperat
 
 _drv = None
 _multi_device = False
+# What this module keeps from the driver: fresh under driver.use(fake), restored after.
+driver.resets(globals(), _drv=drv, _multi_device=lambda: driver.device_count() > 1,
+              _cluster_devices=dict, _modules=dict)
 
 # Normalised launch dimensions by the value the caller gave (ints and tuples are
 # hashable): a dict hit replaces a function call on the hot path.
