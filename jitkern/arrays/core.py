@@ -24,7 +24,7 @@ import numpy
 from ..runtime import driver, memory
 from ..runtime.device import Device, Stream, get_current_stream, stream_handle
 from ..runtime.driver import check, drv
-from ..runtime.launch import register_array_type
+from ..runtime.args import register_array_type
 from ..errors import JitkernBufferError, JitkernTypeError, JitkernValueError
 from . import _dlpack, _kernels, dtypes, interop, layout
 from ..runtime.context import LEGACY, PER_THREAD, current_device_id, on_device, order_after

@@ -33,7 +33,7 @@ from ..arrays.layout import c_strides
 from ..arrays.layout import fits_int32 as _fits_int32  # also read by generated guards
 from ..toolchain import cache
 from ..runtime import debugcheck, driver
-from ..runtime import launch as launch_args
+from ..runtime import args as launch_args
 from ..runtime.codegen import define
 from ..runtime.device import stream_handle
 from .base import KernelPartial, launch_star
@@ -958,21 +958,22 @@ def _argument_error(exc: KernelArgumentError, args) -> KernelArgumentError:
 
 
 def _keyer_for(cls: type):
+    """The per-call key reader of arguments of type ``cls``: jitkern's own arrays through
+    their slots, NumPy scalars by type, else the JIT's column of runtime.args' table."""
     module = getattr(cls, "__module__", "") or ""
     if issubclass(cls, (numpy.bool_, numpy.number)):
         keyer = _scalar_key
-    elif module.startswith("torch"):
-        keyer = _key_torch
     elif module.startswith("jitkern") and hasattr(cls, "_strides") and hasattr(cls, "_dtype"):
         keyer = _key_jitkern
-    elif module.startswith(("cupy", "jitkern")) and hasattr(cls, "strides"):
-        keyer = _key_strided
-    elif hasattr(cls, "__cuda_array_interface__") and not issubclass(cls, numpy.ndarray):
-        keyer = _key_cai  # JAX, Numba and plain CAI objects
     else:
-        keyer = _key_generic
+        keyer = _KIND_KEYERS.get(launch_args.kind_of(cls), _key_generic)
     _KEYERS[cls] = keyer
     return keyer
+
+
+# The JIT's per-call keys, by runtime.args.kind_of (its types need the compiler's T, so
+# this column lives here); any other kind keys through describe().
+_KIND_KEYERS = {"torch": _key_torch, "cupy": _key_strided, "cai": _key_cai}
 
 
 def _dims_torch(t):
