@@ -53,10 +53,14 @@ from .handles import handle_ctype
 # ---------------------------------------------------------------------------
 # One slot of the parameter buffer per argument.
 
-_SCALAR_CODES = {
+#: NumPy dtype char -> the struct codes of its value in a parameter buffer: the one table
+#: (the packers here, the string kernels' launchers and a bound launch's slot names read it).
+STRUCT_CODES = {
     "b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "L": "Q",
-    "q": "q", "Q": "Q", "e": "e", "f": "f", "d": "d", "?": "?",
+    "q": "q", "Q": "Q", "e": "e", "f": "f", "d": "d", "?": "?", "F": "ff", "D": "dd",
 }
+#: struct codes -> the C type's name (what error messages call a slot)
+CODE_NAMES = {code: numpy.dtype(char).name for char, code in STRUCT_CODES.items()}
 _INT_RANGES = {"i": (-(2**31), 2**31 - 1), "I": (0, 2**32 - 1), "q": (-(2**63), 2**63 - 1),
                "Q": (0, 2**64 - 1)}
 
@@ -77,13 +81,13 @@ class Slot:
 
 
 def _scalar_slot(dtype: numpy.dtype, what: str) -> Slot:
-    if dtype.kind == "c":
-        half = "f" if dtype.itemsize == 8 else "d"
-        return Slot(half * 2, dtype.itemsize, dtype.itemsize, "{a}.real, {a}.imag", {}, what)
+    if dtype.kind == "c" and dtype.char in STRUCT_CODES:
+        return Slot(STRUCT_CODES[dtype.char], dtype.itemsize, dtype.itemsize,
+                    "{a}.real, {a}.imag", {}, what)
     if dtype.kind == "V":
         return Slot(f"{dtype.itemsize}s", dtype.itemsize, _c_alignment(dtype),
                     "{a}.tobytes()", {}, what)
-    code = _SCALAR_CODES.get(dtype.char)
+    code = STRUCT_CODES.get(dtype.char)
     if code is None:
         raise KernelArgumentError(f"{what}: NumPy type {dtype} cannot be passed to a kernel")
     return Slot(code, dtype.itemsize, dtype.itemsize, "{a}", {}, what)
@@ -155,6 +159,19 @@ def _checked_int32(index: int) -> Slot:
 # ---------------------------------------------------------------------------
 
 
+class ParamBuffer:
+    """A parameter buffer and the ``void*[]`` of its parameters' addresses (what
+    ``cuLaunchKernel`` takes as ``kernelParams``): the one buffer type of every launcher."""
+
+    __slots__ = ("params_ptr", "pointers", "raw")
+
+    def __init__(self, offsets, total: int):
+        self.raw = ctypes.create_string_buffer(max(total, 8))
+        base = ctypes.addressof(self.raw)
+        self.pointers = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
+        self.params_ptr = ctypes.addressof(self.pointers)
+
+
 class Plan:
     """Packing for one argument-type signature: buffer, pointer array, pack()."""
 
@@ -166,10 +183,8 @@ class Plan:
         self.dtypes = dtypes  # dtypes of structured scalars, when there are any
         self.nargs = len(slots)
         fmt, offsets, total = _layout(slots)
-        self._buffer = ctypes.create_string_buffer(max(total, 8))
-        base = ctypes.addressof(self._buffer)
-        self._pointers = (ctypes.c_void_p * max(len(slots), 1))(*[base + o for o in offsets])
-        self.params_ptr = ctypes.addressof(self._pointers)
+        buffer = ParamBuffer(offsets, total)
+        self._buffer, self._pointers, self.params_ptr = buffer.raw, buffer.pointers, buffer.params_ptr
         self.types, self.fmt = types, fmt
         self.launchers: dict = {}  # generated fast launchers, by what they were made for
         self.general_launches = 0  # launches of this plan that took the general path

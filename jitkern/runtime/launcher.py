@@ -30,41 +30,21 @@ from ..arrays.core import pin_stream, stream_of
 from ..arrays.layout import c_strides
 from . import driver, memory
 from .codegen import define
+from .launch import STRUCT_CODES, ParamBuffer
 from .device import STREAMS_IN_USE, Stream, current_stream_handle, get_current_stream, stream_handle
 from ..errors import InternalError
 from ..compiler.strings.params import HANDLE_DTYPES, convert_scalar
 
 HANDLE_DTYPE_SET = frozenset(HANDLE_DTYPES.values())
 
-_CODES = {
-    "?": "?",
-    "b": "b",
-    "B": "B",
-    "h": "h",
-    "H": "H",
-    "i": "i",
-    "I": "I",
-    "l": "q",
-    "L": "Q",
-    "q": "q",
-    "Q": "Q",
-    "e": "e",
-    "f": "f",
-    "d": "d",
-    "F": "ff",
-    "D": "dd",
-}
+class Buffer(ParamBuffer):
+    """A parameter buffer laid out from the kernel's offsets, its static tail written once."""
 
-
-class Buffer:
-    """A parameter buffer with its ``void*[]``, the static tail written once."""
+    __slots__ = ()
 
     def __init__(self, layout, static_values, first_static: int):
-        total = max((o + s for o, s in layout), default=0)
-        self.raw = ctypes.create_string_buffer(max(total, 8))
+        super().__init__([o for o, _ in layout], max((o + s for o, s in layout), default=0))
         base = ctypes.addressof(self.raw)
-        self.pointers = (ctypes.c_void_p * max(len(layout), 1))(*[base + o for o, _ in layout])
-        self.params_ptr = ctypes.addressof(self.pointers)
         if len(layout) != first_static + len(static_values):
             raise InternalError(
                 f"a kernel with {len(layout)} parameters launched with "
@@ -99,7 +79,7 @@ def scalar_code(dtype: numpy.dtype) -> str:
         return "Q"
     if dtype.fields is not None:  # a record (numpy.void): its bytes
         return f"{dtype.itemsize}s"
-    return _CODES[dtype.char]
+    return STRUCT_CODES[dtype.char]
 
 
 MISS = object()  # what a guarded runner returns when the arguments are not its layout's

@@ -29,6 +29,7 @@ from .codegen import define
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
 from .launch import (
+    CODE_NAMES,
     _describe_arg,
     _layout,
     _scalar_slot,
@@ -564,11 +565,6 @@ class _BoundArgs:
         return repr(self._bound._args[: self._bound._user_count])
 
 
-_C_NAMES = {"b": "int8", "B": "uint8", "h": "int16", "H": "uint16", "i": "int32", "I": "uint32",
-            "q": "int64", "Q": "uint64", "e": "float16", "f": "float32", "d": "float64",
-            "?": "bool", "ff": "complex64", "dd": "complex128"}
-
-
 def _is_pointer(slot) -> bool:
     return slot.codes == "Q" and slot.expr != "{a}"
 
@@ -576,7 +572,7 @@ def _is_pointer(slot) -> bool:
 def _slot_kind(slot) -> str:
     if _is_pointer(slot):
         return "a device pointer (an array)"
-    name = _C_NAMES.get(slot.codes)
+    name = CODE_NAMES.get(slot.codes)
     if name is None:
         return f"a {slot.size}-byte structured scalar"
     return f"{'an' if name[0] in 'iu' else 'a'} {name} scalar"
