@@ -355,3 +355,4 @@ def layout_key(obj):
 
 
 _args.use_describe(describe)  # DLPack-only launch arguments are read through describe()
+_args.register_arrays(fast_read=fast_read)  # the string kernels' launchers read layouts so

@@ -34,7 +34,7 @@ from ..arrays.layout import fits_int32 as _fits_int32  # also read by generated 
 from ..toolchain import cache
 from ..runtime import debugcheck, driver
 from ..runtime import args as launch_args
-from ..runtime.codegen import define
+from ..runtime.launcher import make_jit_runner
 from ..runtime.device import stream_handle
 from .base import KernelPartial, launch_star
 from ..runtime.module import check_cluster
@@ -262,8 +262,9 @@ class JitKernel(KernelPartial):
             return
         entry.upgrade()
         if entry.run is None:  # no packing plan to build on (several GPUs, or extras)
-            entry.run = _launch_run(entry.types, entry.guards, entry.guard_env, entry.function,
-                                    entry.extras, entry.cooperative, self._launch, args)
+            entry.run = make_jit_runner(entry.types, entry.guards, entry.guard_env,
+                                        entry.function, entry.extras, entry.cooperative,
+                                        self._launch, args, star=launch_star)
         if self.func is not entry.run:
             self._install(entry.run)
 
@@ -687,75 +688,9 @@ def _dlpack_dtype(a):
     return describe(a).dtype
 
 
-def _launch_reads(classes: tuple, samples: tuple, env: dict) -> list[str]:
-    """The launch.ArrayRead binds of the arguments that have one (for ``_launch_run``,
-    which packs through the Function and so has no Slot to take them from)."""
-    binds = []
-    for i, (cls, a) in enumerate(zip(classes, samples)):
-        read = launch_args.array_read(cls, a)
-        if read is None:
-            continue
-        fields = {"a": f"a{i}"}
-        for key, value in read.env.items():
-            fields[key] = env_name = f"_{key}_r{i}"
-            env[env_name] = value
-        binds.append(f"{read.bind.format(**fields)} is not None")
-    return binds
-
-
 def _cupy_like(cls: type) -> bool:
     return ((getattr(cls, "__module__", "") or "").startswith("cupy")
             and all(hasattr(cls, name) for name in ("_c_contiguous", "ndim", "dtype")))
-
-
-def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
-                cooperative: bool, general, samples: tuple = ()):
-    """Generate ``run(grid, block, args, shared_mem=0, stream=None)`` for one signature.
-
-    It checks ``args`` against the signature (types, then ``guards``) and launches through
-    the Function's own fast path; on a mismatch ``general``, the kernel's general launch,
-    handles the call. Used until the Function has a packing plan for this signature;
-    then the kernel's call becomes the Function's whole-launch function with the same
-    guards (see JitKernel._launch).
-    """
-    env = dict(guard_env, _F=function, _extras=extras, tuple=tuple, _general=general)
-    names = [f"a{i}" for i in range(len(classes))]
-    terms = []
-    for i, cls in enumerate(classes):
-        env[f"T{i}"] = cls
-        terms.append(f"type(a{i}) is T{i}")
-    terms += _launch_reads(classes, samples, env)  # after the type checks, before the guards
-    terms += guards
-    miss = "return _general(grid, block, args, shm, stream, cluster=cluster)"
-    lines = [
-        "def run(grid, block, args, shm=0, stream=None, *, cluster=None):",
-        f"    if cluster is not None or type(args) is not tuple or len(args) != {len(classes)}:",
-        f"        {miss}",
-    ]
-    body = []
-    if names:
-        body.append(f"    {', '.join(names)}, = args")
-    if terms:
-        body.append(f"    if not ({' and '.join(terms)}):")
-        body.append(f"        {miss}")
-    if extras is not None:
-        body.append("    args = args + _extras(args)")
-    body += [
-        "    fast = _F.fast",
-        "    if fast is None or not fast(grid, block, args, shm, stream):",
-        f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
-    ]
-    # kernel[grid, block](*args) (kernels.base.KernelPartial.__getitem__): the same body
-    env["_star_slow"] = launch_star
-    lines += body + [
-        "def star(kernel, grid, block, shm, stream, /, *args, **kwargs):",
-        f"    if kwargs or len(args) != {len(classes)}:",
-        "        return _star_slow(kernel, grid, block, shm, stream, *args, **kwargs)",
-        "    cluster = None",
-    ] + body
-    run = define("\n".join(lines) + "\n", "<jitkern jit launch>", env, "run")
-    run.star, run.star_configs = env["star"], {}
-    return run
 
 
 def _debug_flag(debug) -> bool:

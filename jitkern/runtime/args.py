@@ -179,6 +179,26 @@ def use_describe(describe) -> None:
     _describe[0] = describe
 
 
+class _ArrayHooks:
+    """What the arrays layer (above the runtime) gives the launchers when it is imported:
+    ``ndarray`` (jitkern's array class, whose outputs the string kernels' launchers build
+    inline), ``pin_stream``, ``stream_of`` and ``c_strides`` (arrays.core/layout), and
+    ``fast_read`` (arrays.interop: how a launcher reads a foreign array's layout)."""
+
+    ndarray = pin_stream = stream_of = c_strides = fast_read = None
+
+
+ARRAYS = _ArrayHooks()
+
+
+def register_arrays(**hooks) -> None:
+    """Set :data:`ARRAYS` fields (called by arrays.core and arrays.interop at import)."""
+    for name, value in hooks.items():
+        if not hasattr(_ArrayHooks, name):
+            raise AttributeError(f"runtime.args has no array hook {name!r}")
+        setattr(ARRAYS, name, value)
+
+
 class ArrayRead:
     """How a generated launcher reads a protocol-only array (``__cuda_array_interface__``
     or DLPack): ``bind``, an expression template that stores what is read once per call

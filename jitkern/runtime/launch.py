@@ -47,23 +47,11 @@ from .args import (  # noqa: F401 - the reading table; register_array_type etc. 
     pointer_getter,
     register_array_type,
 )
-from .codegen import define
 from .handles import handle_ctype
+from .launcher import CODE_NAMES, STRUCT_CODES, ParamBuffer, make_fast_launcher, make_packers  # noqa: F401
 
 # ---------------------------------------------------------------------------
 # One slot of the parameter buffer per argument.
-
-#: NumPy dtype char -> the struct codes of its value in a parameter buffer: the one table
-#: (the packers here, the string kernels' launchers and a bound launch's slot names read it).
-STRUCT_CODES = {
-    "b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "L": "Q",
-    "q": "q", "Q": "Q", "e": "e", "f": "f", "d": "d", "?": "?", "F": "ff", "D": "dd",
-}
-#: struct codes -> the C type's name (what error messages call a slot)
-CODE_NAMES = {code: numpy.dtype(char).name for char, code in STRUCT_CODES.items()}
-_INT_RANGES = {"i": (-(2**31), 2**31 - 1), "I": (0, 2**32 - 1), "q": (-(2**63), 2**63 - 1),
-               "Q": (0, 2**64 - 1)}
-
 
 class Slot:
     """How one argument is written: struct codes, its size/alignment, and a Python
@@ -159,19 +147,6 @@ def _checked_int32(index: int) -> Slot:
 # ---------------------------------------------------------------------------
 
 
-class ParamBuffer:
-    """A parameter buffer and the ``void*[]`` of its parameters' addresses (what
-    ``cuLaunchKernel`` takes as ``kernelParams``): the one buffer type of every launcher."""
-
-    __slots__ = ("params_ptr", "pointers", "raw")
-
-    def __init__(self, offsets, total: int):
-        self.raw = ctypes.create_string_buffer(max(total, 8))
-        base = ctypes.addressof(self.raw)
-        self.pointers = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
-        self.params_ptr = ctypes.addressof(self.pointers)
-
-
 class Plan:
     """Packing for one argument-type signature: buffer, pointer array, pack()."""
 
@@ -188,7 +163,7 @@ class Plan:
         self.types, self.fmt = types, fmt
         self.launchers: dict = {}  # generated fast launchers, by what they were made for
         self.general_launches = 0  # launches of this plan that took the general path
-        self.pack, self.pack_if_same = _make_packers(fmt, slots, types, self._buffer)
+        self.pack, self.pack_if_same = make_packers(fmt, slots, types, self._buffer)
 
 
 def _layout(slots: list[Slot]) -> tuple[str, list[int], int]:
@@ -204,165 +179,6 @@ def _layout(slots: list[Slot]) -> tuple[str, list[int], int]:
         fmt.append(slot.codes)
         pos += slot.size
     return "".join(fmt), offsets, pos
-
-
-def _make_packers(fmt: str, slots: list[Slot], types: tuple, buffer):
-    """Generate ``pack(args)`` and ``pack_if_same(args) -> bool`` for one signature.
-
-    ``pack_if_same`` first checks each argument's type with ``is`` (cheaper than
-    building a key), so a kernel launched again with the same argument types skips
-    the plan lookup entirely. This is the launch hot path.
-    """
-    env, names, exprs, checks, binds = _packer_parts(fmt, slots, types, buffer)
-    unpack = f"    {', '.join(names)}, = args\n" if names else ""
-    reads = "".join(f"    {b}\n" for b in binds)
-    body = f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})\n"
-    guard = (f"    if len(args) != {len(slots)}:\n        return False\n{unpack}"
-             + (f"    if {' or '.join(checks)}:\n        return False\n" if checks else ""))
-    src = (f"def pack(args):\n{unpack}{reads}{body}"
-           f"def pack_if_same(args):\n{guard}{reads}{body}    return True\n")
-    define(src, "<jitkern launch plan>", env, "pack")
-    return env["pack"], env["pack_if_same"]
-
-
-def _packer_parts(fmt: str, slots: list[Slot], types: tuple, buffer):
-    """(env, names, pack expressions, type checks, array reads) shared by the generated
-    functions. The reads (ArrayRead.bind) bind ``a{i}_i``; run them after the checks."""
-    env = {"_pack_into": struct.Struct(fmt).pack_into, "_buf": buffer}
-    names = [f"a{i}" for i in range(len(slots))]
-    exprs, checks, binds = [], [], []
-    for i, slot in enumerate(slots):
-        fields = {"a": names[i]}
-        for key, value in slot.env.items():
-            fields[key] = f"_{key}_{i}"
-            env[fields[key]] = value
-        exprs.append(slot.expr.format(**fields))
-        if slot.bind is not None:
-            binds.append(slot.bind.format(**fields))
-        env[f"_T{i}"] = types[i]
-        checks.append(f"type(a{i}) is not _T{i}")
-    return env, names, exprs, checks, binds
-
-
-def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail,
-                       *, fallback=None, positional: bool = False, guards=(), guard_env=None,
-                       stream_of=None, current_stream=None, device=None, star=None):
-    """Generate the whole launch for one signature as one function.
-
-    By default: ``run(grid, block, args, shared_mem, stream) -> bool``, which returns
-    False without doing anything when an assumption does not hold (other argument
-    types, dims not seen before) so that the caller takes the general path. With
-    ``fallback``: ``run(grid, block, args, *, shared_mem=0, stream=None)`` (or with
-    ``shared_mem`` and ``stream`` positional when ``positional``), which calls
-    ``fallback`` with the same arguments on a miss, so it can stand for a kernel's
-    whole call (see kernels.raw and jit.kernel). ``guards`` are further Python
-    conditions over ``a0, a1, ...`` (names they use come from ``guard_env``) that
-    must all hold. ``fail(err, grid, block, shared_mem, stream)`` handles a driver
-    error (it raises, or returns after recovering).
-
-    ``stream_of`` (a stream argument -> handle) and ``current_stream`` (the calling
-    thread's current stream handle) are needed when streams may be given; without
-    them a given or current stream is a miss.
-
-    ``star`` (with ``fallback`` and ``positional``): also generate ``run.star(kernel, grid,
-    block, shared_mem, stream, *args, **kwargs)``, the ``kernel[grid, block](*args)`` form of
-    the same launch, which calls ``star`` with its own arguments when keywords are given
-    (``run.star_configs`` caches the partials of kernels.base's ``__getitem__``).
-
-    ``device`` (machines with several GPUs): ``(device_id, context, get_current)``. The
-    launcher then also checks that ``get_current()`` (cuCtxGetCurrent) returns
-    ``context``, the context ``handle`` belongs to, and that every array argument is on
-    ``device_id`` (an array type without a known device getter is a miss).
-    """
-    env, names, exprs, checks, binds = _packer_parts(plan.fmt, plan.slots, plan.types,
-                                                     plan._buffer)
-    env.update(guard_env or {})
-    env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims=dims,
-               _streams=streams_in_use, _fail=fail, _slow=fallback,
-               _stream_of=stream_of, _current=current_stream)
-    if fallback is None:
-        header = "def run(grid, block, args, shared_mem, stream):"
-        miss, done = "return False", "return True"
-    elif positional:
-        header = "def run(grid, block, args, shared_mem=0, stream=None, *, cluster=None):"
-        miss = "return _slow(grid, block, args, shared_mem, stream)"
-        header += ("\n    if cluster is not None:  # thread-block clusters: the general path"
-                   "\n        return _slow(grid, block, args, shared_mem, stream, cluster=cluster)")
-        done = "return None"
-    else:
-        header = "def run(grid, block, args, *, shared_mem=0, stream=None, cluster=None):"
-        miss = "return _slow(grid, block, args, shared_mem=shared_mem, stream=stream)"
-        header += ("\n    if cluster is not None:  # thread-block clusters: the general path"
-                   "\n        return _slow(grid, block, args, shared_mem=shared_mem, "
-                   "stream=stream, cluster=cluster)")
-        done = "return None"
-    n = len(names)
-    if stream_of is not None and current_stream is not None:
-        stream_lines = [
-            "    if stream is None:",
-            "        s = _current() if _streams[0] else 0",
-            "    else:",
-            "        s = _stream_of(stream)",
-        ]
-    else:
-        stream_lines = ["    if stream is not None or _streams[0]:", f"        {miss}", "    s = 0"]
-    # Unpacking (of args, and of the memoised launch dims) raises on a mismatch,
-    # which costs nothing when it does not happen; len() and indexing would cost
-    # on every launch.
-    lines = [
-        *stream_lines,
-        "    try:",
-        f"        {''.join(nm + ', ' for nm in names) or '() '}= args",
-        "        gx, gy, gz = _dims[grid]",
-        "        bx, by, bz = _dims[block]",
-        "    except (TypeError, ValueError, KeyError):",
-        f"        {miss}",
-    ]
-    # The array reads come after the type checks (they may use type-specific attributes)
-    # and before the guards (which may read the layout from ``a{i}_i``): each is a
-    # condition that is never true, so the ``or`` chain evaluates it and goes on.
-    conditions = ([*checks, *(f"{b} is None" for b in binds), *(f"not ({g})" for g in guards)]
-                  if n else [])
-    if device is not None:
-        device_id, context, get_current = device
-        env.update(_ctx=context, _ctx_get=get_current)
-        conditions.append("_ctx_get()[1] != _ctx")
-        for i, (slot, cls) in enumerate(zip(plan.slots, plan.types)):
-            if not slot.pointer:
-                continue  # a scalar or a handle
-            template = device_template(cls)
-            if template is None:
-                getter = device_getter(cls)
-                if getter is None:
-                    conditions.append("True")  # cannot check this array's device
-                    continue
-                env[f"_dev_{i}"] = getter
-                template = f"_dev_{i}({{a}})"
-            conditions.append(f"{template.format(a=names[i])} != {int(device_id)}")
-    if conditions:
-        lines.append(f"    if {' or '.join(conditions)}:")
-        lines.append(f"        {miss}")
-    lines += [
-        f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})",
-        "    err, = _launch(_h, gx, gy, gz, bx, by, bz, shared_mem, s, _params"
-        + (", 0)" if launch.__name__ == "cuLaunchKernel" else ")"),
-        "    if err:",
-        "        _fail(err, (gx, gy, gz), (bx, by, bz), shared_mem, s)",
-        f"    {done}",
-    ]
-    src = [header, *lines]
-    if star is not None:
-        # kernel[grid, block](*args): the same body, called by the partial __getitem__
-        # returns (kernels.base), so the subscript form costs what the call form does.
-        env["_star_slow"] = star
-        src += ["def star(kernel, grid, block, shared_mem, stream, /, *args, **kwargs):",
-                "    if kwargs:",
-                "        return _star_slow(kernel, grid, block, shared_mem, stream, *args, **kwargs)",
-                *lines]
-    run = define("\n".join(src) + "\n", "<jitkern fast launch>", env, "run")
-    if star is not None:
-        run.star, run.star_configs = env["star"], {}
-    return run
 
 
 def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: str = "the kernel"

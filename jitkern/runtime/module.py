@@ -28,15 +28,14 @@ from . import driver
 from .codegen import define
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
+from .launcher import CODE_NAMES, make_bound_runner, make_fast_launcher
 from .launch import (
-    CODE_NAMES,
     _describe_arg,
     _layout,
     _scalar_slot,
     build_plan,
     device_getter,
     dim3,
-    make_fast_launcher,
     signature_of,
     slot_for,
 )
@@ -445,7 +444,7 @@ class BoundLaunch(functools.partial):
 
     def __new__(cls, function, state, plan, args, dims, shared_mem, stream, cooperative,
                 user_count, refresh):
-        run = _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative)
+        run = make_bound_runner(function, state, plan, dims, shared_mem, stream, cooperative)
         self = super().__new__(cls, run)
         self.function, self.grid, self.block = function, dims[0], dims[1]
         self.shared_mem, self.stream, self.cooperative = shared_mem, stream, cooperative
@@ -576,34 +575,6 @@ def _slot_kind(slot) -> str:
     if name is None:
         return f"a {slot.size}-byte structured scalar"
     return f"{'an' if name[0] in 'iu' else 'a'} {name} scalar"
-
-
-def _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative):
-    """The generated call of a bound launch: every value a constant but the stream when
-    it follows the current one."""
-    d = drv()
-    launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
-    (gx, gy, gz), (bx, by, bz) = dims
-
-    def fail(err, s):
-        function._launch_failed(err, state, plan, dims[0], dims[1], shared_mem, s, cooperative)
-
-    env = {"_launch": launch, "_h": state.handle, "_params": plan.params_ptr, "_fail": fail,
-           "_streams": STREAMS_IN_USE, "_current": current_stream_handle, "_plan": plan}
-    # Keyword-only defaults make every name a fast local (the call passes none of them).
-    head = [("def run(*, _launch=_launch, _h=_h, _params=_params, _fail=_fail, "
-             "_streams=_streams, _current=_current):")]
-    if stream is None:
-        head.append("    s = _current() if _streams[0] else 0")
-    else:
-        head.append(f"    s = {int(stream)}")
-    extra = "" if cooperative else ", 0"
-    lines = head + [
-        f"    err, = _launch(_h, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, {shared_mem}, s, _params{extra})",
-        "    if err:",
-        "        _fail(err, s)",
-    ]
-    return define("\n".join(lines) + "\n", f"<jitkern bound launch {function.name}>", env, "run")
 
 
 # Blocks per cluster: 8 on every GPU with clusters (portable); up to 16 where the kernel
