@@ -11,7 +11,8 @@ have the signature the function was made for, and one or more launch steps:
   (``run`` for ``k(grid, block, args)``, ``star`` for ``k[grid, block](*args)``);
 - :func:`make_jit_runner`: a JIT kernel whose launch appends derived shape/stride
   parameters (or runs on several GPUs): its checks, then the Function's own path;
-- :func:`make_bound_runner`: a bound launch, every value fixed;
+- :func:`make_bound_runner`: a bound launch, every value fixed (and
+  :func:`make_slot_packer`, its ``set_arg``);
 - :func:`make_runner`: ElementwiseKernel and ReductionKernel: arrays read through their
   library's cheapest attributes, outputs and scratch allocated inline, several steps.
 
@@ -337,6 +338,20 @@ def make_bound_runner(function, state, plan, dims, shared_mem, stream, cooperati
     ]
     return define("\n".join(lines) + "\n", f"<jitkern bound launch {function.name}>", env, "run")
 
+
+
+def make_slot_packer(slot, buffer, offset: int):
+    """``pack(a)``: write one argument, of the kind ``slot`` describes, at ``offset`` of
+    ``buffer`` (a bound launch's ``set_arg``)."""
+    env = {"_pack_into": struct.Struct("<" + slot.codes).pack_into, "_buf": buffer,
+           "_off": offset}
+    fields = {"a": "a"}
+    for key, helper in slot.env.items():
+        fields[key] = f"_{key}"
+        env[f"_{key}"] = helper
+    read = f"    {slot.bind.format(**fields)}\n" if slot.bind else ""  # args.ArrayRead
+    src = f"def pack(a):\n{read}    _pack_into(_buf, _off, {slot.expr.format(**fields)})\n"
+    return define(src, "<jitkern bound argument>", env, "pack")
 
 
 # ---------------------------------------------------------------------------

@@ -25,10 +25,9 @@ from ..errors import (
 )
 from ..toolchain import cubin
 from . import driver
-from .codegen import define
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
-from .launcher import CODE_NAMES, make_bound_runner, make_fast_launcher
+from .launcher import CODE_NAMES, make_bound_runner, make_fast_launcher, make_slot_packer
 from .launch import (
     _describe_arg,
     _layout,
@@ -509,15 +508,7 @@ class BoundLaunch(functools.partial):
             raise KernelArgumentError(
                 f"{self._what(j)}: the bound launch has {_slot_kind(old)} there, got "
                 f"{_describe_arg(value)} ({_slot_kind(new)}); pass a value of the bound type")
-        env = {"_pack_into": struct.Struct("<" + new.codes).pack_into,
-               "_buf": self._plan._buffer, "_off": self._offsets[j]}
-        fields = {"a": "a"}
-        for key, helper in new.env.items():
-            fields[key] = f"_{key}"
-            env[f"_{key}"] = helper
-        read = f"    {new.bind.format(**fields)}\n" if new.bind else ""  # launch.ArrayRead
-        src = f"def pack(a):\n{read}    _pack_into(_buf, _off, {new.expr.format(**fields)})\n"
-        return define(src, "<jitkern bound argument>", env, "pack")
+        return make_slot_packer(new, self._plan._buffer, self._offsets[j])
 
     def _what(self, j: int) -> str:
         params = self.function.params
