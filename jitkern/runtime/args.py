@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..errors import KernelArgumentError
+from ..errors import InternalError, KernelArgumentError
 from .handles import handle_ctype
 
 
@@ -195,7 +195,7 @@ def register_arrays(**hooks) -> None:
     """Set :data:`ARRAYS` fields (called by arrays.core and arrays.interop at import)."""
     for name, value in hooks.items():
         if not hasattr(_ArrayHooks, name):
-            raise AttributeError(f"runtime.args has no array hook {name!r}")
+            raise InternalError(f"runtime.args has no array hook {name!r}: please report this")
         setattr(ARRAYS, name, value)
 
 
