@@ -147,7 +147,9 @@ def kind_cases(kind, arrays):
         (f"RawKernel(grid, block, args), {kind}", lambda: raw((1,), (32,), args), "<= 1.25x"),
         (f"@rawkernel k[grid, block](...), {kind}", lambda: jk[1, 32](x, y, z, a),
          "<= 1.25x, <= call form"),
-        (f"@rawkernel k(grid, block, args), {kind}", lambda: jk(1, 32, args), "<= 1.25x"),
+        # both forms build the argument tuple in the call, as a user's code does
+        (f"@rawkernel k(grid, block, args), {kind}", lambda: jk(1, 32, (x, y, z, a)),
+         "<= 1.25x"),
         (f"ElementwiseKernel, output passed, {kind}", lambda: ek(x, y, a, z), "<= 1.25x"),
         (f"ElementwiseKernel, output allocated, {kind}", lambda: ek_alloc(x, y, a), ""),
         (f"ReductionKernel, {kind}", lambda: rk(x, a), ""),
