@@ -1,11 +1,26 @@
-"""Launch overhead and first-call cost of RawKernel (issue 2's figures).
+"""Launch overhead of every kernel kind with every array kind, and first-call cost.
 
-Run: PYTHONPATH=. python benchmarks/bench_launch.py
-Prints a markdown table; the floor (bare cuLaunchKernel) is measured in the same run.
+Run: PYTHONPATH=. python benchmarks/bench_launch.py [--cpu] [--quick] [--no-first-call]
+
+One table, in one run: a bare ``cuLaunchKernel`` with a buffer packed once (the floor),
+then RawKernel, ``@rawkernel`` (the ``k[grid, block](...)`` and ``k(grid, block, args)``
+forms), ElementwiseKernel (output passed and output allocated), ReductionKernel and a
+bound launch, each with jitkern arrays, CuPy arrays, PyTorch tensors and a plain
+``__cuda_array_interface__`` object where those are installed. Every kernel has a scalar
+among its arguments. Only public API is used, so the same script can time an older
+checkout (PYTHONPATH pointing at it) on the same card in the same call.
+
+``--cpu`` replaces the CUDA driver by a stub (``jitkern.runtime.fakedriver``, installed
+through ``driver.use`` where the checkout has it, else by setting the driver module
+before the first launch): ``cuLaunchKernel`` returns at once, so the figures are
+jitkern's own Python work per launch, comparable between checkouts on a machine without
+a GPU. Kernels still compile (NVRTC), for sm_90.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib.util
 import os
 import statistics
 import subprocess
@@ -14,55 +29,136 @@ import tempfile
 
 import numpy as np
 
-import jitkern
-from common import (FOUR_ARG_SOURCE, bare_launcher, device_label, interleaved, markdown_table,
-                    today, try_import)
-
 N_LAUNCH = 20000
 
-
-def jitkern_arrays():
-    x = jitkern.asarray(np.ones(32, np.float32))
-    return x, jitkern.empty_like(x), jitkern.empty_like(x)
-
-
-def rawkernel_call(arrays):
-    k = jitkern.RawKernel(FOUR_ARG_SOURCE, "four_args")
-    args = (*arrays, np.float32(2.0))
-    return lambda: k((1,), (32,), args)
+RAW_SOURCE = r"""
+extern "C" __global__ void four_args(const float* x, const float* y, float* z, float a) {
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < 1) z[i] = x[i] * a + y[i];
+}
+"""
 
 
-def hand_packed_call(arrays, pointer):
-    """The least a launcher reading pointers from these arrays can cost: ``pointer(a)``
-    for each, one ``struct.pack_into`` into a fixed buffer, ``cuLaunchKernel`` (no type,
-    count or stream checks). A reference for what the array library's own calls cost."""
-    import ctypes
-    import struct
+def install_cpu_driver():
+    """Make a stub the CUDA driver for this process (see the module doc)."""
+    from jitkern.runtime import driver
 
-    from jitkern.runtime.driver import drv
+    try:
+        from jitkern.runtime.fakedriver import FakeDriver
+    except ImportError:  # an older checkout: this tree's fake, by its path
+        path = os.path.join(os.path.dirname(__file__), "..", "jitkern", "runtime", "fakedriver.py")
+        spec = importlib.util.spec_from_file_location("_bench_fakedriver", path)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        FakeDriver = mod.FakeDriver
+    fake = FakeDriver(cc=(9, 0), record=False)
+    if hasattr(driver, "use"):
+        driver.use(fake).__enter__()
+    else:  # before the seam: what use() does, in a process that has launched nothing
+        driver._driver_module, driver._initialised, driver._device_count = fake, True, 1
+    return fake
 
-    k = jitkern.RawKernel(FOUR_ARG_SOURCE, "four_args")
-    handle = k.kernel.handle()
-    buf = bytearray(32)
-    base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
-    pointers = (ctypes.c_void_p * 4)(base, base + 8, base + 16, base + 24)
-    params = ctypes.addressof(pointers)
-    pack_into, launch = struct.Struct("<QQQf").pack_into, drv().cuLaunchKernel
+
+class CAIArray:
+    """A plain ``__cuda_array_interface__`` object over another array's memory."""
+
+    def __init__(self, base):
+        cai = base.__cuda_array_interface__
+        self.__cuda_array_interface__ = {"data": (cai["data"][0], False),
+                                         "shape": tuple(cai["shape"]), "typestr": "<f4",
+                                         "strides": None, "version": 3}
+        self._base = base
+
+
+class CAIClass:
+    """``__cuda_array_interface__`` as a property of the class (JAX, Numba)."""
+
+    def __init__(self, base):
+        self._base = base
+        self._ptr = base.__cuda_array_interface__["data"][0]
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self._ptr, False), "shape": (32,), "typestr": "<f4", "strides": None,
+                "version": 3}
+
+
+def array_kinds(cpu: bool):
+    """{kind: make(host float32 array) -> device array}."""
+    import jitkern
+    from common import try_import
+
+    def empty(h):  # the values are never read: no copy (none can be made with --cpu)
+        return jitkern.empty(h.shape, h.dtype)
+
+    kinds = {"jitkern": empty}
+    if not cpu:
+        cp = try_import("cupy")
+        if cp is not None:
+            kinds["CuPy"] = cp.asarray
+        torch = try_import("torch")
+        if torch is not None and torch.cuda.is_available():
+            kinds["PyTorch"] = lambda h: torch.as_tensor(h, device="cuda")
+    kinds["CAI (class)"] = lambda h: CAIClass(empty(h))
+    kinds["CAI (instance)"] = lambda h: CAIArray(empty(h))
+    return kinds
+
+
+def kernels():
+    import jitkern
+    from jitkern import jit
+
+    @jit.rawkernel()
+    def four_args(x, y, z, a):
+        i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+        if i < 1:
+            z[i] = x[i] * a + y[i]
+
+    raw = jitkern.RawKernel(RAW_SOURCE, "four_args")
+    ek = jitkern.ElementwiseKernel("float32 x, float32 y, float32 a", "float32 z",
+                                   "z = x * a + y", "bench_axpy")
+    rk = jitkern.ReductionKernel("float32 x, float32 a", "float32 y", "x * a", "a + b", "y = a",
+                                 "0", "bench_scaled_sum")
+    return raw, four_args, ek, rk
+
+
+def cases(cpu: bool):
+    """[(name, call, target)] with the floor first."""
+    from common import bare_launcher
+
+    host = np.arange(32, dtype=np.float32)
+    bare, keep = bare_launcher()
+    out = [("bare cuLaunchKernel, pre-packed buffer (floor)", bare, "", keep)]
+    for kind, make in array_kinds(cpu).items():
+        out += kind_cases(kind, (make(host), make(host), make(host)))
+    return [(name, fn, target) for name, fn, target, *_ in out], keep
+
+
+def kind_cases(kind, arrays):
+    """The cases of one array kind. Each case has kernel objects of its own: a kernel
+    object keeps the launcher of its last argument signature, so cases sharing one would
+    time its general path."""
     x, y, z = arrays
+    raw, jk, ek, rk = kernels()
+    ek_alloc = kernels()[2]
     a = np.float32(2.0)
-
-    def call(_keep=(buf, pointers)):
-        pack_into(buf, 0, pointer(x), pointer(y), pointer(z), a)
-        launch(handle, 1, 1, 1, 32, 1, 1, 0, 0, params, 0)
-
-    return call
-
-
-def cupy_rawkernel_call(cp):
-    k = cp.RawKernel(FOUR_ARG_SOURCE, "four_args")
-    x = cp.ones(32, cp.float32)
-    args = (x, cp.empty_like(x), cp.empty_like(x), np.float32(2.0))
-    return lambda: k((1,), (32,), args)
+    args = (x, y, z, a)
+    out = [
+        (f"RawKernel(grid, block, args), {kind}", lambda: raw((1,), (32,), args), "<= 1.25x"),
+        (f"@rawkernel k[grid, block](...), {kind}", lambda: jk[1, 32](x, y, z, a),
+         "<= 1.25x, <= call form"),
+        # both forms build the argument tuple in the call, as a user's code does
+        (f"@rawkernel k(grid, block, args), {kind}", lambda: jk(1, 32, (x, y, z, a)),
+         "<= 1.25x"),
+        (f"ElementwiseKernel, output passed, {kind}", lambda: ek(x, y, a, z), "<= 1.25x"),
+        (f"ElementwiseKernel, output allocated, {kind}", lambda: ek_alloc(x, y, a), ""),
+        (f"ReductionKernel, {kind}", lambda: rk(x, a), ""),
+    ]
+    if hasattr(raw, "bind"):
+        raw_b, jk_b = kernels()[:2]
+        out += [(f"RawKernel.bind(...)(), {kind}", raw_b.bind((1,), (32,), x, y, z, a), "<= 1.25x"),
+                (f"@rawkernel .bind(...)(), {kind}", jk_b.bind(1, 32, x, y, z, a), "<= 1.25x")]
+    return out
 
 
 _FIRST_CALL = r"""
@@ -71,7 +167,6 @@ t0 = time.perf_counter()
 import jitkern
 t1 = time.perf_counter()
 import numpy as np
-from jitkern.runtime import driver
 x = jitkern.asarray(np.ones(32, np.float32)); y = jitkern.empty_like(x); z = jitkern.empty_like(x)
 jitkern.synchronize()
 SRC = sys.argv[1]
@@ -87,51 +182,42 @@ jitkern.synchronize()
 t4 = time.perf_counter()
 print((t1 - t0) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, (tc - t2) * 1e3,
       file=sys.stdout)
-print("modules after first call:", sorted(m for m in sys.modules if m.startswith("cuda")),
-      file=sys.stderr)
 """
 
 
-def first_call_ms(cache_dir: str, source: str) -> tuple[float, float, float]:
+def first_call_ms(cache_dir: str, source: str) -> tuple[float, float, float, float]:
     env = dict(os.environ, JITKERN_CACHE_DIR=cache_dir)
-    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    env["PYTHONPATH"] = os.pathsep.join([env.get("PYTHONPATH", ""), os.getcwd()])
     proc = subprocess.run([sys.executable, "-c", _FIRST_CALL, source], env=env,
                           capture_output=True, text=True, check=True)
     imp, first, second, compile_and_load = (float(v) for v in proc.stdout.split())
     return imp, first, second, compile_and_load
 
 
-def main() -> None:
-    bare_call, _keep = bare_launcher()
-    cases = [("bare cuLaunchKernel, pre-packed buffer (floor)", bare_call, ""),
-             ("jitkern.RawKernel, jitkern arrays", rawkernel_call(jitkern_arrays()), "<= 1.15x"),
-             ("hand-packed launch reading `x._ptr` (reference)",
-              hand_packed_call(jitkern_arrays(), lambda a: a._ptr), "")]
-    cp = try_import("cupy")
-    if cp is not None:
-        x = cp.ones(32, cp.float32)
-        cases.append(("jitkern.RawKernel, CuPy arrays",
-                      rawkernel_call((x, cp.empty_like(x), cp.empty_like(x))), "<= 1.15x"))
-        cases.append(("cupy.RawKernel, CuPy arrays (reference)", cupy_rawkernel_call(cp), ""))
-        cases.append(("hand-packed launch reading `x.data.ptr` (reference)",
-                      hand_packed_call((x, cp.empty_like(x), cp.empty_like(x)),
-                                       lambda a: a.data.ptr), ""))
-    torch = try_import("torch")
-    if torch is not None and torch.cuda.is_available():
-        t = torch.ones(32, dtype=torch.float32, device="cuda")
-        cases.append(("jitkern.RawKernel, PyTorch tensors",
-                      rawkernel_call((t, torch.empty_like(t), torch.empty_like(t))), "<= 1.15x"))
-        cases.append(("hand-packed launch reading `t.data_ptr()` after `t.is_cuda` (reference)",
-                      hand_packed_call((t, torch.empty_like(t), torch.empty_like(t)),
-                                       lambda a: a.data_ptr() if a.is_cuda else 0), ""))
-    results = interleaved([(name, fn) for name, fn, _t in cases], N_LAUNCH)
-    rows = [[name, results[name][0], results[name][1], target] for name, _fn, target in cases]
-    print(f"## Launch overhead, host us per launch ({N_LAUNCH} async launches per round, median of 9 interleaved rounds; ratio = median of per-round ratios)\n")
-    print(f"{device_label()}, {today()}\n")
-    print(markdown_table(["launch", "us/launch", "x bare", "target"], rows))
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cpu", action="store_true", help="stub the driver (see the doc)")
+    parser.add_argument("--quick", action="store_true", help="fewer launches and rounds")
+    parser.add_argument("--no-first-call", action="store_true")
+    opts = parser.parse_args(argv)
+    if opts.cpu:
+        install_cpu_driver()
+    import jitkern
+    from common import device_label, interleaved, markdown_table, today
 
+    table, _keep = cases(opts.cpu)
+    n, rounds = (2000, 5) if opts.quick else (N_LAUNCH, 9)
+    results = interleaved([(name, fn) for name, fn, _t in table], n, rounds)
+    rows = [[name, results[name][0], results[name][1], target] for name, _fn, target in table]
+    where = "driver stubbed (--cpu): jitkern's Python work" if opts.cpu else device_label()
+    print(f"## Launch overhead, host us per launch ({n} async launches per round, median of "
+          f"{rounds} interleaved rounds; ratio = median of per-round ratios to the floor)\n")
+    print(f"{where}, jitkern at {os.path.dirname(jitkern.__file__)}, {today()}\n")
+    print(markdown_table(["launch", "us/launch", "x bare", "target"], rows))
+    if opts.cpu or opts.no_first_call:
+        return
     with tempfile.TemporaryDirectory() as cache_dir:
-        src = FOUR_ARG_SOURCE.replace("four_args(", "four_args(") + f"\n// {os.getpid()}\n"
+        src = RAW_SOURCE + f"\n// {os.getpid()}\n"
         cold = first_call_ms(cache_dir, src)
         runs = [first_call_ms(cache_dir, src) for _ in range(5)]
         warm = tuple(statistics.median(r[i] for r in runs) for i in range(4))
@@ -140,11 +226,12 @@ def main() -> None:
         ["case", "import jitkern", "first call", "of which compile/cache + load", "second call",
          "first - second", "target"],
         [["cold disk cache", cold[0], cold[1], cold[3], cold[2], cold[1] - cold[2], ""],
-         ["warm disk cache (median of 5 processes)", warm[0], warm[1], warm[3], warm[2], warm[1] - warm[2],
-          "<= 2 ms beyond launch; import <= 150 ms"]]))
+         ["warm disk cache (median of 5 processes)", warm[0], warm[1], warm[3], warm[2],
+          warm[1] - warm[2], "<= 2 ms beyond launch; import <= 150 ms"]]))
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
 
     require_gpu(__file__)

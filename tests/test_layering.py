@@ -89,19 +89,6 @@ LAYER_EXCEPTIONS = {
         "(kernelbase, toolchain/nvrtc.py)",
     ("jitkern.runtime.driver", "jitkern.toolchain.discovery"):
         "warm_up at the driver's start touches the toolchain (runtime, runtime/driver.py)",
-    ("jitkern.runtime.launch", "jitkern.arrays.interop"):
-        "the launch <-> interop cycle: the argument readers are split between the two "
-        "(runtime: one argument table in runtime/)",
-    ("jitkern.runtime.launcher", "jitkern.arrays"):
-        "the string kernels' launcher reads jitkern arrays' slots and streams; goes with "
-        "the one argument table (runtime, runtime/launcher.py)",
-    ("jitkern.runtime.launcher", "jitkern.arrays.core"):
-        "pin_stream/stream_of: the same (runtime, runtime/launcher.py)",
-    ("jitkern.runtime.launcher", "jitkern.arrays.interop"):
-        "fast_read: the same (runtime, runtime/launcher.py)",
-    ("jitkern.runtime.launcher", "jitkern.compiler.strings.params"):
-        "the string kernels' launcher converts scalars through params (runtime, "
-        "runtime/launcher.py)",
     ("jitkern.kernels.fuse.jit", "jitkern.jit"):
         "fuse's simulator path builds JIT kernels through the public face; import "
         "kernels/jit.py and compiler/builtins directly (kernels/fuse/jit.py)",
@@ -174,10 +161,7 @@ LOCAL_IMPORTS = {
     ("jitkern.runtime.driver", "jitkern.config"): "runtime: hoist",
     ("jitkern.runtime.driver", "jitkern.toolchain.cache"): "runtime: warm_up",
     ("jitkern.runtime.driver", "jitkern.toolchain.discovery"): "runtime: warm_up",
-    ("jitkern.runtime.launch", "jitkern.arrays.interop"): "runtime: the launch <-> interop "
-        "cycle (one argument table)",
-    ("jitkern.runtime.launch", "jitkern.config"): "runtime: hoist",
-    ("jitkern.runtime.launch", "jitkern.errors"): "runtime: hoist",
+    ("jitkern.runtime.args", "jitkern.config"): "runtime: hoist",
     ("jitkern.runtime.module", "jitkern.errors"): "runtime: hoist",
     ("jitkern.runtime.device", "os"): "runtime: hoist",
     ("jitkern.runtime.device", "tempfile"): "runtime: hoist",
@@ -194,14 +178,11 @@ LOCAL_IMPORTS = {
 }
 
 #: (importer, imported) -> why the edge may close a cycle today (owner of the fix)
-CYCLE_EXCEPTIONS = {
-    ("jitkern.runtime.launch", "jitkern.arrays.interop"):
-        "the argument readers are split between the two (runtime: one argument table)",
-}
+CYCLE_EXCEPTIONS: dict = {}
 
 #: files over 800 lines, and who splits them
 LONG_MODULES = {
-    "jitkern/runtime/module.py": "runtime: launch-config checks and packing move out",
+    "jitkern/kernels/reduction.py": "kernelbase: the compile wrapper moves to kernels/base.py",
     "jitkern/sim/ctranslate.py": "the C-subset translator: split statements from "
                                  "expressions (sim/)",
     "jitkern/kernels/jit.py": "kernelbase/runtime split it (kernels/jit.py, runtime/args.py)",
@@ -211,7 +192,7 @@ LONG_FUNCTIONS = {
     "jitkern/compiler/builtins/ufuncs.py:_build_ufuncs": "declarative table (one row a ufunc)",
     "jitkern/compiler/builtins/groups.py:_group_methods":
         "declarative table (one row a method: its C++ and its simulator spelling)",
-    "jitkern/runtime/launch.py:make_fast_launcher": "runtime: one launch generator",
+    "jitkern/runtime/launcher.py:make_fast_launcher": "runtime: one launch generator",
     "jitkern/runtime/launcher.py:make_runner": "runtime: one launch generator",
 }
 MAX_MODULE_LINES = 800

@@ -24,7 +24,7 @@ import numpy
 from ..runtime import driver, memory
 from ..runtime.device import Device, Stream, get_current_stream, stream_handle
 from ..runtime.driver import check, drv
-from ..runtime.launch import register_array_type
+from ..runtime.args import register_array_type, register_arrays
 from ..errors import JitkernBufferError, JitkernTypeError, JitkernValueError
 from . import _dlpack, _kernels, dtypes, interop, layout
 from ..runtime.context import LEGACY, PER_THREAD, current_device_id, on_device, order_after
@@ -574,6 +574,8 @@ class ndarray(ArrayOperators):
 
 # "{a}._ptr" is inlined into the generated launchers: no call per argument.
 register_array_type(ndarray, "{a}._ptr", "{a}._device_id")
+register_arrays(ndarray=ndarray, pin_stream=pin_stream, stream_of=stream_of,
+                c_strides=layout.c_strides)  # what the generated launchers build ndarrays with
 
 
 def _from_jitkern(a: ndarray) -> interop.ArrayInfo:

@@ -16,7 +16,8 @@ from typing import Any, NamedTuple
 import numpy
 
 from ..runtime.device import current_stream_handle
-from ..runtime.launch import host_array_message
+from ..runtime import args as _args
+from ..runtime.args import host_array_message
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from . import _dlpack, dtypes
 from ..runtime.context import current_device_id, pointer_device
@@ -184,6 +185,9 @@ def _unsupported(obj) -> ArrayInfo:
 
 
 _extractors: dict[type, Any] = {numpy.ndarray: _from_numpy}
+# describe()'s column of the argument table (runtime.args.kind_of): kind -> extractor
+_EXTRACTORS = {"numpy": _from_numpy, "cupy": _from_cupy, "torch": _from_torch, "cai": _from_cai,
+               "dlpack": _from_dlpack}
 _pointers: dict[type, Any] = {}
 
 
@@ -195,21 +199,12 @@ def register(cls: type, extractor, pointer=None) -> None:
 
 
 def _choose(cls: type):
-    module = cls.__module__ or ""
     if issubclass(cls, numpy.ndarray) or issubclass(cls, numpy.generic):
         return _from_numpy
     for registered, fn in list(_extractors.items()):
         if issubclass(cls, registered):  # a subclass of a registered type (jitkern.ndarray)
             return fn
-    if module.startswith("cupy") and hasattr(cls, "__cuda_array_interface__"):
-        return _from_cupy
-    if module.startswith("torch") and hasattr(cls, "data_ptr") and hasattr(cls, "is_cuda"):
-        return _from_torch
-    if hasattr(cls, "__cuda_array_interface__"):
-        return _from_cai
-    if hasattr(cls, "__dlpack__"):
-        return _from_dlpack
-    return _unsupported
+    return _EXTRACTORS.get(_args.kind_of(cls), _unsupported)
 
 
 def extractor_for(cls: type):
@@ -357,3 +352,7 @@ def layout_key(obj):
             return _key_generic(obj)
         reader = _key_readers[type(obj)] = _LAYOUT_KEYS.get(extractor, _key_generic)
     return reader(obj)
+
+
+_args.use_describe(describe)  # DLPack-only launch arguments are read through describe()
+_args.register_arrays(fast_read=fast_read)  # the string kernels' launchers read layouts so

@@ -20,6 +20,7 @@ import sys
 import types
 
 from ..errors import JitkernRuntimeError, JitkernTypeError
+from ..sim import launch_keywords
 
 
 def _not_ready(*args, **kwargs):  # replaced by the subclass's __init__
@@ -49,6 +50,37 @@ class KernelPartial(functools.partial):
         """The name Python's own call errors give (``RawKernel.__call__() missing ...``)."""
         return f"{type(self).__name__}.__call__"
 
+    def __getitem__(self, config):
+        """``kernel[grid, block](*args)`` or ``kernel[grid, block, shared_mem, stream](*args)``:
+        a partial of the launch. Once the kernel's call is a generated launcher, the partial's
+        function is that launcher's star form (``run.star``, see
+        runtime.launch.make_fast_launcher), made once per config and kept on the launcher, so
+        ``k[grid, block](...)`` runs one generated function, as ``k(grid, block, args)`` does."""
+        try:
+            return self.func.star_configs[config]
+        except (AttributeError, KeyError, TypeError):
+            return self._subscript(config)
+
+    def _subscript(self, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise JitkernTypeError(
+                "launch as kernel[grid, block](*args) or "
+                "kernel[grid, block, shared_mem, stream](*args)"
+            )
+        shared_mem = config[2] if len(config) > 2 else 0
+        stream = config[3] if len(config) > 3 else None
+        star = getattr(self.func, "star", None)
+        if star is None:
+            return functools.partial(launch_star, self, config[0], config[1], shared_mem, stream)
+        partial = functools.partial(star, self, config[0], config[1], shared_mem, stream)
+        configs = self.func.star_configs
+        if len(configs) < 64:
+            try:
+                configs[config] = partial
+            except TypeError:  # a list in the config: not hashable, not kept
+                pass
+        return partial
+
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
         """A :class:`~jitkern.runtime.module.BoundLaunch`: this launch with ``args`` packed
         once. Calling it re-launches with the same arguments at about the cost of a bare
@@ -75,6 +107,19 @@ class KernelPartial(functools.partial):
         return (type(self).__module__, type(self).__qualname__, id(self))
 
 
+def launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args, **kwargs):
+    """``kernel[grid, block, shared_mem, stream](*args)`` on the general path (a partial of
+    this). As in cupyx.jit, ``shared_mem=`` and ``stream=`` may also be given as keywords."""
+    shared_mem, stream = config_shared_mem, config_stream
+    if kwargs:
+        shared_mem, stream = _launch_keywords(kernel, kwargs, shared_mem, stream)
+    return kernel.func(grid, block, args, shared_mem, stream)
+
+
+def _launch_keywords(kernel, kwargs, shared_mem, stream):
+    return launch_keywords(kernel.__name__, kwargs, shared_mem, stream)
+
+
 def _tell_dask() -> None:
     """Dask tokenizes a ``functools.partial`` by its function, and a kernel's function is a
     method of the kernel: that walk never ends. Where the program has imported Dask, point
@@ -91,7 +136,12 @@ def _name_as_call(func, qualname: str):
     not an internal ``_launch``. A method shared by every kernel of a class is copied for
     this kernel, so two kernels do not rename each other's."""
     if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType):
-        return types.MethodType(_renamed(func.__func__, qualname), func.__self__)
+        if getattr(func.__func__, "_jk_renamed", False):
+            return func  # this kernel's copy already
+        owner, attr = func.__self__, func.__func__.__name__
+        func = types.MethodType(_renamed(func.__func__, qualname), owner)
+        owner.__dict__[attr] = func  # kernel.<attr> is this kernel's copy from now on
+        return func
     try:
         func.__qualname__ = qualname
         func.__name__ = qualname.rpartition(".")[2]
@@ -107,4 +157,5 @@ def _renamed(fn, qualname: str):
         if hasattr(fn.__code__, "co_qualname") else fn.__code__.replace(co_name=name)
     copy = types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
     copy.__kwdefaults__, copy.__qualname__ = fn.__kwdefaults__, qualname
+    copy._jk_renamed = True
     return copy

@@ -563,6 +563,7 @@ def _call_key(args, size, block_size):
 
 
 _device_count = []
+driver.resets(globals(), _device_count=list)  # asked again under driver.use(fake)
 
 
 def several_devices() -> bool:
@@ -597,6 +598,7 @@ def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
     step = _launcher.Step(launch.fn, launch.grid, launch.block, dynamic,
                           (launch.n_arg, *launch.static))
     return _launcher.make_runner(
+        convert=convert_scalar,
         kernel_name=kernel.name,
         device_id=driver.current_device_id(),
         kinds=kinds,

@@ -34,10 +34,10 @@ from ..arrays.layout import c_strides
 from ..arrays.layout import fits_int32 as _fits_int32  # also read by generated guards
 from ..toolchain import cache
 from ..runtime import debugcheck, driver
-from ..runtime import launch as launch_args
-from ..runtime.codegen import define
+from ..runtime import args as launch_args
+from ..runtime.launcher import make_jit_runner
 from ..runtime.device import stream_handle
-from .base import KernelPartial
+from .base import KernelPartial, launch_star
 from ..runtime.module import check_cluster
 from ..config import settings
 from ..errors import (
@@ -240,15 +240,7 @@ class JitKernel(KernelPartial):
 
     # -- launching ---------------------------------------------------------
 
-    def __getitem__(self, config):
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise JitkernTypeError(
-                "launch as kernel[grid, block](*args) or "
-                "kernel[grid, block, shared_mem, stream](*args)"
-            )
-        shared_mem = config[2] if len(config) > 2 else 0
-        stream = config[3] if len(config) > 3 else None
-        return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
+    # kernel[grid, block](*args): KernelPartial.__getitem__ (kernels.base).
 
     @property
     def simulate(self) -> Simulator:
@@ -300,8 +292,9 @@ class JitKernel(KernelPartial):
             return
         entry.upgrade()
         if entry.run is None:  # no packing plan to build on (several GPUs, or extras)
-            entry.run = _launch_run(entry.types, entry.guards, entry.guard_env, entry.function,
-                                    entry.extras, entry.cooperative, self._launch, args)
+            entry.run = make_jit_runner(entry.types, entry.guards, entry.guard_env,
+                                        entry.function, entry.extras, entry.cooperative,
+                                        self._launch, args, star=launch_star)
         if self.func is not entry.run:
             self._install(entry.run)
 
@@ -548,19 +541,6 @@ def _uninstall_launchers() -> None:
 config.on_simulate.append(_uninstall_launchers)
 
 
-def _launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args, **kwargs):
-    """``kernel[grid, block, shared_mem, stream](*args)``: a partial of this. As in
-    cupyx.jit, ``shared_mem=`` and ``stream=`` may also be given as keywords."""
-    shared_mem, stream = config_shared_mem, config_stream
-    if kwargs:
-        shared_mem, stream = _launch_keywords(kernel, kwargs, shared_mem, stream)
-    return kernel.func(grid, block, args, shared_mem, stream)
-
-
-def _launch_keywords(kernel, kwargs, shared_mem, stream):
-    return launch_keywords(kernel.__name__, kwargs, shared_mem, stream)
-
-
 class _Entry:
     __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "general",
                  "types", "globals", "watch")
@@ -587,7 +567,7 @@ class _Entry:
         state, plan = last
         self.run = self.function.fast_launcher(
             state, plan, self.cooperative, fallback=self.general, positional=True,
-            guards=tuple(self.guards), guard_env=self.guard_env)
+            guards=tuple(self.guards), guard_env=self.guard_env, star=launch_star)
 
 
 # ---------------------------------------------------------------------------
@@ -738,64 +718,10 @@ def _dlpack_dtype(a):
     return describe(a).dtype
 
 
-def _launch_reads(classes: tuple, samples: tuple, env: dict) -> list[str]:
-    """The launch.ArrayRead binds of the arguments that have one (for ``_launch_run``,
-    which packs through the Function and so has no Slot to take them from)."""
-    binds = []
-    for i, (cls, a) in enumerate(zip(classes, samples)):
-        read = launch_args.array_read(cls, a)
-        if read is None:
-            continue
-        fields = {"a": f"a{i}"}
-        for key, value in read.env.items():
-            fields[key] = env_name = f"_{key}_r{i}"
-            env[env_name] = value
-        binds.append(f"{read.bind.format(**fields)} is not None")
-    return binds
-
-
 def _cupy_like(cls: type) -> bool:
-    return ((getattr(cls, "__module__", "") or "").startswith("cupy")
+    """A CuPy array (runtime.args' row) with the plain attributes the guards read."""
+    return (launch_args.kind_of(cls) == "cupy"
             and all(hasattr(cls, name) for name in ("_c_contiguous", "ndim", "dtype")))
-
-
-def _launch_run(classes: tuple, guards: list, guard_env: dict, function, extras,
-                cooperative: bool, general, samples: tuple = ()):
-    """Generate ``run(grid, block, args, shared_mem=0, stream=None)`` for one signature.
-
-    It checks ``args`` against the signature (types, then ``guards``) and launches through
-    the Function's own fast path; on a mismatch ``general``, the kernel's general launch,
-    handles the call. Used until the Function has a packing plan for this signature;
-    then the kernel's call becomes the Function's whole-launch function with the same
-    guards (see JitKernel._launch).
-    """
-    env = dict(guard_env, _F=function, _extras=extras, tuple=tuple, _general=general)
-    names = [f"a{i}" for i in range(len(classes))]
-    terms = []
-    for i, cls in enumerate(classes):
-        env[f"T{i}"] = cls
-        terms.append(f"type(a{i}) is T{i}")
-    terms += _launch_reads(classes, samples, env)  # after the type checks, before the guards
-    terms += guards
-    miss = "return _general(grid, block, args, shm, stream, cluster=cluster)"
-    lines = [
-        "def run(grid, block, args, shm=0, stream=None, *, cluster=None):",
-        f"    if cluster is not None or type(args) is not tuple or len(args) != {len(classes)}:",
-        f"        {miss}",
-    ]
-    if names:
-        lines.append(f"    {', '.join(names)}, = args")
-    if terms:
-        lines.append(f"    if not ({' and '.join(terms)}):")
-        lines.append(f"        {miss}")
-    if extras is not None:
-        lines.append("    args = args + _extras(args)")
-    lines += [
-        "    fast = _F.fast",
-        "    if fast is None or not fast(grid, block, args, shm, stream):",
-        f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
-    ]
-    return define("\n".join(lines) + "\n", "<jitkern jit launch>", env, "run")
 
 
 def _debug_flag(debug) -> bool:
@@ -997,21 +923,22 @@ def _argument_error(exc: KernelArgumentError, args, kernel) -> KernelArgumentErr
 
 
 def _keyer_for(cls: type):
+    """The per-call key reader of arguments of type ``cls``: jitkern's own arrays through
+    their slots, NumPy scalars by type, else the JIT's column of runtime.args' table."""
     module = getattr(cls, "__module__", "") or ""
     if issubclass(cls, (numpy.bool_, numpy.number)):
         keyer = _scalar_key
-    elif module.startswith("torch"):
-        keyer = _key_torch
     elif module.startswith("jitkern") and hasattr(cls, "_strides") and hasattr(cls, "_dtype"):
         keyer = _key_jitkern
-    elif module.startswith(("cupy", "jitkern")) and hasattr(cls, "strides"):
-        keyer = _key_strided
-    elif hasattr(cls, "__cuda_array_interface__") and not issubclass(cls, numpy.ndarray):
-        keyer = _key_cai  # JAX, Numba and plain CAI objects
     else:
-        keyer = _key_generic
+        keyer = _KIND_KEYERS.get(launch_args.kind_of(cls), _key_generic)
     _KEYERS[cls] = keyer
     return keyer
+
+
+# The JIT's per-call keys, by runtime.args.kind_of (its types need the compiler's T, so
+# this column lives here); any other kind keys through describe().
+_KIND_KEYERS = {"torch": _key_torch, "cupy": _key_strided, "cai": _key_cai}
 
 
 def _dims_torch(t):

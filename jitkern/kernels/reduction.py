@@ -727,6 +727,7 @@ class _Launch:
             k for k, p in enumerate(kernel.in_params) if not p.raw and k not in a.scalar_pos
         ]
         return _launcher.make_runner(
+            convert=convert_scalar,
             kernel_name=kernel.name,
             device_id=driver.current_device_id(),
             kinds=kinds,

@@ -1,7 +1,7 @@
 """Which device is current, switching to an array's device, and ordering streams.
 
-``current_device_id`` is on the allocation hot path: one ``cuCtxGetCurrent`` and a
-dict lookup for the primary contexts jitkern knows.
+``current_device_id`` is :func:`.driver.current_device_id` (the one lookup, re-exported
+here for the arrays layer).
 """
 
 from __future__ import annotations
@@ -9,24 +9,8 @@ from __future__ import annotations
 import threading
 
 from . import driver, memory
-from .driver import check, drv
+from .driver import check, current_device_id, drv  # noqa: F401 - current_device_id: the one lookup, re-exported
 from ..errors import StreamCaptureError
-
-_primary_ids: dict[int, int] = {}  # int(primary CUcontext) -> device id
-
-
-def current_device_id() -> int:
-    """The current device (device 0 made current if no context is)."""
-    _err, ctx = drv().cuCtxGetCurrent()
-    dev = _primary_ids.get(int(ctx))
-    if dev is not None:
-        return dev
-    dev = driver.current_device_id()
-    primary = driver.primary_context(dev)
-    if int(check(drv().cuCtxGetCurrent(), "cuCtxGetCurrent")) == int(primary):
-        _primary_ids[int(primary)] = dev
-    return dev
-
 
 class on_device:
     """``with on_device(i):`` makes device ``i`` current for the block if it is not."""

@@ -84,9 +84,9 @@ class Device:
         return f"<jitkern.Device {self.id}>"
 
 
-def get_device_id() -> int:
-    """The id of the current device (device 0 if no context is current)."""
-    return driver.current_device_id()
+#: The id of the current device (device 0 if no context is current): CuPy's name for
+#: :func:`.driver.current_device_id`, the one lookup.
+get_device_id = driver.current_device_id
 
 
 class _StreamState(threading.local):

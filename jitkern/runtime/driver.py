@@ -3,6 +3,13 @@
 ``cuda.bindings`` costs a few hundred milliseconds to import and fails where no
 driver is installed, so it is imported on first use. ``drv()`` returns the
 module; ``check()`` turns a ``CUresult`` into :class:`jitkern.CUDAError`.
+
+The seam for tests: ``with driver.use(fake):`` makes ``fake`` (an object with the
+``cu*`` functions a test needs; :class:`jitkern.runtime.fakedriver.FakeDriver` has the
+ones a launch needs) the driver every part of the runtime calls, and resets the state
+the runtime derived from the driver (loaded modules, memory pools, the cached launch
+entry points, registered with :func:`resets`); both are restored after the block.
+Tests fake the driver this way instead of replacing private names.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ _driver_module = None
 _initialised = False
 _device_count: int | None = None
 _primary_contexts: dict[int, object] = {}
+_derived: list[tuple[dict, dict]] = []  # (module namespace, {name: factory}): see resets()
 
 
 def drv():
@@ -52,6 +60,50 @@ def _initialise():
         _driver_module = d
         _initialised = True
         return d
+
+
+def resets(namespace: dict, **factories) -> None:
+    """Declare module-level state derived from the driver: ``factories[name]()`` is the
+    value ``namespace[name]`` takes when :class:`use` swaps the driver (called after the
+    swap, so a factory may call ``drv()``); the old value comes back afterwards."""
+    _derived.append((namespace, factories))
+
+
+class use:
+    """``with driver.use(fake, devices=1):`` run the block against ``fake`` as the CUDA
+    driver (the one seam for tests and the CPU launch benchmark; see the module doc).
+
+    ``fake`` needs only the ``cu*`` functions the code under test calls, each returning
+    a tuple whose first item is the ``CUresult`` (0 for success), as ``cuda.bindings``
+    does. ``devices`` is what :func:`device_count` says (default: ``fake.devices``, else
+    1). Nesting is allowed."""
+
+    def __init__(self, fake, devices: int | None = None):
+        self.fake = fake
+        self.devices = getattr(fake, "devices", 1) if devices is None else devices
+        self._saved = None
+
+    def __enter__(self):
+        global _driver_module, _initialised, _device_count, _primary_contexts, _attr_cache
+        global _primary_ids
+        self._saved = ((_driver_module, _initialised, _device_count, _primary_contexts,
+                        _attr_cache, _primary_ids),
+                       [(ns, {name: ns.get(name) for name in f}) for ns, f in _derived])
+        _driver_module, _initialised, _device_count = self.fake, True, self.devices
+        _primary_contexts, _attr_cache, _primary_ids = {}, {}, {}
+        for namespace, factories in _derived:
+            for name, factory in factories.items():
+                namespace[name] = factory()
+        return self.fake
+
+    def __exit__(self, *exc):
+        global _driver_module, _initialised, _device_count, _primary_contexts, _attr_cache
+        global _primary_ids
+        own, derived = self._saved
+        (_driver_module, _initialised, _device_count, _primary_contexts, _attr_cache,
+         _primary_ids) = own
+        for namespace, values in derived:
+            namespace.update(values)
 
 
 def _no_driver(reason: str, code=None) -> CUDAError:
@@ -171,14 +223,29 @@ def primary_context(device_id: int):
     return ctx
 
 
+_primary_ids: dict[int, int] = {}  # int(primary CUcontext) -> device id
+
+
 def current_device_id() -> int:
-    """The device of the current context, making device 0 current if none is."""
+    """The device of the current context, making device 0 current if none is.
+
+    The one current-device lookup (context, device and the kernels use it). It is on the
+    allocation and launch paths: one ``cuCtxGetCurrent`` and a dict lookup for the
+    primary contexts jitkern knows; any other context asks the driver."""
     d = drv()
-    err, ctx = d.cuCtxGetCurrent()
-    if err == 0 and int(ctx) != 0:
-        return int(check(d.cuCtxGetDevice(), "cuCtxGetDevice"))
-    set_current(0)
-    return 0
+    _err, ctx = d.cuCtxGetCurrent()
+    dev = _primary_ids.get(int(ctx))
+    if dev is not None:
+        return dev
+    if int(ctx) != 0:
+        dev = int(check(d.cuCtxGetDevice(), "cuCtxGetDevice"))
+    else:
+        dev = 0
+        set_current(0)
+    primary = primary_context(dev)
+    if int(check(d.cuCtxGetCurrent(), "cuCtxGetCurrent")) == int(primary):
+        _primary_ids[int(primary)] = dev
+    return dev
 
 
 def set_current(device_id: int) -> None:

@@ -1,21 +1,26 @@
-"""The launch hot path of the string kernels: one generated function per call layout.
+"""The one generator of launch code: per call signature, one plain Python function.
 
-ElementwiseKernel and ReductionKernel decide everything about a call from its layout
-(argument types, dtypes, shapes, strides) once; what is left per call is reading the
-pointers, allocating outputs, packing and ``cuLaunchKernel``. That is generated here
-as one plain Python function per layout, in the same way (and through the same
-``backend.codegen.define``) as the launchers of RawKernel and the JIT in
-``backend.launch``: each array is read through its library's cheapest attribute
-(``interop.fast_read``; jitkern's own arrays through their slots), each parameter
-buffer is laid out once from the kernel's offsets (``Function.param_layout``) with its
-static tail (element counts, shape/stride structs) written once, and a call packs
-only the dynamic slots with one ``struct.pack_into`` per launch.
+Every kernel kind launches through a function generated here from a description of its
+slots (what each argument packs to: scalars by value, arrays by the pointer their row of
+:mod:`.args` reads, allocated outputs, handles), the guards that say the arguments still
+have the signature the function was made for, and one or more launch steps:
 
-Two functions are made per layout: ``run(args, stream)``, called once the caller has
-matched the layout by its key, and ``guarded(args, stream)``, which checks the layout
-itself (a few attribute reads per array) and returns :data:`MISS` when it differs, so
-a repeated call skips building the key. Plain and fast on purpose; the kernels'
-general paths cover the rest (misaligned pointers, launch errors).
+- :func:`make_packers`: ``pack(args)``/``pack_if_same(args)`` of a :class:`~.launch.Plan`
+  (the general path of :meth:`~.module.Function.launch`);
+- :func:`make_fast_launcher`: the whole launch of RawKernel and ``@rawkernel`` kernels
+  (``run`` for ``k(grid, block, args)``, ``star`` for ``k[grid, block](*args)``);
+- :func:`make_jit_runner`: a JIT kernel whose launch appends derived shape/stride
+  parameters (or runs on several GPUs): its checks, then the Function's own path;
+- :func:`make_bound_runner`: a bound launch, every value fixed (and
+  :func:`make_slot_packer`, its ``set_arg``);
+- :func:`make_runner`: ElementwiseKernel and ReductionKernel: arrays read through their
+  library's cheapest attributes, outputs and scratch allocated inline, several steps.
+
+They share the pieces written once below: the struct-code table, :class:`ParamBuffer`, the
+stream statement and the launch statement. Each is compiled once per text and kept in the
+disk cache (``codegen.define``); :func:`~.codegen.launch_source` shows the text. Plain and
+fast on purpose (this is the launch hot path: a launch costs about 1.2x a bare
+``cuLaunchKernel``); every miss goes back to the caller's general path.
 """
 
 from __future__ import annotations
@@ -25,46 +30,347 @@ import struct
 
 import numpy
 
-from ..arrays import interop, ndarray
-from ..arrays.core import pin_stream, stream_of
-from ..arrays.layout import c_strides
+from ..errors import InternalError
 from . import driver, memory
+from .args import ARRAYS, array_read, device_getter, device_template
 from .codegen import define
 from .device import STREAMS_IN_USE, Stream, current_stream_handle, get_current_stream, stream_handle
-from ..errors import InternalError
-from ..compiler.strings.params import HANDLE_DTYPES, convert_scalar
+from .handles import HANDLE_CTYPES
 
-HANDLE_DTYPE_SET = frozenset(HANDLE_DTYPES.values())
+# Texture/surface handles given for a scalar parameter: the record dtypes the string
+# kernels give them (compiler.strings.params.HANDLE_DTYPES), packed as their uint64.
+HANDLE_DTYPE_SET = frozenset(numpy.dtype([(ctype, "<u8")]) for ctype in HANDLE_CTYPES.values())
 
-_CODES = {
-    "?": "?",
-    "b": "b",
-    "B": "B",
-    "h": "h",
-    "H": "H",
-    "i": "i",
-    "I": "I",
-    "l": "q",
-    "L": "Q",
-    "q": "q",
-    "Q": "Q",
-    "e": "e",
-    "f": "f",
-    "d": "d",
-    "F": "ff",
-    "D": "dd",
+#: NumPy dtype char -> the struct codes of its value in a parameter buffer: the one table
+#: (the packers here, the string kernels' launchers and a bound launch's slot names read it).
+STRUCT_CODES = {
+    "b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "L": "Q",
+    "q": "q", "Q": "Q", "e": "e", "f": "f", "d": "d", "?": "?", "F": "ff", "D": "dd",
 }
+#: struct codes -> the C type's name (what error messages call a slot)
+CODE_NAMES = {code: numpy.dtype(char).name for char, code in STRUCT_CODES.items()}
 
+class ParamBuffer:
+    """A parameter buffer and the ``void*[]`` of its parameters' addresses (what
+    ``cuLaunchKernel`` takes as ``kernelParams``): the one buffer type of every launcher."""
 
-class Buffer:
-    """A parameter buffer with its ``void*[]``, the static tail written once."""
+    __slots__ = ("params_ptr", "pointers", "raw")
 
-    def __init__(self, layout, static_values, first_static: int):
-        total = max((o + s for o, s in layout), default=0)
+    def __init__(self, offsets, total: int):
         self.raw = ctypes.create_string_buffer(max(total, 8))
         base = ctypes.addressof(self.raw)
-        self.pointers = (ctypes.c_void_p * max(len(layout), 1))(*[base + o for o, _ in layout])
+        self.pointers = (ctypes.c_void_p * max(len(offsets), 1))(*[base + o for o in offsets])
         self.params_ptr = ctypes.addressof(self.pointers)
+
+
+
+def _stream_line(current: str = "_current", of: str = "_stream_of") -> str:
+    """The statement setting ``s``, the launch's stream handle: for ``stream=None`` the
+    calling thread's current stream (0, the legacy stream, unless one was made current),
+    else the given stream's handle."""
+    return f"    s = ({current}() if _streams[0] else 0) if stream is None else {of}(stream)"
+
+
+def _launch_line(handle: str, dims: str, shared_mem: str, params: str, cooperative: bool) -> str:
+    """``err, = cuLaunchKernel(...)`` (cuLaunchCooperativeKernel takes no ``extra``)."""
+    extra = "" if cooperative else ", 0"
+    return f"    err, = _launch({handle}, {dims}, {shared_mem}, s, {params}{extra})"
+
+
+# ---------------------------------------------------------------------------
+# Packers and whole launches of RawKernel, the JIT and Function.fast
+
+
+def make_packers(fmt: str, slots: list[Slot], types: tuple, buffer):
+    """Generate ``pack(args)`` and ``pack_if_same(args) -> bool`` for one signature.
+
+    ``pack_if_same`` first checks each argument's type with ``is`` (cheaper than
+    building a key), so a kernel launched again with the same argument types skips
+    the plan lookup entirely. This is the launch hot path.
+    """
+    env, names, exprs, checks, binds = _packer_parts(fmt, slots, types, buffer)
+    unpack = f"    {', '.join(names)}, = args\n" if names else ""
+    reads = "".join(f"    {b}\n" for b in binds)
+    body = f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})\n"
+    guard = (f"    if len(args) != {len(slots)}:\n        return False\n{unpack}"
+             + (f"    if {' or '.join(checks)}:\n        return False\n" if checks else ""))
+    src = (f"def pack(args):\n{unpack}{reads}{body}"
+           f"def pack_if_same(args):\n{guard}{reads}{body}    return True\n")
+    define(src, "<jitkern launch plan>", env, "pack")
+    return env["pack"], env["pack_if_same"]
+
+
+def _packer_parts(fmt: str, slots: list[Slot], types: tuple, buffer):
+    """(env, names, pack expressions, type checks, array reads) shared by the generated
+    functions. The reads (ArrayRead.bind) bind ``a{i}_i``; run them after the checks."""
+    env = {"_pack_into": struct.Struct(fmt).pack_into, "_buf": buffer}
+    names = [f"a{i}" for i in range(len(slots))]
+    exprs, checks, binds = [], [], []
+    for i, slot in enumerate(slots):
+        fields = {"a": names[i]}
+        for key, value in slot.env.items():
+            fields[key] = f"_{key}_{i}"
+            env[fields[key]] = value
+        exprs.append(slot.expr.format(**fields))
+        if slot.bind is not None:
+            binds.append(slot.bind.format(**fields))
+        env[f"_T{i}"] = types[i]
+        checks.append(f"type(a{i}) is not _T{i}")
+    return env, names, exprs, checks, binds
+
+
+def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail,
+                       *, fallback=None, positional: bool = False, guards=(), guard_env=None,
+                       stream_of=None, current_stream=None, device=None, star=None,
+                       block_dims=None):
+    """Generate the whole launch for one signature as one function.
+
+    ``dims`` and ``block_dims``: the memos of checked grids and blocks (a miss on either
+    takes the general path, which checks the value against CUDA's limits).
+
+    By default: ``run(grid, block, args, shared_mem, stream) -> bool``, which returns
+    False without doing anything when an assumption does not hold (other argument
+    types, dims not seen before) so that the caller takes the general path. With
+    ``fallback``: ``run(grid, block, args, *, shared_mem=0, stream=None)`` (or with
+    ``shared_mem`` and ``stream`` positional when ``positional``), which calls
+    ``fallback`` with the same arguments on a miss, so it can stand for a kernel's
+    whole call (see kernels.raw and jit.kernel). ``guards`` are further Python
+    conditions over ``a0, a1, ...`` (names they use come from ``guard_env``) that
+    must all hold. ``fail(err, grid, block, shared_mem, stream)`` handles a driver
+    error (it raises, or returns after recovering).
+
+    ``stream_of`` (a stream argument -> handle) and ``current_stream`` (the calling
+    thread's current stream handle) are needed when streams may be given; without
+    them a given or current stream is a miss.
+
+    ``star`` (with ``fallback`` and ``positional``): also generate ``run.star(kernel, grid,
+    block, shared_mem, stream, *args, **kwargs)``, the ``kernel[grid, block](*args)`` form of
+    the same launch, which calls ``star`` with its own arguments when keywords are given
+    (``run.star_configs`` caches the partials of kernels.base's ``__getitem__``).
+
+    ``device`` (machines with several GPUs): ``(device_id, context, get_current)``. The
+    launcher then also checks that ``get_current()`` (cuCtxGetCurrent) returns
+    ``context``, the context ``handle`` belongs to, and that every array argument is on
+    ``device_id`` (an array type without a known device getter is a miss).
+    """
+    env, names, exprs, checks, binds = _packer_parts(plan.fmt, plan.slots, plan.types,
+                                                     plan._buffer)
+    env.update(guard_env or {})
+    env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims=dims,
+               _bdims=dims if block_dims is None else block_dims,
+               _streams=streams_in_use, _fail=fail, _slow=fallback,
+               _stream_of=stream_of, _current=current_stream)
+    if fallback is None:
+        header = "def run(grid, block, args, shared_mem, stream):"
+        miss, done = "return False", "return True"
+    elif positional:
+        header = "def run(grid, block, args, shared_mem=0, stream=None, *, cluster=None):"
+        miss = "return _slow(grid, block, args, shared_mem, stream)"
+        header += ("\n    if cluster is not None:  # thread-block clusters: the general path"
+                   "\n        return _slow(grid, block, args, shared_mem, stream, cluster=cluster)")
+        done = "return None"
+    else:
+        header = "def run(grid, block, args, *, shared_mem=0, stream=None, cluster=None):"
+        miss = "return _slow(grid, block, args, shared_mem=shared_mem, stream=stream)"
+        header += ("\n    if cluster is not None:  # thread-block clusters: the general path"
+                   "\n        return _slow(grid, block, args, shared_mem=shared_mem, "
+                   "stream=stream, cluster=cluster)")
+        done = "return None"
+    n = len(names)
+    if stream_of is not None and current_stream is not None:
+        stream_lines = [_stream_line()]
+    else:
+        stream_lines = ["    if stream is not None or _streams[0]:", f"        {miss}", "    s = 0"]
+    # Unpacking (of args, and of the memoised launch dims) raises on a mismatch,
+    # which costs nothing when it does not happen; len() and indexing would cost
+    # on every launch.
+    lines = [
+        *stream_lines,
+        "    try:",
+        f"        {''.join(nm + ', ' for nm in names) or '() '}= args",
+        "        gx, gy, gz = _dims[grid]",
+        "        bx, by, bz = _bdims[block]",
+        "    except (TypeError, ValueError, KeyError):",
+        f"        {miss}",
+    ]
+    # The array reads come after the type checks (they may use type-specific attributes)
+    # and before the guards (which may read the layout from ``a{i}_i``): each is a
+    # condition that is never true, so the ``or`` chain evaluates it and goes on.
+    conditions = ([*checks, *(f"{b} is None" for b in binds), *(f"not ({g})" for g in guards)]
+                  if n else [])
+    if device is not None:
+        device_id, context, get_current = device
+        env.update(_ctx=context, _ctx_get=get_current)
+        conditions.append("_ctx_get()[1] != _ctx")
+        for i, (slot, cls) in enumerate(zip(plan.slots, plan.types)):
+            if not slot.pointer:
+                continue  # a scalar or a handle
+            template = device_template(cls)
+            if template is None:
+                getter = device_getter(cls)
+                if getter is None:
+                    conditions.append("True")  # cannot check this array's device
+                    continue
+                env[f"_dev_{i}"] = getter
+                template = f"_dev_{i}({{a}})"
+            conditions.append(f"{template.format(a=names[i])} != {int(device_id)}")
+    if conditions:
+        lines.append(f"    if {' or '.join(conditions)}:")
+        lines.append(f"        {miss}")
+    lines += [
+        f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})",
+        _launch_line("_h", "gx, gy, gz, bx, by, bz", "shared_mem", "_params",
+                     launch.__name__ != "cuLaunchKernel"),
+        "    if err:",
+        "        _fail(err, (gx, gy, gz), (bx, by, bz), shared_mem, s)",
+        f"    {done}",
+    ]
+    src = [header, *lines]
+    if star is not None:
+        # kernel[grid, block](*args): the same body, called by the partial __getitem__
+        # returns (kernels.base), so the subscript form costs what the call form does.
+        env["_star_slow"] = star
+        src += ["def star(kernel, grid, block, shared_mem, stream, /, *args, **kwargs):",
+                "    if kwargs:",
+                "        return _star_slow(kernel, grid, block, shared_mem, stream, *args, **kwargs)",
+                *lines]
+    run = define("\n".join(src) + "\n", "<jitkern fast launch>", env, "run")
+    if star is not None:
+        run.star, run.star_configs = env["star"], {}
+    return run
+
+
+
+# ---------------------------------------------------------------------------
+# The JIT's launcher for signatures with derived parameters (and for several GPUs)
+
+
+def _launch_reads(classes: tuple, samples: tuple, env: dict) -> list[str]:
+    """The args.ArrayRead binds of the arguments that have one (for ``make_jit_runner``,
+    which packs through the Function and so has no Slot to take them from)."""
+    binds = []
+    for i, (cls, a) in enumerate(zip(classes, samples)):
+        read = array_read(cls, a)
+        if read is None:
+            continue
+        fields = {"a": f"a{i}"}
+        for key, value in read.env.items():
+            fields[key] = env_name = f"_{key}_r{i}"
+            env[env_name] = value
+        binds.append(f"{read.bind.format(**fields)} is not None")
+    return binds
+
+
+def make_jit_runner(classes: tuple, guards: list, guard_env: dict, function, extras,
+                    cooperative: bool, general, samples: tuple = (), *, star):
+    """Generate ``run(grid, block, args, shared_mem=0, stream=None)`` for one signature.
+
+    It checks ``args`` against the signature (types, then ``guards``) and launches through
+    the Function's own fast path; on a mismatch ``general``, the kernel's general launch,
+    handles the call. Used until the Function has a packing plan for this signature;
+    then the kernel's call becomes the Function's whole-launch function with the same
+    guards (see JitKernel._launch).
+    """
+    env = dict(guard_env, _F=function, _extras=extras, tuple=tuple, _general=general)
+    names = [f"a{i}" for i in range(len(classes))]
+    terms = []
+    for i, cls in enumerate(classes):
+        env[f"T{i}"] = cls
+        terms.append(f"type(a{i}) is T{i}")
+    terms += _launch_reads(classes, samples, env)  # after the type checks, before the guards
+    terms += guards
+    miss = "return _general(grid, block, args, shm, stream, cluster=cluster)"
+    lines = [
+        "def run(grid, block, args, shm=0, stream=None, *, cluster=None):",
+        f"    if cluster is not None or type(args) is not tuple or len(args) != {len(classes)}:",
+        f"        {miss}",
+    ]
+    body = []
+    if names:
+        body.append(f"    {', '.join(names)}, = args")
+    if terms:
+        body.append(f"    if not ({' and '.join(terms)}):")
+        body.append(f"        {miss}")
+    if extras is not None:
+        body.append("    args = args + _extras(args)")
+    body += [
+        "    fast = _F.fast",
+        "    if fast is None or not fast(grid, block, args, shm, stream):",
+        f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
+    ]
+    # kernel[grid, block](*args) (kernels.base.KernelPartial.__getitem__): the same body
+    env["_star_slow"] = star  # kernels.base.launch_star: the general star form
+    lines += body + [
+        "def star(kernel, grid, block, shm, stream, /, *args, **kwargs):",
+        f"    if kwargs or len(args) != {len(classes)}:",
+        "        return _star_slow(kernel, grid, block, shm, stream, *args, **kwargs)",
+        "    cluster = None",
+    ] + body
+    run = define("\n".join(lines) + "\n", "<jitkern jit launch>", env, "run")
+    run.star, run.star_configs = env["star"], {}
+    return run
+
+
+
+# ---------------------------------------------------------------------------
+# Bound launches
+
+
+def make_bound_runner(function, state, plan, dims, shared_mem, stream, cooperative):
+    """The generated call of a bound launch: every value a constant but the stream when
+    it follows the current one."""
+    d = driver.drv()
+    launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
+    (gx, gy, gz), (bx, by, bz) = dims
+
+    def fail(err, s):
+        function._launch_failed(err, state, plan, dims[0], dims[1], shared_mem, s, cooperative)
+
+    env = {"_launch": launch, "_h": state.handle, "_params": plan.params_ptr, "_fail": fail,
+           "_streams": STREAMS_IN_USE, "_current": current_stream_handle, "_plan": plan}
+    # Keyword-only defaults make every name a fast local (the call passes none of them).
+    head = [("def run(*, _launch=_launch, _h=_h, _params=_params, _fail=_fail, "
+             "_streams=_streams, _current=_current):")]
+    if stream is None:
+        head.append("    s = _current() if _streams[0] else 0")
+    else:
+        head.append(f"    s = {int(stream)}")
+    lines = head + [
+        _launch_line("_h", f"{gx}, {gy}, {gz}, {bx}, {by}, {bz}", str(shared_mem), "_params",
+                     cooperative),
+        "    if err:",
+        "        _fail(err, s)",
+    ]
+    return define("\n".join(lines) + "\n", f"<jitkern bound launch {function.name}>", env, "run")
+
+
+
+def make_slot_packer(slot, buffer, offset: int):
+    """``pack(a)``: write one argument, of the kind ``slot`` describes, at ``offset`` of
+    ``buffer`` (a bound launch's ``set_arg``)."""
+    env = {"_pack_into": struct.Struct("<" + slot.codes).pack_into, "_buf": buffer,
+           "_off": offset}
+    fields = {"a": "a"}
+    for key, helper in slot.env.items():
+        fields[key] = f"_{key}"
+        env[f"_{key}"] = helper
+    read = f"    {slot.bind.format(**fields)}\n" if slot.bind else ""  # args.ArrayRead
+    src = f"def pack(a):\n{read}    _pack_into(_buf, _off, {slot.expr.format(**fields)})\n"
+    return define(src, "<jitkern bound argument>", env, "pack")
+
+
+# ---------------------------------------------------------------------------
+# ElementwiseKernel and ReductionKernel
+
+
+class Buffer(ParamBuffer):
+    """A parameter buffer laid out from the kernel's offsets, its static tail written once."""
+
+    __slots__ = ()
+
+    def __init__(self, layout, static_values, first_static: int):
+        super().__init__([o for o, _ in layout], max((o + s for o, s in layout), default=0))
+        base = ctypes.addressof(self.raw)
         if len(layout) != first_static + len(static_values):
             raise InternalError(
                 f"a kernel with {len(layout)} parameters launched with "
@@ -99,7 +405,7 @@ def scalar_code(dtype: numpy.dtype) -> str:
         return "Q"
     if dtype.fields is not None:  # a record (numpy.void): its bytes
         return f"{dtype.itemsize}s"
-    return _CODES[dtype.char]
+    return STRUCT_CODES[dtype.char]
 
 
 MISS = object()  # what a guarded runner returns when the arguments are not its layout's
@@ -121,7 +427,7 @@ def _array_read(k: int, value, env: dict):
     for the array argument ``a{k}`` shaped like ``value``. The statements and conditions
     may assume the type check passed."""
     a = f"a{k}"
-    if type(value) is ndarray:
+    if type(value) is ARRAYS.ndarray:
         env[f"_D{k}"], env[f"_S{k}"], env[f"_ST{k}"] = value._dtype, value._shape, value._strides
         misses = [
             f"{a}._dtype is not _D{k}",
@@ -129,7 +435,7 @@ def _array_read(k: int, value, env: dict):
             f"({a}._strides is not _ST{k} and {a}._strides != _ST{k})",
         ]
         return f"type({a}) is not _nd", [], misses, f"{a}._ptr", f"{a}._device_id"
-    read = interop.fast_read(value)
+    read = ARRAYS.fast_read(value)
     prefix = f"_c{k}_"
     env[prefix + "T"] = type(value)
     for name, const in read.consts.items():
@@ -160,6 +466,7 @@ def make_runner(
     first_args=None,
     multi_device: bool = False,
     entry=None,
+    convert=None,
 ):
     """Generate ``run(args, stream)`` (and ``run.guarded``, ``run.entry``) for one call layout.
 
@@ -174,25 +481,27 @@ def make_runner(
     decide how each array is read (its library's cheapest attributes) and what
     ``guarded`` checks. With ``multi_device`` the launch also checks that the current
     context is ``device_id``'s and every array is on that device (else the slow path).
+    ``convert(value, dtype, name, kernel)``: a scalar argument as the NumPy scalar of its
+    parameter's dtype (compiler.strings.params.convert_scalar).
     ``entry``: ``(keywords, general)``: also generate ``run.entry(*args, stream=None,
     **keywords)``, the kernel object's whole call for this layout (a kernel object that is
     a partial calls it directly): ``general(*args, stream=..., **keywords)`` on a miss or
     when a keyword is not None.
     """
     env = {
-        "_nd": ndarray,
-        "_conv": convert_scalar,
+        "_nd": ARRAYS.ndarray,
+        "_conv": convert,
         "_launch": driver.drv().cuLaunchKernel,
         "_cur": current_stream_handle,
         "_sh": stream_handle,
         "_streams": STREAMS_IN_USE,
         "_null": Stream.null,
         "_cur_stream": get_current_stream,
-        "_stream_of": stream_of,
+        "_stream_of": ARRAYS.stream_of,
         "_malloc": memory.malloc,
         "_MP": memory.MemoryPointer,
         "_new": object.__new__,
-        "_pin": pin_stream,
+        "_pin": ARRAYS.pin_stream,
         "_slow": slow,
         "_name": kernel_name,
         "_MISS": MISS,
@@ -212,7 +521,7 @@ def make_runner(
         elif kind == "alloc":
             shape, dtype = info
             size = int(numpy.prod(shape, dtype=numpy.int64)) if shape else 1
-            strides = c_strides(shape, dtype.itemsize)
+            strides = ARRAYS.c_strides(shape, dtype.itemsize)
             env[f"_shape{k}"], env[f"_strides{k}"], env[f"_dt{k}"] = shape, strides, dtype
             allocs.append(_alloc_lines(f"m{k}", size * dtype.itemsize, env, device_id))
             # make(), inlined: an ndarray from trusted parts
@@ -271,7 +580,7 @@ def make_runner(
                 ),
             ]
     else:
-        body.append("    s = (_cur() if _streams[0] else 0) if stream is None else _sh(stream)")
+        body.append(_stream_line("_cur", "_sh"))
     for j, step in enumerate(steps):
         body += _step_lines(j, step, env, device_id)
     body.append(f"    return {result}")
@@ -348,9 +657,8 @@ def _step_lines(j: int, step: Step, env: dict, device_id: int) -> list:
     exprs = ", ".join(expr for expr, _code in step.dynamic)
     (gx, gy, gz), (bx, by, bz) = step.grid, step.block
     lines = [f"    _pack{j}(_buf{j}, 0, {exprs})"]
-    lines.append(
-        f"    err, = _launch(_h{j}, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, 0, s, _params{j}, 0)"
-    )
+    lines.append(_launch_line(f"_h{j}", f"{gx}, {gy}, {gz}, {bx}, {by}, {bz}", "0",
+                              f"_params{j}", False))
     if j == 0:  # nothing ran yet: the general path diagnoses the error
         lines += ["    if err:", "        return _slow(args, stream)"]
     else:

@@ -165,6 +165,8 @@ def _not_captured(stream: int) -> bool:
 
 
 _alloc_fn = None
+# The allocator's driver-derived state: fresh under driver.use(fake), restored after.
+driver.resets(globals(), _alloc_fn=lambda: None, _pools=dict, _free=dict)
 
 #: Exact allocations (``JITKERN_EXACT_ALLOC=1``, ``jitkern.cuda.set_allocator(None)``): each
 #: allocation is a ``cuMemAlloc`` of exactly the bytes asked for, freed when dropped; nothing

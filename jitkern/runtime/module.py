@@ -25,10 +25,10 @@ from ..errors import (
 )
 from ..toolchain import cubin
 from . import driver
-from .codegen import define
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
 from .limits import SHARED_OPTIN_MAX, check_dims, check_shared_mem
+from .launcher import CODE_NAMES, make_bound_runner, make_fast_launcher, make_slot_packer
 from .launch import (
     _describe_arg,
     _layout,
@@ -36,7 +36,6 @@ from .launch import (
     build_plan,
     device_getter,
     dim3,
-    make_fast_launcher,
     signature_of,
     slot_for,
 )
@@ -293,10 +292,10 @@ class Function:
         self._fast_cooperative = cooperative
 
     def fast_launcher(self, state: _DeviceState, plan, cooperative: bool, fallback=None,
-                      positional: bool = False, guards=(), guard_env=None):
+                      positional: bool = False, guards=(), guard_env=None, star=None):
         """The generated launcher for ``plan`` (see launch.make_fast_launcher), cached on it,
         so a kernel launched with alternating signatures does not regenerate code."""
-        key = (cooperative, fallback, positional, tuple(guards))
+        key = (cooperative, fallback, positional, tuple(guards), star)
         run = plan.launchers.get(key)
         if run is None:
             d = _drv
@@ -315,7 +314,8 @@ class Function:
             run = plan.launchers[key] = make_fast_launcher(
                 plan, launch, state.handle, _dims, STREAMS_IN_USE, fail, block_dims=_block_dims,
                 fallback=fallback, positional=positional, guards=guards, guard_env=guard_env,
-                stream_of=stream_handle, current_stream=current_stream_handle, device=device)
+                stream_of=stream_handle, current_stream=current_stream_handle, device=device,
+                star=star)
         return run
 
     def bind(self, grid, block, args, shared_mem: int = 0, stream=None, cooperative: bool = False,
@@ -452,7 +452,7 @@ class BoundLaunch(functools.partial):
 
     def __new__(cls, function, state, plan, args, dims, shared_mem, stream, cooperative,
                 user_count, refresh):
-        run = _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative)
+        run = make_bound_runner(function, state, plan, dims, shared_mem, stream, cooperative)
         self = super().__new__(cls, run)
         self.function, self.grid, self.block = function, dims[0], dims[1]
         self.shared_mem, self.stream, self.cooperative = shared_mem, stream, cooperative
@@ -517,15 +517,7 @@ class BoundLaunch(functools.partial):
             raise KernelArgumentError(
                 f"{self._what(j)}: the bound launch has {_slot_kind(old)} there, got "
                 f"{_describe_arg(value)} ({_slot_kind(new)}); pass a value of the bound type")
-        env = {"_pack_into": struct.Struct("<" + new.codes).pack_into,
-               "_buf": self._plan._buffer, "_off": self._offsets[j]}
-        fields = {"a": "a"}
-        for key, helper in new.env.items():
-            fields[key] = f"_{key}"
-            env[f"_{key}"] = helper
-        read = f"    {new.bind.format(**fields)}\n" if new.bind else ""  # launch.ArrayRead
-        src = f"def pack(a):\n{read}    _pack_into(_buf, _off, {new.expr.format(**fields)})\n"
-        return define(src, "<jitkern bound argument>", env, "pack")
+        return make_slot_packer(new, self._plan._buffer, self._offsets[j])
 
     def _what(self, j: int) -> str:
         params = self.function.params
@@ -572,11 +564,6 @@ class _BoundArgs:
         return repr(self._bound._args[: self._bound._user_count])
 
 
-_C_NAMES = {"b": "int8", "B": "uint8", "h": "int16", "H": "uint16", "i": "int32", "I": "uint32",
-            "q": "int64", "Q": "uint64", "e": "float16", "f": "float32", "d": "float64",
-            "?": "bool", "ff": "complex64", "dd": "complex128"}
-
-
 def _is_pointer(slot) -> bool:
     return slot.codes == "Q" and slot.expr != "{a}"
 
@@ -584,38 +571,10 @@ def _is_pointer(slot) -> bool:
 def _slot_kind(slot) -> str:
     if _is_pointer(slot):
         return "a device pointer (an array)"
-    name = _C_NAMES.get(slot.codes)
+    name = CODE_NAMES.get(slot.codes)
     if name is None:
         return f"a {slot.size}-byte structured scalar"
     return f"{'an' if name[0] in 'iu' else 'a'} {name} scalar"
-
-
-def _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative):
-    """The generated call of a bound launch: every value a constant but the stream when
-    it follows the current one."""
-    d = drv()
-    launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
-    (gx, gy, gz), (bx, by, bz) = dims
-
-    def fail(err, s):
-        function._launch_failed(err, state, plan, dims[0], dims[1], shared_mem, s, cooperative)
-
-    env = {"_launch": launch, "_h": state.handle, "_params": plan.params_ptr, "_fail": fail,
-           "_streams": STREAMS_IN_USE, "_current": current_stream_handle, "_plan": plan}
-    # Keyword-only defaults make every name a fast local (the call passes none of them).
-    head = [("def run(*, _launch=_launch, _h=_h, _params=_params, _fail=_fail, "
-             "_streams=_streams, _current=_current):")]
-    if stream is None:
-        head.append("    s = _current() if _streams[0] else 0")
-    else:
-        head.append(f"    s = {int(stream)}")
-    extra = "" if cooperative else ", 0"
-    lines = head + [
-        f"    err, = _launch(_h, {gx}, {gy}, {gz}, {bx}, {by}, {bz}, {shared_mem}, s, _params{extra})",
-        "    if err:",
-        "        _fail(err, s)",
-    ]
-    return define("\n".join(lines) + "\n", f"<jitkern bound launch {function.name}>", env, "run")
 
 
 # Blocks per cluster: 8 on every GPU with clusters (portable); up to 16 where the kernel
@@ -694,6 +653,9 @@ def cluster_config(d, grid3, block3, shared_mem: int, stream, cluster3, cooperat
 
 _drv = None
 _multi_device = False
+# What this module keeps from the driver: fresh under driver.use(fake), restored after.
+driver.resets(globals(), _drv=drv, _multi_device=lambda: driver.device_count() > 1,
+              _cluster_devices=dict, _modules=dict)
 
 # Normalised launch dimensions by the value the caller gave (ints and tuples are
 # hashable): a dict hit replaces a function call on the hot path.

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from jitkern.arrays import _dlpack, core, dtypes, interop
+from jitkern.runtime import driver
 from jitkern.runtime.device import Stream
+from jitkern.runtime.fakedriver import FakeDriver
 
 FAKE_PTR = 0x7F00_0000_0000
 
@@ -121,8 +123,14 @@ def test_cai_of_fake_array():
     assert fake_array((0,), "uint8").__cuda_array_interface__["data"] == (0, False)
 
 
-def test_parse_cai_round_trip(monkeypatch):
-    monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 3)
+def test_parse_cai_round_trip():
+    fake = FakeDriver(devices=4)
+    fake.pointer_device = lambda ptr: 3
+    with driver.use(fake):
+        _parse_cai_round_trip()
+
+
+def _parse_cai_round_trip():
     a = fake_array((5, 2), "complex128")[::-1]
     info = interop.parse_cai(a.__cuda_array_interface__, a)
     assert info == interop.ArrayInfo(a.ptr, (5, 2), (-32, 16), np.dtype("complex128"), 3,

@@ -3,14 +3,14 @@ the driver's cuLaunchKernel are stand-ins that record what would be launched."""
 
 import ctypes
 import struct
-import types
 
 import numpy as np
 import pytest
 
 import jitkern
 from jitkern import jit
-from jitkern.runtime import module
+from jitkern.runtime import driver, module
+from jitkern.runtime.fakedriver import FakeDriver
 from jitkern.toolchain.nvrtc import compile_source
 from jitkern.runtime.device import Stream
 from jitkern.errors import JitkernIndexError, KernelArgumentError
@@ -42,7 +42,7 @@ def binary():
 
 
 @pytest.fixture
-def launches(monkeypatch):
+def launches():
     """Replace the driver seen by bound launches; record (dims, stream, buffer bytes)."""
     calls = []
 
@@ -52,15 +52,15 @@ def launches(monkeypatch):
         calls.append(((gx, gy, gz), (bx, by, bz), shm, s, struct.unpack("<QQdqf", raw)))
         return (0,)
 
-    monkeypatch.setattr(module, "drv", lambda: types.SimpleNamespace(
-        cuLaunchKernel=launch, cuLaunchCooperativeKernel=None))
-    return calls
+    fake = FakeDriver()
+    fake.cuLaunchKernel = launch
+    with driver.use(fake):
+        yield calls
 
 
 @pytest.fixture
 def fn(binary):
     f = module.Function(binary, "axpy", params=_signature.kernel_params(SOURCE, "axpy"))
-    f._select_state = lambda: module._DeviceState(None, [8, 8, 8, 8, 4], 0)
     return f
 
 
@@ -179,17 +179,13 @@ def row_sums(m, out):
 @pytest.fixture
 def jit_launches(monkeypatch):
     """JIT kernels compiled for sm_90 and launched into a recorder: (pointers, extras)."""
-    from jitkern.arrays import interop
     from jitkern.kernels import jit as jit_kernel
 
-    monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)  # no driver to ask
     monkeypatch.setattr(jit_kernel, "_target_tag", lambda arch: f"arch:{arch or 'sm_90'}")
     real_compile = jit_kernel._compile
     monkeypatch.setattr(jit_kernel, "_compile",
                         lambda generated, options, arch: real_compile(generated, options,
                                                                       arch or "sm_90"))
-    monkeypatch.setattr(module.Function, "_select_state",
-                        lambda self: module._DeviceState(None, None, 0))
     calls = []
 
     def launch(h, gx, gy, gz, bx, by, bz, shm, s, params, extra):
@@ -197,10 +193,11 @@ def jit_launches(monkeypatch):
         calls.append(tuple(ctypes.c_int64.from_address(ptrs[i]).value for i in range(6)))
         return (0,)
 
-    monkeypatch.setattr(module, "drv", lambda: types.SimpleNamespace(
-        cuLaunchKernel=launch, cuLaunchCooperativeKernel=None))
+    fake = FakeDriver()
+    fake.cuLaunchKernel = launch
     row_sums._entries.clear()
-    return calls
+    with driver.use(fake):
+        yield calls
 
 
 def test_jit_bind_repacks_the_derived_shape_and_strides(jit_launches):

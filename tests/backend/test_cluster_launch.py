@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from jitkern import ElementwiseKernel, KernelArgumentError, LaunchError, ReductionKernel, jit
-from jitkern.arrays import interop
-from jitkern.runtime import module
+from jitkern.runtime import driver, fakedriver, module
 from jitkern.toolchain.nvrtc import compile_source
 from jitkern.kernels.raw import RawKernel
 
@@ -38,8 +37,9 @@ class DeviceArray:
                 "strides": None, "version": 3}
 
 
-class FakeDriver:
-    """The driver calls a cluster launch makes, recorded; the types are cuda.bindings'."""
+class FakeDriver(fakedriver.FakeDriver):
+    """The driver calls a cluster launch makes, recorded; the types are cuda.bindings'.
+    Every kernel's handle is "H"."""
 
     CUlaunchConfig = real.CUlaunchConfig
     CUlaunchAttribute = real.CUlaunchAttribute
@@ -47,7 +47,11 @@ class FakeDriver:
     CUfunction_attribute = real.CUfunction_attribute
 
     def __init__(self):
+        super().__init__(cc=(9, 0))
         self.launches, self.attributes = [], []
+
+    def cuModuleGetFunction(self, module, name):
+        return (0, "H")
 
     def cuLaunchKernelEx(self, config, handle, params, extra):
         attrs = {}
@@ -83,25 +87,13 @@ def _read_params(params, sizes):
 
 
 @pytest.fixture
-def fake(monkeypatch):
-    """A fake driver, device 0 of compute capability 9.0, and Functions whose device state
-    is made from their CUBIN (its parameter table) instead of a loaded module."""
+def fake():
+    """A fake driver (driver.use): device 0 of compute capability 9.0; Functions load on it
+    and read their parameter layout from their CUBIN."""
     d = FakeDriver()
     d.sizes = (8, 4, 4)
-    monkeypatch.setattr(module, "_drv", d)
-    monkeypatch.setattr(module, "_multi_device", False)
-    monkeypatch.setattr(module, "_cluster_devices", {0: (9, 0)})
-
-    def select_state(self):
-        state = self._states.get(0)
-        if state is None:
-            layout = module.param_layout(None, self.binary, self.symbol)
-            state = self._states[0] = module._DeviceState("H", None, 0, layout)
-        self._last_device, self._last_state = 0, state
-        return state
-
-    monkeypatch.setattr(module.Function, "_select_state", select_state)
-    return d
+    with driver.use(d):
+        yield d
 
 
 @pytest.fixture
@@ -176,7 +168,6 @@ def test_cluster_launch_refused_below_sm90_checked_once_per_device(raw, fake, mo
         asked.append(device_id)
         return (8, 6)
 
-    monkeypatch.setattr(module, "_cluster_devices", {})
     monkeypatch.setattr(module.driver, "compute_capability", capability)
     for _ in range(2):
         with pytest.raises(LaunchError, match=r"scale: cluster= needs a GPU of compute "
@@ -184,9 +175,10 @@ def test_cluster_launch_refused_below_sm90_checked_once_per_device(raw, fake, mo
             k(4, 32, (DeviceArray(64, 4), np.float32(2), np.int32(4)), cluster=(2, 1, 1))
     assert asked == [0]  # read once, then cached
     _assert_nothing_done(fake, fn)
-    # a plain launch is not refused: it goes on to cuLaunchKernel (which the fake lacks)
-    with pytest.raises(AttributeError, match="cuLaunchKernel"):
-        k(4, 32, (DeviceArray(64, 4), np.float32(2), np.int32(4)))
+    # a plain launch is not refused: it goes on to cuLaunchKernel
+    k(4, 32, (DeviceArray(64, 4), np.float32(2), np.int32(4)))
+    (plain,) = fake.launches
+    assert plain.grid == (4, 1, 1) and plain.raw(2, 4) == struct.pack("<i", 4)
 
 
 def test_nonportable_cluster_sizes_are_opt_in(raw, fake):
@@ -216,7 +208,6 @@ def jit_kernel(fake, monkeypatch):
     from jitkern.kernels import jit as jit_kernel_module
 
     compile_for = jit_kernel_module._compile
-    monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)  # no driver to ask
     monkeypatch.setattr(jit_kernel_module, "_target_tag", lambda arch: "arch:sm_90")
     monkeypatch.setattr(jit_kernel_module, "_compile",
                         lambda generated, options, arch: compile_for(generated, options, "sm_90"))

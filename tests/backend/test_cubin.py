@@ -6,7 +6,7 @@ next multiple of its alignment), not computed the way the reader computes them."
 import pytest
 
 from jitkern.toolchain import nvrtc as compiler, cubin
-from jitkern.runtime import module
+from jitkern.runtime import driver, module
 
 SOURCE = r"""
 struct Three { double a[3]; };                  // 24 bytes, aligned to 8
@@ -48,13 +48,17 @@ def test_parameter_layouts_match_c_layout_rules(binary):
     assert layouts[binary.lowered("tk<double>")] == [(0, 8)]
 
 
-def test_function_reads_its_layout_from_the_cubin_without_a_driver(binary, monkeypatch):
-    def no_driver():
+class NoDriver:
+    devices = 1
+
+    def __getattr__(self, name):
         raise AssertionError("the driver was asked")
 
-    monkeypatch.setattr(module, "drv", no_driver)
-    assert module.param_layout(None, binary, "mixed") == MIXED
-    assert module.param_layout(None, binary, binary.lowered("tk<double>")) == [(0, 8)]
+
+def test_function_reads_its_layout_from_the_cubin_without_a_driver(binary):
+    with driver.use(NoDriver()):
+        assert module.param_layout(None, binary, "mixed") == MIXED
+        assert module.param_layout(None, binary, binary.lowered("tk<double>")) == [(0, 8)]
 
 
 class FakeDriver:
@@ -72,21 +76,21 @@ class FakeDriver:
         return (0, index * 8, 8)
 
 
-def test_driver_layout_asks_for_the_count_and_never_probes_past_the_last(monkeypatch):
+def test_driver_layout_asks_for_the_count_and_never_probes_past_the_last():
     fake = FakeDriver()
-    monkeypatch.setattr(module, "drv", lambda: fake)
     ptx = compiler.compile_source('extern "C" __global__ void k(float* a, float* b, float* c)'
                                   " { a[0] = b[0] + c[0]; } // ptx-layout", arch="compute_80")
-    assert module.param_layout("handle", ptx, "k") == [(0, 8), (8, 8), (16, 8)]
+    with driver.use(fake):
+        assert module.param_layout("handle", ptx, "k") == [(0, 8), (8, 8), (16, 8)]
     assert fake.calls == [0, 1, 2]
 
 
-def test_driver_without_a_count_gives_no_layout_rather_than_probing(monkeypatch):
+def test_driver_without_a_count_gives_no_layout_rather_than_probing():
     fake = FakeDriver(with_count=False)
-    monkeypatch.setattr(module, "drv", lambda: fake)
     ptx = compiler.compile_source('extern "C" __global__ void k(float* a) { a[0] = 1; } // nc',
                                   arch="compute_80")
-    assert module.param_layout("handle", ptx, "k") is None
+    with driver.use(fake):
+        assert module.param_layout("handle", ptx, "k") is None
     assert fake.calls == []
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import jitkern
-from jitkern.runtime import memory
+from jitkern.runtime import driver, memory
 from jitkern.runtime.device import Graph, Stream
 from jitkern.errors import JitkernTypeError, JitkernValueError, StreamCaptureError
 
@@ -85,7 +85,7 @@ def test_a_block_allocated_before_the_capture_is_held_not_freed(fake_capture):
     assert fake_capture.held == [(0x1000, FAKE)]
 
 
-def test_a_block_allocated_in_the_capture_is_freed_into_it(fake_capture, monkeypatch):
+def test_a_block_allocated_in_the_capture_is_freed_into_it(fake_capture):
     freed = []
 
     class FakeDriver:
@@ -93,15 +93,15 @@ def test_a_block_allocated_in_the_capture_is_freed_into_it(fake_capture, monkeyp
             freed.append((ptr, stream))
             return (0,)
 
-    monkeypatch.setattr(memory, "drv", FakeDriver)
-    mem = memory.MemoryPointer(0x2000, 64, 0, FAKE)
-    fake_capture.allocated[mem.ptr] = weakref.ref(mem)
-    del mem
+    with driver.use(FakeDriver()):
+        mem = memory.MemoryPointer(0x2000, 64, 0, FAKE)
+        fake_capture.allocated[mem.ptr] = weakref.ref(mem)
+        del mem
     assert freed == [(0x2000, FAKE)]
     assert fake_capture.held == [] and 0x2000 not in fake_capture.allocated
 
 
-def test_blocks_on_other_streams_are_freed_as_usual(fake_capture, monkeypatch):
+def test_blocks_on_other_streams_are_freed_as_usual(fake_capture):
     freed = []
 
     class FakeDriver:
@@ -109,19 +109,27 @@ def test_blocks_on_other_streams_are_freed_as_usual(fake_capture, monkeypatch):
             freed.append((ptr, stream))
             return (0,)
 
-    monkeypatch.setattr(memory, "drv", FakeDriver)
-    mem = memory.MemoryPointer(0x3000, 64, 0, 0x77)
-    del mem
+    with driver.use(FakeDriver()):
+        mem = memory.MemoryPointer(0x3000, 64, 0, 0x77)
+        del mem
     assert freed == [(0x3000, 0x77)] and fake_capture.held == []
 
 
-def test_stream_ordering_across_a_capture(fake_capture, monkeypatch):
-    from jitkern.runtime import context as _context
+class NoDriver:
+    devices = 1
 
-    def no_driver():
+    def __getattr__(self, name):
         raise AssertionError("no event may be recorded or waited on across a capture")
 
-    monkeypatch.setattr(_context, "drv", no_driver)
+
+def test_stream_ordering_across_a_capture(fake_capture):
+    from jitkern.runtime import context as _context
+
+    with driver.use(NoDriver()):
+        _stream_ordering_across_a_capture(_context)
+
+
+def _stream_ordering_across_a_capture(_context):
     # work queued before the capture: the graph cannot wait for it, and need not
     _context.order_after(FAKE, 0x99, 0)
     _context.order_after(FAKE, 0, 0)

@@ -9,6 +9,7 @@ import pytest
 
 import jitkern
 from jitkern.runtime import driver, memory
+from jitkern.runtime.fakedriver import FakeDriver
 from jitkern.errors import OutOfMemoryError
 
 OWNED = 0x5000  # a stream handle jitkern made (registered with cache_stream)
@@ -228,7 +229,7 @@ def test_jitkern_streams_register_and_unregister(monkeypatch):
     monkeypatch.setattr(memory, "cache_stream", lambda s: calls.append(("cache", s)))
     monkeypatch.setattr(memory, "forget_stream", lambda s: calls.append(("forget", s)))
 
-    class StreamDriver:
+    class StreamDriver(FakeDriver):
         class CUstream_flags:
             CU_STREAM_NON_BLOCKING = 1
             CU_STREAM_DEFAULT = 0
@@ -240,14 +241,13 @@ def test_jitkern_streams_register_and_unregister(monkeypatch):
             calls.append(("destroy", int(handle)))
             return (0,)
 
-    monkeypatch.setattr(device, "drv", StreamDriver)
-    monkeypatch.setattr(driver, "current_device_id", lambda: 0)
-    s = device.Stream()
-    assert calls == [("cache", 0x7777)]
-    wrapped = device.Stream(_handle=0x8888)  # not ours: never registered
-    del s, wrapped
-    gc.collect()
-    assert calls == [("cache", 0x7777), ("forget", 0x7777), ("destroy", 0x7777)]
+    with driver.use(StreamDriver()):
+        s = device.Stream()
+        assert calls == [("cache", 0x7777)]
+        wrapped = device.Stream(_handle=0x8888)  # not ours: never registered
+        del s, wrapped
+        gc.collect()
+        assert calls == [("cache", 0x7777), ("forget", 0x7777), ("destroy", 0x7777)]
 
 
 def test_zero_bytes_touch_nothing(fake):

@@ -15,7 +15,8 @@ import jitkern
 from jitkern import jit
 from jitkern.arrays import interop
 from jitkern.arrays.interop import ArrayInfo
-from jitkern.runtime import module
+from jitkern.runtime import driver
+from jitkern.runtime.fakedriver import FakeDriver
 from jitkern.errors import KernelArgumentError
 from jitkern.kernels import jit as jit_kernel
 
@@ -86,49 +87,46 @@ def _read_dlpack(obj):
 KINDS = [ClassCAI, InstanceCAI, DLPackOnly]
 
 
+class RecordingDriver(FakeDriver):
+    """The fake driver, counting pointer queries (describe() of a CAI asks the driver for
+    the pointer's device) and reading each launch's parameters."""
+
+    def __init__(self):
+        super().__init__(cc=(9, 0))
+        self.queries, self.calls = [], []
+
+    def cuPointerGetAttribute(self, attr, ptr):
+        self.queries.append(ptr)
+        return super().cuPointerGetAttribute(attr, ptr)
+
+    def cuLaunchKernel(self, h, gx, gy, gz, bx, by, bz, shm, s, params, extra):
+        nargs = _function_of(h)._states[0].last_plan.nargs
+        ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
+        words = [ctypes.c_int64.from_address(ptrs[i]).value for i in (0, 1, 2)]
+        a = ctypes.c_float.from_address(ptrs[3]).value
+        rest = [ctypes.c_int64.from_address(ptrs[i]).value for i in range(4, nargs)]
+        self.calls.append((h, words, a, rest))
+        return (0,)
+
+
+def _function_of(handle):
+    (fn,) = {id(e.function): e.function for k in KERNELS for e in k._entries.values()
+             if e.function.handle(0) == handle}.values()
+    return fn
+
+
 @pytest.fixture
 def launches(monkeypatch):
-    """(handle, pointers/values packed) per launch; the handle is the Function's id."""
-    device_queries = []  # describe() of a CAI asks the driver for the pointer's device
-
-    def pointer_device(ptr):
-        device_queries.append(ptr)
-        return 0
-
-    monkeypatch.setattr(interop, "_pointer_device", pointer_device)
+    """(handle, pointers/values packed) per launch, through the fake driver."""
     monkeypatch.setitem(interop._extractors, DLPackOnly, _read_dlpack)
     monkeypatch.setattr(jit_kernel, "_target_tag", lambda arch: f"arch:{arch or 'sm_90'}")
     real_compile = jit_kernel._compile
     monkeypatch.setattr(jit_kernel, "_compile",
                         lambda generated, options, arch: real_compile(generated, options,
                                                                       arch or "sm_90"))
-
-    functions = {}
-
-    def select_state(self):
-        state = self._states.get(0)
-        if state is None:
-            state = self._states[0] = module._DeviceState(id(self), None, 0)
-            functions[id(self)] = self
-        self._last_state = state
-        return state
-
-    monkeypatch.setattr(module.Function, "_select_state", select_state)
-    calls = []
-
-    def cuLaunchKernel(h, gx, gy, gz, bx, by, bz, shm, s, params, extra):
-        nargs = functions[h]._states[0].last_plan.nargs
-        ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
-        words = [ctypes.c_int64.from_address(ptrs[i]).value for i in (0, 1, 2)]
-        a = ctypes.c_float.from_address(ptrs[3]).value
-        rest = [ctypes.c_int64.from_address(ptrs[i]).value for i in range(4, nargs)]
-        calls.append((h, words, a, rest))
-        return (0,)
-
-    fake = types.SimpleNamespace(cuLaunchKernel=cuLaunchKernel, cuLaunchCooperativeKernel=None)
-    monkeypatch.setattr(module, "drv", lambda: fake)
-    monkeypatch.setattr(module, "_drv", fake)
-    monkeypatch.setattr(module, "_multi_device", False)
+    fake = RecordingDriver()
+    use = driver.use(fake)
+    use.__enter__()
     general = []
     real_launch = jit_kernel.JitKernel._launch
     for k in KERNELS:
@@ -139,7 +137,8 @@ def launches(monkeypatch):
         k._entries.clear()
         monkeypatch.setattr(k, "_launch", counting, raising=False)
         k._set_call(k._launch)
-    yield types.SimpleNamespace(calls=calls, general=general, queries=device_queries)
+    yield types.SimpleNamespace(calls=fake.calls, general=general, queries=fake.queries)
+    use.__exit__(None, None, None)
     for k in KERNELS:
         k._entries.clear()
         k._set_call(real_launch.__get__(k))
@@ -147,7 +146,7 @@ def launches(monkeypatch):
 
 def _signature_of(kernel, handle):
     """The JIT types of the specialisation whose Function the launch ran."""
-    (key,) = [k for k, e in kernel._entries.items() if id(e.function) == handle]
+    (key,) = [k for k, e in kernel._entries.items() if e.function.handle(0) == handle]
     return [item[-1] for item in key[:3]]
 
 

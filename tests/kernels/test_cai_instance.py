@@ -11,7 +11,8 @@ import pytest
 import jitkern
 from jitkern import KernelArgumentError
 from jitkern.arrays import interop
-from jitkern.runtime import launch
+from jitkern.runtime import driver, launch
+from jitkern.runtime.fakedriver import FakeDriver
 
 
 class Holder:
@@ -74,20 +75,20 @@ def test_a_class_level_interface_keeps_its_fast_getter(rng):
     assert packed(plan) == [struct.pack("<Q", ptr)]
 
 
-def test_the_array_layer_reads_an_instance_level_interface(monkeypatch, rng):
+def test_the_array_layer_reads_an_instance_level_interface(rng):
     ptr = int(rng.integers(1, 2**40)) * 256
-    monkeypatch.setattr(interop, "_pointer_device", lambda p: 0)
-    info = interop.describe(Holder(ptr, (4, 2)))
-    assert (info.ptr, info.shape, info.strides, info.dtype) == (
-        ptr,
-        (4, 2),
-        (8, 4),
-        np.dtype(np.float32),
-    )
-    # the layout key does not depend on the pointer (one launcher per layout)
-    assert interop.layout_key(Holder(ptr, (4, 2))) == interop.layout_key(Holder(ptr + 256, (4, 2)))
-    with pytest.raises(TypeError, match="cannot use a .*Holder as a GPU array"):
-        interop.describe(Holder())
+    with driver.use(FakeDriver()):
+        info = interop.describe(Holder(ptr, (4, 2)))
+        assert (info.ptr, info.shape, info.strides, info.dtype) == (
+            ptr,
+            (4, 2),
+            (8, 4),
+            np.dtype(np.float32),
+        )
+        # the layout key does not depend on the pointer (one launcher per layout)
+        assert interop.layout_key(Holder(ptr, (4, 2))) == interop.layout_key(Holder(ptr + 256, (4, 2)))
+        with pytest.raises(TypeError, match="cannot use a .*Holder as a GPU array"):
+            interop.describe(Holder())
 
 
 @pytest.mark.gpu

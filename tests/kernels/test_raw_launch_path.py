@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jitkern import KernelArgumentError
-from jitkern.runtime import launch, module
+from jitkern.runtime import driver, launch, module
 from jitkern.kernels.raw import RawKernel
 
 
@@ -30,7 +30,7 @@ launch.register_array_type(FakeArray, "{a}._ptr")
 
 
 @pytest.fixture
-def kernel(monkeypatch):
+def kernel():
     calls = []
 
     class FakeDriver:
@@ -47,8 +47,6 @@ def kernel(monkeypatch):
 
         cuLaunchCooperativeKernel = cuLaunchKernel
 
-    monkeypatch.setattr(module, "_drv", FakeDriver)
-    monkeypatch.setattr(module, "_multi_device", False)
     k = RawKernel('extern "C" __global__ void f(const float* x, float* y, float a) {}', "f")
     fn = module.Function.__new__(module.Function)
     fn.name, fn.params, fn._check_sizes = "f", k._params, False
@@ -56,7 +54,8 @@ def kernel(monkeypatch):
     state = module._DeviceState("H", None, 0, param_layout=[(0, 8), (8, 8), (16, 4)])
     fn._states, fn._last_state, fn._last_device = {0: state}, state, 0
     k._last = fn
-    return k, calls
+    with driver.use(FakeDriver):
+        yield k, calls
 
 
 def test_first_launch_takes_the_general_path_then_the_generated_one(kernel):

@@ -13,13 +13,13 @@ import pytest
 import jitkern
 from jitkern import KernelArgumentError
 from jitkern.arrays import core
-from jitkern.runtime import driver, memory
+from jitkern.runtime import driver, fakedriver, memory
 from jitkern.runtime.device import Stream
 from jitkern.runtime import launcher as _launcher
 from jitkern.kernels import elementwise as E
 
 
-class FakeDriver:
+class FakeDriver(fakedriver.FakeDriver):
     calls: list = []
 
     @classmethod
@@ -62,9 +62,6 @@ def kernel(monkeypatch):
         heap[0] += 4096
         return FakeMem(heap[0], size)
 
-    monkeypatch.setattr(driver, "drv", lambda: FakeDriver)
-    monkeypatch.setattr(driver, "current_device_id", lambda: 0)
-    monkeypatch.setattr(E, "_device_count", [1])
     monkeypatch.setattr(memory, "malloc", malloc)
     analyses = []
     original = E.ElementwiseKernel._analyze
@@ -76,7 +73,8 @@ def kernel(monkeypatch):
     monkeypatch.setattr(E.ElementwiseKernel, "_analyze", counting)
     monkeypatch.setattr(E.ElementwiseKernel, "_function", lambda self, source: FakeFunction())
     k = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x - y", "fake_sub")
-    return k, analyses
+    with driver.use(FakeDriver()):
+        yield k, analyses
 
 
 def arr(n, ptr):
@@ -152,7 +150,7 @@ def test_misaligned_pointer_takes_the_general_path(kernel):
     assert [a[:3] for a in FakeFunction.general] == [(4100, 8192, 16384)]
 
 
-def test_scalar_types_are_part_of_the_layout(monkeypatch, kernel):
+def test_scalar_types_are_part_of_the_layout(kernel):
     k, analyses = kernel
     x, z = arr(64, 4096), arr(64, 8192)
     k(x, 2.0, z)
@@ -177,10 +175,7 @@ class CAIOnly:
         return self._cai
 
 
-def test_guard_checks_types_before_reading_type_specific_attributes(kernel, monkeypatch):
-    from jitkern.arrays import interop
-
-    monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)
+def test_guard_checks_types_before_reading_type_specific_attributes(kernel):
     k, analyses = kernel
     cai = (CAIOnly(512, 4096), CAIOnly(512, 8192), CAIOnly(512, 16384))
     for _ in range(2):
@@ -205,7 +200,7 @@ class HostOnly:
         raise AttributeError("not on a GPU")
 
 
-def test_record_scalars_are_packed_as_bytes_and_guarded_by_dtype(kernel, monkeypatch):
+def test_record_scalars_are_packed_as_bytes_and_guarded_by_dtype(kernel):
     rec_t = np.dtype([("a", "<f4"), ("b", "<i4")])
     other_t = np.dtype([("a", "<i4"), ("b", "<f4")])
     rec = np.array([(1.5, 7)], rec_t)[0]
@@ -219,7 +214,7 @@ def test_record_scalars_are_packed_as_bytes_and_guarded_by_dtype(kernel, monkeyp
 
         param_layout = handle
 
-    class RecordDriver:
+    class RecordDriver(fakedriver.FakeDriver):
         @staticmethod
         def cuLaunchKernel(handle, gx, gy, gz, bx, by, bz, shm, stream, params, extra):
             ptrs = ctypes.cast(params, ctypes.POINTER(ctypes.c_void_p))
@@ -231,23 +226,23 @@ def test_record_scalars_are_packed_as_bytes_and_guarded_by_dtype(kernel, monkeyp
             )
             return (0,)
 
-    monkeypatch.setattr(driver, "drv", lambda: RecordDriver)
-    step = _launcher.Step(
-        RecordFunction(), (1, 1, 1), (32, 1, 1), [("p0", "Q"), _launcher.scalar_slot(1, rec_t)], ()
-    )
-    run = _launcher.make_runner(
-        kernel_name="rec",
-        device_id=0,
-        kinds=[("array", None), ("scalar", rec_t)],
-        steps=[step],
-        result="None",
-        slow=lambda args, stream: "slow",
-        first_args=(arr(8, 4096), rec),
-    )
-    assert run.guarded((arr(8, 4096), rec), None) is None
-    assert seen == [(4096, rec.tobytes())]
-    other = np.array([(3, 2.5)], other_t)[0]
-    assert run.guarded((arr(8, 4096), other), None) is _launcher.MISS
+    with driver.use(RecordDriver()):
+        step = _launcher.Step(
+            RecordFunction(), (1, 1, 1), (32, 1, 1), [("p0", "Q"), _launcher.scalar_slot(1, rec_t)], ()
+        )
+        run = _launcher.make_runner(
+            kernel_name="rec",
+            device_id=0,
+            kinds=[("array", None), ("scalar", rec_t)],
+            steps=[step],
+            result="None",
+            slow=lambda args, stream: "slow",
+            first_args=(arr(8, 4096), rec),
+        )
+        assert run.guarded((arr(8, 4096), rec), None) is None
+        assert seen == [(4096, rec.tobytes())]
+        other = np.array([(3, 2.5)], other_t)[0]
+        assert run.guarded((arr(8, 4096), other), None) is _launcher.MISS
 
 
 def test_keywords_leave_the_fast_entry_and_a_stream_keeps_it(kernel):
@@ -276,9 +271,8 @@ def test_only_kernels_with_a_generated_runner_replace_their_call(kernel):
     assert k2.func == k2._call
 
 
-def test_allocated_outputs_take_blocks_of_the_allocators_cache(kernel, monkeypatch):
+def test_allocated_outputs_take_blocks_of_the_allocators_cache(kernel):
     k, _analyses = kernel
-    monkeypatch.setattr(memory, "_free", {})
     x, y = arr(1024, 4096), arr(1024, 8192)
     k(x, y)  # builds the runner; its output comes from the (fake) malloc
     blocks, bucket = memory.free_list(0, 0, 4096)

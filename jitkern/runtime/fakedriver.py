@@ -1,0 +1,189 @@
+"""A CPU stand-in for ``cuda.bindings.driver``: enough of it to load and launch kernels.
+
+For tests and the CPU launch benchmark, through the runtime's one seam::
+
+    from jitkern.runtime import driver
+    from jitkern.runtime.fakedriver import FakeDriver
+
+    with driver.use(FakeDriver(cc=(9, 0))) as fake:
+        kernel((1,), (32,), (x, y, n))
+        (launch,) = fake.launches
+        launch.grid, launch.words(3)  # (1, 1, 1), the 8-byte words of parameters 0-2
+
+Modules "load" to fresh handles, contexts are ints, every pointer is device memory (of
+device 0 unless ``pointer_device`` says otherwise), and each ``cuLaunchKernel``/``cuLaunchCooperativeKernel`` is recorded (or,
+with ``record=False``, answered by a stub that does nothing: the benchmark's). A test that needs another
+answer from a call subclasses it or sets the attribute on the instance.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import types
+
+CUresult = types.SimpleNamespace(
+    CUDA_SUCCESS=0, CUDA_ERROR_INVALID_VALUE=1, CUDA_ERROR_OUT_OF_MEMORY=2,
+    CUDA_ERROR_NO_DEVICE=100, CUDA_ERROR_INVALID_CONTEXT=201, CUDA_ERROR_NOT_FOUND=500,
+    CUDA_ERROR_LAUNCH_FAILED=719)
+_ATTRIBUTES = ("COMPUTE_CAPABILITY_MAJOR", "COMPUTE_CAPABILITY_MINOR", "MAX_THREADS_PER_BLOCK",
+               "MULTIPROCESSOR_COUNT", "MAX_SHARED_MEMORY_PER_BLOCK")
+
+
+class Launch:
+    """One recorded launch: the handle, dims, shared memory, stream and parameter array."""
+
+    __slots__ = ("block", "cooperative", "grid", "handle", "params", "shared_mem", "stream")
+
+    def __init__(self, handle, grid, block, shared_mem, stream, params, cooperative):
+        self.handle, self.grid, self.block = handle, grid, block
+        self.shared_mem, self.stream, self.params = shared_mem, stream, params
+        self.cooperative = cooperative
+
+    def raw(self, index: int, size: int) -> bytes:
+        """``size`` bytes of parameter ``index``, read now (the buffer is the kernel's)."""
+        slot = ctypes.c_void_p.from_address(self.params + 8 * index).value
+        return ctypes.string_at(slot, size)
+
+    def words(self, count: int) -> list[int]:
+        """Parameters ``0..count-1`` read as signed 8-byte integers (pointers, int64)."""
+        return [int.from_bytes(self.raw(i, 8), "little", signed=True) for i in range(count)]
+
+
+class FakeDriver:
+    """See the module doc. ``devices``: how many GPUs ``cuDeviceGetCount`` says; ``cc``:
+    their compute capability; ``version``: the driver's CUDA version; ``record``: keep each launch (else only ``count`` it)."""
+
+    CUresult = CUresult
+    CUdevice_attribute = types.SimpleNamespace(
+        **{f"CU_DEVICE_ATTRIBUTE_{name}": name for name in _ATTRIBUTES})
+    CUpointer_attribute = types.SimpleNamespace(
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE=2, CU_POINTER_ATTRIBUTE_CONTEXT=1,
+        CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL=9, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE=17)
+
+    def __init__(self, devices: int = 1, cc=(9, 0), record: bool = True, version: int = 13000):
+        self.devices, self.cc, self.record, self.version = devices, tuple(cc), record, version
+        self.launches: list[Launch] = []
+        self.current = 0  # the current context (0: none)
+        self._handles = itertools.count(0x1000)
+        self._addresses = itertools.count(1 << 32, 1 << 20)
+        self.functions: dict[int, str] = {}  # function handle -> kernel symbol
+        if not record:  # the cheapest stand-in: what the CPU launch benchmark times
+            self.cuLaunchKernel = self.cuLaunchCooperativeKernel = _launch_stub
+
+    @staticmethod
+    def context(device_id: int) -> int:
+        """The primary context of ``device_id`` as this driver spells it."""
+        return 0xC0 + device_id
+
+    # -- start-up, devices and contexts
+    def cuInit(self, flags):
+        return (0,)
+
+    def cuDriverGetVersion(self):
+        return (0, self.version)
+
+    def cuDeviceGetCount(self):
+        return (0, self.devices)
+
+    def cuDeviceGet(self, ordinal):
+        return (0, ordinal)
+
+    def cuDevicePrimaryCtxRetain(self, dev):
+        return (0, self.context(int(dev)))
+
+    def cuCtxGetCurrent(self):
+        return (0, self.current)
+
+    def cuCtxSetCurrent(self, ctx):
+        self.current = int(ctx)
+        return (0,)
+
+    def cuCtxGetDevice(self):
+        return (0, self.current - 0xC0)
+
+    def cuDeviceGetAttribute(self, attr, dev):
+        values = {"COMPUTE_CAPABILITY_MAJOR": self.cc[0], "COMPUTE_CAPABILITY_MINOR": self.cc[1],
+                  "MAX_THREADS_PER_BLOCK": 1024, "MULTIPROCESSOR_COUNT": 132,
+                  "MAX_SHARED_MEMORY_PER_BLOCK": 49152}
+        return (0, values[attr])
+
+    def cuPointerGetAttribute(self, attr, ptr):
+        """Every pointer is device memory (``CU_MEMORYTYPE_DEVICE``) of the device
+        ``self.pointer_device(ptr)`` says (0 unless a test sets it), in its primary context."""
+        if attr == self.CUpointer_attribute.CU_POINTER_ATTRIBUTE_CONTEXT:
+            return (0, self.context(self.pointer_device(ptr)))
+        if attr == self.CUpointer_attribute.CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+            return (0, 2)
+        return (1, 0)
+
+    @staticmethod
+    def pointer_device(ptr: int) -> int:
+        return 0
+
+    def cuGetErrorName(self, err):
+        return (0, f"CUDA_ERROR_{int(err)}".encode())
+
+    def cuGetErrorString(self, err):
+        return (0, b"fake driver error")
+
+    # -- memory: addresses from a counter, nothing behind them (never read on the CPU)
+    CUmemPool_attribute = types.SimpleNamespace(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD=4)
+
+    @staticmethod
+    def cuuint64_t(value):
+        return value
+
+    def cuDeviceGetDefaultMemPool(self, dev):
+        return (0, 0x9000 + int(dev))
+
+    def cuMemPoolSetAttribute(self, pool, attr, value):
+        return (0,)
+
+    def cuMemAllocFromPoolAsync(self, size, pool, stream):
+        return (0, next(self._addresses))
+
+    def cuMemFreeAsync(self, ptr, stream):
+        return (0,)
+
+    def cuCtxSynchronize(self):
+        return (0,)
+
+    def cuStreamSynchronize(self, stream):
+        return (0,)
+
+    def cuStreamIsCapturing(self, stream):
+        return (0, 0)
+
+    # -- modules
+    def cuModuleLoadData(self, data):
+        return (0, next(self._handles))
+
+    def cuModuleGetFunction(self, module, name: bytes):
+        handle = next(self._handles)
+        self.functions[handle] = name.decode()
+        return (0, handle)
+
+    def cuModuleUnload(self, module):
+        return (0,)
+
+    # -- launches
+    def cuLaunchKernel(self, h, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra):
+        self.launches.append(Launch(h, (gx, gy, gz), (bx, by, bz), shared_mem, stream, params,
+                                    False))
+        return (0,)
+
+    def cuLaunchCooperativeKernel(self, h, gx, gy, gz, bx, by, bz, shared_mem, stream, params):
+        self.launches.append(Launch(h, (gx, gy, gz), (bx, by, bz), shared_mem, stream, params,
+                                    True))
+        return (0,)
+
+
+_SUCCESS = (0,)
+
+
+def cuLaunchKernel(*args):  # noqa: N802 - the driver's name (launchers check __name__)
+    return _SUCCESS
+
+
+_launch_stub = cuLaunchKernel
