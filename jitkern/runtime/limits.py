@@ -75,8 +75,9 @@ def check_shared_mem(shared_mem, name: str | None = None,
 
 
 def check_launch(name: str | None, grid3: tuple, block3: tuple, shared_mem,
-                 shared_limit: int = SHARED_DEFAULT) -> int:
-    """Every static limit of one launch; returns ``shared_mem`` as an int."""
-    check_dims(grid3, "grid", name)
-    check_dims(block3, "block", name)
+                 shared_limit: int = SHARED_DEFAULT, grid=None, block=None) -> int:
+    """Every static limit of one launch; returns ``shared_mem`` as an int. ``grid`` and
+    ``block``: the values as the caller gave them, for the message (as the GPU path says)."""
+    check_dims(grid3, "grid", name, grid)
+    check_dims(block3, "block", name, block)
     return check_shared_mem(shared_mem, name, shared_limit)

@@ -79,7 +79,7 @@ class Simulator:
             check_cluster(kernel.__name__, grid, cluster, kernel.allow_nonportable_cluster_size)
         # every limit the GPU checks, before any argument is copied or any block is built
         shared_mem = check_launch(kernel.__name__, dim3(grid, "grid"), dim3(block, "block"),
-                                  shared_mem, _shared_limit(kernel))
+                                  shared_mem, _shared_limit(kernel), grid, block)
         host, back = _host_arguments(args)
         simulated = self.build(host)
         vector.run(kernel, simulated, grid, block, host, int(shared_mem), racecheck, cluster)

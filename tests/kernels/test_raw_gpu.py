@@ -233,7 +233,7 @@ def test_argument_errors_launch_nothing(rng):
         k((1,), (32,), (x, x, 1.5))
     with pytest.raises(TypeError, match=r"jitkern\.asarray"):
         k((1,), (32,), (x, x, np.zeros(32, np.float32)))
-    with pytest.raises(LaunchError, match="1024"):
+    with pytest.raises(LaunchError, match="block x=2,048 is over CUDA.s limit of 1,024"):
         k((1,), (2048,), (x, x, x))
 
 
