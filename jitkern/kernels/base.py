@@ -18,6 +18,20 @@ from __future__ import annotations
 import functools
 
 from ..errors import JitkernRuntimeError, JitkernTypeError
+from ..runtime import driver
+from ..toolchain import target
+from ..toolchain.target import Arch
+
+
+def resolve_arch(arch) -> Arch:
+    """The one Arch a build is for: the user's ``arch=`` parsed (target.parse), or, for
+    None, the current device's (target.for_device: CUBIN where NVRTC can, never PTX newer
+    than the driver). 'sm_90', 90, (9, 0) and an sm_90 device give the same Arch, so the
+    same cache entry."""
+    if arch is not None:
+        return target.parse(arch)
+    capability = driver.compute_capability(driver.current_device_id())
+    return target.for_device(capability, driver.driver_version())
 
 
 def _not_ready(*args, **kwargs):  # replaced by the subclass's __init__

@@ -16,6 +16,7 @@ import threading
 
 import numpy
 
+from ..capabilities import min_cc
 from ..errors import (
     CUDAError,
     JitkernAttributeError,
@@ -613,7 +614,7 @@ def _bound_runner(function, state, plan, dims, shared_mem, stream, cooperative):
 # allows non-portable sizes and the GPU has them (H100/H200).
 PORTABLE_CLUSTER_SIZE = 8
 NONPORTABLE_CLUSTER_SIZE = 16
-CLUSTER_MIN_CC = (9, 0)
+CLUSTER_MIN_CC = divmod(min_cc("clusters"), 10)  # (9, 0): compared with (major, minor)
 
 
 def check_cluster(name: str, grid, cluster, nonportable: bool = False):

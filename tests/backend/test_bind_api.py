@@ -176,18 +176,22 @@ def row_sums(m, out):
         out[i] = acc
 
 
+def _fake_sm90_device(monkeypatch):
+    """The current device, as the runtime's driver module reports it: an sm_90 (13.0 driver)."""
+    from jitkern.runtime import driver
+
+    monkeypatch.setattr(driver, "current_device_id", lambda: 0)
+    monkeypatch.setattr(driver, "compute_capability", lambda device_id: (9, 0))
+    monkeypatch.setattr(driver, "driver_version", lambda: 13000)
+
+
 @pytest.fixture
 def jit_launches(monkeypatch):
     """JIT kernels compiled for sm_90 and launched into a recorder: (pointers, extras)."""
     from jitkern.arrays import interop
-    from jitkern.kernels import jit as jit_kernel
 
     monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)  # no driver to ask
-    monkeypatch.setattr(jit_kernel, "_target_tag", lambda arch: f"arch:{arch or 'sm_90'}")
-    real_compile = jit_kernel._compile
-    monkeypatch.setattr(jit_kernel, "_compile",
-                        lambda generated, options, arch: real_compile(generated, options,
-                                                                      arch or "sm_90"))
+    _fake_sm90_device(monkeypatch)
     monkeypatch.setattr(module.Function, "_select_state",
                         lambda self: module._DeviceState(None, None, 0))
     calls = []

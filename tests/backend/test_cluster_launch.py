@@ -213,13 +213,10 @@ def jit_scale(x, a, n):
 @pytest.fixture
 def jit_kernel(fake, monkeypatch):
     """jit_scale compiled for sm_90 whatever the (absent) device."""
-    from jitkern.kernels import jit as jit_kernel_module
-
-    compile_for = jit_kernel_module._compile
     monkeypatch.setattr(interop, "_pointer_device", lambda ptr: 0)  # no driver to ask
-    monkeypatch.setattr(jit_kernel_module, "_target_tag", lambda arch: "arch:sm_90")
-    monkeypatch.setattr(jit_kernel_module, "_compile",
-                        lambda generated, options, arch: compile_for(generated, options, "sm_90"))
+    monkeypatch.setattr(module.driver, "current_device_id", lambda: 0)  # an sm_90 device
+    monkeypatch.setattr(module.driver, "compute_capability", lambda device_id: (9, 0))
+    monkeypatch.setattr(module.driver, "driver_version", lambda: 13000)
     jit_scale._entries.clear()
     yield jit_scale
     jit_scale._entries.clear()

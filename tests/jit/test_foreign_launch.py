@@ -97,11 +97,9 @@ def launches(monkeypatch):
 
     monkeypatch.setattr(interop, "_pointer_device", pointer_device)
     monkeypatch.setitem(interop._extractors, DLPackOnly, _read_dlpack)
-    monkeypatch.setattr(jit_kernel, "_target_tag", lambda arch: f"arch:{arch or 'sm_90'}")
-    real_compile = jit_kernel._compile
-    monkeypatch.setattr(jit_kernel, "_compile",
-                        lambda generated, options, arch: real_compile(generated, options,
-                                                                      arch or "sm_90"))
+    monkeypatch.setattr(module.driver, "current_device_id", lambda: 0)  # an sm_90 device
+    monkeypatch.setattr(module.driver, "compute_capability", lambda device_id: (9, 0))
+    monkeypatch.setattr(module.driver, "driver_version", lambda: 13000)
 
     functions = {}
 
