@@ -16,10 +16,13 @@ parameter buffer of the launch plans).
 from __future__ import annotations
 
 import functools
+import re
 
-from ..errors import JitkernRuntimeError, JitkernTypeError
+from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError, KernelArgumentError
 from ..runtime import driver
-from ..toolchain import target
+from ..toolchain import nvrtc, target
+from ..toolchain.inspection import inspect_binary
+from ..toolchain.nvrtc import Binary
 from ..toolchain.target import Arch
 
 
@@ -92,3 +95,165 @@ def _name_as_call(func, qualname: str) -> None:
         target.__name__ = qualname.rpartition(".")[2]
     except (AttributeError, TypeError):
         pass  # a builtin or a partial: nothing to rename
+
+
+# ---------------------------------------------------------------------------
+# building: the one compile wrapper and its one compile-error policy
+
+_MESSAGE_START = re.compile(r"^\S+\(\d+\): ")
+
+
+def build(source: str, *, options, program_name: str, arch=None, backend: str = "nvrtc",
+          name_expressions=(), log_stream=None, normalized: bool = True, explain=None) -> Binary:
+    """CUDA C++ -> Binary for every kernel kind (raw, JIT, elementwise, reduction), with one
+    compile-error policy: each compiler message is shown once (generated code repeats an
+    operation in several loops, each given one place by ``#line``, so NVRTC reports its
+    errors per copy); a kind that maps the log back to its own source passes
+    ``explain(exc) -> message`` (the JIT: the user's Python lines and what to change).
+
+    ``arch``: an Arch (see :func:`resolve_arch`), any spelling target.parse reads, or None
+    for the current device.
+    """
+    try:
+        return nvrtc.compile_source(
+            source, options=options, name_expressions=name_expressions, arch=arch,
+            program_name=program_name, log_stream=log_stream, backend=backend,
+            _normalized=normalized)
+    except CompileError as exc:
+        if explain is not None:
+            raise CompileError(explain(exc), log=exc.log, source=exc.source, name=exc.name,
+                               options=exc.options) from None
+        log = unique_messages(exc.log or "")
+        if log == exc.log:
+            raise
+        raise nvrtc.make_compile_error(source, log, program_name, tuple(options)) from None
+
+
+def unique_messages(log: str) -> str:
+    """``log`` with repeated messages (a ``file(N): ...`` line and its context) dropped."""
+    records: list[list[str]] = []
+    for line in log.splitlines():
+        if _MESSAGE_START.match(line) or not records or not line.startswith(" "):
+            records.append([line])
+        else:
+            records[-1].append(line)
+    seen, out = set(), []
+    for record in records:
+        text = "\n".join(record)
+        if _MESSAGE_START.match(record[0]):
+            if text in seen:
+                if out and out[-1] == "":
+                    out.pop()  # the blank line that separated the repeat
+                continue
+            seen.add(text)
+        out.append(text)
+    return "\n".join(out)
+
+
+class Functions:
+    """The loaded kernels of one kernel object: one :class:`~jitkern.runtime.module.Function`
+    per binary, keyed by what decides the binary (the source variant and the Arch the
+    current device builds for). A Function is already per device (its own state per
+    device), so devices of one arch share it; only GPUs of different archs get different
+    binaries. ``make(key)`` builds a Function on a miss."""
+
+    __slots__ = ("_by_key", "_make")
+
+    def __init__(self, make):
+        self._by_key: dict = {}
+        self._make = make
+
+    def get(self, key):
+        fn = self._by_key.get(key)
+        if fn is None:
+            fn = self._by_key[key] = self._make(key)
+        return fn
+
+    def values(self):
+        return self._by_key.values()
+
+
+class LaunchSyntax:
+    """``kernel[grid, block, shared_mem, stream](*args)`` (cupyx.jit's spelling), written
+    once for the kinds that take it (JIT and exported kernels); the simulator reads the
+    same configuration through :meth:`_launch_config`."""
+
+    def _launch_label(self) -> str:
+        return "kernel"
+
+    def _launch_config(self, config) -> tuple:
+        """(grid, block, shared_mem, stream) of ``kernel[config]``."""
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            label = self._launch_label()
+            raise JitkernTypeError(
+                f"launch as {label}[grid, block](*args) or "
+                f"{label}[grid, block, shared_mem, stream](*args)"
+            )
+        shared_mem = config[2] if len(config) > 2 else 0
+        stream = config[3] if len(config) > 3 else None
+        return config[0], config[1], shared_mem, stream
+
+    def __getitem__(self, config):
+        return functools.partial(_launch_star, self, *self._launch_config(config))
+
+
+def _launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args, **kwargs):
+    """``kernel[grid, block, shared_mem, stream](*args)``: a partial of this. As in
+    cupyx.jit, ``shared_mem=`` and ``stream=`` may also be given as keywords."""
+    shared_mem, stream = config_shared_mem, config_stream
+    if kwargs:
+        shared_mem, stream = _launch_keywords(kernel, kwargs, shared_mem, stream)
+    return kernel.func(grid, block, args, shared_mem, stream)
+
+
+def _launch_keywords(kernel, kwargs, shared_mem, stream):
+    name = getattr(kernel, "__name__", None) or kernel.name
+    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
+    if unknown:
+        raise KernelArgumentError(
+            f"{name}[grid, block](...) takes the kernel's arguments by position and "
+            f"only shared_mem= and stream= as keywords, got the keyword "
+            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+        )
+    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
+    for key in kwargs:
+        if given[key]:
+            raise KernelArgumentError(
+                f"{name}[...](...): {key} is given both in the brackets and as a "
+                "keyword; give it once"
+            )
+    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
+
+
+class CachedSources:
+    """What ElementwiseKernel and ReductionKernel share about their generated sources:
+    ``cached_codes``/``cached_code`` over ``self._sources`` (variant key -> source),
+    ``inspect`` of an analysed call, and the repr."""
+
+    _sources: dict
+
+    def _inspect_analysis(self, a, arch):
+        self._remember(a)
+        binary = build(a.source, options=self.options, program_name=f"{self.name}.cu",
+                       arch=arch)
+        return inspect_binary(binary, self.name)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(p.spelling for p in self.in_params)
+        outs = ", ".join(p.spelling for p in self.out_params)
+        return f"<jitkern.{type(self).__name__} {self.name!r} ({ins}) -> ({outs})>"
+
+    @property
+    def cached_codes(self) -> dict:
+        """Every generated source so far, keyed by the variant it was generated for."""
+        return dict(self._sources)
+
+    @property
+    def cached_code(self) -> str:
+        """The generated source, when exactly one variant has been compiled."""
+        if len(self._sources) != 1:
+            raise JitkernRuntimeError(
+                f"{self.name}: {len(self._sources)} variants have been compiled; "
+                "cached_code needs exactly one (see cached_codes)"
+            )
+        return next(iter(self._sources.values()))

@@ -20,8 +20,6 @@ Indices are 32-bit whenever the size and every byte offset allow it.
 
 from __future__ import annotations
 
-import re
-
 import numpy
 
 from ..arrays import empty, ndarray, pointer_of
@@ -31,15 +29,14 @@ from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
 from ..runtime.handles import handle_ctype
 from ..toolchain.inspection import Inspection, inspect_binary
-from .base import KernelPartial
+from .base import CachedSources, KernelPartial, build
 from ..runtime.module import Function, cluster_refused
-from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
+from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _debug, _export_kinds
 from ..runtime import launcher as _launcher
 from ..compiler.strings import elementwise as _codegen
 from ..compiler.strings.params import (
-    CachedSources,
     convert_scalar,
     ctype_of,
     param_dtype,
@@ -54,7 +51,6 @@ _VECTOR_BYTES = 16
 _MAX_VECTOR = 8
 _MAX_GRID_X = (1 << 31) - 1
 _UNROLL = _codegen.UNROLL
-_MESSAGE_START = re.compile(r"^\S+\(\d+\): ")
 
 
 # Called as hook(value, param, what) on every argument before it is classified (texture
@@ -374,7 +370,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
     def _function(self, source: str) -> Function:
         fn = self._functions.get(source)
         if fn is None:
-            binary = compile_once_reported(source, self.options, f"{self.name}.cu")
+            binary = build(source, options=self.options, program_name=f"{self.name}.cu")
             fn = self._functions[source] = Function(binary, self.name, display_name=self.name)
             if self.debug:
                 self._watches[source] = _debug.watch(self, fn)
@@ -403,7 +399,8 @@ class ElementwiseKernel(CachedSources, KernelPartial):
     # -- introspection ----------------------------------------------------------------
     def _inspect_analysis(self, a, arch):
         self._remember(a)
-        binary = compile_once_reported(a.source, self.options, f"{self.name}.cu", arch)
+        binary = build(a.source, options=self.options, program_name=f"{self.name}.cu",
+                       arch=arch)
         return inspect_binary(binary, self.name)
 
     def inspect(self, *args, arch=None, size=None, **kwargs) -> Inspection:
@@ -429,41 +426,6 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         export.check_format(format)
         return export.write(path, _export_kinds.elementwise_spec(self, args_or_dtypes), arch,
                             format)
-
-
-def compile_once_reported(source: str, options, program_name: str, arch=None):
-    """compile_source, with each compiler message shown once: the operation appears in
-    several loops (given one place by ``#line``), so NVRTC reports its errors per copy."""
-    try:
-        return compiler.compile_source(
-            source, options=options, arch=arch, program_name=program_name, _normalized=True
-        )
-    except CompileError as exc:
-        log = _unique_messages(exc.log)
-        if log == exc.log:
-            raise
-        raise compiler.make_compile_error(source, log, program_name, options) from None
-
-
-def _unique_messages(log: str) -> str:
-    """``log`` with repeated messages (a ``file(N): ...`` line and its context) dropped."""
-    records: list[list[str]] = []
-    for line in log.splitlines():
-        if _MESSAGE_START.match(line) or not records or not line.startswith(" "):
-            records.append([line])
-        else:
-            records[-1].append(line)
-    seen, out = set(), []
-    for record in records:
-        text = "\n".join(record)
-        if _MESSAGE_START.match(record[0]):
-            if text in seen:
-                if out and out[-1] == "":
-                    out.pop()  # the blank line that separated the repeat
-                continue
-            seen.add(text)
-        out.append(text)
-    return "\n".join(out)
 
 
 def _inner_vector(shape, strides_list, sizes, outputs) -> int:

@@ -15,15 +15,13 @@ no Python source of the kernel. Launch syntax is the original's:
 
 from __future__ import annotations
 
-import functools
-
 import numpy
 
 from ..arrays import describe, empty
 from ..arrays.layout import fits_int32 as _fits_int32
 from ..runtime import driver
 from ..toolchain.export import binary_for_device, read_manifest
-from .base import KernelPartial
+from .base import KernelPartial, LaunchSyntax
 from ..runtime.module import Function
 from ..compiler.strings.c_params import Param
 from ..errors import JitkernAttributeError, JitkernKeyError, JitkernTypeError, KernelArgumentError
@@ -96,7 +94,7 @@ class ExportedModule:
         )
 
 
-class ExportedKernel(KernelPartial):
+class ExportedKernel(LaunchSyntax, KernelPartial):
     """One exported kernel: ``k(grid, block, args, shared_mem=0, stream=None)``."""
 
     _pickle_hint = "a loaded kernel cannot be pickled; pickle the export's path"
@@ -143,15 +141,8 @@ class ExportedKernel(KernelPartial):
             self.allow_nonportable_cluster_size,
         )
 
-    def __getitem__(self, config):
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise JitkernTypeError(
-                f"launch as {self.name}[grid, block](*args) or "
-                f"{self.name}[grid, block, shared_mem, stream](*args)"
-            )
-        shared_mem = config[2] if len(config) > 2 else 0
-        stream = config[3] if len(config) > 3 else None
-        return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
+    def _launch_label(self) -> str:
+        return self.name
 
     def __repr__(self) -> str:
         return f"<jitkern exported {self.kind} kernel {self.name!r}>"
@@ -164,10 +155,6 @@ def _launch(fn, grid, block, args, shared_mem, stream, cooperative, cluster,
     else:
         fn.launch_cluster(grid, block, args, shared_mem, stream, cooperative, cluster,
                           nonportable)
-
-
-def _launch_star(kernel, grid, block, shared_mem, stream, *args):
-    return kernel.func(grid, block, args, shared_mem, stream)
 
 
 def _as_tuple(args, name: str) -> tuple:

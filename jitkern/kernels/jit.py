@@ -16,7 +16,6 @@ changed is ignored.
 
 from __future__ import annotations
 
-import functools
 import threading
 import types as types_module
 import weakref
@@ -31,7 +30,7 @@ from ..runtime import debugcheck, driver
 from ..runtime import launch as launch_args
 from ..runtime.codegen import define
 from ..runtime.device import stream_handle
-from .base import KernelPartial, resolve_arch
+from .base import KernelPartial, LaunchSyntax, build, resolve_arch
 from .jit_index import Generated, load_index, store_index
 from ..runtime.module import check_cluster
 from ..config import settings
@@ -115,7 +114,7 @@ def _kernel_by_name(module: str, qualname: str) -> "JitKernel":
     return kernel
 
 
-class JitKernel(KernelPartial):
+class JitKernel(LaunchSyntax, KernelPartial):
     """A Python function compiled to CUDA on demand, one binary per argument types.
 
     ``py_func`` is the Python function. The kernel object is a ``functools.partial``
@@ -161,6 +160,7 @@ class JitKernel(KernelPartial):
         self._by_types: dict = {}  # (types, target, debug) -> _Built
         self._lock = threading.Lock()
         self.cached_codes: dict = {}  # signature (tuple of types) -> source
+        self._simulator = None  # kernel.simulate, with its builds
         self._set_call(self._launch)
 
     # -- identity for the frontend and the caches --------------------------
@@ -206,21 +206,14 @@ class JitKernel(KernelPartial):
 
     # -- launching ---------------------------------------------------------
 
-    def __getitem__(self, config):
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise JitkernTypeError(
-                "launch as kernel[grid, block](*args) or "
-                "kernel[grid, block, shared_mem, stream](*args)"
-            )
-        shared_mem = config[2] if len(config) > 2 else 0
-        stream = config[3] if len(config) > 3 else None
-        return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
-
     @property
     def simulate(self) -> Simulator:
         """Run on the CPU with the GPU build's semantics and checks (docs/debugging.md):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args, shared_mem=0)``."""
-        return Simulator(self, arg_type, CapturedGlobals)
+        simulator = self._simulator
+        if simulator is None:
+            simulator = self._simulator = Simulator(self, arg_type)
+        return simulator
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
         """A launch with ``args`` fixed: ``b()`` launches it again (see
@@ -514,33 +507,6 @@ def _uninstall_launchers() -> None:
 
 
 config.on_simulate.append(_uninstall_launchers)
-
-
-def _launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args, **kwargs):
-    """``kernel[grid, block, shared_mem, stream](*args)``: a partial of this. As in
-    cupyx.jit, ``shared_mem=`` and ``stream=`` may also be given as keywords."""
-    shared_mem, stream = config_shared_mem, config_stream
-    if kwargs:
-        shared_mem, stream = _launch_keywords(kernel, kwargs, shared_mem, stream)
-    return kernel.func(grid, block, args, shared_mem, stream)
-
-
-def _launch_keywords(kernel, kwargs, shared_mem, stream):
-    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
-    if unknown:
-        raise KernelArgumentError(
-            f"{kernel.__name__}[grid, block](...) takes the kernel's arguments by position and "
-            f"only shared_mem= and stream= as keywords, got the keyword "
-            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
-        )
-    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
-    for key in kwargs:
-        if given[key]:
-            raise KernelArgumentError(
-                f"{kernel.__name__}[...](...): {key} is given both in the brackets and as a "
-                "keyword; give it once"
-            )
-    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
 
 
 class _Entry:
@@ -976,19 +942,9 @@ def _cached_binary(generated: Generated, target, options: tuple):
 def _compile(generated: Generated, options: tuple, target, arch):
     """Compile for ``target``; a CompileError says where in the user's Python (``arch``:
     what the user named, for the advice)."""
-    try:
-        return nvrtc.compile_source(
-            generated.source,
-            options=options,
-            arch=target,
-            program_name=generated.filename,
-            backend=backend_for(generated.source),
-        )
-    except CompileError as exc:
-        raise CompileError(
-            compile_message(exc, generated.source, generated.filename, options, arch),
-            log=exc.log,
-            source=exc.source,
-            name=exc.name,
-            options=exc.options,
-        ) from None
+    def explain(exc: CompileError) -> str:
+        return compile_message(exc, generated.source, generated.filename, options, arch)
+
+    return build(generated.source, options=options, program_name=generated.filename,
+                 arch=target, backend=backend_for(generated.source), normalized=False,
+                 explain=explain)

@@ -12,7 +12,7 @@ from ..runtime import driver
 from ..runtime import module as _module_state
 from ..toolchain.nvrtc import Binary
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
-from .base import KernelPartial
+from .base import KernelPartial, build
 from ..runtime.launch import build_plan
 from ..runtime.memory import MemoryPointer
 from ..runtime.module import SETTABLE_ATTRIBUTES, Function, load
@@ -112,9 +112,8 @@ class RawKernel(KernelPartial):
         module = self._module
         if module is not None:
             return module._binary(arch, log_stream)
-        return compiler.compile_source(
-            self._source, options=self.options, arch=arch, program_name=f"{self.name}.cu",
-            log_stream=log_stream, backend=self.backend, _normalized=True)
+        return build(self._source, options=self.options, arch=arch,
+                     program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend)
 
     def _function(self, binary: Binary | None = None) -> Function:
         device_id = driver.current_device_id()
@@ -334,10 +333,9 @@ class RawModule:
     def _binary(self, arch=None, log_stream=None) -> Binary:
         if self._file_binary is not None:
             return self._file_binary
-        return compiler.compile_source(
-            self._source, options=self.options, name_expressions=self.name_expressions,
-            arch=arch, program_name="raw_module.cu", log_stream=log_stream, backend=self.backend,
-            _normalized=True)
+        return build(self._source, options=self.options, name_expressions=self.name_expressions,
+                     arch=arch, program_name="raw_module.cu", log_stream=log_stream,
+                     backend=self.backend)
 
     def compile(self, log_stream=None) -> None:
         self._binary(None, log_stream)

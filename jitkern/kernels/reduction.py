@@ -30,6 +30,7 @@ from ..runtime.module import Function, cluster_refused
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _debug, _export_kinds
+from .base import CachedSources, build
 from ..runtime import launcher as _launcher
 from ..compiler.strings import reduction as _codegen
 from .elementwise import (
@@ -43,7 +44,6 @@ from .elementwise import (
 )
 from ..compiler.strings.params import (
     CTYPES,
-    CachedSources,
     ParamError,
     convert_scalar,
     ctype_of,
@@ -444,9 +444,7 @@ class ReductionKernel(CachedSources):
     def _function(self, source: str, symbol: str) -> Function:
         fn = self._functions.get((source, symbol))
         if fn is None:
-            binary = compiler.compile_source(
-                source, options=self.options, program_name=f"{self.name}.cu", _normalized=True
-            )
+            binary = build(source, options=self.options, program_name=f"{self.name}.cu")
             fn = self._functions[(source, symbol)] = Function(binary, symbol, display_name=symbol)
             if self.debug and source not in self._watches:
                 self._watches[source] = _debug.watch(self, fn)

@@ -19,6 +19,7 @@ import functools
 
 import numpy
 
+from ..compiler.captured import CapturedGlobals
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
 from . import emit, runtime, scheduler, thrust
@@ -45,15 +46,14 @@ class Simulated:
 class Simulator:
     """``kernel.simulate``: launch like the kernel, run on the CPU."""
 
-    def __init__(self, kernel, arg_type, captured_globals):
+    def __init__(self, kernel, arg_type):
         self._kernel = kernel
         self._arg_type = arg_type
-        self._captured_globals = captured_globals  # the GPU build's check of rebound globals
+        self._builds: dict = {}  # argument types -> Simulated
 
     def __getitem__(self, config):
-        # the GPU launch reads [grid, block, shared_mem, stream] (and refuses the rest);
-        # its partial's arguments are (kernel, grid, block, shared_mem, stream)
-        _kernel, grid, block, shared_mem, _stream = self._kernel[config].args
+        # [grid, block, shared_mem, stream], read (and refused) as the GPU launch does
+        grid, block, shared_mem, _stream = self._kernel._launch_config(config)
         return functools.partial(_star, self, grid, block, shared_mem)
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False, *,
@@ -112,13 +112,11 @@ class Simulator:
             types = tuple(self._arg_type(a, allow_host=True) for a in host_args)
         except JitError as exc:
             raise exc.with_traceback(None) from None
-        cache = kernel.__dict__.setdefault("_simulated", {})
-        simulated = cache.get(types)
-        if simulated is not None and not simulated.globals.same_objects():
-            if simulated.globals.same_values():  # rebound to equal values: same code
-                simulated.globals = self._captured_globals(kernel.py_func, simulated.fingerprints)
-            else:
-                simulated = None  # a global the kernel read changed: generate again
+        simulated = self._builds.get(types)
+        if simulated is not None:
+            simulated.globals = simulated.globals.current()  # None: a global changed
+            if simulated.globals is None:
+                simulated = None
         if simulated is None:
             parsed = kernel.parsed()
             name = "jk_sim_" + parsed.name
@@ -126,9 +124,8 @@ class Simulator:
                 program = emit.generate(parsed, types, kernel.mode, name, kernel.py_func)
             except JitError as exc:
                 raise exc.with_traceback(None) from None
-            simulated = cache[types] = Simulated(program, name)
-            simulated.fingerprints = program.fingerprints
-            simulated.globals = self._captured_globals(kernel.py_func, program.fingerprints)
+            simulated = self._builds[types] = Simulated(program, name)
+            simulated.globals = CapturedGlobals(kernel.py_func, program.fingerprints)
         return simulated
 
     def source(self, *args) -> str:
