@@ -28,13 +28,17 @@ from ..toolchain.target import Arch
 
 def resolve_arch(arch) -> Arch:
     """The one Arch a build is for: the user's ``arch=`` parsed (target.parse), or, for
-    None, the current device's (target.for_device: CUBIN where NVRTC can, never PTX newer
-    than the driver). 'sm_90', 90, (9, 0) and an sm_90 device give the same Arch, so the
-    same cache entry."""
+    None, the current device's (:func:`device_arch`). 'sm_90', 90, (9, 0) and an sm_90
+    device give the same Arch, so the same cache entry."""
     if arch is not None:
         return target.parse(arch)
-    capability = driver.compute_capability(driver.current_device_id())
-    return target.for_device(capability, driver.driver_version())
+    return device_arch(driver.current_device_id())
+
+
+def device_arch(device_id: int) -> Arch:
+    """What to build for device ``device_id`` (target.for_device: CUBIN where NVRTC can,
+    never PTX newer than the driver)."""
+    return target.for_device(driver.compute_capability(device_id), driver.driver_version())
 
 
 def _not_ready(*args, **kwargs):  # replaced by the subclass's __init__
@@ -152,25 +156,35 @@ def unique_messages(log: str) -> str:
 
 class Functions:
     """The loaded kernels of one kernel object: one :class:`~jitkern.runtime.module.Function`
-    per binary, keyed by what decides the binary (the source variant and the Arch the
-    current device builds for). A Function is already per device (its own state per
-    device), so devices of one arch share it; only GPUs of different archs get different
-    binaries. ``make(key)`` builds a Function on a miss."""
+    per binary. A Function already keeps its own state per device, so the devices that run
+    one binary (GPUs of one arch) share one Function; only GPUs of different archs get
+    different binaries, and so different Functions.
 
-    __slots__ = ("_by_key", "_make")
+    ``binary_of(device_id)`` names the binary a device runs (hashable: an Arch, a
+    Binary); ``make(that)`` builds its Function on a miss. The device -> Function memo
+    keeps a repeat lookup to one dict get, as the kinds' own dicts did.
+    """
 
-    def __init__(self, make):
-        self._by_key: dict = {}
+    __slots__ = ("_by_binary", "_by_device", "_make", "_binary_of")
+
+    def __init__(self, make, binary_of):
+        self._by_binary: dict = {}
+        self._by_device: dict = {}
         self._make = make
+        self._binary_of = binary_of
 
-    def get(self, key):
-        fn = self._by_key.get(key)
+    def current(self):
+        """The Function for the current device, loaded there (a missing name fails here)."""
+        device_id = driver.current_device_id()
+        fn = self._by_device.get(device_id)
         if fn is None:
-            fn = self._by_key[key] = self._make(key)
+            which = self._binary_of(device_id)
+            fn = self._by_binary.get(which)
+            if fn is None:
+                fn = self._by_binary[which] = self._make(which)
+            fn.handle(device_id)
+            self._by_device[device_id] = fn
         return fn
-
-    def values(self):
-        return self._by_key.values()
 
 
 class LaunchSyntax:

@@ -21,7 +21,7 @@ from ..arrays import describe, empty
 from ..arrays.layout import fits_int32 as _fits_int32
 from ..runtime import driver
 from ..toolchain.export import binary_for_device, read_manifest
-from .base import KernelPartial, LaunchSyntax
+from .base import Functions, KernelPartial, LaunchSyntax
 from ..runtime.module import Function
 from ..compiler.strings.c_params import Param
 from ..errors import JitkernAttributeError, JitkernKeyError, JitkernTypeError, KernelArgumentError
@@ -54,13 +54,13 @@ class ExportedModule:
             self.kernels[entry["name"]] = cls(self, entry)
 
     def binary(self, device_id: int):
-        """The binary for ``device_id`` (chosen by its compute capability, read once)."""
-        binary = self._binaries.get(device_id)
+        """The binary for ``device_id``, chosen by its compute capability (read once per
+        capability: GPUs of one arch share it, and so share their kernels' Functions)."""
+        major, minor = driver.compute_capability(device_id)
+        cc = major * 10 + minor
+        binary = self._binaries.get(cc)
         if binary is None:
-            major, minor = driver.compute_capability(device_id)
-            binary = self._binaries[device_id] = binary_for_device(
-                self.folder, self.manifest, major * 10 + minor
-            )
+            binary = self._binaries[cc] = binary_for_device(self.folder, self.manifest, cc)
         return binary
 
     def get_function(self, name: str) -> ExportedKernel:
@@ -109,28 +109,18 @@ class ExportedKernel(LaunchSyntax, KernelPartial):
         self.params = tuple(entry["params"])
         self.cooperative = bool(entry.get("cooperative", False))
         self._checked = _params_for_checks(self.params)
-        self._functions: dict[int, Function] = {}
+        self._functions = Functions(self._new_function, module.binary)
         self._set_call(self.launch)
 
-    def _function(self) -> Function:
-        device_id = driver.current_device_id()
-        fn = self._functions.get(device_id)
-        if fn is None:
-            fn = Function(
-                self.module.binary(device_id),
-                self.symbol,
-                display_name=self.name,
-                params=self._checked,
-            )
-            fn.handle(device_id)
-            self._functions[device_id] = fn
-        return fn
+    def _new_function(self, binary) -> Function:
+        return Function(binary, self.symbol, display_name=self.name, params=self._checked)
+
 
     def launch(self, grid, block, args, shared_mem: int = 0, stream=None, cluster=None) -> None:
         """Launch with ``args`` given parameter by parameter, as the manifest lists them
         (``cluster=(x, y, z)``: in thread-block clusters, sm_90+)."""
         _launch(
-            self._function(),
+            self._functions.current(),
             grid,
             block,
             _as_tuple(args, self.name),
@@ -213,7 +203,7 @@ class ExportedJitKernel(ExportedKernel):
                 numpy.int64(shape[p["axis"]] if p["kind"] == "shape" else strides[p["axis"]])
             )
         _launch(
-            self._function(),
+            self._functions.current(),
             grid,
             block,
             tuple(values),
@@ -328,7 +318,7 @@ class ExportedElementwiseKernel(ExportedKernel):
             values += outs
         if n:
             grid = max(1, min(-(-n // self._block), (1 << 31) - 1))
-            self._function().launch(
+            self._functions.current().launch(
                 grid, self._block, (*values, self._index.type(n)), 0, stream, False
             )
         if self._no_return:

@@ -12,7 +12,7 @@ from ..runtime import driver
 from ..runtime import module as _module_state
 from ..toolchain.nvrtc import Binary
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
-from .base import KernelPartial, build
+from .base import Functions, KernelPartial, build, device_arch, resolve_arch
 from ..runtime.launch import build_plan
 from ..runtime.memory import MemoryPointer
 from ..runtime.module import SETTABLE_ATTRIBUTES, Function, load
@@ -85,7 +85,7 @@ class RawKernel(KernelPartial):
         _set_flags(self, backend, translate_cucomplex, enable_cooperative_groups, jitify)
         self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
         self._module = None  # the RawModule this kernel came from, if any
-        self._functions: dict[int, Function] = {}
+        self._functions = Functions(self._new_function, device_arch)
         self._last: Function | None = None
         self._params = _signature.kernel_params(self._source, name)
         self._set_call(self._launch)
@@ -100,7 +100,7 @@ class RawKernel(KernelPartial):
         self.options = module.options
         self._source = module._source
         self._module = module
-        self._functions = {}
+        self._functions = Functions(self._new_function, device_arch)
         self._last = None
         self._set_call(self._launch)
         self._params = (_signature.kernel_params(module._source, name)
@@ -115,20 +115,18 @@ class RawKernel(KernelPartial):
         return build(self._source, options=self.options, arch=arch,
                      program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend)
 
-    def _function(self, binary: Binary | None = None) -> Function:
-        device_id = driver.current_device_id()
-        fn = self._functions.get(device_id)
-        if fn is None:
-            binary = binary or self._binary()
-            fn = Function(binary, self.name, display_name=self.name, params=self._params)
-            fn.handle(device_id)  # load now, so a missing name fails here
-            self._functions[device_id] = fn
-            self._last = fn
+    def _new_function(self, arch) -> Function:
+        fn = Function(self._binary(arch), self.name, display_name=self.name, params=self._params)
+        self._last = fn
         return fn
+
+    def _function(self) -> Function:
+        return self._functions.current()
 
     def compile(self, log_stream=None) -> None:
         """Compile (and load on the current device) now; write the compiler log to ``log_stream``."""
-        self._function(self._binary(None, log_stream))
+        self._binary(resolve_arch(None), log_stream)
+        self._function()
 
     # -- launch -----------------------------------------------------------
     # ``k(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function:
@@ -139,7 +137,7 @@ class RawKernel(KernelPartial):
         ``cluster=(x, y, z)`` launches in thread-block clusters (sm_90+)."""
         fn = self._last
         if fn is None or _module_state._multi_device:
-            fn = self._function()
+            fn = self._functions.current()
         if cluster is not None:
             fn.launch_cluster(grid, block, args, shared_mem, stream,
                               self.enable_cooperative_groups, cluster,

@@ -716,11 +716,7 @@ def param_layout(handle, binary, symbol: str) -> list[tuple[int, int]] | None:
     past the last parameter fails with CUDA_ERROR_INVALID_VALUE, which every
     compute-sanitizer run of a user's program would report.
     """
-    if getattr(binary, "fmt", None) == "cubin":
-        layouts = cubin.param_layouts(binary.data)
-        if layouts is not None and symbol in layouts:
-            return layouts[symbol]
-    return _driver_param_layout(handle)
+    return cubin.param_layout(binary, symbol, lambda: _driver_param_layout(handle))
 
 
 def _driver_param_layout(handle) -> list[tuple[int, int]] | None:

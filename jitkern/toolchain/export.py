@@ -29,6 +29,7 @@ import re
 
 from ..errors import InternalError, JitkernFileNotFoundError, JitkernTypeError, JitkernValueError
 from ..compiler.strings.c_params import kernel_params
+from .cubin import param_layout
 from .target import from_tag, parse_many
 
 MANIFEST_FORMAT = "jitkern-export"
@@ -220,15 +221,12 @@ def make_fatbin(cubins, ptx=None) -> bytes:
 def _layouts(spec: ExportSpec, binary) -> dict:
     """{entry name: [param dicts]}: names and C types from the source, offsets and sizes
     from the CUBIN (exact, whatever the types)."""
-    from .cubin import cubin_params
-
-    found = cubin_params(binary.data)
     out = {}
     for entry in spec.entries:
         symbol = binary.lowered(entry.symbol)
-        if symbol not in found:
+        offsets = param_layout(binary, symbol)
+        if offsets is None:
             raise InternalError(f"export: the CUBIN has no kernel {symbol!r} ({entry.name})")
-        offsets = found[symbol]
         parsed = kernel_params(spec.source, entry.symbol) if "<" not in entry.symbol else None
         if parsed is not None and len(parsed) != len(offsets):
             parsed = None
