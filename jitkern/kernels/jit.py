@@ -30,6 +30,7 @@ from ..runtime import debugcheck, driver
 from ..runtime import launch as launch_args
 from ..runtime.codegen import define
 from ..runtime.device import stream_handle
+from . import _export_kinds
 from .base import KernelPartial, LaunchSyntax, build, resolve_arch
 from .jit_index import Generated, load_index, store_index
 from ..runtime.module import check_cluster
@@ -360,7 +361,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
             raise exc.with_traceback(None) from None
         for target in export.normalize_archs(arch):
             check_target(self.__name__, generated.needs, target)
-        return export.write(path, _export_spec(self, types, generated), arch, format)
+        return export.write(path, _export_kinds.jit_spec(self, types, generated), arch, format)
 
     def emit(self, *types_or_args):
         """The generated CUDA C++ for argument types (Type objects) or example arguments."""
@@ -462,37 +463,6 @@ def _describe_for_bind(a) -> str:
         return arg_type(a).describe()
     except Exception:  # a value no kernel accepts: its Python type says enough
         return type(a).__name__
-
-
-def _export_spec(kernel: JitKernel, types: tuple, generated: "Generated"):
-    """What backend.export compiles for one signature: the user's parameters, then the
-    shapes and strides the launcher appends (generated.plans), each tied to its argument."""
-    from ..toolchain import nvrtc as compiler, export
-    from ..compiler.builtins.thrust import backend_for
-
-    names = kernel.parsed().params
-    args = [_export_arg(name, t) for name, t in zip(names, types)]
-    extras = tuple(export.ExtraParam(kind, i, axis)
-                   for i, plan in enumerate(generated.plans) for kind, axis in plan)
-    entry = export.EntrySpec(
-        name=kernel.__name__, symbol=generated.symbol, kind="jit",
-        signature=[t.describe() for t in types], call={"args": args, "mode": kernel.mode},
-        extras=extras, cooperative=generated.cooperative)
-    return export.ExportSpec(
-        source=generated.source, options=compiler.normalize_options(kernel.options),
-        entries=(entry,), program_name=generated.filename,
-        backend=backend_for(generated.source))
-
-
-def _export_arg(name: str, t) -> dict:
-    """The manifest's record of one user argument (what a loaded kernel checks)."""
-    if isinstance(t, T.Array):
-        return {"name": name, "type": "array", "dtype": str(t.dtype.dtype), "ndim": t.ndim,
-                "contiguous": t.is_pointer_like, "index32": t.index32, "describe": t.describe()}
-    if isinstance(t, T.Scalar):
-        return {"name": name, "type": "scalar", "dtype": str(t.dtype), "describe": t.describe()}
-    raise JitkernTypeError(f"export: argument {name!r} of type {t.describe()} cannot be exported; "
-                           "exported kernels take arrays and scalars")
 
 
 #: Kernels whose call is a generated GPU launcher: it skips _launch and so the
