@@ -30,7 +30,7 @@ from ..runtime.module import Function, cluster_refused
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _debug, _export_kinds
-from .base import CachedSources, build
+from .base import CachedSources, KernelPartial, build
 from ..runtime import launcher as _launcher
 from ..compiler.strings import reduction as _codegen
 from .elementwise import (
@@ -117,7 +117,7 @@ def normalize_axis(axis, ndim: int, kernel: str) -> tuple:
     return tuple(sorted(out))
 
 
-class ReductionKernel(CachedSources):
+class ReductionKernel(CachedSources, KernelPartial):
     """A user-defined reduction kernel, with CuPy's semantics and deterministic results.
 
     ``ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
@@ -185,6 +185,7 @@ class ReductionKernel(CachedSources):
         self._guarded = None  # (axis, keepdims, guarded runner) of the last layout
         self._sources: dict = {}
         self._functions: dict = {}
+        self._set_call(self._call)
 
     def __reduce__(self):
         """Pickles as its definition; unpickled, it compiles through the cache."""
@@ -196,7 +197,8 @@ class ReductionKernel(CachedSources):
             "preamble": self.preamble, "options": self.options, "debug": self.debug})
 
     # -- the call ----------------------------------------------------------------
-    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
+    # ``k(*args, ...)`` calls the partial's function (see base.KernelPartial): this one.
+    def _call(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
         """Reduce; returns the output (a tuple of all outputs when there are several).
         ``cluster=`` is refused: the kernel sizes its own grid."""
         if cluster is not None:
