@@ -1,9 +1,10 @@
 """The spec's ElementwiseKernel examples: squared_diff, type-generic kernels, raw arguments.
 
-    python examples/elementwise_squared_diff.py
+    python examples/elementwise_squared_diff.py [--simulate]
 
-Needs a CUDA GPU (the simulator, --simulate, runs @rawkernel JIT kernels only; without a
-GPU this example prints what it would compile and stops).
+Needs a CUDA GPU, or --simulate: the kernels run in jitkern's CPU simulator on NumPy
+arrays (their C translated into JIT kernels). Without either it prints what it would
+compile and stops.
 """
 
 import sys
@@ -13,21 +14,22 @@ import numpy as np
 import jitkern
 
 
-def main():
+def main(xp=jitkern):
+    """``xp``: jitkern (arrays on the GPU) or numpy (with the simulator on)."""
     squared_diff = jitkern.ElementwiseKernel(
         "float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff")
-    x = jitkern.arange(10, dtype=np.float32).reshape(2, 5)
-    y = jitkern.arange(5, dtype=np.float32)
+    x = xp.arange(10, dtype=np.float32).reshape(2, 5)
+    y = xp.arange(5, dtype=np.float32)
     print(squared_diff(x, y))          # broadcast a row against a matrix
     print(squared_diff(x, 5))          # a scalar
 
     generic = jitkern.ElementwiseKernel(
         "T x, T y", "T z", "T diff = x - y;\nz = diff * diff;", "squared_diff_generic")
-    print(generic(jitkern.arange(5, dtype=np.float64), 1.5))
+    print(generic(xp.arange(5, dtype=np.float64), 1.5))
 
     add_reverse = jitkern.ElementwiseKernel(
         "T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse")
-    print(add_reverse(jitkern.arange(5, dtype=np.int32), jitkern.arange(0, 50, 10, dtype=np.int32)))
+    print(add_reverse(xp.arange(5, dtype=np.int32), xp.arange(0, 50, 10, dtype=np.int32)))
 
     # What was compiled, and what it costs (no GPU needed for inspect with arch=).
     print(squared_diff.inspect(np.zeros(1 << 20, np.float32), np.zeros(1 << 20, np.float32),
@@ -35,8 +37,7 @@ def main():
 
 
 def explain_without_gpu() -> None:
-    why = ("the simulator runs @rawkernel JIT kernels, not ElementwiseKernel"
-           if "--simulate" in sys.argv[1:] else "this example needs a CUDA GPU and none was found")
+    why = "this example needs a CUDA GPU (or --simulate) and none was found"
     print(f"{why}; what squared_diff compiles to for sm_90:")
     kernel = jitkern.ElementwiseKernel(
         "float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff")
@@ -45,7 +46,10 @@ def explain_without_gpu() -> None:
 
 
 if __name__ == "__main__":
-    if jitkern.is_available() and "--simulate" not in sys.argv[1:]:
+    if "--simulate" in sys.argv[1:]:
+        jitkern.config.settings.simulate = True
+        main(np)
+    elif jitkern.is_available():
         main()
     else:
         explain_without_gpu()

@@ -38,6 +38,7 @@ from .errors import (
 )
 
 from .config import VERSION as __version__  # noqa: E402, F401 - one place for the version
+from .compat import NUMPY_NAMES as _NUMPY_NAMES  # noqa: E402 - names only, nothing loaded
 
 # public name -> module that defines it (loaded on first access)
 _LAZY = {
@@ -65,22 +66,29 @@ _LAZY = {
     "load": "jitkern.kernels.exported",
     # JIT
     "rawkernel": "jitkern.jit",
-    # arrays
+    # arrays (the constructors make NumPy arrays while JITKERN_SIMULATE is on)
     "ndarray": "jitkern.arrays",
-    "asarray": "jitkern.arrays",
-    "array": "jitkern.arrays",
-    "empty": "jitkern.arrays",
-    "zeros": "jitkern.arrays",
-    "ones": "jitkern.arrays",
-    "full": "jitkern.arrays",
-    "arange": "jitkern.arrays",
-    "empty_like": "jitkern.arrays",
-    "zeros_like": "jitkern.arrays",
-    "ones_like": "jitkern.arrays",
-    "full_like": "jitkern.arrays",
+    "asarray": "jitkern.compat.namespace",
+    "array": "jitkern.compat.namespace",
+    "empty": "jitkern.compat.namespace",
+    "zeros": "jitkern.compat.namespace",
+    "ones": "jitkern.compat.namespace",
+    "full": "jitkern.compat.namespace",
+    "arange": "jitkern.compat.namespace",
+    "empty_like": "jitkern.compat.namespace",
+    "zeros_like": "jitkern.compat.namespace",
+    "ones_like": "jitkern.compat.namespace",
+    "full_like": "jitkern.compat.namespace",
     "asnumpy": "jitkern.arrays",
     "from_dlpack": "jitkern.arrays",
+    # CuPy's array namespace: routines, linear algebra, random (docs/compat.md)
+    **dict.fromkeys(("allclose", "isclose", "array_equal", "linspace", "reshape", "ravel",
+                     "transpose", "swapaxes", "squeeze", "get_array_module"),
+                    "jitkern.compat.routines"),
+    **dict.fromkeys(("dot", "matmul", "vdot", "inner"), "jitkern.compat.linalg"),
 }
+#: public submodules that live elsewhere in the package
+_SUBMODULE_PATHS = {"random": "jitkern.compat.random"}
 _SUBMODULES = {
     "jit", "backend", "arrays", "kernels", "config", "errors", "texture", "cuda", "graph",
 }
@@ -92,18 +100,22 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
-    if name in _SUBMODULES:
-        return importlib.import_module(f"jitkern.{name}")
+    if name in _SUBMODULES or name in _SUBMODULE_PATHS:
+        return importlib.import_module(_SUBMODULE_PATHS.get(name, f"jitkern.{name}"))
+    if name in _NUMPY_NAMES:  # NumPy's dtype names and constants (jitkern.float32 is NumPy's)
+        value = getattr(importlib.import_module("jitkern.compat.namespace"), name)
+        globals()[name] = value
+        return value
     # NumPy's routine names (jitkern.sqrt, jitkern.where, ...), as CuPy code calls them
     routines = importlib.import_module("jitkern.kernels.fuse.api").ROUTINES
     if name in routines:
         globals()[name] = routines[name]
         return routines[name]
-    raise JitkernAttributeError(f"module 'jitkern' has no attribute {name!r}")
+    raise importlib.import_module("jitkern.compat.missing").missing(name)
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES | set(_SUBMODULE_PATHS) | set(_NUMPY_NAMES))
 
 
 __all__ = [

@@ -6,6 +6,10 @@ import argparse
 import errno
 import os
 import sys
+import tempfile
+import warnings
+
+from jitkern.config import settings
 
 # cuda-python is a metapackage; what jitkern uses are its parts, which install alone
 _CUDA_PARTS = ("cuda-bindings", "cuda-core", "cuda-pathfinder")
@@ -79,8 +83,6 @@ def folder_state(path: str) -> str:
     reason = cache.disabled_reason()
     if reason is not None:
         return f"off: {reason}"
-    import tempfile
-
     try:
         fd, probe = tempfile.mkstemp(prefix=".tmp-probe-", dir=existing)
     except OSError as exc:
@@ -93,7 +95,6 @@ def folder_state(path: str) -> str:
 
 def _cache_lines() -> list[str]:
     from jitkern.toolchain import cache
-    from jitkern.config import settings
 
     usage = cache.disk_usage_by_kind()
     entries = sum(c for c, _s in usage.values())
@@ -115,8 +116,6 @@ def _mib(nbytes: int) -> str:
 
 
 def cmd_info(_args) -> int:
-    import warnings
-
     with warnings.catch_warnings():  # an unusable cache folder is reported below, once
         warnings.simplefilter("ignore", RuntimeWarning)
         rows = _versions()
@@ -129,7 +128,6 @@ def cmd_info(_args) -> int:
 
 def cmd_cache(args) -> int:
     from jitkern.toolchain import cache
-    from jitkern.config import settings
 
     if args.action != "clear":
         for line in _cache_lines():
@@ -192,7 +190,7 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--arch", default=None,
                       help="without a GPU, the arch to compile for (default sm_90)")
     demo.add_argument("--simulate", action="store_true",
-                      help="run the JIT demos on the CPU with jitkern's simulator (no GPU needed)")
+                      help="run the demos of every kernel kind on the CPU with jitkern's simulator (no GPU needed)")
     demo.set_defaults(func=cmd_demo)
     cache_p = sub.add_parser("cache", help="show or clear the on-disk kernel cache",
                              description="Show the on-disk cache (folder, entries by kind, "

@@ -50,6 +50,7 @@ class Settings:
     cuda_home: str | None
     simulate: bool = False  # JITKERN_SIMULATE: run JIT kernels on the CPU (the simulator)
     debug: bool = False  # JITKERN_DEBUG: bounds-checked debug builds of JIT kernels
+    exact_alloc: bool = False  # JITKERN_EXACT_ALLOC: every allocation its own exact cuMemAlloc
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
@@ -66,6 +67,7 @@ class Settings:
             cuda_home=os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or None,
             simulate=_flag("JITKERN_SIMULATE", False),
             debug=_flag("JITKERN_DEBUG", False),
+            exact_alloc=_flag("JITKERN_EXACT_ALLOC", False),
         )
 
 

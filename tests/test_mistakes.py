@@ -90,7 +90,16 @@ def test_wrong_call_of_a_jit_kernel_names_no_internal_function():
     with pytest.raises(TypeError) as info:
         copy(1, 2, (np.zeros(2),), 0, None, "extra")
     # Python names the kernel the user wrote, as for any function
-    assert "_launch" not in str(info.value) and str(info.value).startswith("float_copy() takes")
+    assert "_launch" not in str(info.value) and str(info.value).startswith("copy() takes")
+
+    @rawkernel()
+    def another(x):
+        x[0] = 1
+
+    with pytest.raises(TypeError, match=r"^another\(\) takes"):
+        another(1, 2, (np.zeros(2),), 0, None, "extra")
+    with pytest.raises(TypeError, match=r"^copy\(\) takes"):  # not renamed by another kernel
+        copy(1, 2, (np.zeros(2),), 0, None, "extra")
 
 
 @pytest.mark.parametrize("bad, name", [(("x", np.zeros(2)), "x"), ((np.zeros(2), object()), "y")])

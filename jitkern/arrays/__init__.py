@@ -1,29 +1,52 @@
 """Device arrays (``jitkern.ndarray``), their constructors, and interop with other
 GPU libraries through ``__cuda_array_interface__`` (v3) and DLPack.
 
-Importing this package touches no GPU and does not import ``cuda.bindings``.
+Importing this package touches no GPU and does not import ``cuda.bindings``. Its public
+names load on first use, so that ``arrays.dtypes`` and ``arrays.layout`` (pure tables and
+shape arithmetic every stage reads) can be imported without the array class and the
+runtime it launches through.
 """
 
-from .core import DevicePointer, Flags, ndarray
-from .creation import (
-    arange,
-    array,
-    asarray,
-    asnumpy,
-    empty,
-    empty_like,
-    from_dlpack,
-    full,
-    full_like,
-    ones,
-    ones_like,
-    zeros,
-    zeros_like,
-)
-from .interop import ArrayInfo, describe, pointer_of
+from __future__ import annotations
 
-__all__ = [
-    "ArrayInfo", "DevicePointer", "Flags", "arange", "array", "asarray", "asnumpy", "describe",
-    "empty", "empty_like", "from_dlpack", "full", "full_like", "ndarray", "ones", "ones_like",
-    "pointer_of", "zeros", "zeros_like",
-]
+import importlib
+
+from ..errors import JitkernAttributeError
+
+# public name -> the module that defines it
+_NAMES = {
+    "DevicePointer": "core",
+    "Flags": "core",
+    "ndarray": "core",
+    "arange": "creation",
+    "array": "creation",
+    "asarray": "creation",
+    "asnumpy": "creation",
+    "empty": "creation",
+    "empty_like": "creation",
+    "from_dlpack": "creation",
+    "full": "creation",
+    "full_like": "creation",
+    "ones": "creation",
+    "ones_like": "creation",
+    "zeros": "creation",
+    "zeros_like": "creation",
+    "ArrayInfo": "interop",
+    "describe": "interop",
+    "pointer_of": "interop",
+}
+
+__all__ = sorted(_NAMES)
+
+
+def __getattr__(name: str):
+    module = _NAMES.get(name)
+    if module is None:
+        raise JitkernAttributeError(f"module 'jitkern.arrays' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted({*globals(), *_NAMES})

@@ -75,8 +75,7 @@ extern "C" __global__ void jk_fill(char* dst, jk_bits value, JkLayout L) {
 """
 
 # Same-type copies and fills move bits: one unsigned type per item size.
-_BITS = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long",
-         16: "jk_bytes16"}
+_BITS = dtypes.BITS_CTYPES
 _BITS_SCALAR = {1: numpy.uint8, 2: numpy.uint16, 4: numpy.uint32, 8: numpy.uint64}
 _BYTES16 = numpy.dtype([("lo", "<u8"), ("hi", "<u8")], align=True)
 

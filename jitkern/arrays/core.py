@@ -28,6 +28,7 @@ from ..runtime.launch import register_array_type
 from ..errors import JitkernBufferError, JitkernTypeError, JitkernValueError
 from . import _dlpack, _kernels, dtypes, interop, layout
 from ..runtime.context import LEGACY, PER_THREAD, current_device_id, on_device, order_after
+from .operators import ArrayOperators
 
 _new = object.__new__
 
@@ -159,7 +160,7 @@ def _is_scalar(value) -> bool:
         isinstance(value, numpy.ndarray) and value.ndim == 0)
 
 
-class ndarray:
+class ndarray(ArrayOperators):
     """An N-dimensional array in GPU memory (NumPy/CuPy-like, basic indexing only).
 
     ``ndarray(shape, dtype=float, memptr=None, strides=None, order='C')`` allocates on

@@ -7,6 +7,8 @@ join the table when ``ml_dtypes`` is installed (NumPy has them only through it).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy
 
 from ..errors import JitkernTypeError
@@ -15,60 +17,97 @@ from ..errors import JitkernTypeError
 DL_INT, DL_UINT, DL_FLOAT, DL_BFLOAT, DL_COMPLEX, DL_BOOL = 0, 1, 2, 4, 5, 6
 DL_FLOAT8_E4M3FN, DL_FLOAT8_E5M2 = 10, 12
 
-# name -> (DLPack code, C++ type in kernels)
-_TABLE = {
-    "bool": (DL_BOOL, "bool"),
-    "int8": (DL_INT, "signed char"),
-    "int16": (DL_INT, "short"),
-    "int32": (DL_INT, "int"),
-    "int64": (DL_INT, "long long"),
-    "uint8": (DL_UINT, "unsigned char"),
-    "uint16": (DL_UINT, "unsigned short"),
-    "uint32": (DL_UINT, "unsigned int"),
-    "uint64": (DL_UINT, "unsigned long long"),
-    "float16": (DL_FLOAT, "__half"),
-    "float32": (DL_FLOAT, "float"),
-    "float64": (DL_FLOAT, "double"),
-    "complex64": (DL_COMPLEX, "jk_complex64"),
-    "complex128": (DL_COMPLEX, "jk_complex128"),
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One element type and each way jitkern spells it.
+
+    ``cxx`` is the C++ type in kernels (JIT, ElementwiseKernel/ReductionKernel, fuse,
+    exports); ``storage`` is the type the array copy/fill kernels move (they declare their
+    own ``jk_complex64``/``jk_complex128`` structs instead of including complex.cuh, so
+    complex is the one row where the two differ).
+    """
+
+    name: str
+    dlpack: int
+    kind: str  # 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex
+    itemsize: int
+    cxx: str
+    storage: str = ""
+    ml: bool = False  # NumPy has it only through ml_dtypes
+
+    def __post_init__(self):
+        if not self.storage:
+            object.__setattr__(self, "storage", self.cxx)
+
+
+# fmt: off
+ROWS: tuple[Row, ...] = (
+    Row("bool",          DL_BOOL,          "b", 1,  "bool"),
+    Row("int8",          DL_INT,           "i", 1,  "signed char"),
+    Row("int16",         DL_INT,           "i", 2,  "short"),
+    Row("int32",         DL_INT,           "i", 4,  "int"),
+    Row("int64",         DL_INT,           "i", 8,  "long long"),
+    Row("uint8",         DL_UINT,          "u", 1,  "unsigned char"),
+    Row("uint16",        DL_UINT,          "u", 2,  "unsigned short"),
+    Row("uint32",        DL_UINT,          "u", 4,  "unsigned int"),
+    Row("uint64",        DL_UINT,          "u", 8,  "unsigned long long"),
+    Row("float16",       DL_FLOAT,         "f", 2,  "__half"),
+    Row("bfloat16",      DL_BFLOAT,        "f", 2,  "__nv_bfloat16", ml=True),
+    Row("float8_e4m3fn", DL_FLOAT8_E4M3FN, "f", 1,  "__nv_fp8_e4m3", ml=True),
+    Row("float8_e5m2",   DL_FLOAT8_E5M2,   "f", 1,  "__nv_fp8_e5m2", ml=True),
+    Row("float32",       DL_FLOAT,         "f", 4,  "float"),
+    Row("float64",       DL_FLOAT,         "f", 8,  "double"),
+    Row("complex64",     DL_COMPLEX,       "c", 8,  "complex<float>", "jk_complex64"),
+    Row("complex128",    DL_COMPLEX,       "c", 16, "complex<double>", "jk_complex128"),
+)
+# fmt: on
+BY_NAME: dict[str, Row] = {row.name: row for row in ROWS}
+
+#: A Python scalar argument's dtype (bool before int: ``bool`` is an ``int``).
+PYTHON_SCALARS: dict[type, numpy.dtype] = {
+    bool: numpy.dtype(numpy.bool_),
+    int: numpy.dtype(numpy.int64),
+    float: numpy.dtype(numpy.float64),
+    complex: numpy.dtype(numpy.complex128),
+}
+
+#: Same-type copies and fills move bits: one unsigned C type per item size (16 bytes:
+#: the copy kernels' own two-word struct).
+BITS_CTYPES: dict[int, str] = {
+    1: BY_NAME["uint8"].cxx,
+    2: BY_NAME["uint16"].cxx,
+    4: BY_NAME["uint32"].cxx,
+    8: BY_NAME["uint64"].cxx,
+    16: "jk_bytes16",
 }
 
 
 def _ml_dtype(name: str):
     """NumPy's dtype for ``name`` from ml_dtypes, or None where it is not installed."""
     try:
-        import ml_dtypes
+        import ml_dtypes  # optional dependency
     except ImportError:
         return None
     return numpy.dtype(getattr(ml_dtypes, name))
 
 
-# name -> (DLPack code, C++ type): the types NumPy has only through ml_dtypes
-_ML_TABLE = {
-    "bfloat16": (DL_BFLOAT, "__nv_bfloat16"),
-    "float8_e4m3fn": (DL_FLOAT8_E4M3FN, "__nv_fp8_e4m3"),
-    "float8_e5m2": (DL_FLOAT8_E5M2, "__nv_fp8_e5m2"),
-}
-ML_DTYPES = {name: _ml_dtype(name) for name in _ML_TABLE}
+FLOAT8_NAMES = ("float8_e4m3fn", "float8_e5m2")
+ML_DTYPES = {row.name: _ml_dtype(row.name) for row in ROWS if row.ml}
 BFLOAT16 = ML_DTYPES["bfloat16"]
 FLOAT8_E4M3FN = ML_DTYPES["float8_e4m3fn"]
 FLOAT8_E5M2 = ML_DTYPES["float8_e5m2"]
 
-SUPPORTED: dict[numpy.dtype, tuple[int, str]] = {numpy.dtype(n): v for n, v in _TABLE.items()}
-for _name, _dt in ML_DTYPES.items():
-    if _dt is not None:
-        SUPPORTED[_dt] = _ML_TABLE[_name]
+# the NumPy types first, then those ml_dtypes brings (the order error messages list them in)
+ROW_OF: dict[numpy.dtype, Row] = {numpy.dtype(r.name): r for r in ROWS if not r.ml}
+ROW_OF.update({ML_DTYPES[r.name]: r for r in ROWS if r.ml and ML_DTYPES[r.name] is not None})
+SUPPORTED: dict[numpy.dtype, tuple[int, str]] = {
+    dt: (row.dlpack, row.storage) for dt, row in ROW_OF.items()}
 
 SUPPORTED_NAMES = ", ".join(str(d) for d in SUPPORTED)
 
 # dtype argument as given (numpy.float32, "f4", numpy.dtype(...), float) -> numpy.dtype
-_cache: dict = {
-    None: numpy.dtype(numpy.float64),
-    float: numpy.dtype(numpy.float64),
-    int: numpy.dtype(numpy.int64),
-    bool: numpy.dtype(numpy.bool_),
-    complex: numpy.dtype(numpy.complex128),
-}
+_cache: dict = {None: numpy.dtype(numpy.float64), **PYTHON_SCALARS}
 for _dt in SUPPORTED:
     _cache[_dt] = _cache[_dt.type] = _cache[_dt.name] = _dt
     if _dt.kind != "V":  # ml_dtypes' types share void typestrs ('<V1' for both float8s)
@@ -96,7 +135,7 @@ def normalize(dtype) -> numpy.dtype:
 def check_supported(dt: numpy.dtype) -> numpy.dtype:
     if dt not in SUPPORTED:
         hint = ""
-        if dt.name in _ML_TABLE or str(dt) in _ML_TABLE:
+        if dt.name in ML_DTYPES or str(dt) in ML_DTYPES:
             hint = f" ({dt.name} needs the ml_dtypes package)"
         elif not dt.isnative:
             hint = " (non-native byte order; use dtype.newbyteorder('='))"
@@ -107,8 +146,13 @@ def check_supported(dt: numpy.dtype) -> numpy.dtype:
 
 
 def ctype(dt: numpy.dtype) -> str:
-    """The C++ type kernels use for ``dt``."""
-    return SUPPORTED[dt][1]
+    """The C++ type the array copy/fill kernels use for ``dt`` (:attr:`Row.storage`)."""
+    return ROW_OF[dt].storage
+
+
+def cxx(dt: numpy.dtype) -> str:
+    """The C++ type kernels use for ``dt`` (:attr:`Row.cxx`)."""
+    return ROW_OF[dt].cxx
 
 
 def to_dlpack(dt: numpy.dtype) -> tuple[int, int]:

@@ -256,9 +256,13 @@ def broadcast_strides(shape, strides, target) -> tuple[int, ...]:
     return tuple(out)
 
 
-def collapse(shape, *stride_sets) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
+def collapse(shape, *stride_sets, min_ndim: int = 1) -> tuple[tuple[int, ...], list[tuple[int, ...]]]:
     """Drop length-1 axes and merge neighbours that are contiguous in every stride set,
-    keeping the C-order element sequence (what a strided copy kernel iterates)."""
+    keeping the C-order element sequence (what a strided copy kernel iterates).
+
+    An all-size-1 shape (one element) gives ``(1,)`` with zero strides when ``min_ndim``
+    is 1 (the copy kernels loop over at least one axis), ``()`` when it is 0 (the string
+    kernels' launch struct, which then has no axis)."""
     dims: list[int] = []
     sets: list[list[int]] = [[] for _ in stride_sets]
     for i, n in enumerate(shape):
@@ -272,7 +276,7 @@ def collapse(shape, *stride_sets) -> tuple[tuple[int, ...], list[tuple[int, ...]
         dims.append(n)
         for st, s in zip(sets, stride_sets):
             st.append(s[i])
-    if not dims:
+    if not dims and min_ndim:
         return (1,), [(0,) for _ in stride_sets]
     return tuple(dims), [tuple(st) for st in sets]
 
@@ -280,6 +284,12 @@ def collapse(shape, *stride_sets) -> tuple[tuple[int, ...], list[tuple[int, ...]
 def ranges_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     """Whether byte ranges ``[lo, hi)`` intersect."""
     return a[0] < b[1] and b[0] < a[1] and a[0] < a[1] and b[0] < b[1]
+
+
+def max_extent(shape, strides) -> int:
+    """Largest byte distance between two elements of an array of ``shape``/``strides``
+    (zero-length axes are skipped; :func:`span` is the range with the item size)."""
+    return sum(abs(st) * (n - 1) for n, st in zip(shape, strides) if n > 0)
 
 
 def fits_int32(shape, strides, itemsize) -> bool:

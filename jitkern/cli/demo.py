@@ -1,7 +1,8 @@
 """``python -m jitkern demo``: compile example kernels of every kind and run them.
 
 With a GPU, each demo runs on fresh random data and is checked against NumPy.
-Without one, it says so and shows the generated CUDA and its resource use instead.
+Without one, it says so and shows the generated CUDA and its resource use instead;
+``--simulate`` runs every kind in the CPU simulator instead, checked against NumPy.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def _simulated_demos(rng) -> int:
     """``demo --simulate``: the JIT demos on the CPU (jitkern's simulator), checked."""
     from jitkern.cli.demo_kernels import block_sum, grid_stride_copy
 
-    print("Running the @jit.rawkernel demos in the simulator (on the CPU, GPU semantics).")
+    print("Running the demos of every kernel kind in the simulator (on the CPU, GPU semantics).")
     x = rng.standard_normal(1 << 16).astype(np.float32)
     y = np.full(x.size, np.nan, np.float32)
     grid_stride_copy.simulate[128, 1024](x, y, np.uint32(x.size))
@@ -93,7 +94,34 @@ def _simulated_demos(rng) -> int:
     summed = abs(float(out[0]) - want) <= 1e-4 * np.abs(x).sum()
     print(f"[{'ok' if summed else 'FAIL'}] @jit.rawkernel block_sum (shared memory, shuffles, "
           f"syncthreads, atomic_add; simulated): {out[0]:.4f} vs NumPy {want:.4f}")
-    return 0 if copied and summed else 1
+    strings_ok = _simulated_string_demos(rng)
+    return 0 if copied and summed and strings_ok else 1
+
+
+def _simulated_string_demos(rng) -> bool:
+    """The RawKernel, ElementwiseKernel and ReductionKernel demos in the simulator (their
+    C translated into JIT kernels), checked against NumPy."""
+    import jitkern
+
+    n = 1 << 12
+    a, b = rng.standard_normal((2, n)).astype(np.float32)
+    y = np.full(n, np.nan, np.float32)
+    jitkern.RawKernel(ADD_SOURCE, "my_add").simulate[(n + 255) // 256, 256](a, b, y, np.int32(n))
+    results = [("RawKernel my_add", np.array_equal(y, a + b))]
+    sq = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z",
+                                   "z = (x - y) * (x - y)", "squared_diff")
+    x = rng.standard_normal((16, 64)).astype(np.float32)
+    yb = rng.standard_normal(64).astype(np.float32)
+    results.append(("ElementwiseKernel squared_diff",
+                    np.allclose(sq.simulate(x, yb), (x - yb) ** 2, rtol=1e-6)))
+    l2 = jitkern.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+    want = np.sqrt((x.astype(np.float64) ** 2).sum(1))
+    results.append(("ReductionKernel l2norm",
+                    np.allclose(l2.simulate(x, axis=1), want, rtol=1e-5)))
+    for name, ok in results:
+        print(f"[{'ok' if ok else 'FAIL'}] {name} (simulated: its C as a JIT kernel): "
+              "checked against NumPy")
+    return all(ok for _, ok in results)
 
 
 def run_demo(arch=None, simulate=False) -> int:

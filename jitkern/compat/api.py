@@ -8,6 +8,7 @@ import threading
 from ..toolchain import cache, nvrtc as compiler
 from ..runtime import driver
 from ..runtime.module import load
+from ..config import settings
 from ..errors import JitkernRuntimeError
 
 _memos: list[dict] = []
@@ -29,8 +30,6 @@ def compile_with_cache(source: str, options=(), arch=None, cache_dir=None,
 
     src, opts = _prepare(source, options, translate_cucomplex, jitify)
     if cache_dir is not None:
-        from ..config import settings
-
         saved = settings.cache_dir
         settings.cache_dir = cache_dir
         try:

@@ -38,6 +38,7 @@ from ..cuda.runtime import (
     cudaArraySurfaceLoadStore,
     cudaArrayTextureGather,
 )
+from ..arrays.layout import c_strides
 from ..errors import JitkernNotImplementedError, JitkernTypeError, JitkernValueError
 
 # The runtime constants CuPy users pass, re-exported for ``from jitkern.compat.texture import *``.
@@ -339,7 +340,6 @@ _RESOURCE_CHECKS = {
 def _device_array(arr, what: str) -> tuple[int, int]:
     """(pointer, bytes) of a C-contiguous GPU array (host arrays refused)."""
     from ..arrays.interop import describe
-    from ..arrays.layout import c_strides
 
     if isinstance(arr, numpy.ndarray):
         raise JitkernTypeError(f"{what}: a numpy.ndarray lives in host memory; textures read GPU "

@@ -114,8 +114,9 @@ def parse_function(func) -> ParsedFunction:
         raise JitSyntaxError(
             f"cannot read the source of {func.__qualname__!r} (defined in {filename}): "
             "the JIT compiler reads kernels from their source file, so functions typed into "
-            "the interactive interpreter or made by exec() cannot be compiled; "
-            "put the kernel in a .py file (or a notebook cell) and import it"
+            "the interactive interpreter (the REPL, python -c, a script read from stdin) or "
+            "made by exec() cannot be compiled; put the kernel in a .py file and import it, "
+            "or define it in IPython/Jupyter, which keep each cell's source (linecache)"
         ) from None
     indent = _indent_of(lines)
     text = "".join(_dedent_line(ln, indent) for ln in lines)

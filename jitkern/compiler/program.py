@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..runtime import debugcheck
+from ..debugrecord import DEVICE_SOURCE as DEBUG_DEVICE_SOURCE, Site
 from . import frontend
 
 PRELUDE = r"""
@@ -97,7 +97,7 @@ __device__ __forceinline__ Tuple<unsigned int, bool> match_all(unsigned int mask
 # Debug builds: each checked access calls one of these with its site number (an index into
 # Program.debug_sites); a failing check records itself (runtime/debugcheck.py) and the
 # access goes to a scratch sink instead, so an out-of-bounds store never lands.
-DEBUG_HELPERS = debugcheck.DEVICE_SOURCE + r"""
+DEBUG_HELPERS = DEBUG_DEVICE_SOURCE + r"""
 namespace jk { namespace dbg {
 // x[i] on a 1-D contiguous array or a shared-memory pointer of n elements (n < 0: unknown).
 template <class T> __device__ __forceinline__ T* at1(T* p, long long i, long long n, int site) {
@@ -182,7 +182,7 @@ class Program:
     def __init__(self, mode: str, debug: bool = False):
         self.mode = mode
         self.debug = debug  # bounds-checked build: every checked access is a debug site
-        self.debug_sites: list[debugcheck.Site] = []
+        self.debug_sites: list[Site] = []
         self.includes: set[str] = set()
         self.cooperative = False
         self.min_arch = 0
@@ -199,7 +199,7 @@ class Program:
         self.fingerprints.setdefault(function_identity(func), {})[name] = captured.fingerprint
         return captured
 
-    def debug_site(self, site: debugcheck.Site) -> int:
+    def debug_site(self, site: Site) -> int:
         """The number a checked access passes to the device helpers (its index here)."""
         self.debug_sites.append(site)
         return len(self.debug_sites) - 1

@@ -10,6 +10,7 @@ import dataclasses
 
 import numpy
 
+from ..arrays import dtypes as _dtypes
 from ..errors import JitkernTypeError
 
 _interned: dict = {}
@@ -191,51 +192,13 @@ class Void(Type):
         return "None"
 
 
-_SCALAR_CTYPES = {
-    "bool": "bool",
-    "int8": "signed char",
-    "int16": "short",
-    "int32": "int",
-    "int64": "long long",
-    "uint8": "unsigned char",
-    "uint16": "unsigned short",
-    "uint32": "unsigned int",
-    "uint64": "unsigned long long",
-    "float16": "__half",
-    "bfloat16": "__nv_bfloat16",
-    "float8_e4m3fn": "__nv_fp8_e4m3",
-    "float8_e5m2": "__nv_fp8_e5m2",
-    "float32": "float",
-    "float64": "double",
-    "complex64": "complex<float>",
-    "complex128": "complex<double>",
-}
-_SCALAR_KINDS = {
-    n: ("b" if n == "bool" else n[0] if n[0] in "iuf" else "c") for n in _SCALAR_CTYPES
-}
-_SCALAR_KINDS["bfloat16"] = _SCALAR_KINDS["float8_e4m3fn"] = _SCALAR_KINDS["float8_e5m2"] = "f"
-_SCALAR_SIZES = {
-    "bool": 1,
-    "int8": 1,
-    "int16": 2,
-    "int32": 4,
-    "int64": 8,
-    "uint8": 1,
-    "uint16": 2,
-    "uint32": 4,
-    "uint64": 8,
-    "float16": 2,
-    "bfloat16": 2,
-    "float8_e4m3fn": 1,
-    "float8_e5m2": 1,
-    "float32": 4,
-    "float64": 8,
-    "complex64": 8,
-    "complex128": 16,
-}
+# spelling, kind and size per scalar name: columns of the one dtype table
+_SCALAR_CTYPES = {row.name: row.cxx for row in _dtypes.ROWS}
+_SCALAR_KINDS = {row.name: row.kind for row in _dtypes.ROWS}
+_SCALAR_SIZES = {row.name: row.itemsize for row in _dtypes.ROWS}
 
 SCALAR_NAMES = tuple(_SCALAR_CTYPES)
-FLOAT8_NAMES = ("float8_e4m3fn", "float8_e5m2")
+FLOAT8_NAMES = _dtypes.FLOAT8_NAMES
 _NARROW_FLOATS = ("float16", "bfloat16", *FLOAT8_NAMES)
 #: Types NumPy has only through ml_dtypes.
 ML_DTYPE_NAMES = ("bfloat16", *FLOAT8_NAMES)
@@ -296,14 +259,13 @@ void = _intern(Void())
 
 dim3 = opaque("dim3", "dim3", default_constructible=True)
 
+#: A Python scalar argument's type, from the one table (``bool`` first: it is an ``int``).
+PYTHON_SCALARS = {cls: scalar(dt.name) for cls, dt in _dtypes.PYTHON_SCALARS.items()}
+
 
 def ml_dtype(name: str):
     """NumPy's dtype for bfloat16 or a float8 type from ml_dtypes, when installed."""
-    try:
-        import ml_dtypes
-    except ImportError:
-        return None
-    return numpy.dtype(getattr(ml_dtypes, name))
+    return _dtypes.ML_DTYPES.get(name)
 
 
 def bfloat16_dtype():

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
+import types
 
-from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError, KernelArgumentError
+from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError
 from ..runtime import driver
+from ..sim import launch_keywords
 from ..toolchain import nvrtc, target
 from ..toolchain.inspection import inspect_binary
 from ..toolchain.nvrtc import Binary
@@ -55,12 +58,13 @@ class KernelPartial(functools.partial):
     allow_nonportable_cluster_size = False
 
     def __new__(cls, *args, **kwargs):
+        _tell_dask()
         return super().__new__(cls, _not_ready)
 
     def _set_call(self, func) -> None:
         """Make ``func`` what calling the kernel runs (it keeps the instance's __dict__)."""
         if self.func is not func:
-            _name_as_call(func, self._call_name())
+            func = _name_as_call(func, self._call_name())
             self.__setstate__((func, (), None, self.__dict__))
 
     def _call_name(self) -> str:
@@ -88,17 +92,44 @@ class KernelPartial(functools.partial):
 
     __hash__ = object.__hash__
 
+    def __dask_tokenize__(self):
+        # Identity, as __eq__ says: the token Dask names tasks by (see _tell_dask).
+        return (type(self).__module__, type(self).__qualname__, id(self))
 
-def _name_as_call(func, qualname: str) -> None:
-    """Python's own errors for a wrong call (a missing or unknown argument) name the
-    function called: make that ``RawKernel.__call__`` (or a JIT kernel's own name), not an
-    internal ``_launch``."""
-    target = getattr(func, "__func__", func)
+
+def _tell_dask() -> None:
+    """Dask tokenizes a ``functools.partial`` by its function, and a kernel's function is a
+    method of the kernel: that walk never ends. Where the program has imported Dask, point
+    Dask's tokenizer at ``__dask_tokenize__`` for kernels (jitkern never imports Dask)."""
+    tokenize = sys.modules.get("dask.tokenize")
+    dispatch = getattr(tokenize, "normalize_token", None)
+    if dispatch is not None and KernelPartial not in getattr(dispatch, "_lookup", {KernelPartial}):
+        dispatch.register(KernelPartial)(KernelPartial.__dask_tokenize__)
+
+
+def _name_as_call(func, qualname: str):
+    """``func``, named so that Python's own errors for a wrong call (a missing or unknown
+    argument) name the function called: ``RawKernel.__call__`` (or a JIT kernel's own name),
+    not an internal ``_launch``. A method shared by every kernel of a class is copied for
+    this kernel, so two kernels do not rename each other's."""
+    if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType):
+        return types.MethodType(_renamed(func.__func__, qualname), func.__self__)
     try:
-        target.__qualname__ = qualname
-        target.__name__ = qualname.rpartition(".")[2]
-    except (AttributeError, TypeError):
+        func.__qualname__ = qualname
+        func.__name__ = qualname.rpartition(".")[2]
+        func.__code__ = func.__code__.replace(co_name=func.__name__, co_qualname=qualname)
+    except (AttributeError, TypeError, ValueError):
         pass  # a builtin or a partial: nothing to rename
+    return func
+
+
+def _renamed(fn, qualname: str):
+    name = qualname.rpartition(".")[2]
+    code = fn.__code__.replace(co_name=name, co_qualname=qualname) \
+        if hasattr(fn.__code__, "co_qualname") else fn.__code__.replace(co_name=name)
+    copy = types.FunctionType(code, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__, copy.__qualname__ = fn.__kwdefaults__, qualname
+    return copy
 
 
 # ---------------------------------------------------------------------------
@@ -222,21 +253,7 @@ def _launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args
 
 def _launch_keywords(kernel, kwargs, shared_mem, stream):
     name = getattr(kernel, "__name__", None) or kernel.name
-    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
-    if unknown:
-        raise KernelArgumentError(
-            f"{name}[grid, block](...) takes the kernel's arguments by position and "
-            f"only shared_mem= and stream= as keywords, got the keyword "
-            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
-        )
-    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
-    for key in kwargs:
-        if given[key]:
-            raise KernelArgumentError(
-                f"{name}[...](...): {key} is given both in the brackets and as a "
-                "keyword; give it once"
-            )
-    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
+    return launch_keywords(name, kwargs, shared_mem, stream)
 
 
 class CachedSources:

@@ -20,6 +20,8 @@ Indices are 32-bit whenever the size and every byte offset allow it.
 
 from __future__ import annotations
 
+import weakref
+
 import numpy
 
 from ..arrays import empty, ndarray, pointer_of
@@ -31,9 +33,12 @@ from ..runtime.handles import handle_ctype
 from ..toolchain.inspection import Inspection, inspect_binary
 from .base import CachedSources, KernelPartial, build
 from ..runtime.module import Function, cluster_refused
+from .. import config
+from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _debug, _export_kinds
+from . import _simulated as _sim_strings
 from ..runtime import launcher as _launcher
 from ..compiler.strings import elementwise as _codegen
 from ..compiler.strings.params import (
@@ -170,6 +175,8 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         ``cluster=`` is refused: the kernel sizes its own grid."""
         if cluster is not None:
             raise cluster_refused("ElementwiseKernel", self.name)
+        if settings.simulate:  # JITKERN_SIMULATE=1: the C runs in the CPU simulator
+            return self.simulate(*args, size=size, stream=stream, block_size=block_size)
         key = _call_key(args, size, block_size)
         run = self._runners.get(key) if key is not None else None
         if run is None:
@@ -177,7 +184,14 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         entry = getattr(run, "entry", None)
         if entry is not None and size is None and block_size is None:
             self._set_call(entry)  # the next call with this layout goes straight to it
+            _INSTALLED.add(self)
         return run(args, stream)
+
+    @property
+    def simulate(self) -> _sim_strings.ElementwiseSim:
+        """``kernel.simulate(*args, size=None)``: the call on the CPU in jitkern's simulator
+        (docs/debugging.md), with NumPy arrays; returns NumPy arrays."""
+        return _sim_strings.ElementwiseSim(self)
 
     def _runner(self, args, size, block_size, key):
         """The function that runs calls shaped like ``args`` (built once per call key)."""
@@ -336,7 +350,9 @@ class ElementwiseKernel(CachedSources, KernelPartial):
             # every load and store 16 bytes wide.
             walking = [isz for st, isz in zip(strides_c, sizes) if st and st[0] != 0]
             narrowest = min(walking, default=0)
-            if narrowest:
+            # A vector of V elements is one aligned load of V * itemsize bytes: a power of
+            # two for every array (a 24-byte record moves element by element).
+            if narrowest and all(_power_of_two(isz) for isz in walking):
                 vector = min(_VECTOR_BYTES // narrowest, _MAX_VECTOR, 64 // max(walking))
                 vector = vector if vector >= 2 else 1
         a.vector = vector
@@ -428,6 +444,19 @@ class ElementwiseKernel(CachedSources, KernelPartial):
                             format)
 
 
+#: Kernels whose call is a generated entry; turning simulate on puts _call back.
+_INSTALLED: weakref.WeakSet = weakref.WeakSet()
+
+
+def _uninstall_entries() -> None:
+    for kernel in list(_INSTALLED):
+        kernel._set_call(kernel._call)
+    _INSTALLED.clear()
+
+
+config.on_simulate.append(_uninstall_entries)
+
+
 def _inner_vector(shape, strides_list, sizes, outputs) -> int:
     """Elements per 16-byte vector along the innermost dimension, or 1 when it does not apply.
 
@@ -438,7 +467,7 @@ def _inner_vector(shape, strides_list, sizes, outputs) -> int:
     if len(shape) < 2:
         return 1
     walking = [isz for st, isz in zip(strides_list, sizes) if st[-1] != 0]
-    if not walking:
+    if not walking or not all(_power_of_two(isz) for isz in walking):
         return 1
     v = min(_VECTOR_BYTES // max(walking), _MAX_VECTOR)
     if v < 2 or shape[-1] % v:
@@ -449,6 +478,10 @@ def _inner_vector(shape, strides_list, sizes, outputs) -> int:
         if st[-1] and any(x % (v * isz) for x in st[:-1]):
             return 1
     return v
+
+
+def _power_of_two(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
 
 
 def _names(params) -> str:

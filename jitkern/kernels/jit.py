@@ -16,6 +16,8 @@ changed is ignored.
 
 from __future__ import annotations
 
+import inspect
+import linecache
 import threading
 import types as types_module
 import weakref
@@ -63,7 +65,7 @@ def rawkernel(
     device: bool = False,
     options=(),
     fast_math: bool = False,
-    lineinfo: bool = False,
+    lineinfo: bool = True,
     debug: bool | None = None,
 ):
     """Compile a Python function into a CUDA kernel (or a device function).
@@ -73,7 +75,9 @@ def rawkernel(
     ``'numpy'`` (NumPy 2 promotion, literals weak; ``'python'``, cupyx.jit's name for
     it, is accepted). ``device=True`` makes a
     device function callable from kernels. ``options`` go to NVRTC;
-    ``fast_math`` adds ``--use_fast_math``; ``lineinfo`` adds ``-lineinfo``.
+    ``fast_math`` adds ``--use_fast_math``; ``lineinfo`` (on unless ``False``) adds
+    ``-lineinfo``: the binary maps instructions to the kernel's Python lines, so
+    compute-sanitizer and Nsight Compute name them (no change to the code generated).
     ``debug=True`` (default: ``JITKERN_DEBUG``) builds a bounds-checked kernel compiled with
     ``-lineinfo``: an out-of-bounds access raises :class:`jitkern.KernelAssertionError` at
     the next synchronisation (docs/debug_mode.md).
@@ -82,17 +86,40 @@ def rawkernel(
     opts = tuple([options] if isinstance(options, str) else options)
     if fast_math:
         opts += ("--use_fast_math",)
-    if lineinfo:
-        opts += ("-lineinfo",)
 
     def wrap(f):
-        return JitKernel(f, mode=mode, device=device, options=opts, debug=debug)
+        return JitKernel(f, mode=mode, device=device, options=opts, debug=debug,
+                         lineinfo=lineinfo)
 
     return wrap(func) if func is not None else wrap
 
 
-def _rebuild_kernel(func, mode, device, options, debug=False) -> "JitKernel":
-    return JitKernel(func, mode=mode, device=device, options=options, debug=debug)
+def _rebuild_kernel(func, mode, device, options, debug=False, source=None) -> "JitKernel":
+    if source is not None:
+        func = _with_source(func, *source)
+    return JitKernel(func, mode=mode, device=device, options=options, debug=debug,
+                     lineinfo="-lineinfo" in options)
+
+
+def _source_of(func):
+    """(file name, first line, lines) of ``func``'s source, carried in a by-value pickle:
+    cloudpickle (Dask, multiprocessing) names rebuilt functions ``<dynamic-code>``."""
+    try:
+        lines, first = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        return None
+    return func.__code__.co_filename, first, tuple(lines)
+
+
+def _with_source(func, filename, first, lines):
+    """``func`` reading its source from ``filename``, lines ``first``... (in linecache where
+    the file is not there, or is not the same), so the JIT parses it and errors point at it."""
+    padded = [""] * (first - 1) + list(lines)
+    if linecache.getlines(filename)[first - 1:first - 1 + len(lines)] != list(lines):
+        linecache.cache[filename] = (sum(map(len, padded)), None, padded, filename)
+    if func.__code__.co_filename != filename:
+        func.__code__ = func.__code__.replace(co_filename=filename)
+    return func
 
 
 def _attribute(module: str, qualname: str):
@@ -137,10 +164,11 @@ class JitKernel(LaunchSyntax, KernelPartial):
         module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
         if module and _attribute(module, qualname) is self:
             return _kernel_by_name, (module, qualname)
-        return _rebuild_kernel, (func, self.mode, self.device, self.options, self.debug)
+        return _rebuild_kernel, (func, self.mode, self.device, self.options, self.debug,
+                                 _source_of(func))
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=(),
-                 debug: bool | None = None):
+                 debug: bool | None = None, lineinfo: bool = True):
         if not isinstance(func, types_module.FunctionType):
             raise JitkernTypeError(
                 f"rawkernel() compiles a Python function written with def (or a lambda), "
@@ -152,7 +180,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
         self.device = device
         self.debug = _debug_flag(debug)
         self.options = tuple(options)
-        if self.debug and "-lineinfo" not in self.options:
+        if (lineinfo or self.debug) and "-lineinfo" not in self.options:
             self.options += ("-lineinfo",)  # profilers and compute-sanitizer show Python lines
         self.__name__ = getattr(func, "__name__", "kernel")
         self.__doc__ = getattr(func, "__doc__", None)
@@ -692,14 +720,9 @@ def _symbol_name(name: str) -> str:
 
 def arg_type(a, allow_host: bool = False) -> T.Type:
     """The JIT type of one kernel argument."""
-    if isinstance(a, bool):
-        return T.bool_
-    if isinstance(a, int):
-        return T.int64
-    if isinstance(a, float):
-        return T.float64
-    if isinstance(a, complex):
-        return T.complex128
+    for cls, t in T.PYTHON_SCALARS.items():
+        if isinstance(a, cls):
+            return t
     if isinstance(a, (numpy.bool_, numpy.number)):
         return T.scalar_from_dtype(a.dtype)
     if isinstance(a, numpy.ndarray):

@@ -6,6 +6,7 @@ import errno
 import hashlib
 import os
 import re
+import weakref
 
 from ..toolchain import nvrtc as compiler
 from ..runtime import driver
@@ -25,7 +26,10 @@ from ..errors import (
     JitkernValueError,
     LaunchError,
 )
+from .. import config
+from ..config import settings
 from ..compiler.strings import c_params as _signature
+from . import _simulated as _sim_strings
 
 _BACKENDS = ("nvrtc", "nvcc")
 
@@ -135,6 +139,8 @@ class RawKernel(KernelPartial):
         """The general launch; afterwards the call goes straight to the generated launcher
         of this argument signature (single-GPU machines only: no device check there).
         ``cluster=(x, y, z)`` launches in thread-block clusters (sm_90+)."""
+        if settings.simulate:  # JITKERN_SIMULATE=1: the C runs in the CPU simulator
+            return self.simulate(grid, block, args, shared_mem, stream)
         fn = self._last
         if fn is None or _module_state._multi_device:
             fn = self._functions.current()
@@ -149,6 +155,22 @@ class RawKernel(KernelPartial):
             state, plan = last
             self._set_call(fn.fast_launcher(state, plan, self.enable_cooperative_groups,
                                             fallback=self._launch))
+            _INSTALLED.add(self)
+
+    @property
+    def simulate(self) -> _sim_strings.RawSimulator:
+        """Run on the CPU in jitkern's simulator (docs/debugging.md):
+        ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args,
+        shared_mem=0)``, with NumPy arrays. The C is translated into a JIT kernel; what
+        is outside the simulator's C subset is refused, naming the construct and line."""
+        return _sim_strings.RawSimulator(self)
+
+    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
+        """A launch with ``args`` fixed (KernelPartial.bind); while simulate is on it runs
+        in the simulator instead."""
+        if settings.simulate:
+            return _sim_strings.BoundRaw(self, grid, block, args, shared_mem)
+        return super().bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
 
     def _bind_parts(self, args: tuple):
         """For KernelPartial.bind: the argument count and kinds are checked against the
@@ -202,6 +224,19 @@ class RawKernel(KernelPartial):
 
     def __reduce__(self):
         return _reduce_kernel(self)
+
+
+#: RawKernels whose call is a generated launcher; turning simulate on puts _launch back.
+_INSTALLED: weakref.WeakSet = weakref.WeakSet()
+
+
+def _uninstall_launchers() -> None:
+    for kernel in list(_INSTALLED):
+        kernel._set_call(kernel._launch)
+    _INSTALLED.clear()
+
+
+config.on_simulate.append(_uninstall_launchers)
 
 
 def _attribute_property(attr: str):

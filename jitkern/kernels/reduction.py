@@ -27,9 +27,11 @@ from ..runtime import debugcheck, driver
 from ..runtime.handles import handle_ctype
 from ..toolchain.inspection import Inspection
 from ..runtime.module import Function, cluster_refused
+from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _debug, _export_kinds
+from . import _simulated as _sim_strings
 from .base import CachedSources, KernelPartial, build
 from ..runtime import launcher as _launcher
 from ..compiler.strings import reduction as _codegen
@@ -203,6 +205,8 @@ class ReductionKernel(CachedSources, KernelPartial):
         ``cluster=`` is refused: the kernel sizes its own grid."""
         if cluster is not None:
             raise cluster_refused("ReductionKernel", self.name)
+        if settings.simulate:  # JITKERN_SIMULATE=1: the C runs in the CPU simulator
+            return self.simulate(*args, out=out, axis=axis, keepdims=keepdims, stream=stream)
         if out is not None:
             args = args + (out if isinstance(out, tuple) else (out,))
         guarded = self._guarded
@@ -222,6 +226,12 @@ class ReductionKernel(CachedSources, KernelPartial):
         if guarded is not None:
             self._guarded = (axis, keepdims, guarded)
         return run(args, stream)
+
+    @property
+    def simulate(self) -> _sim_strings.ReductionSim:
+        """``kernel.simulate(*args, axis=None, keepdims=False)``: the reduction on the CPU
+        in jitkern's simulator (docs/debugging.md), with NumPy arrays."""
+        return _sim_strings.ReductionSim(self)
 
     def _runner(self, args, axis, keepdims, key):
         """The function that runs calls shaped like ``args`` (built once per call key)."""
@@ -411,7 +421,7 @@ class ReductionKernel(CachedSources, KernelPartial):
             a.group = 32
         else:
             a.group = 1
-        if a.group != 1 and sizes and all(
+        if a.group != 1 and sizes and a.red_nd >= 1 and all(
             st[-1] == isz for st, isz in zip(a.in_rstrides, sizes)
         ):
             v = _VECTOR_BYTES // max(sizes)

@@ -55,16 +55,22 @@ def _initialise():
 
 
 def _no_driver(reason: str, code=None) -> CUDAError:
-    """The error for a machine where the driver cannot start. While the simulator is on,
-    it says what the simulator runs: what reached the driver is a kernel it does not."""
+    """The error for a machine where the driver cannot start: it names what runs without a
+    GPU. While the simulator is on, what reached the driver is device memory (a jitkern
+    array) or a GPU-only call: the message says to pass NumPy arrays instead."""
     from ..config import settings
 
-    hint = ""
+    reason = reason.rstrip(". ")
     if settings.simulate:
-        hint = (". JITKERN_SIMULATE runs @jitkern.rawkernel kernels (and their bound launches) "
-                "and fused functions on the CPU; RawKernel, RawModule, ElementwiseKernel, "
-                "ReductionKernel and jitkern arrays are CUDA C++ and device memory, and need a "
-                "GPU: pass NumPy arrays to simulated kernels")
+        hint = ("; JITKERN_SIMULATE runs every kernel kind (@jitkern.rawkernel, RawKernel, "
+                "RawModule, ElementwiseKernel, ReductionKernel, fuse) on the CPU with NumPy "
+                "arrays, but jitkern arrays are device memory and need a GPU: pass NumPy "
+                "arrays to simulated kernels")
+    else:
+        hint = (". Without a GPU, run kernels in jitkern's CPU simulator: "
+                "k.simulate[grid, block](*args) (ElementwiseKernel and ReductionKernel: "
+                "k.simulate(*args)) or JITKERN_SIMULATE=1 for every launch, with NumPy "
+                "arrays; k.inspect(..., arch=...) compiles without a GPU")
     return CUDAError(f"no CUDA driver found: {reason}{hint}", code)
 
 
@@ -86,6 +92,22 @@ def _describe(d, err) -> str:
     return ""
 
 
+# A kernel's own fault, seen by the next call that waits for the device (launches are
+# asynchronous): illegal address, assert/trap, illegal instruction, misaligned address,
+# invalid address space or pc, launch failure, hardware stack error.
+_KERNEL_FAULTS = frozenset((700, 710, 714, 715, 716, 717, 718, 719))
+
+#: What a kernel fault's error adds: where to look next (docs/debugging.md).
+FAULT_HINT = (
+    "\n(a kernel launched before this call faulted; the context cannot be used again in this "
+    "process. Find the kernel and line: rerun with JITKERN_DEBUG=1 (JIT kernels check every "
+    "index and name the kernel, line and thread), run the kernel in the simulator "
+    "(kernel.simulate[grid, block](...) or JITKERN_SIMULATE=1), or run the program under "
+    "`compute-sanitizer` with JITKERN_EXACT_ALLOC=1, whose report names the .py file and line "
+    "of a JIT kernel's access; see docs/debugging.md)"
+)
+
+
 def check(result, what: str = "CUDA call"):
     """Unwrap a ``cuda.bindings`` result tuple, raising CUDAError on failure.
 
@@ -94,7 +116,8 @@ def check(result, what: str = "CUDA call"):
     err = result[0]
     if err != 0:
         d = _driver_module
-        raise CUDAError(f"{what} failed: {_name(d, err)}: {_describe(d, err)}", int(err))
+        hint = FAULT_HINT if int(err) in _KERNEL_FAULTS else ""
+        raise CUDAError(f"{what} failed: {_name(d, err)}: {_describe(d, err)}{hint}", int(err))
     if len(result) == 1:
         return None
     if len(result) == 2:
@@ -109,6 +132,13 @@ def is_available() -> bool:
     except CUDAError:
         return False
     return bool(_device_count)
+
+
+def simulating_without_gpu() -> bool:
+    """JITKERN_SIMULATE is on and no GPU is usable: synchronizing has nothing to wait for."""
+    from ..config import settings
+
+    return settings.simulate and not is_available()
 
 
 def device_count() -> int:

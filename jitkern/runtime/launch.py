@@ -33,6 +33,7 @@ import struct
 
 import numpy
 
+from ..arrays import dtypes
 from ..errors import KernelArgumentError
 from .codegen import define
 from .handles import handle_ctype
@@ -98,18 +99,19 @@ def _torch_cpu(t) -> int:
 
 
 def host_array_message(kind: str) -> str:
-    """What every kernel kind says of a host array given where a GPU array is expected.
-    While the simulator is on, that is most often a NumPy array given to a kernel the
-    simulator does not run (a string kernel): the message says so."""
+    """What every kernel kind says of a host array given where a GPU array is expected:
+    copy it to the GPU, or run the kernel in the simulator, which takes host arrays."""
     from ..config import settings
 
     message = (f"a {kind} lives in host memory and cannot be passed to a kernel; copy it to "
                "the GPU first with jitkern.asarray(x)")
     if settings.simulate:
-        message += ("; JITKERN_SIMULATE runs @jitkern.rawkernel kernels and fused functions on "
-                    "the CPU with NumPy arrays, not RawKernel, RawModule, ElementwiseKernel or "
-                    "ReductionKernel, which are CUDA C++ and need a GPU")
-    return message
+        return message + ("; JITKERN_SIMULATE is on, but this call does not go through the "
+                          "simulator (a launch made before it was turned on?): launch again")
+    return message + (", or run the kernel on the CPU with NumPy arrays: "
+                      "k.simulate[grid, block](*args) (ElementwiseKernel and ReductionKernel: "
+                      "k.simulate(*args)) or JITKERN_SIMULATE=1; k.inspect(..., arch=...) "
+                      "compiles without a GPU")
 
 
 def _known_foreign(cls: type):
@@ -284,12 +286,7 @@ def _c_alignment(dtype: numpy.dtype) -> int:
     return dtype.itemsize if dtype.kind == "c" else max(dtype.alignment, 1)
 
 
-_PY_SCALARS = {
-    int: numpy.dtype(numpy.int64),
-    float: numpy.dtype(numpy.float64),
-    bool: numpy.dtype(numpy.bool_),
-    complex: numpy.dtype(numpy.complex128),
-}
+_PY_SCALARS = dtypes.PYTHON_SCALARS
 
 
 def slot_for(cls: type, index: int, param_size: int | None, value=None) -> Slot:

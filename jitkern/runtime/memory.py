@@ -33,6 +33,7 @@ from __future__ import annotations
 import atexit
 import weakref
 
+from .. import config
 from ..errors import InternalError, OutOfMemoryError, StreamCaptureError
 from . import debugcheck, driver
 from .driver import check, drv
@@ -165,12 +166,52 @@ def _not_captured(stream: int) -> bool:
 
 _alloc_fn = None
 
+#: Exact allocations (``JITKERN_EXACT_ALLOC=1``, ``jitkern.cuda.set_allocator(None)``): each
+#: allocation is a ``cuMemAlloc`` of exactly the bytes asked for, freed when dropped; nothing
+#: is rounded up or cached, so compute-sanitizer reports an access past an array's end.
+_exact = config.settings.exact_alloc
+
+
+class ExactPointer(MemoryPointer):
+    """An allocation of its own (exact mode): ``cuMemFree`` when collected."""
+
+    __slots__ = ()
+
+    def __del__(self):
+        try:
+            drv().cuMemFree(self.ptr)
+        except Exception:
+            pass  # at exit the driver may be gone
+
+
+def set_exact(on: bool) -> None:
+    """Turn exact allocations on (the cache's free blocks go back to the driver) or off."""
+    global _exact
+    if on and not _exact and _pools:
+        release_cached(synchronize=True)
+    _exact = bool(on)
+    config.settings.exact_alloc = _exact
+
+
+def _exact_malloc(size: int, device_id: int, stream: int) -> MemoryPointer:
+    d = drv()
+    err, ptr = d.cuMemAlloc(size)
+    if err == d.CUresult.CUDA_ERROR_INVALID_CONTEXT:
+        driver.set_current(device_id)
+        err, ptr = d.cuMemAlloc(size)
+    if err == d.CUresult.CUDA_ERROR_OUT_OF_MEMORY:
+        raise OutOfMemoryError(size, None, device_id)
+    check((err,), "cuMemAlloc")
+    return ExactPointer(int(ptr), size, device_id, stream)
+
 
 def malloc(size: int, device_id: int, stream: int = 0) -> MemoryPointer:
     """``size`` bytes on ``device_id``, ordered on ``stream`` (a raw handle)."""
     global _alloc_fn
     if size == 0:
         return MemoryPointer(0, 0, device_id, stream, owner=())
+    if _exact:
+        return _exact_malloc(size, device_id, stream)
     bucket = (size + 511) & -512
     if stream in CACHE_STREAMS and (stream < 2 or _not_captured(stream)):
         blocks = _free.get((device_id, stream, bucket))
@@ -321,6 +362,13 @@ class MemoryPool:
             attr = getattr(d.CUmemPool_attribute, name)
             total += int(check(d.cuMemPoolGetAttribute(pool, attr), "cuMemPoolGetAttribute"))
         return total
+
+
+    def malloc(self, size: int) -> MemoryPointer:
+        """``size`` bytes on the current device, ordered on the legacy stream (CuPy's
+        ``MemoryPool.malloc``; ``jitkern.cuda.set_allocator(pool.malloc)`` turns exact
+        allocations off again)."""
+        return malloc(int(size), driver.current_device_id(), 0)
 
 
 _default_pool = MemoryPool()

@@ -19,12 +19,13 @@ import functools
 
 import numpy
 
+from ..arrays import dtypes
 from ..compiler.captured import CapturedGlobals
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
 from . import emit, runtime, scheduler, thrust
 
-__all__ = ["BoundSimulation", "Simulator", "simulated_source"]
+__all__ = ["BoundSimulation", "Simulator", "launch_keywords", "simulated_source"]
 
 
 class Simulated:
@@ -53,8 +54,8 @@ class Simulator:
 
     def __getitem__(self, config):
         # [grid, block, shared_mem, stream], read (and refused) as the GPU launch does
-        grid, block, shared_mem, _stream = self._kernel._launch_config(config)
-        return functools.partial(_star, self, grid, block, shared_mem)
+        grid, block, shared_mem, stream = self._kernel._launch_config(config)
+        return functools.partial(_star, self, grid, block, shared_mem, stream)
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False, *,
                  cluster=None):
@@ -201,11 +202,36 @@ def simulated_source(kernel, *args) -> str:
     return kernel.simulate.source(*args)
 
 
-def _star(sim, grid, block, shared_mem, *args):
+def _star(sim, grid, block, shared_mem, stream, /, *args, **kwargs):
+    """``kernel.simulate[grid, block](*args)``: takes the keywords a launch takes
+    (``shared_mem=``, ``stream=``), with the same errors."""
+    if kwargs:
+        shared_mem, stream = launch_keywords(sim._kernel.__name__ + ".simulate", kwargs,
+                                             shared_mem, stream)
     return sim(grid, block, args, shared_mem)
 
 
-_PY_SCALARS = {bool: numpy.bool_, int: numpy.int64, float: numpy.float64, complex: numpy.complex128}
+def launch_keywords(name: str, kwargs: dict, shared_mem, stream):
+    """(shared_mem, stream) of ``kernel[grid, block, ...](*args, **kwargs)``: only
+    ``shared_mem=`` and ``stream=`` are keywords, each given once."""
+    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
+    if unknown:
+        raise KernelArgumentError(
+            f"{name}[grid, block](...) takes the kernel's arguments by position and "
+            f"only shared_mem= and stream= as keywords, got the keyword "
+            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+        )
+    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
+    for key in kwargs:
+        if given[key]:
+            raise KernelArgumentError(
+                f"{name}[...](...): {key} is given both in the brackets and as a "
+                "keyword; give it once"
+            )
+    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
+
+
+_PY_SCALARS = {cls: dt.type for cls, dt in dtypes.PYTHON_SCALARS.items()}
 
 
 def _host_arguments(args):

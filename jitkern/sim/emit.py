@@ -6,7 +6,7 @@ records' rules) and every error are the CUDA back end's own, so a kernel the GPU
 build refuses is refused here with the same message, and a value has the same type
 in both. What differs is only the text: constants are NumPy scalars of their type,
 conversions are NumPy constructors (or the C++ rule where NumPy differs, see
-:mod:`.runtime`), builtins render through :mod:`.templates`, and a barrier or a warp
+:mod:`.runtime`), builtins render through their records' ``py`` spelling, and a barrier or a warp
 collective is a ``yield`` to the scheduler.
 
 Each generated line remembers the user's line; :func:`compile_function` gives the
@@ -22,14 +22,15 @@ from typing import ClassVar
 
 import numpy
 
+from ..compiler import builtins as B
 from ..compiler import frontend
 from ..compiler import types as T
-from ..compiler.expressions import call_argument, check_conversion, problem
+from ..compiler.expressions import ExpressionEmitter, call_argument, check_conversion, problem
 from ..compiler.expressions import literal as cpp_literal
 from ..compiler.program import Program
 from ..compiler.statements import FunctionCode, FunctionEmitter
 from ..compiler.values import Const, Value
-from . import runtime, templates
+from . import runtime
 
 #: The leading parameters of every generated function: the thread, its indices, its block's.
 CONTEXT = "_jk_T, _jk_tx, _jk_ty, _jk_tz, _jk_bx, _jk_by, _jk_bz"
@@ -192,7 +193,22 @@ class PyEmitter(FunctionEmitter):
         return f"({a} ** {b})"
 
     def render(self, record, codes, sig, items):
-        return templates.render(record, codes, sig, items, self)
+        """A builtin call in the record's simulator spelling (``py=``, beside its C++)."""
+        template = record.py
+        if template is B.NEUTRAL:  # the C++ template only calls back into the emitter
+            return ExpressionEmitter.render(self, record, codes, sig, items)
+        if template is None:
+            raise problem(
+                f"{record.name} is not simulated yet",
+                "run this kernel on a GPU (docs/debugging.md lists what the simulator runs)",
+            )
+        if callable(template):
+            return template(codes, sig, items, self)
+        return template.format(*codes)
+
+    def refuse(self, message: str, hint: str = ""):
+        """Refuse a builtin call the simulator cannot run (a record's ``py`` calls this)."""
+        raise problem(message, hint)
 
     # -- arrays ------------------------------------------------------------------
 

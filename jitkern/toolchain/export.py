@@ -27,6 +27,7 @@ import json
 import os
 import re
 
+from ..arrays import dtypes
 from ..errors import InternalError, JitkernFileNotFoundError, JitkernTypeError, JitkernValueError
 from ..compiler.strings.c_params import kernel_params
 from .cubin import param_layout
@@ -301,25 +302,16 @@ def _write_text(path: str, text: str) -> str:
 # ---------------------------------------------------------------------------
 # the header
 
+# Parameter types the header names as they are: the element types whose spelling needs no
+# header beyond cuda_fp16.h/cuda_bf16.h (complex and the float8 types become opaque bytes),
+# and C's own integer spellings.
 _PLAIN_TYPES = {
-    "bool",
+    *(row.cxx for row in dtypes.ROWS if row.kind != "c" and row.name not in dtypes.FLOAT8_NAMES),
     "char",
-    "signed char",
-    "unsigned char",
-    "short",
-    "unsigned short",
-    "int",
-    "unsigned int",
     "unsigned",
     "long",
     "unsigned long",
-    "long long",
-    "unsigned long long",
-    "float",
-    "double",
-    "__half",
     "half",
-    "__nv_bfloat16",
     "size_t",
     "int8_t",
     "uint8_t",

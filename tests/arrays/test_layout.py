@@ -198,3 +198,55 @@ def test_ranges_overlap():
     assert layout.ranges_overlap((0, 10), (5, 15))
     assert not layout.ranges_overlap((0, 10), (10, 20))
     assert not layout.ranges_overlap((0, 0), (0, 20))
+
+
+# -- one element in several axes: the two callers of collapse keep their edge ------------
+# (arrays' copy kernels loop over one axis of length 1; the string kernels' launch struct
+# has no axis at all)
+
+
+def _one_element_view(rng, dtype):
+    """A (1, 1, 1) view picked at a random place of a random 3-D array (strides not C)."""
+    base = rng.standard_normal((3, 4, 5)).astype(dtype)
+    i, j, k = (int(rng.integers(0, n)) for n in base.shape)
+    return base[i : i + 1, j : j + 1, k : k + 1]
+
+
+def test_an_all_size_1_elementwise_launch_collapses_to_no_axis(rng):
+    from jitkern import ElementwiseKernel
+
+    k = ElementwiseKernel("T x, T y", "T z", "z = x * y + _ind.size()", "one_elem")
+    x, y = _one_element_view(rng, np.float32), _one_element_view(rng, np.float32)
+    assert x.strides != layout.c_strides(x.shape, 4)
+    source = k.inspect(x, y, arch="sm_90").source
+    assert "ElementwiseKernel 'one_elem': linear loop, 0-d after collapsing" in source
+    keep = ElementwiseKernel("T x", "T z", "z = x", "one_keep", reduce_dims=False)
+    source = keep.inspect(x, arch="sm_90").source
+    assert "ElementwiseKernel 'one_keep': strided loop, 3-d after collapsing" in source
+
+
+@pytest.mark.gpu
+def test_an_all_size_1_elementwise_launch_matches_numpy(rng):
+    import jitkern
+
+    k = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x * y + _ind.size()", "one_elem")
+    hx, hy = _one_element_view(rng, np.float64), _one_element_view(rng, np.float64)
+    x = jitkern.asarray(np.ascontiguousarray(rng.standard_normal((3, 4, 5))))[1:2, 2:3, 3:4]
+    x[...] = jitkern.asarray(np.ascontiguousarray(hx))
+    z = jitkern.full((1, 1, 1), np.nan, np.float64)
+    k(x, jitkern.asarray(hy), z)
+    np.testing.assert_allclose(z.get(), hx * hy + 1, rtol=1e-15)
+
+
+@pytest.mark.gpu
+def test_an_all_size_1_strided_copy_matches_numpy(rng):
+    import jitkern
+
+    host = rng.standard_normal((3, 4, 5))
+    d = jitkern.asarray(host)
+    i, j, k = (int(rng.integers(0, n)) for n in host.shape)
+    view = d[i : i + 1, j : j + 1, k : k + 1]
+    out = jitkern.full((1, 1, 1), np.nan, np.float64)
+    out[...] = view  # a strided same-type copy: collapse keeps one axis of length 1
+    assert np.array_equal(out.get(), host[i : i + 1, j : j + 1, k : k + 1])
+    assert np.array_equal(view.astype(np.float32).get(), host[i : i + 1, j : j + 1, k : k + 1].astype(np.float32))

@@ -86,7 +86,7 @@ def test_sites_name_the_python_line_and_expression():
 
 
 def test_debug_build_compiles_for_sm90_with_lineinfo_and_its_own_binary():
-    normal, debug = rawkernel()(copy_shift), rawkernel(debug=True)(copy_shift)
+    normal, debug = rawkernel(lineinfo=False)(copy_shift), rawkernel(debug=True)(copy_shift)
     assert "-lineinfo" in debug.options and "-lineinfo" not in normal.options
     a = normal.inspect(F32, F32, np.int32(4), arch="sm_90")
     b = debug.inspect(F32, F32, np.int32(4), arch="sm_90")
@@ -101,7 +101,7 @@ def test_debug_build_compiles_for_sm90_with_lineinfo_and_its_own_binary():
 
 
 def test_lineinfo_option_alone_is_not_a_debug_build():
-    plain = rawkernel(lineinfo=True)(copy_shift)
+    plain = rawkernel()(copy_shift)  # line information is on by default
     debug = rawkernel(debug=True)(copy_shift)
     assert plain.options == debug.options == ("-lineinfo",)
     types = plain._arg_types((F32, F32, np.int32(1)), allow_host=True)

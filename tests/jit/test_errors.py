@@ -542,7 +542,9 @@ def test_bad_option_names_the_option():
         k.inspect(A, arch="sm_90")
     message = str(info.value)
     assert "unrecognized option --no-such-option" in message
-    assert "options=('--no-such-option',)" in message and "please report" not in message
+    # the options NVRTC was given: the user's, then -lineinfo (on by default)
+    assert "options=('--no-such-option', '-lineinfo')" in message
+    assert "please report" not in message
 
 
 def test_error_in_generated_code_is_a_report_with_the_generated_line(monkeypatch):

@@ -6,7 +6,6 @@ import pytest
 import jitkern
 from jitkern.toolchain import cache
 
-pytestmark = pytest.mark.gpu
 
 ALL_DTYPES = [
     "bool",
@@ -48,44 +47,45 @@ def squared_diff():
     )
 
 
-def test_spec_squared_diff_broadcast_and_scalar(squared_diff, rng):
+def test_spec_squared_diff_broadcast_and_scalar(squared_diff, rng, launch):
     xh = rng.standard_normal((2, 5)).astype(np.float32)
     yh = rng.standard_normal(5).astype(np.float32)
-    x, y = dev(xh), dev(yh)
+    x, y = launch.to_device(xh), launch.to_device(yh)
     expected = (xh - yh) * (xh - yh)
-    np.testing.assert_allclose(host(squared_diff(x, y)), expected, rtol=1e-6)
-    np.testing.assert_allclose(host(squared_diff(x, 5)), (xh - np.float32(5)) ** 2, rtol=1e-6)
-    z = poisoned((2, 5), np.float32)
-    out = squared_diff(x, y, z)
+    np.testing.assert_allclose(launch.get(launch(squared_diff)(x, y)), expected, rtol=1e-6)
+    np.testing.assert_allclose(launch.get(launch(squared_diff)(x, 5)), (xh - np.float32(5)) ** 2, rtol=1e-6)
+    z = launch.poisoned((2, 5), np.float32)
+    out = launch(squared_diff)(x, y, z)
     assert out is z
-    np.testing.assert_allclose(host(z), expected, rtol=1e-6)
+    np.testing.assert_allclose(launch.get(z), expected, rtol=1e-6)
 
 
-def test_spec_generic_kernels(rng):
+def test_spec_generic_kernels(rng, launch):
     gen = jitkern.ElementwiseKernel(
         "T x, T y", "T z", "T diff = x - y;\nz = diff * diff;", "squared_diff_generic"
     )
     for dt in (np.float32, np.float64, np.int32):
         xh = (rng.standard_normal((2, 5)) * 100).astype(dt)
         yh = (rng.standard_normal(5) * 100).astype(dt)
-        r = gen(dev(xh), dev(yh))
+        r = launch(gen)(launch.to_device(xh), launch.to_device(yh))
         assert r.dtype == dt
-        np.testing.assert_array_equal(host(r), (xh - yh) * (xh - yh))
+        np.testing.assert_array_equal(launch.get(r), (xh - yh) * (xh - yh))
     sup = jitkern.ElementwiseKernel(
         "X x, Y y", "Z z", "z = (x - y) * (x - y)", "squared_diff_super_generic"
     )
     xh = rng.standard_normal((2, 5)).astype(np.float32)
     yh = rng.integers(-100, 100, 5).astype(np.int32)
-    x, y = dev(xh), dev(yh)
+    x, y = launch.to_device(xh), launch.to_device(yh)
     with pytest.raises(TypeError, match="'Z'"):
-        sup(x, y)
-    z = poisoned((2, 5), np.float64)
-    sup(x, y, z)
+        launch(sup)(x, y)
+    z = launch.poisoned((2, 5), np.float64)
+    launch(sup)(x, y, z)
     # CUDA's promotion: float32 - int32 is float32, squared in float32, stored as float64
     d = xh - yh.astype(np.float32)
-    np.testing.assert_allclose(host(z), (d * d).astype(np.float64), rtol=1e-6)
+    np.testing.assert_allclose(launch.get(z), (d * d).astype(np.float64), rtol=1e-6)
 
 
+@pytest.mark.gpu
 def test_spec_add_reverse_raw(rng):
     add_reverse = jitkern.ElementwiseKernel(
         "T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse"
@@ -100,12 +100,12 @@ def test_spec_add_reverse_raw(rng):
     np.testing.assert_array_equal(host(out), base[:, ::4].ravel()[::-1])
 
 
-def test_clipped_relu_and_abs2(rng):
+def test_clipped_relu_and_abs2(rng, launch):
     clipped = jitkern.ElementwiseKernel(
         "float64 x, float64 cap", "float64 y", "y = min(max(x, 0.0), cap)", "clipped_relu"
     )
     x = rng.standard_normal(10_000) * 10
-    np.testing.assert_array_equal(host(clipped(dev(x), 6.0)), np.clip(x, 0, 6))
+    np.testing.assert_array_equal(launch.get(launch(clipped)(launch.to_device(x), 6.0)), np.clip(x, 0, 6))
     abs2 = jitkern.ElementwiseKernel(
         "complex128 z",
         "float64 mag2",
@@ -113,9 +113,10 @@ def test_clipped_relu_and_abs2(rng):
         "abs_squared",
     )
     z = x + 1j * x[::-1]
-    np.testing.assert_allclose(host(abs2(dev(z))), np.abs(z) ** 2, rtol=1e-12)
+    np.testing.assert_allclose(launch.get(launch(abs2)(launch.to_device(z))), np.abs(z) ** 2, rtol=1e-12)
 
 
+@pytest.mark.gpu
 def test_seed_003_examples(rng):
     add = jitkern.ElementwiseKernel(
         "float32 x, float32 y", "float32 z", "z = x + y * 2", "custom_add"
@@ -165,7 +166,7 @@ def test_seed_003_examples(rng):
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_all_dtypes_copy_and_scale(dtype, rng):
+def test_all_dtypes_copy_and_scale(dtype, rng, launch):
     k = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x + y", "add_generic")
     dt = np.dtype(dtype)
     n = 1000 + 3
@@ -181,7 +182,7 @@ def test_all_dtypes_copy_and_scale(dtype, rng):
         x, y = rng.random(n).astype(dt), rng.random(n).astype(dt)
     if dt == np.float16:
         k = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x + y", "add_half")
-    r = host(k(dev(x), dev(y)))
+    r = launch.get(launch(k)(launch.to_device(x), launch.to_device(y)))
     assert r.dtype == dt
     expected = (x | y) if dt.kind == "b" else x + y
     if dt.kind == "b":
@@ -190,6 +191,7 @@ def test_all_dtypes_copy_and_scale(dtype, rng):
         np.testing.assert_allclose(r, expected, rtol=1e-3 if dt == np.float16 else 1e-6)
 
 
+@pytest.mark.gpu
 def test_views_negative_strides_and_broadcasting(rng):
     k = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x * 2 + y", "axpy_like")
     a = rng.random((64, 48)).astype(np.float32)
@@ -215,31 +217,31 @@ def test_views_negative_strides_and_broadcasting(rng):
     )
 
 
-def test_output_shape_rules_and_zero_size(rng):
+def test_output_shape_rules_and_zero_size(rng, launch):
     k = jitkern.ElementwiseKernel("T x", "T y", "y = x + 1", "inc")
     with pytest.raises(ValueError, match="broadcast"):
-        k(dev(np.zeros((2, 5), np.float32)), poisoned((5,), np.float32))
-    out = k(dev(np.zeros((0, 3), np.float32)))
+        launch(k)(launch.to_device(np.zeros((2, 5), np.float32)), launch.poisoned((5,), np.float32))
+    out = launch(k)(launch.to_device(np.zeros((0, 3), np.float32)))
     assert out.shape == (0, 3)
     xh = rng.standard_normal((3, 1)).astype(np.float32)
-    y = k(dev(xh), poisoned((3, 4), np.float32))
-    np.testing.assert_array_equal(host(y), np.broadcast_to(xh + np.float32(1), (3, 4)))
+    y = launch(k)(launch.to_device(xh), launch.poisoned((3, 4), np.float32))
+    np.testing.assert_array_equal(launch.get(y), np.broadcast_to(xh + np.float32(1), (3, 4)))
 
 
-def test_size_and_all_raw(rng):
+def test_size_and_all_raw(rng, launch):
     k = jitkern.ElementwiseKernel("raw T x", "raw T y", "y[i] = x[_ind.size() - 1 - i] * 2", "rev2")
     xh = rng.standard_normal(8)
-    x = dev(xh)
-    y = k(x, size=8)
-    np.testing.assert_array_equal(host(y), xh[::-1] * 2)
+    x = launch.to_device(xh)
+    y = launch(k)(x, size=8)
+    np.testing.assert_array_equal(launch.get(y), xh[::-1] * 2)
     with pytest.raises(ValueError, match="size"):
-        k(x)
+        launch(k)(x)
     k2 = jitkern.ElementwiseKernel("T x", "T y", "y = x", "copy1")
     with pytest.raises(ValueError, match="size="):
-        k2(x, size=8)
+        launch(k2)(x, size=8)
 
 
-def test_no_return_return_tuple_loop_prep(rng):
+def test_no_return_return_tuple_loop_prep(rng, launch):
     k = jitkern.ElementwiseKernel(
         "T x",
         "T y",
@@ -249,15 +251,16 @@ def test_no_return_return_tuple_loop_prep(rng):
         loop_prep="T offset = 3;",
         after_loop="(void)offset;",
     )
-    y = poisoned((4,), np.float32)
+    y = launch.poisoned((4,), np.float32)
     xh = rng.standard_normal(4).astype(np.float32)
-    assert k(dev(xh), y) is None
-    np.testing.assert_array_equal(host(y), xh + np.float32(3))
+    assert launch(k)(launch.to_device(xh), y) is None
+    np.testing.assert_array_equal(launch.get(y), xh + np.float32(3))
     k2 = jitkern.ElementwiseKernel("T x", "T y", "y = x", "copy_t", return_tuple=True)
-    r = k2(dev(np.zeros(4, np.float32)))
+    r = launch(k2)(launch.to_device(np.zeros(4, np.float32)))
     assert isinstance(r, tuple) and len(r) == 1
 
 
+@pytest.mark.gpu
 def test_scalars_types_and_errors():
     k = jitkern.ElementwiseKernel("T x, T s", "T y", "y = x * s", "scale")
     r = k(3, 4)
@@ -273,6 +276,7 @@ def test_scalars_types_and_errors():
         k(np.ones(3, np.float32), 1.0)
 
 
+@pytest.mark.gpu
 def test_no_recompilation_on_second_call(rng):
     k = jitkern.ElementwiseKernel("T x", "T y", "y = x * 3", "triple")
     xh = rng.standard_normal(100).astype(np.float32)
@@ -285,6 +289,7 @@ def test_no_recompilation_on_second_call(rng):
     assert cache.stats == before
 
 
+@pytest.mark.gpu
 def test_cached_code_and_inspect():
     k = jitkern.ElementwiseKernel("T x", "T y", "y = x * 3", "triple_c")
     k(dev(np.arange(100, dtype=np.float32)))
@@ -295,6 +300,7 @@ def test_cached_code_and_inspect():
     assert ins.registers is None or ins.registers > 0
 
 
+@pytest.mark.gpu
 def test_stream_and_foreign_arrays(rng):
     k = jitkern.ElementwiseKernel("T x", "T y", "y = x + 1", "inc_s")
     s = jitkern.Stream()
@@ -336,6 +342,7 @@ def _foreign_makers():
 
 
 @pytest.mark.parametrize("maker", _foreign_makers(), ids=lambda m: m[0])
+@pytest.mark.gpu
 def test_foreign_arrays_every_call_shape(squared_diff, maker, rng):
     _name, to_dev, to_host = maker
     for n in (1024, 1024, 1024, 1000, 1025, 1024):  # repeats hit the generated path
@@ -372,6 +379,7 @@ def test_foreign_arrays_every_call_shape(squared_diff, maker, rng):
                                    rtol=1e-6)
 
 
+@pytest.mark.gpu
 def test_foreign_and_jitkern_arrays_alternate(squared_diff, rng):
     cupy = pytest.importorskip("cupy")
     x = rng.standard_normal(4096).astype(np.float32)
@@ -385,6 +393,7 @@ def test_foreign_and_jitkern_arrays_alternate(squared_diff, rng):
 
 
 @pytest.mark.parametrize("n", [1, 7, 1024, 4099, 1 << 20])
+@pytest.mark.gpu
 def test_mixed_dtypes_float32_in_float64_out(n, rng):
     k = jitkern.ElementwiseKernel(
         "float32 x", "float64 y", "y = exp((double)x) + x * (1.5 + x * 0.25)", "mixed_f32_f64"
@@ -401,6 +410,7 @@ def test_mixed_dtypes_float32_in_float64_out(n, rng):
         np.testing.assert_array_less(np.abs(host(k(dev(x)[view])) - want[view]), 1e-14 * scale)
 
 
+@pytest.mark.gpu
 def test_output_shape_that_does_not_broadcast_names_the_output(squared_diff):
     x = jitkern.zeros((4,), np.float32)
     with pytest.raises(ValueError, match=r"output 'z'.*\(3,\).*\(4,\)"):
@@ -409,6 +419,7 @@ def test_output_shape_that_does_not_broadcast_names_the_output(squared_diff):
         squared_diff(x, x, jitkern.zeros((1,), np.float32))
 
 
+@pytest.mark.gpu
 def test_launch_path_compiles_once(rng):
     k = jitkern.ElementwiseKernel("float32 x", "float32 y", "y = 2 * x", "twice_once")
     x = dev(rng.standard_normal(512).astype(np.float32))

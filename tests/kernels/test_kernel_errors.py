@@ -70,7 +70,9 @@ def test_operation_error_is_reported_once():
 
 HOST = (
     "numpy.ndarray lives in host memory and cannot be passed to a kernel; copy it to the "
-    "GPU first with jitkern.asarray(x)"
+    "GPU first with jitkern.asarray(x), or run the kernel on the CPU with NumPy arrays: "
+    "k.simulate[grid, block](*args) (ElementwiseKernel and ReductionKernel: "
+    "k.simulate(*args)) or JITKERN_SIMULATE=1; k.inspect(..., arch=...) compiles without a GPU"
 )
 
 

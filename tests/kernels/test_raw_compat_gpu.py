@@ -10,19 +10,19 @@ from test_raw_compat import CARRAY, MODULE, REC, SPEC_COMPLEX
 import jitkern
 from jitkern.toolchain import cache
 
-pytestmark = pytest.mark.gpu
 
 
-def test_cupy_complex_spec_example(rng):
+def test_cupy_complex_spec_example(rng, launch):
     k = jitkern.RawKernel(SPEC_COMPLEX, "my_func")
     x1 = (rng.standard_normal(25) + 1j * rng.standard_normal(25)).astype(np.complex64)
     x2 = (rng.standard_normal(25) + 1j * rng.standard_normal(25)).astype(np.complex64)
-    y = jitkern.full(25, np.nan, np.complex64)
-    k((5,), (5,), (jitkern.asarray(x1), jitkern.asarray(x2), y, np.float32(2.0)))
+    y = launch.full(25, np.nan, np.complex64)
+    launch(k)((5,), (5,), (launch.to_device(x1), launch.to_device(x2), y, np.float32(2.0)))
     # (the GPU may fuse a * x2 + x1 into one fma: a rounding apart where terms cancel)
-    np.testing.assert_allclose(y.get(), x1 + np.float32(2.0) * x2, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(launch.get(y), x1 + np.float32(2.0) * x2, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.gpu
 def test_cupy_carray_kernel(rng):
     src = rng.standard_normal((12, 20)).astype(np.float32)
     view = jitkern.asarray(src)[:, ::2]  # strided: 12 x 10, strides (80, 8) bytes
@@ -46,6 +46,7 @@ extern "C" __global__ void fill(float* p, float v, int n) {
 """
 
 
+@pytest.mark.gpu
 def test_jitkern_memory_pointers_pass_as_pointers():
     a = jitkern.full(100, np.nan, np.float32)
     k = jitkern.RawKernel(FILL, "fill")
@@ -55,6 +56,7 @@ def test_jitkern_memory_pointers_pass_as_pointers():
     np.testing.assert_array_equal(a.get(), -np.arange(100, dtype=np.float32))
 
 
+@pytest.mark.gpu
 def test_cupy_alloc_pointer_passes_as_pointer():
     cupy = pytest.importorskip("cupy")
     mem = cupy.cuda.alloc(100 * 4)
@@ -65,6 +67,7 @@ def test_cupy_alloc_pointer_passes_as_pointer():
     np.testing.assert_array_equal(cupy.asnumpy(got), 0.25 * np.arange(100, dtype=np.float32))
 
 
+@pytest.mark.gpu
 def test_missing_kernel_in_a_module():
     mod = jitkern.RawModule(code=MODULE, name_expressions=["fx3<float>"])
     with pytest.raises(ValueError, match="no kernel named 'nope'.*'test_multiply', 'test_sum'"):
@@ -76,6 +79,7 @@ def test_missing_kernel_in_a_module():
     assert mod.get_function("test_sum").name == "test_sum"
 
 
+@pytest.mark.gpu
 def test_structured_scalar_and_arrays_in_elementwise(rng):
     k = jitkern.ElementwiseKernel("float64 x, S s", "float64 y",
                                   "y = x * s.b + s.a + s.c[1];", name="rec_scalar")
@@ -91,6 +95,7 @@ def test_structured_scalar_and_arrays_in_elementwise(rng):
                                atol=1e-14)
 
 
+@pytest.mark.gpu
 def test_structured_arrays_from_cupy(rng):
     cupy = pytest.importorskip("cupy")
     host = np.zeros(500, REC)
@@ -107,6 +112,7 @@ def test_structured_arrays_from_cupy(rng):
                                rtol=1e-15, atol=1e-13)
 
 
+@pytest.mark.gpu
 def test_pickled_kernels_launch_without_compiling():
     mod = jitkern.RawModule(code=FILL)
     k = mod.get_function("fill")

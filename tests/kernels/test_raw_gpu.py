@@ -8,7 +8,6 @@ import pytest
 import jitkern
 from jitkern import KernelArgumentError, LaunchError
 
-pytestmark = pytest.mark.gpu
 
 MY_ADD = r"""
 extern "C" __global__
@@ -25,25 +24,25 @@ def poisoned(shape, dtype):
     return a
 
 
-def test_spec_add_kernel(rng):
+def test_spec_add_kernel(rng, launch):
     k = jitkern.RawKernel(MY_ADD, "my_add")
     h1 = rng.standard_normal((5, 5)).astype(np.float32)
     h2 = rng.standard_normal((5, 5)).astype(np.float32)
-    y = poisoned((5, 5), np.float32)
-    k((5,), (5,), (jitkern.asarray(h1), jitkern.asarray(h2), y))
-    np.testing.assert_array_equal(y.get(), h1 + h2)
+    y = launch.poisoned((5, 5), np.float32)
+    launch(k)((5,), (5,), (launch.to_device(h1), launch.to_device(h2), y))
+    np.testing.assert_array_equal(launch.get(y), h1 + h2)
 
 
-def test_numba_style_grid_and_block_ints(rng):
+def test_numba_style_grid_and_block_ints(rng, launch):
     k = jitkern.RawKernel(MY_ADD, "my_add")
     n = 1024 * 37
     h1, h2 = rng.standard_normal((2, n)).astype(np.float32)
-    y = poisoned(n, np.float32)
-    k(37, 1024, (jitkern.asarray(h1), jitkern.asarray(h2), y))
-    np.testing.assert_array_equal(y.get(), h1 + h2)
+    y = launch.poisoned(n, np.float32)
+    launch(k)(37, 1024, (launch.to_device(h1), launch.to_device(h2), y))
+    np.testing.assert_array_equal(launch.get(y), h1 + h2)
 
 
-def test_spec_complex_kernel(rng):
+def test_spec_complex_kernel(rng, launch):
     k = jitkern.RawKernel(r"""
     #include <jitkern/complex.cuh>
     extern "C" __global__
@@ -53,12 +52,13 @@ def test_spec_complex_kernel(rng):
     }""", "my_func")
     h1 = (rng.standard_normal(25) + 1j * rng.standard_normal(25)).astype(np.complex64)
     h2 = (rng.standard_normal(25) + 1j * rng.standard_normal(25)).astype(np.complex64)
-    y = poisoned(25, np.complex64)
+    y = launch.poisoned(25, np.complex64)
     a = np.float32(rng.standard_normal())
-    k((5,), (5,), (jitkern.asarray(h1), jitkern.asarray(h2), y, a))
-    np.testing.assert_allclose(y.get(), h1 + a * h2, rtol=1e-6)
+    launch(k)((5,), (5,), (launch.to_device(h1), launch.to_device(h2), y, a))
+    np.testing.assert_allclose(launch.get(y), h1 + a * h2, rtol=1e-6)
 
 
+@pytest.mark.gpu
 def test_attributes_and_settable_ones():
     k = jitkern.RawKernel(MY_ADD, "my_add")
     attrs = k.attributes
@@ -76,6 +76,7 @@ def test_attributes_and_settable_ones():
         k.num_regs = 3
 
 
+@pytest.mark.gpu
 def test_dynamic_shared_memory_over_48k_after_raising_limit(rng):
     k = jitkern.RawKernel(r"""
     extern "C" __global__ void rev(const float* x, float* y, int n) {
@@ -94,6 +95,7 @@ def test_dynamic_shared_memory_over_48k_after_raising_limit(rng):
     np.testing.assert_array_equal(y.get(), h[::-1])
 
 
+@pytest.mark.gpu
 def test_spec_raw_module(rng):
     mod = jitkern.RawModule(code=r"""
     extern "C"{
@@ -119,6 +121,7 @@ def test_spec_raw_module(rng):
         mod.get_function("test_divide")
 
 
+@pytest.mark.gpu
 def test_spec_templates_via_name_expressions(rng):
     code = r"""
     template<typename T>
@@ -137,6 +140,7 @@ def test_spec_templates_via_name_expressions(rng):
         mod.get_function("fx3<int>")
 
 
+@pytest.mark.gpu
 def test_get_global_constant_memory(rng):
     mod = jitkern.RawModule(code=r"""
     __constant__ float coeffs[4];
@@ -159,6 +163,7 @@ def test_get_global_constant_memory(rng):
     assert np.all(np.abs(y.get() - expected) <= 1e-6 * scale + 1e-30)
 
 
+@pytest.mark.gpu
 def test_compile_log_stream():
     k = jitkern.RawKernel('extern "C" __global__ void w(float* x) { int unused_var = 1; x[0] = 1; }', "w")
     log = io.StringIO()
@@ -166,6 +171,7 @@ def test_compile_log_stream():
     assert "unused_var" in log.getvalue()
 
 
+@pytest.mark.gpu
 def test_streams_and_events(rng):
     k = jitkern.RawKernel(MY_ADD, "my_add")
     n = 1 << 20
@@ -191,6 +197,7 @@ def test_streams_and_events(rng):
     np.testing.assert_array_equal(y2.get(), h1 + h2)
 
 
+@pytest.mark.gpu
 def test_cooperative_groups_grid_sync(rng):
     k = jitkern.RawKernel(r"""
     #include <cooperative_groups.h>
@@ -216,6 +223,7 @@ def test_cooperative_groups_grid_sync(rng):
     assert out.get()[0] == h.sum()
 
 
+@pytest.mark.gpu
 def test_argument_errors_launch_nothing(rng):
     k = jitkern.RawKernel(MY_ADD, "my_add")
     x = jitkern.asarray(rng.standard_normal(32).astype(np.float32))
@@ -229,6 +237,7 @@ def test_argument_errors_launch_nothing(rng):
         k((1,), (2048,), (x, x, x))
 
 
+@pytest.mark.gpu
 def test_cupy_and_torch_arrays_as_arguments(rng):
     k = jitkern.RawKernel(MY_ADD, "my_add")
     h1, h2 = rng.standard_normal((2, 256)).astype(np.float32)
@@ -246,6 +255,7 @@ def test_cupy_and_torch_arrays_as_arguments(rng):
         k((1,), (256,), (torch.from_numpy(h1), torch.from_numpy(h2), t))
 
 
+@pytest.mark.gpu
 def test_translate_cucomplex(rng):
     k = jitkern.RawKernel(r"""
     #include <cuComplex.h>
@@ -260,6 +270,7 @@ def test_translate_cucomplex(rng):
     np.testing.assert_allclose(c.get(), a * np.conj(b), rtol=1e-6)
 
 
+@pytest.mark.gpu
 def test_jitify_std_headers(rng):
     k = jitkern.RawKernel(r"""
     #include <type_traits>
@@ -279,6 +290,7 @@ def test_jitify_std_headers(rng):
     np.testing.assert_array_equal(a.get(), expected)
 
 
+@pytest.mark.gpu
 def test_dynamic_parallelism_with_dc(rng):
     k = jitkern.RawKernel(r"""
     extern "C" __global__ void child(float* x) { x[threadIdx.x] *= 2; }
@@ -290,6 +302,7 @@ def test_dynamic_parallelism_with_dc(rng):
     np.testing.assert_array_equal(a.get(), h * 2)
 
 
+@pytest.mark.gpu
 def test_nvcc_backend_when_available(rng):
     import shutil
 
@@ -302,6 +315,7 @@ def test_nvcc_backend_when_available(rng):
     np.testing.assert_array_equal(y.get(), h1 + h2)
 
 
+@pytest.mark.gpu
 def test_second_launch_does_not_recompile(rng):
     from jitkern.toolchain import cache
 
@@ -318,6 +332,7 @@ def test_second_launch_does_not_recompile(rng):
     assert cache.stats["compiles"] == compiles
 
 
+@pytest.mark.gpu
 def test_multi_device_refuses_foreign_array(rng):
     from jitkern.runtime import driver
 
@@ -332,6 +347,7 @@ def test_multi_device_refuses_foreign_array(rng):
             k((1,), (32,), (x0, x1, x0))
 
 
+@pytest.mark.gpu
 def test_same_kernel_launches_on_each_device(rng):
     # Modules load per device: one kernel object runs on device 0, 1, then 0 again, with
     # and without a stream of that device, and every result is that device's own.

@@ -7,7 +7,6 @@ import pytest
 
 import jitkern
 
-pytestmark = pytest.mark.gpu
 
 
 def dev(a):
@@ -28,12 +27,13 @@ def ksum():
     return jitkern.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "ksum")
 
 
-def test_spec_l2norm(l2norm, rng):
+def test_spec_l2norm(l2norm, rng, launch):
     xh = rng.standard_normal((2, 5)).astype(np.float32)
     want = np.sqrt((xh.astype(np.float64) ** 2).sum(axis=1))
-    np.testing.assert_allclose(host(l2norm(dev(xh), axis=1)), want, rtol=1e-6)
+    np.testing.assert_allclose(launch.get(launch(l2norm)(launch.to_device(xh), axis=1)), want, rtol=1e-6)
 
 
+@pytest.mark.gpu
 def test_seed_001_l2_norm_squared(rng):
     k = jitkern.ReductionKernel(
         "float64 x", "float64 y", "x * x", "a + b", "y = a", "0", "l2_norm_sq"
@@ -42,23 +42,23 @@ def test_seed_001_l2_norm_squared(rng):
     np.testing.assert_allclose(float(host(k(dev(x)))), np.sum(x * x), rtol=1e-10)
 
 
-def test_seed_003_shifted_examples_are_explained(rng):
+def test_seed_003_shifted_examples_are_explained(rng, launch):
     with pytest.raises(ValueError, match="shifted"):
         jitkern.ReductionKernel("float32 x", "float32 out", "x * x", "a + b", "0", "sum_of_squares")
     k = jitkern.ReductionKernel(
         "float32 x", "float32 out", "x * x", "a + b", "out = a", "0", "sum_of_squares"
     )
     h = rng.standard_normal(1000).astype(np.float32)
-    data = dev(h)
+    data = launch.to_device(h)
     want = (h.astype(np.float64) ** 2).sum()
-    np.testing.assert_allclose(float(host(k(data))), want, rtol=1e-5)
-    np.testing.assert_allclose(host(k(data.reshape(1, -1), axis=1)), [want], rtol=1e-5)
+    np.testing.assert_allclose(float(launch.get(launch(k)(data))), want, rtol=1e-5)
+    np.testing.assert_allclose(launch.get(launch(k)(data.reshape(1, -1), axis=1)), [want], rtol=1e-5)
     w = jitkern.ReductionKernel(
         "float32 x, float32 w", "float32 out", "x * w", "a + b", "out = a", "0", "weighted_sum"
     )
     vh, wh = rng.random(1000).astype(np.float32), rng.random(1000).astype(np.float32)
     want = (vh.astype(np.float64) * wh).sum()  # positive terms: no cancellation
-    np.testing.assert_allclose(float(host(w(dev(vh), dev(wh)))), want, rtol=1e-5)
+    np.testing.assert_allclose(float(launch.get(launch(w)(launch.to_device(vh), launch.to_device(wh)))), want, rtol=1e-5)
 
 
 def _axis_combos(ndim):
@@ -70,19 +70,21 @@ SHAPES = [(37,), (1000,), (6, 7), (64, 300), (300, 64), (3, 4, 5), (5, 1, 33, 2)
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-def test_every_axis_combination_float64(ksum, shape, rng):
+def test_every_axis_combination_float64(ksum, shape, rng, launch):
+    shape = launch.pick(shape, tuple(min(s, 24) for s in shape))  # the simulator: smaller
     x = rng.standard_normal(shape)
-    d = dev(x)
+    d = launch.to_device(x)
     for axes in _axis_combos(len(shape)):
-        got = host(ksum(d, axis=axes))
+        got = launch.get(launch(ksum)(d, axis=axes))
         np.testing.assert_allclose(
             got, x.sum(axis=axes), rtol=1e-12, atol=1e-12, err_msg=f"axis={axes}"
         )
-        got = host(ksum(d, axis=axes, keepdims=True))
+        got = launch.get(launch(ksum)(d, axis=axes, keepdims=True))
         assert got.shape == x.sum(axis=axes, keepdims=True).shape
 
 
 @pytest.mark.parametrize("shape", [(2000, 3), (3, 2000), (128, 128, 3)])
+@pytest.mark.gpu
 def test_float32_and_int_and_views(ksum, shape, rng):
     x = rng.standard_normal(shape).astype(np.float32)
     d = dev(x)
@@ -99,72 +101,73 @@ def test_float32_and_int_and_views(ksum, shape, rng):
     np.testing.assert_allclose(host(ksum(v, axis=0)), x[::-1].sum(axis=0), rtol=1e-4, atol=1e-3)
 
 
-def test_max_without_identity_and_zero_size(rng):
+def test_max_without_identity_and_zero_size(rng, launch):
     kmax = jitkern.ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", None, "kmax")
     x = rng.standard_normal((50, 70)).astype(np.float32) - 10
     for axis in (None, 0, 1):
-        np.testing.assert_array_equal(host(kmax(dev(x), axis=axis)), x.max(axis=axis))
+        np.testing.assert_array_equal(launch.get(launch(kmax)(launch.to_device(x), axis=axis)), x.max(axis=axis))
     with pytest.raises(ValueError, match="identity"):
-        kmax(dev(np.zeros((0, 3), np.float32)), axis=0)
+        launch(kmax)(launch.to_device(np.zeros((0, 3), np.float32)), axis=0)
     ksum = jitkern.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "ksum0")
-    np.testing.assert_array_equal(host(ksum(dev(np.zeros((0, 3), np.float32)), axis=0)), [0, 0, 0])
-    assert host(ksum(dev(np.zeros((3, 0), np.float32)), axis=0)).shape == (0,)
+    np.testing.assert_array_equal(launch.get(launch(ksum)(launch.to_device(np.zeros((0, 3), np.float32)), axis=0)), [0, 0, 0])
+    assert launch.get(launch(ksum)(launch.to_device(np.zeros((3, 0), np.float32)), axis=0)).shape == (0,)
 
 
-def test_several_outputs_and_out(rng):
+def test_several_outputs_and_out(rng, launch):
     k = jitkern.ReductionKernel(
         "T x", "T s, T m", "x", "a + b", "s = a; m = a / _red_n", "0", "sum_mean", preamble=""
     )
     x = rng.standard_normal((20, 30))
     with pytest.raises(jitkern.CompileError, match="_red_n"):
-        k(dev(x), axis=1)  # _red_n is not a thing: the compile error shows the line
+        launch(k)(launch.to_device(x), axis=1)  # _red_n is not a thing: the compile error shows the line
     k = jitkern.ReductionKernel(
         "T x", "T s, T d", "x", "a + b", "s = a; d = a * 2", "0", "sum_double"
     )
-    s, dbl = k(dev(x), axis=1)
-    np.testing.assert_allclose(host(s), x.sum(1), rtol=1e-13, atol=1e-13)
-    np.testing.assert_allclose(host(dbl), 2 * x.sum(1), rtol=1e-13, atol=1e-13)
-    out = jitkern.full((30,), np.nan, np.float64)
-    out2 = jitkern.full((30,), np.nan, np.float64)
-    r = k(dev(x), axis=0, out=(out, out2))
+    s, dbl = launch(k)(launch.to_device(x), axis=1)
+    np.testing.assert_allclose(launch.get(s), x.sum(1), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(launch.get(dbl), 2 * x.sum(1), rtol=1e-13, atol=1e-13)
+    out = launch.full((30,), np.nan, np.float64)
+    out2 = launch.full((30,), np.nan, np.float64)
+    r = launch(k)(launch.to_device(x), axis=0, out=(out, out2))
     assert r[0] is out and r[1] is out2
-    np.testing.assert_allclose(host(out), x.sum(0), rtol=1e-13, atol=1e-13)
-    np.testing.assert_allclose(host(out2), 2 * x.sum(0), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(launch.get(out), x.sum(0), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(launch.get(out2), 2 * x.sum(0), rtol=1e-13, atol=1e-13)
 
 
-def test_broadcast_inputs_and_scalars(rng):
+def test_broadcast_inputs_and_scalars(rng, launch):
     k = jitkern.ReductionKernel("T x, T w, T c", "T y", "x * w + c", "a + b", "y = a", "0", "wsum")
     x = rng.standard_normal((40, 50))
     w = rng.standard_normal((50,))
     np.testing.assert_allclose(
-        host(k(dev(x), dev(w), 1.0, axis=1)), (x * w + 1).sum(1), rtol=1e-13, atol=1e-13
+        launch.get(launch(k)(launch.to_device(x), launch.to_device(w), 1.0, axis=1)), (x * w + 1).sum(1), rtol=1e-13, atol=1e-13
     )
 
 
-def test_axis_errors(ksum):
-    d = dev(np.zeros((3, 4), np.float32))
+def test_axis_errors(ksum, launch):
+    d = launch.to_device(np.zeros((3, 4), np.float32))
     with pytest.raises(np.exceptions.AxisError, match="axis 2 is out of bounds"):
-        ksum(d, axis=2)
+        launch(ksum)(d, axis=2)
     with pytest.raises(ValueError, match="duplicate"):
-        ksum(d, axis=(0, -2))
+        launch(ksum)(d, axis=(0, -2))
 
 
-def test_raw_argument_leading_axes(rng):
+def test_raw_argument_leading_axes(rng, launch):
     k = jitkern.ReductionKernel(
         "T x, raw T w", "T y", "x * w[_j]", "a + b", "y = a", "0", "raw_weights"
     )
     x = rng.standard_normal((4, 3))
     w = rng.standard_normal(4)
     np.testing.assert_allclose(
-        host(k(dev(x), dev(w), axis=0)), (x * w[:, None]).sum(0), rtol=1e-13, atol=1e-13
+        launch.get(launch(k)(launch.to_device(x), launch.to_device(w), axis=0)), (x * w[:, None]).sum(0), rtol=1e-13, atol=1e-13
     )
     with pytest.raises(ValueError, match="lead"):
-        k(dev(x), dev(w), axis=1)
+        launch(k)(launch.to_device(x), launch.to_device(w), axis=1)
 
 
 @pytest.mark.parametrize(
     "shape,axis", [((1 << 22,), None), ((512, 4096), 1), ((4096, 512), 0), ((100_000, 3), 1)]
 )
+@pytest.mark.gpu
 def test_deterministic_bits(ksum, shape, axis, rng):
     x = rng.standard_normal(shape).astype(np.float32)
     d = dev(x)
@@ -182,6 +185,7 @@ def test_deterministic_bits(ksum, shape, axis, rng):
     [((64, 32, 256), (0, 2)), ((64, 32, 256), (1, 2)), ((3, 40, 1000), (0, 2)),
      ((256, 16, 4096), (0, 2)), ((16, 8, 6), (0, 2))],
 )
+@pytest.mark.gpu
 def test_several_reduced_axes_float32_vs_numpy(l2norm, shape, axis, rng):
     x = rng.standard_normal(shape).astype(np.float32)
     want = np.sqrt((x.astype(np.float64) ** 2).sum(axis=axis))
@@ -197,14 +201,15 @@ def test_several_reduced_axes_float32_vs_numpy(l2norm, shape, axis, rng):
     assert a.tobytes() == b.tobytes()
 
 
-def test_empty_post_map_writes_every_output(rng):
+def test_empty_post_map_writes_every_output(rng, launch):
     k = jitkern.ReductionKernel("T x", "T s, T t", "x", "a + b", "", "0", "two_outs_gpu")
     x = rng.standard_normal((30, 40))
-    s, t = k(dev(x), axis=1)
-    np.testing.assert_allclose(host(s), x.sum(1), rtol=1e-12)
-    np.testing.assert_allclose(host(t), x.sum(1), rtol=1e-12)
+    s, t = launch(k)(launch.to_device(x), axis=1)
+    np.testing.assert_allclose(launch.get(s), x.sum(1), rtol=1e-12)
+    np.testing.assert_allclose(launch.get(t), x.sum(1), rtol=1e-12)
 
 
+@pytest.mark.gpu
 def test_foreign_inputs_and_outputs(l2norm, rng):
     cupy = pytest.importorskip("cupy")
     for n in (1024, 1024, 1 << 22, 1 << 22, 1000):  # repeats: the generated path
@@ -220,6 +225,7 @@ def test_foreign_inputs_and_outputs(l2norm, rng):
                                    rtol=1e-5)
 
 
+@pytest.mark.gpu
 def test_on_a_stream_outputs_and_scratch_follow_it(ksum, rng):
     s = jitkern.Stream()
     x = rng.standard_normal(1 << 22).astype(np.float32)

@@ -19,7 +19,9 @@ GPU_POISON, SIM_POISON = -7, 99
 
 
 def gpu_poisoned(shape, dtype):
-    return jitkern.full(shape, GPU_POISON, dtype)
+    # jitkern.arrays.full: a device array even while simulate is on (jitkern.full then
+    # gives a NumPy array, the namespace's rule under JITKERN_SIMULATE)
+    return jitkern.arrays.full(shape, GPU_POISON, dtype)
 
 
 def sim_poisoned(shape, dtype):

@@ -55,7 +55,7 @@ from .pyfuncs import (
     print_,
     range_,
 )
-from .records import Builtin, Marker, Namespace, Sig
+from .records import NEUTRAL, Builtin, Marker, Namespace, Sig
 from .threads import (
     blockDim,
     blockIdx,
@@ -79,7 +79,8 @@ from .threads import (
     threadIdx,
     warpsize,
 )
-from .thrust import ARRAY_METHODS, POINTER_OPERATORS, pointer_operator, thrust
+from .iterators import ARRAY_METHODS, POINTER_OPERATORS, pointer_operator
+from .thrust import thrust
 from . import ufuncs
 from .ufuncs import UFUNC_RECORDS, ufunc
 from .warp import SHUFFLES, VOTES, activemask, brev, clz, ffs, match_all_sync, match_any_sync, popc
@@ -263,6 +264,7 @@ __all__ = [
     "CubStorage",
     "CubTemplate",
     "Marker",
+    "NEUTRAL",
     "Namespace",
     "Sig",
     "abs_",

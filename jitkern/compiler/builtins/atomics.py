@@ -115,6 +115,18 @@ def _atomic_call(cfunc: str, elem: T.Scalar, ref: str, vals) -> str:
     return f"(({elem.ctype}){cfunc}(({via.ctype}*)&{ref}, {args}))"
 
 
+def _atomic_py(op: str):
+    """The simulator's atomic: one read-modify-write of the element, in thread order."""
+
+    def template(codes, sig, items, ctx):
+        array, index = ctx.elements[codes[0]]
+        if op == "cas":
+            return f"_jk_atomic_cas({array}, {index}, {codes[1]}, {codes[2]})"
+        return f"_jk_atomic(_jk_atomic_{op}, {array}, {index}, {codes[1]})"
+
+    return template
+
+
 def _atomic_builtin(row: _AtomicRow) -> Builtin:
     params = (
         ("array", "index", "compare", "value") if row.arity == 2 else ("array", "index", "value")
@@ -128,6 +140,7 @@ def _atomic_builtin(row: _AtomicRow) -> Builtin:
         f"Atomically {row.doc}; returns the old value.",
         "atomics",
         address_of=((0, 1),),
+        py=_atomic_py(row.op),
     )
 
 

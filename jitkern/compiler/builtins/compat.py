@@ -7,7 +7,7 @@ import numpy
 from ...errors import JitkernTypeError
 from .. import types as T
 from ..values import Const
-from .records import Builtin, Sig
+from .records import Builtin, NEUTRAL, Sig
 
 
 def _dtype_rule(items, mode):
@@ -31,4 +31,5 @@ dtype_of = Builtin(
     lambda codes, sig, items, ctx: Const(numpy.dtype(items[0].value)),
     "A compile-time dtype; numpy.dtype(t).type(v) converts v to t.",
     "python",
+    py=NEUTRAL,
 )

@@ -7,6 +7,7 @@ import dataclasses
 from ...errors import JitkernRuntimeError, JitkernTypeError
 from .. import types as T
 from ..values import Const
+from . import simspell
 from .records import Builtin, Marker, Namespace, Sig
 
 
@@ -132,6 +133,27 @@ def _ordered_rule(op):
     return rule
 
 
+def _cub_py(op_name):
+    """The simulator's: a warp reduction is a warp collective; a block reduction a barrier
+    that reduces (a half value accumulates in float32)."""
+
+    def template(codes, sig, items, ctx):
+        if op_name == "Reduce":
+            op = simspell.op_code(items[2].value, sig, ctx)
+            count = "None"
+        else:
+            op = "_jk_op_cub_" + op_name
+            count = codes[2] if op_name == "Sum" and len(codes) > 2 and codes[2] else "None"
+        if simspell.family(items[0]) == "warp_reduce":
+            code = ctx.yields(f"_jk_REDUCE, {ctx.site()}, {codes[0]}, {codes[1]}, {count}, {op}")
+        else:
+            code = ctx.yields(f"_jk_SYNC, {ctx.site()}, {op}, {codes[1]}, {count}")
+        t = sig.result
+        return ctx.via_float(t, code) if t.is_half else code
+
+    return template
+
+
 def _cub_methods(family):
     def named(op):
         return lambda codes, sig, items, ctx: (
@@ -150,6 +172,7 @@ def _cub_methods(family):
             ),
             "Sum over the warp/block (valid in lane/thread 0).",
             "cub",
+            py=_cub_py("Sum"),
         ),
         (family, "Max"): Builtin(
             f"{family}.Max",
@@ -159,6 +182,7 @@ def _cub_methods(family):
             named("Max"),
             "Maximum over the warp/block.",
             "cub",
+            py=_cub_py("Max"),
         ),
         (family, "Min"): Builtin(
             f"{family}.Min",
@@ -168,6 +192,7 @@ def _cub_methods(family):
             named("Min"),
             "Minimum over the warp/block.",
             "cub",
+            py=_cub_py("Min"),
         ),
         (family, "Reduce"): Builtin(
             f"{family}.Reduce",
@@ -177,6 +202,7 @@ def _cub_methods(family):
             _cub_reduce_template,
             "Reduce with op over the warp/block.",
             "cub",
+            py=_cub_py("Reduce"),
         ),
     }
 

@@ -13,7 +13,8 @@ from .. import infer
 from .. import types as T
 from ..values import Value, operand
 from .pyfuncs import minmax_rule, minmax_template
-from .records import Builtin, Sig, numeric
+from . import simspell
+from .records import Builtin, NEUTRAL, Sig, numeric
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,6 +152,72 @@ def _math_template(row: _MathRow):
     return template
 
 
+#: C's math function (the rows' f64 name) -> the NumPy ufunc the simulator calls; the
+#: functions NumPy lacks use Python's math on doubles (:data:`_PY_MATH`).
+_NUMPY_MATH = {
+    "sqrt": "sqrt",
+    "cbrt": "cbrt",
+    "exp": "exp",
+    "exp2": "exp2",
+    "expm1": "expm1",
+    "log": "log",
+    "log2": "log2",
+    "log10": "log10",
+    "log1p": "log1p",
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "tanh": "tanh",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "floor": "floor",
+    "ceil": "ceil",
+    "trunc": "trunc",
+    "rint": "rint",
+    "fabs": "fabs",
+    "atan2": "arctan2",
+    "hypot": "hypot",
+    "copysign": "copysign",
+    "fmod": "fmod",
+    "pow": "power",
+    "fmin": "fmin",
+    "fmax": "fmax",
+    "nextafter": "nextafter",
+    "isnan": "isnan",
+    "isinf": "isinf",
+    "isfinite": "isfinite",
+    "signbit": "signbit",
+}
+_PY_MATH = {"erf": "erf", "erfc": "erfc", "lgamma": "lgamma", "tgamma": "gamma"}
+
+
+def _math_py(row: _MathRow):
+    to_bool = row.result == "bool"
+
+    def template(codes, sig, items, ctx):
+        t = sig.args[0]
+        if row.keeps_integers and t.kind in "biu":
+            return codes[0]
+        if row.f64 == "fma":
+            return simspell.halfwise(t, ctx, codes, lambda cs: f"_jk_fma({', '.join(cs)})", to_bool)
+        if row.f64 in _PY_MATH:
+            fn = f"_jk_math.{_PY_MATH[row.f64]}"
+            typed = f"_jk_t_{simspell.calc(t)}"
+            return simspell.halfwise(
+                t, ctx, codes, lambda cs: f"_jk_via_math({fn}, {cs[0]}, {typed})", to_bool
+            )
+        fn = f"_jk_np.{_NUMPY_MATH[row.f64]}"
+        return simspell.halfwise(t, ctx, codes, lambda cs: f"{fn}({', '.join(cs)})", to_bool)
+
+    return template
+
+
 def _math_builtin(row: _MathRow) -> Builtin:
     params = ("x", "y", "z")[: row.nargs]
     accepts = "real numbers" + (", complex" if row.complex_fn else "")
@@ -164,6 +231,7 @@ def _math_builtin(row: _MathRow) -> Builtin:
         doc,
         "math",
         fold=resolve_py(row.names[0]),
+        py=_math_py(row),
     )
 
 
@@ -195,7 +263,8 @@ def _square_rule(items, mode):
 
 
 square = Builtin(
-    "numpy.square", ("x",), "any number", _square_rule, _square_template, "x * x.", "math"
+    "numpy.square", ("x",), "any number", _square_rule, _square_template, "x * x.", "math",
+    py="_jk_square({0})",
 )
 
 
@@ -220,6 +289,7 @@ negative = Builtin(
     _negative_template,
     "-x.",
     "math",
+    py=NEUTRAL,
 )
 
 
@@ -234,6 +304,10 @@ def _where_template(codes, sig, items, ctx):
     return f"({codes[0]} ? {codes[1]} : {codes[2]})"
 
 
+def _where_py(codes, sig, items, ctx):
+    return f"({codes[1]} if {codes[0]} else {codes[2]})"
+
+
 where = Builtin(
     "numpy.where",
     ("condition", "x", "y"),
@@ -242,6 +316,7 @@ where = Builtin(
     _where_template,
     "x where condition is true, else y; x and y promote together (as NumPy).",
     "math",
+    py=_where_py,
 )
 numpy_minimum = Builtin(
     "numpy.minimum",
@@ -251,6 +326,7 @@ numpy_minimum = Builtin(
     minmax_template("npmin"),
     "Minimum, propagating NaN.",
     "math",
+    py=NEUTRAL,
 )
 numpy_maximum = Builtin(
     "numpy.maximum",
@@ -260,6 +336,7 @@ numpy_maximum = Builtin(
     minmax_template("npmax"),
     "Maximum, propagating NaN.",
     "math",
+    py=NEUTRAL,
 )
 
 
@@ -270,6 +347,10 @@ def _conj_template(codes, sig, items, ctx):
     return codes[0]
 
 
+def _conj_py(codes, sig, items, ctx):
+    return f"{codes[0]}.conjugate()" if sig.result.is_complex else codes[0]
+
+
 conj = Builtin(
     "numpy.conj",
     ("x",),
@@ -278,6 +359,7 @@ conj = Builtin(
     _conj_template,
     "Complex conjugate (x itself for real x).",
     "math",
+    py=_conj_py,
 )
 
 
@@ -297,6 +379,16 @@ def _part_template(part):
     return template
 
 
+def _part_py(part):
+    def template(codes, sig, items, ctx):
+        t = sig.args[0]
+        if t.is_complex:
+            return f"{codes[0]}.{part}"
+        return codes[0] if part == "real" else ctx.zero(t)
+
+    return template
+
+
 real = Builtin(
     ".real",
     ("x",),
@@ -306,6 +398,7 @@ real = Builtin(
     "Real part (x.real, numpy.real(x)).",
     "complex",
     attribute=True,
+    py=_part_py("real"),
 )
 imag = Builtin(
     ".imag",
@@ -316,6 +409,7 @@ imag = Builtin(
     "Imaginary part (x.imag, numpy.imag(x)); 0 for real x.",
     "complex",
     attribute=True,
+    py=_part_py("imag"),
 )
 conjugate = Builtin(
     ".conjugate",
@@ -325,6 +419,7 @@ conjugate = Builtin(
     _conj_template,
     "Complex conjugate (x.conjugate()).",
     "complex",
+    py=_conj_py,
 )
 
 

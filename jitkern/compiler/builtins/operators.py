@@ -8,7 +8,7 @@ from ...errors import JitkernTypeError
 from .. import infer
 from .. import types as T
 from ..values import Const, operand
-from .records import Builtin, Sig
+from .records import NEUTRAL, Builtin, Sig
 
 
 def _arith_rule(symbol):
@@ -109,7 +109,38 @@ def _c_binary(symbol):
     return template
 
 
-def _op(name, symbol, rule, template=None, doc=""):
+def _py_binary(symbol):
+    """The simulator's: NumPy scalars compute as the C++ does; half through float32."""
+
+    def template(codes, sig, items, ctx):
+        arg_t = sig.args[0]
+        if getattr(arg_t, "is_half", False):  # computed in float32, rounded where stored
+            a, b = ctx.to_float(arg_t, codes[0]), ctx.to_float(arg_t, codes[1])
+            code = f"({a} {symbol} {b})"
+            return ctx.via_float(sig.result, code) if sig.result.is_half else code
+        op = symbol
+        if sig.result is T.bool_ and symbol in ("+", "*"):
+            op = "|" if symbol == "+" else "&"  # NumPy's logical or / and on bools
+        return f"({codes[0]} {op} {codes[1]})"
+
+    return template
+
+
+def _py_half_safe(symbol):
+    """The simulator's // and %: NumPy's on the operands' type (Python's floor and sign
+    rules, x // 0 == 0 for ints); float16 through float32, as the C++ does."""
+
+    def template(codes, sig, items, ctx):
+        t = sig.result
+        if t.is_half:
+            a, b = ctx.to_float(t, codes[0]), ctx.to_float(t, codes[1])
+            return ctx.via_float(t, f"({a} {symbol} {b})")
+        return f"({codes[0]} {symbol} {codes[1]})"
+
+    return template
+
+
+def _op(name, symbol, rule, template=None, doc="", py=None):
     return Builtin(
         f"operator {symbol}",
         ("a", "b"),
@@ -119,6 +150,7 @@ def _op(name, symbol, rule, template=None, doc=""):
         doc,
         "operators",
         keeps_weak=True,
+        py=py or _py_binary(symbol),
     )
 
 
@@ -140,6 +172,7 @@ OPERATORS = {
         _real_arith_rule("//"),
         _python_div_template("floordiv"),
         "Floor division (Python: rounds toward -inf; x // 0 is 0 for ints).",
+        py=_py_half_safe("//"),
     ),
     "Mod": _op(
         "Mod",
@@ -147,6 +180,7 @@ OPERATORS = {
         _real_arith_rule("%"),
         _python_div_template("mod"),
         "Remainder with the sign of the divisor (Python); x % 0 is 0 for ints.",
+        py=_py_half_safe("%"),
     ),
     "Pow": _op(
         "Pow",
@@ -154,6 +188,7 @@ OPERATORS = {
         _arith_rule("**"),
         _pow_op_template,
         "Power; int ** int stays an int, x ** 2 is x * x.",
+        py=NEUTRAL,
     ),
     "LShift": _op("LShift", "<<", _int_rule("<<"), doc="Left shift (integers)."),
     "RShift": _op("RShift", ">>", _int_rule(">>"), doc="Right shift (integers)."),

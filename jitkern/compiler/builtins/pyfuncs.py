@@ -9,7 +9,7 @@ from ...errors import JitkernTypeError
 from .. import infer
 from .. import types as T
 from ..values import operand
-from .records import Builtin, Sig, fixed, numeric
+from .records import Builtin, NEUTRAL, Sig, fixed, numeric
 
 
 def _cast_rule(target_of):
@@ -35,6 +35,7 @@ dtype_cast = Builtin(
     "{1}",
     "numpy.float32(x), x.dtype.type(x), ...: convert x to that type.",
     "python",
+    py=NEUTRAL,
 )
 int_cast = Builtin(
     "int",
@@ -45,6 +46,7 @@ int_cast = Builtin(
     "Convert to the mode's int (int32 in cuda mode, int64 in numpy mode); truncates toward zero.",
     "python",
     fold=int,
+    py=NEUTRAL,
 )
 float_cast = Builtin(
     "float",
@@ -55,6 +57,7 @@ float_cast = Builtin(
     "Convert to the mode's float (float32 / float64).",
     "python",
     fold=float,
+    py=NEUTRAL,
 )
 bool_cast = Builtin(
     "bool",
@@ -65,6 +68,7 @@ bool_cast = Builtin(
     "Truth value (x != 0).",
     "python",
     fold=bool,
+    py=NEUTRAL,
 )
 
 
@@ -88,6 +92,12 @@ def _complex_template(codes, sig, items, ctx):
     return f"{sig.result.ctype}({codes[0]}, {codes[1]})"
 
 
+def _complex_py(codes, sig, items, ctx):
+    if len(codes) == 1:
+        return codes[0]
+    return f"_jk_complex(_jk_t_{sig.result.name}, {codes[0]}, {codes[1]})"
+
+
 complex_cast = Builtin(
     "complex",
     ("real", "imag=0"),
@@ -98,6 +108,7 @@ complex_cast = Builtin(
     "complex128 in numpy mode, or when a part is float64).",
     "python",
     fold=complex,
+    py=_complex_py,
 )
 
 
@@ -109,7 +120,9 @@ def _len_template(codes, sig, items, ctx):
     return ctx.array_shape(items[0], 0)
 
 
-len_ = Builtin("len", ("x",), "array", _len_rule, _len_template, "x.shape[0].", "python")
+len_ = Builtin(
+    "len", ("x",), "array", _len_rule, _len_template, "x.shape[0].", "python", py=NEUTRAL
+)
 
 
 def _abs_rule(items, mode):
@@ -133,6 +146,15 @@ def _abs_template(codes, sig, items, ctx):
     return call if t.itemsize >= 4 else f"(({t.ctype}){call})"
 
 
+def _abs_py(codes, sig, items, ctx):
+    t = sig.args[0]
+    if t.kind in "bu":
+        return codes[0]
+    if t.is_half:
+        return ctx.via_float(t, f"abs({ctx.to_float(t, codes[0])})")
+    return f"abs({codes[0]})"
+
+
 abs_ = Builtin(
     "abs",
     ("x",),
@@ -142,6 +164,7 @@ abs_ = Builtin(
     "Absolute value (of a complex: its magnitude).",
     "python",
     fold=abs,
+    py=_abs_py,
 )
 
 
@@ -174,6 +197,7 @@ min_ = Builtin(
     "Smallest argument (Python semantics: NaN only if first).",
     "python",
     fold=_py.min,
+    py=NEUTRAL,
 )
 max_ = Builtin(
     "max",
@@ -184,6 +208,7 @@ max_ = Builtin(
     "Largest argument (Python semantics).",
     "python",
     fold=_py.max,
+    py=NEUTRAL,
 )
 
 
@@ -199,6 +224,7 @@ range_ = Builtin(
     "",
     "Loop range (for loops only); any step, negative too.",
     "python",
+    py=NEUTRAL,
 )
 jit_range = Builtin(
     "range",
@@ -208,6 +234,7 @@ jit_range = Builtin(
     "",
     "Like range, with unroll=N/True/False emitted as #pragma unroll.",
     "python",
+    py=NEUTRAL,
 )
 
 
@@ -228,6 +255,7 @@ print_ = Builtin(
     _print_template,
     "Device printf of the values, separated by sep, ended by end.",
     "python",
+    py=NEUTRAL,
 )
 
 
@@ -245,4 +273,5 @@ pow_ = Builtin(
     "Same as base ** exp.",
     "python",
     fold=_py.pow,
+    py=NEUTRAL,
 )

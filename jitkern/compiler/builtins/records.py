@@ -20,6 +20,13 @@ class Sig:
     result: T.Type
 
 
+#: ``py=`` of a record whose C++ template is back-end neutral: it only calls the emitter's
+#: methods (``ctx.helper``, ``ctx.declare_shared``, ...) or passes a converted argument
+#: through, so the simulator renders it with that same template. ``range`` is one too: its
+#: template is empty, both back ends spell the loop in their ``range_loop``.
+NEUTRAL = "neutral"
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Builtin:
     """One builtin: the single source of its checking, emission and documentation."""
@@ -40,6 +47,9 @@ class Builtin:
     # Python's operators, abs and pow give a Python scalar for Python scalars: with only
     # weak arguments (jitkern.fuse's scalar arguments, literals) the result stays weak.
     keeps_weak: bool = False
+    # The simulator's spelling beside the C++ one (simspell.py says what it may use), or
+    # NEUTRAL; tests/sim/test_builtin_spellings.py checks that every record has both.
+    py: object = None
 
     def __call__(self, *args, **kwargs):
         raise JitkernRuntimeError(f"jit.{self.name} can only be used inside a @rawkernel function")

@@ -5,12 +5,13 @@ from __future__ import annotations
 from ...errors import JitkernTypeError
 from .. import types as T
 from ..values import Const
-from .records import Builtin, Namespace, Sig, const_int, fixed, nullary, scalar_of
+from . import simspell
+from .records import Builtin, NEUTRAL, Namespace, Sig, const_int, fixed, nullary, scalar_of
 
 _AXES = "xyz"
 
 
-def _index_namespace(name: str) -> Namespace:
+def _index_namespace(name: str, py: str) -> Namespace:
     members = {
         ax: Builtin(
             f"{name}.{ax}",
@@ -21,16 +22,18 @@ def _index_namespace(name: str) -> Namespace:
             f"CUDA's {name}.{ax}",
             "indexing",
             attribute=True,
+            py=py + ax,
         )
         for ax in _AXES
     }
     return Namespace(name, members)
 
 
-threadIdx = _index_namespace("threadIdx")
-blockIdx = _index_namespace("blockIdx")
-blockDim = _index_namespace("blockDim")
-gridDim = _index_namespace("gridDim")
+# the simulator's names: thread, block, block size (threads), grid size (blocks)
+threadIdx = _index_namespace("threadIdx", "_jk_t")
+blockIdx = _index_namespace("blockIdx", "_jk_b")
+blockDim = _index_namespace("blockDim", "_jk_nb")
+gridDim = _index_namespace("gridDim", "_jk_ng")
 
 
 def _grid_rule(items, mode):
@@ -49,6 +52,26 @@ def _grid_template(expr):
     return template
 
 
+def _grid_py(kind):
+    def template(codes, sig, items, ctx):
+        n = int(items[0].value)
+        if kind == "grid":
+            parts = [f"(_jk_b{a} * _jk_nb{a} + _jk_t{a})" for a in _AXES[:n]]
+        else:
+            parts = [f"(_jk_nb{a} * _jk_ng{a})" for a in _AXES[:n]]
+        return parts[0] if n == 1 else ctx.tuple_code(sig.result, parts)
+
+    return template
+
+
+def _warpsize_py(codes, sig, items, ctx):
+    return ctx.literal(32, T.int32)
+
+
+def _syncwarp_py(codes, sig, items, ctx):
+    return ctx.yields(f"_jk_SYNCWARP, {ctx.site()}, {codes[0]}")
+
+
 warpsize = Builtin(
     "warpsize",
     (),
@@ -58,6 +81,7 @@ warpsize = Builtin(
     "The warp size (32).",
     "indexing",
     attribute=True,
+    py=_warpsize_py,
 )
 
 grid = Builtin(
@@ -68,6 +92,7 @@ grid = Builtin(
     _grid_template("blockIdx.{a} * blockDim.{a} + threadIdx.{a}"),
     "Absolute thread index: an int for ndim=1, else a tuple (x, y[, z]).",
     "indexing",
+    py=_grid_py("grid"),
 )
 gridsize = Builtin(
     "gridsize",
@@ -77,6 +102,7 @@ gridsize = Builtin(
     _grid_template("blockDim.{a} * gridDim.{a}"),
     "Total threads of the grid along each axis (grid-stride step).",
     "indexing",
+    py=_grid_py("gridsize"),
 )
 laneid = Builtin(
     "laneid",
@@ -86,10 +112,14 @@ laneid = Builtin(
     "jk::laneid()",
     "This thread's lane in its warp (0-31).",
     "indexing",
+    py="_jk_T.lane",
 )
 
 
-syncthreads = nullary("syncthreads", "__syncthreads()", "Block-wide barrier (__syncthreads).")
+syncthreads = nullary(
+    "syncthreads", "__syncthreads()", "Block-wide barrier (__syncthreads).",
+    py=simspell.sync(None),
+)
 syncwarp = Builtin(
     "syncwarp",
     ("mask=0xffffffff",),
@@ -98,6 +128,7 @@ syncwarp = Builtin(
     "__syncwarp({0})",
     "Warp barrier over the lanes in mask.",
     "sync",
+    py=_syncwarp_py,
 )
 syncthreads_count = Builtin(
     "syncthreads_count",
@@ -107,6 +138,7 @@ syncthreads_count = Builtin(
     "__syncthreads_count({0})",
     "Barrier; returns how many threads had predicate true.",
     "sync",
+    py=simspell.sync("count"),
 )
 syncthreads_and = Builtin(
     "syncthreads_and",
@@ -116,6 +148,7 @@ syncthreads_and = Builtin(
     "(__syncthreads_and({0}) != 0)",
     "Barrier; true when predicate is true in every thread.",
     "sync",
+    py=simspell.sync("and"),
 )
 syncthreads_or = Builtin(
     "syncthreads_or",
@@ -125,15 +158,22 @@ syncthreads_or = Builtin(
     "(__syncthreads_or({0}) != 0)",
     "Barrier; true when predicate is true in any thread.",
     "sync",
+    py=simspell.sync("or"),
 )
-threadfence = nullary("threadfence", "__threadfence()", "Memory fence at device scope.")
+threadfence = nullary("threadfence", "__threadfence()", "Memory fence at device scope.", py="None")
 threadfence_block = nullary(
-    "threadfence_block", "__threadfence_block()", "Memory fence at block scope."
+    "threadfence_block", "__threadfence_block()", "Memory fence at block scope.", py="None"
 )
 threadfence_system = nullary(
-    "threadfence_system", "__threadfence_system()", "Memory fence at system scope (host and peers)."
+    "threadfence_system",
+    "__threadfence_system()",
+    "Memory fence at system scope (host and peers).",
+    py="None",
 )
-clock64 = nullary("clock64", "clock64()", "The SM's 64-bit cycle counter.", "timing", T.int64)
+clock64 = nullary(
+    "clock64", "clock64()", "The SM's 64-bit cycle counter.", "timing", T.int64,
+    py="_jk_clock64()",
+)
 nanosleep = Builtin(
     "nanosleep",
     ("ns",),
@@ -143,6 +183,7 @@ nanosleep = Builtin(
     "Sleep for about ns nanoseconds.",
     "timing",
     min_arch=70,
+    py="None",
 )
 
 
@@ -187,6 +228,7 @@ shared_memory = Builtin(
     _shared_template,
     "Block-shared array; returns a pointer. size=None: the launch's dynamic shared memory.",
     "memory",
+    py=NEUTRAL,
 )
 
 
@@ -227,6 +269,7 @@ local_memory = Builtin(
     _local_template,
     "Per-thread array of size elements (uninitialised); returns a pointer.",
     "memory",
+    py=NEUTRAL,
 )
 
 
@@ -244,4 +287,5 @@ ldg = Builtin(
     "Load through the read-only data cache (__ldg).",
     "memory",
     address_of=((0, 1),),
+    py="{0}",
 )

@@ -22,7 +22,10 @@ import dataclasses
 from ...errors import JitkernTypeError
 from .. import infer
 from .. import types as T
-from ..values import Const, Value, operand
+from ..values import Const, operand
+from . import thrust_sim
+from .iterators import FANCY_ITERATORS, describe_item as _describe, element_type, iterator_type
+from .iterators import iterator_text as _iterator_text
 from .records import Builtin, Marker, Namespace, Sig
 
 _POLICY_HEADER = "<thrust/execution_policy.h>"
@@ -61,27 +64,6 @@ FUNCTORS = {
 
 # ---------------------------------------------------------------------------
 # argument kinds
-
-
-def element_type(item) -> T.Type | None:
-    """The element type of an iterator (pointer-like array, pointer, fancy iterator), else None."""
-    if not isinstance(item, Value):
-        return None
-    t = item.type
-    if isinstance(t, T.Array) and t.is_pointer_like:
-        return t.dtype
-    if isinstance(t, T.Pointer) and isinstance(t.elem, T.Scalar):
-        return t.elem
-    if isinstance(t, T.FancyIterator):
-        return t.elem
-    return None
-
-
-def iterator_type(item) -> T.Type:
-    """The C++ type of an iterator: its fancy iterator type, or a plain pointer."""
-    if isinstance(item.type, T.FancyIterator):
-        return item.type
-    return T.pointer(element_type(item))
 
 
 #: Algorithms that write through their first range, and the parameters that are outputs:
@@ -147,10 +129,6 @@ def _last(item, name, state):
             f"{name} is a {_iterator_text(last_it)}, but first is a {_iterator_text(first_it)}: "
             "a range's two ends are iterators of one kind"
         )
-
-
-def _iterator_text(t: T.Type) -> str:
-    return str(t) if isinstance(t, T.FancyIterator) else f"pointer to {t.elem}"
 
 
 def _value(item, name, state):
@@ -222,12 +200,6 @@ _KINDS = {
     "elem": _element_value,
     "op": _functor,
 }
-
-
-def _describe(item) -> str:
-    if isinstance(item, Value):
-        return str(item.type)
-    return repr(item.value)
 
 
 # ---------------------------------------------------------------------------
@@ -746,6 +718,7 @@ def _record(algo: Algorithm) -> Builtin:
         algo.doc,
         "thrust",
         includes=(_POLICY_HEADER,),
+        py=thrust_sim.template_for(algo),
     )
 
 
@@ -773,153 +746,6 @@ def _transform_reduce_template(codes, sig, items, ctx):
 
 
 ALGORITHMS = {algo.name: _record(algo) for algo in _ALGORITHMS}
-
-
-# ---------------------------------------------------------------------------
-# iterators: x.begin(), x.end(), pointer + n, pointer - n, pointer - pointer
-
-
-def _begin_rule(items, mode):
-    if element_type(items[0]) is None:
-        raise JitkernTypeError("begin() needs a 1-D contiguous array")
-    return Sig((None,), T.pointer(element_type(items[0])))
-
-
-def _end_template(codes, sig, items, ctx):
-    return f"({codes[0]} + {ctx.array_shape(items[0], 0)})"
-
-
-ARRAY_METHODS = {
-    ("array", "begin"): Builtin(
-        "array.begin",
-        ("self",),
-        "1-D contiguous array",
-        _begin_rule,
-        "{0}",
-        "Iterator to the first element (for jit.thrust).",
-        "thrust",
-    ),
-    ("array", "end"): Builtin(
-        "array.end",
-        ("self",),
-        "1-D contiguous array",
-        _begin_rule,
-        _end_template,
-        "Iterator past the last element (for jit.thrust).",
-        "thrust",
-    ),
-}
-
-
-def _is_integer(op) -> bool:
-    if isinstance(op, bool):
-        return False
-    if isinstance(op, int):
-        return True
-    return isinstance(op, T.Scalar) and op.kind in "iu"
-
-
-def _offset_rule(items, mode):
-    elem = element_type(items[0])
-    if elem is not None and _is_integer(operand(items[1])):
-        return Sig((None, T.int64), iterator_type(items[0]))
-    other = element_type(items[1])
-    if elem is not None and other is not None:
-        if elem != other:
-            raise JitkernTypeError(f"cannot subtract a pointer to {other} from one to {elem}")
-        left, right = iterator_type(items[0]), iterator_type(items[1])
-        if left != right:
-            raise JitkernTypeError(
-                f"cannot subtract a {_iterator_text(right)} from a {_iterator_text(left)}"
-            )
-        return Sig((None, None), T.int64)
-    raise JitkernTypeError("a pointer takes an integer offset (p + n, p - n) or p - q")
-
-
-def _offset_template(symbol):
-    def template(codes, sig, items, ctx):
-        if sig.result is T.int64:
-            return f"((long long)({codes[0]} {symbol} {codes[1]}))"
-        return f"({codes[0]} {symbol} {codes[1]})"
-
-    return template
-
-
-POINTER_OPERATORS = {
-    "Add": Builtin(
-        "pointer +",
-        ("p", "n"),
-        "iterator; integer",
-        _offset_rule,
-        _offset_template("+"),
-        "Advance an iterator by n elements.",
-        "thrust",
-    ),
-    "Sub": Builtin(
-        "pointer -",
-        ("p", "n"),
-        "iterator; integer or iterator",
-        _offset_rule,
-        _offset_template("-"),
-        "Step an iterator back, or the distance between two iterators (an int64).",
-        "thrust",
-    ),
-}
-
-
-def pointer_operator(op_name: str, left, right):
-    """The record for ``p + n``, ``p - n``, ``p - q`` and ``n + p``, else None."""
-    if op_name not in POINTER_OPERATORS:
-        return None
-    if element_type(left) is not None:
-        return POINTER_OPERATORS[op_name], [left, right]
-    if op_name == "Add" and element_type(right) is not None:
-        return POINTER_OPERATORS[op_name], [right, left]
-    return None
-
-
-# ---------------------------------------------------------------------------
-# fancy iterators: make_counting_iterator(start), make_constant_iterator(value)
-
-
-def _fancy_rule(kind: str):
-    def rule(items, mode):
-        op = operand(items[0])
-        if not isinstance(op, (T.Scalar, bool, int, float)) or (
-            isinstance(op, T.Scalar) and op.is_complex
-        ):
-            raise JitkernTypeError(f"x must be a real number, got {_describe(items[0])}")
-        if not (isinstance(items[1], Const) and items[1].value is None):
-            raise JitkernTypeError(
-                f"make_{kind}_iterator(x, i): the index i is not supported (as in "
-                "cupyx.jit.thrust); advance the iterator instead: it + i"
-            )
-        elem = infer.literal_type(op, mode) if infer.is_weak(op) else op
-        return Sig((elem, None), T.fancy_iterator(kind, elem))
-
-    return rule
-
-
-def _fancy_template(codes, sig, items, ctx):
-    ctx.include(f"<thrust/iterator/{sig.result.kind}_iterator.h>")
-    return f"{sig.result.ctype}({codes[0]})"
-
-
-FANCY_ITERATORS = {
-    f"make_{kind}_iterator": Builtin(
-        f"thrust.make_{kind}_iterator",
-        ("x", "i=None"),
-        "a real number (its type is the elements' type)",
-        _fancy_rule(kind),
-        _fancy_template,
-        doc,
-        "thrust",
-    )
-    for kind, doc in (
-        ("counting", "Iterator over x, x + 1, x + 2, ... (read-only; no memory behind it)."),
-        ("constant", "Iterator whose every element is x (read-only; no memory behind it)."),
-    )
-}
 
 
 thrust = Namespace("thrust", {**ALGORITHMS, **POLICIES, **FUNCTORS, **FANCY_ITERATORS})

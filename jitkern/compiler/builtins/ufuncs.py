@@ -450,6 +450,45 @@ def _cpp_template(row: Ufunc):
     return template
 
 
+#: (ufunc, loop kind) -> the simulator's run-time twin of its C++ where that is not NumPy's
+#: loop: an integer power with a negative exponent is 0 (or +-1) in the kernel; NumPy
+#: raises. An integer reciprocal of 0 is 0 in the kernel, as in CuPy; NumPy's is undefined.
+_UFUNC_RUNTIME = {("power", "i"): "_jk_ipow", ("power", "u"): "_jk_ipow",
+                  ("reciprocal", "i"): "_jk_ireciprocal", ("reciprocal", "u"): "_jk_ireciprocal"}
+
+#: Rows whose float16 loop the C++ computes between halves (not in float and rounded):
+#: the simulator runs NumPy's own float16 loop for them.
+_HALF_NATIVE = frozenset({"nextafter"})
+
+
+def _py_template(row: Ufunc):
+    """The simulator's: NumPy's ufunc on NumPy scalars with ``signature=`` the loop (or the
+    C++'s run-time twin, :data:`_UFUNC_RUNTIME`); a half loop runs in float32 and rounds
+    each result, as the C++ row does."""
+    fn = f"_jk_np.{row.name}"
+
+    def template(codes, sig, items, ctx):
+        outs = result_types(row, sig)
+        args = [ctx.to_float(t, c) if t.is_half else c for t, c in zip(sig.args, codes)]
+        twin = _UFUNC_RUNTIME.get((row.name, sig.args[0].kind))
+        if twin is not None:
+            return f"{twin}({', '.join(args)})"
+        if row.name in _HALF_NATIVE and sig.args[0].name == "float16":
+            signature = "".join(ctx.type_code(t) + ", " for t in (*sig.args, *outs))
+            return f"{fn}({', '.join(codes)}, signature=({signature}))"
+        loop = [T.float32 if t.is_half else t for t in (*sig.args, *outs)]
+        signature = "".join(ctx.type_code(t) + ", " for t in loop)
+        call = f"{fn}({', '.join(args)}, signature=({signature}))"
+        if not any(t.is_half for t in outs):
+            return call
+        if len(outs) == 1:
+            return ctx.via_float(outs[0], call)
+        parts = [ctx.via_float(t, f"r[{j}]") if t.is_half else f"r[{j}]" for j, t in enumerate(outs)]
+        return f"(lambda r: ({''.join(p + ', ' for p in parts)}))({call})"
+
+    return template
+
+
 def _record(row: Ufunc) -> Builtin:
     params = ("x", "y")[: row.nin]
     nout = len(row.templates)
@@ -458,7 +497,7 @@ def _record(row: Ufunc) -> Builtin:
     )
     return Builtin(
         f"ufunc.{row.name}", params, "numbers NumPy has a loop for", _rule(row),
-        _cpp_template(row), doc, "ufunc",
+        _cpp_template(row), doc, "ufunc", py=_py_template(row),
     )  # fmt: skip
 
 

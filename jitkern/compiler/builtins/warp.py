@@ -7,6 +7,7 @@ import numpy
 from ...errors import JitkernTypeError, JitkernValueError
 from .. import types as T
 from ..values import Const
+from . import simspell
 from .records import Builtin, Sig, fixed, nullary, numeric
 
 _SHFL_NATIVE = (T.int32, T.uint32, T.int64, T.uint64, T.float32, T.float64, T.float16, T.bfloat16)
@@ -45,11 +46,12 @@ def _shfl_template(cfunc):
     return template
 
 
+# name, C++ function, lane parameter, doc, the simulator's kind of shuffle
 _SHFL_ROWS = (
-    ("shfl_sync", "__shfl_sync", "src_lane", "value of lane src_lane"),
-    ("shfl_up_sync", "__shfl_up_sync", "delta", "value of lane (lane - delta)"),
-    ("shfl_down_sync", "__shfl_down_sync", "delta", "value of lane (lane + delta)"),
-    ("shfl_xor_sync", "__shfl_xor_sync", "lane_mask", "value of lane (lane ^ lane_mask)"),
+    ("shfl_sync", "__shfl_sync", "src_lane", "value of lane src_lane", "idx"),
+    ("shfl_up_sync", "__shfl_up_sync", "delta", "value of lane (lane - delta)", "up"),
+    ("shfl_down_sync", "__shfl_down_sync", "delta", "value of lane (lane + delta)", "down"),
+    ("shfl_xor_sync", "__shfl_xor_sync", "lane_mask", "value of lane (lane ^ lane_mask)", "xor"),
 )
 
 SHUFFLES = {
@@ -61,8 +63,9 @@ SHUFFLES = {
         _shfl_template(cfunc),
         f"Warp shuffle: the {doc} within width lanes.",
         "warp",
+        py=simspell.shuffle(kind),
     )
-    for name, cfunc, lane, doc in _SHFL_ROWS
+    for name, cfunc, lane, doc, kind in _SHFL_ROWS
 }
 
 _VOTE_ROWS = (
@@ -79,12 +82,20 @@ VOTES = {
         code,
         doc + ".",
         "warp",
+        py=simspell.vote(name[: -len("_sync")]),
     )
     for name, code, result, doc in _VOTE_ROWS
 }
+def _activemask_py(codes, sig, items, ctx):
+    return ctx.yields(f"_jk_ACTIVEMASK, {ctx.site()}")
+
+
 activemask = nullary(
-    "activemask", "__activemask()", "Mask of the lanes running this code.", "warp", T.uint32
+    "activemask", "__activemask()", "Mask of the lanes running this code.", "warp", T.uint32,
+    py=_activemask_py,
 )
+
+
 
 _MATCH_TYPES = (T.int32, T.uint32, T.int64, T.uint64, T.float32, T.float64)
 
@@ -108,6 +119,7 @@ match_any_sync = Builtin(
     "Mask of the lanes whose value equals this lane's.",
     "warp",
     min_arch=70,
+    py=simspell.collective("_jk_MATCH", "any", 2),
 )
 match_all_sync = Builtin(
     "match_all_sync",
@@ -118,6 +130,7 @@ match_all_sync = Builtin(
     "(mask, pred): mask of lanes if all values are equal, and whether they are.",
     "warp",
     min_arch=70,
+    py=simspell.collective("_jk_MATCH", "all", 2),
 )
 
 
@@ -147,6 +160,17 @@ def _bits_template(f32, f64, signed_arg=False):
     return template
 
 
+def _bits_py(fn, width_arg=True, same=False):
+    def template(codes, sig, items, ctx):
+        bits = 64 if sig.args[0].itemsize == 8 else 32
+        call = f"_jk_{fn}({codes[0]}, {bits})" if width_arg else f"_jk_{fn}({codes[0]})"
+        if same:
+            return ctx.convert_code(call, sig.args[0], sig.result)
+        return call
+
+    return template
+
+
 popc = Builtin(
     "popc",
     ("x",),
@@ -155,6 +179,7 @@ popc = Builtin(
     _bits_template("__popc", "__popcll"),
     "Number of set bits.",
     "bits",
+    py=_bits_py("popc", width_arg=False),
 )
 clz = Builtin(
     "clz",
@@ -164,6 +189,7 @@ clz = Builtin(
     _bits_template("__clz", "__clzll", True),
     "Number of leading zero bits (of the 32- or 64-bit value).",
     "bits",
+    py=_bits_py("clz"),
 )
 ffs = Builtin(
     "ffs",
@@ -173,6 +199,7 @@ ffs = Builtin(
     _bits_template("__ffs", "__ffsll", True),
     "Position (1-based) of the least significant set bit, 0 if none.",
     "bits",
+    py=_bits_py("ffs"),
 )
 brev = Builtin(
     "brev",
@@ -182,4 +209,5 @@ brev = Builtin(
     _bits_template("__brev", "__brevll"),
     "Bits in reverse order.",
     "bits",
+    py=_bits_py("brev", same=True),
 )

@@ -11,7 +11,8 @@ import numpy
 from ...arrays.interop import describe
 from ...runtime.launch import host_array_message
 from ...runtime.handles import handle_ctype
-from ...arrays.layout import c_strides
+from ...arrays import layout
+from ...arrays.layout import broadcast_strides, c_strides, max_extent  # noqa: F401 (kernels read them here)
 from ...errors import JitkernValueError, KernelArgumentError
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -84,40 +85,13 @@ def broadcast_shape(shapes, kernel: str) -> tuple:
     return tuple(out)
 
 
-def broadcast_strides(shape, strides, target) -> tuple:
-    """Byte strides of an array of ``shape`` viewed as broadcast to ``target``."""
-    offset = len(target) - len(shape)
-    out = [0] * len(target)
-    for k, (s, st) in enumerate(zip(shape, strides)):
-        out[offset + k] = 0 if s == 1 and target[offset + k] != 1 else st
-    return tuple(out)
-
-
 def collapse(shape, strides_list, *, keep=False):
     """Merge adjacent dimensions that every array walks contiguously; drop size-1 ones.
 
     Returns ``(shape, [strides, ...])`` describing the same element order (C order
-    over ``shape``). With ``keep`` nothing is merged.
+    over ``shape``). With ``keep`` nothing is merged. An all-size-1 shape collapses to
+    ``()``: the launch struct then has no axis (generated code depends on it).
     """
     if keep:
         return tuple(shape), [tuple(s) for s in strides_list]
-    dims = [k for k, s in enumerate(shape) if s != 1]
-    new_shape: list[int] = []
-    new_strides: list[list[int]] = [[] for _ in strides_list]
-    for k in dims:
-        if new_shape and all(
-            st[-1] == old[k] * shape[k] for st, old in zip(new_strides, strides_list)
-        ):
-            new_shape[-1] *= shape[k]
-            for st, old in zip(new_strides, strides_list):
-                st[-1] = old[k]
-            continue
-        new_shape.append(shape[k])
-        for st, old in zip(new_strides, strides_list):
-            st.append(old[k])
-    return tuple(new_shape), [tuple(s) for s in new_strides]
-
-
-def max_extent(shape, strides) -> int:
-    """Largest absolute byte offset an array of ``shape``/``strides`` reaches from its start."""
-    return sum(abs(st) * (s - 1) for s, st in zip(shape, strides) if s > 0)
+    return layout.collapse(shape, *strides_list, min_ndim=0)

@@ -21,25 +21,9 @@ from ...runtime.handles import HANDLE_CTYPES, handle_ctype
 from ...errors import JitkernTypeError, JitkernValueError
 
 # NumPy dtype -> the C++ spelling used in generated kernels (complex from
-# <jitkern/complex.cuh>, half from <cuda_fp16.h>).
-CTYPES: dict[numpy.dtype, str] = {
-    numpy.dtype(numpy.bool_): "bool",
-    numpy.dtype(numpy.int8): "signed char",
-    numpy.dtype(numpy.uint8): "unsigned char",
-    numpy.dtype(numpy.int16): "short",
-    numpy.dtype(numpy.uint16): "unsigned short",
-    numpy.dtype(numpy.int32): "int",
-    numpy.dtype(numpy.uint32): "unsigned int",
-    numpy.dtype(numpy.int64): "long long",
-    numpy.dtype(numpy.uint64): "unsigned long long",
-    numpy.dtype(numpy.float16): "__half",
-    numpy.dtype(numpy.float32): "float",
-    numpy.dtype(numpy.float64): "double",
-    numpy.dtype(numpy.complex64): "complex<float>",
-    numpy.dtype(numpy.complex128): "complex<double>",
-}
-# bfloat16 and the float8 types, where ml_dtypes gives NumPy a dtype for them
-CTYPES.update({dt: _dtypes.SUPPORTED[dt][1] for dt in _dtypes.ML_DTYPES.values() if dt is not None})
+# <jitkern/complex.cuh>, half from <cuda_fp16.h>; bfloat16 and the float8 types
+# where ml_dtypes gives NumPy a dtype for them).
+CTYPES: dict[numpy.dtype, str] = {dt: row.cxx for dt, row in _dtypes.ROW_OF.items()}
 DTYPE_BY_NAME: dict[str, numpy.dtype] = {dt.name: dt for dt in CTYPES}
 
 # Texture/surface objects bind a placeholder to a type of their own: a one-field record
@@ -51,12 +35,7 @@ CTYPES.update({dt: ctype for ctype, dt in HANDLE_DTYPES.items()})
 _HANDLE_OF_DTYPE = {dt: ctype for ctype, dt in HANDLE_DTYPES.items()}
 
 # The type a scalar argument brings to a placeholder bound by scalars only.
-PYTHON_SCALAR_DTYPES = {
-    bool: numpy.dtype(numpy.bool_),
-    int: numpy.dtype(numpy.int64),
-    float: numpy.dtype(numpy.float64),
-    complex: numpy.dtype(numpy.complex128),
-}
+PYTHON_SCALAR_DTYPES = _dtypes.PYTHON_SCALARS
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PLACEHOLDER = re.compile(r"[A-Za-z]\Z")

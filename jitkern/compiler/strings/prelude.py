@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy
 
-from ...runtime import debugcheck
+from ...debugrecord import DEVICE_SOURCE as DEBUG_DEVICE_SOURCE
 from .params import c_alignment, ctype_of, record_ctype, record_fields
 
 PRELUDE = r"""
@@ -90,7 +90,7 @@ template <typename T, int V> struct alignas(sizeof(T) * V) _jk_vec { T v[V]; };
 
 # Debug builds (``debug=True``): a `raw` argument whose accesses are bounds-checked. A failed
 # check records itself (site = the parameter's position) and the access goes to a sink.
-DEBUG_PRELUDE = debugcheck.DEVICE_SOURCE + r"""
+DEBUG_PRELUDE = DEBUG_DEVICE_SOURCE + r"""
 __device__ __forceinline__ void _jk_debug_claim_shape(int site, int axis, long long index,
                                                       long long extent, int nd,
                                                       const long long* shape) {

@@ -1,7 +1,8 @@
 """``jitkern.fuse``: trace a Python function of array operations into one kernel.
 
 CuPy's model: the first call with a new argument signature (each array's dtype and ndim,
-each scalar's type) calls the function with proxy arrays (:mod:`._fuse_trace`); Python runs
+each scalar's type; and each array's shape, for a function that reads ``x.shape`` or
+``x.size``) calls the function with proxy arrays (:mod:`._fuse_trace`); Python runs
 everything else (helpers, closures, loops and ``if`` over Python values), and the array
 operations are recorded. The recorded graph becomes an :class:`ElementwiseKernel` or a
 :class:`ReductionKernel` (:mod:`._fuse_emit`), with NumPy 2's types (``resolve_dtypes`` of
@@ -47,8 +48,8 @@ def _numpy_function(fn):
     """``fn`` with the ``cupy`` modules its globals name bound to NumPy (``fn`` when none);
     module-level helpers of the same module are rebound too, so ``cupy.exp`` in a helper
     reads as ``numpy.exp``."""
-    env = fn.__globals__
-    if not any(_is_array_module(v) for v in env.values()):
+    env = getattr(fn, "__globals__", None)  # None: a ufunc or another callable object
+    if env is None or not any(_is_array_module(v) for v in env.values()):
         return fn
     new_env = dict(env)
     for name, value in env.items():
@@ -75,6 +76,11 @@ def _signature_key(a):
         return (dtype, ndim)
     info = describe(a)
     return (cls, info.dtype, len(info.shape))
+
+
+def _shapes(args) -> tuple:
+    return tuple(None if _signature_key(a) is type(a) else _fuse_trace.array_shape(a)
+                 for a in args)
 
 
 def _kwargs_key(kwargs) -> tuple:
@@ -122,19 +128,26 @@ class Fused:
         if kwargs:
             key += (_kwargs_key(kwargs),)
         plan = self._plans.get(key)
-        if plan is None:
+        if plan is None or plan.shape_dependent:
             plan = self._plan(args, kwargs, key)
         return plan.run(args)
 
     # -- what a call runs ----------------------------------------------------------
     def _plan(self, args, kwargs, key):
+        """The plan for ``key``; a function that read ``x.shape`` has one per set of shapes."""
         plan = self._plans.get(key)
+        if plan is not None and plan.shape_dependent:
+            key = (key, _shapes(args))
+            plan = self._plans.get(key)
         if plan is None:
             graph = self._trace(args, kwargs)
             try:
                 plan = _fuse_emit.Plan(graph, self.kernel_name)
             except FuseTraceError as exc:
                 raise exc.with_traceback(None) from None
+            if graph.shape_dependent:
+                self._plans.setdefault(key, plan)
+                key = (key, _shapes(args))
             self._plans[key] = plan
         return plan
 

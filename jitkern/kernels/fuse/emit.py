@@ -3,11 +3,13 @@
 - No reduction: one :class:`ElementwiseKernel` whose operation is the recorded nodes, one
   C++ statement each (``const float v3 = sqrtf(v2);``), storing the returned values and the
   writes into argument arrays.
-- A reduction: one :class:`ReductionKernel`: the nodes before it are a ``__device__``
-  map function in the preamble; elementwise work on the reduced value alone (``sqrt(sum(x *
-  x) + 10)``) is its ``post_map_expr``. Work that combines the reduced value with the
-  arguments again (``x - x.sum()``) or several outputs run as a second ElementwiseKernel
-  over the reduced array and the arguments.
+- Reductions: one :class:`ReductionKernel` each, in the order the function made them: the
+  nodes before it are a ``__device__`` map function in the preamble, reading the arguments
+  and the results of earlier reductions (``(x - x.mean()).sum()`` is two kernels).
+  Elementwise work on the last reduced value alone (``sqrt(sum(x * x) + 10)``) is its
+  ``post_map_expr``. Work that combines reduced values with the arguments again (``x -
+  x.sum()``), or several outputs, run as one more ElementwiseKernel over the reduced
+  arrays and the arguments.
 
 A :class:`Plan` holds the kernels and runs them for a call; its kernels are ordinary
 ElementwiseKernel/ReductionKernel objects (``Plan.kernels``), so anything that runs those
@@ -27,8 +29,8 @@ from .trace import FuseTraceError, Graph, Input, Node
 from ..elementwise import ElementwiseKernel
 from ..reduction import ReductionKernel
 
-REDUCED = "reduced"  # a kernel input that is the first stage's result
-COUNT = "count"  # a kernel input that is the number of elements the first stage reduced
+REDUCED = "reduced"  # (REDUCED, node): a kernel input that is an earlier stage's result
+COUNT = "count"  # (COUNT, node): how many elements that stage reduced per output
 
 
 class NodeWalker:
@@ -162,7 +164,7 @@ class Stage:
     ElementwiseKernel/ReductionKernel the GPU runs."""
 
     kernel: object
-    sources: tuple  # per kernel input: an Input (from the arguments) or REDUCED
+    sources: tuple  # per kernel input: an Input (from the arguments), (REDUCED | COUNT, node)
     options: dict
     writes: tuple = ()  # Inputs written (outputs after the returned ones)
     n_returned: int = 0
@@ -171,9 +173,21 @@ class Stage:
     reduce: Node | None = None  # a reduction stage's reduce node
     post: Node | None = None  # ... and the node it returns (None: the reduced value)
 
-    def inputs(self, args, reduced=None, count=None) -> list:
-        special = {REDUCED: reduced, COUNT: count}
-        return [special[s] if isinstance(s, str) else s.value(args) for s in self.sources]
+    def inputs(self, args, results=None) -> list:
+        """The kernel's input values: argument views, and earlier stages' ``results``."""
+        return [s.value(args) if isinstance(s, Input) else results[s[1]] for s in self.sources]
+
+
+def _sources(in_nodes) -> list:
+    return [
+        n.attrs[0] if n.op == "arg" else (REDUCED if n.op == "reduce" else COUNT, n)
+        for n in in_nodes
+    ]
+
+
+def _stage_inputs(nodes) -> list:
+    """The nodes a stage reads as kernel inputs: arguments, reduced values and counts."""
+    return [n for n in nodes if n.op in ("arg", "count", "reduce")]
 
 
 def _params(nodes, sources) -> str:
@@ -208,13 +222,13 @@ def _elementwise_stage(name, in_nodes, sources, returned, writes) -> Stage:
     )  # fmt: skip
 
 
-def _reduction_stage(name, reduce_node: Node, post: Node | None) -> Stage:
+def _reduction_stage(name, reduce_node: Node, post: Node | None, earlier=()) -> Stage:
     rname, axes, keepdims, _requested = reduce_node.attrs
     row = ops.REDUCTIONS[rname]
     x = reduce_node.args[0]
-    pre = _reachable([x])
-    in_nodes = [n for n in pre if n.op == "arg"]
-    sources = [n.attrs[0] for n in in_nodes]
+    pre = _reachable([x], stop=tuple(earlier))
+    in_nodes = _stage_inputs(pre)
+    sources = _sources(in_nodes)
     out = reduce_node.dtype
     if rname in ("all", "any"):
         acc_type, acc_ctype = numpy.dtype(numpy.bool_), "bool"
@@ -267,23 +281,20 @@ class Plan:
         self.returned = [o for o in graph.outputs if isinstance(o, Node)]
         self.writes = list(graph.writes.items())
         self.stages: list[Stage] = []
-        reduces = [n for n in graph.order() if n.op == "reduce"]
-        if len(reduces) > 1:
-            raise FuseTraceError(
-                f"{len(reduces)} reductions: a fused function makes at most one",
-                "split the function in two fused functions",
-                location=("", 0),
-            )
-        self.reduce = reduces[0] if reduces else None
+        self.reduces = [n for n in graph.order() if n.op == "reduce"]
+        self.reduce = self.reduces[0] if len(self.reduces) == 1 else None
+        self.shape_dependent = graph.shape_dependent
         self._check_ndims()
-        if self.reduce is None:
+        if not self.returned and not self.writes:
+            pass  # nothing to compute: the function returns None or Python values
+        elif not self.reduces:
             self._plan_elementwise(name)
         else:
-            self._plan_reduction(name)
+            self._plan_reductions(name)
         self.fast = self._fast_runner()
 
     def _check_ndims(self) -> None:
-        nodes = [n for n in self.returned if n is not self.reduce]
+        nodes = [n for n in self.returned if n.op != "reduce"]
         if len({n.ndim for n in nodes}) > 1:
             raise FuseTraceError(
                 "the returned arrays have different numbers of dimensions; a fused kernel's "
@@ -298,25 +309,36 @@ class Plan:
         sources = [n.attrs[0] for n in in_nodes]
         self.stages.append(_elementwise_stage(name, in_nodes, sources, self.returned, self.writes))
 
-    def _plan_reduction(self, name) -> None:
-        r = self.reduce
-        single = len(self.returned) == 1 and not self.writes
-        if single:
-            post_nodes = _reachable(self.returned, stop=(r,))
-            if r in post_nodes and not any(n.op in ("arg", "count") for n in post_nodes):
-                post = self.returned[0]
-                self.stages.append(_reduction_stage(name, r, None if post is r else post))
-                return
-        self.stages.append(_reduction_stage(name, r, None))
-        rest = [n for n in self.returned if n is not r]
+    def _plan_reductions(self, name) -> None:
+        """One ReductionKernel per reduction, in order; the last one also computes a lone
+        returned value that depends on it alone; one ElementwiseKernel for the rest."""
+        *first, last = self.reduces
+        for k, r in enumerate(first):
+            self.stages.append(_reduction_stage(f"{name}_r{k}" if k else name, r, None,
+                                                self.reduces[:k]))
+        last_name = f"{name}_r{len(first)}" if first else name
+        post = self._lone_post(last)
+        self.stages.append(_reduction_stage(last_name, last, post, first))
+        if post is not None:
+            return
+        rest = [n for n in self.returned if n.op != "reduce"]
         if not rest and not self.writes:
             return
-        nodes = _reachable([*rest, *(n for _, n in self.writes)], stop=(r,))
-        in_nodes = [n for n in nodes if n.op in ("arg", "count") or n is r]
-        sources = [
-            REDUCED if n is r else COUNT if n.op == "count" else n.attrs[0] for n in in_nodes
-        ]
-        self.stages.append(_elementwise_stage(f"{name}_post", in_nodes, sources, rest, self.writes))
+        nodes = _reachable([*rest, *(n for _, n in self.writes)], stop=tuple(self.reduces))
+        in_nodes = _stage_inputs(nodes)
+        self.stages.append(
+            _elementwise_stage(f"{name}_post", in_nodes, _sources(in_nodes), rest, self.writes))
+
+    def _lone_post(self, last: Node):
+        """The returned value computed from ``last`` alone (its post_map), or None."""
+        if len(self.returned) != 1 or self.writes:
+            return None
+        post = self.returned[0]
+        nodes = _reachable([post], stop=tuple(self.reduces))
+        if last not in nodes or any(n.op in ("arg", "count", "reduce") and n is not last
+                                    for n in nodes):
+            return None
+        return None if post is last else post
 
     @property
     def kernels(self) -> tuple:
@@ -326,6 +348,8 @@ class Plan:
     def _fast_runner(self):
         """The call for the common plan (one kernel reading whole arguments, no writes), or
         None: no dict of results, no views, no Input objects on the way."""
+        if not self.stages:
+            return lambda args: self._result(args, {})
         if len(self.stages) != 1 or self.writes:
             return None
         stage = self.stages[0]
@@ -353,23 +377,19 @@ class Plan:
         """Run the stages with ``kernels`` (one per stage, called as its ElementwiseKernel
         or ReductionKernel is: the GPU's, or the simulator's) and ``alloc(shape, dtype)``
         making the outputs of stages that also write into arguments."""
-        reduced = count = None
         results = {}
+        counts = {n.attrs[0]: n for n in self.graph.order() if n.op == "count"}
         for stage, kernel in zip(self.stages, kernels):
-            values = stage.inputs(args, reduced, count)
+            values = stage.inputs(args, results)
             if stage.reduce is not None:
-                reduced = kernel(*values, **stage.options)
-                count = _count(values, stage.options["axis"])
-                results[self.reduce] = reduced
+                value = kernel(*values, **stage.options)
+                results[stage.post or stage.reduce] = value
+                if stage.reduce in counts:
+                    results[counts[stage.reduce]] = _count(values, stage.options["axis"])
                 continue
             outs = self._run_elementwise(stage, kernel, values, args, alloc)
-            rest = (
-                [n for n in self.returned if n is not self.reduce] if self.reduce else self.returned
-            )
-            for node, out in zip(rest, outs):
+            for node, out in zip(self._stage_returned(stage), outs):
                 results[node] = out
-        if self.reduce is not None and len(self.stages) == 1:
-            results = {n: reduced for n in self.returned}
         return self._result(args, results)
 
     def _run_elementwise(self, stage, kernel, values, args, alloc):
@@ -381,7 +401,7 @@ class Plan:
         return kernel(*values, *outs, *targets)[: stage.n_returned]
 
     def _stage_returned(self, stage):
-        return [n for n in self.returned if n is not self.reduce][: stage.n_returned]
+        return [n for n in self.returned if n.op != "reduce"][: stage.n_returned]
 
     def _result(self, args, results):
         items = []

@@ -15,140 +15,16 @@ argument arrays (``x += y``, ``x[...] = y``, ``out=x``).
 
 from __future__ import annotations
 
-import dataclasses
-import linecache
-import os
 import sys
 
 import numpy
 
 from ...arrays import describe
-from ...errors import JitkernAttributeError, JitkernTypeError
 from . import ops
+from .graph import FuseAttributeError, FuseIndexError, FuseTraceError, Graph, Input, Node, _freeze
 from ..reduction import normalize_axis
 
 _PY_SCALARS = (bool, int, float, complex)
-_HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the jitkern package
-_NUMPY_DIR = os.path.dirname(numpy.__file__)
-
-
-class FuseTraceError(JitkernTypeError):
-    """What fuse cannot record, at the user's line: ``file.py:LINE: message``, the line."""
-
-    def __init__(self, message: str, hint: str = "", location=None):
-        filename, lineno = location or user_location()
-        self.filename, self.lineno = filename, lineno
-        text = linecache.getline(filename, lineno).strip() if filename else ""
-        parts = [f"{filename}:{lineno}: {message}" if filename else message]
-        if text:
-            parts.append(f"    {text}")
-        if hint:
-            parts.append(hint)
-        super().__init__("\n".join(parts))
-
-
-class FuseAttributeError(JitkernAttributeError):
-    """An array attribute or method fuse does not record."""
-
-
-def user_location():
-    """(file, line) of the innermost frame outside jitkern and NumPy: the user's code."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith((_HERE, _NUMPY_DIR, "<__array_function__")):
-            return filename, frame.f_lineno
-        frame = frame.f_back
-    return "", 0
-
-
-# ---------------------------------------------------------------------------
-# the graph
-
-
-@dataclasses.dataclass(eq=False)
-class Node:
-    op: str  # 'arg' 'const' 'ufunc' 'cast' 'where' 'reduce' 'real' 'imag'
-    args: tuple
-    dtype: numpy.dtype
-    ndim: int
-    weak: bool = False  # a Python scalar: promotes as NumPy 2 promotes Python numbers
-    attrs: tuple = ()
-    reduced: bool = False  # depends on a reduction's result
-
-    def __repr__(self) -> str:
-        return f"<{self.op} {self.dtype}{' weak' if self.weak else ''} ndim={self.ndim}>"
-
-
-@dataclasses.dataclass(frozen=True)
-class Input:
-    """A kernel input: argument ``position`` with the basic-index ``keys`` applied in turn."""
-
-    position: int
-    keys: tuple
-    scalar: bool
-
-    def value(self, args):
-        v = args[self.position]
-        for key in self.keys:
-            v = v[_thaw(key)]
-        return v
-
-
-def _freeze(key):
-    """A hashable spelling of a basic index (slices are not hashable before Python 3.12)."""
-    if isinstance(key, tuple):
-        return ("tuple", tuple(_freeze(k) for k in key))
-    if isinstance(key, slice):
-        return ("slice", key.start, key.stop, key.step)
-    if isinstance(key, numpy.integer):
-        return int(key)
-    return key
-
-
-def _thaw(key):
-    if isinstance(key, tuple) and key and key[0] == "tuple":
-        return tuple(_thaw(k) for k in key[1])
-    if isinstance(key, tuple) and key and key[0] == "slice":
-        return slice(*key[1:])
-    return key
-
-
-@dataclasses.dataclass
-class Graph:
-    inputs: list  # Input per 'arg' node, in order
-    arg_nodes: list  # the 'arg' node of each input
-    outputs: tuple  # returned nodes (or plain Python values)
-    tuple_result: bool
-    writes: dict  # Input (the written view) -> node
-
-    def describe(self) -> str:
-        """One line per node: what was recorded (for tests and docs)."""
-        names = {}
-        lines = []
-        for node in self.order():
-            name = f"v{len(names)}"
-            names[node] = name
-            args = ", ".join(names.get(a, "?") for a in node.args)
-            attrs = f" {node.attrs}" if node.attrs else ""
-            lines.append(f"{name} = {node.op}{attrs}({args}) -> {node.dtype}")
-        return "\n".join(lines)
-
-    def order(self) -> list:
-        """The nodes the outputs and writes need, each after its operands."""
-        seen, out = set(), []
-
-        def visit(node):
-            if not isinstance(node, Node) or id(node) in seen:
-                return
-            seen.add(id(node))
-            for a in node.args:
-                visit(a)
-            out.append(node)
-
-        for node in [*self.outputs, *self.writes.values()]:
-            visit(node)
-        return out
 
 
 # ---------------------------------------------------------------------------
@@ -159,6 +35,8 @@ class Trace:
     def __init__(self):
         self.inputs: dict = {}  # Input -> arg node
         self.writes: dict = {}
+        self.shapes: dict = {}  # Input -> the shape of this call's argument (view)
+        self.shape_read = False  # the function read a .shape/.size: plans are per shape
 
     def argument(self, position: int, value):
         if value is None:
@@ -170,8 +48,10 @@ class Trace:
             node = self._arg(Input(position, (), True), numpy.result_type(value), 0, True)
             return Var(self, node)
         dtype, ndim = array_signature(value)
-        node = self._arg(Input(position, (), False), dtype, ndim, False)
-        return Var(self, node, Input(position, (), False))
+        inp = Input(position, (), False)
+        self.shapes[inp] = array_shape(value)
+        node = self._arg(inp, dtype, ndim, False)
+        return Var(self, node, inp)
 
     def _arg(self, inp: Input, dtype, ndim, weak) -> Node:
         node = self.inputs.get(inp)
@@ -190,12 +70,29 @@ class Trace:
             )
         _check_key(key)
         try:
-            ndim = _dummy(var._node.ndim)[key].ndim
+            shape = _dummy(self.shapes[target])[key].shape
         except IndexError as exc:
-            raise FuseTraceError(f"index {key!r}: {exc}") from None
+            raise FuseIndexError(f"index {key!r} of an array of shape {self.shapes[target]}: "
+                                 f"{exc}") from None
         inp = Input(target.position, target.keys + (_freeze(key),), False)
-        node = self._arg(inp, var._node.dtype, ndim, False)
+        self.shapes[inp] = shape
+        node = self._arg(inp, var._node.dtype, len(shape), False)
         return Var(self, node, inp)
+
+    def shape_of(self, node: Node) -> tuple:
+        """The shape ``node`` has in this call (NumPy's broadcasting and reductions)."""
+        self.shape_read = True
+        if node.op == "arg":
+            return self.shapes.get(node.attrs[0], ())
+        if node.op in ("const", "count"):
+            return ()
+        if node.op == "reduce":
+            shape = self.shape_of(node.args[0])
+            _name, axes, keepdims, _requested = node.attrs
+            if keepdims:
+                return tuple(1 if k in axes else n for k, n in enumerate(shape))
+            return tuple(n for k, n in enumerate(shape) if k not in axes)
+        return numpy.broadcast_shapes(*[self.shape_of(a) for a in node.args])
 
     def graph(self, result) -> Graph:
         tuple_result = isinstance(result, tuple)
@@ -203,7 +100,8 @@ class Trace:
         outputs = tuple(i._node if isinstance(i, Var) else _returned_value(i) for i in items)
         inputs = list(self.inputs)
         return Graph(
-            inputs, [self.inputs[i] for i in inputs], outputs, tuple_result, dict(self.writes)
+            inputs, [self.inputs[i] for i in inputs], outputs, tuple_result, dict(self.writes),
+            self.shape_read,
         )
 
 
@@ -224,8 +122,14 @@ def array_signature(value) -> tuple:
     return info.dtype, len(info.shape)
 
 
-def _dummy(ndim: int):
-    return numpy.lib.stride_tricks.as_strided(numpy.zeros(1), (1 << 20,) * ndim, (0,) * ndim)
+def array_shape(value) -> tuple:
+    shape = getattr(value, "shape", None)
+    return tuple(shape) if shape is not None else tuple(describe(value).shape)
+
+
+def _dummy(shape: tuple):
+    """A view of one element with ``shape``: NumPy's indexing rules without the memory."""
+    return numpy.lib.stride_tricks.as_strided(numpy.zeros(1), shape, (0,) * len(shape))
 
 
 def _check_key(key) -> None:
@@ -452,11 +356,6 @@ def reduce(trace: Trace, name: str, x, axis=None, dtype=None, out=None, keepdims
             "return the result instead",
         )
     node = operand(trace, x)
-    if node.reduced:
-        raise FuseTraceError(
-            f"numpy.{name} of a reduced value: fuse makes one reduction per function",
-            "split the function in two fused functions",
-        )
     if isinstance(axis, list):
         axis = tuple(axis)
     if any(isinstance(a, Var) for a in (axis if isinstance(axis, tuple) else (axis,))):
@@ -629,12 +528,12 @@ class Var:
 
     @property
     def shape(self):
-        raise FuseAttributeError(
-            "x.shape is not known while tracing a fused function "
-            "(kernels are made per dtype and ndim); use x.ndim"
-        )
+        """This call's shape; reading it makes the fused function's kernels per shape."""
+        return self._trace.shape_of(self._node)
 
-    size = shape
+    @property
+    def size(self):
+        return int(numpy.prod(self.shape, dtype=numpy.int64))
 
     @property
     def real(self):
@@ -674,6 +573,20 @@ class Var:
     def all(self, axis=None, out=None, keepdims=False):
         return reduce(self._trace, "all", self, axis, None, out, keepdims)
 
+    def clip(self, min=None, max=None, out=None, **kwargs):
+        return clip(self._trace, self, min, max, out, **kwargs)
+
+    def round(self, decimals=0, out=None):
+        return _around(self._trace, self, decimals, out)
+
+    # CuPy's hooks: cupy.<ufunc>(x) and cupy.sum(x)-style reductions called with a proxy
+    def __cupy_override_elementwise_kernel__(self, kernel, *args, **kwargs):
+        return cupy_ufunc(self._trace, kernel, args, kwargs)
+
+    def __cupy_override_reduction_kernel__(self, kernel, axis, dtype, out, keepdims):
+        return cupy_reduction(self._trace, kernel, self, axis=axis, dtype=dtype, out=out,
+                              keepdims=keepdims)
+
     def any(self, axis=None, out=None, keepdims=False):
         return reduce(self._trace, "any", self, axis, None, out, keepdims)
 
@@ -692,8 +605,8 @@ class Var:
     def __getattr__(self, name):
         raise FuseAttributeError(
             f"arrays in fused functions have no attribute {name!r} fuse can record "
-            "(supported: dtype, ndim, real, imag, astype, copy, conj, sum, prod, max, min, mean, "
-            "all, any, and the operators)"
+            "(supported: dtype, ndim, shape, size, real, imag, astype, copy, conj, clip, round, "
+            "sum, prod, max, min, mean, all, any, and the operators)"
         )
 
 
@@ -752,8 +665,108 @@ def trace(fn, args, kwargs) -> Graph:
     """Call ``fn`` with proxies for ``args`` and return what it recorded."""
     t = Trace()
     proxies = [t.argument(k, a) for k, a in enumerate(args)]
-    result = fn(*proxies, **kwargs)
+    with _cupy_routines_recorded(t):
+        result = fn(*proxies, **kwargs)
     return t.graph(result)
 
 
-__all__ = ["FuseAttributeError", "FuseTraceError", "Graph", "Input", "Node", "Var", "trace"]
+
+# ---------------------------------------------------------------------------
+# CuPy's routines: cupy.sin(x), cupy.where(c, x, y), cupy.sum(x, axis=1), cupy.nansum(x), ...
+# A proxy answers CuPy's override hooks (ufuncs and reductions called with it), and while a
+# function is traced, CuPy's fusion switch routes its Python-level routines (rounding,
+# real/imag, clip, where, all/any, nan*) to ``_CupyHistory``. CuPy is never imported here:
+# the switch is set only where the user's program has imported it.
+
+_CUPY_SPECIAL = {
+    "clip": lambda t, a, lo=None, hi=None, out=None: clip(t, a, lo, hi, out),
+    "where": lambda t, c, x=None, y=None: where(t, c, x, y),
+    "round": lambda t, x, decimals=0, out=None: _around(t, x, decimals, out),
+    "real": lambda t, x: part(t, x, "real"),
+    "imag": lambda t, x: part(t, x, "imag"),
+}
+
+
+def _cupy_name(kernel) -> str:
+    name = getattr(kernel, "name", "") or ""
+    return name[5:] if name.startswith("cupy_") else name
+
+
+def cupy_ufunc(trace: Trace, kernel, args, kwargs):
+    """``cupy.<ufunc>(...)`` (or a routine CuPy writes as one) with a traced argument."""
+    name = _cupy_name(kernel)
+    special = _CUPY_SPECIAL.get(name)
+    if special is not None:
+        return special(trace, *args, **kwargs)
+    if type(kernel).__name__ != "ufunc" or name not in ops.UFUNCS:
+        what = f"cupy.{name}" if type(kernel).__name__ == "ufunc" else f"{kernel!r}"
+        raise FuseTraceError(
+            f"{what} is not supported in a jitkern.fuse function",
+            "fuse records NumPy's and CuPy's ufuncs in its table (jitkern.fuse.UFUNCS), "
+            "where, clip, round, real, imag and the reductions; call other kernels outside it",
+        )
+    out, dtype = kwargs.pop("out", None), kwargs.pop("dtype", None)
+    kwargs.pop("casting", None)
+    if kwargs:
+        raise FuseTraceError(f"cupy.{name}: unsupported keyword(s) {', '.join(kwargs)}")
+    return call_ufunc(trace, name, args, out, dtype)
+
+
+def cupy_reduction(trace: Trace, kernel, x, axis=None, dtype=None, out=None, keepdims=False):
+    """``cupy.sum(x)``, ``cupy.all(x)``, ``cupy.nansum(x)``, ... with a traced argument."""
+    name = _cupy_name(kernel)
+    for suffix in ("_with_dtype", "_complex_dtype", "_keep_dtype"):
+        name = name.removesuffix(suffix)
+    if name not in ops.REDUCTIONS:
+        raise FuseTraceError(
+            f"{kernel!r} is not supported in a jitkern.fuse function",
+            f"fuse records the reductions {', '.join(sorted(ops.REDUCTIONS))} and mean",
+        )
+    return reduce(trace, name, x, axis, dtype, out, keepdims)
+
+
+class _CupyHistory:
+    """Where CuPy's fusion switch sends its routines while a jitkern.fuse function traces."""
+
+    def __init__(self, trace: Trace):
+        self.trace = trace
+
+    def call_ufunc(self, kernel, *args, **kwargs):
+        return cupy_ufunc(self.trace, kernel, args, kwargs)
+
+    def call_reduction(self, kernel, x, **kwargs):
+        return cupy_reduction(self.trace, kernel, x, **kwargs)
+
+    def call_indexing(self, kernel, *args, **kwargs):
+        raise FuseTraceError("CuPy's fused indexing is not supported; index the arguments")
+
+
+class _cupy_routines_recorded:
+    """While tracing: CuPy's fusion switch on, pointing at this trace (when CuPy is loaded)."""
+
+    def __init__(self, trace: Trace):
+        self.switch = sys.modules.get("cupy._core._fusion_thread_local")
+        self.trace = trace
+
+    def __enter__(self):
+        if self.switch is None:
+            return
+        local = self.switch.thread_local
+        self.saved = {k: getattr(local, k) for k in ("is_new_fusing", "history")
+                      if hasattr(local, k)}
+        local.is_new_fusing, local.history = True, _CupyHistory(self.trace)
+
+    def __exit__(self, *exc):
+        if self.switch is None:
+            return
+        local = self.switch.thread_local
+        local.is_new_fusing = self.saved.get("is_new_fusing", False)
+        if "history" in self.saved:
+            local.history = self.saved["history"]
+        else:
+            del local.history
+
+__all__ = [
+    "FuseAttributeError", "FuseIndexError", "FuseTraceError", "Graph", "Input", "Node", "Var",
+    "trace",
+]  # fmt: skip

@@ -1,0 +1,722 @@
+"""String kernels on the CPU: RawKernel, RawModule, ElementwiseKernel and ReductionKernel
+as JIT kernels run by the simulator (``k.simulate``, and every call while
+``JITKERN_SIMULATE=1``).
+
+The C is translated by :mod:`jitkern.sim.ctranslate` into the Python of
+``@jitkern.rawkernel`` kernels, which ``kernel.simulate[grid, block]`` runs as it runs any JIT kernel (as fuse's
+simulated path does, :mod:`._fuse_jit`):
+
+- RawKernel/RawModule: each ``__global__`` function is a JIT kernel with the same
+  parameters; pointer parameters take the arrays' flat memory (C-contiguous, viewed as
+  the pointee type), scalars are converted to the parameter's C type.
+- ElementwiseKernel: a grid-stride loop over the broadcast size; each non-raw parameter
+  is its element (``x`` reads and writes ``x[i]`` of the broadcast, raveled array), raw
+  ones are flat arrays, ``i`` and ``_ind.size()`` are the loop's index and size.
+- ReductionKernel: one block per output element, as fuse's reductions: each thread maps
+  and combines a strided part, a shared-memory tree combines the threads' values with
+  ``reduce_expr`` (``a``, ``b``), thread 0 runs ``post_map_expr``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import linecache
+import math
+import re
+from types import SimpleNamespace
+
+import numpy
+
+from .. import jit
+from ..arrays import asarray
+from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
+from ..sim import launch_keywords
+from ..sim.csubset import _BASE, C64, C128, I64, TYPEDEFS, Pointer, Refused, ctor, parse
+from ..sim.csubset import refuse as _refuse
+from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
+from ..compiler.strings.params import (
+    DTYPE_BY_NAME,
+    convert_scalar,
+    ctype_of,
+    param_dtype,
+    resolve_placeholders,
+    scalar_dtype,
+)
+
+_COUNTER = itertools.count()
+#: Elementwise launches: threads per block, and at most this many blocks.
+BLOCK, MAX_BLOCKS = 128, 64
+#: Threads per block of a reduction (the shared-memory tree's width).
+REDUCE_BLOCK = 32
+
+
+def _globals() -> dict:
+    return {"numpy": numpy, "math": math, "jit": jit}
+
+
+def define(source: str, label: str) -> dict:
+    """Run ``source`` (registered with linecache, so the JIT reads it as a file's)."""
+    filename = f"<jitkern simulate {label} #{next(_COUNTER)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = _globals()
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the source made here
+    return namespace
+
+
+def _kernel(namespace: dict, py: str):
+    return namespace["jit"].rawkernel(mode="numpy")(namespace[py])
+
+
+def simulate(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
+    """Run a translated kernel; the simulator's errors name the user's C line."""
+    try:
+        kernel.simulate(grid, block, args, shared_mem, racecheck=racecheck)
+    except JitkernError as exc:
+        raise at_c_line(exc) from None
+
+
+def at_c_line(exc):
+    """``exc`` with each place in the generated Python (``<jitkern simulate ...>:29``)
+    replaced by the C line its statement came from, and the JIT's spellings by C's."""
+    message = str(exc)
+    places = list(re.finditer(r"(<jitkern simulate [^>]*>):(\d+)", message))
+    if not places:
+        return exc
+
+    def c_place(m):
+        text = linecache.getline(m.group(1), int(m.group(2)))
+        c = re.search(r"#\s*(.+ line \d+)\s*$", text)
+        return c.group(1) if c else m.group(0)
+
+    first = linecache.getline(places[0].group(1), int(places[0].group(2)))
+    new = re.sub(r"(<jitkern simulate [^>]*>):(\d+)", c_place, message)
+    new = new.replace("jit.syncthreads()", "__syncthreads()")
+    new += f"\n    (the simulator's Python: {first.split('#')[0].strip()})"
+    try:
+        return type(exc)(new)
+    except Exception:  # an error class with another constructor: keep the original
+        return exc
+
+
+# ---------------------------------------------------------------------------
+# host arguments
+
+
+def _is_device_array(a) -> bool:
+    return (not isinstance(a, numpy.ndarray) and hasattr(a, "get") and hasattr(a, "set")
+            and hasattr(a, "__cuda_array_interface__"))
+
+
+def host_copies(args) -> tuple[list, list]:
+    """(arguments with device arrays replaced by host copies, [(device, copy)])."""
+    host, back = [], []
+    for a in args:
+        if _is_device_array(a):
+            copy = a.get()
+            host.append(copy)
+            back.append((a, copy))
+        else:
+            host.append(a)
+    return host, back
+
+
+def copy_back(back) -> None:
+    for original, copy in back:
+        original.set(copy)
+
+
+def flat(arr: numpy.ndarray) -> tuple[numpy.ndarray, bool]:
+    """(the array's elements raveled in C order, whether that is a copy)."""
+    if arr.flags.c_contiguous:
+        return arr.reshape(-1), False
+    return numpy.ascontiguousarray(arr).reshape(-1), True
+
+
+# ---------------------------------------------------------------------------
+# RawKernel and RawModule
+
+
+class SimModule:
+    """A RawModule's (or RawKernel's) source as JIT kernels, translated once; ``types``
+    binds a template kernel's type parameters (an instantiation from name_expressions)."""
+
+    def __init__(self, code: str, where: str, types: dict | None = None):
+        types = types or {}
+        ast, _ = parse(code, where, types)
+        tr, sources = translate_unit(ast, where, types)
+        self.functions = {n: f for n, f in tr.functions.items()}
+        self.source = HELPERS + "\n\n" + "\n\n".join(sources.values())
+        namespace = define(self.source, where)
+        self.kernels = {n: _kernel(namespace, f.py) for n, f in tr.functions.items() if f.kernel}
+
+
+def module_of(owner, code: str, where: str, name: str = "") -> tuple[SimModule, str]:
+    """(the translation of ``code``, kept on ``owner``, a RawKernel or RawModule; the C
+    name of kernel ``name``). A template kernel's name (``fx3<float>``) is translated
+    with its type parameters bound."""
+    made = owner.__dict__.setdefault("_sim_modules", {})
+    key = name if "<" in name else ""
+    if key not in made:
+        if key:
+            code, types, base = _instantiate(code, name, where)
+            made[key] = (SimModule(code, where, types), base)
+        else:
+            made[key] = (SimModule(code, where), "")
+    module, base = made[key]
+    return module, base or name
+
+
+def _instantiate(code: str, name: str, where: str):
+    """(the source with ``name``'s template header blanked, its type parameters, the
+    kernel's C name) for a name expression such as ``fx3<float>``."""
+    m = re.fullmatch(r"\s*(\w+)\s*<(.*)>\s*", name)
+    if m is None:
+        raise _refuse(f"the name expression {name!r}", where)
+    base, args = m.group(1), [a.strip() for a in m.group(2).split(",")]
+    header = re.compile(r"template\s*<([^<>]*)>(?=[^{;]*__global__[^{;(]*\b"
+                        + re.escape(base) + r"\s*\()")
+    found = header.search(code)
+    if found is None:
+        raise _refuse(f"the name expression {name!r} (no template kernel {base})", where)
+    params = [p.strip() for p in found.group(1).split(",")]
+    types = {}
+    for param, arg in zip(params, args):
+        pm = re.fullmatch(r"(?:typename|class)\s+(\w+)", param)
+        if pm is None:
+            raise _refuse(f"the template parameter {param!r} (only type parameters)", where)
+        types[pm.group(1)] = _resolved_type(arg, {})
+    if len(params) != len(args):
+        raise _refuse(f"the name expression {name!r} ({len(params)} template parameters)",
+                     where)
+    blank = re.sub(r"[^\n]", " ", found.group(0))
+    return code[: found.start()] + blank + code[found.end():], types, base
+
+
+def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
+    """Launch RawKernel ``kernel`` in the simulator."""
+    name = kernel.name
+    owner = kernel._module if kernel._module is not None else kernel
+    where = "RawModule" if kernel._module is not None else f"RawKernel {name!r}"
+    module, cname = module_of(owner, owner._source, where, name)
+    if cname not in module.kernels:
+        listed = ", ".join(map(repr, sorted(module.kernels))) or "none"
+        raise FunctionNotFoundError(
+            f"{name}: the source has no __global__ function of this name (it has {listed}); "
+            "the simulator runs extern \"C\" kernels by their C name"
+        )
+    if not isinstance(args, (tuple, list)):
+        raise KernelArgumentError(f"{name}: args must be a tuple, got {type(args).__name__}")
+    host, back = host_copies(args)
+    values = raw_arguments(name, module.functions[cname].params, host)
+    simulate(module.kernels[cname], grid, block, tuple(values), shared_mem, racecheck)
+    copy_back(back)
+
+
+def _ctype(t) -> str:
+    if isinstance(t, Pointer):
+        return _ctype(t.elem) + "*"
+    if t in (C64, C128):
+        return f"complex<{'float' if t == C64 else 'double'}>"
+    return ctype_of(t)
+
+
+def raw_arguments(name: str, params: list, args: list) -> list:
+    """The arguments as the translated kernel takes them: flat arrays viewed as the
+    pointee type, scalars of the parameters' types."""
+    if len(args) != len(params):
+        listed = ", ".join(f"{_ctype(t)} {p}" for p, t in params)
+        raise KernelArgumentError(
+            f"{name} takes {len(params)} argument(s) ({listed}), but {len(args)} were given")
+    out = []
+    for i, (a, (pname, t)) in enumerate(zip(args, params)):
+        what = f"{name}: argument {i} ({pname})"
+        if isinstance(t, Pointer):
+            out.append(_pointer_argument(a, t, what))
+        else:
+            out.append(_scalar_argument(a, t, what))
+    return out
+
+
+def _pointer_argument(a, t: Pointer, what: str):
+    if not isinstance(a, numpy.ndarray):
+        raise KernelArgumentError(
+            f"{what}: the kernel expects a pointer ({_ctype(t)}), got {type(a).__name__}; "
+            "the simulator takes NumPy arrays (and jitkern arrays, copied)")
+    if not a.flags.c_contiguous:
+        raise KernelArgumentError(
+            f"{what}: a non-contiguous array; the kernel reads the array's memory, which the "
+            "simulator gives as its C-ordered elements: pass numpy.ascontiguousarray(x)")
+    view = a.reshape(-1)
+    if a.dtype != t.elem:
+        try:
+            view = view.view(t.elem)
+        except ValueError:
+            raise KernelArgumentError(
+                f"{what}: a {a.dtype} array of {a.nbytes} bytes cannot be read as "
+                f"{_ctype(t)}") from None
+    return view
+
+
+def _scalar_argument(a, t, what: str):
+    if isinstance(a, numpy.ndarray) or _is_device_array(a):
+        raise KernelArgumentError(
+            f"{what}: the kernel expects a scalar ({_ctype(t)}), got an array")
+    if isinstance(a, (bool, int, float, complex)):
+        if isinstance(a, float) and t.kind in "biu":
+            raise KernelArgumentError(
+                f"{what}: the kernel expects {_ctype(t)}, got the float {a!r}")
+        if isinstance(a, complex) and t.kind != "c":
+            raise KernelArgumentError(
+                f"{what}: the kernel expects {_ctype(t)}, got the complex {a!r}")
+        if t.kind in "iu" and not isinstance(a, bool):
+            info = numpy.iinfo(t)
+            if not info.min <= a <= info.max:
+                raise KernelArgumentError(
+                    f"{what}: {a} does not fit in {_ctype(t)} ({info.min}..{info.max})")
+        return t.type(a)
+    if isinstance(a, numpy.generic):
+        if a.dtype == t:
+            return a
+        if a.dtype.itemsize == t.itemsize:  # the GPU reads the bytes as the parameter's type
+            return numpy.array(a).view(t)[()]
+        raise KernelArgumentError(
+            f"{what}: the kernel parameter is {t.itemsize} bytes ({_ctype(t)}), but a "
+            f"{a.dtype} packs to {a.dtype.itemsize} bytes; pass numpy.{t.name}(x)")
+    raise KernelArgumentError(f"{what}: cannot pass a {type(a).__name__} to the simulator")
+
+
+class RawSimulator:
+    """``raw_kernel.simulate``: ``[grid, block](*args, shared_mem=0, stream=None)`` or
+    ``(grid, block, args, shared_mem=0, stream=None)``, run on the CPU."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+
+    def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False):
+        """``racecheck=True`` also reports shared-memory races (docs/debugging.md)."""
+        run_raw(self._kernel, grid, block, args, _shared_mem(shared_mem), racecheck)
+
+    def __getitem__(self, config):
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            raise KernelArgumentError(
+                "launch as kernel.simulate[grid, block](*args) or "
+                "kernel.simulate[grid, block, shared_mem, stream](*args)")
+        shared_mem = config[2] if len(config) > 2 else 0
+        stream = config[3] if len(config) > 3 else None
+        return _RawLaunch(self, config[0], config[1], shared_mem, stream)
+
+    @property
+    def source(self) -> str:
+        """The Python of the JIT kernels the simulator runs for this kernel's source."""
+        k = self._kernel
+        owner = k._module if k._module is not None else k
+        where = "RawModule" if k._module is not None else f"RawKernel {k.name!r}"
+        return module_of(owner, owner._source, where, k.name)[0].source
+
+
+class _RawLaunch:
+    def __init__(self, sim, grid, block, shared_mem, stream):
+        self.sim, self.grid, self.block = sim, grid, block
+        self.shared_mem, self.stream = shared_mem, stream
+
+    def __call__(self, *args, **kwargs):
+        shared_mem, stream = self.shared_mem, self.stream
+        if kwargs:
+            shared_mem, stream = launch_keywords(f"{self.sim._kernel.name}.simulate", kwargs,
+                                                 shared_mem, stream)
+        self.sim(self.grid, self.block, args, shared_mem, stream)
+
+
+class BoundRaw:
+    """``raw_kernel.bind(grid, block, *args)`` while simulate is on: calling it runs the
+    launch in the simulator; ``set_arg(i, value)`` replaces an argument."""
+
+    def __init__(self, kernel, grid, block, args, shared_mem=0):
+        self._kernel, self.grid, self.block = kernel, grid, block
+        self.shared_mem, self.stream = _shared_mem(shared_mem), None
+        self.args = list(args)
+
+    def __call__(self) -> None:
+        run_raw(self._kernel, self.grid, self.block, tuple(self.args), self.shared_mem)
+
+    def set_arg(self, index: int, value) -> None:
+        self.args[index] = value
+
+
+def _shared_mem(value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)) or value < 0:
+        raise KernelArgumentError(f"shared_mem: expected a non-negative int, got {value!r}")
+    return int(value)
+
+
+# ---------------------------------------------------------------------------
+# ElementwiseKernel
+
+
+def _resolved_type(ctype: str, bound: dict):
+    """A parameter-list C type (``float``, ``T``) as a dtype."""
+    ctype = " ".join(ctype.split())
+    if ctype in bound:
+        return bound[ctype]
+    if ctype in TYPEDEFS:
+        return TYPEDEFS[ctype]
+    key = tuple(sorted(ctype.replace("long long", "long long").split()))
+    t = _BASE.get(key)
+    if t is None:
+        t = DTYPE_BY_NAME.get(ctype)
+    if t is None:
+        raise JitkernValueError(f"the type {ctype!r} is not one the simulator knows")
+    return numpy.dtype(t)
+
+
+def _placeholder_types(bound: dict) -> dict:
+    return {k: numpy.dtype(v) for k, v in bound.items() if len(k) and k.isidentifier()}
+
+
+class _Unit:
+    """Parse ``parts`` (``(label, text)``, joined with newlines) as one translation unit;
+    errors name the part and its line."""
+
+    def __init__(self, kernel_name: str, parts, types: dict):
+        self.spans = []
+        lines = []
+        for label, text in parts:
+            start = len(lines) + 1
+            part_lines = text.split("\n")
+            lines.extend(part_lines)
+            self.spans.append((start, start + len(part_lines) - 1, label))
+        self.text = "\n".join(lines)
+        self.name = kernel_name
+        try:
+            self.ast, _ = parse(self.text, kernel_name, types)
+        except Refused as exc:
+            raise Refused(_locate(self, str(exc))) from None
+
+
+def _locate(unit: _Unit, message: str) -> str:
+    def sub(m):
+        n = int(m.group(1))
+        for start, end, label in unit.spans:
+            if start <= n <= end and label:
+                return f"{unit.name} {label} line {n - start + 1}"
+        return f"{unit.name} line {n}"
+
+    return re.sub(re.escape(unit.name) + r" line (\d+)", sub, message, count=1)
+
+
+def _translate(unit: _Unit, types: dict, entry_functions: dict):
+    """(the Python of the unit's device functions and of each entry, by name)."""
+    try:
+        tr, sources = translate_unit(unit.ast, unit.name, types, keep=(), special=entry_functions,
+                                     locate=lambda n: _locate(unit, f"{unit.name} line {n}"))
+    except Refused as exc:
+        raise Refused(_locate(unit, str(exc))) from None
+    return tr, sources
+
+
+class ElementwiseSim:
+    """``elementwise_kernel.simulate(*args, size=None)``: the call on the CPU."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+
+    def __call__(self, *args, size=None, stream=None, block_size=None, cluster=None):
+        k = self._kernel
+        host, back = host_copies(args)
+        arrays = k._describe_args(host, host_ok=True)
+        nin = k.nin
+        a = SimpleNamespace()  # what the kernel's own shape rules fill in
+        a.out_given = len(host) == k.nargs
+        in_types = [scalar_dtype(v) if arr is None else arr.dtype
+                    for v, arr in zip(host[:nin], arrays[:nin])]
+        a.bound = resolve_placeholders(k.in_params, k.out_params, in_types,
+                                       [arr.dtype for arr in arrays[nin:]],
+                                       [arr is None for arr in arrays[:nin]], k.name)
+        dtypes = tuple(param_dtype(p, a.bound) for p in k.params)
+        k._decide_shape(a, arrays, size)
+        shape, n = a.shape, a.size
+        outs = list(host[nin:]) if a.out_given else [
+            numpy.empty(shape, dt) for dt in dtypes[nin:]]
+        values, writes = [], []
+        for idx, p in enumerate(k.params):
+            v = host[idx] if idx < nin else outs[idx - nin]
+            if arrays[idx] is None if idx < len(arrays) else False:
+                values.append(convert_scalar(v, dtypes[idx], p.name, k.name))
+                continue
+            if p.raw:
+                f, copied = flat(v)
+                values += [f, numpy.int64(v.size)]
+            elif p.is_output:
+                f, copied = flat(v)
+                values.append(f)
+            else:
+                f = numpy.ascontiguousarray(numpy.broadcast_to(v, shape)).reshape(-1)
+                copied = False
+                values.append(f)
+            if copied:
+                writes.append((v, f))
+        scalars = tuple(idx for idx in range(nin) if arrays[idx] is None)
+        kernel = self.build(dtypes, scalars)
+        if n:
+            grid = min(MAX_BLOCKS, -(-n // BLOCK))
+            simulate(kernel, grid, BLOCK, (*values, numpy.int64(n)))
+        for v, f in writes:
+            v[...] = f.reshape(v.shape)
+        copy_back(back)
+        if back and not a.out_given:
+            outs = [asarray(o) for o in outs]
+        return k._result(outs)
+
+    def build(self, dtypes, scalars):
+        cache = self._kernel.__dict__.setdefault("_sim_kernels", {})
+        key = (dtypes, scalars)
+        made = cache.get(key)
+        if made is None:
+            made = cache[key] = self._make(dtypes, scalars)
+        return made
+
+    def _make(self, dtypes, scalars):
+        k = self._kernel
+        bound = _placeholder_types(_bound_of(k.params, dtypes))
+        parts = [("preamble", k.preamble), ("", "void __jk_kernel(void) {"),
+                 ("loop_prep", k.loop_prep + ";"), ("", "while (__jk_loop) {"),
+                 ("operation", k.operation + ";"), ("", "}"), ("after_loop", k.after_loop + ";"),
+                 ("", "}")]
+        unit = _Unit(k.name, parts, bound)
+        names, params = {}, []
+        used = set()
+        for idx, p in enumerate(k.params):
+            py = _py_name(p.name, used)
+            t = dtypes[idx]
+            if idx in scalars:
+                names[p.name] = Var(py, t)
+                params.append(py)
+            elif p.raw:
+                names[p.name] = Var(py, Pointer(t), size=py + "_size")
+                params += [py, py + "_size"]
+            else:
+                names[p.name] = Var(f"{py}[i]", t)
+                params.append(py)
+        names["i"] = Var("i", I64, readonly=True)
+        names["_ind"] = Var("_c_n", I64, readonly=True)
+        params.append("_c_n")
+
+        def entry(tr: Translator, ext):
+            tr.names = names
+            fn = Function(k.name, _py_name(k.name, set(params)), None, [], True)
+            tr.entry_py["__jk_kernel"] = fn.py
+            tr.loop_header = ("for i in range(numpy.int64(jit.grid(1)), _c_n, "
+                              "numpy.int64(jit.gridsize(1))):")
+            return tr.function(ext, fn, extra_params=params)
+
+        tr, sources = _translate(unit, bound, {"__jk_kernel": entry})
+        source = HELPERS + "\n\n" + "\n\n".join(sources.values())
+        namespace = define(source, f"ElementwiseKernel {k.name}")
+        kernel = _kernel(namespace, tr.entry_py["__jk_kernel"])
+        kernel.sim_source = source
+        return kernel
+
+    def source(self, *args, size=None) -> str:
+        """The Python of the JIT kernel a simulated call with these arguments runs."""
+        return _last_source(self._kernel)
+
+
+def _last_source(k) -> str:
+    made = k.__dict__.get("_sim_kernels") or {}
+    if not made:
+        raise JitkernValueError(f"{k.name}: call kernel.simulate(...) first")
+    return list(made.values())[-1].sim_source
+
+
+def _bound_of(params, dtypes) -> dict:
+    bound = {}
+    for p, dt in zip(params, dtypes):
+        if p.placeholder:
+            bound[p.placeholder] = dt
+    return bound
+
+
+def _py_name(name: str, used: set) -> str:
+    py = name if name not in _RESERVED and not name.startswith(("_c_", "_jk")) else name + "_c"
+    while py in used:
+        py += "_"
+    used.add(py)
+    return py
+
+
+# ---------------------------------------------------------------------------
+# ReductionKernel
+
+
+class ReductionSim:
+    """``reduction_kernel.simulate(*args, out=None, axis=None, keepdims=False)``."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+
+    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
+        k = self._kernel
+        if out is not None:
+            args = args + (out if isinstance(out, tuple) else (out,))
+        if type(axis) is list:
+            axis = tuple(axis)
+        host, back = host_copies(args)
+        arrays = k._describe_args(host, host_ok=True)
+        nin = k.nin
+        a = SimpleNamespace()  # what the kernel's own shape rules fill in
+        a.out_given = len(host) > nin
+        in_types = [scalar_dtype(v) if arr is None else arr.dtype
+                    for v, arr in zip(host[:nin], arrays[:nin])]
+        a.bound = resolve_placeholders(k.in_params, k.out_params, in_types,
+                                       [arr.dtype for arr in arrays[nin:]],
+                                       [arr is None for arr in arrays[:nin]], k.name)
+        dtypes = tuple(param_dtype(p, a.bound) for p in k.params)
+        k._decide_shapes(a, arrays, axis, keepdims)
+        kept = [d for d in range(len(a.in_shape)) if d not in a.axes]
+        order = [*kept, *a.axes]
+        outs = list(host[nin:]) if a.out_given else [
+            numpy.empty(a.final_shape, dt) for dt in dtypes[nin:]]
+        values, scalars = [], []
+        for idx, p in enumerate(k.in_params):
+            v = host[idx]
+            if arrays[idx] is None:
+                values.append(convert_scalar(v, dtypes[idx], p.name, k.name))
+                scalars.append(idx)
+            elif p.raw:
+                f, _ = flat(v)
+                values += [f, numpy.int64(v.size)]
+            else:
+                full = numpy.broadcast_to(v, a.in_shape).transpose(order)
+                values.append(numpy.ascontiguousarray(full).reshape(-1))
+        flats = [numpy.empty(a.out_size, dt) for dt in dtypes[nin:]]
+        kernel = self.build(dtypes, tuple(scalars))
+        if a.out_size:
+            grid = min(MAX_BLOCKS, a.out_size)
+            simulate(kernel, grid, REDUCE_BLOCK, (*values, *flats, numpy.int64(a.out_size),
+                                                  numpy.int64(a.red_size)))
+        for o, f in zip(outs, flats):
+            o[...] = f.reshape(o.shape)
+        copy_back(back)
+        if back and not a.out_given:
+            outs = [asarray(o) for o in outs]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def build(self, dtypes, scalars):
+        cache = self._kernel.__dict__.setdefault("_sim_kernels", {})
+        key = (dtypes, scalars)
+        made = cache.get(key)
+        if made is None:
+            made = cache[key] = self._make(dtypes, scalars)
+        return made
+
+    def _make(self, dtypes, scalars):
+        k = self._kernel
+        bound = _placeholder_types(_bound_of(k.params, dtypes))
+        rt = _resolved_type(k.reduce_type, bound)
+        identity = k.identity.strip() if k.identity else ""
+        parts = [("preamble", k.preamble),
+                 ("", "void __jk_map(void) { __jk_m ="), ("map_expr", k.map_expr), ("", "; }"),
+                 ("", "void __jk_combine(void) { __jk_r ="), ("reduce_expr", k.reduce_expr),
+                 ("", "; }"),
+                 ("", "void __jk_post(void) {"), ("post_map_expr", k.post_map_expr + ";"),
+                 ("", "}")]
+        if identity:
+            parts += [("", "void __jk_identity(void) { __jk_r ="), ("identity", identity),
+                      ("", "; }")]
+        unit = _Unit(k.name, parts, bound)
+        used = {"a", "b"}
+        params, inputs, scalar_names, post_names = [], {}, {}, {}
+        for idx, p in enumerate(k.in_params):
+            py = _py_name(p.name, used)
+            t = dtypes[idx]
+            if idx in scalars:
+                scalar_names[p.name] = Var(py, t)
+                params.append(py)
+            elif p.raw:
+                inputs[p.name] = Var(py, Pointer(t), size=py + "_size")
+                params += [py, py + "_size"]
+            else:
+                inputs[p.name] = Var(f"{py}[_c_j]", t)
+                params.append(py)
+        for j, p in enumerate(k.out_params):
+            py = _py_name(p.name, used)
+            post_names[p.name] = Var(f"{py}[_c_o]", dtypes[k.nin + j])
+            params.append(py)
+        params += ["_c_nout", "_c_nred"]
+        acc = {"__jk_m": Var("_c_m", rt), "__jk_r": Var("_c_r", rt)}
+        ab = {"a": Var("_c_a", rt), "b": Var("_c_b", rt)}
+        bodies = {}
+
+        def body(names):
+            def entry(tr: Translator, ext):
+                tr.names = {**scalar_names, **names, **acc}
+                fn = Function(ext.decl.name, ext.decl.name, None, [], True)
+                text = tr.function(ext, fn, extra_params=params)
+                bodies[ext.decl.name] = [line[4:] for line in text.split("\n")[1:] if line]
+                return ""
+            return entry
+
+        index = {"_j": Var("_c_r0", I64, readonly=True), "_i": Var("_c_o", I64, readonly=True)}
+        entries = {"__jk_map": body({**inputs, **index}), "__jk_combine": body(ab),
+                   "__jk_post": body({"a": ab["a"], **post_names}),
+                   "__jk_identity": body({})}
+        tr, sources = _translate(unit, bound, entries)
+        source = HELPERS + "\n\n" + "\n\n".join(s for s in sources.values() if s)
+        source += "\n\n" + _reduction_kernel(k.name, params, rt, bodies, bool(identity))
+        namespace = define(source, f"ReductionKernel {k.name}")
+        kernel = _kernel(namespace, "_c_reduce")
+        kernel.sim_source = source
+        return kernel
+
+    def source(self, *args, **kwargs) -> str:
+        return _last_source(self._kernel)
+
+
+def _indent(lines, depth: int) -> list:
+    return ["    " * depth + line for line in lines]
+
+
+def _reduction_kernel(name: str, params, rt, bodies: dict, has_identity: bool) -> str:
+    b = REDUCE_BLOCK
+
+    def combine(x, y, into):
+        return [f"_c_a = {x}", f"_c_b = {y}", *bodies["__jk_combine"], f"{into} = _c_r"]
+
+    first = ["_c_acc = _c_m"]
+    if has_identity:
+        start = [*bodies["__jk_identity"], "_c_acc = _c_r"]
+        fold = [*combine("_c_acc", "_c_m", "_c_acc")]
+    else:
+        start = []
+        start = [f"_c_acc = {ctor(rt)}(0)"]
+        fold = ["if _c_r0 == _c_t:", *_indent(first, 1), "else:",
+                *_indent(combine("_c_acc", "_c_m", "_c_acc"), 1)]
+    lines = [
+        f"def _c_reduce({', '.join(params)}):",
+        f"    _c_partial = jit.shared_memory({ctor(rt)}, {b})",
+        "    _c_t = numpy.int64(jit.threadIdx.x)",
+        f"    _c_valid = min(_c_nred, numpy.int64({b}))",
+        "    for _c_o in range(numpy.int64(jit.blockIdx.x), _c_nout, numpy.int64(jit.gridDim.x)):",
+        *_indent(start, 2),
+        f"        for _c_r0 in range(_c_t, _c_nred, numpy.int64({b})):",
+        "            _c_j = _c_o * _c_nred + _c_r0",
+        *_indent(bodies["__jk_map"], 3),
+        *_indent(fold, 3),
+        "        if _c_t < _c_valid or (_c_t == 0 and _c_nred == 0):",
+        "            _c_partial[_c_t] = _c_acc",
+        "        jit.syncthreads()",
+        f"        _c_s = numpy.int64({b // 2})",
+        "        while _c_s > 0:",
+        "            if _c_t < _c_s and _c_t + _c_s < _c_valid:",
+        *_indent(combine("_c_partial[_c_t]", "_c_partial[_c_t + _c_s]", "_c_partial[_c_t]"), 4),
+        "            jit.syncthreads()",
+        "            _c_s = _c_s // 2",
+        "        if _c_t == 0:",
+        "            _c_a = _c_partial[0]",
+        *_indent(bodies["__jk_post"], 3),
+        "        jit.syncthreads()",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["ElementwiseSim", "RawSimulator", "ReductionSim", "run_raw"]

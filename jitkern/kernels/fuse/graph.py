@@ -1,0 +1,146 @@
+"""fuse's recorded graph: nodes, inputs, the graph, and the errors that point at the user's line.
+
+Pure data: :mod:`.trace` builds it, :mod:`.emit` and :mod:`.jit` lower it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import linecache
+import os
+import sys
+
+import numpy
+
+from ...errors import JitkernAttributeError, JitkernIndexError, JitkernTypeError
+
+_HERE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the jitkern package
+_NUMPY_DIR = os.path.dirname(numpy.__file__)
+
+
+class _AtUserLine:
+    """``file.py:LINE: message``, the line, and a hint: where in the user's code."""
+
+    def __init__(self, message: str, hint: str = "", location=None):
+        filename, lineno = location or user_location()
+        self.filename, self.lineno = filename, lineno
+        text = linecache.getline(filename, lineno).strip() if filename else ""
+        parts = [f"{filename}:{lineno}: {message}" if filename else message]
+        if text:
+            parts.append(f"    {text}")
+        if hint:
+            parts.append(hint)
+        super().__init__("\n".join(parts))
+
+
+class FuseTraceError(_AtUserLine, JitkernTypeError):
+    """What fuse cannot record, at the user's line: ``file.py:LINE: message``, the line."""
+
+
+class FuseIndexError(_AtUserLine, JitkernIndexError):
+    """An index out of range, or too many indices, for a traced array (as NumPy's)."""
+
+
+class FuseAttributeError(JitkernAttributeError):
+    """An array attribute or method fuse does not record."""
+
+
+def user_location():
+    """(file, line) of the innermost frame outside jitkern and NumPy: the user's code."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith((_HERE, _NUMPY_DIR, "<__array_function__")):
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return "", 0
+
+
+# ---------------------------------------------------------------------------
+# the graph
+
+
+@dataclasses.dataclass(eq=False)
+class Node:
+    op: str  # 'arg' 'const' 'ufunc' 'cast' 'where' 'reduce' 'real' 'imag'
+    args: tuple
+    dtype: numpy.dtype
+    ndim: int
+    weak: bool = False  # a Python scalar: promotes as NumPy 2 promotes Python numbers
+    attrs: tuple = ()
+    reduced: bool = False  # depends on a reduction's result
+
+    def __repr__(self) -> str:
+        return f"<{self.op} {self.dtype}{' weak' if self.weak else ''} ndim={self.ndim}>"
+
+
+@dataclasses.dataclass(frozen=True)
+class Input:
+    """A kernel input: argument ``position`` with the basic-index ``keys`` applied in turn."""
+
+    position: int
+    keys: tuple
+    scalar: bool
+
+    def value(self, args):
+        v = args[self.position]
+        for key in self.keys:
+            v = v[_thaw(key)]
+        return v
+
+
+def _freeze(key):
+    """A hashable spelling of a basic index (slices are not hashable before Python 3.12)."""
+    if isinstance(key, tuple):
+        return ("tuple", tuple(_freeze(k) for k in key))
+    if isinstance(key, slice):
+        return ("slice", key.start, key.stop, key.step)
+    if isinstance(key, numpy.integer):
+        return int(key)
+    return key
+
+
+def _thaw(key):
+    if isinstance(key, tuple) and key and key[0] == "tuple":
+        return tuple(_thaw(k) for k in key[1])
+    if isinstance(key, tuple) and key and key[0] == "slice":
+        return slice(*key[1:])
+    return key
+
+
+@dataclasses.dataclass
+class Graph:
+    inputs: list  # Input per 'arg' node, in order
+    arg_nodes: list  # the 'arg' node of each input
+    outputs: tuple  # returned nodes (or plain Python values)
+    tuple_result: bool
+    writes: dict  # Input (the written view) -> node
+    shape_dependent: bool = False  # the function read shapes: a plan serves one set of shapes
+
+    def describe(self) -> str:
+        """One line per node: what was recorded (for tests and docs)."""
+        names = {}
+        lines = []
+        for node in self.order():
+            name = f"v{len(names)}"
+            names[node] = name
+            args = ", ".join(names.get(a, "?") for a in node.args)
+            attrs = f" {node.attrs}" if node.attrs else ""
+            lines.append(f"{name} = {node.op}{attrs}({args}) -> {node.dtype}")
+        return "\n".join(lines)
+
+    def order(self) -> list:
+        """The nodes the outputs and writes need, each after its operands."""
+        seen, out = set(), []
+
+        def visit(node):
+            if not isinstance(node, Node) or id(node) in seen:
+                return
+            seen.add(id(node))
+            for a in node.args:
+                visit(a)
+            out.append(node)
+
+        for node in [*self.outputs, *self.writes.values()]:
+            visit(node)
+        return out

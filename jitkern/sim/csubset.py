@@ -1,0 +1,347 @@
+"""The C subset of string kernels, written as JIT Python for the simulator.
+
+RawKernel, RawModule, ElementwiseKernel and ReductionKernel hold CUDA C++ source. To run
+them without a GPU, :mod:`jitkern.kernels._simulated` translates that source into the Python of
+``@jitkern.rawkernel`` kernels (as fuse's simulated path does) and runs them with
+``kernel.simulate``: the JIT's typing, then its simulator and its checks.
+
+This module is the translation: CUDA spellings are turned into C that pycparser reads
+(:func:`preprocess`, line numbers kept), then every expression is typed with C's rules
+(integer promotion, the usual arithmetic conversions, unsigned wrap-around, literals'
+types) and written with explicit NumPy conversions, so the JIT computes in exactly the
+C types. Integer ``/`` and ``%`` truncate toward zero (:data:`HELPERS`), not Python's floor.
+Whatever is outside the subset is refused with a :class:`~jitkern.errors.CompileError`
+naming the construct and its line; nothing is run approximately.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import numpy
+
+from ..errors import CompileError
+
+# ---------------------------------------------------------------------------
+# types
+
+
+def _dt(name):
+    return numpy.dtype(name)
+
+
+BOOL, I8, U8, I16, U16 = _dt("bool"), _dt("int8"), _dt("uint8"), _dt("int16"), _dt("uint16")
+I32, U32, I64, U64 = _dt("int32"), _dt("uint32"), _dt("int64"), _dt("uint64")
+F16, F32, F64 = _dt("float16"), _dt("float32"), _dt("float64")
+C64, C128 = _dt("complex64"), _dt("complex128")
+
+#: C base type words (sorted, as pycparser lists them) -> dtype (LP64, as CUDA on Linux).
+_BASE = {
+    ("_Bool",): BOOL, ("char",): I8, ("char", "signed"): I8, ("char", "unsigned"): U8,
+    ("short",): I16, ("int", "short"): I16, ("short", "signed"): I16,
+    ("short", "unsigned"): U16, ("int", "short", "unsigned"): U16,
+    ("int",): I32, ("signed",): I32, ("int", "signed"): I32, ("unsigned",): U32,
+    ("int", "unsigned"): U32, ("long",): I64, ("int", "long"): I64,
+    ("long", "unsigned"): U64, ("int", "long", "unsigned"): U64, ("long", "long"): I64,
+    ("int", "long", "long"): I64, ("long", "long", "signed"): I64,
+    ("long", "long", "unsigned"): U64, ("int", "long", "long", "unsigned"): U64,
+    ("float",): F32, ("double",): F64, ("double", "long"): F64,
+}
+
+#: Type names every kernel may use, typedef'd for pycparser and mapped here.
+TYPEDEFS = {
+    "bool": BOOL, "size_t": U64, "ptrdiff_t": I64, "ssize_t": I64, "int8_t": I8,
+    "uint8_t": U8, "int16_t": I16, "uint16_t": U16, "int32_t": I32, "uint32_t": U32,
+    "int64_t": I64, "uint64_t": U64, "half": F16, "__half": F16,
+    "__jk_complex64": C64, "__jk_complex128": C128,
+    # translate_cucomplex=True: jitkern/cucomplex.cuh names complex<float>/<double> so
+    "cuFloatComplex": C64, "cuComplex": C64, "cuDoubleComplex": C128,
+}
+
+
+def promote(t):
+    """C's integer promotion (bool and narrow ints become int)."""
+    if t.kind == "b" or (t.kind in "iu" and t.itemsize < 4):
+        return I32
+    return t
+
+
+def real_of(t):
+    return F32 if t == C64 else F64 if t == C128 else t
+
+
+def common(a, b):
+    """The usual arithmetic conversions."""
+    if a.kind == "c" or b.kind == "c":
+        r = max(real_of(a) if a.kind in "cf" else F32, real_of(b) if b.kind in "cf" else F32,
+                key=lambda t: t.itemsize)
+        return C128 if r == F64 else C64
+    if a.kind == "f" or b.kind == "f":
+        floats = [t for t in (a, b) if t.kind == "f"]
+        return max(floats, key=lambda t: t.itemsize)
+    a, b = promote(a), promote(b)
+    if a == b:
+        return a
+    if a.kind == b.kind:
+        return a if a.itemsize > b.itemsize else b
+    u, s = (a, b) if a.kind == "u" else (b, a)
+    if u.itemsize >= s.itemsize:
+        return u
+    return s
+
+
+def ctor(t) -> str:
+    return "numpy.bool_" if t.kind == "b" else f"numpy.{t.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Pointer:
+    """A pointer (or array) to ``elem``: its Python array, an offset and the inner
+    dimensions of a multi-dimensional array (``t[4][33]`` indexed once)."""
+
+    elem: numpy.dtype
+    inner: tuple = ()
+
+
+@dataclasses.dataclass
+class Val:
+    """A translated expression: Python code and its C type (a dtype or a Pointer)."""
+
+    code: str
+    type: object
+    lvalue: bool = False
+    base: str | None = None  # pointers: the Python array and the offset expression
+    offset: str | None = None
+
+    @property
+    def is_pointer(self) -> bool:
+        return isinstance(self.type, Pointer)
+
+
+def convert(v: Val, t) -> str:
+    """``v`` as a value of dtype ``t`` (C's conversion rules)."""
+    src = v.type
+    if isinstance(src, Pointer):  # callers check first (Translator.to)
+        raise Refused("a pointer where a number is expected")
+    if src == t:
+        return v.code
+    if t.kind == "b":
+        return f"({v.code} != {ctor(src)}(0))" if src.kind != "b" else v.code
+    if t.kind == "c" and src.kind != "c":
+        return f"{ctor(t)}({ctor(real_of(t))}({v.code}))"
+    if src.kind == "c" and t.kind != "c":
+        return f"{ctor(t)}({v.code}.real)"
+    if src.kind == "b" and t.kind == "f":
+        return f"{ctor(t)}({ctor(I32)}({v.code}))"
+    return f"{ctor(t)}({v.code})"
+
+
+# ---------------------------------------------------------------------------
+# errors
+
+
+class Refused(CompileError):
+    """Source outside the simulator's C subset (a CompileError, so also a RuntimeError)."""
+
+
+def refuse(what: str, where) -> Refused:
+    return Refused(f"{where}: {what} is outside the C subset the simulator runs "
+                   "(docs/debugging.md); run it on a GPU")
+
+
+# ---------------------------------------------------------------------------
+# preprocessing: CUDA spellings -> C that pycparser reads, line numbers kept
+
+_COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
+                                re.S)
+_HEADERS_OK = ("cupy/", "jitkern/")
+_REFUSED_WORDS = [
+    (re.compile(r"\btemplate\s*<"), "a template"),
+    (re.compile(r"\b(class|struct|union|namespace|using|typename|operator|new|delete)\b"),
+     "C++ '{0}'"),
+    (re.compile(r"\b(asm|__asm__|__asm)\b"), "inline PTX ({0})"),
+    (re.compile(r"\b(reinterpret_cast|const_cast|dynamic_cast)\b"), "{0}"),
+    (re.compile(r"\b__constant__\b"), "__constant__ memory"),
+    (re.compile(r"\bauto\b"), "'auto'"),
+    (re.compile(r"\b(printf|goto|nullptr|texture|tex1Dfetch|tex2D|tex1D|"
+                r"surf2Dwrite|surf2Dread)\b"), "'{0}'"),
+    (re.compile(r"\b(float|double|int|uint|short|ushort|char|uchar|long|ulong|longlong|"
+                r"ulonglong)[1-4]\b"), "the vector type '{0}'"),
+    (re.compile(r"\b__nv_bfloat16\b|\b__nv_fp8\w*"), "'{0}'"),
+    (re.compile(r"\[\s*\]\s*\(|\[\s*&\s*\]|\[\s*=\s*\]"), "a lambda"),
+]
+_COMPLEX = re.compile(r"(?:thrust\s*::\s*|cuda\s*::\s*std\s*::\s*)?complex\s*<\s*(\w+)\s*>")
+_SUBS = [
+    (re.compile(r'\bextern\s+"C"\s*'), ""),
+    (re.compile(r"\b(inline|_Noreturn|register|__inline__|__forceinline__|__noinline__|"
+                r"__host__|static|__restrict__|__restrict|restrict|volatile)\b"), ""),
+    (re.compile(r"\b__launch_bounds__\s*\([^()]*\)"), ""),
+    (re.compile(r"\b(__align__|alignas)\s*\([^()]*\)"), ""),
+    (re.compile(r"\bconstexpr\b"), "const"),
+    (re.compile(r"\b__global__\b"), "_Noreturn"),
+    (re.compile(r"\b__device__\b"), "inline"),
+    (re.compile(r"\b__shared__\b"), "register"),
+    (re.compile(r"\bstatic_cast\s*<([^<>;]+)>\s*\("), r"(\1)("),
+]
+_DEFINE = re.compile(r"#\s*define\s+(\w+)(\([^)]*\))?\s*(.*)$")
+_INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
+
+
+def _blank(match) -> str:
+    text = match.group(0)
+    if text.startswith(("//", "/*")):
+        return " " * len(text) if "\n" not in text else "\n" * text.count("\n")
+    return text
+
+
+def _extern_c_blocks(text: str) -> str:
+    """``extern "C" { ... }``: drop the braces (keeping every other character)."""
+    while True:
+        m = re.search(r'\bextern\s+"C"\s*\{', text)
+        if m is None:
+            return text
+        depth, k = 1, m.end()
+        while k < len(text) and depth:
+            depth += (text[k] == "{") - (text[k] == "}")
+            k += 1
+        if depth:
+            return text
+        spaces = re.sub(r"[^\n]", " ", m.group(0))
+        text = text[: m.start()] + spaces + text[m.end(): k - 1] + " " + text[k:]
+
+
+def preprocess(source: str, where: str, types: dict) -> tuple[str, dict]:
+    """(C for pycparser, the object-like macros' values). ``where`` names the code in
+    errors (``my_kernel line 3``); ``types`` maps placeholder names to dtypes."""
+    text = _COMMENT_OR_STRING.sub(_blank, source.replace("\r", ""))
+    lines = _splice(text.split("\n"))
+    macros: dict[str, str] = {}
+    out = []
+    for n, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if stripped.startswith("#"):
+            out.append(_directive(stripped, f"{where} line {n}", macros))
+            continue
+        for pattern, what in _REFUSED_WORDS:
+            m = pattern.search(line)
+            if m is not None:
+                raise refuse(what.format(m.group(0).strip()), f"{where} line {n}")
+        if "::" in _COMPLEX.sub("", line):
+            raise refuse("a C++ scope ('::')", f"{where} line {n}")
+        out.append(line)
+    text = "\n".join(out)
+    text = _expand(text, macros)
+    text = _extern_c_blocks(text)
+    text = _COMPLEX.sub(lambda m: _complex_name(m, types, where), text)
+    for pattern, repl in _SUBS:
+        text = pattern.sub(lambda m, r=repl: m.expand(r) if "\\" in r else r, text)
+    text = re.sub(r"\b__jk_complex(64|128)\s*\(", r"__jk_make_complex\1(", text)
+    # C++ functional casts, float(x) and T(0), as C casts
+    words = ["float", "double", "int", "unsigned", "char", "short", "long", *TYPEDEFS, *types]
+    text = re.sub(r"\b(" + "|".join(map(re.escape, words)) + r")\s*\(", r"(\1)(", text)
+    return text, macros
+
+
+def _splice(lines: list) -> list:
+    """Join lines ending in a backslash, each joined line leaving an empty one behind
+    (after it), so every other line keeps its number."""
+    out, k = [], 0
+    while k < len(lines):
+        line, extra = lines[k], 0
+        while line.endswith("\\") and k + 1 < len(lines):
+            k += 1
+            extra += 1
+            line = line[:-1] + " " + lines[k]
+        out.append(line)
+        out.extend([""] * extra)
+        k += 1
+    return out
+
+
+def _complex_name(m, types, where) -> str:
+    inner = m.group(1)
+    t = types.get(inner, {"float": F32, "double": F64}.get(inner))
+    if t == F32 or t == C64:
+        return "__jk_complex64"
+    if t == F64 or t == C128:
+        return "__jk_complex128"
+    raise refuse(f"complex<{inner}>", where)
+
+
+def _directive(line: str, where: str, macros: dict) -> str:
+    m = _INCLUDE.match(line)
+    if m is not None:
+        if m.group(1).startswith(_HEADERS_OK):
+            return ""
+        raise refuse(f"the header <{m.group(1)}> (only cupy/ and jitkern/ headers)", where)
+    m = _DEFINE.match(line)
+    if m is not None:
+        if m.group(2) is not None:
+            raise refuse(f"the function-like macro {m.group(1)}{m.group(2)}", where)
+        macros[m.group(1)] = m.group(3).strip()
+        return ""
+    m = re.match(r"#\s*undef\s+(\w+)", line)
+    if m is not None:
+        macros.pop(m.group(1), None)
+        return ""
+    if re.match(r"#\s*pragma\b", line):
+        return ""
+    word = re.match(r"#\s*(\w*)", line).group(1)
+    raise refuse(f"the preprocessor directive #{word}", where)
+
+
+def _expand(text: str, macros: dict) -> str:
+    if not macros:
+        return text
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, macros)) + r")\b")
+    for _ in range(16):
+        new = pattern.sub(lambda m: f"({macros[m.group(1)]})" if macros[m.group(1)] else "", text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def prelude(types: dict) -> str:
+    """One line of typedefs naming every type the kernel may use (pycparser needs them)."""
+    names = {**TYPEDEFS, **types}
+    return " ".join(f"typedef int {n};" for n in names) + "\n"
+
+
+def parse(source: str, where: str, types: dict):
+    """pycparser's AST of ``source`` (a translation unit) and its macros."""
+    try:
+        from pycparser import c_parser
+    except ImportError:
+        raise CompileError(
+            "simulating string kernels (RawKernel, RawModule, ElementwiseKernel, "
+            "ReductionKernel) needs pycparser: pip install pycparser "
+            "(or pip install 'jitkern[sim]')"
+        ) from None
+    text, macros = preprocess(source, where, types)
+    parser = c_parser.CParser()
+    try:
+        ast = parser.parse(prelude(types) + text, "<source>")
+    except c_parser.ParseError as exc:
+        raise _parse_error(str(exc), source, where) from None
+    return ast, macros
+
+
+def _parse_error(message: str, source: str, where: str) -> Refused:
+    m = re.match(r"<source>:(\d+):(\d+): (.*)", message)
+    if m is None:
+        return Refused(f"{where}: cannot read the source: {message}")
+    line = int(m.group(1)) - 1
+    lines = source.split("\n")
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return Refused(
+        f"{where} line {line}: cannot read {text!r} ({m.group(3)}): outside the C subset the "
+        "simulator runs (docs/debugging.md); run it on a GPU"
+    )
+
+
+def line_of(node) -> int:
+    """The user's line of a node (the prelude is one line)."""
+    coord = getattr(node, "coord", None)
+    return coord.line - 1 if coord is not None and coord.line else 0

@@ -1,0 +1,1287 @@
+"""pycparser's AST of a string kernel -> the Python of JIT kernels (see :mod:`.csubset`).
+
+:class:`Translator` writes one Python function per C function. Every value carries its C
+type; operands are converted explicitly to the type C computes in, and every literal is
+typed, so the JIT (in ``mode='numpy'``) computes exactly what the C does. Expressions with
+side effects (``x++``, ``a = b`` inside an expression) become statements before the one
+that uses them.
+"""
+
+from __future__ import annotations
+
+import ast as pyast
+import dataclasses
+import keyword
+import math
+
+import numpy
+
+from .csubset import (
+    _BASE, BOOL, C64, C128, F16, F32, F64, I8, I32, I64, TYPEDEFS, U32, U64, Pointer, Val,
+    common, convert, ctor, line_of, promote, real_of, refuse,
+)
+
+#: Device functions every translated module defines: C's integer division and remainder
+#: (truncating toward zero), and round() (halves away from zero).
+HELPERS = '''
+@jit.rawkernel(device=True, mode="numpy")
+def _c_div(a, b):
+    q = a // b
+    if q * b != a and (a < 0) != (b < 0):
+        q = q + 1
+    return q
+
+
+@jit.rawkernel(device=True, mode="numpy")
+def _c_rem(a, b):
+    return a - _c_div(a, b) * b
+
+
+@jit.rawkernel(device=True, mode="numpy")
+def _c_round(x):
+    t = numpy.trunc(x)
+    d = x - t
+    if d >= 0.5:
+        t = t + 1
+    elif d <= -0.5:
+        t = t - 1
+    return t
+'''
+
+_RESERVED = set(keyword.kwlist) | {
+    "numpy", "math", "jit", "range", "len", "min", "max", "abs", "int", "float", "bool",
+    "complex", "print", "pow", "i", "True", "False", "None", "divmod", "round", "sum",
+}
+
+_CONSTANTS = {
+    "INFINITY": (F32, "math.inf"), "NAN": (F32, "math.nan"), "HUGE_VALF": (F32, "math.inf"),
+    "HUGE_VAL": (F64, "math.inf"), "CUDART_INF_F": (F32, "math.inf"),
+    "CUDART_INF": (F64, "math.inf"), "CUDART_NAN_F": (F32, "math.nan"),
+    "CUDART_NAN": (F64, "math.nan"), "CUDART_PI_F": (F32, repr(math.pi)),
+    "CUDART_PI": (F64, repr(math.pi)), "M_PI": (F64, repr(math.pi)),
+    "M_E": (F64, repr(math.e)), "FLT_MAX": (F32, repr(float(numpy.finfo(F32).max))),
+    "DBL_MAX": (F64, repr(float(numpy.finfo(F64).max))),
+    "FLT_MIN": (F32, repr(float(numpy.finfo(F32).tiny))),
+    "FLT_EPSILON": (F32, repr(float(numpy.finfo(F32).eps))),
+    "DBL_EPSILON": (F64, repr(float(numpy.finfo(F64).eps))),
+    "INT_MAX": (I32, "2147483647"), "INT_MIN": (I32, "-2147483648"),
+    "UINT_MAX": (U32, "4294967295"), "LLONG_MAX": (I64, str(2**63 - 1)),
+    "LLONG_MIN": (I64, str(-(2**63))), "ULLONG_MAX": (U64, str(2**64 - 1)),
+    "warpSize": (I32, "32"), "true": (BOOL, "True"), "false": (BOOL, "False"),
+}
+
+#: One-argument math functions: C name -> (JIT spelling, the float type it forces or None).
+_MATH1 = {}
+for _name, _jit in [
+    ("sin", "math.sin"), ("cos", "math.cos"), ("tan", "math.tan"), ("asin", "math.asin"),
+    ("acos", "math.acos"), ("atan", "math.atan"), ("sinh", "math.sinh"),
+    ("cosh", "math.cosh"), ("tanh", "math.tanh"), ("asinh", "math.asinh"),
+    ("acosh", "math.acosh"), ("atanh", "math.atanh"), ("exp", "math.exp"),
+    ("exp2", "math.exp2"), ("expm1", "math.expm1"), ("log", "math.log"),
+    ("log2", "math.log2"), ("log10", "math.log10"), ("log1p", "math.log1p"),
+    ("sqrt", "math.sqrt"), ("cbrt", "math.cbrt"), ("erf", "math.erf"),
+    ("erfc", "math.erfc"), ("lgamma", "math.lgamma"), ("tgamma", "math.gamma"),
+    ("fabs", "math.fabs"), ("floor", "numpy.floor"), ("ceil", "numpy.ceil"),
+    ("trunc", "numpy.trunc"), ("rint", "numpy.rint"), ("nearbyint", "numpy.rint"),
+    ("round", "_c_round"), ("rsqrt", "rsqrt"),
+]:
+    _MATH1[_name] = (_jit, None)
+    _MATH1[_name + "f"] = (_jit, F32)
+    _MATH1["__" + _name + "f"] = (_jit, F32)
+_MATH2 = {}
+for _name, _jit in [
+    ("pow", "math.pow"), ("atan2", "math.atan2"), ("fmod", "math.fmod"),
+    ("hypot", "math.hypot"), ("copysign", "math.copysign"), ("fmin", "numpy.fmin"),
+    ("fmax", "numpy.fmax"), ("nextafter", "math.nextafter"), ("fdivide", "/"),
+]:
+    _MATH2[_name] = (_jit, None)
+    _MATH2[_name + "f"] = (_jit, F32)
+    _MATH2["__" + _name + "f"] = (_jit, F32)
+_PREDICATES = {"isnan": "math.isnan", "isinf": "math.isinf", "isfinite": "math.isfinite",
+               "signbit": "numpy.signbit"}
+_ATOMICS = {"atomicAdd": "atomic_add", "atomicSub": "atomic_sub", "atomicExch": "atomic_exch",
+            "atomicMin": "atomic_min", "atomicMax": "atomic_max", "atomicAnd": "atomic_and",
+            "atomicOr": "atomic_or", "atomicXor": "atomic_xor", "atomicInc": "atomic_inc",
+            "atomicDec": "atomic_dec", "atomicCAS": "atomic_cas"}
+_SHUFFLES = {"__shfl_sync": "shfl_sync", "__shfl_up_sync": "shfl_up_sync",
+             "__shfl_down_sync": "shfl_down_sync", "__shfl_xor_sync": "shfl_xor_sync"}
+_VOTES = {"__ballot_sync": ("ballot_sync", U32), "__any_sync": ("any_sync", I32),
+          "__all_sync": ("all_sync", I32)}
+_BITS = {"__popc": ("popc", U32), "__popcll": ("popc", U64), "__clz": ("clz", I32),
+         "__clzll": ("clz", I64), "__ffs": ("ffs", I32), "__ffsll": ("ffs", I64),
+         "__brev": ("brev", U32), "__brevll": ("brev", U64)}
+_BARRIERS = {"__syncthreads": "jit.syncthreads()", "__threadfence": "jit.threadfence()",
+             "__threadfence_block": "jit.threadfence_block()",
+             "__threadfence_system": "jit.threadfence_system()"}
+_BARRIER_PREDICATES = {"__syncthreads_count": ("syncthreads_count", I32),
+                       "__syncthreads_and": ("syncthreads_and", I32),
+                       "__syncthreads_or": ("syncthreads_or", I32)}
+_INDEX_VARS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+_ARITH = {"+", "-", "*"}
+_BITWISE = {"&", "|", "^"}
+_COMPARE = {"<", ">", "<=", ">=", "==", "!="}
+
+
+@dataclasses.dataclass
+class Var:
+    """A name in scope: a scalar (``py``), a pointer/array (``base`` and ``offset``, the
+    Python name of its offset variable or None), or a bound lvalue expression."""
+
+    py: str
+    type: object
+    offset: str | None = None
+    readonly: bool = False
+    size: str | None = None  # raw arrays of ElementwiseKernel: x.size()
+
+    def val(self) -> Val:
+        if isinstance(self.type, Pointer):
+            return Val(self.py, self.type, False, self.py, self.offset)
+        return Val(self.py, self.type, not self.readonly)
+
+
+@dataclasses.dataclass
+class Function:
+    name: str
+    py: str
+    ret: object
+    params: list  # [(name, type)]
+    kernel: bool
+
+
+class Translator:
+    """Writes JIT Python for the functions of one translation unit. ``types`` maps
+    typedef names (type placeholders) to dtypes; ``where`` names the code in errors."""
+
+    def __init__(self, where: str, types: dict | None = None):
+        self.where = where
+        self.locate = lambda n: f"{where} line {n}"  # the user's place of a C line
+        self.c_line = 0  # the C line of the statement being written
+        self.types = {**TYPEDEFS, **(types or {})}
+        self.functions: dict[str, Function] = {}
+        self.scopes: list[dict] = []
+        self.used: set = set()
+        self.lines: list[str] = []
+        self.depth = 1
+        self.pre: list[str] = []
+        self.loops: list = []  # per loop: the lines a `continue` runs first
+        self.counter = 0
+        self.ret = None
+        self.names: dict = {}  # extra names the caller binds (i, _ind, ...)
+        self.loop_header = ""
+        self.entry_py: dict = {}
+
+    # -- errors ------------------------------------------------------------
+    def at(self, node) -> str:
+        return f"{self.where} line {line_of(node)}"
+
+    def refuse(self, what: str, node):
+        return refuse(what, self.at(node))
+
+    # -- types of declarations -------------------------------------------
+    def base_type(self, node):
+        """The dtype of an IdentifierType (or a complex type) node."""
+        names = node.names
+        if len(names) == 1 and names[0] in self.types:
+            return self.types[names[0]]
+        key = tuple(sorted(names))
+        t = _BASE.get(key)
+        if t is None:
+            if names == ["void"]:
+                return None
+            raise self.refuse(f"the type {' '.join(names)!r}", node)
+        return t
+
+    def decl_type(self, node):
+        """(dtype or Pointer, array dims or None) of a declaration's type node."""
+        cls = type(node).__name__
+        if cls == "TypeDecl":
+            if type(node.type).__name__ != "IdentifierType":
+                raise self.refuse("a struct, union or enum type", node)
+            return self.base_type(node.type), None
+        if cls == "PtrDecl":
+            inner, dims = self.decl_type(node.type)
+            if isinstance(inner, Pointer) or dims is not None:
+                raise self.refuse("a pointer to a pointer or to an array", node)
+            if inner is None:
+                raise self.refuse("a void pointer", node)
+            return Pointer(inner), None
+        if cls == "ArrayDecl":
+            inner, dims = self.decl_type(node.type)
+            if isinstance(inner, Pointer):
+                raise self.refuse("an array of pointers", node)
+            dim = None if node.dim is None else self.constant(node.dim)
+            return inner, [dim, *(dims or [])]
+        raise self.refuse(f"the declarator {cls}", node)
+
+    def constant(self, node) -> int:
+        """A constant integer expression (array sizes)."""
+        v = self.expr(node)
+        try:
+            return int(eval(v.code, {"numpy": numpy, "math": math}))  # noqa: S307 - literals
+        except Exception:
+            raise self.refuse("an array size that is not a constant", node) from None
+
+    # -- names -------------------------------------------------------------
+    def fresh(self, name: str) -> str:
+        """A Python name for C name ``name``, unused so far in this function."""
+        py = name
+        if py in _RESERVED or py.startswith(("_jk", "_c_")):
+            py = name + "_c"
+        base = py
+        while py in self.used:
+            self.counter += 1
+            py = f"{base}_{self.counter}"
+        self.used.add(py)
+        return py
+
+    def temp(self) -> str:
+        self.counter += 1
+        name = f"_c_t{self.counter}"
+        self.used.add(name)
+        return name
+
+    def declare(self, name: str, var: Var) -> Var:
+        self.scopes[-1][name] = var
+        return var
+
+    def lookup(self, name: str):
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return None
+
+    # -- output ------------------------------------------------------------
+    def emit(self, line: str) -> None:
+        """One line of Python; statements carry their C line as a comment, which the
+        simulator's errors are rewritten to name (``jitkern.kernels._simulated.at_c_line``)."""
+        if self.c_line > 0 and line not in ("pass", "else:", "break", "continue"):
+            line += f"  # {self.locate(self.c_line)}"
+        self.lines.append("    " * self.depth + line)
+
+    def flush(self) -> None:
+        for line in self.pre:
+            self.emit(line)
+        self.pre = []
+
+    # -- functions ---------------------------------------------------------
+    def signature(self, funcdef) -> Function:
+        decl = funcdef.decl
+        fdecl = decl.type
+        ret, dims = self.decl_type(fdecl.type)
+        if dims is not None:
+            raise self.refuse("a function returning an array", funcdef)
+        kernel = "_Noreturn" in decl.funcspec
+        if kernel and ret is not None:
+            raise self.refuse("a __global__ function that returns a value", funcdef)
+        params = []
+        for p in (fdecl.args.params if fdecl.args is not None else []):
+            if type(p).__name__ == "Typename":  # (void)
+                continue
+            if type(p).__name__ != "Decl":
+                raise self.refuse("a variadic function", funcdef)
+            t, dims = self.decl_type(p.type)
+            if dims is not None:  # float a[] as a parameter is a pointer
+                t = Pointer(t)
+            params.append((p.name, t))
+        return Function(decl.name, "", ret, params, kernel)
+
+    def function(self, funcdef, fn: Function, extra_params=(), prologue=()) -> str:
+        """The Python of one C function (``extra_params``: Python parameters added first,
+        ``prologue``: lines the body starts with)."""
+        self.used = set(self.functions_py())
+        self.scopes = [dict(self.names), {}]
+        self.lines, self.depth, self.pre, self.loops, self.ret = [], 1, [], [], fn.ret
+        py_params = list(extra_params)
+        self.used.update(py_params)
+        for name, t in fn.params:
+            py = self.fresh(name)
+            if isinstance(t, Pointer):
+                offset = None
+                if not fn.kernel:
+                    offset = self.fresh(py + "_o")
+                    py_params += [py, offset]
+                else:
+                    py_params.append(py)
+                self.declare(name, Var(py, t, offset))
+            else:
+                py_params.append(py)
+                self.declare(name, Var(py, t))
+        for line in prologue:
+            self.emit(line)
+        self.block_items(funcdef.body)
+        head = []
+        if not fn.kernel:
+            head.append('@jit.rawkernel(device=True, mode="numpy")')
+        head.append(f"def {fn.py}({', '.join(py_params)}):")
+        body = self.lines or ["    pass"]
+        return "\n".join(head + body) + "\n"
+
+    def functions_py(self):
+        return [f.py for f in self.functions.values()]
+
+    # -- statements ------------------------------------------------------
+    def block_items(self, compound) -> None:
+        self.scopes.append({})
+        for item in compound.block_items or []:
+            self.statement(item)
+        self.scopes.pop()
+
+    def statement(self, node) -> None:
+        method = getattr(self, "s_" + type(node).__name__, None)
+        if method is None:
+            raise self.refuse(f"the statement {type(node).__name__}", node)
+        saved = self.c_line
+        self.c_line = line_of(node) or saved
+        try:
+            method(node)
+        finally:
+            self.c_line = saved
+
+    def s_Compound(self, node) -> None:
+        self.block_items(node)
+
+    def s_EmptyStatement(self, node) -> None:
+        pass
+
+    def s_Decl(self, node) -> None:
+        storage = node.storage or []
+        if type(node.type).__name__ == "FuncDecl":
+            raise self.refuse("a function declared inside a function", node)
+        t, dims = self.decl_type(node.type)
+        name = node.name
+        if "register" in storage:  # __shared__
+            self.shared(node, t, dims, "extern" in storage)
+            return
+        if "extern" in storage:
+            raise self.refuse("an extern declaration inside a function", node)
+        if dims is not None:
+            self.local_array(node, t, dims)
+            return
+        py = self.fresh(name)
+        if isinstance(t, Pointer):
+            if node.init is None:
+                raise self.refuse("a pointer declared without a value", node)
+            v = self.expr(node.init)
+            if not v.is_pointer:
+                raise self.refuse("a pointer made from a number", node)
+            offset = py + "_o" if py + "_o" not in self.used else self.fresh(py + "_o")
+            self.used.add(offset)
+            self.flush()
+            self.emit(f"{offset} = {v.offset or 'numpy.int64(0)'}")
+            self.declare(name, Var(v.base, t, offset))
+            return
+        if node.init is None:
+            init = f"{ctor(t)}(0)"
+        else:
+            if type(node.init).__name__ == "InitList":
+                raise self.refuse("an initializer list for a scalar", node)
+            v = self.expr(node.init)
+            init = self.to(v, t, node)
+        self.flush()
+        self.emit(f"{py} = {init}")
+        self.declare(name, Var(py, t))
+
+    def shared(self, node, t, dims, extern: bool) -> None:
+        if isinstance(t, Pointer) or dims is None:
+            raise self.refuse("a __shared__ scalar or pointer (declare an array)", node)
+        py = self.fresh(node.name)
+        if extern:
+            if dims[0] is not None or len(dims) > 1:
+                raise self.refuse("extern __shared__ with a size", node)
+            self.emit(f"{py} = jit.shared_memory({ctor(t)}, None)")
+        else:
+            self.emit(f"{py} = jit.shared_memory({ctor(t)}, {math.prod(dims)})")
+        self.declare(node.name, Var(py, Pointer(t, tuple(dims[1:]))))
+
+    def local_array(self, node, t, dims) -> None:
+        if dims[0] is None:
+            if type(node.init).__name__ != "InitList":
+                raise self.refuse("an array without a size", node)
+            dims = [len(node.init.exprs), *dims[1:]]
+        py = self.fresh(node.name)
+        size = math.prod(dims)
+        self.emit(f"{py} = jit.local_memory({ctor(t)}, {size})")
+        var = self.declare(node.name, Var(py, Pointer(t, tuple(dims[1:]))))
+        if node.init is not None:
+            if type(node.init).__name__ != "InitList" or len(dims) > 1:
+                raise self.refuse("this array initializer", node)
+            k = self.temp()
+            self.emit(f"for {k} in range({size}):")
+            self.emit(f"    {py}[{k}] = {ctor(t)}(0)")
+            for j, e in enumerate(node.init.exprs):
+                v = self.expr(e)
+                self.flush()
+                self.emit(f"{var.py}[{j}] = {self.to(v, t, e)}")
+
+    def s_DeclList(self, node) -> None:
+        for d in node.decls:
+            self.s_Decl(d)
+
+    def s_Assignment(self, node) -> None:
+        self.assign(node, statement=True)
+        self.flush()
+
+    def s_UnaryOp(self, node) -> None:
+        if node.op in ("p++", "p--", "++", "--"):
+            self.incdec(node, statement=True)
+        else:
+            self.expr(node)
+        self.flush()
+
+    def s_FuncCall(self, node) -> None:
+        v = self.call(node)
+        self.flush()
+        if v is not None and v.code:
+            self.emit(v.code)
+
+    def s_BinaryOp(self, node) -> None:
+        self.expr(node)
+        self.flush()
+
+    s_ID = s_Constant = s_ArrayRef = s_Cast = s_TernaryOp = s_StructRef = s_BinaryOp
+
+    def s_ExprList(self, node) -> None:
+        for e in node.exprs:
+            self.statement(e)
+
+    def s_Return(self, node) -> None:
+        if node.expr is None:
+            if self.ret is not None:
+                raise self.refuse("return without a value", node)
+            self.emit("return")
+            return
+        if self.ret is None:
+            raise self.refuse("returning a value from a void function", node)
+        v = self.expr(node.expr)
+        code = self.to(v, self.ret, node)
+        self.flush()
+        self.emit(f"return {code}")
+
+    def condition(self, node) -> tuple[list, str]:
+        """(statements to run first, a Python bool) of a condition."""
+        saved, self.pre = self.pre, []
+        v = self.expr(node)
+        code = self.truth(v, node)
+        pre, self.pre = self.pre, saved
+        return pre, code
+
+    def s_If(self, node) -> None:
+        pre, cond = self.condition(node.cond)
+        self.pre.extend(pre)
+        self.flush()
+        self.emit(f"if {cond}:")
+        self.nested(node.iftrue)
+        if node.iffalse is not None:
+            self.emit("else:")
+            self.nested(node.iffalse)
+
+    def nested(self, node) -> None:
+        self.depth += 1
+        start = len(self.lines)
+        self.scopes.append({})
+        self.statement(node)
+        self.scopes.pop()
+        if len(self.lines) == start:
+            self.emit("pass")
+        self.depth -= 1
+
+    def loop(self, pre, cond, body, cont: list, after: list) -> None:
+        """``while`` over ``body``; ``cont`` runs before each ``continue`` and ``after``
+        at the end of each pass."""
+        if pre or cond is None:
+            self.emit("while True:")
+            self.depth += 1
+            for line in pre:
+                self.emit(line)
+            if cond is not None:
+                self.emit(f"if not {cond}:")
+                self.emit("    break")
+            self.depth -= 1
+        else:
+            self.emit(f"while {cond}:")
+        self.loops.append(cont)
+        self.depth += 1
+        self.scopes.append({})
+        self.statement(body)
+        self.scopes.pop()
+        for line in after:
+            self.emit(line)
+        self.emit("pass")
+        self.depth -= 1
+        self.loops.pop()
+
+    def captured(self, fn) -> list:
+        """The lines ``fn()`` emits (at depth 0), taken out of the output."""
+        saved_lines, saved_depth = self.lines, self.depth
+        self.lines, self.depth = [], 0
+        fn()
+        self.flush()
+        out = self.lines
+        self.lines, self.depth = saved_lines, saved_depth
+        return out
+
+    def s_For(self, node) -> None:
+        self.scopes.append({})
+        if node.init is not None:
+            self.statement(node.init)
+            self.flush()
+        pre, cond = ([], None) if node.cond is None else self.condition(node.cond)
+        step = [] if node.next is None else self.captured(lambda: self.statement(node.next))
+        self.loop(pre, cond, node.stmt, step, step)
+        self.scopes.pop()
+
+    def s_While(self, node) -> None:
+        if type(node.cond).__name__ == "ID" and node.cond.name == "__jk_loop":
+            self.emit(self.loop_header)  # ElementwiseKernel's loop over the elements
+            self.loops.append([])
+            self.nested(node.stmt)
+            self.loops.pop()
+            return
+        pre, cond = self.condition(node.cond)
+        self.loop(pre, cond, node.stmt, [], [])
+
+    def s_DoWhile(self, node) -> None:
+        pre, cond = self.condition(node.cond)
+        check = [*pre, f"if not {cond}:", "    break"]
+        self.loop([], None, node.stmt, check, check)
+
+    def s_Switch(self, node) -> None:
+        """``switch`` as an if/elif chain: each group of ``case`` labels ends in ``break``
+        (or ``return``/``continue``); falling through into the next group is refused."""
+        v = self.expr(node.cond)
+        if v.is_pointer or v.type.kind not in "biu":
+            raise self.refuse("a switch on a non-integer", node)
+        t = promote(v.type)
+        value = self.temp()
+        self.flush()
+        self.emit(f"{value} = {self.to(v, t, node)}")
+        groups = self.switch_groups(node)
+        first = True
+        for labels, stmts in groups:
+            if labels is None:
+                cond = None
+            else:
+                tests = [f"{value} == {self.to(self.expr(e), t, e)}" for e in labels]
+                cond = " or ".join(tests)
+            if cond is None and first:
+                self.emit("if True:")
+            elif cond is None:
+                self.emit("else:")
+            else:
+                self.emit(f"{'if' if first else 'elif'} {cond}:")
+            first = False
+            self.depth += 1
+            self.scopes.append({})
+            start = len(self.lines)
+            for st in stmts:
+                self.statement(st)
+            if len(self.lines) == start:
+                self.emit("pass")
+            self.scopes.pop()
+            self.depth -= 1
+
+    def switch_groups(self, node) -> list:
+        """[(case expressions or None for default, statements)], in order, default last."""
+        items = node.stmt.block_items or [] if type(node.stmt).__name__ == "Compound" else []
+        groups, labels, default = [], [], None
+        for item in items:
+            kind = type(item).__name__
+            if kind not in ("Case", "Default"):
+                raise self.refuse("a statement before the first case of a switch", item)
+            stmts = list(item.stmts or [])
+            if kind == "Case":
+                labels.append(item.expr)
+            if not stmts:
+                if kind == "Default":
+                    raise self.refuse("default sharing statements with a case", item)
+                continue
+            while type(stmts[-1]).__name__ == "Compound" and stmts[-1].block_items:
+                stmts = stmts[:-1] + list(stmts[-1].block_items)  # case 2: { ...; break; }
+            ends = type(stmts[-1]).__name__
+            if ends == "Break":
+                stmts = stmts[:-1]
+            elif ends not in ("Return", "Continue") and item is not items[-1]:
+                raise self.refuse("a switch case falling through to the next one", item)
+            if _has_break(stmts):
+                raise self.refuse("break inside a switch case before its end", item)
+            if kind == "Default":
+                if labels:
+                    raise self.refuse("default sharing statements with a case", item)
+                default = stmts
+            else:
+                groups.append((labels, stmts))
+            labels = []
+        if default is not None:
+            groups.append((None, default))
+        return groups
+
+    def s_Break(self, node) -> None:
+        if not self.loops:
+            raise self.refuse("break outside a loop", node)
+        self.emit("break")
+
+    def s_Continue(self, node) -> None:
+        if not self.loops:
+            raise self.refuse("continue outside a loop", node)
+        for line in self.loops[-1]:
+            self.emit(line)
+        self.emit("continue")
+
+    # -- expressions -----------------------------------------------------
+    def expr(self, node) -> Val:
+        method = getattr(self, "e_" + type(node).__name__, None)
+        if method is None:
+            raise self.refuse(f"the expression {type(node).__name__}", node)
+        return method(node)
+
+    def to(self, v: Val, t, node) -> str:
+        if v.is_pointer or isinstance(t, Pointer):
+            raise self.refuse("a pointer where a number is expected", node)
+        if v.type is None:
+            raise self.refuse("the value of a void function", node)
+        if t.kind != "c" and v.type.kind == "c":
+            raise self.refuse("a complex number converted to a real one", node)
+        return convert(v, t)
+
+    def truth(self, v: Val, node) -> str:
+        return self.to(v, BOOL, node)
+
+    def e_Constant(self, node) -> Val:
+        text = node.value
+        if node.type == "string":
+            raise self.refuse("a string literal", node)
+        if node.type == "char":
+            return Val(f"numpy.int8({ord(pyast.literal_eval(text))})", I8)
+        if "float" not in node.type and "double" not in node.type:
+            return self.int_literal(text, node)
+        lower = text.lower()
+        t = F32 if lower.endswith("f") else F64
+        value = float.fromhex(lower.rstrip("fl")) if lower.startswith("0x") else float(
+            lower.rstrip("fl"))
+        return Val(f"{ctor(t)}({_float_text(value)})", t)
+
+    def int_literal(self, text: str, node) -> Val:
+        lower = text.lower()
+        digits = lower.rstrip("ul")
+        suffix = lower[len(digits):]
+        if digits.startswith("0x"):
+            value = int(digits, 16)
+        elif digits.startswith("0b"):
+            value = int(digits, 2)
+        elif len(digits) > 1 and digits.startswith("0"):
+            value = int(digits, 8)
+        else:
+            value = int(digits)
+        decimal = not digits.startswith("0") or digits == "0"
+        unsigned, long_ = "u" in suffix, "l" in suffix
+        choices = []
+        if not unsigned and not long_:
+            choices = [I32] + ([] if decimal else [U32]) + [I64] + ([] if decimal else [U64])
+        elif unsigned and not long_:
+            choices = [U32, U64]
+        elif long_ and not unsigned:
+            choices = [I64] + ([] if decimal else [U64])
+        else:
+            choices = [U64]
+        for t in choices:
+            if value <= numpy.iinfo(t).max:
+                return Val(f"{ctor(t)}({value})", t)
+        raise self.refuse(f"the integer literal {text} (too large)", node)
+
+    def e_ID(self, node) -> Val:
+        var = self.lookup(node.name)
+        if var is not None:
+            return var.val()
+        if node.name in _CONSTANTS:
+            t, text = _CONSTANTS[node.name]
+            return Val(f"{ctor(t)}({text})", t)
+        raise self.refuse(f"the name {node.name!r} (not declared)", node)
+
+    def e_Cast(self, node) -> Val:
+        t, dims = self.decl_type(node.to_type.type)
+        v = self.expr(node.expr)
+        if isinstance(t, Pointer) or dims is not None:
+            raise self.refuse("a cast to a pointer type", node)
+        if t is None:  # (void)x
+            return Val("", None)
+        if v.type is not None and not v.is_pointer and v.type.kind == "c" and t.kind != "c":
+            raise self.refuse("a complex number cast to a real type", node)
+        return Val(self.to(v, t, node), t)
+
+    def e_TernaryOp(self, node) -> Val:
+        cond = self.truth(self.expr(node.cond), node)
+        saved, self.pre = self.pre, []
+        a = self.expr(node.iftrue)
+        b = self.expr(node.iffalse)
+        if self.pre:
+            raise self.refuse("a side effect inside ?: (assign it in a statement first)", node)
+        self.pre = saved
+        if a.is_pointer or b.is_pointer:
+            raise self.refuse("a pointer chosen by ?:", node)
+        t = common(a.type, b.type) if not (a.type == BOOL and b.type == BOOL) else BOOL
+        return Val(f"({self.to(a, t, node)} if {cond} else {self.to(b, t, node)})", t)
+
+    def e_BinaryOp(self, node) -> Val:
+        op = node.op
+        if op in ("&&", "||"):
+            a = self.truth(self.expr(node.left), node)
+            saved, self.pre = self.pre, []
+            b = self.truth(self.expr(node.right), node)
+            if self.pre:
+                raise self.refuse(f"a side effect in the right operand of {op}", node)
+            self.pre = saved
+            return Val(f"({a} {'and' if op == '&&' else 'or'} {b})", BOOL)
+        a, b = self.expr(node.left), self.expr(node.right)
+        return self.binary(op, a, b, node)
+
+    def binary(self, op: str, a: Val, b: Val, node) -> Val:
+        if a.is_pointer or b.is_pointer:
+            return self.pointer_arith(op, a, b, node)
+        if a.type is None or b.type is None:
+            raise self.refuse("the value of a void function", node)
+        if op in ("<<", ">>"):
+            if a.type.kind not in "biu" or b.type.kind not in "biu":
+                raise self.refuse(f"{op} on a non-integer", node)
+            t = promote(a.type)
+            return Val(f"({self.to(a, t, node)} {op} {self.to(b, t, node)})", t)
+        t = common(a.type, b.type)
+        x, y = self.to(a, t, node), self.to(b, t, node)
+        if op in _COMPARE:
+            return Val(f"({x} {op} {y})", BOOL)
+        if op in _ARITH:
+            return Val(f"({x} {op} {y})", t)
+        if op in _BITWISE:
+            if t.kind not in "iu":
+                raise self.refuse(f"{op} on a floating-point value", node)
+            return Val(f"({x} {op} {y})", t)
+        if op == "/":
+            if t.kind in "iu":
+                return Val(f"_c_div({x}, {y})", t)
+            return Val(f"({x} / {y})", t)
+        if op == "%":
+            if t.kind not in "iu":
+                raise self.refuse("% on a floating-point value (use fmod)", node)
+            return Val(f"_c_rem({x}, {y})", t)
+        raise self.refuse(f"the operator {op}", node)
+
+    def pointer_arith(self, op: str, a: Val, b: Val, node) -> Val:
+        if op == "+" and b.is_pointer and not a.is_pointer:
+            a, b = b, a
+        if op in ("+", "-") and a.is_pointer and not b.is_pointer and not a.type.inner:
+            if b.type.kind not in "biu":
+                raise self.refuse("a pointer plus a non-integer", node)
+            step = convert(b, I64)
+            off = step if op == "+" else f"(-{step})"
+            if a.offset is not None:
+                off = f"({a.offset} + {off})"
+            return Val(a.code, a.type, False, a.base, off)
+        raise self.refuse(f"this pointer arithmetic ({op})", node)
+
+    def e_UnaryOp(self, node) -> Val:
+        op = node.op
+        if op in ("p++", "p--", "++", "--"):
+            return self.incdec(node, statement=False)
+        if op == "sizeof":
+            return self.size_of(node)
+        v = self.expr(node.expr)
+        if op == "*":
+            return self.index(v, Val("numpy.int64(0)", I64), node)
+        if op == "&":
+            if v.lvalue and v.base is not None:
+                return Val(v.base, Pointer(v.type), False, v.base, v.offset)
+            raise self.refuse("the address of a local variable", node)
+        if v.is_pointer:
+            raise self.refuse(f"{op} on a pointer", node)
+        if op == "!":
+            return Val(f"(not {self.truth(v, node)})", BOOL)
+        t = promote(v.type)
+        x = self.to(v, t, node)
+        if op == "-":
+            if t.kind == "u":
+                return Val(f"({ctor(t)}(0) - {x})", t)
+            return Val(f"(-{x})", t)
+        if op == "+":
+            return Val(x, t)
+        if op == "~":
+            if t.kind not in "iu":
+                raise self.refuse("~ on a non-integer", node)
+            return Val(f"(~{x})", t)
+        raise self.refuse(f"the operator {op}", node)
+
+    def size_of(self, node) -> Val:
+        """``sizeof(type)`` or ``sizeof x``: a size_t constant."""
+        target = node.expr
+        if type(target).__name__ == "Typename":
+            t, dims = self.decl_type(target.type)
+            if isinstance(t, Pointer):
+                return Val("numpy.uint64(8)", U64)
+            if t is None:
+                raise self.refuse("sizeof(void)", node)
+            return Val(f"numpy.uint64({t.itemsize * math.prod(d or 1 for d in dims or [1])})",
+                       U64)
+        saved, self.pre = self.pre, []
+        v = self.expr(target)
+        self.pre = saved  # sizeof does not evaluate its operand
+        if v.is_pointer:
+            if v.type.inner or type(target).__name__ != "ID":
+                raise self.refuse("sizeof of an array or pointer expression", node)
+            var = self.lookup(target.name)
+            if var is not None and var.offset is None and var.size is None:
+                raise self.refuse("sizeof of an array (use its element count)", node)
+            return Val("numpy.uint64(8)", U64)
+        return Val(f"numpy.uint64({v.type.itemsize})", U64)
+
+    def e_ArrayRef(self, node) -> Val:
+        base = self.expr(node.name)
+        idx = self.expr(node.subscript)
+        return self.index(base, idx, node)
+
+    def index(self, p: Val, idx: Val, node) -> Val:
+        if not p.is_pointer:
+            raise self.refuse("indexing a value that is not an array or pointer", node)
+        if idx.is_pointer or idx.type.kind not in "biu":
+            raise self.refuse("an index that is not an integer", node)
+        inner = p.type.inner
+        if inner:
+            step = math.prod(inner)
+            off = f"({convert(idx, I64)} * numpy.int64({step}))"
+            if p.offset is not None:
+                off = f"({p.offset} + {off})"
+            return Val(p.code, Pointer(p.type.elem, inner[1:]), False, p.base, off)
+        i = idx.code if idx.type.kind != "b" else convert(idx, I32)
+        if p.offset is not None:
+            i = f"({p.offset} + {convert(idx, I64)})"
+        return Val(f"{p.base}[{i}]", p.type.elem, True, p.base, i)
+
+    def e_StructRef(self, node) -> Val:
+        if node.type == "." and type(node.name).__name__ == "ID" and node.name.name in _INDEX_VARS:
+            if self.lookup(node.name.name) is None and node.field.name in ("x", "y", "z"):
+                return Val(f"jit.{node.name.name}.{node.field.name}", U32)
+        raise self.refuse("a struct member (only threadIdx/blockIdx/blockDim/gridDim .x/.y/.z)",
+                          node)
+
+    def e_ExprList(self, node) -> Val:
+        v = None
+        for e in node.exprs:
+            v = self.expr(e)
+        return v
+
+    # assignment and ++/-- (statements, or hoisted before the statement using them)
+    def store(self, target: Val, code: str) -> str:
+        return f"{target.code} = {code}"
+
+    def assign(self, node, statement: bool) -> Val:
+        target = self.expr(node.lvalue)
+        rhs = self.expr(node.rvalue)
+        if target.is_pointer:
+            return self.assign_pointer(node, target, rhs)
+        if not target.lvalue:
+            raise self.refuse("an assignment to something that is not a variable or element",
+                              node)
+        if node.op == "=":
+            code = self.to(rhs, target.type, node)
+        else:
+            value = self.binary(node.op[:-1], target, rhs, node)
+            code = self.to(value, target.type, node)
+        target = self.stable(target)
+        self.pre.append(self.store(target, code))
+        return Val(target.code, target.type)
+
+    def stable(self, target: Val) -> Val:
+        """An element whose index has side effects or is long: index it through a temp."""
+        return target
+
+    def assign_pointer(self, node, target: Val, rhs: Val) -> Val:
+        var = self.lookup(node.lvalue.name) if type(node.lvalue).__name__ == "ID" else None
+        if var is None or var.offset is None or not isinstance(var.type, Pointer):
+            raise self.refuse("an assignment to this pointer", node)
+        if node.op in ("+=", "-="):
+            rhs = self.pointer_arith(node.op[0], target, rhs, node)
+        elif node.op != "=":
+            raise self.refuse(f"{node.op} on a pointer", node)
+        if not rhs.is_pointer or rhs.base != var.py:
+            raise self.refuse("a pointer moved to another array", node)
+        self.pre.append(f"{var.offset} = {rhs.offset or 'numpy.int64(0)'}")
+        return target
+
+    def incdec(self, node, statement: bool) -> Val:
+        target = self.expr(node.expr)
+        op = "+" if "++" in node.op else "-"
+        if target.is_pointer:
+            one = Val("numpy.int64(1)", I64)
+            self.assign_pointer(_Fake(node.expr, op + "=", None), target, one)
+            return target
+        if not target.lvalue:
+            raise self.refuse(f"{node.op} on something that is not a variable", node)
+        one = Val("numpy.int32(1)", I32)
+        new = self.to(self.binary(op, target, one, node), target.type, node)
+        if node.op.startswith("p") and not statement:
+            old = self.temp()
+            self.pre.append(f"{old} = {target.code}")
+            self.pre.append(self.store(target, new))
+            return Val(old, target.type)
+        self.pre.append(self.store(target, new))
+        return Val(target.code, target.type)
+
+    def e_Assignment(self, node) -> Val:
+        return self.assign(node, statement=False)
+
+    # -- calls -----------------------------------------------------------------
+    def e_FuncCall(self, node) -> Val:
+        v = self.call(node)
+        if v is None or v.type is None:
+            raise self.refuse("the value of a void function", node)
+        return v
+
+    def args(self, node) -> list:
+        return [self.expr(a) for a in (node.args.exprs if node.args is not None else [])]
+
+    def call(self, node) -> Val | None:
+        if type(node.name).__name__ == "StructRef":
+            return self.method(node)
+        if type(node.name).__name__ != "ID":
+            raise self.refuse("a call through a pointer", node)
+        name = node.name.name
+        fn = self.functions.get(name)
+        if fn is not None:
+            return self.call_function(fn, node)
+        handler = self.builtin(name)
+        if handler is None:
+            raise self.refuse(f"the function {name}()", node)
+        return handler(name, self.args(node), node)
+
+    def call_function(self, fn: Function, node) -> Val:
+        if fn.kernel:
+            raise self.refuse(f"a call of the __global__ function {fn.name}", node)
+        args = self.args(node)
+        if len(args) != len(fn.params):
+            raise self.refuse(f"{fn.name}() called with {len(args)} argument(s), it takes "
+                              f"{len(fn.params)}", node)
+        codes = []
+        for v, (pname, t) in zip(args, fn.params):
+            if isinstance(t, Pointer):
+                if not v.is_pointer or v.type.elem != t.elem:
+                    raise self.refuse(f"argument {pname} of {fn.name}: a pointer to "
+                                      f"{t.elem} is expected", node)
+                codes += [v.base, v.offset or "numpy.int64(0)"]
+            else:
+                codes.append(self.to(v, t, node))
+        call = f"{fn.py}({', '.join(codes)})"
+        if fn.ret is None:
+            return Val(call, None)
+        return Val(call, fn.ret)
+
+    def builtin(self, name: str):
+        if name in _MATH1:
+            return self.math1
+        if name in _MATH2:
+            return self.math2
+        if name in _PREDICATES:
+            return self.predicate
+        if name in ("min", "max"):
+            return self.minmax
+        if name in ("abs", "labs", "llabs"):
+            return self.absolute
+        table = (_ATOMICS, _SHUFFLES, _VOTES, _BITS, _BARRIERS, _BARRIER_PREDICATES)
+        for kind in table:
+            if name in kind or name.rsplit("_", 1)[0] in _ATOMICS and kind is _ATOMICS:
+                return getattr(self, {id(_ATOMICS): "atomic", id(_SHUFFLES): "shuffle",
+                                      id(_VOTES): "vote", id(_BITS): "bits",
+                                      id(_BARRIERS): "barrier",
+                                      id(_BARRIER_PREDICATES): "barrier_predicate"}[id(kind)])
+        return {"__syncwarp": self.syncwarp, "__activemask": self.activemask,
+                "__ldg": self.ldg, "real": self.part, "imag": self.part,
+                "conj": self.conj, "norm": self.norm, "arg": self.arg,
+                "__jk_make_complex64": self.make_complex,
+                "__jk_make_complex128": self.make_complex}.get(name) or self.cucomplex(name)
+
+    def cucomplex(self, name: str):
+        """cuComplex.h's functions (translate_cucomplex=True), or None."""
+        single = name.endswith("f") or name in ("make_cuComplex",)
+        base = name[:-1] if name.endswith("f") and name.startswith("cuC") else name
+        t = C64 if single else C128
+        ops = {"cuCadd": "+", "cuCsub": "-", "cuCmul": "*", "cuCdiv": "/"}
+        if base in ops:
+            def binary(name, args, node, op=ops[base]):
+                self.nargs(name, args, 2, node)
+                return Val(f"({self.to(args[0], t, node)} {op} {self.to(args[1], t, node)})", t)
+            return binary
+        if base in ("cuCreal", "cuCimag"):
+            return lambda name, args, node: self.part(base[3:].lower(), args, node)
+        if base == "cuConj":
+            return self.conj
+        if base == "cuCabs":
+            return self.absolute
+        if base == "cuCfma":
+            def fma(name, args, node):
+                self.nargs(name, args, 3, node)
+                x, y, d = (self.to(a, t, node) for a in args)
+                return Val(f"({x} * {y} + {d})", t)
+            return fma
+        if name in ("make_cuFloatComplex", "make_cuComplex", "make_cuDoubleComplex"):
+            return lambda n, args, node: self.make_complex(
+                "__jk_make_complex64" if t == C64 else "__jk_make_complex128", args, node)
+        return None
+
+    def nargs(self, name, args, n, node) -> None:
+        if len(args) not in (n if isinstance(n, tuple) else (n,)):
+            raise self.refuse(f"{name}() with {len(args)} argument(s)", node)
+        for a in args:
+            if a.is_pointer:
+                raise self.refuse(f"a pointer given to {name}()", node)
+
+    def float_type(self, t, forced):
+        if forced is not None:
+            return forced
+        if t.kind == "c":
+            return t
+        if t.kind == "f":
+            return F32 if t == F16 else t
+        return F64
+
+    def math1(self, name, args, node) -> Val:
+        self.nargs(name, args, 1, node)
+        spelling, forced = _MATH1[name]
+        t = self.float_type(args[0].type, forced)
+        x = self.to(args[0], t, node)
+        if t.kind == "c" and spelling not in ("math.sin", "math.cos", "math.tan", "math.sinh",
+                                              "math.cosh", "math.tanh", "math.exp", "math.log",
+                                              "math.sqrt", "math.log10"):
+            raise self.refuse(f"{name}() of a complex number", node)
+        if spelling == "rsqrt":
+            return Val(f"({ctor(t)}(1) / math.sqrt({x}))", t)
+        return Val(f"{spelling}({x})", t)
+
+    def math2(self, name, args, node) -> Val:
+        self.nargs(name, args, 2, node)
+        spelling, forced = _MATH2[name]
+        t = self.float_type(common(args[0].type, args[1].type), forced)
+        if t.kind == "c":
+            raise self.refuse(f"{name}() of a complex number", node)
+        x, y = self.to(args[0], t, node), self.to(args[1], t, node)
+        if spelling == "/":
+            return Val(f"({x} / {y})", t)
+        return Val(f"{spelling}({x}, {y})", t)
+
+    def predicate(self, name, args, node) -> Val:
+        self.nargs(name, args, 1, node)
+        t = self.float_type(args[0].type, None)
+        return Val(f"{_PREDICATES[name]}({self.to(args[0], t, node)})", BOOL)
+
+    def minmax(self, name, args, node) -> Val:
+        self.nargs(name, args, 2, node)
+        t = common(args[0].type, args[1].type)
+        x, y = self.to(args[0], t, node), self.to(args[1], t, node)
+        if t.kind == "f":  # CUDA's float min/max are fminf/fmaxf
+            return Val(f"numpy.f{name}({x}, {y})", t)
+        return Val(f"{name}({x}, {y})", t)
+
+    def absolute(self, name, args, node) -> Val:
+        self.nargs(name, args, 1, node)
+        a = args[0]
+        if a.type.kind == "c":
+            return Val(f"abs({a.code})", real_of(a.type))
+        t = I64 if name != "abs" else promote(a.type)
+        if t.kind == "f":
+            return Val(f"math.fabs({self.to(a, t, node)})", t)
+        return Val(f"abs({self.to(a, t, node)})", t)
+
+    def pointer_arg(self, name, v: Val, node) -> tuple[str, str]:
+        if not v.is_pointer or v.type.inner:
+            raise self.refuse(f"{name}() needs the address of an element (&a[i])", node)
+        return v.base, (v.offset or "numpy.int64(0)")
+
+    def atomic(self, name, args, node) -> Val:
+        base_name = name if name in _ATOMICS else name.rsplit("_", 1)[0]
+        n = 3 if base_name == "atomicCAS" else 2
+        if len(args) != n:
+            raise self.refuse(f"{name}() with {len(args)} argument(s)", node)
+        base, off = self.pointer_arg(name, args[0], node)
+        elem = args[0].type.elem
+        values = ", ".join(self.to(v, elem, node) for v in args[1:])
+        return Val(f"jit.{_ATOMICS[base_name]}({base}, {off}, {values})", elem)
+
+    def shuffle(self, name, args, node) -> Val:
+        self.nargs(name, args, (3, 4), node)
+        t = promote(args[1].type) if args[1].type.kind in "biu" else args[1].type
+        parts = [self.to(args[0], U32, node), self.to(args[1], t, node),
+                 self.to(args[2], I32 if name != "__shfl_xor_sync" else I32, node)]
+        if len(args) == 4:
+            parts.append(self.to(args[3], I32, node))
+        return Val(f"jit.{_SHUFFLES[name]}({', '.join(parts)})", t)
+
+    def vote(self, name, args, node) -> Val:
+        self.nargs(name, args, 2, node)
+        jname, t = _VOTES[name]
+        code = f"jit.{jname}({self.to(args[0], U32, node)}, {self.truth(args[1], node)})"
+        return Val(f"{ctor(t)}({code})", t)
+
+    def bits(self, name, args, node) -> Val:
+        self.nargs(name, args, 1, node)
+        jname, t = _BITS[name]
+        arg_t = U64 if name.endswith("ll") else U32
+        if jname in ("ffs", "clz"):
+            arg_t = I64 if name.endswith("ll") else I32
+        code = f"jit.{jname}({self.to(args[0], arg_t, node)})"
+        result = t if jname == "brev" else I32
+        return Val(f"{ctor(result)}({code})", result)
+
+    def barrier(self, name, args, node) -> Val:
+        self.nargs(name, args, 0, node)
+        return Val(_BARRIERS[name], None)
+
+    def barrier_predicate(self, name, args, node) -> Val:
+        self.nargs(name, args, 1, node)
+        jname, t = _BARRIER_PREDICATES[name]
+        return Val(f"{ctor(t)}(jit.{jname}({self.truth(args[0], node)}))", t)
+
+    def syncwarp(self, name, args, node) -> Val:
+        self.nargs(name, args, (0, 1), node)
+        mask = self.to(args[0], U32, node) if args else "numpy.uint32(0xFFFFFFFF)"
+        return Val(f"jit.syncwarp({mask})", None)
+
+    def activemask(self, name, args, node) -> Val:
+        self.nargs(name, args, 0, node)
+        return Val("jit.activemask()", U32)
+
+    def ldg(self, name, args, node) -> Val:
+        if len(args) != 1:
+            raise self.refuse("__ldg() with several arguments", node)
+        base, off = self.pointer_arg(name, args[0], node)
+        return Val(f"{base}[{off}]", args[0].type.elem)
+
+    def part(self, name, args, node) -> Val:
+        self.nargs(name, args, 1, node)
+        v = args[0]
+        t = real_of(v.type) if v.type.kind == "c" else v.type
+        return Val(f"{v.code}.{name}", t)
+
+    def conj(self, name, args, node) -> Val:
+        self.nargs(name, args, 1, node)
+        return Val(f"numpy.conj({args[0].code})", args[0].type)
+
+    def norm(self, name, args, node) -> Val:
+        self.nargs(name, args, 1, node)
+        v = args[0]
+        if v.type.kind != "c":
+            t = self.float_type(v.type, None)
+            x = self.to(v, t, node)
+            return Val(f"({x} * {x})", t)
+        return Val(f"({v.code}.real * {v.code}.real + {v.code}.imag * {v.code}.imag)",
+                   real_of(v.type))
+
+    def arg(self, name, args, node) -> Val:
+        self.nargs(name, args, 1, node)
+        v = args[0]
+        t = real_of(v.type) if v.type.kind == "c" else self.float_type(v.type, None)
+        if v.type.kind != "c":
+            return Val(f"math.atan2({ctor(t)}(0), {self.to(v, t, node)})", t)
+        return Val(f"math.atan2({v.code}.imag, {v.code}.real)", t)
+
+    def make_complex(self, name, args, node) -> Val:
+        self.nargs(name, args, (1, 2), node)
+        t = C64 if name.endswith("64") else C128
+        r = real_of(t)
+        re_ = self.to(args[0], r, node) if args[0].type.kind != "c" else None
+        if re_ is None:
+            return Val(convert(args[0], t), t)
+        im = self.to(args[1], r, node) if len(args) == 2 else f"{ctor(r)}(0)"
+        return Val(f"({ctor(t)}({re_}) + {ctor(t)}({im}) * {ctor(t)}(1j))", t)
+
+    def method(self, node) -> Val:
+        ref = node.name
+        field = ref.field.name
+        if ref.type != ".":
+            raise self.refuse("->", node)
+        obj_node = ref.name
+        if type(obj_node).__name__ == "ID" and obj_node.name == "_ind" and field == "size":
+            var = self.lookup("_ind")
+            if var is not None:
+                return Val(var.py, I64)
+        obj = self.expr(obj_node)
+        if field in ("real", "imag") and not obj.is_pointer and obj.type.kind == "c":
+            if node.args is not None and node.args.exprs:
+                raise self.refuse(f".{field}(value) (setting a part)", node)
+            return Val(f"{obj.code}.{field}", real_of(obj.type))
+        if field == "size" and obj.is_pointer and type(obj_node).__name__ == "ID":
+            var = self.lookup(obj_node.name)
+            if var is not None and var.size is not None:
+                return Val(var.size, I64)
+        raise self.refuse(f"the method .{field}()", node)
+
+
+def _has_break(stmts) -> bool:
+    """Whether a ``break`` (not inside a nested loop or switch) is among ``stmts``."""
+    for st in stmts:
+        kind = type(st).__name__
+        if kind == "Break":
+            return True
+        if kind in ("For", "While", "DoWhile", "Switch"):
+            continue
+        children = [c for _, c in st.children()] if hasattr(st, "children") else []
+        if kind in ("Compound", "If") and _has_break(children):
+            return True
+    return False
+
+
+@dataclasses.dataclass
+class _Fake:
+    lvalue: object
+    op: str
+    rvalue: object
+
+    @property
+    def coord(self):
+        return getattr(self.lvalue, "coord", None)
+
+
+def _float_text(v: float) -> str:
+    if math.isnan(v):
+        return "math.nan"
+    if math.isinf(v):
+        return "math.inf" if v > 0 else "-math.inf"
+    return repr(v)
+
+
+def translate_unit(ast, where: str, types: dict, *, keep=None, special=None, locate=None):
+    """Translate the functions of ``ast``: (the translator, {C name: Python source}).
+    ``keep``: the C names of the kernels to translate (None: all; device functions always);
+    ``special``: {C name: entry(translator, funcdef) -> Python source} for the functions
+    the caller writes itself (ElementwiseKernel's loop, a reduction's parts)."""
+    tr = Translator(where, types)
+    if locate is not None:
+        tr.locate = locate
+    special = special or {}
+    defs, entries = [], []
+    for ext in ast.ext:
+        cls = type(ext).__name__
+        if cls == "Typedef" and line_of(ext) <= 0:
+            continue  # the prelude's typedefs
+        if cls == "FuncDef" and ext.decl.name in special:
+            entries.append(ext)
+        elif cls == "FuncDef":
+            fn = tr.signature(ext)
+            fn.py = _function_py(fn)
+            if fn.name in tr.functions:
+                raise tr.refuse(f"a second definition of {fn.name}", ext)
+            tr.functions[fn.name] = fn
+            defs.append((ext, fn))
+        elif cls == "Decl" and type(ext.type).__name__ == "FuncDecl":
+            continue  # a prototype
+        elif cls == "Decl":
+            raise tr.refuse(f"the global variable {ext.name!r}", ext)
+        else:
+            raise tr.refuse(f"the declaration {cls}", ext)
+    sources = {}
+    for ext, fn in defs:
+        if keep is None or fn.name in keep or not fn.kernel:
+            sources[fn.name] = tr.function(ext, fn)
+    for ext in entries:
+        sources[ext.decl.name] = special[ext.decl.name](tr, ext)
+    return tr, sources
+
+
+def _function_py(fn: Function) -> str:
+    if not fn.kernel:
+        return "_c_fn_" + fn.name
+    return fn.name + "_c" if fn.name in _RESERVED or fn.name.startswith(("_c_", "_jk")) else fn.name

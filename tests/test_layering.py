@@ -1,0 +1,416 @@
+"""The import rules of docs/architecture.md, checked on the package's source.
+
+Every module under jitkern/ is parsed (nothing is imported or run) and its imports are
+resolved to modules of the package. The rules:
+
+- no import cycle between modules (imports inside functions count: they only move a
+  cycle from import time to call time);
+- no stage imports a later one (docs/architecture.md's table):
+  - the ground (``errors``, ``config``, ``debugrecord``, ``arrays/dtypes``,
+    ``arrays/layout``): only the ground;
+  - ``compiler/``: nothing from ``arrays/`` (but its ground), ``toolchain/``, ``runtime/``,
+    ``sim/``, ``kernels/``;
+  - ``toolchain/``: nothing from ``arrays/`` (but its ground), ``compiler/``, ``runtime/``,
+    ``sim/``, ``kernels/``;
+  - ``runtime/``: nothing from ``arrays/`` (but its ground), ``compiler/``, ``sim/``,
+    ``kernels/``, and of ``toolchain/`` only the cache (generated launch code is stored
+    there) and the CUBIN reader (a Binary's parameter layout, which argument packing needs);
+  - ``sim/``: nothing from ``kernels/``;
+  - the rest of ``arrays/`` (ndarray, interop, copy kernels): nothing from ``compiler/``,
+    ``sim/``, ``kernels/``;
+  - no module below the faces imports a face (``jitkern``, ``jitkern.jit``, ``jitkern.cuda``);
+- every import inside a function has a reason, written down here;
+- no module over 800 lines and no function over 80 lines, outside declarative tables.
+
+What today's code still breaks is listed below with its reason and the file that owns the
+fix; ``test_allow_lists_hold_no_stale_entry`` fails when an entry is no longer needed, so the
+lists only shrink.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "jitkern"
+
+GROUND = {
+    "jitkern.errors",
+    "jitkern.config",
+    "jitkern.debugrecord",
+    "jitkern.arrays.dtypes",
+    "jitkern.arrays.layout",
+}
+FACES = {"jitkern", "jitkern.jit", "jitkern.cuda"}
+
+#: stage -> the stages it must not import
+FORBIDDEN = {
+    "ground": {"arrays", "compiler", "toolchain", "runtime", "sim", "kernels", "compat", "cli"},
+    "compiler": {"arrays", "toolchain", "runtime", "sim", "kernels", "compat", "cli"},
+    "toolchain": {"arrays", "compiler", "runtime", "sim", "kernels", "compat", "cli"},
+    "runtime": {"arrays", "compiler", "sim", "kernels", "compat", "cli"},
+    "sim": {"kernels", "compat", "cli"},
+    "arrays": {"compiler", "sim", "kernels", "compat", "cli"},
+    "kernels": {"compat", "cli"},
+}
+#: what runtime/ may take from toolchain/ (the rest of toolchain/ is forbidden to it)
+RUNTIME_FROM_TOOLCHAIN = {"jitkern.toolchain.cache", "jitkern.toolchain.cubin"}
+
+#: (importer, imported) -> why the rule is broken today, and which file owns the fix
+LAYER_EXCEPTIONS = {
+    ("jitkern.compiler.expressions", "jitkern.runtime.debugcheck"):
+        "debugcheck.Site: import it from jitkern.debugrecord, the ground module both stages "
+        "read (jitsem, compiler/expressions.py)",
+    ("jitkern.compiler.strings.jitify", "jitkern.toolchain.discovery"):
+        "jitify=True reads the toolchain's header folders; pass them in (kernelbase, "
+        "kernels/raw.py)",
+    ("jitkern.compiler.strings.layout", "jitkern.runtime.launch"):
+        "ArrayArg/describe_array read argument arrays: they belong to the one argument "
+        "table (runtime, runtime/launch.py)",
+    ("jitkern.compiler.strings.layout", "jitkern.runtime.handles"):
+        "the same argument reading (texture objects by value); goes with it (runtime)",
+    ("jitkern.compiler.strings.layout", "jitkern.arrays.interop"):
+        "the same argument reading (describe); goes with it (runtime)",
+    ("jitkern.compiler.strings.params", "jitkern.runtime.handles"):
+        "texture/surface placeholders need the handle C types; a table that could be ground "
+        "(runtime, runtime/handles.py)",
+    ("jitkern.compiler.strings.params", "jitkern.toolchain.nvrtc"):
+        "CachedSources compiles: it moves to kernels/base.py (kernelbase)",
+    ("jitkern.compiler.strings.params", "jitkern.toolchain.inspection"):
+        "CachedSources inspects: it moves to kernels/base.py (kernelbase)",
+    ("jitkern.toolchain.export", "jitkern.compiler.strings.c_params"):
+        "exports read extern \"C\" parameter lists; move the reader under toolchain/ "
+        "(kernelbase, toolchain/export.py)",
+    ("jitkern.toolchain.export", "jitkern"):
+        "reads jitkern.__version__; read config.VERSION instead (kernelbase, "
+        "toolchain/export.py)",
+    ("jitkern.toolchain.nvrtc", "jitkern.runtime.driver"):
+        "asks the driver for the current device's arch; the caller should pass an Arch "
+        "(kernelbase, toolchain/nvrtc.py)",
+    ("jitkern.runtime.driver", "jitkern.toolchain.discovery"):
+        "warm_up at the driver's start touches the toolchain (runtime, runtime/driver.py)",
+    ("jitkern.runtime.launch", "jitkern.arrays.interop"):
+        "the launch <-> interop cycle: the argument readers are split between the two "
+        "(runtime: one argument table in runtime/)",
+    ("jitkern.runtime.launcher", "jitkern.arrays"):
+        "the string kernels' launcher reads jitkern arrays' slots and streams; goes with "
+        "the one argument table (runtime, runtime/launcher.py)",
+    ("jitkern.runtime.launcher", "jitkern.arrays.core"):
+        "pin_stream/stream_of: the same (runtime, runtime/launcher.py)",
+    ("jitkern.runtime.launcher", "jitkern.arrays.interop"):
+        "fast_read: the same (runtime, runtime/launcher.py)",
+    ("jitkern.runtime.launcher", "jitkern.compiler.strings.params"):
+        "the string kernels' launcher converts scalars through params (runtime, "
+        "runtime/launcher.py)",
+    ("jitkern.kernels.fuse.jit", "jitkern.jit"):
+        "fuse's simulator path builds JIT kernels through the public face; import "
+        "kernels/jit.py and compiler/builtins directly (kernels/fuse/jit.py)",
+}
+
+#: (importer, imported) -> why it is imported inside a function
+LOCAL_IMPORTS = {
+    # optional dependencies, imported where they are used
+    ("jitkern.arrays.dtypes", "ml_dtypes"): "optional dependency (bfloat16, float8)",
+    ("jitkern.arrays.interop", "torch"): "optional dependency, only when a tensor is passed",
+    ("jitkern.kernels.raw", "cupy"): "optional dependency, only for a CuPy-compatible path",
+    ("jitkern.sim.runtime", "ml_dtypes"): "optional dependency, only for a float8 kernel",
+    # cuda-python, kept out of `import jitkern` (tests/test_import.py)
+    ("jitkern.runtime.driver", "cuda.bindings"): "loaded on the first driver call",
+    ("jitkern.toolchain.discovery", "cuda"): "cuda-pathfinder, on the first toolchain query",
+    ("jitkern.toolchain.discovery", "cuda.bindings"): "NVRTC bindings, on the first query",
+    ("jitkern.toolchain.export", "cuda.bindings"): "NVRTC/nvJitLink, only when exporting",
+    ("jitkern.toolchain.nvrtc", "cuda.bindings"): "NVRTC, on the first compile",
+    # the command line imports what each subcommand runs (`--version` stays instant)
+    ("jitkern.__main__", "importlib.metadata"): "slow to import; only for `info`",
+    ("jitkern.__main__", "jitkern"): "`info`/`demo` load the package face on demand",
+    ("jitkern.__main__", "jitkern.cli.demo"): "only `demo` needs it",
+    ("jitkern.__main__", "jitkern.runtime.driver"): "only `info` touches the driver",
+    ("jitkern.__main__", "jitkern.toolchain.cache"): "only `cache`/`info` read the cache",
+    ("jitkern.__main__", "jitkern.toolchain.discovery"): "only `info` queries the toolchain",
+    ("jitkern.cli.demo", "jitkern"): "the demo runs through the public face, on demand",
+    ("jitkern.cli.demo", "jitkern.jit"): "the demo's JIT kernels, built only when run",
+    ("jitkern.cli.demo", "jitkern.cli.demo_kernels"): "the demo's kernels, built only when run",
+    ("jitkern.cli.demo", "jitkern.runtime.driver"): "only a GPU demo touches the driver",
+    # to keep `import jitkern` light (tests/test_import.py) or an optional path cheap
+    ("jitkern.compat.api", "jitkern.kernels.raw"): "compile_with_cache loads the kernels on "
+        "first use (jitkern.compat is imported by the package face)",
+    ("jitkern.compat.texture", "jitkern.arrays.interop"): "texture memory loads array "
+        "interop only when an array is bound",
+    ("jitkern.toolchain.export", "jitkern.toolchain.discovery"): "only for an export's "
+        "toolchain record (kernelbase may hoist it)",
+    ("jitkern.toolchain.export", "jitkern.toolchain.nvrtc"): "only when exporting "
+        "(kernelbase may hoist it)",
+    ("jitkern.toolchain.export", "jitkern.toolchain.cubin"): "only when exporting "
+        "(kernelbase may hoist it)",
+    ("jitkern.toolchain.nvrtc", "jitkern.toolchain.cubin"): "only when ptxas's report is "
+        "missing (kernelbase may hoist it)",
+    ("jitkern.kernels.elementwise", "jitkern.toolchain.export"): "only when exporting",
+    ("jitkern.kernels.reduction", "jitkern.toolchain.export"): "only when exporting",
+    ("jitkern.kernels.raw", "jitkern.toolchain.export"): "only when exporting",
+    ("jitkern.kernels.raw", "jitkern.toolchain.cubin"): "only when exporting",
+    ("jitkern.kernels.raw", "jitkern.compiler.strings.cucomplex"): "only for "
+        "translate_cucomplex=True",
+    ("jitkern.kernels.raw", "jitkern.compiler.strings.jitify"): "only for jitify=True",
+    ("jitkern.kernels.fuse", "jitkern.toolchain.export"): "only when exporting",
+    ("jitkern.kernels.fuse", "jitkern.kernels._export_kinds"): "only when exporting",
+    # still to be sorted out by the helpers who own these files (issue 16)
+    ("jitkern.kernels.jit", "jitkern.arrays.dtypes"): "kernelbase/runtime: hoist",
+    ("jitkern.kernels.jit", "jitkern.arrays.interop"): "runtime: one argument table",
+    ("jitkern.kernels.jit", "jitkern.compiler.builtins.thrust"): "kernelbase: hoist",
+    ("jitkern.kernels.jit", "jitkern.runtime.driver"): "kernelbase: one Arch",
+    ("jitkern.kernels.jit", "jitkern.runtime.module"): "runtime: one launcher",
+    ("jitkern.kernels.jit", "jitkern.toolchain.discovery"): "kernelbase: one Arch",
+    ("jitkern.kernels.jit", "jitkern.toolchain.export"): "kernelbase: only when exporting",
+    ("jitkern.kernels.jit", "jitkern.toolchain.inspection"): "kernelbase: Kernel.build",
+    ("jitkern.kernels.jit", "jitkern.toolchain.nvrtc"): "kernelbase: Kernel.build",
+    ("jitkern.kernels.jit", "importlib"): "kernelbase: hoist",
+    ("jitkern.kernels.jit", "sys"): "kernelbase: hoist",
+    ("jitkern.runtime.driver", "jitkern.config"): "runtime: hoist",
+    ("jitkern.runtime.driver", "jitkern.toolchain.cache"): "runtime: warm_up",
+    ("jitkern.runtime.driver", "jitkern.toolchain.discovery"): "runtime: warm_up",
+    ("jitkern.runtime.launch", "jitkern.arrays.interop"): "runtime: the launch <-> interop "
+        "cycle (one argument table)",
+    ("jitkern.runtime.launch", "jitkern.config"): "runtime: hoist",
+    ("jitkern.runtime.launch", "jitkern.errors"): "runtime: hoist",
+    ("jitkern.runtime.module", "jitkern.errors"): "runtime: hoist",
+    ("jitkern.runtime.device", "os"): "runtime: hoist",
+    ("jitkern.runtime.device", "tempfile"): "runtime: hoist",
+    ("jitkern.toolchain.discovery", "sys"): "kernelbase: hoist",
+    ("jitkern.toolchain.nvrtc", "shutil"): "kernelbase: only for nvcc (hoist)",
+    ("jitkern.toolchain.nvrtc", "subprocess"): "kernelbase: only for nvcc (hoist)",
+    ("jitkern.toolchain.nvrtc", "tempfile"): "kernelbase: only for nvcc (hoist)",
+    ("jitkern.compiler.strings.params", "jitkern.toolchain.nvrtc"): "kernelbase: "
+        "CachedSources moves to kernels/base.py",
+    ("jitkern.compiler.strings.params", "jitkern.toolchain.inspection"): "kernelbase: "
+        "CachedSources moves to kernels/base.py",
+    ("jitkern.toolchain.export", "jitkern"): "kernelbase: read config.VERSION",
+    ("jitkern.toolchain.nvrtc", "jitkern.runtime.driver"): "kernelbase: one Arch",
+}
+
+#: (importer, imported) -> why the edge may close a cycle today (owner of the fix)
+CYCLE_EXCEPTIONS = {
+    ("jitkern.runtime.launch", "jitkern.arrays.interop"):
+        "the argument readers are split between the two (runtime: one argument table)",
+}
+
+#: files over 800 lines, and who splits them
+LONG_MODULES = {
+    "jitkern/compiler/expressions.py": "jitsem splits it (compiler/lower/)",
+    "jitkern/compiler/statements.py": "jitsem splits it (compiler/lower/)",
+    "jitkern/kernels/jit.py": "kernelbase/runtime split it (kernels/jit.py, runtime/args.py)",
+}
+#: functions over 80 lines: declarative tables, or who splits them
+LONG_FUNCTIONS = {
+    "jitkern/compiler/builtins/ufuncs.py:_build_ufuncs": "declarative table (one row a ufunc)",
+    "jitkern/compiler/builtins/groups.py:_group_methods":
+        "declarative table (one row a method: its C++ and its simulator spelling)",
+    "jitkern/runtime/launch.py:make_fast_launcher": "runtime: one launch generator",
+    "jitkern/runtime/launcher.py:make_runner": "runtime: one launch generator",
+}
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 80
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _targets(module: str, node, is_package: bool) -> list:
+    """The modules an import statement names (``from pkg import mod`` names ``pkg.mod``)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[: len(base) - (node.level - 1)]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module
+    return [
+        f"{target}.{a.name}" if f"{target}.{a.name}" in MODULES else target for a in node.names
+    ]
+
+
+def _type_checking_only(tree) -> set:
+    """Imports under ``if TYPE_CHECKING:`` (never run)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.dump(node.test):
+            out.update(id(sub) for sub in ast.walk(node))
+    return out
+
+
+def _imports():
+    """[(importer, imported, inside a function, line)] for every import in the package."""
+    out = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(), str(path))
+        skip = _type_checking_only(tree)
+        local = set()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                local.update(id(sub) for sub in ast.walk(node))
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in skip:
+                for target in _targets(module, node, path.name == "__init__.py"):
+                    out.append((module, target, id(node) in local, node.lineno))
+    return out
+
+
+IMPORTS = _imports()
+INTERNAL = [(a, b, local, line) for a, b, local, line in IMPORTS if b.split(".")[0] == "jitkern"]
+
+
+def _stage(module: str) -> str:
+    if module in GROUND:
+        return "ground"
+    if module in FACES:
+        return "face"
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or parts[1] in FORBIDDEN else "top"
+
+
+def _breaks_a_rule(importer: str, imported: str) -> bool:
+    stage, target = _stage(importer), _stage(imported)
+    if target == "face":
+        return stage not in ("face", "top", "compat", "cli")
+    if stage == "runtime" and target == "toolchain":
+        return imported not in RUNTIME_FROM_TOOLCHAIN
+    if stage == "ground":
+        return imported not in GROUND
+    return target in FORBIDDEN.get(stage, ())
+
+
+def _layer_findings() -> set:
+    return {(a, b) for a, b, _, _ in INTERNAL if a != b and _breaks_a_rule(a, b)}
+
+
+def _cycles(skip=()) -> list:
+    """Strongly connected groups of more than one module (Tarjan), over every import."""
+    graph: dict = {m: set() for m in MODULES}
+    for a, b, _, _ in INTERNAL:
+        if b in MODULES and a != b and (a, b) not in skip:
+            graph[a].add(b)
+    index, low, stack, on_stack, groups = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return groups
+
+
+def _local_findings() -> set:
+    return {(a, b) for a, b, local, _ in IMPORTS if local}
+
+
+def _long_modules() -> set:
+    out = set()
+    for path in MODULES.values():
+        if path.read_text().count("\n") > MAX_MODULE_LINES:
+            out.add(path.relative_to(ROOT).as_posix())
+    return out
+
+
+def _long_functions() -> set:
+    out = set()
+    for path in MODULES.values():
+        tree = ast.parse(path.read_text())
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES:
+                    out.add(f"{rel}:{node.name}")
+    return out
+
+
+def test_the_parser_sees_the_package():
+    # a rule over nothing would pass: the walk must find the stages and their imports
+    assert {"jitkern.compiler.types", "jitkern.runtime.driver", "jitkern.arrays.dtypes"} <= set(
+        MODULES
+    )
+    assert ("jitkern.compiler.types", "jitkern.arrays.dtypes", False) in {
+        (a, b, local) for a, b, local, _ in INTERNAL
+    }
+
+
+def test_no_import_cycle():
+    assert _cycles(skip=CYCLE_EXCEPTIONS) == []
+
+
+def test_no_stage_imports_a_later_one():
+    unexplained = sorted(_layer_findings() - set(LAYER_EXCEPTIONS))
+    assert unexplained == [], "imports that break docs/architecture.md's rules"
+
+
+def test_every_import_inside_a_function_has_a_reason():
+    unexplained = sorted(_local_findings() - set(LOCAL_IMPORTS))
+    assert unexplained == [], "give each a reason in LOCAL_IMPORTS, or import at the top"
+
+
+def test_no_module_is_over_800_lines():
+    assert sorted(_long_modules() - set(LONG_MODULES)) == []
+
+
+def test_no_function_is_over_80_lines():
+    assert sorted(_long_functions() - set(LONG_FUNCTIONS)) == []
+
+
+@pytest.mark.parametrize(
+    "name,table,found",
+    [
+        ("LAYER_EXCEPTIONS", LAYER_EXCEPTIONS, _layer_findings),
+        ("LOCAL_IMPORTS", LOCAL_IMPORTS, _local_findings),
+        ("LONG_MODULES", LONG_MODULES, _long_modules),
+        ("LONG_FUNCTIONS", LONG_FUNCTIONS, _long_functions),
+    ],
+)
+def test_allow_lists_hold_no_stale_entry(name, table, found):
+    stale = sorted(set(table) - found())
+    assert stale == [], f"{name}: remove the entries the code no longer needs"
+
+
+def test_cycle_exceptions_are_still_needed():
+    for edge in CYCLE_EXCEPTIONS:
+        rest = {e: r for e, r in CYCLE_EXCEPTIONS.items() if e != edge}
+        assert _cycles(skip=rest), f"CYCLE_EXCEPTIONS: {edge} no longer closes a cycle"
+
+
+def test_the_rules_catch_a_backward_import():
+    # the checker itself can fail: each kind of backward edge is a finding
+    assert _breaks_a_rule("jitkern.compiler.types", "jitkern.runtime.driver")
+    assert _breaks_a_rule("jitkern.toolchain.nvrtc", "jitkern.kernels.raw")
+    assert _breaks_a_rule("jitkern.runtime.module", "jitkern.toolchain.nvrtc")
+    assert not _breaks_a_rule("jitkern.runtime.module", "jitkern.toolchain.cubin")
+    assert _breaks_a_rule("jitkern.arrays.dtypes", "jitkern.arrays.core")
+    assert _breaks_a_rule("jitkern.sim.runtime", "jitkern.kernels.jit")
+    assert _breaks_a_rule("jitkern.kernels.raw", "jitkern")
+    assert not _breaks_a_rule("jitkern.kernels.raw", "jitkern.compiler.strings.params")
