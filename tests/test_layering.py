@@ -74,10 +74,7 @@ LAYER_EXCEPTIONS = {
     ("jitkern.compiler.strings.params", "jitkern.runtime.handles"):
         "texture/surface placeholders need the handle C types; a table that could be ground "
         "(runtime, runtime/handles.py)",
-    ("jitkern.compiler.strings.params", "jitkern.toolchain.nvrtc"):
-        "CachedSources compiles: it moves to kernels/base.py (kernelbase)",
-    ("jitkern.compiler.strings.params", "jitkern.toolchain.inspection"):
-        "CachedSources inspects: it moves to kernels/base.py (kernelbase)",
+
     ("jitkern.toolchain.export", "jitkern.compiler.strings.c_params"):
         "exports read extern \"C\" parameter lists; move the reader under toolchain/ "
         "(kernelbase, toolchain/export.py)",
@@ -133,8 +130,7 @@ LOCAL_IMPORTS = {
         "toolchain record (kernelbase may hoist it)",
     ("jitkern.toolchain.export", "jitkern.toolchain.nvrtc"): "only when exporting "
         "(kernelbase may hoist it)",
-    ("jitkern.toolchain.export", "jitkern.toolchain.cubin"): "only when exporting "
-        "(kernelbase may hoist it)",
+
     ("jitkern.toolchain.nvrtc", "jitkern.toolchain.cubin"): "only when ptxas's report is "
         "missing (kernelbase may hoist it)",
     ("jitkern.kernels.elementwise", "jitkern.toolchain.export"): "only when exporting",
@@ -149,10 +145,9 @@ LOCAL_IMPORTS = {
     # still to be sorted out by the helpers who own these files (issue 16)
     ("jitkern.kernels.jit", "jitkern.arrays.dtypes"): "kernelbase/runtime: hoist",
     ("jitkern.kernels.jit", "jitkern.arrays.interop"): "runtime: one argument table",
-    ("jitkern.kernels.jit", "jitkern.compiler.builtins.thrust"): "kernelbase: hoist",
-    ("jitkern.kernels.jit", "jitkern.runtime.driver"): "kernelbase: one Arch",
+
     ("jitkern.kernels.jit", "jitkern.runtime.module"): "runtime: one launcher",
-    ("jitkern.kernels.jit", "jitkern.toolchain.discovery"): "kernelbase: one Arch",
+
     ("jitkern.kernels.jit", "jitkern.toolchain.export"): "kernelbase: only when exporting",
     ("jitkern.kernels.jit", "jitkern.toolchain.inspection"): "kernelbase: Kernel.build",
     ("jitkern.kernels.jit", "jitkern.toolchain.nvrtc"): "kernelbase: Kernel.build",
@@ -169,10 +164,7 @@ LOCAL_IMPORTS = {
     ("jitkern.toolchain.nvrtc", "shutil"): "kernelbase: only for nvcc (hoist)",
     ("jitkern.toolchain.nvrtc", "subprocess"): "kernelbase: only for nvcc (hoist)",
     ("jitkern.toolchain.nvrtc", "tempfile"): "kernelbase: only for nvcc (hoist)",
-    ("jitkern.compiler.strings.params", "jitkern.toolchain.nvrtc"): "kernelbase: "
-        "CachedSources moves to kernels/base.py",
-    ("jitkern.compiler.strings.params", "jitkern.toolchain.inspection"): "kernelbase: "
-        "CachedSources moves to kernels/base.py",
+
     ("jitkern.toolchain.export", "jitkern"): "kernelbase: read config.VERSION",
     ("jitkern.toolchain.nvrtc", "jitkern.runtime.driver"): "kernelbase: one Arch",
 }

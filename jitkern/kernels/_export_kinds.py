@@ -8,6 +8,8 @@ Their generated source depends on the call's dtypes and layout; an export fixes 
 * ReductionKernel: the kernels ``self(*args, axis=...)`` would run for the example
   arguments (NumPy arrays standing for device arrays), launched from a load with
   their parameter list;
+* ``@jitkern.rawkernel`` kernels: one argument signature, with the shape and stride
+  parameters the JIT's launcher appends;
 * ``jitkern.fuse`` functions that run one ElementwiseKernel on whole arguments: that
   kernel, with the positions of the function's arguments it reads, so a load calls it
   like the fused function.
@@ -17,8 +19,11 @@ from __future__ import annotations
 
 import numpy
 
+from ..compiler import types as T
+from ..compiler.builtins.thrust import backend_for
 from ..toolchain import export
-from ..errors import JitkernNotImplementedError
+from ..toolchain.nvrtc import normalize_options
+from ..errors import JitkernNotImplementedError, JitkernTypeError
 
 # Elements of the example arrays an elementwise export is generated for: small enough that
 # indices are 32-bit; a loaded kernel refuses sizes past _INT32_SIZE.
@@ -128,3 +133,32 @@ def fused_spec(fused, args) -> export.ExportSpec:
         "result": "tuple" if plan.tuple_result else "first",
     }
     return elementwise_spec(kernel, kernel_args, fused=info)
+
+
+def jit_spec(kernel, types: tuple, generated) -> export.ExportSpec:
+    """A @rawkernel for one signature (its jit_index.Generated): the user's parameters,
+    then the shapes and strides the launcher appends (generated.plans), each tied to its
+    argument."""
+    names = kernel.parsed().params
+    args = [_export_arg(name, t) for name, t in zip(names, types)]
+    extras = tuple(export.ExtraParam(kind, i, axis)
+                   for i, plan in enumerate(generated.plans) for kind, axis in plan)
+    entry = export.EntrySpec(
+        name=kernel.__name__, symbol=generated.symbol, kind="jit",
+        signature=[t.describe() for t in types], call={"args": args, "mode": kernel.mode},
+        extras=extras, cooperative=generated.cooperative)
+    return export.ExportSpec(
+        source=generated.source, options=normalize_options(kernel.options),
+        entries=(entry,), program_name=generated.filename,
+        backend=backend_for(generated.source))
+
+
+def _export_arg(name: str, t) -> dict:
+    """The manifest's record of one user argument (what a loaded kernel checks)."""
+    if isinstance(t, T.Array):
+        return {"name": name, "type": "array", "dtype": str(t.dtype.dtype), "ndim": t.ndim,
+                "contiguous": t.is_pointer_like, "index32": t.index32, "describe": t.describe()}
+    if isinstance(t, T.Scalar):
+        return {"name": name, "type": "scalar", "dtype": str(t.dtype), "describe": t.describe()}
+    raise JitkernTypeError(f"export: argument {name!r} of type {t.describe()} cannot be exported; "
+                           "exported kernels take arrays and scalars")

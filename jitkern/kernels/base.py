@@ -16,11 +16,32 @@ parameter buffer of the launch plans).
 from __future__ import annotations
 
 import functools
+import re
 import sys
 import types
 
-from ..errors import JitkernRuntimeError, JitkernTypeError
+from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError
+from ..runtime import driver
 from ..sim import launch_keywords
+from ..toolchain import nvrtc, target
+from ..toolchain.inspection import inspect_binary
+from ..toolchain.nvrtc import Binary
+from ..toolchain.target import Arch
+
+
+def resolve_arch(arch) -> Arch:
+    """The one Arch a build is for: the user's ``arch=`` parsed (target.parse), or, for
+    None, the current device's (:func:`device_arch`). 'sm_90', 90, (9, 0) and an sm_90
+    device give the same Arch, so the same cache entry."""
+    if arch is not None:
+        return target.parse(arch)
+    return device_arch(driver.current_device_id())
+
+
+def device_arch(device_id: int) -> Arch:
+    """What to build for device ``device_id`` (target.for_device: CUBIN where NVRTC can,
+    never PTX newer than the driver)."""
+    return target.for_device(driver.compute_capability(device_id), driver.driver_version())
 
 
 def _not_ready(*args, **kwargs):  # replaced by the subclass's __init__
@@ -62,17 +83,11 @@ class KernelPartial(functools.partial):
             return self._subscript(config)
 
     def _subscript(self, config):
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise JitkernTypeError(
-                "launch as kernel[grid, block](*args) or "
-                "kernel[grid, block, shared_mem, stream](*args)"
-            )
-        shared_mem = config[2] if len(config) > 2 else 0
-        stream = config[3] if len(config) > 3 else None
+        grid, block, shared_mem, stream = self._launch_config(config)
         star = getattr(self.func, "star", None)
         if star is None:
-            return functools.partial(launch_star, self, config[0], config[1], shared_mem, stream)
-        partial = functools.partial(star, self, config[0], config[1], shared_mem, stream)
+            return functools.partial(launch_star, self, grid, block, shared_mem, stream)
+        partial = functools.partial(star, self, grid, block, shared_mem, stream)
         configs = self.func.star_configs
         if len(configs) < 64:
             try:
@@ -90,6 +105,22 @@ class KernelPartial(functools.partial):
         function, launch_args, cooperative, refresh = self._bind_parts(args)
         return function.bind(grid, block, launch_args, shared_mem, stream, cooperative,
                              user_count=len(args), refresh=refresh)
+
+    def _launch_label(self) -> str:
+        return "kernel"
+
+    def _launch_config(self, config) -> tuple:
+        """(grid, block, shared_mem, stream) of ``kernel[config]``: the one parser of a
+        launch configuration, for the GPU launch and the simulator."""
+        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
+            label = self._launch_label()
+            raise JitkernTypeError(
+                f"launch as {label}[grid, block](*args) or "
+                f"{label}[grid, block, shared_mem, stream](*args)"
+            )
+        shared_mem = config[2] if len(config) > 2 else 0
+        stream = config[3] if len(config) > 3 else None
+        return config[0], config[1], shared_mem, stream
 
     def _bind_parts(self, args: tuple):  # overridden by the kernel kinds
         raise JitkernTypeError(f"{type(self).__name__} cannot be bound")
@@ -117,7 +148,8 @@ def launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args,
 
 
 def _launch_keywords(kernel, kwargs, shared_mem, stream):
-    return launch_keywords(kernel.__name__, kwargs, shared_mem, stream)
+    name = getattr(kernel, "__name__", None) or kernel.name
+    return launch_keywords(name, kwargs, shared_mem, stream)
 
 
 def _tell_dask() -> None:
@@ -159,3 +191,129 @@ def _renamed(fn, qualname: str):
     copy.__kwdefaults__, copy.__qualname__ = fn.__kwdefaults__, qualname
     copy._jk_renamed = True
     return copy
+
+
+# ---------------------------------------------------------------------------
+# building: the one compile wrapper and its one compile-error policy
+
+_MESSAGE_START = re.compile(r"^\S+\(\d+\): ")
+
+
+def build(source: str, *, options, program_name: str, arch=None, backend: str = "nvrtc",
+          name_expressions=(), log_stream=None, normalized: bool = True, explain=None) -> Binary:
+    """CUDA C++ -> Binary for every kernel kind (raw, JIT, elementwise, reduction), with one
+    compile-error policy: each compiler message is shown once (generated code repeats an
+    operation in several loops, each given one place by ``#line``, so NVRTC reports its
+    errors per copy); a kind that maps the log back to its own source passes
+    ``explain(exc) -> message`` (the JIT: the user's Python lines and what to change).
+
+    ``arch``: an Arch (see :func:`resolve_arch`), any spelling target.parse reads, or None
+    for the current device.
+    """
+    try:
+        return nvrtc.compile_source(
+            source, options=options, name_expressions=name_expressions, arch=arch,
+            program_name=program_name, log_stream=log_stream, backend=backend,
+            _normalized=normalized)
+    except CompileError as exc:
+        if explain is not None:
+            raise CompileError(explain(exc), log=exc.log, source=exc.source, name=exc.name,
+                               options=exc.options) from None
+        log = unique_messages(exc.log or "")
+        if log == exc.log:
+            raise
+        raise nvrtc.make_compile_error(source, log, program_name, tuple(options)) from None
+
+
+def unique_messages(log: str) -> str:
+    """``log`` with repeated messages (a ``file(N): ...`` line and its context) dropped."""
+    records: list[list[str]] = []
+    for line in log.splitlines():
+        if _MESSAGE_START.match(line) or not records or not line.startswith(" "):
+            records.append([line])
+        else:
+            records[-1].append(line)
+    seen, out = set(), []
+    for record in records:
+        text = "\n".join(record)
+        if _MESSAGE_START.match(record[0]):
+            if text in seen:
+                if out and out[-1] == "":
+                    out.pop()  # the blank line that separated the repeat
+                continue
+            seen.add(text)
+        out.append(text)
+    return "\n".join(out)
+
+
+class Functions:
+    """The loaded kernels of one kernel object: one :class:`~jitkern.runtime.module.Function`
+    per binary. A Function already keeps its own state per device, so the devices that run
+    one binary (GPUs of one arch) share one Function; only GPUs of different archs get
+    different binaries, and so different Functions.
+
+    ``binary_of(device_id)`` names the binary a device runs (hashable: an Arch, a
+    Binary); ``make(that)`` builds its Function on a miss. The device -> Function memo
+    keeps a repeat lookup to one dict get, as the kinds' own dicts did.
+    """
+
+    __slots__ = ("_by_binary", "_by_device", "_make", "_binary_of")
+
+    def __init__(self, make, binary_of):
+        self._by_binary: dict = {}
+        self._by_device: dict = {}
+        self._make = make
+        self._binary_of = binary_of
+
+    def current(self):
+        """The Function for the current device, loaded there (a missing name fails here)."""
+        device_id = driver.current_device_id()
+        fn = self._by_device.get(device_id)
+        if fn is None:
+            which = self._binary_of(device_id)
+            fn = self._by_binary.get(which)
+            if fn is None:
+                fn = self._by_binary[which] = self._make(which)
+            fn.handle(device_id)
+            self._by_device[device_id] = fn
+        return fn
+
+
+class LaunchSyntax:
+    """The kinds that take cupyx.jit's ``kernel[grid, block, shared_mem, stream](*args)``
+    (JIT and exported kernels): the syntax itself is :class:`KernelPartial`'s
+    (``__getitem__``, ``_launch_config``), which the simulator reads too."""
+
+
+class CachedSources:
+    """What ElementwiseKernel and ReductionKernel share about their generated sources:
+    ``cached_codes``/``cached_code`` over ``self._sources`` (variant key -> source),
+    ``inspect`` of an analysed call, and the repr."""
+
+    _sources: dict
+
+    def _inspect_analysis(self, a, arch):
+        self._remember(a)
+        binary = build(a.source, options=self.options, program_name=f"{self.name}.cu",
+                       arch=arch)
+        return inspect_binary(binary, self.name)
+
+    def __repr__(self) -> str:
+        ins = ", ".join(p.spelling for p in self.in_params)
+        outs = ", ".join(p.spelling for p in self.out_params)
+        return f"<jitkern.{type(self).__name__} {self.name!r} ({ins}) -> ({outs})>"
+
+    @property
+    def cached_codes(self) -> dict:
+        """Every generated source so far, keyed by the variant it was generated for."""
+        return dict(self._sources)
+
+    @property
+    def cached_code(self) -> str:
+        """The generated source, when exactly one variant has been compiled."""
+        if len(self._sources) != 1:
+            raise JitkernRuntimeError(
+                f"{self.name}: {len(self._sources)} variants have been compiled; "
+                "cached_code needs exactly one (see cached_codes)"
+            )
+        return next(iter(self._sources.values()))

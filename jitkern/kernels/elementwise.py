@@ -20,7 +20,6 @@ Indices are 32-bit whenever the size and every byte offset allow it.
 
 from __future__ import annotations
 
-import re
 import weakref
 
 import numpy
@@ -32,7 +31,7 @@ from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
 from ..runtime.handles import handle_ctype
 from ..toolchain.inspection import Inspection, inspect_binary
-from .base import KernelPartial
+from .base import CachedSources, KernelPartial, build
 from ..runtime.module import Function, cluster_refused
 from .. import config
 from ..config import settings
@@ -44,7 +43,6 @@ from ._user_code import name_the_arguments
 from ..runtime import launcher as _launcher
 from ..compiler.strings import elementwise as _codegen
 from ..compiler.strings.params import (
-    CachedSources,
     convert_scalar,
     ctype_of,
     param_dtype,
@@ -59,7 +57,6 @@ _VECTOR_BYTES = 16
 _MAX_VECTOR = 8
 _MAX_GRID_X = (1 << 31) - 1
 _UNROLL = _codegen.UNROLL
-_MESSAGE_START = re.compile(r"^\S+\(\d+\): ")
 
 
 # Called as hook(value, param, what) on every argument before it is classified (texture
@@ -461,43 +458,15 @@ config.on_simulate.append(_uninstall_entries)
 
 
 def compile_once_reported(source: str, options, program_name: str, arch=None, kernel=None):
-    """compile_source, with each compiler message shown once: the operation appears in
-    several loops (given one place by ``#line``), so NVRTC reports its errors per copy.
-    With ``kernel``, the error's first line names the argument holding the mistake."""
+    """The one compile wrapper (kernels.base.build: each compiler message once); with
+    ``kernel``, the error's first line names the argument holding the mistake."""
     try:
-        return compiler.compile_source(
-            source, options=options, arch=arch, program_name=program_name, _normalized=True
-        )
+        return build(source, options=options, program_name=program_name, arch=arch)
     except CompileError as exc:
-        log = _unique_messages(exc.log)
-        error = exc if log == exc.log else compiler.make_compile_error(source, log,
-                                                                       program_name, options)
-        if kernel is not None:
-            error = name_the_arguments(error, kernel)
+        error = exc if kernel is None else name_the_arguments(exc, kernel)
         if error is exc:
             raise
         raise error from None
-
-
-def _unique_messages(log: str) -> str:
-    """``log`` with repeated messages (a ``file(N): ...`` line and its context) dropped."""
-    records: list[list[str]] = []
-    for line in log.splitlines():
-        if _MESSAGE_START.match(line) or not records or not line.startswith(" "):
-            records.append([line])
-        else:
-            records[-1].append(line)
-    seen, out = set(), []
-    for record in records:
-        text = "\n".join(record)
-        if _MESSAGE_START.match(record[0]):
-            if text in seen:
-                if out and out[-1] == "":
-                    out.pop()  # the blank line that separated the repeat
-                continue
-            seen.add(text)
-        out.append(text)
-    return "\n".join(out)
 
 
 def _inner_vector(shape, strides_list, sizes, outputs) -> int:

@@ -15,15 +15,13 @@ no Python source of the kernel. Launch syntax is the original's:
 
 from __future__ import annotations
 
-import functools
-
 import numpy
 
 from ..arrays import describe, empty
 from ..arrays.layout import fits_int32 as _fits_int32
 from ..runtime import driver
 from ..toolchain.export import binary_for_device, read_manifest
-from .base import KernelPartial
+from .base import Functions, KernelPartial, LaunchSyntax
 from ..runtime.module import Function
 from ..compiler.strings.c_params import Param
 from ..errors import (JitkernAttributeError, JitkernKeyError, JitkernTypeError,
@@ -64,13 +62,13 @@ class ExportedModule:
                 ) from None
 
     def binary(self, device_id: int):
-        """The binary for ``device_id`` (chosen by its compute capability, read once)."""
-        binary = self._binaries.get(device_id)
+        """The binary for ``device_id``, chosen by its compute capability (read once per
+        capability: GPUs of one arch share it, and so share their kernels' Functions)."""
+        major, minor = driver.compute_capability(device_id)
+        cc = major * 10 + minor
+        binary = self._binaries.get(cc)
         if binary is None:
-            major, minor = driver.compute_capability(device_id)
-            binary = self._binaries[device_id] = binary_for_device(
-                self.folder, self.manifest, major * 10 + minor
-            )
+            binary = self._binaries[cc] = binary_for_device(self.folder, self.manifest, cc)
         return binary
 
     def get_function(self, name: str) -> ExportedKernel:
@@ -104,7 +102,7 @@ class ExportedModule:
         )
 
 
-class ExportedKernel(KernelPartial):
+class ExportedKernel(LaunchSyntax, KernelPartial):
     """One exported kernel: ``k(grid, block, args, shared_mem=0, stream=None)``."""
 
     _pickle_hint = "a loaded kernel cannot be pickled; pickle the export's path"
@@ -119,28 +117,18 @@ class ExportedKernel(KernelPartial):
         self.params = tuple(entry["params"])
         self.cooperative = bool(entry.get("cooperative", False))
         self._checked = _params_for_checks(self.params)
-        self._functions: dict[int, Function] = {}
+        self._functions = Functions(self._new_function, module.binary)
         self._set_call(self.launch)
 
-    def _function(self) -> Function:
-        device_id = driver.current_device_id()
-        fn = self._functions.get(device_id)
-        if fn is None:
-            fn = Function(
-                self.module.binary(device_id),
-                self.symbol,
-                display_name=self.name,
-                params=self._checked,
-            )
-            fn.handle(device_id)
-            self._functions[device_id] = fn
-        return fn
+    def _new_function(self, binary) -> Function:
+        return Function(binary, self.symbol, display_name=self.name, params=self._checked)
+
 
     def launch(self, grid, block, args, shared_mem: int = 0, stream=None, cluster=None) -> None:
         """Launch with ``args`` given parameter by parameter, as the manifest lists them
         (``cluster=(x, y, z)``: in thread-block clusters, sm_90+)."""
         _launch(
-            self._function(),
+            self._functions.current(),
             grid,
             block,
             _as_tuple(args, self.name),
@@ -151,15 +139,8 @@ class ExportedKernel(KernelPartial):
             self.allow_nonportable_cluster_size,
         )
 
-    def __getitem__(self, config):
-        if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
-            raise JitkernTypeError(
-                f"launch as {self.name}[grid, block](*args) or "
-                f"{self.name}[grid, block, shared_mem, stream](*args)"
-            )
-        shared_mem = config[2] if len(config) > 2 else 0
-        stream = config[3] if len(config) > 3 else None
-        return functools.partial(_launch_star, self, config[0], config[1], shared_mem, stream)
+    def _launch_label(self) -> str:
+        return self.name
 
     def __repr__(self) -> str:
         return f"<jitkern exported {self.kind} kernel {self.name!r}>"
@@ -172,10 +153,6 @@ def _launch(fn, grid, block, args, shared_mem, stream, cooperative, cluster,
     else:
         fn.launch_cluster(grid, block, args, shared_mem, stream, cooperative, cluster,
                           nonportable)
-
-
-def _launch_star(kernel, grid, block, shared_mem, stream, *args):
-    return kernel.func(grid, block, args, shared_mem, stream)
 
 
 def _as_tuple(args, name: str) -> tuple:
@@ -234,7 +211,7 @@ class ExportedJitKernel(ExportedKernel):
                 numpy.int64(shape[p["axis"]] if p["kind"] == "shape" else strides[p["axis"]])
             )
         _launch(
-            self._function(),
+            self._functions.current(),
             grid,
             block,
             tuple(values),
@@ -349,7 +326,7 @@ class ExportedElementwiseKernel(ExportedKernel):
             values += outs
         if n:
             grid = max(1, min(-(-n // self._block), (1 << 31) - 1))
-            self._function().launch(
+            self._functions.current().launch(
                 grid, self._block, (*values, self._index.type(n)), 0, stream, False
             )
         if self._no_return:

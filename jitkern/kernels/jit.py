@@ -16,10 +16,7 @@ changed is ignored.
 
 from __future__ import annotations
 
-import functools
 import inspect
-import itertools
-import json
 import linecache
 import os
 import re
@@ -32,12 +29,14 @@ import numpy
 from .. import config
 from ..arrays.layout import c_strides
 from ..arrays.layout import fits_int32 as _fits_int32  # also read by generated guards
-from ..toolchain import cache
+from ..toolchain import nvrtc
 from ..runtime import debugcheck, driver
 from ..runtime import args as launch_args
 from ..runtime.launcher import make_jit_runner
 from ..runtime.device import stream_handle
-from .base import KernelPartial, launch_star
+from . import _export_kinds
+from .base import KernelPartial, LaunchSyntax, build, launch_star, resolve_arch
+from .jit_index import Generated, load_index, store_index
 from ..runtime.module import check_cluster
 from ..config import settings
 from ..errors import (
@@ -48,17 +47,17 @@ from ..errors import (
     JitkernTypeError,
     JitkernValueError,
     JitSyntaxError,
-    JitTypeError,
     KernelArgumentError,
     LaunchError,
 )
 from ..compiler import frontend, infer
 from ..compiler import types as T
-from ..compiler.program import GENERATED_FILE, Program, function_identity
-from ..sim import Simulator, launch_keywords
+from ..compiler.builtins.thrust import backend_for
+from ..compiler.captured import CapturedGlobals
+from ..compiler.diagnostics import arch_guard, arch_needs, check_target, compile_message
+from ..compiler.program import Program, function_identity
+from ..sim import Simulator
 from ..compiler.statements import FunctionEmitter, ascii_spelling, generated_name, user_c_name
-
-INDEX_VERSION = 3
 
 
 def rawkernel(
@@ -148,7 +147,7 @@ def _kernel_by_name(module: str, qualname: str) -> "JitKernel":
     return kernel
 
 
-class JitKernel(KernelPartial):
+class JitKernel(LaunchSyntax, KernelPartial):
     """A Python function compiled to CUDA on demand, one binary per argument types.
 
     ``py_func`` is the Python function. The kernel object is a ``functools.partial``
@@ -195,6 +194,7 @@ class JitKernel(KernelPartial):
         self._by_types: dict = {}  # (types, target, debug) -> _Built
         self._lock = threading.Lock()
         self.cached_codes: dict = {}  # signature (tuple of types) -> source
+        self._simulator = None  # kernel.simulate, with its builds
         self._set_call(self._launch)
 
     # -- identity for the frontend and the caches --------------------------
@@ -246,7 +246,10 @@ class JitKernel(KernelPartial):
     def simulate(self) -> Simulator:
         """Run on the CPU with the GPU build's semantics and checks (docs/debugging.md):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args, shared_mem=0)``."""
-        return Simulator(self, arg_type, CapturedGlobals)
+        simulator = self._simulator
+        if simulator is None:
+            simulator = self._simulator = Simulator(self, arg_type)
+        return simulator
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
         """A launch with ``args`` fixed: ``b()`` launches it again (see
@@ -393,8 +396,8 @@ class JitKernel(KernelPartial):
         except JitError as exc:
             raise exc.with_traceback(None) from None
         for target in export.normalize_archs(arch):
-            check_target(self.__name__, generated.source, target)
-        return export.write(path, _export_spec(self, types, generated), arch, format)
+            check_target(self.__name__, generated.needs, target)
+        return export.write(path, _export_kinds.jit_spec(self, types, generated), arch, format)
 
     def emit(self, *types_or_args):
         """The generated CUDA C++ for argument types (Type objects) or example arguments."""
@@ -428,30 +431,30 @@ class JitKernel(KernelPartial):
     # -- building --------------------------------------------------------------
 
     def _build(self, types: tuple, arch) -> "_Built":
-        target = _target_tag(arch)
-        built = self._by_types.get((types, target, self.debug))
+        target = resolve_arch(arch)
+        key = (types, target, self.debug)
+        built = self._by_types.get(key)
         if built is not None:
-            if built.globals.same_objects():
+            captured = built.globals.current()
+            if captured is not None:
+                built.globals = captured
                 return built
-            if built.globals.same_values():  # rebound to equal values: same binary
-                built.globals = CapturedGlobals(self.py_func, built.globals.fingerprints)
-                return built
-            del self._by_types[(types, target, self.debug)]  # a global changed: compile again
-        generated = _load_index(self, types)
+            del self._by_types[key]  # a global changed: compile again
+        generated = load_index(self, types)
         binary = None
         if generated is not None:
             binary = _cached_binary(generated, target, self.options)
         if generated is None:
             generated = self._generate(types)
-        check_target(self.__name__, generated.source, _target_arch(target))
+        check_target(self.__name__, generated.needs, target.cc)
         if binary is None:
-            binary = _compile(generated, self.options, arch)
-            generated.binaries[target] = binary.key
-            _store_index(self, types, generated)
+            binary = _compile(generated, self.options, target, arch)
+            generated.binaries[target.name] = binary.key
+            store_index(self, types, generated)
         built = _Built(binary, generated.symbol, generated.plans, generated.cooperative)
         built.globals = CapturedGlobals(self.py_func, generated.fingerprints)
         built.sites = generated.sites
-        self._by_types[(types, target, self.debug)] = built
+        self._by_types[key] = built
         self.cached_codes[types] = generated.source
         return built
 
@@ -470,11 +473,12 @@ class JitKernel(KernelPartial):
                 "several statements"
             ) from None
         signature = ", ".join(t.describe() for t in types)
+        needs = arch_needs(program)
         header = (
             f"// jitkern: kernel {parsed.qualname} from {parsed.source.filename}\n"
             f"// signature: ({signature}); mode={self.mode}"
             + ("; debug build (bounds-checked)" if self.debug else "")
-        ) + _arch_guard(program.arch_needs)
+        ) + arch_guard(needs)
         source = program.assemble(code.code, header)
         plans = [list(p.extras) for p in code.params]
         return Generated(
@@ -485,6 +489,7 @@ class JitKernel(KernelPartial):
             program.fingerprints,
             parsed.source.filename,
             {},
+            needs,
             tuple(program.debug_sites),
         )
 
@@ -494,37 +499,6 @@ def _describe_for_bind(a) -> str:
         return arg_type(a).describe()
     except Exception:  # a value no kernel accepts: its Python type says enough
         return type(a).__name__
-
-
-def _export_spec(kernel: JitKernel, types: tuple, generated: "Generated"):
-    """What backend.export compiles for one signature: the user's parameters, then the
-    shapes and strides the launcher appends (generated.plans), each tied to its argument."""
-    from ..toolchain import nvrtc as compiler, export
-    from ..compiler.builtins.thrust import backend_for
-
-    names = kernel.parsed().params
-    args = [_export_arg(name, t) for name, t in zip(names, types)]
-    extras = tuple(export.ExtraParam(kind, i, axis)
-                   for i, plan in enumerate(generated.plans) for kind, axis in plan)
-    entry = export.EntrySpec(
-        name=kernel.__name__, symbol=generated.symbol, kind="jit",
-        signature=[t.describe() for t in types], call={"args": args, "mode": kernel.mode},
-        extras=extras, cooperative=generated.cooperative)
-    return export.ExportSpec(
-        source=generated.source, options=compiler.normalize_options(kernel.options),
-        entries=(entry,), program_name=generated.filename,
-        backend=backend_for(generated.source))
-
-
-def _export_arg(name: str, t) -> dict:
-    """The manifest's record of one user argument (what a loaded kernel checks)."""
-    if isinstance(t, T.Array):
-        return {"name": name, "type": "array", "dtype": str(t.dtype.dtype), "ndim": t.ndim,
-                "contiguous": t.is_pointer_like, "index32": t.index32, "describe": t.describe()}
-    if isinstance(t, T.Scalar):
-        return {"name": name, "type": "scalar", "dtype": str(t.dtype), "describe": t.describe()}
-    raise JitkernTypeError(f"export: argument {name!r} of type {t.describe()} cannot be exported; "
-                           "exported kernels take arrays and scalars")
 
 
 #: Kernels whose call is a generated GPU launcher: it skips _launch and so the
@@ -568,86 +542,6 @@ class _Entry:
         self.run = self.function.fast_launcher(
             state, plan, self.cooperative, fallback=self.general, positional=True,
             guards=tuple(self.guards), guard_env=self.guard_env, star=launch_star)
-
-
-# ---------------------------------------------------------------------------
-# globals read at compile time: a rebound one is noticed at the next launch
-
-_MISSING = object()
-_SNAPSHOTS = itertools.count()
-
-
-class CapturedGlobals:
-    """The objects a compiled kernel (and the device functions it calls) read from Python.
-
-    Their values are baked into the binary. ``same_objects`` (identity, cheap) is checked
-    by the general launch path and, as guards, by the generated launchers, so the launch
-    after a rebinding of any of them takes the general path, which compiles again when a
-    value changed (``same_values``, by fingerprint) and reuses the binary otherwise.
-    Modules are not guarded: rebinding ``math`` or ``jit`` is not supported.
-    """
-
-    def __init__(self, func, fingerprints: dict):
-        self.func = func
-        self.fingerprints = fingerprints
-        self.records = tuple(_global_records(func, fingerprints, set()))
-
-    def same_objects(self) -> bool:
-        for holder, name, value, default in self.records:
-            if isinstance(holder, dict):
-                if holder.get(name, default) is not value:
-                    return False
-            elif _cell_value(holder) is not value:
-                return False
-        return True
-
-    def same_values(self) -> bool:
-        return _fingerprints_hold(self.func, self.fingerprints, set())
-
-    def guards(self) -> tuple[list, dict]:
-        """(conditions, names they use) for the generated launchers: one identity test each."""
-        serial = next(_SNAPSHOTS)  # new names per snapshot: launchers are cached by their text
-        terms, env = [], {}
-        for k, (holder, name, value, default) in enumerate(self.records):
-            h, v, d = (f"_jk{c}{serial}_{k}" for c in "hvd")
-            env[h], env[v], env[d] = holder, value, default
-            if isinstance(holder, dict):
-                terms.append(f"{h}.get({name!r}, {d}) is {v}")
-            else:
-                terms.append(f"{h}.cell_contents is {v}")
-        return terms, env
-
-
-def _global_records(func, fingerprints: dict, seen: set):
-    """(holder, name, value, default) per guarded global: the holder is the function's
-    globals dict (``default`` is what a missing name reads: the builtin, or a sentinel) or
-    a closure cell."""
-    identity = function_identity(func)
-    if identity in seen:
-        return
-    seen.add(identity)
-    code = func.__code__
-    for name in fingerprints.get(identity, {}):
-        try:
-            value = frontend.lookup(func, name)
-        except KeyError:
-            continue  # gone: same_values says so on the slow path
-        if isinstance(value, types_module.ModuleType):
-            continue
-        if func.__closure__ and name in code.co_freevars:
-            yield func.__closure__[code.co_freevars.index(name)], name, value, None
-        else:
-            default = _MISSING if name in func.__globals__ else value
-            yield func.__globals__, name, value, default
-        if getattr(value, "device", False) and hasattr(value, "py_func"):
-            yield from _global_records(value.py_func, fingerprints, seen)
-
-
-def _cell_value(cell):
-    try:
-        return cell.cell_contents
-    except ValueError:
-        return _MISSING
 
 
 def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
@@ -754,21 +648,6 @@ class _Built:
         self.plans = plans
         self.cooperative = cooperative
         self.sites = ()
-
-
-class Generated:
-    """What emission produced; all of it is stored in the on-disk index."""
-
-    def __init__(self, source, symbol, plans, cooperative, fingerprints, filename, binaries,
-                 sites=()):
-        self.binaries = binaries  # target tag -> compile-cache key of the binary
-        self.source = source
-        self.symbol = symbol
-        self.plans = plans  # per argument: list of ('shape'|'stride', axis)
-        self.cooperative = cooperative
-        self.fingerprints = fingerprints
-        self.filename = filename
-        self.sites = tuple(sites)  # debug builds: debugcheck.Site per checked access
 
 
 def _describe_callable(obj) -> str:
@@ -999,112 +878,31 @@ def _extras_function(plans):
 # compile
 
 
-_REQUIRES = re.compile(r"^// requires: sm_(\d+): (.*)$", re.MULTILINE)
-_USE = re.compile(r"^(?P<what>.+?) at (?P<file>.+?):(?P<line>\d+)(?::(?P<col>\d+)-(?P<end>\d+))?$")
-_ARCH_FEATURES = {90: " (thread-block clusters and distributed shared memory)"}
-
-
-def _arch_guard(needs: dict) -> str:
-    """Header lines for builtins that need a newer GPU: a comment ``check_target`` reads
-    before compiling (every use, ``name at file:LINE:COL-ENDCOL``, with the arch it needs),
-    and an #error for anyone compiling the source for an older one."""
-    if not needs:
-        return ""
-    arch = max(needs.values())
-    uses = "; ".join(f"{what} at {span} [sm_{a}]" for (what, span), a in needs.items())
-    return (f"\n// requires: sm_{arch}: {uses}\n"
-            f"#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < {arch}0\n"
-            f'#error "jitkern: this kernel needs sm_{arch} or newer"\n'
-            "#endif")
-
-
-def check_target(name: str, source: str, arch: int) -> None:
-    """Refuse to compile for ``arch`` a kernel whose builtins need a newer one: a
-    JitTypeError at the first such use, listing every use with its line and a caret."""
-    m = _REQUIRES.search(source)
-    if not m or arch >= int(m.group(1)):
-        return
-    need = int(m.group(1))
-    uses = []
-    for item in m.group(2).split("; "):
-        text, _, tag = item.rpartition(" [sm_")
-        needed = int(tag.rstrip("]")) if tag.rstrip("]").isdigit() else need
-        if needed > arch:
-            uses.append(_use_lines(text or item, needed))
-    head = (f"{name}: {len(uses)} use(s) of builtins that need a newer GPU than this "
-            f"compile's target, sm_{arch}")
-    first = uses[0][0].split(": ", 1)[0] if uses and uses[0][0].count(":") >= 2 else None
-    lines = [f"{first}: {head}" if first else head]
-    for use in uses:
-        lines += use
-    lines.append(f"compile for arch='sm_{need}' or newer (or launch on such a GPU)")
-    raise JitTypeError("\n".join(lines))
-
-
-def _use_lines(item: str, needed: int) -> list[str]:
-    """One use of a builtin that needs sm_``needed``: its position, line and caret."""
-    feature = _ARCH_FEATURES.get(needed, "")
-    m = _USE.match(item.strip())
-    if m is None:
-        return [f"{item.strip()}: needs sm_{needed} or newer{feature}"]
-    where = f"{m['file']}:{m['line']}" + (f":{m['col']}" if m["col"] else "")
-    lines = [f"{where}: {m['what']} needs sm_{needed} or newer{feature}"]
-    text = linecache.getline(m["file"], int(m["line"])).rstrip("\n")
-    if text and m["col"]:
-        col, end = int(m["col"]), int(m["end"])
-        lines += ["    " + text, "    " + " " * (col - 1) + "^" + "~" * (max(1, end - col) - 1)]
-    return lines
-
-
-def _target_arch(target: str) -> int:
-    """The compute capability a target tag (see _target_tag) compiles for."""
-    from ..toolchain.discovery import normalize_arch
-
-    kind, value = target.split(":", 1)
-    return int(value) if kind == "cc" else normalize_arch(value)
-
-
-def _target_tag(arch) -> str:
-    """What the binary is for: a named arch, or the current device's compute capability."""
-    if arch is not None:
-        return f"arch:{arch}"
-    from ..runtime import driver
-
-    major, minor = driver.compute_capability(driver.current_device_id())
-    return f"cc:{major}{minor}"
-
-
-def _cached_binary(generated: Generated, target: str, options: tuple):
+def _cached_binary(generated: Generated, target, options: tuple):
     """The binary the index names for ``target``, straight from the compile cache.
 
     This skips compile_source's key computation, which locates the toolkit and loads
     NVRTC (tens of ms in a fresh process): the key was computed from all of that when
     the entry was written. None when the index names no binary or the cache lost it.
     """
-    key = generated.binaries.get(target)
+    key = generated.binaries.get(target.name)
     if key is None:
         return None
-    from ..toolchain import nvrtc as compiler
-
-    return compiler.load_cached(key, generated.source, options)
+    return nvrtc.load_cached(key, generated.source, options)
 
 
-def _compile(generated: Generated, options: tuple, arch):
-    from ..toolchain.nvrtc import compile_source
-    from ..compiler.builtins.thrust import backend_for
+def _compile(generated: Generated, options: tuple, target, arch):
+    """Compile for ``target``; a CompileError says where in the user's Python (``arch``:
+    what the user named, for the advice)."""
+    def explain(exc: CompileError) -> str:
+        return compile_message(exc, generated.source, generated.filename, options, arch)
 
-    program_name = generated.filename
     backend = backend_for(generated.source)
     if backend == "nvcc":
-        _require_nvcc(program_name)
+        _require_nvcc(generated.filename)
     try:
-        return compile_source(
-            generated.source,
-            options=options,
-            arch=arch,
-            program_name=program_name,
-            backend=backend,
-        )
+        return build(generated.source, options=options, program_name=generated.filename,
+                     arch=target, backend=backend, normalized=False, explain=explain)
     except CompileError as exc:
         overflow = _PARAM_OVERFLOW.search(exc.log or str(exc))
         if overflow is not None:  # the arguments' fault, not generated code's
@@ -1114,21 +912,13 @@ def _compile(generated: Generated, options: tuple, arch):
                 f"{int(overflow[2]):,}; pass large data "
                 "in an array, or fewer/smaller scalar arguments"
             ) from None
-        raise CompileError(
-            _compile_message(exc, generated, options, arch),
-            log=exc.log,
-            source=exc.source,
-            name=exc.name,
-            options=exc.options,
-        ) from None
+        raise
 
 
 def _require_nvcc(program_name: str) -> None:
     """A kernel that uses jit.thrust compiles with nvcc (NVRTC cannot compile Thrust): say so,
     and how to get one, where no nvcc is found."""
-    from ..toolchain.nvrtc import _nvcc_path
-
-    if _nvcc_path() is not None:
+    if nvrtc._nvcc_path() is not None:
         return
     raise CompileError(
         f"{os.path.basename(program_name)}: the kernel uses jit.thrust, and Thrust compiles only "
@@ -1139,210 +929,5 @@ def _require_nvcc(program_name: str) -> None:
     )
 
 
-# Compiler messages the user can act on: (pattern in the log, what to change). Any other
-# rejection means jitkern generated C++ the compiler does not take: a bug to report.
-_COMPILER_ADVICE = (
-    (
-        r"uses too much shared data",
-        (
-            "the kernel declares more static shared memory than the target allows (48 KiB); "
-            "the arrays come from jit.shared_memory at {smem}. Use smaller arrays, or dynamic "
-            "shared memory: jit.shared_memory(dtype, None) with the size in bytes given at the "
-            "launch, kernel[grid, block, shared_mem](...)"
-        ),
-    ),
-    (
-        r"unrecognized option|invalid option|unknown option|option .* not supported",
-        (
-            "an option in options={options!r} is not one this NVRTC takes; see NVRTC's options "
-            "(nvrtcCompileProgram) for the spellings"
-        ),
-    ),
-    (
-        r"invalid value for --gpu-architecture|unsupported gpu architecture",
-        (
-            "arch={arch!r} is not an architecture this NVRTC compiles for; name a real one, "
-            "e.g. arch='sm_80' or arch='sm_90'"
-        ),
-    ),
-    (
-        r"too many resources requested|uses too much local data",
-        (
-            "the kernel needs more registers or local memory than the target has; "
-            "launch fewer threads per block or split the kernel"
-        ),
-    ),
-)
-
 _PARAM_OVERFLOW = re.compile(
     r"parameter space overflowed \((\d+) bytes required, max (\d+) bytes allowed\)")
-_LOG_LOCATION = re.compile(r"^(.+?)\((\d+)\): (?:error|catastrophic error)", re.MULTILINE)
-_LINE_DIRECTIVE = re.compile(r'^#line (\d+) "(.*)"$')
-
-
-def _compile_message(exc: CompileError, generated: Generated, options=(), arch=None) -> str:
-    """NVRTC's (or ptxas's) own words, where each message points (the user's Python line, or
-    a line jitkern generated) and what the user can change; "please report this" only when
-    the compiler rejected C++ that jitkern should not have generated."""
-    full = (exc.log or str(exc)).replace("\x00", "")
-    log = "\n".join(
-        ln for ln in full.strip().splitlines() if not _is_compiler_chatter(ln)
-    ).strip()
-    name = os.path.basename(generated.filename)
-    parts = [f"the CUDA compiler rejected the kernel generated from {name}:", log]
-    parts += _log_locations(full, generated)
-    for pattern, advice in _COMPILER_ADVICE:
-        if re.search(pattern, full, re.IGNORECASE):
-            smem = ", ".join(_user_lines(generated.source, _uses_shared_memory)) or "its start"
-            parts.append(advice.format(options=tuple(options), arch=arch, smem=smem))
-            return "\n".join(parts)
-    parts.append(
-        "this is a bug in jitkern (it generated C++ the compiler rejects): please report "
-        "this with the generated source (the error's .source)"
-    )
-    return "\n".join(parts)
-
-
-def _is_compiler_chatter(line: str) -> bool:
-    return line.startswith("ptxas") and not re.search(r"error|warning", line, re.IGNORECASE)
-
-
-def _log_locations(log: str, generated: Generated) -> list[str]:
-    """One line per place the log names: the user's Python line, or the generated line."""
-    out, seen = [], set()
-    generated_lines = generated.source.splitlines()
-    for m in _LOG_LOCATION.finditer(log or ""):
-        path, line = m.group(1), int(m.group(2))
-        if (path, line) in seen:
-            continue
-        seen.add((path, line))
-        if path == GENERATED_FILE and 0 < line <= len(generated_lines):
-            out.append(f"  at line {line} of the generated source: "
-                       f"{generated_lines[line - 1].strip()}")
-        elif os.path.exists(path):
-            text = linecache.getline(path, line).strip()
-            if text:
-                out.append(f"  {path}:{line}: {text}")
-    return out
-
-
-def _uses_shared_memory(line: str) -> bool:
-    return ("jk_smem" in line or "jk_dynamic_smem" in line) and "__shared__" not in line
-
-
-def _user_lines(source: str, predicate) -> list[str]:
-    """``file:line`` of the user's statements whose C++ lines satisfy ``predicate``."""
-    where, found = None, []
-    for text in source.splitlines():
-        m = _LINE_DIRECTIVE.match(text)
-        if m:
-            where = None if m.group(2) == GENERATED_FILE else f"{m.group(2)}:{m.group(1)}"
-        elif where and predicate(text) and where not in found:
-            found.append(where)
-    return found
-
-
-# ---------------------------------------------------------------------------
-# the on-disk index: (file, function, source lines, mode, options, signature) -> source
-# An entry of the shared disk cache (kind "jit-index"): keyed on jitkern's version and
-# code-generator identity as well, checksummed, and a bad entry is a miss.
-
-
-def _index_key(kernel: JitKernel, types: tuple) -> str | None:
-    digest = frontend.source_digest(kernel.py_func)
-    if digest is None:
-        return None
-    parts = (INDEX_VERSION, digest, kernel.mode, kernel.options, tuple(repr(t) for t in types))
-    if kernel.debug:  # (kept out of normal keys, so their entries stay valid)
-        parts += ("debug",)
-    return cache.make_key("jit-index", *parts)
-
-
-def _load_index(kernel: JitKernel, types: tuple) -> Generated | None:
-    key = _index_key(kernel, types)
-    if key is None:
-        return None
-    entry = cache.disk_get(key, "jit-index")
-    if entry is None:
-        return None
-    generated = _decode_index(entry[1])
-    if generated is None:
-        cache.stats["corrupt"] += 1  # the next store replaces it
-        return None
-    if not _fingerprints_hold(kernel.py_func, generated.fingerprints, set()):
-        return None
-    return generated
-
-
-def _decode_index(payload: bytes) -> Generated | None:
-    """The Generated an index entry holds, or None unless every field has its shape."""
-    try:
-        data = json.loads(payload)
-        fields = [data[name] for name in _INDEX_FIELDS]
-    except (ValueError, TypeError, KeyError):
-        return None
-    if not all(check(value) for check, value in zip(_INDEX_FIELDS.values(), fields)):
-        return None
-    *plain, sites = fields
-    try:
-        return Generated(*plain, [debugcheck.Site.from_json(site) for site in sites])
-    except (TypeError, ValueError):
-        return None
-
-
-def _is_plans(value) -> bool:
-    return isinstance(value, list) and all(
-        isinstance(p, list) and all(
-            isinstance(item, list) and len(item) == 2 and item[0] in ("shape", "stride")
-            and isinstance(item[1], int) and not isinstance(item[1], bool) for item in p)
-        for p in value)
-
-
-def _is_str_map(value, depth: int) -> bool:
-    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        return False
-    if depth == 1:
-        return all(isinstance(v, str) for v in value.values())
-    return all(_is_str_map(v, depth - 1) for v in value.values())
-
-
-# field of an index entry (in Generated's argument order) -> its check
-_INDEX_FIELDS = {
-    "source": lambda v: isinstance(v, str) and bool(v),
-    "symbol": lambda v: isinstance(v, str) and v.isidentifier(),
-    "plans": _is_plans,
-    "cooperative": lambda v: isinstance(v, bool),
-    "fingerprints": lambda v: _is_str_map(v, 2),
-    "filename": lambda v: isinstance(v, str),
-    "binaries": lambda v: _is_str_map(v, 1),
-    "sites": lambda v: isinstance(v, list) and all(isinstance(x, list) and len(x) == 4 for x in v),
-}
-
-
-def _fingerprints_hold(func, fingerprints: dict, seen: set) -> bool:
-    """Whether every global ``func`` (and the device functions it calls) read is unchanged."""
-    identity = function_identity(func)
-    if identity in seen:
-        return True
-    seen.add(identity)
-    for name, expected in fingerprints.get(identity, {}).items():
-        try:
-            captured = frontend.resolve(func, name)
-        except (KeyError, TypeError):
-            return False
-        if captured.fingerprint != expected:
-            return False
-        device = captured.value
-        if captured.kind == "jit" and hasattr(device, "func") and getattr(device, "device", False):
-            if not _fingerprints_hold(device.py_func, fingerprints, seen):
-                return False
-    return True
-
-
-def _store_index(kernel: JitKernel, types: tuple, generated: Generated) -> None:
-    key = _index_key(kernel, types)
-    if key is None:
-        return
-    data = {name: getattr(generated, name) for name in _INDEX_FIELDS}
-    data["sites"] = [site.to_json() for site in generated.sites]
-    cache.disk_put(key, {}, json.dumps(data).encode(), "jit-index")

@@ -14,7 +14,7 @@ from ..runtime import module as _module_state
 from ..toolchain.nvrtc import Binary
 from ..toolchain.cubin import elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
-from .base import KernelPartial
+from .base import Functions, KernelPartial, build, device_arch, resolve_arch
 from ..runtime.launch import build_plan
 from ..runtime.memory import MemoryPointer
 from ..runtime.module import SETTABLE_ATTRIBUTES, Function, load
@@ -91,7 +91,7 @@ class RawKernel(KernelPartial):
         _set_flags(self, backend, translate_cucomplex, enable_cooperative_groups, jitify)
         self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
         self._module = None  # the RawModule this kernel came from, if any
-        self._functions: dict[int, Function] = {}
+        self._functions = Functions(self._new_function, device_arch)
         self._last: Function | None = None
         self._params = _signature.kernel_params(self._source, name)
         self._set_call(self._launch)
@@ -106,7 +106,7 @@ class RawKernel(KernelPartial):
         self.options = module.options
         self._source = module._source
         self._module = module
-        self._functions = {}
+        self._functions = Functions(self._new_function, device_arch)
         self._last = None
         self._set_call(self._launch)
         self._params = (_signature.kernel_params(module._source, name)
@@ -118,24 +118,21 @@ class RawKernel(KernelPartial):
         module = self._module
         if module is not None:
             return module._binary(arch, log_stream)
-        return compiler.compile_source(
-            self._source, options=self.options, arch=arch, program_name=f"{self.name}.cu",
-            log_stream=log_stream, backend=self.backend, _normalized=True)
+        return build(self._source, options=self.options, arch=arch,
+                     program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend)
 
-    def _function(self, binary: Binary | None = None) -> Function:
-        device_id = driver.current_device_id()
-        fn = self._functions.get(device_id)
-        if fn is None:
-            binary = binary or self._binary()
-            fn = Function(binary, self.name, display_name=self.name, params=self._params)
-            fn.handle(device_id)  # load now, so a missing name fails here
-            self._functions[device_id] = fn
-            self._last = fn
+    def _new_function(self, arch) -> Function:
+        fn = Function(self._binary(arch), self.name, display_name=self.name, params=self._params)
+        self._last = fn
         return fn
+
+    def _function(self) -> Function:
+        return self._functions.current()
 
     def compile(self, log_stream=None) -> None:
         """Compile (and load on the current device) now; write the compiler log to ``log_stream``."""
-        self._function(self._binary(None, log_stream))
+        self._binary(resolve_arch(None), log_stream)
+        self._function()
 
     # -- launch -----------------------------------------------------------
     # ``k(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function:
@@ -148,7 +145,7 @@ class RawKernel(KernelPartial):
             return self.simulate(grid, block, args, shared_mem, stream)
         fn = self._last
         if fn is None or _module_state._multi_device:
-            fn = self._function()
+            fn = self._functions.current()
         if cluster is not None:
             fn.launch_cluster(grid, block, args, shared_mem, stream,
                               self.enable_cooperative_groups, cluster,
@@ -298,9 +295,9 @@ def _check_file_arch(binary: Binary, path, arch) -> None:
     """``inspect(arch=...)`` of a module loaded from a file: a binary is not recompiled, so an
     arch other than the file's is refused rather than ignored."""
     target = compiler.target_for(arch, None)
-    wanted = f"{'compute' if target.fmt == 'ptx' else 'sm'}_{target.arch}{target.variant}"
+    wanted = target.name
     if binary.fmt == "cubin" and binary.arch and target.fmt == "cubin" \
-            and (target.arch, target.variant) == (binary.arch, ""):
+            and (target.cc, target.variant) == (binary.arch, ""):
         return
     held = f"a CUBIN for sm_{binary.arch}" if binary.fmt == "cubin" else f"a {binary.fmt} file"
     raise JitkernValueError(
@@ -394,10 +391,9 @@ class RawModule:
             if arch is not None:
                 _check_file_arch(self._file_binary, self.path, arch)
             return self._file_binary
-        return compiler.compile_source(
-            self._source, options=self.options, name_expressions=self.name_expressions,
-            arch=arch, program_name="raw_module.cu", log_stream=log_stream, backend=self.backend,
-            _normalized=True)
+        return build(self._source, options=self.options, name_expressions=self.name_expressions,
+                     arch=arch, program_name="raw_module.cu", log_stream=log_stream,
+                     backend=self.backend)
 
     def compile(self, log_stream=None) -> None:
         self._binary(None, log_stream)

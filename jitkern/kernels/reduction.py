@@ -34,6 +34,7 @@ from ..errors import JitkernAxisError, JitkernTypeError, JitkernValueError, Kern
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _debug, _export_kinds
 from . import _simulated as _sim_strings
+from .base import CachedSources, KernelPartial
 from ..runtime import launcher as _launcher
 from ..compiler.strings import reduction as _codegen
 from .elementwise import (
@@ -48,7 +49,6 @@ from .elementwise import (
 )
 from ..compiler.strings.params import (
     CTYPES,
-    CachedSources,
     ParamError,
     convert_scalar,
     ctype_of,
@@ -160,7 +160,7 @@ def _checked_reduce_type(value, params, preamble, kernel: str):
         f"a parameter's type, or a type its preamble defines){hint}")
 
 
-class ReductionKernel(CachedSources):
+class ReductionKernel(CachedSources, KernelPartial):
     """A user-defined reduction kernel, with CuPy's semantics and deterministic results.
 
     ``ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
@@ -227,6 +227,7 @@ class ReductionKernel(CachedSources):
         self._guarded = None  # (axis, keepdims, guarded runner) of the last layout
         self._sources: dict = {}
         self._functions: dict = {}
+        self._set_call(self._call)
 
     def __reduce__(self):
         """Pickles as its definition; unpickled, it compiles through the cache."""
@@ -238,7 +239,8 @@ class ReductionKernel(CachedSources):
             "preamble": self.preamble, "options": self.options, "debug": self.debug})
 
     # -- the call ----------------------------------------------------------------
-    def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
+    # ``k(*args, ...)`` calls the partial's function (see base.KernelPartial): this one.
+    def _call(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
         """Reduce; returns the output (a tuple of all outputs when there are several).
         ``cluster=`` is refused: the kernel sizes its own grid."""
         if cluster is not None:

@@ -28,8 +28,6 @@ mismatch is refused before anything is launched.
 
 from __future__ import annotations
 
-import ctypes
-import struct
 
 import numpy
 

@@ -16,6 +16,7 @@ import threading
 
 import numpy
 
+from ..capabilities import min_cc
 from ..errors import (
     CUDAError,
     JitkernAttributeError,
@@ -581,7 +582,7 @@ def _slot_kind(slot) -> str:
 # allows non-portable sizes and the GPU has them (H100/H200).
 PORTABLE_CLUSTER_SIZE = 8
 NONPORTABLE_CLUSTER_SIZE = 16
-CLUSTER_MIN_CC = (9, 0)
+CLUSTER_MIN_CC = divmod(min_cc("clusters"), 10)  # (9, 0): compared with (major, minor)
 
 
 def check_cluster(name: str, grid, cluster, nonportable: bool = False):
@@ -691,11 +692,7 @@ def param_layout(handle, binary, symbol: str) -> list[tuple[int, int]] | None:
     past the last parameter fails with CUDA_ERROR_INVALID_VALUE, which every
     compute-sanitizer run of a user's program would report.
     """
-    if getattr(binary, "fmt", None) == "cubin":
-        layouts = cubin.param_layouts(binary.data)
-        if layouts is not None and symbol in layouts:
-            return layouts[symbol]
-    return _driver_param_layout(handle)
+    return cubin.param_layout(binary, symbol, lambda: _driver_param_layout(handle))
 
 
 def _driver_param_layout(handle) -> list[tuple[int, int]] | None:

@@ -24,6 +24,7 @@ import numpy
 from ..arrays import dtypes
 from ..runtime.launch import dim3
 from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
+from ..compiler.captured import CapturedGlobals
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
 from . import emit, runtime, scheduler, thrust, vector
@@ -50,15 +51,14 @@ class Simulated:
 class Simulator:
     """``kernel.simulate``: launch like the kernel, run on the CPU."""
 
-    def __init__(self, kernel, arg_type, captured_globals):
+    def __init__(self, kernel, arg_type):
         self._kernel = kernel
         self._arg_type = arg_type
-        self._captured_globals = captured_globals  # the GPU build's check of rebound globals
+        self._builds: dict = {}  # argument types -> Simulated
 
     def __getitem__(self, config):
-        # the GPU launch reads [grid, block, shared_mem, stream] (and refuses the rest);
-        # its partial's arguments are (kernel, grid, block, shared_mem, stream)
-        _kernel, grid, block, shared_mem, stream = self._kernel[config].args
+        # [grid, block, shared_mem, stream], read (and refused) as the GPU launch does
+        grid, block, shared_mem, stream = self._kernel._launch_config(config)
         return functools.partial(_star, self, grid, block, shared_mem, stream)
 
     def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False, *,
@@ -109,13 +109,11 @@ class Simulator:
             types = tuple(self._arg_type(a, allow_host=True) for a in host_args)
         except JitError as exc:
             raise exc.with_traceback(None) from None
-        cache = kernel.__dict__.setdefault("_simulated", {})
-        simulated = cache.get(types)
-        if simulated is not None and not simulated.globals.same_objects():
-            if simulated.globals.same_values():  # rebound to equal values: same code
-                simulated.globals = self._captured_globals(kernel.py_func, simulated.fingerprints)
-            else:
-                simulated = None  # a global the kernel read changed: generate again
+        simulated = self._builds.get(types)
+        if simulated is not None:
+            simulated.globals = simulated.globals.current()  # None: a global changed
+            if simulated.globals is None:
+                simulated = None
         if simulated is None:
             parsed = kernel.parsed()
             name = "jk_sim_" + parsed.name
@@ -123,10 +121,10 @@ class Simulator:
                 program = emit.generate(parsed, types, kernel.mode, name, kernel.py_func)
             except JitError as exc:
                 raise exc.with_traceback(None) from None
-            simulated = cache[types] = Simulated(program, name)
+            simulated = self._builds[types] = Simulated(program, name)
             simulated.emit_args = (parsed, types, kernel.mode, name, kernel.py_func)
             simulated.fingerprints = program.fingerprints
-            simulated.globals = self._captured_globals(kernel.py_func, program.fingerprints)
+            simulated.globals = CapturedGlobals(kernel.py_func, program.fingerprints)
         return simulated
 
     @property

@@ -119,32 +119,40 @@ def kernel_names(data: bytes) -> list[str] | None:
 
 
 def param_layouts(data: bytes) -> dict[str, list[tuple[int, int]]] | None:
-    """{kernel: [(offset, size) per parameter, in order]}; None when it cannot be read.
+    """{kernel: [(offset, size) per parameter, in order]} for every kernel the CUBIN's
+    symbol table names; None when it cannot be read, or a kernel's table has a gap.
 
     Read from the CUBIN so that no driver call is made per parameter: asking the
     driver past the last parameter is an API error that compute-sanitizer reports.
     """
     kernels = kernel_names(data)
-    if kernels is None:
-        return None
-    layouts: dict[str, dict[int, tuple[int, int]]] = {k: {} for k in kernels}
-    try:
-        for name, s in _sections(data):
-            kernel = name[len(".nv.info."):] if name.startswith(".nv.info.") else None
-            if kernel not in layouts:
-                continue
-            for attr, value in _attributes(data[s[4]:s[4] + s[5]]):
-                if attr == _EIATTR_KPARAM_INFO and len(value) >= 12:
-                    _index, ordinal, offset, bits = struct.unpack_from("<IHHI", value)
-                    layouts[kernel][ordinal] = (offset, (bits >> 18) & 0x3FFF)
-    except (struct.error, ValueError, IndexError, UnicodeDecodeError):
+    tables = _kparam_tables(data) if kernels is not None else None
+    if tables is None:
         return None
     out = {}
-    for kernel, params in layouts.items():
+    for kernel in kernels:
+        params = tables.get(kernel, {})
         if sorted(params) != list(range(len(params))):
             return None  # a gap: not a layout this reader understands
         out[kernel] = [params[i] for i in range(len(params))]
     return out
+
+
+def param_layout(binary, symbol: str, driver_layout=None) -> list[tuple[int, int]] | None:
+    """THE resolver of a kernel's parameter layout, (offset, size) per parameter; None
+    where nothing can tell.
+
+    The CUBIN's own table first (exact whatever the C++ types, no driver call), else
+    ``driver_layout()`` (the runtime asks the loaded function: PTX, fatbin). The other
+    sources read this one: an export's manifest stores what it returned at export time,
+    and the parameter lists parsed from C++ source (compiler/strings/c_params) give
+    names and types only, never offsets.
+    """
+    if getattr(binary, "fmt", None) == "cubin":
+        layouts = param_layouts(binary.data)
+        if layouts is not None and symbol in layouts:
+            return layouts[symbol]
+    return driver_layout() if driver_layout is not None else None
 
 
 def _attributes(raw: bytes):
@@ -194,26 +202,31 @@ _EIATTR_KPARAM_INFO = 0x17
 
 
 def cubin_params(data: bytes) -> dict[str, list[tuple[int, int]]]:
-    """{kernel: [(offset, size) per parameter, in order]} read from a CUBIN's ELF.
-
-    Each kernel's ``.nv.info.<kernel>`` section lists its parameters (EIATTR_KPARAM_INFO:
-    ordinal, byte offset, and the size in bits 18-31 of the last word). The ahead-of-time
-    export writes these into its manifest, so a launcher needs neither a GPU nor a parser
-    of C++ to lay out the parameter buffer.
-    """
-    if data[:4] != b"\x7fELF":
+    """{kernel: [(offset, size) per parameter, in order]} of every ``.nv.info.<kernel>``
+    section a CUBIN's ELF holds ({} when it cannot be read): the names of the kernels
+    a module holds, for an export."""
+    tables = _kparam_tables(data)
+    if tables is None:
         return {}
+    return {kernel: [params[k] for k in sorted(params)] for kernel, params in tables.items()}
+
+
+def _kparam_tables(data: bytes) -> dict[str, dict[int, tuple[int, int]]] | None:
+    """{kernel: {ordinal: (offset, size)}} from each ``.nv.info.<kernel>`` section
+    (EIATTR_KPARAM_INFO: ordinal, byte offset, and the size in bits 18-31 of the last
+    word); None when the data is not a readable ELF."""
+    if data[:4] != b"\x7fELF":
+        return None
     try:
-        found: dict[str, list[tuple[int, int]]] = {}
+        found: dict[str, dict[int, tuple[int, int]]] = {}
         for name, s in _sections(data):
             if not name.startswith(".nv.info."):
                 continue
-            params = {}
+            params = found.setdefault(name[len(".nv.info."):], {})
             for attr, value in _attributes(data[s[4]:s[4] + s[5]]):
                 if attr == _EIATTR_KPARAM_INFO and len(value) >= 12:
-                    _index, ordinal, offset, flags = struct.unpack_from("<IHHI", value)
-                    params[ordinal] = (offset, (flags >> 18) & 0x3FFF)
-            found[name[len(".nv.info."):]] = [params[k] for k in sorted(params)]
+                    _index, ordinal, offset, bits = struct.unpack_from("<IHHI", value)
+                    params[ordinal] = (offset, (bits >> 18) & 0x3FFF)
         return found
-    except (struct.error, ValueError, IndexError):
-        return {}
+    except (struct.error, ValueError, IndexError, UnicodeDecodeError):
+        return None

@@ -1,23 +1,16 @@
-"""Where the compiler and headers are, and which binary to build for a device.
+"""Where the compiler and headers are, and what the NVRTC in use can target.
 
-Target rules (kept as data and one function, not scattered through callers):
-- CUBIN for the device's exact ``sm_XY`` when NVRTC knows it;
-- else CUBIN for the newest arch NVRTC knows with the same major and a lower
-  minor (binary compatible within a major);
-- else PTX, and only if the driver is at least as new as NVRTC, because a
-  driver rejects PTX of a newer ISA than it knows.
+Which binary to build for a device, and every parse of a user's arch: target.py.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import os
-import re
 
 from ..config import settings
-from ..errors import CompileError, JitkernTypeError, JitkernValueError
+from ..errors import CompileError
 from . import cache
 
 PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
@@ -153,94 +146,6 @@ def remembered_version() -> tuple[int, int]:
     if facts is not None:
         return tuple(facts["version"])
     return nvrtc_version()
-
-
-# What an ``arch`` string asks for. The prefix picks the output format; the suffix
-# picks an arch-specific ('a': this exact GPU, e.g. wgmma on sm_90a) or family-specific
-# ('f', CUDA 12.9+) CUBIN, which NVRTC offers from the compute capability listed here.
-_FORMAT_OF_PREFIX = {"sm_": "cubin", "compute_": "ptx"}
-_VARIANT_MIN_CC = {"": 0, "a": 90, "f": 100}
-_ARCH_TEXT = re.compile(r"^(?P<prefix>sm_|compute_)?(?P<cc>\d{2,3})(?P<variant>[af]?)$")
-
-
-@dataclasses.dataclass(frozen=True)
-class Arch:
-    """A compile target named by the user: format, compute capability, variant suffix."""
-
-    fmt: str  # "cubin" or "ptx"
-    cc: int  # 90 for sm_90
-    variant: str = ""  # "", "a" or "f"
-
-
-def parse_arch(arch) -> Arch:
-    """'sm_90', 'sm_90a', 'sm_100f', 'compute_90' (PTX), '90', 90, (9, 0) -> Arch.
-
-    Checked against the NVRTC in use: an arch it cannot compile for is refused with
-    the list of those it can.
-    """
-    if isinstance(arch, bool) or not isinstance(arch, (int, str, tuple)):
-        raise JitkernTypeError(
-            f"arch: expected a str such as 'sm_90', an int such as 90 or a tuple such as (9, 0), "
-            f"got {type(arch).__name__}"
-        )
-    if isinstance(arch, tuple):
-        ok = len(arch) == 2 and all(isinstance(v, int) and not isinstance(v, bool) for v in arch)
-        parsed = Arch("cubin", arch[0] * 10 + arch[1]) if ok else None
-    elif isinstance(arch, int):
-        parsed = Arch("cubin", arch)
-    else:
-        m = _ARCH_TEXT.match(arch.strip().lower())
-        parsed = m and Arch(_FORMAT_OF_PREFIX[m["prefix"] or "sm_"], int(m["cc"]), m["variant"])
-    if not parsed or not _supported(parsed):
-        raise JitkernValueError(f"arch: {arch!r} is not a target {_targets_text()}") from None
-    return parsed
-
-
-def _supported(arch: Arch) -> bool:
-    return arch.cc in supported_archs() and arch.cc >= _VARIANT_MIN_CC[arch.variant]
-
-
-def _targets_text() -> str:
-    archs = supported_archs()
-    major, minor = remembered_version()
-    plain = ", ".join(f"sm_{a}" for a in archs)
-    specific = ", ".join(f"sm_{a}{v}" for a in archs for v in ("a", "f")
-                         if v and a >= _VARIANT_MIN_CC[v])
-    return (f"NVRTC {major}.{minor} compiles for: {plain}; arch-specific CUBIN: {specific}; "
-            f"PTX: compute_XY for any of those (e.g. 'compute_{archs[-1]}')")
-
-
-def normalize_arch(arch) -> int:
-    """The compute capability an ``arch`` names: 'sm_90a' -> 90 (validated as parse_arch)."""
-    return parse_arch(arch).cc
-
-
-def choose_target(cc: int, driver_version: int | None = None) -> tuple[str, int]:
-    """Pick (format, arch) for a device of compute capability ``cc``.
-
-    ``driver_version`` is the driver's CUDA version (e.g. 13000) and only matters
-    when PTX is the last resort.
-    """
-    archs = supported_archs()
-    if cc in archs:
-        return "cubin", cc
-    same_major = [a for a in archs if a // 10 == cc // 10 and a < cc]
-    if same_major:
-        return "cubin", max(same_major)
-    older = [a for a in archs if a < cc]
-    if not older:
-        raise CompileError(
-            f"NVRTC {'.'.join(map(str, remembered_version()))} cannot target compute capability "
-            f"{cc // 10}.{cc % 10} (it knows {', '.join(map(str, archs))})"
-        )
-    major, minor = remembered_version()
-    if driver_version is not None and driver_version < major * 1000 + minor * 10:
-        raise CompileError(
-            f"device sm_{cc} is newer than NVRTC {major}.{minor} knows, and PTX from this NVRTC "
-            f"would not load on driver {driver_version // 1000}.{driver_version % 1000 // 10}; "
-            "install an NVRTC that knows this GPU"
-        )
-    return "ptx", max(older)
 
 
 def _located(libname: str) -> str | None:

@@ -32,6 +32,8 @@ from ..arrays import dtypes
 from . import manifest as schema
 from ..errors import InternalError, JitkernFileNotFoundError, JitkernTypeError, JitkernValueError
 from ..compiler.strings.c_params import kernel_params
+from .cubin import param_layout
+from .target import from_tag, parse_many
 
 MANIFEST_FORMAT = "jitkern-export"
 MANIFEST_VERSION = 2  # 2: the SHA-256 of every binary ("sha256")
@@ -101,54 +103,14 @@ def check_format(fmt) -> str:
 def normalize_archs(arch) -> tuple[int, ...]:
     """'sm_90' or ('sm_80', 'sm_90a') -> (80, 90): the compute capabilities, sorted, no
     repeats (what a kernel's arch requirements are checked against)."""
-    return tuple(sorted({cc for cc, _variant in _parsed_archs(arch)}))
-
-
-_VARIANT_ORDER = {"": 0, "f": 1, "a": 2}  # at one compute capability: most specific last
+    return tuple(sorted({a.cc for a in parse_many(arch)}))
 
 
 def export_archs(arch) -> tuple[str, ...]:
     """'sm_90' or ('sm_80', 'sm_90a') -> ('sm_80', 'sm_90a'): the CUBIN targets of an
     export, arch variants kept ('sm_90a': an arch-specific CUBIN, 'sm_100f': a
     family-specific one), sorted by compute capability, no repeats."""
-    pairs = sorted(set(_parsed_archs(arch)), key=lambda p: (p[0], _VARIANT_ORDER[p[1]]))
-    return tuple(f"sm_{cc}{variant}" for cc, variant in pairs)
-
-
-def _parsed_archs(arch) -> list[tuple[int, str]]:
-    from .discovery import parse_arch
-
-    items = (arch,) if isinstance(arch, (str, int)) else arch
-    try:
-        items = tuple(items)
-    except TypeError:
-        raise JitkernTypeError(
-            f"arch: expected 'sm_XY' or a tuple of them, got {type(arch).__name__}"
-        ) from None
-    if not items:
-        raise JitkernValueError(
-            "arch: name at least one architecture, e.g. arch=('sm_80', 'sm_90')"
-        )
-    return [(parsed.cc, parsed.variant) for parsed in map(parse_arch, items)]
-
-
-def parse_tag(tag: str) -> tuple[str, int, str]:
-    """'sm_90a' -> ('sm', 90, 'a'); 'compute_90' -> ('compute', 90, '')."""
-    m = re.match(r"^(sm|compute)_(\d+)([af]?)$", tag)
-    if m is None:
-        raise JitkernValueError(f"the export names an arch {tag!r} this jitkern does not read")
-    return m[1], int(m[2]), m[3]
-
-
-def runs_on(cc_arch: int, variant: str, cc: int, exact_major: bool) -> bool:
-    """Whether code for sm_``cc_arch``+``variant`` runs on a GPU of capability ``cc``:
-    'a' only on that GPU, 'f' on its family (same major, same or newer minor); plain
-    code on the same major and newer (``exact_major``: CUBIN) or on any newer GPU (PTX)."""
-    if variant == "a":
-        return cc == cc_arch
-    if variant == "f" or exact_major:
-        return cc // 10 == cc_arch // 10 and cc >= cc_arch
-    return cc >= cc_arch
+    return tuple(dict.fromkeys(a.sm for a in parse_many(arch)))
 
 
 def base_path(path) -> str:
@@ -257,7 +219,7 @@ def _write_binaries(base, spec, archs, fmt, cubins) -> tuple[dict, dict]:
 def fatbin_ptx_arch(archs) -> str:
     """The arch whose PTX a fatbin carries for newer GPUs: the newest arch without a
     variant (arch-specific PTX, compute_90a, runs on no other GPU), else the newest."""
-    plain = [a for a in archs if parse_tag(a)[2] == ""]
+    plain = [a for a in archs if from_tag(a).variant == ""]
     return (plain or list(archs))[-1]
 
 
@@ -291,15 +253,12 @@ def make_fatbin(cubins, ptx=None) -> bytes:
 def _layouts(spec: ExportSpec, binary) -> dict:
     """{entry name: [param dicts]}: names and C types from the source, offsets and sizes
     from the CUBIN (exact, whatever the types)."""
-    from .cubin import cubin_params
-
-    found = cubin_params(binary.data)
     out = {}
     for entry in spec.entries:
         symbol = binary.lowered(entry.symbol)
-        if symbol not in found:
+        offsets = param_layout(binary, symbol)
+        if offsets is None:
             raise InternalError(f"export: the CUBIN has no kernel {symbol!r} ({entry.name})")
-        offsets = found[symbol]
         parsed = kernel_params(spec.source, entry.symbol) if "<" not in entry.symbol else None
         if parsed is not None and len(parsed) != len(offsets):
             parsed = None
@@ -615,15 +574,15 @@ def binary_for_device(folder: str, manifest: dict, cc: int):
 def _pick_file(files: dict, fmt: str, cc: int) -> tuple[str, str]:
     """(tag, file) for a GPU of capability ``cc``: the newest that runs there, and at one
     compute capability the most specific (sm_90a before sm_90 on an sm_90 GPU)."""
-    parsed = {tag: parse_tag(tag) for tag in files}
-    usable = [tag for tag, (_kind, a, v) in parsed.items() if runs_on(a, v, cc, fmt == "cubin")]
+    parsed = {tag: from_tag(tag).as_format(fmt) for tag in files}
+    usable = [tag for tag, a in parsed.items() if a.runs_on(cc)]
     if not usable:
-        held = ", ".join(sorted(files, key=lambda t: (parsed[t][1], _VARIANT_ORDER[parsed[t][2]])))
+        held = ", ".join(sorted(files, key=lambda t: parsed[t].order()))
         raise JitkernValueError(
             f"the export holds {fmt} for {held}, none of which runs "
             f"on this GPU (sm_{cc}); export again with arch=(..., 'sm_{cc}')"
         )
-    tag = max(usable, key=lambda t: (parsed[t][1], _VARIANT_ORDER[parsed[t][2]]))
+    tag = max(usable, key=lambda t: parsed[t].order())
     return tag, files[tag]
 
 
@@ -632,10 +591,9 @@ def _check_fatbin(manifest: dict, cc: int) -> None:
     error would not say why)."""
     archs = manifest["archs"]
     ptx = manifest.get("fatbin_ptx") or "compute" + fatbin_ptx_arch(archs)[2:]
-    _kind, ptx_cc, ptx_variant = parse_tag(ptx)
-    if runs_on(ptx_cc, ptx_variant, cc, exact_major=False):
+    if from_tag(ptx).runs_on(cc):
         return
-    if any(runs_on(a, v, cc, exact_major=True) for _k, a, v in map(parse_tag, archs)):
+    if any(from_tag(a).runs_on(cc) for a in archs):
         return
     raise JitkernValueError(
         f"the export's fatbin holds CUBINs for {', '.join(archs)} and PTX for "

@@ -17,6 +17,7 @@ import threading
 from ..config import settings
 from ..errors import CompileError, JitkernTypeError, JitkernValueError
 from . import cache, discovery as toolchain, includes
+from .target import Arch, for_device, parse as parse_arch
 
 DEFAULT_STD = "-std=c++17"
 _RDC_OPTIONS = {"-dc": "--relocatable-device-code=true", "-rdc=true": "--relocatable-device-code=true",
@@ -55,10 +56,13 @@ class Binary:
     variant: str = ""  # "a" for sm_90a, "f" for sm_100f (arch- or family-specific)
 
     @property
+    def target(self) -> Arch:
+        return Arch(self.fmt, self.arch, self.variant)
+
+    @property
     def arch_name(self) -> str:
         """The target as NVRTC spells it: 'sm_90', 'sm_90a', 'compute_90'."""
-        kind = "compute" if self.fmt == "ptx" else "sm"
-        return f"{kind}_{self.arch}{self.variant}"
+        return self.target.name
 
     def lowered(self, name: str) -> str:
         return self.lowered_names.get(name, name)
@@ -116,29 +120,17 @@ def is_relocatable(options: tuple) -> bool:
     return "--relocatable-device-code=true" in options
 
 
-@dataclasses.dataclass(frozen=True)
-class Target:
-    fmt: str
-    arch: int
-    variant: str = ""  # "", "a" or "f": see toolchain.parse_arch
-
-
-def target_for(arch=None, fmt: str | None = None) -> Target:
-    """The compile target for a named arch, or for the current device when None.
-
-    A named arch gives what it says: 'sm_90' a CUBIN, 'sm_90a' an arch-specific CUBIN,
-    'compute_90' PTX. For the device, jitkern picks (toolchain.choose_target): CUBIN
-    where it can, never PTX newer than the driver.
-    """
+def target_for(arch=None, fmt: str | None = None) -> Arch:
+    """The compile target for a named arch (target.parse), or for the current device when
+    None (target.for_device: CUBIN where it can, never PTX newer than the driver)."""
     if arch is not None:
-        named = toolchain.parse_arch(arch)
-        return Target(fmt or named.fmt, named.cc, named.variant)
-    from ..runtime import driver  # only the GPU path needs the driver
+        return parse_arch(arch, fmt)
+    # Only compile_source(arch=None) (compile_with_cache, jitkern's array kernels) asks
+    # the device here; the kernel objects resolve it themselves (kernels/base.py).
+    from ..runtime import driver
 
-    device_id = driver.current_device_id()
-    major, minor = driver.compute_capability(device_id)
-    chosen_fmt, chosen_arch = toolchain.choose_target(major * 10 + minor, driver.driver_version())
-    return Target(fmt or chosen_fmt, chosen_arch)
+    capability = driver.compute_capability(driver.current_device_id())
+    return for_device(capability, driver.driver_version()).as_format(fmt)
 
 
 def _include_digest() -> str:
@@ -160,7 +152,7 @@ def _include_digest() -> str:
 _include_hash: str | None = None
 
 
-def cache_key(source: str, options: tuple, name_expressions: tuple, target: Target,
+def cache_key(source: str, options: tuple, name_expressions: tuple, arch: Arch,
               backend: str, extra_includes: tuple) -> str:
     global _include_hash
     # jitkern's headers can only change what is compiled when the source (or a
@@ -177,8 +169,8 @@ def cache_key(source: str, options: tuple, name_expressions: tuple, target: Targ
     # that nvrtc_identity() already describes.
     # The user's own headers (-I folders): their contents, since no identity covers them.
     user_headers = includes.user_headers_digest(source, options, extra_includes)
-    return cache.make_key(source, options, name_expressions, target.fmt, target.arch,
-                          target.variant, backend,
+    return cache.make_key(source, options, name_expressions, arch.fmt, arch.cc,
+                          arch.variant, backend,
                           version, headers, settings.cuda_home, extra_includes, user_headers)
 
 
@@ -198,8 +190,8 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
     opts = options if _normalized else normalize_options(options)
     opts = opts + _generated_code_options(source, opts)
     names = tuple(name_expressions or ())
-    target = target_for(arch, fmt)
-    key = cache_key(source, opts, names, target, backend, tuple(extra_include_dirs))
+    chosen = target_for(arch, fmt)
+    key = cache_key(source, opts, names, chosen, backend, tuple(extra_include_dirs))
 
     hit = cache.memory_get(key)
     if hit is not None:
@@ -212,7 +204,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
         binary = _load_from_disk(key, source, opts, names)
         if binary is None:
             cache.stats["misses"] += 1
-            binary = _build(source, opts, names, target, program_name, backend,
+            binary = _build(source, opts, names, chosen, program_name, backend,
                             tuple(extra_include_dirs), key)
             cache.stats["compiles"] += 1
             cache.disk_put(key, _header_of(binary), binary.data)
@@ -287,11 +279,11 @@ def _build(source, opts, names, target, program_name, backend, extra_includes, k
     else:
         data, log, lowered = _build_nvrtc(source, opts, names, target, program_name, extra_includes)
     if is_relocatable(opts) and target.fmt == "cubin":
-        data = _link_relocatable(data, f"{target.arch}{target.variant}")
+        data = _link_relocatable(data, f"{target.cc}{target.variant}")
     resources = parse_resources(log)
     if target.fmt == "cubin":
         resources = _with_cubin_resources(resources, data)
-    return Binary(data=data, fmt=target.fmt, arch=target.arch, log=_user_log(log), source=source,
+    return Binary(data=data, fmt=target.fmt, arch=target.cc, log=_user_log(log), source=source,
                   options=opts, name_expressions=names, lowered_names=lowered,
                   resources=resources, key=key, variant=target.variant)
 
@@ -309,9 +301,8 @@ def _with_cubin_resources(resources: dict, data: bytes) -> dict:
     return out
 
 
-def _arch_option(target: Target) -> str:
-    kind = "compute" if target.fmt == "ptx" else "sm"
-    return f"--gpu-architecture={kind}_{target.arch}{target.variant}"
+def _arch_option(target: Arch) -> str:
+    return f"--gpu-architecture={target.name}"
 
 
 def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
@@ -411,7 +402,7 @@ def _build_nvcc(source, opts, target, program_name, extra_includes):
             f.write(source)
         kind = "-cubin" if target.fmt == "cubin" else "-ptx"
         family = "sm" if target.fmt == "cubin" else "compute"
-        arch = f"-arch={family}_{target.arch}{target.variant}"
+        arch = f"-arch={family}_{target.cc}{target.variant}"
         incs = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs()[:1])]
         cmd = [nvcc, kind, arch, "-Xptxas=-v", *nv_opts, *incs, "-o", out, src]
         proc = subprocess.run(cmd, capture_output=True, text=True)

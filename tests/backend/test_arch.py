@@ -6,7 +6,7 @@ import uuid
 import pytest
 
 import jitkern
-from jitkern.toolchain import nvrtc as compiler, cubin, discovery as toolchain
+from jitkern.toolchain import nvrtc as compiler, cubin, discovery as toolchain, target
 
 # wgmma exists only on sm_90a: it compiles for the arch-specific target and not for sm_90
 WGMMA = r"""
@@ -101,24 +101,24 @@ def test_invalid_arch_lists_what_nvrtc_supports(bad):
 @pytest.mark.parametrize("bad", [9.0, None.__class__, b"sm_90", True])
 def test_arch_of_the_wrong_type(bad):
     with pytest.raises(jitkern.JitkernTypeError, match="arch: expected"):
-        toolchain.parse_arch(bad)
+        target.parse(bad)
 
 
 def test_parse_arch_table():
-    assert toolchain.parse_arch("sm_90a") == toolchain.Arch("cubin", 90, "a")
-    assert toolchain.parse_arch("compute_100f") == toolchain.Arch("ptx", 100, "f")
-    assert toolchain.parse_arch(" sm_120 ") == toolchain.Arch("cubin", 120, "")
-    assert toolchain.normalize_arch("sm_90a") == 90
+    assert target.parse("sm_90a") == target.Arch("cubin", 90, "a")
+    assert target.parse("compute_100f") == target.Arch("ptx", 100, "f")
+    assert target.parse(" sm_120 ") == target.Arch("cubin", 120, "")
+    assert target.parse("sm_90a").cc == 90
 
 
 def test_device_target_never_picks_ptx_newer_than_the_driver(monkeypatch):
     monkeypatch.setattr(toolchain, "supported_archs", lambda: (80, 90))
     monkeypatch.setattr(toolchain, "remembered_version", lambda: (13, 5))
-    assert toolchain.choose_target(90, 13000) == ("cubin", 90)
-    assert toolchain.choose_target(89, 13000) == ("cubin", 80)
+    assert target.choose_target(90, 13000) == ("cubin", 90)
+    assert target.choose_target(89, 13000) == ("cubin", 80)
     with pytest.raises(jitkern.CompileError, match="would not load on driver 13.0"):
-        toolchain.choose_target(120, 13000)
-    assert toolchain.choose_target(120, 13050) == ("ptx", 90)
+        target.choose_target(120, 13000)
+    assert target.choose_target(120, 13050) == ("ptx", 90)
 
 
 def test_arch_specific_cubin_records_its_arch():
@@ -148,3 +148,18 @@ def test_prefetch_facts_reads_remembered_targets_and_never_loads_nvrtc(monkeypat
     toolchain.prefetch_facts()
     assert toolchain.supported_archs.cache_info().currsize == 0
     toolchain.supported_archs.cache_clear()
+
+
+@pytest.mark.parametrize("spelling", ["sm_90", 90, (9, 0), "90", " SM_90 "])
+def test_every_spelling_of_sm_90_is_one_target(spelling):
+    """One Arch (and so one cache key) whatever spelling names the GPU."""
+    parsed = target.parse(spelling)
+    assert parsed == target.Arch("cubin", 90, "") and hash(parsed) == hash(target.parse("sm_90"))
+    assert parsed.name == "sm_90"
+    assert target.parse(spelling, "ptx").name == "compute_90"
+
+
+def test_an_arch_given_as_arch_is_kept():
+    variant = target.parse("sm_90a")
+    assert target.parse(variant) is variant
+    assert target.parse(variant, "ltoir") == target.Arch("ltoir", 90, "a")

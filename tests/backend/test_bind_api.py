@@ -176,16 +176,23 @@ def row_sums(m, out):
         out[i] = acc
 
 
+def _fake_sm90_device(monkeypatch):
+    """The current device, as the runtime's driver module reports it: an sm_90 (13.0 driver)."""
+    from jitkern.runtime import driver
+
+    monkeypatch.setattr(driver, "current_device_id", lambda: 0)
+    monkeypatch.setattr(driver, "compute_capability", lambda device_id: (9, 0))
+    monkeypatch.setattr(driver, "driver_version", lambda: 13000)
+
+
 @pytest.fixture
 def jit_launches(monkeypatch):
     """JIT kernels compiled for sm_90 and launched into a recorder: (pointers, extras)."""
-    from jitkern.kernels import jit as jit_kernel
+    from jitkern.runtime import driver as _drv_module
 
-    monkeypatch.setattr(jit_kernel, "_target_tag", lambda arch: f"arch:{arch or 'sm_90'}")
-    real_compile = jit_kernel._compile
-    monkeypatch.setattr(jit_kernel, "_compile",
-                        lambda generated, options, arch: real_compile(generated, options,
-                                                                      arch or "sm_90"))
+    monkeypatch.setattr(_drv_module, "current_device_id", lambda: 0)  # an sm_90 device
+    monkeypatch.setattr(_drv_module, "compute_capability", lambda device_id: (9, 0))
+    monkeypatch.setattr(_drv_module, "driver_version", lambda: 13000)
     calls = []
 
     def launch(h, gx, gy, gz, bx, by, bz, shm, s, params, extra):

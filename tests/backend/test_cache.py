@@ -145,7 +145,7 @@ def test_clear_disk(cache_dir):
 def test_key_covers_jitkern_headers_only_when_something_is_included(monkeypatch):
     # A source that includes nothing does not depend on jitkern's headers, so its key
     # skips walking the header folder; one that includes something keys on them.
-    target = compiler.Target("cubin", 90)
+    target = compiler.Arch("cubin", 90)
     digests = iter(["headers-v1", "headers-v2"])
     monkeypatch.setattr(compiler, "_include_hash", None)
     monkeypatch.setattr(compiler, "_include_digest", lambda: next(digests))

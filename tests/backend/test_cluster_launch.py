@@ -205,12 +205,11 @@ def jit_scale(x, a, n):
 @pytest.fixture
 def jit_kernel(fake, monkeypatch):
     """jit_scale compiled for sm_90 whatever the (absent) device."""
-    from jitkern.kernels import jit as jit_kernel_module
+    from jitkern.runtime import driver as _drv_module
 
-    compile_for = jit_kernel_module._compile
-    monkeypatch.setattr(jit_kernel_module, "_target_tag", lambda arch: "arch:sm_90")
-    monkeypatch.setattr(jit_kernel_module, "_compile",
-                        lambda generated, options, arch: compile_for(generated, options, "sm_90"))
+    monkeypatch.setattr(_drv_module, "current_device_id", lambda: 0)  # an sm_90 device
+    monkeypatch.setattr(_drv_module, "compute_capability", lambda device_id: (9, 0))
+    monkeypatch.setattr(_drv_module, "driver_version", lambda: 13000)
     jit_scale._entries.clear()
     yield jit_scale
     jit_scale._entries.clear()

@@ -5,7 +5,7 @@ import io
 import pytest
 
 from jitkern import CompileError
-from jitkern.toolchain import nvrtc as compiler, cubin, discovery as toolchain
+from jitkern.toolchain import nvrtc as compiler, cubin, discovery as toolchain, target
 
 ADD = r"""
 extern "C" __global__ void add(const float* x, const float* y, float* z, int n) {
@@ -113,22 +113,22 @@ def test_cuda_headers_from_wheels_compile():
 def test_target_choice_rules(monkeypatch):
     monkeypatch.setattr(toolchain, "supported_archs", lambda: (75, 80, 86, 89, 90, 100, 120))
     monkeypatch.setattr(toolchain, "remembered_version", lambda: (13, 5))
-    assert toolchain.choose_target(90) == ("cubin", 90)
-    assert toolchain.choose_target(87) == ("cubin", 86)  # same major, lower minor
-    assert toolchain.choose_target(130, driver_version=13050) == ("ptx", 120)
+    assert target.choose_target(90) == ("cubin", 90)
+    assert target.choose_target(87) == ("cubin", 86)  # same major, lower minor
+    assert target.choose_target(130, driver_version=13050) == ("ptx", 120)
     with pytest.raises(CompileError, match="would not load on driver 13.0"):
-        toolchain.choose_target(130, driver_version=13000)
+        target.choose_target(130, driver_version=13000)
     with pytest.raises(CompileError, match="cannot target"):
-        toolchain.choose_target(50)
+        target.choose_target(50)
 
 
 def test_normalize_arch():
-    assert toolchain.normalize_arch("sm_90") == 90
-    assert toolchain.normalize_arch("compute_80") == 80
-    assert toolchain.normalize_arch((8, 6)) == 86
-    assert toolchain.normalize_arch("sm_90a") == 90
+    assert target.parse("sm_90").cc == 90
+    assert target.parse("compute_80").cc == 80
+    assert target.parse((8, 6)).cc == 86
+    assert target.parse("sm_90a").cc == 90
     with pytest.raises(ValueError, match="arch"):
-        toolchain.normalize_arch("hopper")
+        target.parse("hopper").cc
 
 
 def test_relocatable_code_links_with_device_runtime():

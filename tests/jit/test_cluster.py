@@ -81,16 +81,17 @@ def test_cluster_builtins_refused_below_sm90_with_position():
     assert lines[-1] == "compile for arch='sm_90' or newer (or launch on such a GPU)"
 
 
-def test_refusal_reads_sources_indexed_before_columns_were_recorded():
-    """An on-disk index entry written by an older jitkern has `name at file:line` only."""
-    from jitkern.kernels.jit import check_target
+def test_refusal_of_a_use_recorded_without_columns():
+    """A requirement whose span has no column (a statement the lowering could not narrow)
+    is reported at its line, without a caret."""
+    from jitkern.compiler.diagnostics import check_target
 
-    source = f"// requires: sm_90: cg.this_cluster at {__file__}:18\n"
+    needs = (("cg.this_cluster", f"{__file__}:18", 90),)
     with pytest.raises(JitTypeError, match=rf"^{__file__}:18: k: 1 use\(s\) .*\n{__file__}:18: "
                        r"cg.this_cluster needs sm_90 or newer"):
-        check_target("k", source, 80)
-    check_target("k", source, 90)  # sm_90 itself: accepted, returns None
-    assert check_target("k", source, 100) is None
+        check_target("k", needs, 80)
+    check_target("k", needs, 90)  # sm_90 itself: accepted, returns None
+    assert check_target("k", needs, 100) is None
 
 
 def test_cluster_kernel_export_checks_every_arch(tmp_path):

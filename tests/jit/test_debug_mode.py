@@ -12,7 +12,7 @@ import pytest
 import jitkern
 from jitkern import config, jit
 from jitkern.runtime import debugcheck
-from jitkern.kernels import jit as kernel_mod
+from jitkern.kernels import jit_index
 from jitkern.jit import rawkernel
 
 F32 = np.zeros(16, np.float32)
@@ -105,7 +105,7 @@ def test_lineinfo_option_alone_is_not_a_debug_build():
     debug = rawkernel(debug=True)(copy_shift)
     assert plain.options == debug.options == ("-lineinfo",)
     types = plain._arg_types((F32, F32, np.int32(1)), allow_host=True)
-    assert kernel_mod._index_key(plain, types) != kernel_mod._index_key(debug, types)
+    assert jit_index.index_key(plain, types) != jit_index.index_key(debug, types)
     assert "jk::dbg" not in plain.emit(F32, F32, np.int32(1))
 
 
@@ -117,17 +117,17 @@ def test_on_disk_index_keeps_debug_and_normal_apart(tmp_path, monkeypatch):
     # a fresh normal kernel object (as in a new process) must not find the debug entry
     fresh_normal = rawkernel()(copy_shift)
     types = fresh_normal._arg_types(args, allow_host=True)
-    assert kernel_mod._load_index(fresh_normal, types) is None
+    assert jit_index.load_index(fresh_normal, types) is None
     fresh_normal.inspect(*args, arch="sm_90")
     assert "jk::dbg" not in fresh_normal.cached_code
     # a fresh debug object finds its entry, with the sites of its checks
     fresh_debug = rawkernel(debug=True)(copy_shift)
-    loaded = kernel_mod._load_index(fresh_debug, types)
+    loaded = jit_index.load_index(fresh_debug, types)
     assert loaded is not None and "jk::dbg" in loaded.source
     assert [(s.name, s.kind) for s in loaded.sites] == [("x", "array"), ("y", "array")]
     from jitkern.toolchain import cache  # the index is an entry of the shared disk cache
 
-    keys = [kernel_mod._index_key(k, types) for k in (fresh_normal, fresh_debug)]
+    keys = [jit_index.index_key(k, types) for k in (fresh_normal, fresh_debug)]
     entries = [json.loads(cache.disk_get(key, "jit-index")[1]) for key in keys]
     assert [len(e["sites"]) for e in entries] == [0, 2]
     assert len(list(tmp_path.glob("jitkern-entries/jit-index/*/*.jkc"))) == 2

@@ -119,11 +119,11 @@ def _function_of(handle):
 def launches(monkeypatch):
     """(handle, pointers/values packed) per launch, through the fake driver."""
     monkeypatch.setitem(interop._extractors, DLPackOnly, _read_dlpack)
-    monkeypatch.setattr(jit_kernel, "_target_tag", lambda arch: f"arch:{arch or 'sm_90'}")
-    real_compile = jit_kernel._compile
-    monkeypatch.setattr(jit_kernel, "_compile",
-                        lambda generated, options, arch: real_compile(generated, options,
-                                                                      arch or "sm_90"))
+    from jitkern.runtime import driver as _drv_module
+
+    monkeypatch.setattr(_drv_module, "current_device_id", lambda: 0)  # an sm_90 device
+    monkeypatch.setattr(_drv_module, "compute_capability", lambda device_id: (9, 0))
+    monkeypatch.setattr(_drv_module, "driver_version", lambda: 13000)
     fake = RecordingDriver()
     use = driver.use(fake)
     use.__enter__()

@@ -12,7 +12,7 @@ import jitkern
 from jitkern.toolchain import cache
 from jitkern.config import settings
 from jitkern.compiler import frontend
-from jitkern.kernels import jit as kernel_mod
+from jitkern.kernels import jit as kernel_mod, jit_index
 from jitkern.kernels.jit import JitKernel
 
 MODULE = """
@@ -96,8 +96,8 @@ def test_changed_global_of_a_device_function_invalidates_the_index(tmp_path, mon
 def test_index_key_depends_on_the_signature(tmp_path):
     mod = load(tmp_path, "index_mod_d", 3)
     k = mod.scaled
-    f32 = kernel_mod._index_key(k, (kernel_mod.arg_type(np.zeros(2, np.float32), True),))
-    f64 = kernel_mod._index_key(k, (kernel_mod.arg_type(np.zeros(2, np.float64), True),))
+    f32 = jit_index.index_key(k, (kernel_mod.arg_type(np.zeros(2, np.float32), True),))
+    f64 = jit_index.index_key(k, (kernel_mod.arg_type(np.zeros(2, np.float64), True),))
     assert f32 != f64
 
 
@@ -159,7 +159,7 @@ def test_well_formed_entry_with_a_bad_field_is_a_miss(tmp_path, own_cache, monke
     # An entry with a valid checksum (written by a buggy or foreign writer) whose fields
     # do not have their shape must not make every new process fail.
     mod, x, first = _warm(tmp_path, "index_mod_g_" + field)
-    key = kernel_mod._index_key(mod.scaled, tuple(kernel_mod.arg_type(a, True) for a in (x, 8)))
+    key = jit_index.index_key(mod.scaled, tuple(kernel_mod.arg_type(a, True) for a in (x, 8)))
     _header, payload = cache.disk_get(key, "jit-index")
     data = json.loads(payload)
     data[field] = bad

@@ -234,7 +234,7 @@ def test_changed_closure_variable_compiles_again():
 
 
 def test_global_read_by_a_device_function_is_guarded_too():
-    from jitkern.kernels.jit import CapturedGlobals
+    from jitkern.compiler.captured import CapturedGlobals
 
     @rawkernel(device=True)
     def scaled(v):

@@ -215,13 +215,14 @@ def test_generated_python_is_built_once_per_signature(rng):
     x = rng.standard_normal(10).astype(np.float32)
     y = np.zeros(10, np.float32)
     float_copy.simulate[1, 16](x, y, 10)
-    built = dict(float_copy.__dict__["_simulated"])
+    built = float_copy.simulate.build((x, y, 10))
     float_copy.simulate[1, 16](x, y, 10)
-    assert float_copy.__dict__["_simulated"] == built
+    assert float_copy.simulate.build((x, y, 10)) is built
     source = float_copy.simulate.source(x, y, 10)
     assert source.startswith("def jk_sim_float_copy(") and "_jk_ix(i, x, 'x')" in source
     float_copy.simulate[1, 16](x.astype(np.float64), y, 10)  # a new signature
-    assert len(float_copy.__dict__["_simulated"]) == len(built) + 1
+    other = float_copy.simulate.build((x.astype(np.float64), y, 10))
+    assert other is not built and other.source != built.source
 
 
 @pytest.mark.parametrize("bad", [(0,), (1, 2, 3, 4), "x"])

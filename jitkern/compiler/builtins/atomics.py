@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from ...capabilities import min_cc
 from ...errors import JitkernTypeError
 from .. import types as T
 from .records import Builtin, Sig, scalar_of
@@ -99,7 +100,8 @@ def _atomic_template(row: _AtomicRow):
                 f"(unsigned long long)__double_as_longlong({vals[0]})))"
             )
         if elem is T.float16 or elem is T.bfloat16:
-            ctx.require_arch(70 if elem is T.float16 else 80, f"atomic_{row.op} on {elem}")
+            ctx.require_arch(min_cc("atomic_float16" if elem is T.float16 else "atomic_bfloat16"),
+                             f"atomic_{row.op} on {elem}")
         return _atomic_call(row.cfunc, elem, ref, vals)
 
     return template

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...capabilities import min_cc
 from ...errors import JitkernTypeError
 from .. import types as T
 from ..values import Const, Value
@@ -14,8 +15,7 @@ thread_block_t = T.opaque("thread_block", f"{_CG}::thread_block")
 grid_group_t = T.opaque("grid", f"{_CG}::grid_group")
 cluster_group_t = T.opaque("cluster", f"{_CG}::cluster_group")
 _GROUP_FAMILIES = ("thread_block", "grid", "tile", "cluster")
-# Thread-block clusters and distributed shared memory exist from sm_90 (Hopper) on.
-CLUSTER_ARCH = 90
+CLUSTER_ARCH = min_cc("clusters")
 
 
 def _group_of(item) -> T.Opaque:

@@ -18,7 +18,7 @@ import numpy
 
 from ...arrays import dtypes as _dtypes
 from ...runtime.handles import HANDLE_CTYPES, handle_ctype
-from ...errors import JitkernRuntimeError, JitkernTypeError, JitkernValueError
+from ...errors import JitkernTypeError, JitkernValueError
 
 # NumPy dtype -> the C++ spelling used in generated kernels (complex from
 # <jitkern/complex.cuh>, half from <cuda_fp16.h>; bfloat16 and the float8 types
@@ -521,40 +521,3 @@ def _handle_scalar(value, dtype, ctype, name: str, kernel: str):
             f"{type(value).__qualname__} (texture and surface objects need a type placeholder "
             "of their own, e.g. 'U texObj')")
     return numpy.uint64(value.ptr)
-
-
-class CachedSources:
-    """What ElementwiseKernel and ReductionKernel share about their generated sources:
-    ``cached_codes``/``cached_code`` over ``self._sources`` (variant key -> source),
-    ``inspect`` of an analysed call, and the repr."""
-
-    _sources: dict
-
-    def _inspect_analysis(self, a, arch):
-        from ...toolchain.nvrtc import compile_source
-        from ...toolchain.inspection import inspect_binary
-
-        self._remember(a)
-        binary = compile_source(a.source, options=self.options, arch=arch,
-                                program_name=f"{self.name}.cu", _normalized=True)
-        return inspect_binary(binary, self.name)
-
-    def __repr__(self) -> str:
-        ins = ", ".join(p.spelling for p in self.in_params)
-        outs = ", ".join(p.spelling for p in self.out_params)
-        return f"<jitkern.{type(self).__name__} {self.name!r} ({ins}) -> ({outs})>"
-
-    @property
-    def cached_codes(self) -> dict:
-        """Every generated source so far, keyed by the variant it was generated for."""
-        return dict(self._sources)
-
-    @property
-    def cached_code(self) -> str:
-        """The generated source, when exactly one variant has been compiled."""
-        if len(self._sources) != 1:
-            raise JitkernRuntimeError(
-                f"{self.name}: {len(self._sources)} variants have been compiled; "
-                "cached_code needs exactly one (see cached_codes)"
-            )
-        return next(iter(self._sources.values()))
