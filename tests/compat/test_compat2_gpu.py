@@ -20,7 +20,8 @@ def test_fancy_rows_match_numpy(rng, launch):
     rows = 8
     x, starts = K.fancy_inputs(rng, rows)
     outs = [launch.to_device(o) for o in K.fancy_outputs(rows)]
-    launch(K.fancy_rows)[1, rows](launch.to_device(x.ravel()), launch.to_device(starts), *outs, K.ROW)
+    x_d, starts_d = launch.to_device(x.ravel()), launch.to_device(starts)
+    launch(K.fancy_rows)[1, rows](x_d, starts_d, *outs, K.ROW)
     squares, scanned, ints, floats = K.fancy_expected(x, starts)
     np.testing.assert_array_equal(launch.get(outs[0]), squares)
     np.testing.assert_array_equal(launch.get(outs[1]), scanned)

@@ -67,8 +67,8 @@ def main(argv):
     list_missing = "--list-missing" in argv
     args = [a for a in argv if a != "--list-missing"]
     collector = _Collector()
-    code = pytest.main(["--collect-only", "-o", "addopts=", "-p", "no:terminal", "-p", "no:cacheprovider", *args],
-                       plugins=[collector])
+    quiet = ["-o", "addopts=", "-p", "no:terminal", "-p", "no:cacheprovider"]
+    code = pytest.main(["--collect-only", *quiet, *args], plugins=[collector])
     if code not in (0, 5):
         return int(code)
     gpu, twinned, missing = count(collector.items)
