@@ -4,7 +4,8 @@ Collects the suite (no test runs, no GPU needed) and reports the items marked ``
 and how many of them have a simulated twin: an item that uses the ``launch`` fixture
 (tests/conftest.py) with ``launch`` on the GPU counts when the same test with the same other
 parameters is also collected with ``launch`` in the simulator, and that ``[sim]`` item is not
-skipped by a mark. The pairing reads each item's parameters (``item.callspec``), not its id,
+skipped by a mark (such as ``sim_gap``). Skips decided inside a test body cannot be seen
+here: a twin test should say what the simulator lacks with ``@pytest.mark.sim_gap``. The pairing reads each item's parameters (``item.callspec``), not its id,
 so a test's other parameter ids may come in any order.
 
 Collection marks gpu items "skip" where no device is found, but still collects them, so the
@@ -31,18 +32,30 @@ class _Collector:
         self.items = list(items)
 
 
-def _launch_mode(item):
-    """True for a simulated launch, False for a GPU launch, None without the fixture."""
+# The fixtures that run one body on the GPU and in the simulator: name -> simulated value.
+# (``where`` is tests/compat/test_seed_examples.py's, which runs whole pages of examples.)
+TWIN_FIXTURES = {"launch": lambda p: bool(p), "where": lambda p: p == "sim"}
+
+
+def _twin_fixture(item):
     callspec = getattr(item, "callspec", None)
-    if callspec is None or "launch" not in callspec.params:
+    if callspec is None:
         return None
-    return bool(callspec.params["launch"])
+    return next((name for name in TWIN_FIXTURES if name in callspec.params), None)
+
+
+def _launch_mode(item):
+    """True for a simulated run, False for a GPU run, None without a twin fixture."""
+    name = _twin_fixture(item)
+    if name is None:
+        return None
+    return TWIN_FIXTURES[name](item.callspec.params[name])
 
 
 def _twin_key(item):
-    """The test and its parameters other than ``launch``."""
+    """The test and its parameters other than the twin fixture's."""
     params = dict(item.callspec.params)
-    params.pop("launch")
+    params.pop(_twin_fixture(item))
     base = item.nodeid.split("[", 1)[0]
     return base, tuple(sorted((k, repr(v)) for k, v in params.items()))
 
