@@ -408,13 +408,12 @@ def test_mixed_dtypes_float32_in_float64_out(n, rng, launch):
         np.testing.assert_array_less(np.abs(launch.get(launch(k)(launch.to_device(x)[view])) - want[view]), 1e-14 * scale)
 
 
-@pytest.mark.gpu
-def test_output_shape_that_does_not_broadcast_names_the_output(squared_diff):
-    x = jitkern.zeros((4,), np.float32)
+def test_output_shape_that_does_not_broadcast_names_the_output(squared_diff, launch):
+    x = launch.zeros((4,), np.float32)
     with pytest.raises(ValueError, match=r"output 'z'.*\(3,\).*\(4,\)"):
-        squared_diff(x, x, jitkern.zeros((3,), np.float32))
+        launch(squared_diff)(x, x, launch.zeros((3,), np.float32))
     with pytest.raises(ValueError, match=r"output 'z'.*\(1,\).*\(4,\)"):
-        squared_diff(x, x, jitkern.zeros((1,), np.float32))
+        launch(squared_diff)(x, x, launch.zeros((1,), np.float32))
 
 
 @pytest.mark.gpu
