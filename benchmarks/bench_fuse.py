@@ -75,4 +75,7 @@ def _cupy_rows(cp, hx, hy, n, copy_bw) -> None:
 
 
 if __name__ == "__main__":
+    from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
+
+    require_gpu(__file__)
     main()

@@ -261,5 +261,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
+
+    require_gpu(__file__)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     main()

@@ -1,29 +1,41 @@
-"""The simulator's speed (issue 10): JIT kernels run on one CPU core, no GPU needed.
+"""The simulator's speed (issues 10 and 19): JIT kernels run on one CPU core, no GPU needed.
 
-Run: PYTHONPATH=. python benchmarks/bench_simulate.py
-Targets: the spec's grid-stride copy over 2**16 float32 elements, and a 256-thread
-shared-memory + shuffle block reduction over 2**16 elements, each under 2 s.
-Prints a markdown table: the first run (generating the Python) and the median of the
-next runs, with the results checked against NumPy.
+Run: PYTHONPATH=. python benchmarks/bench_simulate.py [--quick]
+Runs issue 19's workloads twice in one process, on the vectorised path (each statement
+for a batch of blocks at once, as NumPy array operations) and on the per-thread
+scheduler (every thread a Python call), checks every result against NumPy, and prints a
+markdown table (best of 5 runs after one that generates the code; the per-thread
+scheduler one run). Goals (issue 19): the README's first kernel <= 0.2 s, the block
+reduction <= 0.5 s, the grid-stride copy (two launches) <= 0.5 s, the transpose and the
+histogram <= 0.05 s each. ``--quick`` skips the per-thread runs (they take a minute).
 """
 
 from __future__ import annotations
 
 import platform
-import statistics
+import sys
 import time
 
 import numpy as np
 
 import jitkern
 from jitkern import jit
+from jitkern.sim import vector
 
-N = 2**16
 FULL = 0xFFFFFFFF
+TILE = 32
+BINS = 256
+
+
+@jit.rawkernel()
+def squared_diff(x, y, z, n):  # the README's first kernel
+    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
+    if i < n:
+        z[i] = (x[i] - y[i]) ** 2
 
 
 @jitkern.rawkernel()
-def elementwise_copy(x, y, size):
+def elementwise_copy(x, y, size):  # docs/jit.md's first kernel
     tid = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
     ntid = jit.gridDim.x * jit.blockDim.x
     for i in range(tid, size, ntid):
@@ -49,60 +61,122 @@ def block_sum(x, out, n):
             jit.atomic_add(out, 0, v)
 
 
-def timed(fn, check, runs: int = 3):
-    t0 = time.perf_counter()
-    fn()
-    first = time.perf_counter() - t0
-    check()
-    warm = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        warm.append(time.perf_counter() - t0)
-    check()
-    return first, statistics.median(warm)
+@jitkern.rawkernel()
+def transpose(src, dst, n):
+    tile = jit.shared_memory(np.float32, TILE * (TILE + 1))  # padded: no bank conflicts
+    x = jit.blockIdx.x * TILE + jit.threadIdx.x
+    y0 = jit.blockIdx.y * TILE
+    for j in range(jit.threadIdx.y, TILE, jit.blockDim.y):
+        if x < n and y0 + j < n:
+            tile[j * (TILE + 1) + jit.threadIdx.x] = src[(y0 + j) * n + x]
+    jit.syncthreads()
+    x = jit.blockIdx.y * TILE + jit.threadIdx.x
+    y0 = jit.blockIdx.x * TILE
+    for j in range(jit.threadIdx.y, TILE, jit.blockDim.y):
+        if x < n and y0 + j < n:
+            dst[(y0 + j) * n + x] = tile[jit.threadIdx.x * (TILE + 1) + j]
 
 
-def main() -> None:
-    rng = np.random.default_rng()
-    x = rng.standard_normal(N).astype(np.float32)
-    y = np.full(N, np.nan, np.float32)
-    size = np.uint32(N)
-    out = np.zeros(1, np.float32)
+@jitkern.rawkernel()
+def histogram(data, bins, n):  # examples/jit_histogram.py's kernel
+    local = jit.shared_memory(np.uint32, BINS)
+    for b in range(jit.threadIdx.x, BINS, jit.blockDim.x):
+        local[b] = 0
+    jit.syncthreads()
+    for i in range(jit.grid(1), n, jit.gridsize(1)):
+        jit.atomic_add(local, data[i], 1)
+    jit.syncthreads()
+    for b in range(jit.threadIdx.x, BINS, jit.blockDim.x):
+        if local[b] > 0:
+            jit.atomic_add(bins, b, local[b])
 
-    def copy():
-        elementwise_copy.simulate((128,), (1024,), (x, y, size))
 
-    def check_copy():
-        assert np.array_equal(y, x)
+def workloads(rng):
+    """(name, goal in s, kernel, run, check) per row of issue 19's table."""
+    n1 = 1 << 20
+    x1, y1 = rng.random(n1, np.float32), rng.random(n1, np.float32)
+    z1 = np.full(n1, np.nan, np.float32)
+
+    n2 = 10**6
+    x2 = rng.standard_normal(n2).astype(np.float32)
+    out2 = np.zeros(1, np.float32)
+
+    n3 = 1 << 22
+    x3 = rng.standard_normal(n3).astype(np.float32)
+    y3 = np.full(n3, np.nan, np.float32)
+
+    n4 = 256
+    a4 = rng.random((n4, n4), np.float32)
+    t4 = np.full((n4, n4), np.nan, np.float32)
+
+    n5 = 10**5
+    h5 = rng.integers(0, BINS, n5, dtype=np.uint8)
+    bins5 = np.zeros(BINS, np.uint32)
 
     def reduce():
-        out[0] = 0
-        block_sum.simulate[N // 256, 256](x, out, N)
+        out2[0] = 0
+        block_sum.simulate[(n2 + 255) // 256, 256](x2, out2, n2)
 
-    def check_reduce():
-        want = x.astype(np.float64).sum()
-        assert abs(out[0] - want) <= 1e-4 * np.abs(x).sum(), (out[0], want)
+    def hist():
+        bins5[:] = 0
+        histogram.simulate[8, 256](h5, bins5, n5)
 
-    def reduce_racecheck():
-        out[0] = 0
-        block_sum.simulate(N // 256, 256, (x, out, N), racecheck=True)
+    def copy_twice():
+        elementwise_copy.simulate((128,), (1024,), (x3, y3, np.uint32(n3)))
+        elementwise_copy.simulate[128, 1024](x3, y3, np.uint32(n3))
 
-    rows = [
-        ("grid-stride copy, 2^16 float32, grid 128 x 1024", *timed(copy, check_copy)),
-        ("block reduction (shared + shuffles), 2^16, 256 x 256", *timed(reduce, check_reduce)),
-        ("same, racecheck=True", *timed(reduce_racecheck, check_reduce, runs=1)),
+    return [
+        ("README's first kernel, 2^20 float32, [4096, 256]", 0.2, squared_diff,
+         lambda: squared_diff.simulate[(n1 + 255) // 256, 256](x1, y1, z1, np.int32(n1)),
+         lambda: np.array_equal(z1, (x1 - y1) * (x1 - y1))),
+        ("block reduction (shared + shuffles), 10^6 float32, 256 threads", 0.5, block_sum,
+         reduce,
+         lambda: abs(out2[0] - x2.astype(np.float64).sum()) <= 1e-4 * np.abs(x2).sum()),
+        ("grid-stride copy, 2^22 float32, [128, 1024], two launches", 0.5, elementwise_copy,
+         copy_twice, lambda: np.array_equal(y3, x3)),
+        ("256x256 tiled transpose, [(8, 8), (32, 8)]", 0.05, transpose,
+         lambda: transpose.simulate[(8, 8), (TILE, 8)](a4.reshape(-1), t4.reshape(-1), n4),
+         lambda: np.array_equal(t4, a4.T)),
+        ("histogram, 10^5 values, 256 shared bins, [8, 256]", 0.05, histogram, hist,
+         lambda: np.array_equal(bins5, np.bincount(h5, minlength=BINS))),
     ]
-    print(
-        f"simulator, {platform.processor() or platform.machine()}, one core, "
-        f"Python {platform.python_version()}, NumPy {np.__version__}"
-    )
+
+
+def timed(run, check, runs: int) -> float:
+    run()  # generates the Python (not counted)
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - t0)
+    if not check():
+        raise SystemExit("a simulated result differs from NumPy's")
+    return min(times)
+
+
+def main(argv) -> None:
+    quick = "--quick" in argv
+    rng = np.random.default_rng()
+    rows = []
+    for name, goal, kernel, run, check in workloads(rng):
+        vector.MODE = "vector"
+        fast = timed(run, check, 5)
+        path = kernel.simulate.last_path
+        vector.MODE = "threads"
+        slow = None if quick else timed(run, check, 1)
+        vector.MODE = "auto"
+        rows.append((name, goal, fast, path, slow))
+    print(f"simulator, {platform.processor() or platform.machine()}, one core, "
+          f"Python {platform.python_version()}, NumPy {np.__version__}")
     print()
-    print("| kernel | first run (s) | warm run (s) |")
-    print("|---|---|---|")
-    for name, first, warm in rows:
-        print(f"| {name} | {first:.2f} | {warm:.2f} |")
+    print("| workload | goal (s) | vectorised (s) | per-thread scheduler (s) | speed-up |")
+    print("|---|---|---|---|---|")
+    for name, goal, fast, path, slow in rows:
+        assert path == "vector", name
+        per_thread = "-" if slow is None else f"{slow:.2f}"
+        ratio = "-" if slow is None else f"{slow / fast:.0f}x"
+        print(f"| {name} | {goal} | {fast:.3f} | {per_thread} | {ratio} |")
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

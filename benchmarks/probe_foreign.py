@@ -143,6 +143,9 @@ def launcher_overhead():
 
 
 if __name__ == "__main__":
+    from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
+
+    require_gpu(__file__)
     if "--launchers" in sys.argv:
         launcher_overhead()
     else:

@@ -113,5 +113,8 @@ def main(argv) -> None:
 
 
 if __name__ == "__main__":
+    from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
+
+    require_gpu(__file__)
     sys.path.insert(0, "benchmarks")
     main(sys.argv[1:])

@@ -3,6 +3,9 @@ JIT with its disk cache warm.
 
     python examples/export_load_time.py [RUNS]
 
+Needs a CUDA GPU and its driver (it times loading a binary onto one; the simulator loads
+no binary, so there is no --simulate). Without one it says so and exits with status 1.
+
 Each run is a new Python process that imports jitkern, gets the kernel (``jitkern.load``
 of an exported fatbin, or the ``@rawkernel`` function whose binary and index are in the
 disk cache), launches it once on 1M floats and copies the result back. Printed: the
@@ -10,6 +13,7 @@ median over RUNS of the time inside the process (import to result) and of the wh
 process (as the parent sees it).
 """
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -48,11 +52,22 @@ CHILD = textwrap.dedent("""
 """)
 
 
+class ChildFailed(Exception):
+    """A child process failed: its own message, not a CalledProcessError."""
+
+
+def _child(argv, env, what: str) -> subprocess.CompletedProcess:
+    proc = subprocess.run([sys.executable, *argv], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        lines = (proc.stderr or proc.stdout).strip().splitlines()
+        raise ChildFailed(f"{what} failed (exit status {proc.returncode}): "
+                          + (lines[-1] if lines else "no message"))
+    return proc
+
+
 def run(args, env) -> tuple[float, float]:
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, *args], capture_output=True, text=True, env=env, check=True
-    )
+    proc = _child(["-c", CHILD, *args], env, f"the timed process ({args[0]})")
     return float(proc.stdout.split()[-1]), time.perf_counter() - start
 
 
@@ -70,7 +85,7 @@ def main(runs: int = 7) -> None:
             "from timed_kernel import axpy; z = np.zeros(8, np.float32); "
             "axpy.export(sys.argv[1] + '/axpy', np.float32(1), z, z, z)"
         )
-        subprocess.run([sys.executable, "-c", export, tmp], check=True, env=env)
+        _child(["-c", export, tmp], env, "exporting the kernel")
         run(["jit", tmp], env)  # fills the JIT's disk cache and index
         manifest = os.path.join(tmp, "axpy.json")
         results = {"load (exported fatbin)": [], "jit (disk cache warm)": []}
@@ -86,5 +101,26 @@ def main(runs: int = 7) -> None:
             )
 
 
+def _parse(argv) -> int:
+    parser = argparse.ArgumentParser(
+        description="Time a fresh process's first launch: from an export, and from the JIT "
+                    "with a warm disk cache. Needs a CUDA GPU.")
+    parser.add_argument("runs", nargs="?", type=int, default=7,
+                        help="processes per way of getting the kernel (default 7)")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error(f"RUNS must be at least 1, got {args.runs}")
+    return args.runs
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 7)
+    runs = _parse(sys.argv[1:])
+    import jitkern
+
+    if not jitkern.is_available():
+        sys.exit("export_load_time.py: needs a CUDA GPU and the NVIDIA driver (none found); it "
+                 "times loading a kernel onto a GPU, which the simulator does not do")
+    try:
+        main(runs)
+    except ChildFailed as exc:
+        sys.exit(f"export_load_time.py: {exc}")

@@ -1,12 +1,16 @@
 """A Mandelbrot image computed by a JIT kernel with complex numbers, written to a PNG.
 
-Run: python examples/jit_mandelbrot.py [--simulate] [out.png]
+Run: python examples/jit_mandelbrot.py [--simulate] [--out out.png]
 Needs a CUDA GPU; --simulate computes a smaller image on the CPU (jitkern's simulator).
+Without --out the PNG goes to the system's temporary folder (never into the current folder).
 The PNG is written with zlib and struct only (no imaging library needed).
 """
 
+import argparse
+import os
 import struct
 import sys
+import tempfile
 import zlib
 
 import numpy as np
@@ -60,14 +64,20 @@ def write_png(path: str, rgb: np.ndarray) -> None:
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    simulate = "--simulate" in argv
-    paths = [a for a in argv if a != "--simulate"]
-    path = paths[0] if paths else "mandelbrot.png"
+    parser = argparse.ArgumentParser(description="A Mandelbrot image from a JIT kernel, as a PNG.")
+    parser.add_argument("--simulate", action="store_true",
+                        help="compute a smaller image on the CPU with jitkern's simulator")
+    parser.add_argument("--out", help="the PNG to write (default: mandelbrot.png in the "
+                                      "system's temporary folder)")
+    parser.add_argument("legacy_out", nargs="?", help=argparse.SUPPRESS)  # the old spelling
+    args_ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
+    simulate = args_ns.simulate
+    path = args_ns.out or args_ns.legacy_out or os.path.join(tempfile.gettempdir(),
+                                                             "mandelbrot.png")
     if not simulate and not jitkern.is_available():
-        print(f"This example needs a CUDA GPU and none was found, so it wrote no PNG "
-              f"({path}); run it with --simulate to compute a smaller image on the CPU.")
-        return
+        print("This example needs a CUDA GPU and none was found, so it wrote no PNG; run it "
+              "with --simulate to compute a smaller image on the CPU.")
+        return None
     width, height = (120, 80) if simulate else (1200, 800)
     scale = 3.0 / width
     args = (-2.2, -1.0, scale, MAX_ITER)
@@ -84,4 +94,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -13,6 +13,7 @@ from .errors import (
     CUDAError,
     FunctionNotFoundError,
     InternalError,
+    JitAttributeError,
     JitError,
     JitIndexError,
     JitkernAttributeError,
@@ -26,7 +27,9 @@ from .errors import (
     JitkernRuntimeError,
     JitkernTypeError,
     JitkernValueError,
+    JitkernAxisError,
     JitNameError,
+    JitOverflowError,
     JitSyntaxError,
     JitTypeError,
     JitValueError,
@@ -119,10 +122,12 @@ def __dir__():
 
 
 __all__ = [
-    "CUDAError", "CompileError", "FunctionNotFoundError", "InternalError", "JitError", "JitIndexError", "JitNameError",
+    "CUDAError", "CompileError", "FunctionNotFoundError", "InternalError", "JitAttributeError",
+    "JitError", "JitIndexError", "JitNameError", "JitOverflowError",
     "JitSyntaxError", "JitTypeError", "JitValueError", "JitkernAttributeError",
     "JitkernBufferError", "JitkernError", "JitkernFileNotFoundError", "JitkernIndexError",
     "JitkernKeyError", "JitkernNotImplementedError", "JitkernOverflowError",
-    "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "KernelArgumentError",
+    "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "JitkernAxisError",
+    "KernelArgumentError",
     "KernelAssertionError", "LaunchError", "OutOfMemoryError", "StreamCaptureError", *_LAZY,
 ]

@@ -99,10 +99,16 @@ def _cache_lines() -> list[str]:
     usage = cache.disk_usage_by_kind()
     entries = sum(c for c, _s in usage.values())
     size = sum(s for _c, s in usage.values())
-    lines = [f"{'cache folder':18s} {settings.cache_dir} ({folder_state(settings.cache_dir)})",
-             f"{'cache entries':18s} {entries} ({_mib(size)})"]
+    unreadable = cache.unreadable_folders()
+    state = folder_state(settings.cache_dir)
+    if unreadable:
+        state = "unreadable: " + "; ".join(f"{p}: {why}" for p, why in unreadable)
+    lines = [f"{'cache folder':18s} {settings.cache_dir} ({state})",
+             f"{'cache entries':18s} {entries} ({_mib(size)})"
+             + (" counted in the readable folders only" if unreadable else "")]
     for kind, (count, nbytes) in usage.items():
-        lines.append(f"  {kind:16s} {count} in {cache.KINDS[kind]}/ ({_mib(nbytes)})")
+        lines.append(f"  {kind:16s} {count} in {cache.ENTRIES_FOLDER}/{cache.KINDS[kind]}/ "
+                     f"({_mib(nbytes)})")
     return lines
 
 
@@ -135,6 +141,12 @@ def cmd_cache(args) -> int:
         return 0
     report = cache.clear_disk()
     print(f"removed {report.removed} cache entries from {settings.cache_dir}")
+    if report.left:
+        print(f"left {len(report.left)} files and folders jitkern did not write:")
+        for path in report.left[:20]:
+            print(f"  {path}")
+        if len(report.left) > 20:
+            print(f"  ... and {len(report.left) - 20} more")
     if not report.failed:
         return 0
     print(f"could not remove {len(report.failed)}:", file=sys.stderr)
@@ -146,7 +158,7 @@ def cmd_cache(args) -> int:
 def cmd_demo(args) -> int:
     from jitkern.cli.demo import run_demo
 
-    return run_demo(arch=args.arch, simulate=args.simulate)
+    return run_demo(arch=args.arch, simulate=args.simulate, full=args.full)
 
 
 def shadowed_install() -> str | None:
@@ -191,6 +203,9 @@ def _parser() -> argparse.ArgumentParser:
                       help="without a GPU, the arch to compile for (default sm_90)")
     demo.add_argument("--simulate", action="store_true",
                       help="run the demos of every kernel kind on the CPU with jitkern's simulator (no GPU needed)")
+    demo.add_argument("--full", action="store_true",
+                      help="without a GPU, show all the generated CUDA (the string kernels' "
+                           "prelude included), not only each kernel as written")
     demo.set_defaults(func=cmd_demo)
     cache_p = sub.add_parser("cache", help="show or clear the on-disk kernel cache",
                              description="Show the on-disk cache (folder, entries by kind, "

@@ -6,6 +6,7 @@ Stages never read ``os.environ`` themselves: they read ``jitkern.config.settings
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 
 from .errors import JitkernValueError
@@ -31,8 +32,8 @@ def _flag(name: str, default: bool) -> bool:
 
 def _default_cache_dir() -> str:
     explicit = os.environ.get("JITKERN_CACHE_DIR")
-    if explicit:
-        return os.path.expanduser(explicit)
+    if explicit:  # a relative folder is resolved once, here: a later os.chdir does not move it
+        return os.path.abspath(os.path.expanduser(explicit))
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(xdg, "jitkern")
 
@@ -71,7 +72,22 @@ class Settings:
         )
 
 
-settings = Settings.from_environ()
+def _running_the_cli() -> bool:
+    """Whether this process is ``python -m jitkern`` or the ``jitkern`` script, whose user
+    wants a bad variable's message and exit status 2, not a traceback."""
+    argv = getattr(sys, "orig_argv", sys.argv)
+    if "-m" in argv[:-1] and argv[argv.index("-m") + 1] == "jitkern":
+        return True
+    return os.path.basename(sys.argv[0] if sys.argv else "") == "jitkern"
+
+
+try:
+    settings = Settings.from_environ()
+except JitkernValueError as _exc:
+    if not _running_the_cli():
+        raise
+    sys.stderr.write(f"jitkern: {_exc}\n")
+    raise SystemExit(2) from None
 
 
 def reload() -> Settings:

@@ -6,6 +6,8 @@ User-facing errors subclass the built-in exception a user would naturally catch
 
 from __future__ import annotations
 
+import numpy
+
 
 class JitkernError(Exception):
     """Base class of every error jitkern raises on purpose."""
@@ -59,6 +61,21 @@ class JitkernTypeError(JitkernError, TypeError):
 
 class JitkernValueError(JitkernError, ValueError):
     """A value of the right type but a wrong value was given to jitkern."""
+
+
+_AxisError = getattr(getattr(numpy, "exceptions", numpy), "AxisError")  # numpy < 1.25: numpy.
+
+
+class JitkernAxisError(JitkernError, _AxisError):
+    """An axis out of range for an array's dimensions: NumPy's ``AxisError`` (itself both a
+    ``ValueError`` and an ``IndexError``), so ``except numpy.exceptions.AxisError`` works."""
+
+    def __init__(self, message: str):
+        Exception.__init__(self, message)
+        self._message = message
+
+    def __str__(self) -> str:
+        return self._message
 
 
 class JitkernIndexError(JitkernError, IndexError):
@@ -122,6 +139,14 @@ class JitTypeError(JitError, TypeError):
 
 class JitNameError(JitError, NameError):
     """An unknown name in JIT code."""
+
+
+class JitAttributeError(JitError, AttributeError):
+    """An attribute a value, an array or a module does not have in JIT code."""
+
+
+class JitOverflowError(JitError, OverflowError):
+    """A constant that does not fit its type (or any type) in JIT code."""
 
 
 class JitValueError(JitError, ValueError):

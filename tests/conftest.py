@@ -166,3 +166,15 @@ class _Launcher:
 def launch(request):
     """Each twin test twice: ``[gpu]`` (marked gpu) and ``[sim]`` (runs everywhere)."""
     return _Launcher(request.param)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _differential_simulation():
+    """Every simulated launch of the suite that can be vectorised runs both ways, the
+    per-thread scheduler (the reference) and the vectorised path, and the two must
+    agree bit for bit (jitkern.sim.vector.DIFFERENTIAL)."""
+    from jitkern.sim import vector
+
+    vector.DIFFERENTIAL = True
+    yield
+    vector.DIFFERENTIAL = False

@@ -17,7 +17,7 @@ def test_compile_with_cache_honours_cache_dir(tmp_path):
     src = 'extern "C" __global__ void k(float* x) { x[0] = 3; } // api-cache-dir'
     cache.clear_memory()
     jitkern.compile_with_cache(src, arch="sm_80", cache_dir=str(tmp_path))
-    assert list((tmp_path / "kernels").rglob("*.jkc"))
+    assert list((tmp_path / "jitkern-entries" / "kernels").rglob("*.jkc"))
 
 
 def test_memoize_and_clear_memo(monkeypatch):

@@ -61,9 +61,6 @@ RUNTIME_FROM_TOOLCHAIN = {"jitkern.toolchain.cache", "jitkern.toolchain.cubin"}
 
 #: (importer, imported) -> why the rule is broken today, and which file owns the fix
 LAYER_EXCEPTIONS = {
-    ("jitkern.compiler.expressions", "jitkern.runtime.debugcheck"):
-        "debugcheck.Site: import it from jitkern.debugrecord, the ground module both stages "
-        "read (jitsem, compiler/expressions.py)",
     ("jitkern.compiler.strings.jitify", "jitkern.toolchain.discovery"):
         "jitify=True reads the toolchain's header folders; pass them in (kernelbase, "
         "kernels/raw.py)",
@@ -108,6 +105,9 @@ LAYER_EXCEPTIONS = {
     ("jitkern.kernels.fuse.jit", "jitkern.jit"):
         "fuse's simulator path builds JIT kernels through the public face; import "
         "kernels/jit.py and compiler/builtins directly (kernels/fuse/jit.py)",
+    ("jitkern.kernels._simulated", "jitkern.jit"):
+        "string kernels in the simulator build JIT kernels through the public face, as "
+        "fuse's simulator path does (kernels/_simulated.py)",
 }
 
 #: (importer, imported) -> why it is imported inside a function
@@ -117,6 +117,9 @@ LOCAL_IMPORTS = {
     ("jitkern.arrays.interop", "torch"): "optional dependency, only when a tensor is passed",
     ("jitkern.kernels.raw", "cupy"): "optional dependency, only for a CuPy-compatible path",
     ("jitkern.sim.runtime", "ml_dtypes"): "optional dependency, only for a float8 kernel",
+    ("jitkern.toolchain.export", "fcntl"): "POSIX only: elsewhere exports are not serialised",
+    ("jitkern.sim.csubset", "pycparser"): "optional dependency (the sim extra), only when a "
+                                          "string kernel is simulated",
     # cuda-python, kept out of `import jitkern` (tests/test_import.py)
     ("jitkern.runtime.driver", "cuda.bindings"): "loaded on the first driver call",
     ("jitkern.toolchain.discovery", "cuda"): "cuda-pathfinder, on the first toolchain query",
@@ -198,8 +201,9 @@ CYCLE_EXCEPTIONS = {
 
 #: files over 800 lines, and who splits them
 LONG_MODULES = {
-    "jitkern/compiler/expressions.py": "jitsem splits it (compiler/lower/)",
-    "jitkern/compiler/statements.py": "jitsem splits it (compiler/lower/)",
+    "jitkern/runtime/module.py": "runtime: launch-config checks and packing move out",
+    "jitkern/sim/ctranslate.py": "the C-subset translator: split statements from "
+                                 "expressions (sim/)",
     "jitkern/kernels/jit.py": "kernelbase/runtime split it (kernels/jit.py, runtime/args.py)",
 }
 #: functions over 80 lines: declarative tables, or who splits them

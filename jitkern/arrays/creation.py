@@ -12,7 +12,7 @@ import numpy
 
 from ..runtime import memory
 from ..runtime.device import get_current_stream
-from ..errors import JitkernValueError
+from ..errors import JitkernTypeError, JitkernValueError
 from . import _dlpack, dtypes, interop, layout
 from ..runtime.context import current_device_id, on_device, order_after
 from .core import allocate, from_info, make, ndarray, pin_stream
@@ -69,8 +69,20 @@ def ones(shape, dtype=float, order="C") -> ndarray:
 
 def arange(start, stop=None, step=1, dtype=None) -> ndarray:
     """Evenly spaced values in ``[start, stop)`` (computed on the host, then copied)."""
-    host = numpy.arange(start, step=step, dtype=dtype) if stop is None else \
-        numpy.arange(start, stop, step, dtype=dtype)
+    for name, value in (("start", start), ("stop", stop), ("step", step)):
+        real = isinstance(value, (int, float, numpy.integer, numpy.floating))
+        if value is not None and (not real or isinstance(value, bool)):
+            raise JitkernTypeError(
+                f"arange: {name} must be a real number, got {value!r} ({type(value).__name__})")
+    if step == 0:
+        raise JitkernValueError("arange: step must not be zero (the range would never end)")
+    try:
+        host = numpy.arange(start, step=step, dtype=dtype) if stop is None else \
+            numpy.arange(start, stop, step, dtype=dtype)
+    except (ValueError, TypeError, ZeroDivisionError, OverflowError) as exc:
+        raise JitkernValueError(
+            f"arange(start={start!r}, stop={stop!r}, step={step!r}, dtype={dtype!r}): {exc}"
+        ) from None
     return _from_host(host)
 
 

@@ -7,9 +7,13 @@ Without one, it says so and shows the generated CUDA and its resource use instea
 
 from __future__ import annotations
 
+import inspect as _pyinspect
+import sys
 import textwrap
 
 import numpy as np
+
+from ..toolchain import nvrtc
 
 ADD_SOURCE = r"""
 extern "C" __global__
@@ -25,7 +29,7 @@ def _raw_demo(rng, on_gpu: bool, arch):
 
     k = jitkern.RawKernel(ADD_SOURCE, "my_add")
     if not on_gpu:
-        return "RawKernel my_add", k.inspect(arch=arch)
+        return "RawKernel my_add", (k.inspect(arch=arch), ADD_SOURCE.strip())
     n = 1 << 20
     a, b = rng.standard_normal((2, n)).astype(np.float32)
     y = jitkern.full(n, np.nan, np.float32)
@@ -41,7 +45,9 @@ def _elementwise_demo(rng, on_gpu: bool, arch):
     x = rng.standard_normal((512, 1024)).astype(np.float32)
     y = rng.standard_normal(1024).astype(np.float32)
     if not on_gpu:
-        return "ElementwiseKernel squared_diff", k.inspect(x, y, arch=arch)
+        return "ElementwiseKernel squared_diff", (k.inspect(x, y, arch=arch), _definition(
+            'ElementwiseKernel("float32 x, float32 y", "float32 z",',
+            '                  "z = (x - y) * (x - y)", "squared_diff")'))
     z = k(jitkern.asarray(x), jitkern.asarray(y))
     return "ElementwiseKernel squared_diff", np.allclose(z.get(), (x - y) ** 2, rtol=1e-6)
 
@@ -52,7 +58,9 @@ def _reduction_demo(rng, on_gpu: bool, arch):
     k = jitkern.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
     x = rng.standard_normal((256, 4096)).astype(np.float32)
     if not on_gpu:
-        return "ReductionKernel l2norm", k.inspect(x, axis=1, arch=arch)
+        return "ReductionKernel l2norm", (k.inspect(x, axis=1, arch=arch), _definition(
+            'ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")',
+            "called as l2norm(x, axis=1) for x of shape (256, 4096) float32"))
     got = k(jitkern.asarray(x), axis=1).get()
     return "ReductionKernel l2norm", np.allclose(got, np.sqrt((x.astype(np.float64) ** 2).sum(1)),
                                                  rtol=1e-5)
@@ -64,8 +72,9 @@ def _jit_demo(rng, on_gpu: bool, arch):
 
     x = rng.standard_normal(1 << 20).astype(np.float32)
     if not on_gpu:
-        return "@jit.rawkernel grid_stride_copy", grid_stride_copy.inspect(
-            x, x, np.uint32(x.size), arch=arch)
+        return "@jit.rawkernel grid_stride_copy", (grid_stride_copy.inspect(
+            x, x, np.uint32(x.size), arch=arch),
+            _pyinspect.getsource(grid_stride_copy.py_func).strip())
     import jitkern
 
     y = jitkern.full(x.size, np.nan, np.float32)
@@ -74,7 +83,22 @@ def _jit_demo(rng, on_gpu: bool, arch):
     return "@jit.rawkernel grid_stride_copy", np.array_equal(y.get(), x)
 
 
+def _definition(*lines: str) -> str:
+    return "\n".join(lines)
+
+
 DEMOS = [_raw_demo, _elementwise_demo, _reduction_demo, _jit_demo]
+
+
+def check_arch(arch) -> str | None:
+    """Why ``--arch`` cannot be used (None when NVRTC compiles for it): checked once, up front."""
+    if arch is None:
+        return None
+    try:
+        nvrtc.target_for(arch, None)
+    except Exception as exc:  # noqa: BLE001 - any refusal is the message to show
+        return str(exc)
+    return None
 
 
 def _simulated_demos(rng) -> int:
@@ -124,9 +148,13 @@ def _simulated_string_demos(rng) -> bool:
     return all(ok for _, ok in results)
 
 
-def run_demo(arch=None, simulate=False) -> int:
+def run_demo(arch=None, simulate=False, full=False) -> int:
     from jitkern.runtime import driver
 
+    problem = check_arch(arch)
+    if problem is not None:
+        print(f"demo: --arch {arch}: {problem}", file=sys.stderr)
+        return 2
     rng = np.random.default_rng()
     if simulate:
         return _simulated_demos(rng)
@@ -143,7 +171,8 @@ def run_demo(arch=None, simulate=False) -> int:
         except Exception as exc:  # noqa: BLE001
             why = str(exc)
         print(f"no GPU here ({why}).")
-        print(f"Showing the CUDA each demo generates and its resource use when compiled for {arch}.\n")
+        shown = "the CUDA each demo generates" if full else "each demo kernel as written"
+        print(f"Showing {shown} and its resource use when compiled for {arch}.\n")
     failures = 0
     for demo in DEMOS:
         try:
@@ -156,8 +185,13 @@ def run_demo(arch=None, simulate=False) -> int:
             failures += not result
             print(f"[{'ok' if result else 'FAIL'}] {title}: checked against NumPy")
         else:
-            print(f"==== {title} ({result.arch}: {result.registers} registers, "
-                  f"{result.shared_bytes} B shared, {result.local_bytes} B local) ====")
-            print(textwrap.indent(result.source.strip(), "    "))
+            inspection, user_code = result
+            print(f"==== {title} ({inspection.arch}: {inspection.registers} registers, "
+                  f"{inspection.shared_bytes} B shared, {inspection.local_bytes} B local) ====")
+            shown = inspection.source.strip() if full else user_code
+            print(textwrap.indent(shown, "    "))
+            if not full:
+                lines = inspection.source.count("\n") + 1
+                print(f"    (the generated CUDA is {lines} lines: --full shows it)")
             print()
     return 1 if failures else 0

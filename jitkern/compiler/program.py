@@ -191,6 +191,8 @@ class Program:
         self.device_functions: dict = {}  # (function, arg types) -> DeviceFunction
         self.device_code: list[str] = []  # in completion order: callees first
         self.stack: list = []  # functions being emitted (recursion check)
+        self.pending: dict = {}  # (function, arg types) -> its emitter, while emitted
+        self.prototypes: list[str] = []  # declarations of recursive device functions
         self.fingerprints: dict[str, dict[str, str]] = {}  # function identity -> {name: fp}
         self._names: set[str] = set()
 
@@ -217,7 +219,7 @@ class Program:
         declarations) starts with ``#line N "jitkern-generated.cu"`` at its real line, so a
         compiler message about it never shows a generated line under the user's file name;
         the statements inside carry the user's ``#line``."""
-        chunks = [PRELUDE.strip(), *self.device_code, kernel_code]
+        chunks = [PRELUDE.strip(), "\n".join(self.prototypes), *self.device_code, kernel_code]
         if self.debug:
             chunks.insert(1, DEBUG_HELPERS.strip())
         includes = set(self.includes)

@@ -148,6 +148,21 @@ class FancyIterator(Type):
 
 
 @dataclasses.dataclass(frozen=True)
+class StridedIterator(Type):
+    """An iterator over a 1-D view with any byte stride (``x[i].begin()`` of an N-d array):
+    ``jk::Strided<T>`` (``<jitkern/strided.cuh>``), readable and writable."""
+
+    elem: Scalar
+
+    @property
+    def ctype(self) -> str:
+        return f"jk::Strided<{self.elem.ctype}>"
+
+    def describe(self) -> str:
+        return f"strided iterator of {self.elem.describe()}"
+
+
+@dataclasses.dataclass(frozen=True)
 class Tuple(Type):
     """A tuple of values: a ``jk::Tuple<...>`` in C++ (head/tail pairs)."""
 
@@ -226,6 +241,10 @@ def fancy_iterator(kind: str, elem: Scalar) -> FancyIterator:
     if kind not in ("counting", "constant"):
         raise KeyError(kind)
     return _intern(FancyIterator(kind, elem))
+
+
+def strided_iterator(elem: Scalar) -> StridedIterator:
+    return _intern(StridedIterator(elem))
 
 
 def tuple_of(items) -> Tuple:

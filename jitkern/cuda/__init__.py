@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import importlib
 
-from ..errors import JitkernAttributeError
+from ..errors import JitkernAttributeError, JitkernTypeError
+from ..runtime import memory
 
 _SUBMODULES = {"runtime": "jitkern.cuda.runtime", "texture": "jitkern.compat.texture"}
 #: cupy.cuda's classes and functions user code calls (``cp.cuda.Stream.null.synchronize()``)
@@ -39,16 +40,12 @@ def set_allocator(allocator=None) -> None:
     ``cuMemAlloc`` of exactly its size, freed when dropped (no pool, no cache), so
     compute-sanitizer sees an access past an array's end (also ``JITKERN_EXACT_ALLOC=1``);
     ``jitkern.get_default_memory_pool().malloc`` puts the pool back. See docs/debugging.md."""
-    from ..runtime import memory  # the driver's side, loaded only when used
-
     if allocator is None:
         memory.set_exact(True)
     elif getattr(allocator, "__self__", None) is memory.get_default_memory_pool() and \
             getattr(allocator, "__name__", "") == "malloc":
         memory.set_exact(False)
     else:
-        from ..errors import JitkernTypeError
-
         raise JitkernTypeError(
             "jitkern.cuda.set_allocator takes None (exact allocations) or "
             f"jitkern.get_default_memory_pool().malloc (the pool), not {allocator!r}: jitkern "

@@ -40,6 +40,7 @@ from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelAr
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _debug, _export_kinds
 from . import _simulated as _sim_strings
+from ._user_code import name_the_arguments
 from ..runtime import launcher as _launcher
 from ..compiler.strings import elementwise as _codegen
 from ..compiler.strings.params import (
@@ -389,7 +390,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
     def _function(self, source: str) -> Function:
         fn = self._functions.get(source)
         if fn is None:
-            binary = compile_once_reported(source, self.options, f"{self.name}.cu")
+            binary = compile_once_reported(source, self.options, f"{self.name}.cu", kernel=self)
             fn = self._functions[source] = Function(binary, self.name, display_name=self.name)
             if self.debug:
                 self._watches[source] = _debug.watch(self, fn)
@@ -418,7 +419,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
     # -- introspection ----------------------------------------------------------------
     def _inspect_analysis(self, a, arch):
         self._remember(a)
-        binary = compile_once_reported(a.source, self.options, f"{self.name}.cu", arch)
+        binary = compile_once_reported(a.source, self.options, f"{self.name}.cu", arch, self)
         return inspect_binary(binary, self.name)
 
     def inspect(self, *args, arch=None, size=None, **kwargs) -> Inspection:
@@ -459,18 +460,23 @@ def _uninstall_entries() -> None:
 config.on_simulate.append(_uninstall_entries)
 
 
-def compile_once_reported(source: str, options, program_name: str, arch=None):
+def compile_once_reported(source: str, options, program_name: str, arch=None, kernel=None):
     """compile_source, with each compiler message shown once: the operation appears in
-    several loops (given one place by ``#line``), so NVRTC reports its errors per copy."""
+    several loops (given one place by ``#line``), so NVRTC reports its errors per copy.
+    With ``kernel``, the error's first line names the argument holding the mistake."""
     try:
         return compiler.compile_source(
             source, options=options, arch=arch, program_name=program_name, _normalized=True
         )
     except CompileError as exc:
         log = _unique_messages(exc.log)
-        if log == exc.log:
+        error = exc if log == exc.log else compiler.make_compile_error(source, log,
+                                                                       program_name, options)
+        if kernel is not None:
+            error = name_the_arguments(error, kernel)
+        if error is exc:
             raise
-        raise compiler.make_compile_error(source, log, program_name, options) from None
+        raise error from None
 
 
 def _unique_messages(log: str) -> str:

@@ -26,7 +26,8 @@ from ..toolchain.export import binary_for_device, read_manifest
 from .base import KernelPartial
 from ..runtime.module import Function
 from ..compiler.strings.c_params import Param
-from ..errors import JitkernAttributeError, JitkernKeyError, JitkernTypeError, KernelArgumentError
+from ..errors import (JitkernAttributeError, JitkernKeyError, JitkernTypeError,
+                      JitkernValueError, KernelArgumentError)
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -51,9 +52,16 @@ class ExportedModule:
         self.manifest = manifest
         self._binaries: dict[int, object] = {}
         self.kernels = {}
-        for entry in manifest["entries"]:
+        for entry in manifest["entries"]:  # (their common fields are checked by read_manifest)
             cls = _KINDS.get(entry["kind"], ExportedKernel)
-            self.kernels[entry["name"]] = cls(self, entry)
+            try:
+                self.kernels[entry["name"]] = cls(self, entry)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+                what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
+                raise JitkernValueError(
+                    f"path: the export in {folder!r}: the {entry['kind']} kernel "
+                    f"{entry['name']!r} has a malformed 'call' ({what}); export it again"
+                ) from None
 
     def binary(self, device_id: int):
         """The binary for ``device_id`` (chosen by its compute capability, read once)."""

@@ -86,6 +86,9 @@ def rawkernel(
     the next synchronisation (docs/debug_mode.md).
     """
     mode = infer.check_mode(mode)
+    from ..toolchain.nvrtc import normalize_options  # lazily, as the rest of this module does
+
+    normalize_options(options)  # a bad option is named now, not at the first launch
     opts = tuple([options] if isinstance(options, str) else options)
     if fast_math:
         opts += ("--use_fast_math",)
@@ -279,7 +282,7 @@ class JitKernel(KernelPartial):
         try:
             key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
         except KernelArgumentError as exc:  # a host array: name it, as every kernel kind does
-            raise _argument_error(exc, args) from None
+            raise _argument_error(exc, args, self) from None
         entry = self._entries.get(key)
         if entry is None or not entry.globals.same_objects():
             entry = self._entry_for(tuple(args), key)
@@ -979,14 +982,18 @@ def _key_generic(a):
 _KEYERS = {t: _scalar_key for t in (bool, int, float, complex)}
 
 
-def _argument_error(exc: KernelArgumentError, args) -> KernelArgumentError:
-    """``exc`` with the position of the first argument whose key could not be read."""
+def _argument_error(exc: KernelArgumentError, args, kernel) -> KernelArgumentError:
+    """``exc`` with the kernel, and the position and parameter name of the first argument
+    whose key could not be read."""
+    code = kernel.py_func.__code__
+    params = code.co_varnames[: code.co_argcount]
     for i, a in enumerate(args):
         try:
             (_KEYERS.get(type(a)) or _keyer_for(type(a)))(a)
         except KernelArgumentError:
-            return KernelArgumentError(f"argument {i}: {exc}")
-    return exc
+            name = f" ({params[i]})" if i < len(params) else ""
+            return KernelArgumentError(f"{kernel.__name__}: argument {i}{name}: {exc}")
+    return KernelArgumentError(f"{kernel.__name__}: {exc}")
 
 
 def _keyer_for(cls: type):
@@ -1160,15 +1167,26 @@ def _compile(generated: Generated, options: tuple, arch):
     from ..compiler.builtins.thrust import backend_for
 
     program_name = generated.filename
+    backend = backend_for(generated.source)
+    if backend == "nvcc":
+        _require_nvcc(program_name)
     try:
         return compile_source(
             generated.source,
             options=options,
             arch=arch,
             program_name=program_name,
-            backend=backend_for(generated.source),
+            backend=backend,
         )
     except CompileError as exc:
+        overflow = _PARAM_OVERFLOW.search(exc.log or str(exc))
+        if overflow is not None:  # the arguments' fault, not generated code's
+            raise KernelArgumentError(
+                f"{os.path.basename(generated.filename)}: the kernel's arguments need "
+                f"{int(overflow[1]):,} bytes of parameters, more than CUDA's limit of "
+                f"{int(overflow[2]):,}; pass large data "
+                "in an array, or fewer/smaller scalar arguments"
+            ) from None
         raise CompileError(
             _compile_message(exc, generated, options, arch),
             log=exc.log,
@@ -1176,6 +1194,22 @@ def _compile(generated: Generated, options: tuple, arch):
             name=exc.name,
             options=exc.options,
         ) from None
+
+
+def _require_nvcc(program_name: str) -> None:
+    """A kernel that uses jit.thrust compiles with nvcc (NVRTC cannot compile Thrust): say so,
+    and how to get one, where no nvcc is found."""
+    from ..toolchain.nvrtc import _nvcc_path
+
+    if _nvcc_path() is not None:
+        return
+    raise CompileError(
+        f"{os.path.basename(program_name)}: the kernel uses jit.thrust, and Thrust compiles only "
+        "with a CUDA toolkit's nvcc (NVRTC cannot compile it); no nvcc was found on the PATH or "
+        "in CUDA_HOME/bin. Install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads, "
+        "or `conda install -c nvidia cuda-nvcc`) and put its bin/ on the PATH or set CUDA_HOME; "
+        "without one, kernel.simulate runs the kernel on the CPU"
+    )
 
 
 # Compiler messages the user can act on: (pattern in the log, what to change). Any other
@@ -1213,6 +1247,8 @@ _COMPILER_ADVICE = (
     ),
 )
 
+_PARAM_OVERFLOW = re.compile(
+    r"parameter space overflowed \((\d+) bytes required, max (\d+) bytes allowed\)")
 _LOG_LOCATION = re.compile(r"^(.+?)\((\d+)\): (?:error|catastrophic error)", re.MULTILINE)
 _LINE_DIRECTIVE = re.compile(r'^#line (\d+) "(.*)"$')
 

@@ -12,12 +12,14 @@ from ..toolchain import nvrtc as compiler
 from ..runtime import driver
 from ..runtime import module as _module_state
 from ..toolchain.nvrtc import Binary
+from ..toolchain.cubin import elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
 from .base import KernelPartial
 from ..runtime.launch import build_plan
 from ..runtime.memory import MemoryPointer
 from ..runtime.module import SETTABLE_ATTRIBUTES, Function, load
 from ..errors import (
+    CompileError,
     FunctionNotFoundError,
     JitkernFileNotFoundError,
     JitkernNotImplementedError,
@@ -275,16 +277,37 @@ def _binary_from_file(path: str) -> Binary:
                                        "a .cubin, .fatbin or .ptx file)", path)
     with open(path, "rb") as f:
         data = f.read()
+    arch = 0
     if data.startswith(_ELF):
         fmt = "cubin"
+        problem = elf_problem(data)
+        if problem is not None:
+            raise JitkernValueError(f"path: {path!r} is not a usable CUBIN: {problem}")
+        arch = elf_arch(data) or 0
     elif data.startswith(_FATBIN):
         fmt = "fatbin"
     elif b".version" in data[:4096] and b".target" in data[:8192]:
         fmt = "ptx"
     else:
         raise JitkernValueError(f"path: {path!r} is not a CUDA binary (expected a .cubin, .fatbin or .ptx file)")
-    return Binary(data=data, fmt=fmt, arch=0, log="", source="", options=(), name_expressions=(),
+    return Binary(data=data, fmt=fmt, arch=arch, log="", source="", options=(), name_expressions=(),
                   lowered_names={}, resources={}, key="file:" + hashlib.sha256(data).hexdigest())
+
+
+def _check_file_arch(binary: Binary, path, arch) -> None:
+    """``inspect(arch=...)`` of a module loaded from a file: a binary is not recompiled, so an
+    arch other than the file's is refused rather than ignored."""
+    target = compiler.target_for(arch, None)
+    wanted = f"{'compute' if target.fmt == 'ptx' else 'sm'}_{target.arch}{target.variant}"
+    if binary.fmt == "cubin" and binary.arch and target.fmt == "cubin" \
+            and (target.arch, target.variant) == (binary.arch, ""):
+        return
+    held = f"a CUBIN for sm_{binary.arch}" if binary.fmt == "cubin" else f"a {binary.fmt} file"
+    raise JitkernValueError(
+        f"arch: this module was loaded from path={os.fspath(path)!r}, {held}; a binary file is "
+        f"not compiled again, so arch={arch!r} ({wanted}) cannot be honoured: call inspect() "
+        "without arch, or build the module from code= for another arch"
+    )
 
 
 def check_kernel_name(binary: Binary, name: str, module=None) -> None:
@@ -368,6 +391,8 @@ class RawModule:
 
     def _binary(self, arch=None, log_stream=None) -> Binary:
         if self._file_binary is not None:
+            if arch is not None:
+                _check_file_arch(self._file_binary, self.path, arch)
             return self._file_binary
         return compiler.compile_source(
             self._source, options=self.options, name_expressions=self.name_expressions,
@@ -387,6 +412,9 @@ class RawModule:
             raise JitkernTypeError(f"name: expected a str, got {type(name).__name__}")
         kernel = self._kernels.get(name)
         if kernel is None and not driver.is_available():
+            binary = self._binary_to_check_names()
+            if binary is not None:
+                check_kernel_name(binary, name, self)  # as documented, without a GPU too
             return _kernel_to_inspect(self, name)
         if kernel is None:
             binary = self._binary()
@@ -400,6 +428,17 @@ class RawModule:
                 raise missing_function_error(binary, name) from None
             self._kernels[name] = kernel
         return kernel
+
+    def _binary_to_check_names(self) -> Binary | None:
+        """Without a GPU: the binary whose symbols say which kernels the module has (the
+        file's, or the code compiled for sm_90 as inspect() would), or None where the code
+        does not compile for it (inspect(arch=...) then checks the name)."""
+        if self._file_binary is not None:
+            return self._file_binary
+        try:
+            return self._binary("sm_90")
+        except (CompileError, JitkernValueError):
+            return None
 
     def get_texref(self, name: str):
         """CuPy's texture-reference lookup: the API was removed in CUDA 12 (raises)."""

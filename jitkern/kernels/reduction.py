@@ -19,16 +19,18 @@ give the same bits.
 
 from __future__ import annotations
 
+import re
+
 import numpy
 
 from ..arrays.core import allocate, stream_of
 from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
 from ..runtime.handles import handle_ctype
-from ..toolchain.inspection import Inspection
+from ..toolchain.inspection import Inspection, inspect_binary
 from ..runtime.module import Function, cluster_refused
 from ..config import settings
-from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
+from ..errors import JitkernAxisError, JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _debug, _export_kinds
 from . import _simulated as _sim_strings
@@ -41,6 +43,7 @@ from .elementwise import (
     _pointer,
     _rebuild,
     check_kernel_name,
+    compile_once_reported,
     several_devices,
 )
 from ..compiler.strings.params import (
@@ -109,7 +112,7 @@ def normalize_axis(axis, ndim: int, kernel: str) -> tuple:
             raise JitkernTypeError(f"{kernel}: axis must be an int or a tuple of ints, got {axis!r}")
         ax = int(ax)
         if not -ndim <= ax < ndim:
-            raise numpy.exceptions.AxisError(
+            raise JitkernAxisError(
                 f"{kernel}: axis {ax} is out of bounds for an array of dimension {ndim}"
             )
         ax %= ndim
@@ -117,6 +120,44 @@ def normalize_axis(axis, ndim: int, kernel: str) -> tuple:
             raise JitkernValueError(f"{kernel}: duplicate value in axis: {axis!r}")
         out.append(ax)
     return tuple(sorted(out))
+
+
+_C_TYPE_WORDS = frozenset(
+    "signed unsigned char short int long float double bool void size_t ptrdiff_t half __half "
+    "__nv_bfloat16 int8_t int16_t int32_t int64_t uint8_t uint16_t uint32_t uint64_t "
+    "const".split())
+
+
+def _checked_reduce_type(value, params, preamble, kernel: str):
+    """``reduce_type`` as a C type name, refused at construction when it is none this kernel
+    can know (a C scalar, a parameter's type or placeholder, a name the preamble defines, a
+    template or namespaced type), rather than by NVRTC inside generated code."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        try:
+            return ctype_of(numpy.dtype(value))
+        except (TypeError, ValueError) as exc:
+            raise JitkernTypeError(
+                f"{kernel}: reduce_type: expected a C type name or a NumPy dtype, got "
+                f"{value!r} ({exc})") from None
+    text = value.strip()
+    known = set(CTYPES.values()) | {p.ctype for p in params}
+    if text in known or "<" in text or "::" in text:
+        return text
+    words = re.findall(r"[A-Za-z_]\w*", text)
+    preamble = preamble if isinstance(preamble, str) else ""
+    if words and all(w in _C_TYPE_WORDS or w in known or re.search(rf"\b{w}\b", preamble)
+                     for w in words) and re.fullmatch(r"[\w\s\*]+", text):
+        return text
+    hint = ""
+    try:
+        hint = f"; {text!r} is NumPy's name: give the C type {ctype_of(numpy.dtype(text))!r}"
+    except (TypeError, ValueError, ParamError):
+        pass
+    raise JitkernValueError(
+        f"{kernel}: reduce_type {value!r} is not a C type this kernel knows (a C scalar type, "
+        f"a parameter's type, or a type its preamble defines){hint}")
 
 
 class ReductionKernel(CachedSources):
@@ -175,8 +216,7 @@ class ReductionKernel(CachedSources):
         # CuPy's values: identity None is '' (no identity: the accumulator starts from the
         # first element), reduce_type None is the first output's C type ('T' for a placeholder).
         self.identity = "" if identity is None else str(identity)
-        if reduce_type is not None and not isinstance(reduce_type, str):
-            reduce_type = ctype_of(numpy.dtype(reduce_type))
+        reduce_type = _checked_reduce_type(reduce_type, self.params, preamble, name)
         self.reduce_type = reduce_type or self.out_params[0].ctype
         self.reduce_dims = bool(reduce_dims)
         self.preamble = _check_code(preamble, "preamble")
@@ -454,9 +494,7 @@ class ReductionKernel(CachedSources):
     def _function(self, source: str, symbol: str) -> Function:
         fn = self._functions.get((source, symbol))
         if fn is None:
-            binary = compiler.compile_source(
-                source, options=self.options, program_name=f"{self.name}.cu", _normalized=True
-            )
+            binary = compile_once_reported(source, self.options, f"{self.name}.cu", kernel=self)
             fn = self._functions[(source, symbol)] = Function(binary, symbol, display_name=symbol)
             if self.debug and source not in self._watches:
                 self._watches[source] = _debug.watch(self, fn)
@@ -468,6 +506,11 @@ class ReductionKernel(CachedSources):
         if self._watches:
             debugcheck.check_watches(list(self._watches.values()),
                                      [debugcheck.synchronize_current()])
+
+    def _inspect_analysis(self, a, arch):
+        self._remember(a)  # compiled as a launch would, with the mistake's argument named
+        binary = compile_once_reported(a.source, self.options, f"{self.name}.cu", arch, self)
+        return inspect_binary(binary, self.name)
 
     def inspect(self, *args, arch=None, axis=None, keepdims=False, out=None) -> Inspection:
         """Source, CUBIN and resources of the main kernel ``self(*args, axis=...)`` would run.

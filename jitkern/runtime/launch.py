@@ -414,7 +414,7 @@ def _packer_parts(fmt: str, slots: list[Slot], types: tuple, buffer):
 
 def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail,
                        *, fallback=None, positional: bool = False, guards=(), guard_env=None,
-                       stream_of=None, current_stream=None, device=None):
+                       stream_of=None, current_stream=None, device=None, block_dims=None):
     """Generate the whole launch for one signature as one function.
 
     By default: ``run(grid, block, args, shared_mem, stream) -> bool``, which returns
@@ -432,6 +432,9 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
     thread's current stream handle) are needed when streams may be given; without
     them a given or current stream is a miss.
 
+    ``dims`` and ``block_dims``: the memos of checked grids and blocks (a miss on either
+    takes the general path, which checks the value against CUDA's limits).
+
     ``device`` (machines with several GPUs): ``(device_id, context, get_current)``. The
     launcher then also checks that ``get_current()`` (cuCtxGetCurrent) returns
     ``context``, the context ``handle`` belongs to, and that every array argument is on
@@ -441,6 +444,7 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
                                                      plan._buffer)
     env.update(guard_env or {})
     env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims=dims,
+               _bdims=dims if block_dims is None else block_dims,
                _streams=streams_in_use, _fail=fail, _slow=fallback,
                _stream_of=stream_of, _current=current_stream)
     if fallback is None:
@@ -478,7 +482,7 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
         "    try:",
         f"        {''.join(nm + ', ' for nm in names) or '() '}= args",
         "        gx, gy, gz = _dims[grid]",
-        "        bx, by, bz = _dims[block]",
+        "        bx, by, bz = _bdims[block]",
         "    except (TypeError, ValueError, KeyError):",
         f"        {miss}",
     ]

@@ -28,6 +28,7 @@ from . import driver
 from .codegen import define
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
+from .limits import SHARED_OPTIN_MAX, check_dims, check_shared_mem
 from .launch import (
     _describe_arg,
     _layout,
@@ -200,9 +201,9 @@ class Function:
         if _multi_device:
             self._check_devices(args)
         dims = _dims.get(grid)
-        gx, gy, gz = dims if dims is not None else _dims_of(grid, "grid")
-        dims = _dims.get(block)
-        bx, by, bz = dims if dims is not None else _dims_of(block, "block")
+        gx, gy, gz = dims if dims is not None else _dims_of(grid, "grid", self.name)
+        dims = _block_dims.get(block)
+        bx, by, bz = dims if dims is not None else _dims_of(block, "block", self.name)
         if stream is None:
             stack = _stream_state.stack
             s = stack[-1].ptr if stack else 0
@@ -216,7 +217,11 @@ class Function:
             else:
                 (err,) = d.cuLaunchKernel(state.handle, gx, gy, gz, bx, by, bz, shared_mem, s,
                                           plan.params_ptr, 0)
+        except TypeError:  # shared_mem of another type (1.5, "64"): say so as the simulator does
+            check_shared_mem(shared_mem, self.name, limit=SHARED_OPTIN_MAX)
+            raise
         except OverflowError:
+            check_shared_mem(shared_mem, self.name, limit=SHARED_OPTIN_MAX)
             raise LaunchError(f"{self.name}: a launch dimension or shared_mem is out of range "
                               f"(grid={grid!r}, block={block!r}, shared_mem={shared_mem!r})") from None
         if err != 0:
@@ -242,6 +247,8 @@ class Function:
         """
         grid3, cluster3 = check_cluster(self.name, grid, cluster, nonportable)
         block3 = dim3(block, "block")
+        check_dims(grid3, "grid", self.name, grid)
+        check_dims(block3, "block", self.name, block)
         if type(args) is not tuple:
             args = _as_args(args)
         state = self._last_state
@@ -306,7 +313,7 @@ class Function:
                 device = (state.device_id, driver.primary_context(state.device_id),
                           d.cuCtxGetCurrent)
             run = plan.launchers[key] = make_fast_launcher(
-                plan, launch, state.handle, _dims, STREAMS_IN_USE, fail,
+                plan, launch, state.handle, _dims, STREAMS_IN_USE, fail, block_dims=_block_dims,
                 fallback=fallback, positional=positional, guards=guards, guard_env=guard_env,
                 stream_of=stream_handle, current_stream=current_stream_handle, device=device)
         return run
@@ -326,6 +333,8 @@ class Function:
         plan = build_plan(args, state.param_sizes, self.params, self.name)
         plan.pack(args)
         dims = (dim3(grid, "grid"), dim3(block, "block"))
+        check_dims(dims[0], "grid", self.name, grid)
+        check_dims(dims[1], "block", self.name, block)
         if type(shared_mem) is not int or shared_mem < 0:
             raise KernelArgumentError(f"shared_mem: expected a non-negative int, got {shared_mem!r}")
         fixed = None if stream is None else stream_handle(stream)
@@ -688,14 +697,19 @@ _multi_device = False
 
 # Normalised launch dimensions by the value the caller gave (ints and tuples are
 # hashable): a dict hit replaces a function call on the hot path.
+# Grids and blocks apart: a value is checked against its own limits once (limits.py), and
+# only a checked value is memoised, so the hot path's dict hit means "within CUDA's limits".
 _dims: dict = {}
+_block_dims: dict = {}
 
 
-def _dims_of(value, what: str) -> tuple[int, int, int]:
+def _dims_of(value, what: str, name: str | None = None) -> tuple[int, int, int]:
     dims = dim3(value, what)
-    if len(_dims) < 4096:
+    check_dims(dims, what, name, value)
+    memo = _block_dims if what == "block" else _dims
+    if len(memo) < 4096:
         try:
-            _dims[value] = dims
+            memo[value] = dims
         except TypeError:  # a list: not hashable
             pass
     return dims

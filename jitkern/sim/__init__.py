@@ -11,6 +11,8 @@ GPU build), and :mod:`.scheduler` runs the threads, checking what the GPU cannot
 out-of-bounds indices, reads of unassigned locals, barrier divergence and
 warp-collective misuse. The generated code carries the user's file and line
 numbers, so tracebacks and ``breakpoint()`` show the kernel's own source.
+:mod:`.vector` writes the same program a second time over arrays of threads and runs
+each launch it can that way, many blocks at once (``kernel.simulate.last_path``).
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ import functools
 import numpy
 
 from ..arrays import dtypes
+from ..runtime.launch import dim3
+from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
-from . import emit, runtime, scheduler, thrust
+from . import emit, runtime, scheduler, thrust, vector
 
 __all__ = ["BoundSimulation", "Simulator", "launch_keywords", "simulated_source"]
 
@@ -73,20 +77,12 @@ class Simulator:
             raise JitkernTypeError(f"{kernel.__name__} is a device function: call it from a kernel")
         if cluster is not None:
             check_cluster(kernel.__name__, grid, cluster, kernel.allow_nonportable_cluster_size)
+        # every limit the GPU checks, before any argument is copied or any block is built
+        shared_mem = check_launch(kernel.__name__, dim3(grid, "grid"), dim3(block, "block"),
+                                  shared_mem, _shared_limit(kernel))
         host, back = _host_arguments(args)
         simulated = self.build(host)
-        scheduler.launch(
-            simulated.function,
-            simulated.generator,
-            simulated.program,
-            simulated.namespace,
-            grid,
-            block,
-            host,
-            int(shared_mem),
-            racecheck,
-            cluster,
-        )
+        vector.run(kernel, simulated, grid, block, host, int(shared_mem), racecheck, cluster)
         for original, copy in back:
             original.set(copy)
 
@@ -128,9 +124,23 @@ class Simulator:
             except JitError as exc:
                 raise exc.with_traceback(None) from None
             simulated = cache[types] = Simulated(program, name)
+            simulated.emit_args = (parsed, types, kernel.mode, name, kernel.py_func)
             simulated.fingerprints = program.fingerprints
             simulated.globals = self._captured_globals(kernel.py_func, program.fingerprints)
         return simulated
+
+    @property
+    def last_path(self) -> str | None:
+        """Which path ran this kernel's last simulated launch: ``"vector"`` (each
+        statement for a batch of blocks at once, as NumPy array operations) or
+        ``"threads"`` (the per-thread scheduler); None before the first launch.
+        :attr:`why_threads` says why a launch was not vectorised."""
+        return self._kernel.__dict__.get("_simulate_path", (None, None))[0]
+
+    @property
+    def why_threads(self) -> str | None:
+        """Why the last simulated launch ran on the per-thread scheduler (None if not)."""
+        return self._kernel.__dict__.get("_simulate_path", (None, None))[1]
 
     def source(self, *args) -> str:
         """The generated Python for these arguments (what the simulator runs)."""
@@ -199,6 +209,16 @@ class _BoundArgs:
 
     def __repr__(self) -> str:
         return repr(self._bound._args)
+
+
+def _shared_limit(kernel) -> int:
+    """The dynamic shared memory a simulated launch may ask for: CUDA's 48 KiB default, or
+    what the kernel opted in to (``max_dynamic_shared_size_bytes``), up to the largest
+    opt-in of any GPU."""
+    raised = getattr(kernel, "max_dynamic_shared_size_bytes", None)
+    if type(raised) is int and raised > SHARED_DEFAULT:
+        return min(raised, SHARED_OPTIN_MAX)
+    return SHARED_DEFAULT
 
 
 def simulated_source(kernel, *args) -> str:

@@ -269,6 +269,12 @@ class PyEmitter(FunctionEmitter):
     def render_ifexp(self, c: str, a: str, b: str) -> str:
         return f"({a} if {c} else {b})"
 
+    def render_assign(self, name: str, code: str) -> str:
+        return f"({name} := {code})"
+
+    def render_sequence(self, firsts, last: str) -> str:
+        return f"({''.join(c + ', ' for c in firsts)}{last})[-1]"
+
     def group_sync(self, item, code: str) -> str:
         family = getattr(item.type, "family", None)
         if family == "grid":
@@ -295,7 +301,8 @@ class PyEmitter(FunctionEmitter):
 
     def render_device_call(self, fn, values: list) -> str:
         call = f"{fn.cname}({', '.join([CONTEXT] + [v.code for v in values])})"
-        if self.program.functions[fn.cname].generator:
+        called = self.program.functions.get(fn.cname)  # None: a recursive call
+        if called is not None and called.generator:
             call = self.yields_from(call)
         return call
 

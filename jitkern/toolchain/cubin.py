@@ -57,6 +57,56 @@ def _symbols(data: bytes, sections) -> list[str]:
     return [name for name, _info, _other in _symbol_table(data, sections)]
 
 
+_EM_CUDA = 190  # e_machine of NVIDIA's CUDA ELF
+
+
+def elf_problem(data: bytes) -> str | None:
+    """Why ``data`` is not a whole CUDA ELF (a CUBIN), or None: the header (64-bit, little
+    endian, machine EM_CUDA), the section table inside the file, and a readable symbol table
+    (a truncated or corrupt file fails here, not in the driver or on the GPU)."""
+    if len(data) < 64 or data[:4] != b"\x7fELF":
+        return "it does not start with an ELF header"
+    if data[4] != 2 or data[5] != 1:
+        return "it is not a 64-bit little-endian ELF"
+    (machine,) = struct.unpack_from("<H", data, 0x12)
+    if machine != _EM_CUDA:
+        return f"its ELF machine is {machine}, not CUDA ({_EM_CUDA}): a host object, not a CUBIN"
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shentsize, shnum, _shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+    if shnum == 0 or shentsize < 64 or shoff + shnum * shentsize > len(data):
+        return (f"its section table ({shnum} sections at byte {shoff:,}) lies past the end of "
+                f"the file ({len(data):,} bytes): it is truncated")
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    try:
+        for i in range(phnum):  # every segment's bytes must be in the file
+            at = phoff + i * phentsize
+            _t, _f, offset, _v, _p, filesz = struct.unpack_from("<IIQQQQ", data, at)
+            if offset + filesz > len(data):
+                return (f"a segment ends at byte {offset + filesz:,}, past the end of the file "
+                        f"({len(data):,} bytes): it is truncated")
+        sections = _sections(data)
+        for _name, sec in sections:
+            if sec[1] not in (0, 8) and sec[4] + sec[5] > len(data):  # 8: SHT_NOBITS
+                return f"a section lies past the end of the file ({len(data):,} bytes): truncated"
+        _symbol_table(data, sections)
+    except (struct.error, ValueError, IndexError, UnicodeDecodeError):
+        return "its sections or symbols cannot be read: it is corrupt or truncated"
+    return None
+
+
+def elf_arch(data: bytes) -> int | None:
+    """The SM number the CUBIN is built for (e_flags bits 8-15 on CUDA 12+ ELFs; bits 0-7
+    on older ones), or None when the header says nothing plausible."""
+    if len(data) < 0x34:
+        return None
+    (flags,) = struct.unpack_from("<I", data, 0x30)
+    for arch in ((flags >> 8) & 0xFF, flags & 0xFF):
+        if 30 <= arch <= 200:
+            return arch
+    return None
+
+
 def kernel_names(data: bytes) -> list[str] | None:
     """The (mangled) names of the kernels a CUBIN holds; None when it cannot be read."""
     if data[:4] != b"\x7fELF":

@@ -26,13 +26,15 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 
 from ..arrays import dtypes
+from . import manifest as schema
 from ..errors import InternalError, JitkernFileNotFoundError, JitkernTypeError, JitkernValueError
 from ..compiler.strings.c_params import kernel_params
 
 MANIFEST_FORMAT = "jitkern-export"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2  # 2: the SHA-256 of every binary ("sha256")
 FORMATS = ("fatbin", "cubin", "ptx", "ltoir")
 DEFAULT_ARCHS = ("sm_80", "sm_90")
 _SUFFIXES = (".json", ".h", ".cu", ".fatbin", ".cubin", ".ptx", ".ltoir")
@@ -177,13 +179,40 @@ def write(path, spec: ExportSpec, arch=DEFAULT_ARCHS, fmt: str = "fatbin") -> Ex
     cubins = {a: _compile(spec, a, "cubin") for a in archs}
     lowered = cubins[archs[-1]].lowered_names
     layouts = _layouts(spec, cubins[archs[-1]])
-    files = _write_binaries(base, spec, archs, fmt, cubins)
-    manifest = _manifest(spec, archs, fmt, files, lowered, layouts)
-    written = [os.path.join(folder, f) for f in files.values()]
-    written.append(_write_text(base + ".h", header_text(manifest)))
-    written.append(_write_text(base + ".cu", spec.source))
-    written.append(_write_text(base + ".json", json.dumps(manifest, indent=1) + "\n"))
+    # Exports to one folder take turns (concurrent writers would pair one's binary with
+    # the other's manifest); the manifest is written last, so a reader sees the old
+    # export or the new one, and its SHA-256s expose a binary that changed beside it.
+    with _folder_lock(folder):
+        files, digests = _write_binaries(base, spec, archs, fmt, cubins)
+        manifest = _manifest(spec, archs, fmt, files, lowered, layouts)
+        manifest["sha256"] = digests
+        written = [os.path.join(folder, f) for f in files.values()]
+        written.append(_write_text(base + ".h", header_text(manifest)))
+        written.append(_write_text(base + ".cu", spec.source))
+        written.append(_write_text(base + ".json", json.dumps(manifest, indent=1) + "\n"))
     return Exported(base + ".json", tuple(written), manifest)
+
+
+class _folder_lock:
+    """An exclusive lock on the export's folder (flock on the folder itself, so no lock
+    file is left behind); a no-op where flock does not exist."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.fd = None
+
+    def __enter__(self):
+        try:
+            import fcntl  # POSIX only: elsewhere exports are not serialised
+        except ImportError:
+            return self
+        self.fd = os.open(self.folder, os.O_RDONLY)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases the lock
 
 
 def _compile(spec: ExportSpec, arch: int, fmt: str):
@@ -201,16 +230,17 @@ def _compile(spec: ExportSpec, arch: int, fmt: str):
     )
 
 
-def _write_binaries(base, spec, archs, fmt, cubins) -> dict:
-    """Write the binary file(s); {'fatbin'|'sm_XX'|'compute_XX': file name}."""
+def _write_binaries(base, spec, archs, fmt, cubins) -> tuple[dict, dict]:
+    """Write the binary file(s); ({'fatbin'|'sm_XX'|'compute_XX': file name},
+    {file name: SHA-256})."""
     name = os.path.basename(base)
     if fmt == "fatbin":
         newest = fatbin_ptx_arch(archs)
         ptx = _compile(spec, newest, "ptx").data
         data = make_fatbin([(a[3:], cubins[a].data) for a in archs], (newest[3:], ptx))
         _write_bytes(base + ".fatbin", data)
-        return {"fatbin": name + ".fatbin"}
-    files = {}
+        return {"fatbin": name + ".fatbin"}, {name + ".fatbin": hashlib.sha256(data).hexdigest()}
+    files, digests = {}, {}
     for a in archs:
         if fmt == "cubin":
             tag, data = a, cubins[a].data
@@ -220,7 +250,8 @@ def _write_binaries(base, spec, archs, fmt, cubins) -> dict:
             tag, data = a, _compile(spec, a, "ltoir").data
         _write_bytes(f"{base}.{tag}.{fmt}", data)
         files[tag] = f"{name}.{tag}.{fmt}"
-    return files
+        digests[files[tag]] = hashlib.sha256(data).hexdigest()
+    return files, digests
 
 
 def fatbin_ptx_arch(archs) -> str:
@@ -329,10 +360,20 @@ def _manifest(spec, archs, fmt, files, lowered, layouts) -> dict:
 
 
 def _write_bytes(path: str, data: bytes) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    """Write ``path`` whole or not at all (a unique temporary name, then a rename)."""
+    folder, name = os.path.split(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)  # as open() would have made it (mkstemp makes 0600)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def _write_text(path: str, text: str) -> str:
@@ -529,12 +570,10 @@ def read_manifest(path) -> tuple[str, dict]:
         raise JitkernValueError(
             f"path: {manifest_path!r} names binary_format {fmt!r}; expected one of {FORMATS}"
         )
+    schema.validate(manifest, manifest_path)
     folder = os.path.dirname(manifest_path) or "."
-    for file in manifest.get("files", {}).values():
-        if not os.path.exists(os.path.join(folder, file)):
-            raise JitkernFileNotFoundError(
-                f"path: the export's binary {file!r} is missing from {folder!r}"
-            )
+    for file in manifest["files"].values():
+        schema.read_binary(folder, manifest, file, repr(manifest_path))
     return folder, manifest
 
 
@@ -554,8 +593,7 @@ def binary_for_device(folder: str, manifest: dict, cc: int):
         name = files["fatbin"]
     else:
         _tag, name = _pick_file(files, fmt, cc)
-    with open(os.path.join(folder, name), "rb") as f:
-        data = f.read()
+    data = schema.read_binary(folder, manifest, name, repr(os.path.join(folder, "manifest")))
     load_fmt = fmt
     if fmt == "ltoir":
         data, load_fmt = link_ltoir(data, cc), "cubin"

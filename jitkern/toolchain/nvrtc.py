@@ -16,7 +16,7 @@ import threading
 
 from ..config import settings
 from ..errors import CompileError, JitkernTypeError, JitkernValueError
-from . import cache, discovery as toolchain
+from . import cache, discovery as toolchain, includes
 
 DEFAULT_STD = "-std=c++17"
 _RDC_OPTIONS = {"-dc": "--relocatable-device-code=true", "-rdc=true": "--relocatable-device-code=true",
@@ -80,6 +80,11 @@ def normalize_options(options) -> tuple[str, ...]:
     for opt in opts:
         if not isinstance(opt, str):
             raise JitkernTypeError(f"options: every option must be a str, got {type(opt).__name__} ({opt!r})")
+        if not opt.startswith("-"):
+            raise JitkernValueError(
+                f"options: {opt!r} is not a compiler option (every option starts with '-', "
+                "e.g. '-O3', '--use_fast_math', '-DNAME=1')"
+            )
         if opt.startswith(_ARCH_PREFIXES):
             raise JitkernValueError(
                 f"options: {opt!r} is not accepted; jitkern picks the arch from the device, "
@@ -170,9 +175,11 @@ def cache_key(source: str, options: tuple, name_expressions: tuple, target: Targ
     # The header folders are not resolved here (cuda-pathfinder costs tens of ms in a
     # fresh process): they follow from CUDA_HOME and from the same Python environment
     # that nvrtc_identity() already describes.
+    # The user's own headers (-I folders): their contents, since no identity covers them.
+    user_headers = includes.user_headers_digest(source, options, extra_includes)
     return cache.make_key(source, options, name_expressions, target.fmt, target.arch,
                           target.variant, backend,
-                          version, headers, settings.cuda_home, extra_includes)
+                          version, headers, settings.cuda_home, extra_includes, user_headers)
 
 
 def compile_source(source: str, *, options=(), name_expressions=(), arch=None, fmt=None,
@@ -498,10 +505,16 @@ def parse_resources(log: str) -> dict:
 
 
 def _user_log(log: str) -> str:
-    """The compiler log without ptxas's resource report (which jitkern parses)."""
+    """The compiler log without ptxas's resource report (which jitkern parses), jitkern's
+    internal array types spelled as the user knows them (a ``raw`` parameter: CArray)."""
     kept = [ln for ln in log.splitlines() if not ln.startswith("ptxas") or "warning" in ln
             or "error" in ln]
-    return "\n".join(kept).strip()
+    return _INTERNAL_ARRAY.sub(r"CArray<\1, \2>", "\n".join(kept)).strip()
+
+
+#: ``_jk_carray<T, N, contiguous>`` / ``_jk_dcarray<T, N, contiguous, site>``: the C++ type
+#: of a ``raw`` parameter of ElementwiseKernel/ReductionKernel (CuPy's ``CArray<T, N>``).
+_INTERNAL_ARRAY = re.compile(r"_jk_d?carray<\s*([^,<>]+?)\s*,\s*(\d+)\s*(?:,[^<>]*)?>")
 
 
 _MISSING_HEADER = re.compile(r'cannot open source file "([^"]+)"')
@@ -540,6 +553,9 @@ def make_compile_error(source: str, log: str, program_name: str, options: tuple)
     hint = missing_header_hint(log, options)
     if hint:
         parts += ["", hint]
+    if _INTERNAL_ARRAY.search(log):
+        parts += ["", "a `raw` parameter is the whole array (a CArray<T, N>), not one element: "
+                  "index it, x[i] (x[_ind.get()] for this thread's element), or read x.size()"]
     if wanted:
         parts.append("")
         parts.append("source:")

@@ -368,11 +368,15 @@ def test_allocation_loop_is_fast():
 
     for _ in range(100):
         empty(1 << 20, np.float32)
-    n = 2000
-    t0 = time.perf_counter()
-    for _ in range(n):
-        empty(1 << 20, np.float32)
-    per = (time.perf_counter() - t0) / n
+    # the best of several rounds: other processes (pytest-xdist workers) share the CPU, and
+    # a round they interrupt says nothing about the allocator
+    n, rounds = 400, []
+    for _ in range(7):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            empty(1 << 20, np.float32)
+        rounds.append((time.perf_counter() - t0) / n)
+    per = min(rounds)
     assert per < 50e-6, f"empty+free took {per * 1e6:.1f} us"
 
 

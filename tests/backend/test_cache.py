@@ -28,7 +28,7 @@ def _src():
 
 
 def _entries(root, folder="kernels"):
-    root = os.path.join(root, folder)
+    root = os.path.join(root, cache.ENTRIES_FOLDER, folder)
     return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".jkc")]
 
 
@@ -258,19 +258,28 @@ def test_clear_disk_removes_every_kind_and_old_layouts_but_nothing_else(cache_di
         y[0] = x[0]
 
     copy.inspect(np.zeros(2, np.float32), np.zeros(2, np.float32), arch="sm_90")
-    old_index = cache_dir / "jit-index" / "ab" / "abcdef.json"  # an older jitkern's index
-    old_index.parent.mkdir(parents=True)
-    old_index.write_text('{"source": "stale"}')
-    mine = cache_dir / "notes.txt"  # not jitkern's: must survive
-    mine.write_text("keep me")
+    old_key = uuid.uuid4().hex * 2  # an older jitkern's entry, directly under the folder
+    old_entry = cache_dir / "jit-index" / old_key[:2] / (old_key + ".jkc")
+    old_entry.parent.mkdir(parents=True)
+    old_entry.write_bytes(b"JKC2" + os.urandom(40))
+    # not jitkern's, though in folders named like its kinds: must survive, and be listed
+    mine = [cache_dir / "notes.txt", cache_dir / "python" / "script.py",
+            cache_dir / "kernels" / "mine.cu", cache_dir / "jit-index" / "ab" / "abcdef.json"]
+    for path in mine:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"keep me {uuid.uuid4()}")
+    texts = {path: path.read_text() for path in mine}
     usage = cache.disk_usage_by_kind()
     assert all(usage[kind][0] >= 1 for kind in cache.KINDS), usage
 
     report = cache.clear_disk()
     assert report.failed == []
     assert report.removed >= len(cache.KINDS) + 1
-    left = [os.path.join(d, f) for d, _, fs in os.walk(cache_dir) for f in fs]
-    assert left == [str(mine)]
+    assert not old_entry.exists()
+    left = sorted(os.path.join(d, f) for d, _, fs in os.walk(cache_dir) for f in fs)
+    assert left == sorted(map(str, mine))
+    assert {path: path.read_text() for path in mine} == texts
+    assert sorted(report.left) == sorted(map(str, mine[1:]))  # what clear left, named
 
 
 def test_clear_disk_reports_what_it_could_not_remove(cache_dir, monkeypatch):

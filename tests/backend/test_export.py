@@ -69,7 +69,7 @@ def test_jit_export_writes_fatbin_header_manifest_source(jit_export):
     with open(os.path.join(folder, "scaled_rows.fatbin"), "rb") as f:
         assert f.read(4) == FATBIN_MAGIC
     manifest = jit_export.manifest
-    assert manifest["format"] == "jitkern-export" and manifest["version"] == 1
+    assert manifest["format"] == "jitkern-export" and manifest["version"] == export.MANIFEST_VERSION
     assert manifest["jitkern_version"] == jitkern.__version__
     assert manifest["archs"] == ["sm_80", "sm_90"]
     assert manifest["binary_format"] == "fatbin"
@@ -401,7 +401,8 @@ def test_bad_paths_and_arguments_are_refused(tmp_path):
         debug.export(tmp_path / "d", *args)
     with pytest.raises(KernelArgumentError, match=r"argument 'x'"):
         K.scaled_rows.export(tmp_path / "k", "not an array", *args[1:])
-    (tmp_path / "prog.cubin").write_bytes(b"\x7fELF" + b"\0" * 60)
+    (tmp_path / "prog.cubin").write_bytes(jitkern.RawKernel(K.RAW_SOURCE, "add_scalar")
+                                          .inspect(arch="sm_90").cubin)
     from_file = jitkern.RawModule(path=str(tmp_path / "prog.cubin"))
     with pytest.raises(JitkernValueError, match=r"loaded from .*prog.cubin.*code="):
         from_file.export(tmp_path / "again")
@@ -418,7 +419,8 @@ def test_load_refuses_what_is_not_an_export(tmp_path, jit_export):
         jitkern.load(tmp_path / "broken.json")
     manifest = dict(jit_export.manifest, version=99)
     (tmp_path / "future.json").write_text(json.dumps(manifest))
-    with pytest.raises(JitkernValueError, match=r"manifest version 99.*reads version 1"):
+    with pytest.raises(JitkernValueError,
+                       match=rf"manifest version 99.*reads version {export.MANIFEST_VERSION}"):
         jitkern.load(tmp_path / "future.json")
     manifest = dict(jit_export.manifest, binary_format="elf")
     (tmp_path / "fmt.json").write_text(json.dumps(manifest))

@@ -297,45 +297,42 @@ def test_group_members_run(launch):
     np.testing.assert_array_equal(got, expected)
 
 
-# -- cub.Max()/Min() refuse complex values at the user's line ----------------------------------
+# -- cub.Max()/Min() order complex values as NumPy does (real part, then imaginary) ----------
 
 
-@pytest.mark.parametrize("call", ["Max", "Min", "Reduce-Max", "Reduce-Min"])
-def test_cub_max_min_refuse_complex(call):
-    if call == "Max":
+@rawkernel()
+def complex_extremes(x, out):
+    WR = jit.cub.WarpReduce[numpy.complex128]
+    BR = jit.cub.BlockReduce[numpy.complex128, 32]
+    wtemp = jit.shared_memory(WR.TempStorage, 1)
+    btemp = jit.shared_memory(BR.TempStorage, 1)
+    v = x[jit.threadIdx.x]
+    a = WR(wtemp[0]).Max(v)
+    b = BR(btemp[0]).Min(v)
+    c = WR(wtemp[0]).Reduce(v, jit.cub.Max())
+    d = WR(wtemp[0]).Reduce(v, jit.cub.Min())
+    if jit.threadIdx.x == 0:
+        out[0] = a
+        out[1] = b
+        out[2] = c
+        out[3] = d
 
-        @rawkernel()
-        def k(x, out):
-            WR = jit.cub.WarpReduce[numpy.complex64]
-            temp = jit.shared_memory(WR.TempStorage, 1)
-            out[0] = WR(temp[0]).Max(x[jit.threadIdx.x])
-    elif call == "Min":
 
-        @rawkernel()
-        def k(x, out):
-            BR = jit.cub.BlockReduce[numpy.complex64, 32]
-            temp = jit.shared_memory(BR.TempStorage, 1)
-            out[0] = BR(temp[0]).Min(x[jit.threadIdx.x])
-    elif call == "Reduce-Max":
+def test_cub_max_min_of_complex_values_use_numpys_order(launch, rng):
+    # few distinct real parts: ties are decided by the imaginary part
+    x = rng.integers(-3, 4, 32) + 1j * rng.uniform(-1, 1, 32)
+    out = launch.poisoned(4, np.complex128)
+    launch(complex_extremes)[1, 32](launch.to_device(x), out)
+    launch.synchronize()
+    high, low = np.max(x), np.min(x)  # NumPy: lexicographic
+    np.testing.assert_array_equal(launch.get(out), [high, low, high, low])
 
-        @rawkernel()
-        def k(x, out):
-            WR = jit.cub.WarpReduce[numpy.complex64]
-            temp = jit.shared_memory(WR.TempStorage, 1)
-            out[0] = WR(temp[0]).Reduce(x[jit.threadIdx.x], jit.cub.Max())
-    else:
 
-        @rawkernel()
-        def k(x, out):
-            WR = jit.cub.WarpReduce[numpy.complex64]
-            temp = jit.shared_memory(WR.TempStorage, 1)
-            out[0] = WR(temp[0]).Reduce(x[jit.threadIdx.x], jit.cub.Min())
-
-    with pytest.raises(JitTypeError) as info:
-        k.emit(C64, C64)
-    text = str(info.value)
-    assert "needs ordered values, got complex64" in text
-    assert "test_compat.py:" in text and "out[0] = " in text.splitlines()[1]
+def test_cub_max_min_of_complex_values_compile():
+    source = complex_extremes.inspect(np.zeros(32, np.complex128), np.zeros(4, np.complex128),
+                                      arch="sm_90").source
+    assert "a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag())" in source
+    assert "b.real() < a.real() || (b.real() == a.real() && b.imag() < a.imag())" in source
 
 
 @rawkernel()

@@ -130,7 +130,7 @@ def test_on_disk_index_keeps_debug_and_normal_apart(tmp_path, monkeypatch):
     keys = [kernel_mod._index_key(k, types) for k in (fresh_normal, fresh_debug)]
     entries = [json.loads(cache.disk_get(key, "jit-index")[1]) for key in keys]
     assert [len(e["sites"]) for e in entries] == [0, 2]
-    assert len(list(tmp_path.glob("jit-index/*/*.jkc"))) == 2
+    assert len(list(tmp_path.glob("jitkern-entries/jit-index/*/*.jkc"))) == 2
 
 
 def test_jitkern_debug_environment_variable(monkeypatch):

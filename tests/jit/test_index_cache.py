@@ -124,7 +124,7 @@ def own_cache(tmp_path, monkeypatch):
 
 
 def _index_entries(folder):
-    root = folder / "jit-index"
+    root = folder / "jitkern-entries" / "jit-index"
     return sorted(p for p in root.rglob("*") if p.is_file())
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from jitkern import jit
-from jitkern.errors import JitNameError, JitTypeError, KernelAssertionError
+from jitkern.errors import JitAttributeError, JitTypeError, KernelAssertionError
 from jitkern.jit import rawkernel
 
 # the module (jitkern.compiler.builtins.thrust the attribute is the jit.thrust namespace)
@@ -242,7 +242,7 @@ def test_missing_fancy_iterators_are_refused_by_name():
     def k(x, y):
         jit.thrust.make_discard_iterator()
 
-    with pytest.raises(JitNameError) as info:
+    with pytest.raises(JitAttributeError) as info:
         k.emit(F32, F32)
     assert "no member 'make_discard_iterator'" in str(info.value)
 

@@ -5,7 +5,6 @@ import pytest
 
 import jitkern
 from jitkern import CompileError, KernelArgumentError
-from jitkern.runtime import launch
 
 
 @pytest.fixture
@@ -85,12 +84,14 @@ def test_host_arrays_same_error_from_every_kernel_kind(sqd):
     with pytest.raises(KernelArgumentError) as rk:
         red(x)
     assert str(rk.value) == f"rsum_host: input 'x': a {HOST}"
-    with pytest.raises(KernelArgumentError) as raw:  # RawKernel's packing
-        launch.build_plan((jitkern.ndarray.__new__(jitkern.ndarray), x), None)
-    assert str(raw.value) == f"argument 1: a {HOST}"
+    raw_kernel = jitkern.RawKernel(
+        'extern "C" __global__ void raw_copy(const float* src, float* dst) {}', "raw_copy")
+    with pytest.raises(KernelArgumentError) as raw:  # RawKernel's packing, through bind
+        raw_kernel.bind((1,), (32,), _device_view(), x)
+    assert str(raw.value).startswith(f"raw_copy: argument 1 (dst): a {HOST}")
     with pytest.raises(KernelArgumentError) as jit_error:  # @rawkernel, before any GPU work
         _copy[1, 32](_device_view(), x)
-    assert str(jit_error.value) == f"argument 1: a {HOST}"
+    assert str(jit_error.value) == f"_copy: argument 1 (y): a {HOST}"
 
 
 def _device_view():

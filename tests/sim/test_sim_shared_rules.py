@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from jitkern import jit
-from jitkern.errors import JitSyntaxError, JitTypeError
+from jitkern.errors import JitSyntaxError, JitTypeError, JitValueError
 from jitkern.jit import rawkernel
 from jitkern.compiler import types as T
 
@@ -90,7 +90,7 @@ REFUSED = [
     (prints_an_array, JitTypeError, "print() cannot show a value of type"),
     (prints_a_tuple_of_arrays, JitTypeError, "print() cannot show"),
     (inverts_a_float, JitTypeError, "~ needs an integer or bool, got float32"),
-    (steps_by_zero, JitTypeError, "range() step must not be zero"),
+    (steps_by_zero, JitValueError, "range() step must not be zero"),
     (unrolls_negatively, JitTypeError, "unroll must be True, False or a positive"),
     (branches_of_two_types, JitTypeError, "both branches must have one type"),
     (while_else, JitSyntaxError, "while ... else is not supported"),

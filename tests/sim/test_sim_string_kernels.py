@@ -610,7 +610,7 @@ def test_no_driver_error_names_the_simulator(monkeypatch):
     assert "inspect(..., arch=...)" in message
     monkeypatch.setattr(settings, "simulate", True)
     with pytest.raises(jitkern.CUDAError) as info:
-        jitkern.empty(4, np.float32)  # device memory: the simulator cannot help
+        jitkern.arrays.empty(4, np.float32)  # device memory: the simulator cannot help
     message = str(info.value)
     assert ".." not in message and ". ;" not in message
     assert "pass NumPy arrays to simulated kernels" in message
@@ -623,6 +623,37 @@ def test_host_array_error_names_the_simulator(monkeypatch):
     message = host_array_message("numpy.ndarray")
     assert "jitkern.asarray(x)" in message and "k.simulate[grid, block]" in message
     assert "JITKERN_SIMULATE=1" in message and "inspect(..., arch=...)" in message
+
+
+@jitkern.jit.rawkernel()
+def _copy_rows(src, dst):
+    i = jitkern.jit.grid(1)
+    if i < dst.size:
+        dst[i] = src[i]
+
+
+@pytest.mark.parametrize("simulate", [False])
+def test_host_array_message_names_kernel_parameter_and_the_simulator_only_while_on(
+        monkeypatch, simulate):
+    # through the public launch: the bound launch packs (and refuses) before any driver call
+    monkeypatch.setattr(settings, "simulate", simulate)
+    k = jitkern.RawKernel(ADD, "my_add")
+    x, y = np.ones(8, np.float32), np.zeros(8, np.float32)
+    with pytest.raises(jitkern.KernelArgumentError) as info:
+        k.bind((1,), (8,), x, x, y)
+    message = str(info.value)
+    assert message.startswith("my_add: argument 0 (x1): a numpy.ndarray lives in host memory")
+    assert ("JITKERN_SIMULATE runs" in message) is simulate
+
+
+def test_jit_kernel_given_a_host_array_names_kernel_and_parameter(monkeypatch):
+    monkeypatch.setattr(settings, "simulate", False)
+    src = np.random.default_rng().standard_normal(8)
+    dst = np.full(8, np.nan)
+    with pytest.raises(jitkern.KernelArgumentError) as info:
+        _copy_rows[1, 8](src, dst)
+    assert str(info.value).startswith("_copy_rows: argument 0 (src): a numpy.ndarray lives")
+    assert np.isnan(dst).all()  # nothing ran
 
 
 def test_kernel_typed_at_python_c_says_why_it_cannot_compile(tmp_path):

@@ -80,12 +80,17 @@ def _typed(code: str, t: T.Scalar, ctx) -> str:
     return ctx.via_float(t, code) if t.is_half else code
 
 
-def _orderable(t: T.Scalar, what: str) -> None:
-    if t.is_complex:
-        raise JitkernTypeError(
-            f"{what} needs ordered values, got {t}: complex numbers are not ordered "
-            "(reduce .real or abs(x) instead)"
-        )
+def _functor(op: Marker, t: T.Scalar) -> str:
+    """The C++ functor of ``cub.Sum/Max/Min()`` over ``t``: complex values are ordered as
+    NumPy orders them, by real part, then imaginary part (CUDA's functors need ``<``)."""
+    if not (t.is_complex and op.name in ("cub.Max", "cub.Min")):
+        return op.cname
+    first, second = ("a", "b") if op.name == "cub.Max" else ("b", "a")
+    less = (
+        f"({first}.real() < {second}.real() || "
+        f"({first}.real() == {second}.real() && {first}.imag() < {second}.imag()))"
+    )
+    return f"[]({t.ctype} a, {t.ctype} b) {{ return {less} ? b : a; }}"
 
 
 CUB_OPS = {
@@ -100,8 +105,6 @@ def _cub_reduce_rule(items, mode):
     t = owner.params[0]
     op = items[2]
     if isinstance(op, Const) and isinstance(op.value, Marker) and op.value.name.startswith("cub."):
-        if op.value.name in ("cub.Max", "cub.Min"):
-            _orderable(t, f"{op.value.name}()")
         return Sig((None, _accumulator(t), None), t)
     if isinstance(op, Const) and hasattr(op.value, "__jit_device__"):
         return Sig((None, _accumulator(t), None), t)
@@ -112,7 +115,7 @@ def _cub_reduce_template(codes, sig, items, ctx):
     op = items[2].value
     if isinstance(op, Marker):
         ctx.include("<cuda/functional>")
-        functor = op.cname
+        functor = _functor(op, sig.result)
     else:
         functor = ctx.device_functor(op, sig.result)
     return _typed(f"{codes[0]}.Reduce({codes[1]}, {functor})", sig.result, ctx)
@@ -123,14 +126,6 @@ def _cub_sum_rule(items, mode):
     has_count = len(items) > 2 and not (isinstance(items[2], Const) and items[2].value is None)
     rest = (T.int32,) if has_count else (None,) * (len(items) - 2)
     return Sig((None, _accumulator(t)) + rest, t)
-
-
-def _ordered_rule(op):
-    def rule(items, mode):
-        _orderable(items[0].type.params[0], op)
-        return _cub_sum_rule(items, mode)
-
-    return rule
 
 
 def _cub_py(op_name):
@@ -158,7 +153,11 @@ def _cub_methods(family):
     def named(op):
         return lambda codes, sig, items, ctx: (
             ctx.include("<cuda/functional>")
-            or _typed(f"{codes[0]}.Reduce({codes[1]}, {CUB_OPS[op].cname})", sig.result, ctx)
+            or _typed(
+                f"{codes[0]}.Reduce({codes[1]}, {_functor(CUB_OPS[op], sig.result)})",
+                sig.result,
+                ctx,
+            )
         )
 
     return {
@@ -177,8 +176,8 @@ def _cub_methods(family):
         (family, "Max"): Builtin(
             f"{family}.Max",
             ("self", "value"),
-            "value type (not complex)",
-            _ordered_rule("Max()"),
+            "value type (complex: NumPy's order, real part first)",
+            _cub_sum_rule,
             named("Max"),
             "Maximum over the warp/block.",
             "cub",
@@ -187,8 +186,8 @@ def _cub_methods(family):
         (family, "Min"): Builtin(
             f"{family}.Min",
             ("self", "value"),
-            "value type (not complex)",
-            _ordered_rule("Min()"),
+            "value type (complex: NumPy's order, real part first)",
+            _cub_sum_rule,
             named("Min"),
             "Minimum over the warp/block.",
             "cub",

@@ -22,20 +22,40 @@ def element_type(item) -> T.Type | None:
         return t.dtype
     if isinstance(t, T.Pointer) and isinstance(t.elem, T.Scalar):
         return t.elem
-    if isinstance(t, T.FancyIterator):
+    if isinstance(t, (T.FancyIterator, T.StridedIterator)):
         return t.elem
+    if _is_strided_view(t):
+        return t.dtype
     return None
 
 
 def iterator_type(item) -> T.Type:
-    """The C++ type of an iterator: its fancy iterator type, or a plain pointer."""
-    if isinstance(item.type, T.FancyIterator):
+    """The C++ type of an iterator: its fancy or strided iterator type, or a plain pointer."""
+    if isinstance(item.type, (T.FancyIterator, T.StridedIterator)):
         return item.type
+    if _is_strided_view(item.type):
+        return T.strided_iterator(item.type.dtype)
     return T.pointer(element_type(item))
 
 
+def _is_strided_view(t) -> bool:
+    """A 1-D array that carries its stride (a row ``x[i]`` of an N-d array, any order)."""
+    return isinstance(t, T.Array) and t.ndim == 1 and not t.is_pointer_like
+
+
+def as_iterator(code: str, item, ctx) -> str:
+    """``code`` as an iterator: a strided 1-D view becomes its ``jk::Strided`` begin."""
+    if not (isinstance(item, Value) and _is_strided_view(item.type)):
+        return code
+    ctx.include("<jitkern/strided.cuh>")
+    elem = item.type.dtype.ctype
+    return f"jk::Strided<{elem}>(({elem}*){code}.ptr, (long long){code}.strides[0])"
+
+
 def iterator_text(t: T.Type) -> str:
-    return str(t) if isinstance(t, T.FancyIterator) else f"pointer to {t.elem}"
+    if isinstance(t, (T.FancyIterator, T.StridedIterator)):
+        return str(t)
+    return f"pointer to {t.elem}"
 
 
 def describe_item(item) -> str:
@@ -50,21 +70,27 @@ def describe_item(item) -> str:
 
 def _begin_rule(items, mode):
     if element_type(items[0]) is None:
-        raise JitkernTypeError("begin() needs a 1-D contiguous array")
-    return Sig((None,), T.pointer(element_type(items[0])))
+        raise JitkernTypeError(
+            "begin() needs a 1-D array (contiguous, or a row x[i] of any layout)"
+        )
+    return Sig((None,), iterator_type(items[0]))
+
+
+def _begin_template(codes, sig, items, ctx):
+    return as_iterator(codes[0], items[0], ctx)
 
 
 def _end_template(codes, sig, items, ctx):
-    return f"({codes[0]} + {ctx.array_shape(items[0], 0)})"
+    return f"({_begin_template(codes, sig, items, ctx)} + {ctx.array_shape(items[0], 0)})"
 
 
 ARRAY_METHODS = {
     ("array", "begin"): Builtin(
         "array.begin",
         ("self",),
-        "1-D contiguous array",
+        "1-D array",
         _begin_rule,
-        "{0}",
+        _begin_template,
         "Iterator to the first element (for jit.thrust).",
         "thrust",
         py="{0}",
@@ -72,7 +98,7 @@ ARRAY_METHODS = {
     ("array", "end"): Builtin(
         "array.end",
         ("self",),
-        "1-D contiguous array",
+        "1-D array",
         _begin_rule,
         _end_template,
         "Iterator past the last element (for jit.thrust).",

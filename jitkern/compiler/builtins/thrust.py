@@ -24,7 +24,7 @@ from .. import infer
 from .. import types as T
 from ..values import Const, operand
 from . import thrust_sim
-from .iterators import FANCY_ITERATORS, describe_item as _describe, element_type, iterator_type
+from .iterators import FANCY_ITERATORS, as_iterator, describe_item as _describe, element_type, iterator_type
 from .iterators import iterator_text as _iterator_text
 from .records import Builtin, Marker, Namespace, Sig
 
@@ -200,6 +200,9 @@ _KINDS = {
     "elem": _element_value,
     "op": _functor,
 }
+
+
+_ITERATOR_KINDS = frozenset(("first", "last", "iter"))
 
 
 # ---------------------------------------------------------------------------
@@ -647,7 +650,7 @@ def _template_for(algo: Algorithm):
             ):
                 continue
             else:
-                args.append(code)
+                args.append(as_iterator(code, item, ctx) if kind in _ITERATOR_KINDS else code)
         args = _defaults(algo, items, args, sig, ctx)
         call = f"thrust::{algo.name}({', '.join(args)})"
         if algo.result.startswith("pair:"):
