@@ -95,10 +95,6 @@ def test_dynamic_shared_memory_over_48k_after_raising_limit(rng):
     np.testing.assert_array_equal(y.get(), h[::-1])
 
 
-@pytest.mark.sim_gap(
-    "RawModule.get_function of a missing name is not refused without a GPU; the simulator "
-    "refuses it at launch, with another message (FunctionNotFoundError)"
-)
 def test_spec_raw_module(rng, launch):
     mod = jitkern.RawModule(code=r"""
     extern "C"{
@@ -120,7 +116,8 @@ def test_spec_raw_module(rng, launch):
     np.testing.assert_array_equal(launch.get(y), h1 + h2)
     launch(mod.get_function("test_multiply"))((N,), (N,), (x1, x2, y, N ** 2))
     np.testing.assert_array_equal(launch.get(y), h1 * h2)
-    with pytest.raises(LaunchError, match="no kernel named 'test_divide'"):
+    # (read from the compiled binary's symbols, before any GPU is needed)
+    with pytest.raises(LaunchError, match="no kernel (named )?'test_divide'"):
         mod.get_function("test_divide")
 
 
