@@ -225,17 +225,16 @@ def test_an_all_size_1_elementwise_launch_collapses_to_no_axis(rng):
     assert "ElementwiseKernel 'one_keep': strided loop, 3-d after collapsing" in source
 
 
-@pytest.mark.gpu
-def test_an_all_size_1_elementwise_launch_matches_numpy(rng):
+def test_an_all_size_1_elementwise_launch_matches_numpy(rng, launch):
     import jitkern
 
     k = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x * y + _ind.size()", "one_elem")
     hx, hy = _one_element_view(rng, np.float64), _one_element_view(rng, np.float64)
-    x = jitkern.asarray(np.ascontiguousarray(rng.standard_normal((3, 4, 5))))[1:2, 2:3, 3:4]
-    x[...] = jitkern.asarray(np.ascontiguousarray(hx))
-    z = jitkern.full((1, 1, 1), np.nan, np.float64)
-    k(x, jitkern.asarray(hy), z)
-    np.testing.assert_allclose(z.get(), hx * hy + 1, rtol=1e-15)
+    x = launch.to_device(np.ascontiguousarray(rng.standard_normal((3, 4, 5))))[1:2, 2:3, 3:4]
+    x[...] = launch.to_device(np.ascontiguousarray(hx))
+    z = launch.poisoned((1, 1, 1), np.float64)
+    launch(k)(x, launch.to_device(hy), z)
+    np.testing.assert_allclose(launch.get(z), hx * hy + 1, rtol=1e-15)
 
 
 @pytest.mark.gpu

@@ -160,16 +160,15 @@ def _inputs(rng, n):
     return f, h, a, b
 
 
-@pytest.mark.gpu
 @needs_ml_dtypes
-def test_conversions_match_ml_dtypes_with_cuda_saturation(rng):
+def test_conversions_match_ml_dtypes_with_cuda_saturation(rng, launch):
     n = 1000
     f, h, a, b = _inputs(rng, n)
     # NaN-poisoned: a saturated or rounded value may be zero
     kinds = (a.dtype, b.dtype, np.float32, np.float16, ml_dtypes.bfloat16)
-    outs = [jitkern.asarray(np.full(n, np.nan, d)) for d in kinds]
-    conversions[(n + 127) // 128, 128](*map(jitkern.asarray, (f, h, a, b)), *outs)
-    got = [o.get() for o in outs]
+    outs = [launch.to_device(np.full(n, np.nan, d)) for d in kinds]
+    launch(conversions)[(n + 127) // 128, 128](*map(launch.to_device, (f, h, a, b)), *outs)
+    got = [launch.get(o) for o in outs]
     np.testing.assert_array_equal(got[0].view(np.uint8), _saturate(f, a.dtype).view(np.uint8))
     want5 = _saturate(h.astype(np.float32), b.dtype)
     np.testing.assert_array_equal(got[1].view(np.uint8), want5.view(np.uint8))
@@ -178,20 +177,19 @@ def test_conversions_match_ml_dtypes_with_cuda_saturation(rng):
     np.testing.assert_array_equal(got[4].astype(np.float32), a.astype(np.float32))
 
 
-@pytest.mark.gpu
 @needs_ml_dtypes
-def test_arithmetic_matches_float32_then_one_saturating_rounding(rng):
+def test_arithmetic_matches_float32_then_one_saturating_rounding(rng, launch):
     n = 1000
     a, b, c = ((rng.standard_normal(n) * 20).astype(ml_dtypes.float8_e4m3fn) for _ in range(3))
-    y, z = (jitkern.asarray(np.full(n, np.nan, a.dtype)) for _ in range(2))
-    w = jitkern.asarray(np.full(n, np.nan, np.float32))
-    fp8_math[(n + 127) // 128, 128](*map(jitkern.asarray, (a, b, c)), y, z, w)
+    y, z = (launch.to_device(np.full(n, np.nan, a.dtype)) for _ in range(2))
+    w = launch.to_device(np.full(n, np.nan, np.float32))
+    launch(fp8_math)[(n + 127) // 128, 128](*map(launch.to_device, (a, b, c)), y, z, w)
     f = [v.astype(np.float32) for v in (a, b, c)]
     want_y = _saturate(f[0] * f[1] + f[2], a.dtype)  # products of e4m3 values are exact
-    np.testing.assert_array_equal(y.get().view(np.uint8), want_y.view(np.uint8))
+    np.testing.assert_array_equal(launch.get(y).view(np.uint8), want_y.view(np.uint8))
     want_z = _saturate(-f[0] + np.abs(f[2]) * 2, a.dtype)
-    np.testing.assert_array_equal(z.get().view(np.uint8), want_z.view(np.uint8))
-    np.testing.assert_array_equal(w.get(), f[0] * f[1])
+    np.testing.assert_array_equal(launch.get(z).view(np.uint8), want_z.view(np.uint8))
+    np.testing.assert_array_equal(launch.get(w), f[0] * f[1])
 
 
 @pytest.mark.gpu

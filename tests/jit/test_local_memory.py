@@ -148,23 +148,22 @@ def _gather_expected(x, n):
     return out
 
 
-@pytest.mark.gpu
-def test_local_arrays_on_gpu(rng):
+def test_local_arrays_on_gpu(rng, launch):
     threads = 256
     x = rng.standard_normal(threads * 16).astype(np.float32)
-    y = jitkern.asarray(np.full(threads, np.nan, np.float32))
-    gather_sum[2, 128](jitkern.asarray(x), y, 40)
-    np.testing.assert_array_equal(y.get(), _gather_expected(x, 40))
-    w = jitkern.asarray(np.full(threads, np.nan, np.float32))
-    unrolled_window[2, 128](jitkern.asarray(x[: threads * 4]), w)
+    y = launch.to_device(np.full(threads, np.nan, np.float32))
+    launch(gather_sum)[2, 128](launch.to_device(x), y, 40)
+    np.testing.assert_array_equal(launch.get(y), _gather_expected(x, 40))
+    w = launch.to_device(np.full(threads, np.nan, np.float32))
+    launch(unrolled_window)[2, 128](launch.to_device(x[: threads * 4]), w)
     q = x[: threads * 4].reshape(-1, 4).astype(np.float64)
     expected = q[:, 0] * q[:, 3] + q[:, 1] * q[:, 2]  # the GPU may fuse one multiply-add
-    np.testing.assert_allclose(w.get(), expected, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(launch.get(w), expected, rtol=1e-6, atol=1e-6)
     v = rng.integers(0, 1000, threads * 24).astype(np.int32)
-    out = jitkern.asarray(np.full((threads, 8), -7, np.int32))
-    histogram_per_thread[2, 128](jitkern.asarray(v), out, 24)
+    out = launch.to_device(np.full((threads, 8), -7, np.int32))
+    launch(histogram_per_thread)[2, 128](launch.to_device(v), out, 24)
     expected = np.stack([np.bincount(r % 8, minlength=8) for r in v.reshape(threads, 24)])
-    np.testing.assert_array_equal(out.get(), expected)
+    np.testing.assert_array_equal(launch.get(out), expected)
 
 
 @rawkernel(debug=True)

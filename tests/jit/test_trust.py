@@ -165,14 +165,13 @@ def test_sum_of_600_terms_compiles(tmp_path):
     assert info.cubin[:4] == b"\x7fELF" and info.registers > 0
 
 
-@pytest.mark.gpu
-def test_sum_of_600_terms_on_gpu(tmp_path, rng):
+def test_sum_of_600_terms_on_gpu(tmp_path, rng, launch):
     k = _long_sum_kernel(tmp_path, 600)
     x = rng.standard_normal(600).astype(np.float32)
-    y = jitkern.asarray(np.full(1, np.nan, np.float32))
-    k[1, 1](jitkern.asarray(x), y)
+    y = launch.to_device(np.full(1, np.nan, np.float32))
+    launch(k)[1, 1](launch.to_device(x), y)
     expected = np.add.accumulate(x, dtype=np.float32)[-1]  # left to right, in float32
-    assert y.get()[0] == expected
+    assert launch.get(y)[0] == expected
 
 
 @pytest.mark.skipif(
@@ -261,8 +260,7 @@ def test_global_read_by_a_device_function_is_guarded_too():
         SCALE = old
 
 
-@pytest.mark.gpu
-def test_changed_global_is_used_at_the_next_launch(rng):
+def test_changed_global_is_used_at_the_next_launch(rng, launch):
     global SCALE
 
     @rawkernel()
@@ -272,14 +270,14 @@ def test_changed_global_is_used_at_the_next_launch(rng):
             y[i] = x[i] * SCALE
 
     x = rng.standard_normal(64).astype(np.float32)
-    dx = jitkern.asarray(x)
+    dx = launch.to_device(x)
     old = SCALE
     try:
         for scale in (2.0, 2.0, 3.0, 3.0, 0.5):
             SCALE = scale
-            y = jitkern.asarray(np.full(64, np.nan, np.float32))
-            k[1, 64](dx, y)
-            np.testing.assert_array_equal(y.get(), x * np.float32(scale))
+            y = launch.to_device(np.full(64, np.nan, np.float32))
+            launch(k)[1, 64](dx, y)
+            np.testing.assert_array_equal(launch.get(y), x * np.float32(scale))
     finally:
         SCALE = old
 
@@ -300,19 +298,18 @@ def test_partially_assigned_local_reads_zero(rng):
     np.testing.assert_array_equal(y.get(), np.where(x > 0, x, 0).astype(np.float32))
 
 
-@pytest.mark.gpu
-def test_colliding_and_unicode_names_run(rng):
+def test_colliding_and_unicode_names_run(rng, launch):
     @rawkernel()
     def k(x, x_shape0, x_ptr, jk_t1):
         café = x[1, 2]
         x[0, 0] = x_shape0 + 10 * x_ptr + 100 * jk_t1 + café + x.shape[1]
 
     host = rng.standard_normal((3, 5)).astype(np.float64)
-    x = jitkern.asarray(host)
-    k[1, 1](x, 1.0, 2.0, 3.0)
+    x = launch.to_device(host)
+    launch(k)[1, 1](x, 1.0, 2.0, 3.0)
     expected = host.copy()
     expected[0, 0] = 1.0 + 20.0 + 300.0 + host[1, 2] + 5
-    np.testing.assert_array_equal(x.get(), expected)
+    np.testing.assert_array_equal(launch.get(x), expected)
 
 
 @pytest.mark.gpu

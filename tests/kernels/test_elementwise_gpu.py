@@ -85,19 +85,18 @@ def test_spec_generic_kernels(rng, launch):
     np.testing.assert_allclose(launch.get(z), (d * d).astype(np.float64), rtol=1e-6)
 
 
-@pytest.mark.gpu
-def test_spec_add_reverse_raw(rng):
+def test_spec_add_reverse_raw(rng, launch):
     add_reverse = jitkern.ElementwiseKernel(
         "T x, raw T y", "T z", "z = x + y[_ind.size() - i - 1]", "add_reverse"
     )
     xh = rng.standard_normal(10).astype(np.float32)
     yh = rng.standard_normal(10).astype(np.float32)
-    np.testing.assert_array_equal(host(add_reverse(dev(xh), dev(yh))), xh + yh[::-1])
+    np.testing.assert_array_equal(launch.get(launch(add_reverse)(launch.to_device(xh), launch.to_device(yh))), xh + yh[::-1])
     # raw argument that is a strided 2-D view: indexed in C order over its own shape
     base = rng.standard_normal((5, 8)).astype(np.float32)
-    yv = jitkern.asarray(base)[:, ::4]  # (5, 2), non-contiguous
-    out = add_reverse(jitkern.asarray(np.zeros(10, np.float32)), yv)
-    np.testing.assert_array_equal(host(out), base[:, ::4].ravel()[::-1])
+    yv = launch.to_device(base)[:, ::4]  # (5, 2), non-contiguous
+    out = launch(add_reverse)(launch.to_device(np.zeros(10, np.float32)), yv)
+    np.testing.assert_array_equal(launch.get(out), base[:, ::4].ravel()[::-1])
 
 
 def test_clipped_relu_and_abs2(rng, launch):
@@ -191,29 +190,28 @@ def test_all_dtypes_copy_and_scale(dtype, rng, launch):
         np.testing.assert_allclose(r, expected, rtol=1e-3 if dt == np.float16 else 1e-6)
 
 
-@pytest.mark.gpu
-def test_views_negative_strides_and_broadcasting(rng):
+def test_views_negative_strides_and_broadcasting(rng, launch):
     k = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x * 2 + y", "axpy_like")
     a = rng.random((64, 48)).astype(np.float32)
     b = rng.random((48,)).astype(np.float32)
-    da, db = dev(a), dev(b)
-    np.testing.assert_allclose(host(k(da[::-1, ::-2], db[::-2])), a[::-1, ::-2] * 2 + b[::-2])
+    da, db = launch.to_device(a), launch.to_device(b)
+    np.testing.assert_allclose(launch.get(launch(k)(da[::-1, ::-2], db[::-2])), a[::-1, ::-2] * 2 + b[::-2])
     np.testing.assert_allclose(
-        host(k(da.T, dev(rng.random((64,)).astype(np.float32)))).shape, (48, 64)
+        launch.get(launch(k)(da.T, launch.to_device(rng.random((64,)).astype(np.float32)))).shape, (48, 64)
     )
     col = rng.random((64, 1)).astype(np.float32)
-    np.testing.assert_allclose(host(k(da, dev(col))), a * 2 + col, rtol=1e-6)
+    np.testing.assert_allclose(launch.get(launch(k)(da, launch.to_device(col))), a * 2 + col, rtol=1e-6)
     # vectors along the innermost dimension: aligned sub-blocks, and misaligned ones
-    np.testing.assert_allclose(host(k(da[:, 4:44], db[4:44])), a[:, 4:44] * 2 + b[4:44])
-    np.testing.assert_allclose(host(k(da[:, 1:45], db[1:45])), a[:, 1:45] * 2 + b[1:45])
-    np.testing.assert_allclose(host(k(da[1:, 4:44], db[4:44])), a[1:, 4:44] * 2 + b[4:44])
-    x2 = dev(rng.random(1 << 16).astype(np.float32))
+    np.testing.assert_allclose(launch.get(launch(k)(da[:, 4:44], db[4:44])), a[:, 4:44] * 2 + b[4:44])
+    np.testing.assert_allclose(launch.get(launch(k)(da[:, 1:45], db[1:45])), a[:, 1:45] * 2 + b[1:45])
+    np.testing.assert_allclose(launch.get(launch(k)(da[1:, 4:44], db[4:44])), a[1:, 4:44] * 2 + b[4:44])
+    x2 = launch.to_device(rng.random(launch.pick(1 << 16, 1 << 10)).astype(np.float32))
     np.testing.assert_allclose(
-        host(k(x2[::2], x2[1::2])), host(x2)[::2] * 2 + host(x2)[1::2], rtol=1e-6
+        launch.get(launch(k)(x2[::2], x2[1::2])), launch.get(x2)[::2] * 2 + launch.get(x2)[1::2], rtol=1e-6
     )
     # misaligned contiguous views take the non-vector path
     np.testing.assert_allclose(
-        host(k(x2[1:], x2[:-1])), host(x2)[1:] * 2 + host(x2)[:-1], rtol=1e-6
+        launch.get(launch(k)(x2[1:], x2[:-1])), launch.get(x2)[1:] * 2 + launch.get(x2)[:-1], rtol=1e-6
     )
 
 
@@ -393,8 +391,8 @@ def test_foreign_and_jitkern_arrays_alternate(squared_diff, rng):
 
 
 @pytest.mark.parametrize("n", [1, 7, 1024, 4099, 1 << 20])
-@pytest.mark.gpu
-def test_mixed_dtypes_float32_in_float64_out(n, rng):
+def test_mixed_dtypes_float32_in_float64_out(n, rng, launch):
+    n = launch.pick(n, min(n, 4099))  # the simulator: at most 4099 values
     k = jitkern.ElementwiseKernel(
         "float32 x", "float64 y", "y = exp((double)x) + x * (1.5 + x * 0.25)", "mixed_f32_f64"
     )
@@ -402,21 +400,20 @@ def test_mixed_dtypes_float32_in_float64_out(n, rng):
     ref = x.astype(np.float64)
     want = np.exp(ref) + ref * (1.5 + ref * 0.25)
     for view in (slice(0, n), slice(1, n + 1)):  # aligned, then misaligned by one float
-        y = jitkern.full((n,), np.nan, np.float64)
-        k(dev(x)[view], y)
+        y = launch.poisoned((n,), np.float64)
+        launch(k)(launch.to_device(x)[view], y)
         # float64 arithmetic: the error is held to the terms' magnitude (they can cancel).
         scale = np.exp(ref[view]) + np.abs(ref[view] * (1.5 + ref[view] * 0.25))
-        np.testing.assert_array_less(np.abs(host(y) - want[view]), 1e-14 * scale)
-        np.testing.assert_array_less(np.abs(host(k(dev(x)[view])) - want[view]), 1e-14 * scale)
+        np.testing.assert_array_less(np.abs(launch.get(y) - want[view]), 1e-14 * scale)
+        np.testing.assert_array_less(np.abs(launch.get(launch(k)(launch.to_device(x)[view])) - want[view]), 1e-14 * scale)
 
 
-@pytest.mark.gpu
-def test_output_shape_that_does_not_broadcast_names_the_output(squared_diff):
-    x = jitkern.zeros((4,), np.float32)
+def test_output_shape_that_does_not_broadcast_names_the_output(squared_diff, launch):
+    x = launch.zeros((4,), np.float32)
     with pytest.raises(ValueError, match=r"output 'z'.*\(3,\).*\(4,\)"):
-        squared_diff(x, x, jitkern.zeros((3,), np.float32))
+        launch(squared_diff)(x, x, launch.zeros((3,), np.float32))
     with pytest.raises(ValueError, match=r"output 'z'.*\(1,\).*\(4,\)"):
-        squared_diff(x, x, jitkern.zeros((1,), np.float32))
+        launch(squared_diff)(x, x, launch.zeros((1,), np.float32))
 
 
 @pytest.mark.gpu

@@ -574,16 +574,17 @@ def _wide(a):
     return a
 
 
-def _check(fused, *host, native=False, tol=None, wrap=None):
-    """Run ``fused`` on device copies of ``host``; compare dtype and shape with NumPy on the
+def _check(fused, *host, native=False, tol=None, wrap=None, launch=None):
+    """Run ``fused`` on device copies of ``host`` (made by ``wrap``, or by ``launch``, which
+    also picks the GPU or the simulator); compare dtype and shape with NumPy on the
     same arguments, and values with NumPy on float64 arguments (at the result dtype's
     tolerance), or exactly where ``native`` (integer results always)."""
-    wrap = wrap or jitkern.asarray
+    wrap = launch.to_device if launch is not None else wrap or jitkern.asarray
     device = [wrap(a) if isinstance(a, np.ndarray) else a for a in host]
     with np.errstate(all="ignore"):
         same = fused(*host)
         wide = fused(*[_wide(a) for a in host])
-    got = fused(*device)
+    got = launch(fused)(*device) if launch is not None else fused(*device)
     same, wide, got = (v if isinstance(v, tuple) else (v,) for v in (same, wide, got))
     assert len(got) == len(same)
     for g, s, w in zip(got, same, wide):
@@ -598,28 +599,26 @@ def _check(fused, *host, native=False, tol=None, wrap=None):
     return got
 
 
-@pytest.mark.gpu
-def test_spec_examples(rng):
+def test_spec_examples(rng, launch):
     x, y = _host((50, 40), np.float32, rng), _host((50, 40), np.float32, rng)
-    _check(squared_diff, x, y)
+    _check(squared_diff, x, y, launch=launch)
     scale = float(np.abs(x * y).sum(axis=-1).max())
-    _check(sum_of_products, x, y, tol=(0, 8e-7 * scale))
-    _check(magnitude, x, y)
+    _check(sum_of_products, x, y, tol=(0, 8e-7 * scale), launch=launch)
+    _check(magnitude, x, y, launch=launch)
     xd, yd = _host((64, 33), np.float64, rng), _host((64, 33), np.float64, rng)
-    _check(magnitude, xd, yd)
-    _check(sum_of_products, xd, yd, tol=(1e-12, 1e-12))
+    _check(magnitude, xd, yd, launch=launch)
+    _check(sum_of_products, xd, yd, tol=(1e-12, 1e-12), launch=launch)
 
 
-@pytest.mark.gpu
-def test_python_constructs(rng):
+def test_python_constructs(rng, launch):
     x, y = _host((16, 9), np.float32, rng), _host((16, 9), np.float32, rng)
     for fused in (with_helper, closure, with_lambda, wrapper, by_getattr, outer):
         args = (x,) if fused in (closure, by_getattr) else (x, y)
-        _check(fused, *args)
-    _check(loops_and_ifs, x, 1.5)
-    _check(loops_and_ifs, x[0], 2)
-    _check(written_for_cupy, x, y)
-    _check(written_for_jitkern, x.astype(np.float64), y.astype(np.float64))
+        _check(fused, *args, launch=launch)
+    _check(loops_and_ifs, x, 1.5, launch=launch)
+    _check(loops_and_ifs, x[0], 2, launch=launch)
+    _check(written_for_cupy, x, y, launch=launch)
+    _check(written_for_jitkern, x.astype(np.float64), y.astype(np.float64), launch=launch)
 
 
 def _all_ufuncs(dtype):
@@ -644,24 +643,23 @@ def _all_ufuncs(dtype):
     return run, outputs
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize(
     "dtype", ["float32", "float64", "float16", "int32", "int8", "uint8", "bool", "complex64",
               "complex128"])  # fmt: skip
-def test_every_ufunc_against_numpy(rng, dtype):
+def test_every_ufunc_against_numpy(rng, dtype, launch):
     run, names = _all_ufuncs(dtype)
     x, y = _host(300, dtype, rng), _host(300, dtype, rng, 0.25, 2.0)
     if np.dtype(dtype).kind in "iu":
         y = rng.integers(1, 6, 300).astype(dtype)  # no x // 0, no negative powers
         x[x == 0] = 1  # NumPy's integer reciprocal(0) is undefined (INT_MIN on x86)
     fused = fuse(run)
-    device = fused(jitkern.asarray(x), jitkern.asarray(y))
+    device = launch(fused)(launch.to_device(x), launch.to_device(y))
     with np.errstate(all="ignore"):
         same = run(x, y)
         wide = run(_wide(x), _wide(y))
     failures = []
     for name, g, s, w in zip(names, device, same, wide):
-        g, s, w = jitkern.asnumpy(g), np.asarray(s), np.asarray(w)
+        g, s, w = launch.get(g), np.asarray(s), np.asarray(w)
         try:
             assert g.dtype == s.dtype, (g.dtype, s.dtype)
             if s.dtype.kind in "biu" or name in _NATIVE or w.dtype.kind in "biu":
@@ -675,136 +673,128 @@ def test_every_ufunc_against_numpy(rng, dtype):
     assert not failures, "\n".join(failures)
 
 
-@pytest.mark.gpu
-def test_where_clip_copyto_and_scalars(rng):
+def test_where_clip_copyto_and_scalars(rng, launch):
     x = _host((40, 7), np.float32, rng)
-    _check(clip_where, x, -0.5, 0.75)
-    _check(clip_where, x.astype(np.float64), np.float32(-1), 1)
-    _check(fuse(lambda x, s: x * s - 1), _host(100, np.int8, rng), 3)  # int8 stays int8
-    _check(fuse(lambda x, s: x * s - 1), _host(100, np.float16, rng), 2.5)  # weak float
-    _check(fuse(lambda x, s: x / s), _host(100, np.int16, rng), 4)  # true divide -> float64
+    _check(clip_where, x, -0.5, 0.75, launch=launch)
+    _check(clip_where, x.astype(np.float64), np.float32(-1), 1, launch=launch)
+    # int8 stays int8
+    _check(fuse(lambda x, s: x * s - 1), _host(100, np.int8, rng), 3, launch=launch)
+    # weak float
+    _check(fuse(lambda x, s: x * s - 1), _host(100, np.float16, rng), 2.5, launch=launch)
+    # true divide -> float64
+    _check(fuse(lambda x, s: x / s), _host(100, np.int16, rng), 4, launch=launch)
     dst = _host(64, np.float32, rng)
     src = _host(64, np.float32, rng)
-    d = jitkern.asarray(dst)
-    assert copy_into(d, jitkern.asarray(src)) is None
-    np.testing.assert_allclose(jitkern.asnumpy(d), src.astype(np.float64) + 1, rtol=2e-7)
+    d = launch.to_device(dst)
+    assert launch(copy_into)(d, launch.to_device(src)) is None
+    np.testing.assert_allclose(launch.get(d), src.astype(np.float64) + 1, rtol=2e-7)
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "amax", "amin", "all", "any",
                                   "nansum", "nanprod"])  # fmt: skip
 @pytest.mark.parametrize("axis,keepdims", [(None, False), (0, True), ((0, 2), False)])
-def test_reductions(rng, name, axis, keepdims):
+def test_reductions(rng, name, axis, keepdims, launch):
     reduce = getattr(np, name)
     fused = fuse(lambda x, y: reduce(x * y - 1, axis=axis, keepdims=keepdims))
     x = 1 + rng.random((6, 7, 9)) / 2
     y = 1.5 + rng.random((7, 9)) / 2  # x * y - 1 in [0.5, 2]: products stay finite
     x[0, 0, 0] = np.nan if name.startswith("nan") else x[0, 0, 0]
-    _check(fused, x, y, tol=(1e-11, 1e-11))  # float64: float64 tolerances
-    _check(fused, x.astype(np.float32), y.astype(np.float32), tol=(2e-5, 1e-5))
-    _check(fused, (x * 3).astype(np.int16), (y * 2).astype(np.int16))
+    _check(fused, x, y, tol=(1e-11, 1e-11), launch=launch)  # float64: float64 tolerances
+    _check(fused, x.astype(np.float32), y.astype(np.float32), tol=(2e-5, 1e-5), launch=launch)
+    _check(fused, (x * 3).astype(np.int16), (y * 2).astype(np.int16), launch=launch)
 
 
-@pytest.mark.gpu
-def test_reduction_dtype_keyword_and_methods(rng):
+def test_reduction_dtype_keyword_and_methods(rng, launch):
     x = _host((5, 300), np.int8, rng)
-    _check(fuse(lambda x: np.sum(x, axis=1, dtype=np.float64) + 0.5), x)
-    _check(fuse(lambda x: x.sum(axis=0, dtype=np.int16)), x)
-    _check(methods, x)
+    _check(fuse(lambda x: np.sum(x, axis=1, dtype=np.float64) + 0.5), x, launch=launch)
+    _check(fuse(lambda x: x.sum(axis=0, dtype=np.int16)), x, launch=launch)
+    _check(methods, x, launch=launch)
     f = _host((5, 300), np.float32, rng)
     for method in ("sum", "prod", "max", "min", "all", "any"):
         fused = fuse(lambda x, m=method: getattr(x + 1, m)(axis=1))
-        _check(fused, f, tol=(2e-5, 1e-6))
+        _check(fused, f, tol=(2e-5, 1e-6), launch=launch)
     half = _host((4, 2000), np.float16, rng)
-    got = jitkern.asnumpy(sum_of_products(jitkern.asarray(half), jitkern.asarray(half)))
+    got = launch.get(launch(sum_of_products)(launch.to_device(half), launch.to_device(half)))
     exact = (half.astype(np.float64) ** 2).sum(-1)
     assert got.dtype == np.float16
     np.testing.assert_allclose(got, exact, rtol=2e-3)  # accumulated in float, not half
 
 
-@pytest.mark.gpu
-def test_max_min_propagate_nan(rng):
+def test_max_min_propagate_nan(rng, launch):
     x = _host((16, 40), np.float64, rng)
     x[3, 7] = np.nan
     for name in ("max", "min"):
         for axis in (None, 0, 1):
-            _check(fuse(lambda x, n=name, a=axis: getattr(np, n)(x, axis=a)), x)
+            _check(fuse(lambda x, n=name, a=axis: getattr(np, n)(x, axis=a)), x, launch=launch)
 
 
-@pytest.mark.gpu
-def test_complex_parts_and_ordering(rng):
+def test_complex_parts_and_ordering(rng, launch):
     z = _host((30, 4), np.complex128, rng)
-    _check(parts, z)
-    _check(parts, z.astype(np.complex64))
+    _check(parts, z, launch=launch)
+    _check(parts, z.astype(np.complex64), launch=launch)
     a, b = _host(200, np.complex128, rng), _host(200, np.complex128, rng)
     b[::3] = a[::3].real + 1j * b[::3].imag  # equal real parts: the imaginary parts decide
-    _check(complex_order, a, b)
-    _check(fuse(lambda z: np.max(z, axis=0)), z)
-    _check(fuse(lambda z: np.min(z)), z)
+    _check(complex_order, a, b, launch=launch)
+    _check(fuse(lambda z: np.max(z, axis=0)), z, launch=launch)
+    _check(fuse(lambda z: np.min(z)), z, launch=launch)
 
 
-@pytest.mark.gpu
-def test_elementwise_after_reduction(rng):
+def test_elementwise_after_reduction(rng, launch):
     x = _host(1000, np.float64, rng)
-    _check(norm_plus, x, tol=(1e-12, 1e-12))
+    _check(norm_plus, x, tol=(1e-12, 1e-12), launch=launch)
     m = _host((12, 8), np.float32, rng)
-    _check(centered, m, tol=(2e-6, 2e-6))
-    _check(fuse(lambda x: (x * 2, x.max())), m)
-    _check(demeaned, m.astype(np.float64), tol=(1e-12, 1e-13))
-    _check(demeaned, m, tol=(2e-6, 2e-6))
-    _check(demeaned, _host((12, 8), np.int16, rng), tol=(1e-12, 1e-12))
-    _check(fuse(lambda x: np.mean(x * 2, axis=0)), m.astype(np.float64), tol=(1e-12, 1e-13))
+    _check(centered, m, tol=(2e-6, 2e-6), launch=launch)
+    _check(fuse(lambda x: (x * 2, x.max())), m, launch=launch)
+    _check(demeaned, m.astype(np.float64), tol=(1e-12, 1e-13), launch=launch)
+    _check(demeaned, m, tol=(2e-6, 2e-6), launch=launch)
+    _check(demeaned, _host((12, 8), np.int16, rng), tol=(1e-12, 1e-12), launch=launch)
+    _check(fuse(lambda x: np.mean(x * 2, axis=0)), m.astype(np.float64), tol=(1e-12, 1e-13), launch=launch)
 
 
-@pytest.mark.gpu
-def test_several_outputs(rng):
+def test_several_outputs(rng, launch):
     x, y = _host((20, 5), np.float64, rng), _host((20, 5), np.float64, rng, 0.5, 2)
-    _check(two_outputs, x, y)
-    _check(divmod_frexp_modf, x, y, native=True)
+    _check(two_outputs, x, y, launch=launch)
+    _check(divmod_frexp_modf, x, y, native=True, launch=launch)
     xi, yi = _host(100, np.int32, rng), rng.integers(1, 9, 100).astype(np.int32)
-    _check(divmod_frexp_modf.__wrapped__ and fuse(lambda x, y: divmod(x, y)), xi, -yi)
+    _check(divmod_frexp_modf.__wrapped__ and fuse(lambda x, y: divmod(x, y)), xi, -yi, launch=launch)
 
 
-@pytest.mark.gpu
-def test_in_place_updates(rng):
+def test_in_place_updates(rng, launch):
     x, y = _host((10, 6), np.float32, rng), _host((10, 6), np.float32, rng)
     for fused, expected in (
         (add_into, (x.astype(np.float64) + y) * 2),
         (assign_all, y.astype(np.float64) * 3),
     ):
-        d = jitkern.asarray(x)
-        d[...] = np.full(x.shape, np.nan, np.float32)  # poisoned, then overwritten
+        d = launch.poisoned(x.shape, np.float32)  # poisoned, then overwritten
         d[...] = x
-        assert fused(d, jitkern.asarray(y)) is None
-        np.testing.assert_allclose(jitkern.asnumpy(d), expected, rtol=2e-7, atol=1e-7)
-    d = jitkern.asarray(x)
-    assert write_row(d, jitkern.asarray(y[0])) is None
+        assert launch(fused)(d, launch.to_device(y)) is None
+        np.testing.assert_allclose(launch.get(d), expected, rtol=2e-7, atol=1e-7)
+    d = launch.to_device(x)
+    assert launch(write_row)(d, launch.to_device(y[0])) is None
     expected = x.astype(np.float64)
     expected[1] = y[0].astype(np.float64) * 2
     expected[2] = y[0]
-    np.testing.assert_allclose(jitkern.asnumpy(d), expected, rtol=2e-7, atol=1e-7)
-    d = jitkern.asarray(x)
-    r = ufunc_out(d, jitkern.asarray(y))
-    np.testing.assert_allclose(jitkern.asnumpy(d), x.astype(np.float64) + y, rtol=2e-7)
-    np.testing.assert_array_equal(jitkern.asnumpy(r), jitkern.asnumpy(d))
+    np.testing.assert_allclose(launch.get(d), expected, rtol=2e-7, atol=1e-7)
+    d = launch.to_device(x)
+    r = launch(ufunc_out)(d, launch.to_device(y))
+    np.testing.assert_allclose(launch.get(d), x.astype(np.float64) + y, rtol=2e-7)
+    np.testing.assert_array_equal(launch.get(r), launch.get(d))
 
 
-@pytest.mark.gpu
-def test_indexing_arguments(rng):
+def test_indexing_arguments(rng, launch):
     x, y = _host(7, np.float64, rng), _host((5, 7), np.float64, rng)
-    _check(outer_product, x, y[0])
-    _check(first_row, y, y)
-    _check(fuse(lambda x: x[::2, 1:] + x[1::2, :-1]), _host((6, 5), np.float32, rng))
+    _check(outer_product, x, y[0], launch=launch)
+    _check(first_row, y, y, launch=launch)
+    _check(fuse(lambda x: x[::2, 1:] + x[1::2, :-1]), _host((6, 5), np.float32, rng), launch=launch)
 
 
-@pytest.mark.gpu
-def test_none_arguments_and_numpy_scalars(rng):
+def test_none_arguments_and_numpy_scalars(rng, launch):
     x, y = _host(50, np.float32, rng), _host(50, np.float32, rng)
-    _check(with_none, x, y, None)
+    _check(with_none, x, y, None, launch=launch)
     # NumPy 2: x * y stays float32 and only the sum is float64 (the scalar is strong), so the
     # reference is NumPy on the same dtypes, at float64's tolerance; a float32 sum would fail.
-    _check(with_none, x, y, np.float64(0.25), native=True)
-    _check(with_none, x, y, x)
+    _check(with_none, x, y, np.float64(0.25), native=True, launch=launch)
+    _check(with_none, x, y, x, launch=launch)
 
 
 @pytest.mark.gpu

@@ -33,13 +33,13 @@ def test_spec_l2norm(l2norm, rng, launch):
     np.testing.assert_allclose(launch.get(launch(l2norm)(launch.to_device(xh), axis=1)), want, rtol=1e-6)
 
 
-@pytest.mark.gpu
-def test_seed_001_l2_norm_squared(rng):
+def test_seed_001_l2_norm_squared(rng, launch):
     k = jitkern.ReductionKernel(
         "float64 x", "float64 y", "x * x", "a + b", "y = a", "0", "l2_norm_sq"
     )
-    x = rng.standard_normal(1_000_000)
-    np.testing.assert_allclose(float(host(k(dev(x)))), np.sum(x * x), rtol=1e-10)
+    x = rng.standard_normal(launch.pick(1_000_000, 5000))
+    got = float(launch.get(launch(k)(launch.to_device(x))))
+    np.testing.assert_allclose(got, np.sum(x * x), rtol=1e-10)
 
 
 def test_seed_003_shifted_examples_are_explained(rng, launch):
@@ -84,21 +84,26 @@ def test_every_axis_combination_float64(ksum, shape, rng, launch):
 
 
 @pytest.mark.parametrize("shape", [(2000, 3), (3, 2000), (128, 128, 3)])
-@pytest.mark.gpu
-def test_float32_and_int_and_views(ksum, shape, rng):
+def test_float32_and_int_and_views(ksum, shape, rng, launch):
+    shape = launch.pick(shape, tuple(min(s, 30) for s in shape))  # the simulator: smaller
     x = rng.standard_normal(shape).astype(np.float32)
-    d = dev(x)
+    d = launch.to_device(x)
     for axes in _axis_combos(len(shape)):
         tol = 1e-5 * np.sqrt(max(1, x.size))
         np.testing.assert_allclose(
-            host(ksum(d, axis=axes)), x.sum(axis=axes, dtype=np.float64), rtol=1e-4, atol=tol
+            launch.get(launch(ksum)(d, axis=axes)),
+            x.sum(axis=axes, dtype=np.float64),
+            rtol=1e-4,
+            atol=tol,
         )
     xi = rng.integers(-100, 100, shape).astype(np.int32)
-    di = dev(xi)
+    di = launch.to_device(xi)
     for axes in _axis_combos(len(shape)):
-        np.testing.assert_array_equal(host(ksum(di, axis=axes)), xi.sum(axis=axes, dtype=np.int32))
+        got = launch.get(launch(ksum)(di, axis=axes))
+        np.testing.assert_array_equal(got, xi.sum(axis=axes, dtype=np.int32))
     v = d[::-1]
-    np.testing.assert_allclose(host(ksum(v, axis=0)), x[::-1].sum(axis=0), rtol=1e-4, atol=1e-3)
+    got = launch.get(launch(ksum)(v, axis=0))
+    np.testing.assert_allclose(got, x[::-1].sum(axis=0), rtol=1e-4, atol=1e-3)
 
 
 def test_max_without_identity_and_zero_size(rng, launch):
@@ -167,12 +172,12 @@ def test_raw_argument_leading_axes(rng, launch):
 @pytest.mark.parametrize(
     "shape,axis", [((1 << 22,), None), ((512, 4096), 1), ((4096, 512), 0), ((100_000, 3), 1)]
 )
-@pytest.mark.gpu
-def test_deterministic_bits(ksum, shape, axis, rng):
+def test_deterministic_bits(ksum, shape, axis, rng, launch):
+    shape = launch.pick(shape, tuple(min(s, 64) for s in shape))  # the simulator: smaller
     x = rng.standard_normal(shape).astype(np.float32)
-    d = dev(x)
-    a = host(ksum(d, axis=axis))
-    b = host(ksum(d, axis=axis))
+    d = launch.to_device(x)
+    a = launch.get(launch(ksum)(d, axis=axis))
+    b = launch.get(launch(ksum)(d, axis=axis))
     assert a.tobytes() == b.tobytes()
     # the same bits, and the right sum (a float32 tree sum: within log2(n) eps of sum |x|)
     x64 = x.astype(np.float64)
@@ -185,18 +190,19 @@ def test_deterministic_bits(ksum, shape, axis, rng):
     [((64, 32, 256), (0, 2)), ((64, 32, 256), (1, 2)), ((3, 40, 1000), (0, 2)),
      ((256, 16, 4096), (0, 2)), ((16, 8, 6), (0, 2))],
 )
-@pytest.mark.gpu
-def test_several_reduced_axes_float32_vs_numpy(l2norm, shape, axis, rng):
+def test_several_reduced_axes_float32_vs_numpy(l2norm, shape, axis, rng, launch):
+    shape = launch.pick(shape, tuple(min(s, 24) for s in shape))  # the simulator: smaller
     x = rng.standard_normal(shape).astype(np.float32)
     want = np.sqrt((x.astype(np.float64) ** 2).sum(axis=axis))
     for keep in (False, True):
-        got = host(l2norm(dev(x), axis=axis, keepdims=keep))
+        got = launch.get(launch(l2norm)(launch.to_device(x), axis=axis, keepdims=keep))
         np.testing.assert_allclose(got, want.reshape(got.shape), rtol=1e-5)
     # A view one element off (misaligned for vectors) and the same bits twice.
-    flat = dev(rng.standard_normal(x.size + 1).astype(np.float32))
+    flat = launch.to_device(rng.standard_normal(x.size + 1).astype(np.float32))
     view = flat[1:].reshape(shape)
-    a, b = host(l2norm(view, axis=axis)), host(l2norm(view, axis=axis))
-    ref = np.sqrt((host(view).astype(np.float64) ** 2).sum(axis=axis))
+    a = launch.get(launch(l2norm)(view, axis=axis))
+    b = launch.get(launch(l2norm)(view, axis=axis))
+    ref = np.sqrt((launch.get(view).astype(np.float64) ** 2).sum(axis=axis))
     np.testing.assert_allclose(a, ref, rtol=1e-5)
     assert a.tobytes() == b.tobytes()
 
