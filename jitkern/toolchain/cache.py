@@ -36,6 +36,7 @@ KINDS = {
     "python-code": "python",
     "jit-index": "jit-index",
     "toolchain": "toolchain",
+    "autotune": "autotune",  # kernels.autotune: the chosen configuration per GPU model
 }
 # folders only older jitkern versions wrote; `clear_disk` removes them too
 _LEGACY_FOLDERS = ()
