@@ -241,6 +241,7 @@ class AutotunedKernel:
         self._saved: dict = {}
         self._zeroed: list = []
         self._identity = None
+        self._twin = None
         if not self.factory:
             self._check_kernel(target, None)
         self.timings = 0  # how many candidates this object has timed (tests, the report)
@@ -251,7 +252,9 @@ class AutotunedKernel:
     @property
     def simulate(self) -> "AutotunedKernel":
         """The same tuner running its ``@rawkernel`` candidates in the CPU simulator."""
-        twin = AutotunedKernel(self.target, configs=self.configs, grid=self.grid,
+        if self._twin is not None:
+            return self._twin
+        twin = self._twin = AutotunedKernel(self.target, configs=self.configs, grid=self.grid,
                                size=self.size, restore=self.restore,
                                reset_to_zero=self.reset_to_zero, warmup=self.warmup,
                                repeat=self.repeat, timer=self.timer, name=self.name,

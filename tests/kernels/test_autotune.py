@@ -408,3 +408,38 @@ def test_gpu_elementwise_and_raw_kernels_tune_their_block_size(rng, own_cache):
     out = jitkern.full(5000, np.nan, np.float32)
     tr(jitkern.asarray(xs), out, np.int32(5000))
     np.testing.assert_allclose(out.get(), 2 * xs, rtol=1e-6)
+
+
+# -- the example -------------------------------------------------------------------------
+
+EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "autotune_block_size.py")
+
+
+def _load_example():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("autotune_example", EXAMPLE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_example_runs_in_the_simulator(capsys, own_cache):
+    _load_example().main(["--simulate"])  # it checks its results against NumPy itself
+    out = capsys.readouterr().out
+    assert "size bucket <= 128 (size 96): timed here" in out
+    assert "size bucket <= 2048 (size 1500): timed here" in out
+    assert out.count("block=2048 ITEMS=1  skipped: KernelArgumentError") == 2
+    assert "timings are CPU wall-clock" in out
+    _load_example().main(["--simulate"])  # a second run reads both choices from the disk
+    assert capsys.readouterr().out.count("read from the disk cache") == 2
+
+
+@pytest.mark.gpu
+def test_gpu_example_tunes_both_sizes(capsys, own_cache):
+    _load_example().main([])
+    out = capsys.readouterr().out
+    assert "size bucket <= 16384 (size 16384): timed here" in out
+    assert "size bucket <= 16777216 (size 16777216): timed here" in out
+    assert "block=2048 ITEMS=1  skipped:" in out
+    print(out)  # which configurations the two sizes chose (docs/autotune.md)
