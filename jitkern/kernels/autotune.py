@@ -219,7 +219,8 @@ class AutotunedKernel:
             raise JitkernTypeError(
                 f"autotune: expected a kernel or a factory function returning one, got "
                 f"{type(target).__name__}")
-        self.__name__ = name or getattr(target, "__name__", None) or getattr(target, "name", "kernel")
+        self.__name__ = (name or getattr(target, "__name__", None)
+                         or getattr(target, "name", "kernel"))
         self.name = name
         self.grid = grid
         self.size = size
@@ -234,9 +235,9 @@ class AutotunedKernel:
         self.timer = timer
         self._sim = _simulate
         self._kernels: dict = {}  # constants -> kernel
-        self._launchers: dict = {}  # Config -> launch(args, stream, kwargs)
-        self._choices: dict = {}  # fast key -> (launch function, Config)
-        self._sim_choices: dict = {}
+        self._launchers: dict = {}  # (Config, simulated) -> launch(args, stream, kwargs)
+        self._choices: dict = {}  # _key(...) -> the chosen launch (its .config says which)
+        self._sim_choices: dict = {}  # the same for calls that run in the simulator
         self.tunings: dict = {}  # (model, signature, bucket) -> Tuning
         self._saved: dict = {}
         self._zeroed: list = []
@@ -251,14 +252,13 @@ class AutotunedKernel:
 
     @property
     def simulate(self) -> "AutotunedKernel":
-        """The same tuner running its ``@rawkernel`` candidates in the CPU simulator."""
+        """The same tuner running its candidates in the CPU simulator (NumPy arrays)."""
         if self._twin is not None:
             return self._twin
-        twin = self._twin = AutotunedKernel(self.target, configs=self.configs, grid=self.grid,
-                               size=self.size, restore=self.restore,
-                               reset_to_zero=self.reset_to_zero, warmup=self.warmup,
-                               repeat=self.repeat, timer=self.timer, name=self.name,
-                               _simulate=True)
+        twin = self._twin = AutotunedKernel(
+            self.target, configs=self.configs, grid=self.grid, size=self.size,
+            restore=self.restore, reset_to_zero=self.reset_to_zero, warmup=self.warmup,
+            repeat=self.repeat, timer=self.timer, name=self.name, _simulate=True)
         twin._kernels = self._kernels
         twin.__name__ = self.__name__
         return twin
@@ -523,20 +523,22 @@ class AutotunedKernel:
 def _make_launch(kernel, config: Config, grid, simulate: bool):
     """launch(args, stream, kwargs) for one configuration (the tuned call's hot path)."""
     block, shm = config.block, config.shared_mem
+    target = kernel.simulate if simulate else kernel  # every kind has a simulator twin
     if isinstance(kernel, JitKernel):
-        target = kernel.simulate if simulate else kernel
-
+        def launch(args, stream, kwargs=None):
+            target(grid(config, *args), block, args, shm, stream)
+    elif isinstance(kernel, RawKernel) and simulate:
         def launch(args, stream, kwargs=None):
             target(grid(config, *args), block, args, shm, stream)
     elif isinstance(kernel, RawKernel):
         def launch(args, stream, kwargs=None):
-            kernel(grid(config, *args), block, args, shared_mem=shm, stream=stream)
+            target(grid(config, *args), block, args, shared_mem=shm, stream=stream)
     elif isinstance(kernel, ElementwiseKernel) and block is not None:
         def launch(args, stream, kwargs=None):
-            return kernel(*args, stream=stream, block_size=block, **(kwargs or {}))
+            return target(*args, stream=stream, block_size=block, **(kwargs or {}))
     else:
         def launch(args, stream, kwargs=None):
-            return kernel(*args, stream=stream, **(kwargs or {}))
+            return target(*args, stream=stream, **(kwargs or {}))
     launch.config = config
     return launch
 

@@ -443,3 +443,31 @@ def test_gpu_example_tunes_both_sizes(capsys, own_cache):
     assert "size bucket <= 16777216 (size 16777216): timed here" in out
     assert "block=2048 ITEMS=1  skipped:" in out
     print(out)  # which configurations the two sizes chose (docs/autotune.md)
+
+
+def test_string_kernels_tune_in_the_simulator(rng, own_cache):
+    ew = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x * y + 1", "fma_one")
+    timer = FakeTimer({(32, 1): 2.0, (64, 1): 1.0})
+    tk = jitkern.autotune(ew, configs=[Config(block=32), Config(block=64)], timer=timer).simulate
+    x, y = rng.standard_normal(300), rng.standard_normal(300)
+    z = tk(x, y)
+    np.testing.assert_allclose(np.asarray(z), x * y + 1, rtol=1e-15)
+    assert tk.config_for(x, y) == Config(block=64)
+    assert [c for c, _ in timer.calls] == [Config(block=32), Config(block=64)]
+
+    def make_raw(SCALE):
+        return jitkern.RawKernel(f"""
+        extern "C" __global__ void scaled(const double* x, double* y, int n) {{
+            int i = blockIdx.x * blockDim.x + threadIdx.x;
+            if (i < n) y[i] = {SCALE} * x[i];
+        }}""", "scaled")
+
+    times = {(32, 1): 3.0, (128, 1): 1.0}
+    configs = [Config(block=b, SCALE=3) for b in (32, 128, 2048)]
+    tr = jitkern.autotune(make_raw, configs=configs, grid=flat_grid,
+                          timer=lambda t: times[(t.config.block, 1)]).simulate
+    out = np.full(300, np.nan)
+    tr(x, out, np.int32(300))
+    np.testing.assert_allclose(out, 3 * x, rtol=1e-15)
+    assert tr.config_for(x, out, np.int32(300)) == Config(block=128, SCALE=3)
+    assert "block=2048 SCALE=3  skipped: KernelArgumentError" in tr.autotune_report()
