@@ -280,16 +280,16 @@ READER = textwrap.dedent('''
     n = int(sys.argv[2])
     x = np.random.default_rng().standard_normal(n).astype(np.float32)
     if sys.argv[1] == "sim":
-        y = np.full(n, np.nan, np.float32)
-        tk(x, y, np.float32(2), np.int32(n))
+        dx, y = x, np.full(n, np.nan, np.float32)
+        tk(dx, y, np.float32(2), np.int32(n))
         host = y
     else:
         import jitkern
-        y = jitkern.full(n, np.nan, np.float32)
-        tk(jitkern.asarray(x), y, np.float32(2), np.int32(n))
+        dx, y = jitkern.asarray(x), jitkern.full(n, np.nan, np.float32)
+        tk(dx, y, np.float32(2), np.int32(n))
         host = y.get()
     print("MATCH", bool(np.allclose(host, 2 * x, rtol=1e-6)))
-    print("CHOSE", tk.config_for(x, y, np.float32(2), np.int32(n)))
+    print("CHOSE", tk.config_for(dx, y, np.float32(2), np.int32(n)))
     print(tk.autotune_report())
 ''')
 
