@@ -67,6 +67,8 @@ _LAZY = {
     "ReductionKernel": "jitkern.kernels.reduction",
     "fuse": "jitkern.kernels.fuse",
     "load": "jitkern.kernels.exported",
+    "autotune": "jitkern.kernels.autotune",
+    "Config": "jitkern.kernels.autotune",
     # JIT
     "rawkernel": "jitkern.jit",
     # arrays (the constructors make NumPy arrays while JITKERN_SIMULATE is on)

@@ -46,6 +46,7 @@ KINDS = {
     "python-code": "python",
     "jit-index": "jit-index",
     "toolchain": "toolchain",
+    "autotune": "autotune",  # kernels.autotune: the chosen configuration per GPU model
 }
 # kinds whose payload is executed in the process (marshalled Python code): trusted only
 # from folders and files no other user can write

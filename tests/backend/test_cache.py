@@ -252,6 +252,7 @@ def test_clear_disk_removes_every_kind_and_old_layouts_but_nothing_else(cache_di
     compiler.compile_source(_src(), arch="sm_90")
     codegen.define(f"# {uuid.uuid4()}\ndef f():\n    return 1\n", "<clear test>", {}, "f")
     toolchain._remember_toolchain_facts({"archs": [90], "version": [13, 0]})
+    cache.disk_put(cache.make_key("a tuning"), {}, b"{}", kind="autotune")  # kernels.autotune
 
     @rawkernel()
     def copy(x, y):
