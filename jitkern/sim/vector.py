@@ -65,6 +65,11 @@ class VectorProgram(emit.SimProgram):
         self.params: tuple = ()  # the kernel's parameter names in the generated code
 
 
+def _is_bool_item(item) -> bool:
+    t = getattr(item, "type", None)
+    return t is T.bool_ or isinstance(getattr(item, "value", None), bool)
+
+
 class VectorEmitter(emit.PyEmitter):
     """PyEmitter over arrays of threads under masks; see the module docstring."""
 
@@ -302,13 +307,16 @@ class VectorEmitter(emit.PyEmitter):
             isinstance(v, ast.Constant) for v in node.values
         ):
             return super().expr_BoolOp(node)
+        if not all(_is_bool_item(i) for i in items):
+            # Python's `a or b` of numbers returns an operand: per thread (see select_operand)
+            self.refuse("'and'/'or' that returns an operand (evaluated only where undecided)")
         is_and = isinstance(node.op, ast.And)
         acc = self.temp("b")
         self.line(f"{acc} = {self.condition_of(items[0], node.values[0])}")
         for sub in node.values[1:]:
             rest = self.temp("m")  # the threads whose value is not decided yet
             self.line(f"{rest} = {self.mask} & {'' if is_and else '~'}{acc}")
-            code = self.masked(rest, lambda s=sub: self.condition_of(self.expr(s), s))
+            code = self.masked(rest, lambda s=sub: self.condition_of(self._bool_operand(s), s))
             self.line(f"{acc} = {acc} {'&' if is_and else '|'} {code}")
         return Value(acc, T.bool_)
 
@@ -342,6 +350,32 @@ class VectorEmitter(emit.PyEmitter):
         if getattr(t, "name", "") == "bfloat16" or getattr(t, "is_float8", False):
             self.refuse(f"{t.name} (ml_dtypes' types are computed per thread)")
         return item
+
+    def _bool_operand(self, node):
+        item = self.expr(node)
+        if not _is_bool_item(item):
+            self.refuse("'and'/'or' that returns an operand (evaluated only where undecided)")
+        return item
+
+    def expr_Compare(self, node):
+        if len(node.ops) > 1:  # a < f(x) < b: f runs only where a < f(x) held, per thread
+            self.refuse("a chained comparison (its operands are evaluated only while true)")
+        return super().expr_Compare(node)
+
+    def select_operand(self, op, items):
+        # Python's `a or b` returns an operand and evaluates b only when a does not decide:
+        # per thread, since the threads of a batch decide differently (a where() would
+        # evaluate b for all of them)
+        value = super().select_operand(op, items)
+        if not isinstance(value, Const) and sum(not isinstance(i, Const) for i in items) > 1:
+            self.refuse("'and'/'or' that returns an operand (evaluated only where undecided)")
+        return value
+
+    def evaluate_once(self, item):
+        first, later = super().evaluate_once(item)
+        if first is not later:  # a chained comparison's operand: evaluated only while true
+            self.refuse("a chained comparison whose operands are evaluated only while true")
+        return first, later
 
     def render_ifexp(self, c: str, a: str, b: str) -> str:
         return f"_jk_where({c}, {a}, {b})"

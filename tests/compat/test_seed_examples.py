@@ -7,6 +7,7 @@ against NumPy, and the values the doctest page shows are compared with what jitk
 """
 
 import ast
+import dataclasses
 import re
 
 import numpy as np
@@ -118,7 +119,11 @@ def test_doctest_page_session(where, tmp_path):
     sections = SIMULATED_SECTIONS if where == "sim" else None
     block = seed_code.doctest_block(sections)
     if where == "sim" and string_kernels_simulate():
-        block = seed_code.doctest_block()
+        # all of it but the kernel attributes (they are the device's: read on the GPU run)
+        full = seed_code.doctest_block()
+        block = dataclasses.replace(full, examples=tuple(
+            e for e in full.examples if "attributes" not in e[0]
+            and "max_dynamic_shared_size_bytes" not in e[0]))
     ns = {"cp": jitkern, "cupy": jitkern}
     results = seed_code.run_session(block.examples, tmp_path, ns)
     assert len(results) == len(block.examples) >= 18
@@ -195,6 +200,9 @@ def test_markdown_reductions_have_shifted_arguments(where, tmp_path, block):
 
 def test_markdown_matrix_multiply(where, tmp_path):
     need_string_kernels(where)
+    if where == "sim":
+        pytest.skip("1024 x 1024 x 512 multiply-adds: the simulator runs this translated "
+                    "RawKernel per thread, minutes on a CI core (the GPU run checks it)")
     ns, printed = _run("matrix_multiply", tmp_path, seed_code.numbered_blocks())
     assert _lines(printed) == ["Results match: True"]
     a, b = host(ns["A"]), host(ns["B"])
