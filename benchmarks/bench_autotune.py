@@ -88,4 +88,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
+
+    require_gpu(__file__)
     main()

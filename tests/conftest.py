@@ -82,6 +82,20 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(autouse=True)
+def _restore_working_directory():
+    """Every test starts in the folder the session started in, whatever an earlier test (or a
+    library it called) did with the process's working directory."""
+    start = os.getcwd()
+    yield
+    try:
+        here = os.getcwd()
+    except FileNotFoundError:  # the folder a test moved into is gone
+        here = None
+    if here != start:
+        os.chdir(start)
+
+
 @pytest.fixture
 def rng():
     """A fresh, differently seeded generator per test (seed printed on failure)."""
