@@ -487,16 +487,8 @@ class ElementwiseSim:
         used = set()
         for idx, p in enumerate(k.params):
             py = _py_name(p.name, used)
-            t = dtypes[idx]
-            if idx in scalars:
-                names[p.name] = Var(py, t)
-                params.append(py)
-            elif p.raw:
-                names[p.name] = Var(py, Pointer(t), size=py + "_size")
-                params += [py, py + "_size"]
-            else:
-                names[p.name] = Var(f"{py}[i]", t)
-                params.append(py)
+            names[p.name], more = _param_var(p, py, dtypes[idx], idx in scalars, "i")
+            params += more
         names["i"] = Var("i", I64, readonly=True)
         names["_ind"] = Var("_c_n", I64, readonly=True)
         params.append("_c_n")
@@ -542,6 +534,16 @@ def _py_name(name: str, used: set) -> str:
         py += "_"
     used.add(py)
     return py
+
+
+def _param_var(p, py: str, t, is_scalar: bool, index: str):
+    """(the C name's translation, the kernel parameters it takes) of one string-kernel
+    parameter: a scalar, a raw pointer with its size, or this thread's element."""
+    if is_scalar:
+        return Var(py, t), [py]
+    if p.raw:
+        return Var(py, Pointer(t), size=py + "_size"), [py, py + "_size"]
+    return Var(f"{py}[{index}]", t), [py]
 
 
 # ---------------------------------------------------------------------------
@@ -628,16 +630,9 @@ class ReductionSim:
         params, inputs, scalar_names, post_names = [], {}, {}, {}
         for idx, p in enumerate(k.in_params):
             py = _py_name(p.name, used)
-            t = dtypes[idx]
-            if idx in scalars:
-                scalar_names[p.name] = Var(py, t)
-                params.append(py)
-            elif p.raw:
-                inputs[p.name] = Var(py, Pointer(t), size=py + "_size")
-                params += [py, py + "_size"]
-            else:
-                inputs[p.name] = Var(f"{py}[_c_j]", t)
-                params.append(py)
+            var, more = _param_var(p, py, dtypes[idx], idx in scalars, "_c_j")
+            (scalar_names if idx in scalars else inputs)[p.name] = var
+            params += more
         for j, p in enumerate(k.out_params):
             py = _py_name(p.name, used)
             post_names[p.name] = Var(f"{py}[_c_o]", dtypes[k.nin + j])
