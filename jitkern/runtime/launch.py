@@ -236,14 +236,14 @@ def _checked_slot(arg, i: int, param_sizes, params, name: str = _UNNAMED) -> Slo
         slot = _scalar_slot(arg.dtype, f"argument {i}")
     else:
         slot = slot_for(cls, i, size, arg)
+    if params is not None:
+        _check_kind(arg, slot, params[i], i)
     if size is not None and slot.size != size:
         raise KernelArgumentError(
             f"argument {i}: the kernel parameter is {size} bytes, but a "
             f"{_describe_arg(arg)} packs to {slot.size} bytes; pass a value of the "
             "parameter's exact type (e.g. numpy.float32(x) for a float parameter)"
         )
-    if params is not None:
-        _check_kind(arg, slot, params[i], i)
     return slot
 
 
@@ -287,7 +287,8 @@ def signature_of(args: tuple):
     """The plan key of a plan keyed beyond its types (Plan.dtypes): the argument types,
     then the dtype of each argument that has one (records, checked arrays)."""
     key = tuple(map(type, args))
-    return key + tuple(dtype_of(a) for a in args if type(a) not in _PY_SCALARS)
+    return key + tuple((a.dtype, a.size) if type(a) is numpy.ndarray else dtype_of(a)
+                       for a in args if type(a) not in _PY_SCALARS)
 
 
 # ---------------------------------------------------------------------------

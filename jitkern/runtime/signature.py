@@ -290,10 +290,21 @@ def check_pointer(arg, index: int, param) -> bool:
                     f"{_describe(arg)} of {have}",
                     f"pass an array of {want} (x.astype(numpy.{want.name})), or declare the "
                     "parameter void* to take any array")
-    if want is None and have.itemsize != param.elem_size:
+    if want is None and have.itemsize != param.elem_size and not _fills(have, param.struct):
         raise _fail(index, param, f"{param.ctype}, a pointer to {param.elem_size}-byte "
-                    "elements", f"{_describe(arg)} of {have} ({have.itemsize} bytes)")
+                    "elements", f"{_describe(arg)} of {have} ({have.itemsize} bytes)",
+                    "pass an array of a record dtype of that size, or of the struct's one "
+                    "field type")
     return True
+
+
+def _fills(have: numpy.dtype, struct) -> bool:
+    """Whether an array of ``have`` can hold ``struct``s: all of the struct's fields are
+    ``have`` (a float64 array for ``double3*``, as CUDA code reads it)."""
+    if struct is None:
+        return False
+    kinds = {dt for _path, _offset, dt, _ctype in _c_leaves(struct)}
+    return kinds == {have}
 
 
 def guards(args: tuple, keyed: tuple) -> tuple[list[str], dict]:
