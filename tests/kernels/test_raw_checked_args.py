@@ -32,6 +32,20 @@ def fake():
         yield d
 
 
+class Dev:
+    """A device array stand-in (``__cuda_array_interface__``) at a random address: the fake
+    driver runs no kernel, so what a test checks is what the launch was given."""
+
+    def __init__(self, rng, dtype, n: int = 4):
+        self.ptr = int(rng.integers(1, 1 << 40)) * 256
+        self.typestr, self.n = np.dtype(dtype).str, n
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self.ptr, False), "shape": (self.n,), "typestr": self.typestr,
+                "version": 3}
+
+
 def ptr(a) -> int:
     return a.__cuda_array_interface__["data"][0]
 
@@ -44,9 +58,9 @@ def raw_kernel(params: str, **kw):
 # Pointers
 
 
-def test_an_array_of_another_dtype_is_refused_naming_the_parameter(fake):
+def test_an_array_of_another_dtype_is_refused_naming_the_parameter(fake, rng):
     k = raw_kernel("const float* x, float* y, int n")
-    x, y = jitkern.empty(4, np.float32), jitkern.empty(4, np.float64)
+    x, y = Dev(rng, np.float32, 4), Dev(rng, np.float64, 4)
     with pytest.raises(KernelArgumentError) as info:
         k((1,), (32,), (x, y, 4))
     message = str(info.value)
@@ -57,30 +71,51 @@ def test_an_array_of_another_dtype_is_refused_naming_the_parameter(fake):
 
 def test_a_dtype_change_after_the_first_launch_is_still_refused(fake, rng):
     k = raw_kernel("const float* x, float* y, int n")
-    x = jitkern.empty(4, np.float32)
+    x = Dev(rng, np.float32, 4)
     n = int(rng.integers(1, 1000))
     k((1,), (32,), (x, x, n))
     k((1,), (32,), (x, x, n))  # the generated launcher
     assert len(fake.launches) == 2
     with pytest.raises(KernelArgumentError, match=r"argument 0 \(x\).*of float64"):
-        k((1,), (32,), (jitkern.empty(4, np.float64), x, n))
+        k((1,), (32,), (Dev(rng, np.float64, 4), x, n))
     assert len(fake.launches) == 2
 
 
 @pytest.mark.parametrize("ctype", ["void*", "char*", "unsigned char*", "const void*"])
-def test_untyped_pointers_take_any_array(fake, ctype):
+def test_untyped_pointers_take_any_array(fake, rng, ctype):
     k = raw_kernel(f"{ctype} p, int n")
     for dtype in (np.float64, np.int16, np.complex64):
-        a = jitkern.empty(3, dtype)
+        a = Dev(rng, dtype, 3)
         k((1,), (32,), (a, 3))
         assert fake.launches[-1].words(1) == [ptr(a)]
 
 
-def test_a_cupy_memory_pointer_is_untyped_and_taken_by_any_pointer(fake):
+class Allocation:
+    """A device allocation with ``.ptr`` (CuPy's MemoryPointer): untyped memory."""
+
+    __slots__ = ("device_id", "ptr", "size")
+
+    def __init__(self, ptr):
+        self.ptr, self.device_id, self.size = ptr, 0, 64
+
+
+def test_a_device_allocation_is_untyped_and_taken_by_any_pointer(fake, rng):
     k = raw_kernel("float* p")
-    a = jitkern.empty(3, np.float64)
-    k((1,), (32,), (a.data,))
-    assert fake.launches[-1].words(1) == [ptr(a)]
+    memory = Allocation(int(rng.integers(1, 1 << 40)) * 256)
+    k((1,), (32,), (memory,))
+    assert fake.launches[-1].words(1) == [memory.ptr]
+
+
+def test_jitkern_arrays_are_checked_on_each_call_by_their_dtype(fake, rng):
+    k = raw_kernel("const double* x, int n")
+    x, x32 = jitkern.empty(4, np.float64), jitkern.empty(4, np.float32)
+    n = int(rng.integers(1, 1000))
+    k((1,), (32,), (x, n))
+    k((1,), (32,), (x, n))  # the generated launcher, which compares x's dtype
+    assert [launch.words(1) for launch in fake.launches] == [[ptr(x)]] * 2
+    with pytest.raises(KernelArgumentError, match=r"argument 0 \(x\).*of float32"):
+        k((1,), (32,), (x32, n))
+    assert len(fake.launches) == 2
 
 
 # ---------------------------------------------------------------------------
@@ -96,7 +131,7 @@ INT_TYPES = [("int", np.int32), ("unsigned int", np.uint32), ("short", np.int16)
 def test_a_python_int_that_fits_converts_to_the_c_integer(fake, rng, ctype, dtype):
     info = np.iinfo(dtype)
     k = raw_kernel(f"{ctype} v, double* out")
-    out = jitkern.empty(1, np.float64)
+    out = Dev(rng, np.float64, 1)
     for value in (int(info.min), int(info.max), int(rng.integers(info.min, info.max, dtype=dtype))):
         k((1,), (32,), (value, out))
         got = np.frombuffer(fake.launches[-1].raw(0, np.dtype(dtype).itemsize), dtype)[0]
@@ -104,10 +139,10 @@ def test_a_python_int_that_fits_converts_to_the_c_integer(fake, rng, ctype, dtyp
 
 
 @pytest.mark.parametrize("ctype,dtype", INT_TYPES)
-def test_a_python_int_that_does_not_fit_is_an_overflow_error(fake, ctype, dtype):
+def test_a_python_int_that_does_not_fit_is_an_overflow_error(fake, rng, ctype, dtype):
     info = np.iinfo(dtype)
     k = raw_kernel(f"{ctype} v, double* out")
-    out = jitkern.empty(1, np.float64)
+    out = Dev(rng, np.float64, 1)
     k((1,), (32,), (0, out))
     k((1,), (32,), (0, out))  # the generated launcher checks the range too
     for value in (int(info.max) + 1, int(info.min) - 1):
@@ -159,9 +194,9 @@ def test_signedness_of_a_numpy_integer_of_the_right_width_is_taken(fake, rng):
     assert np.frombuffer(fake.launches[-1].raw(0, 4), np.int32)[0] == value
 
 
-def test_an_array_for_a_scalar_and_a_count_mismatch_are_refused(fake):
+def test_an_array_for_a_scalar_and_a_count_mismatch_are_refused(fake, rng):
     k = raw_kernel("const float* x, int n")
-    x = jitkern.empty(2, np.float32)
+    x = Dev(rng, np.float32, 2)
     with pytest.raises(KernelArgumentError, match=r"argument 1 \(n\).*scalar \(int\)"):
         k((1,), (32,), (x, x))
     with pytest.raises(KernelArgumentError, match=r"k takes 2 argument\(s\).*but 3 were given"):
@@ -172,9 +207,9 @@ def test_an_array_for_a_scalar_and_a_count_mismatch_are_refused(fake):
 # check_args=False, templates, unparseable signatures
 
 
-def test_check_args_false_launches_what_it_is_given(fake):
+def test_check_args_false_launches_what_it_is_given(fake, rng):
     k = raw_kernel("const float* x, int n", check_args=False)
-    x = jitkern.empty(2, np.float64)
+    x = Dev(rng, np.float64, 2)
     k((1,), (32,), (x, 3))
     assert fake.launches[-1].words(1) == [ptr(x)]
     module = jitkern.RawModule(code='extern "C" __global__ void k(float* x) {}')
@@ -202,7 +237,7 @@ def test_name_expression_templates_are_checked_as_instantiated(fake, rng):
     module = jitkern.RawModule(code=TEMPLATE, name_expressions=["scale<double, 2>",
                                                                 "scale<float, 4>"])
     k = module.get_function("scale<double, 2>")
-    x32, x64 = jitkern.empty(4, np.float32), jitkern.empty(4, np.float64)
+    x32, x64 = Dev(rng, np.float32, 4), Dev(rng, np.float64, 4)
     with pytest.raises(KernelArgumentError) as info:
         k((1,), (32,), (x32, x32, 1.0, 4))
     assert "argument 0 (x)" in str(info.value) and "const double*" in str(info.value)
@@ -222,9 +257,9 @@ extern "C" __global__ void k(ARGS) {}
 """
 
 
-def test_a_signature_behind_a_macro_is_checked_by_the_cubin_sizes(fake):
+def test_a_signature_behind_a_macro_is_checked_by_the_cubin_sizes(fake, rng):
     k = jitkern.RawKernel(MACRO, "k")
-    x = jitkern.empty(2, np.float64)
+    x = Dev(rng, np.float64, 2)
     k((1,), (32,), (x, 3))  # element types are not known: taken
     assert fake.launches[-1].words(1) == [ptr(x)]
     with pytest.raises(KernelArgumentError, match=r"k takes 2 argument\(s\), but 1 were given"):
@@ -239,7 +274,7 @@ def test_a_signature_behind_a_macro_is_checked_by_the_cubin_sizes(fake):
 
 def test_numpy_records_are_copied_by_value_with_their_bytes(fake, rng):
     k = jitkern.RawKernel(STRUCTS, "structs")
-    lhs, out = jitkern.empty(3, np.float64), jitkern.empty(3, np.float64)
+    lhs, out = Dev(rng, np.float64, 3), Dev(rng, np.float64, 3)
     rhs = rng.random(3).view(double3)
     f = rng.random(25).astype(np.float32).view(float5x5)
     m = np.zeros(1, mixed)
@@ -284,9 +319,9 @@ def test_dataclasses_and_namedtuples_pack_as_the_c_struct(fake, rng):
         assert struct.unpack("<i", launch.raw(2, 4))[0] == n
 
 
-def test_a_record_of_the_wrong_size_is_refused_naming_the_parameter(fake):
+def test_a_record_of_the_wrong_size_is_refused_naming_the_parameter(fake, rng):
     k = jitkern.RawKernel(STRUCTS, "structs")
-    lhs = jitkern.empty(3, np.float64)
+    lhs = Dev(rng, np.float64, 3)
     small = np.zeros(1, np.dtype({"names": ["m"], "formats": [(np.float32, (4, 6))]}))
     with pytest.raises(KernelArgumentError) as info:
         k((1,), (32,), (lhs, np.zeros(1, double3), small, np.zeros(1, mixed), lhs))
@@ -296,9 +331,9 @@ def test_a_record_of_the_wrong_size_is_refused_naming_the_parameter(fake):
     assert fake.launches == []
 
 
-def test_a_record_whose_fields_disagree_names_the_field(fake):
+def test_a_record_whose_fields_disagree_names_the_field(fake, rng):
     k = jitkern.RawKernel(STRUCTS, "structs")
-    lhs = jitkern.empty(3, np.float64)
+    lhs = Dev(rng, np.float64, 3)
     packed = np.zeros(1, [("c", "i1"), ("d", "f8"), ("i", "i4")])  # no C padding
     with pytest.raises(KernelArgumentError) as info:
         k((1,), (32,), (lhs, np.zeros(1, double3), np.zeros(1, float5x5), packed, lhs))
@@ -321,9 +356,9 @@ def test_a_record_size_is_checked_against_the_cubin_without_the_struct_source(fa
         k((1,), (32,), (wrong, 1))
 
 
-def test_host_arrays_that_are_not_one_record_keep_the_host_memory_error(fake):
+def test_host_arrays_that_are_not_one_record_keep_the_host_memory_error(fake, rng):
     k = jitkern.RawKernel(STRUCTS, "structs")
-    lhs = jitkern.empty(3, np.float64)
+    lhs = Dev(rng, np.float64, 3)
     args = [lhs, np.zeros(1, double3), np.zeros(1, float5x5), np.zeros(1, mixed), lhs]
     k((1,), (32,), tuple(args))
     for bad in (np.zeros(2, double3), np.zeros(1, np.float64), np.zeros(3)):
