@@ -102,4 +102,8 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
+    from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
+
+    if "--cpu" not in sys.argv:
+        require_gpu(__file__)
     main()
