@@ -146,7 +146,7 @@ def _kernel_node(node, params, position: int, exec_handle) -> KernelNode:
     kn.grid = (int(params.gridDimX), int(params.gridDimY), int(params.gridDimZ))
     kn.block = (int(params.blockDimX), int(params.blockDimY), int(params.blockDimZ))
     kn.shared_mem = int(params.sharedMemBytes)
-    kn._node, kn._params, kn._exec = node, params, int(exec_handle)
+    kn._node, kn._params, kn._exec = node, params, exec_handle
     kn._raw = kn._pointers = kn._offsets = kn._sizes = None
     sizes = state.param_sizes if state is not None else None
     captured = int(params.kernelParams or 0)
@@ -193,7 +193,7 @@ def find(nodes: list[KernelNode], target, index: int | None = None) -> KernelNod
     """The node ``target`` names: a KernelNode of this graph, a kernel (its only node, or
     its ``index``-th), or a ``(kernel, index)`` pair."""
     if isinstance(target, KernelNode):
-        if not nodes or target._exec != nodes[0]._exec:
+        if not nodes or int(target._exec) != int(nodes[0]._exec):
             raise JitkernValueError(f"graph node {target.label} belongs to another graph; "
                                     "take nodes from g.nodes() of the graph you update")
         return target

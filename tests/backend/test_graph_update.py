@@ -332,3 +332,16 @@ def test_stream_end_capture_graphs_update_too(fake, rng):
     z = DeviceArray(pointer(rng))
     graph.update(scale, out=z)
     assert words(fake.node_updates[-1][2], [8, 8]) == [x.ptr, z.ptr]
+
+
+def test_a_bound_launch_names_its_node(fake, rng):
+    scale = make_scale()
+    x, y = DeviceArray(pointer(rng)), DeviceArray(pointer(rng))
+    bound = scale.bind(1, 32, x, y, 2.0, 32)
+    with jitkern.graph.capture() as g:
+        bound()
+    (node,) = g.nodes(bound)
+    assert g.node(bound) is node and node.kernel is scale
+    c = float(rng.standard_normal())
+    g.update(bound, c=c)
+    assert as_double(words(fake.node_updates[-1][2], [8, 8, 8])[2]) == c
