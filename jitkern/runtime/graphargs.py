@@ -106,11 +106,11 @@ class ArgMap:
                 "in: capture the graph again with the new types")
 
     # -- writing ---------------------------------------------------------------------
-    def write(self, label: str, count: int, packers: dict, raw, offsets, sizes, pairs) -> None:
+    def write(self, label: str, count: int, packers: dict, raw, offsets, sizes, pairs,
+              saved: bytes) -> None:
         """Pack every (parameter index, value) into ``raw`` (a ctypes buffer laid out at
-        ``offsets``), or, if one is refused, none: the buffer is restored first.
+        ``offsets``), or, if one is refused, none: the buffer is restored to ``saved``.
         ``packers`` caches one packer per (parameter, value type), checked when made."""
-        saved = raw.raw
         try:
             for j, value in pairs:
                 cls = type(value)

@@ -57,7 +57,7 @@ class KernelNode:
 
     __slots__ = ("name", "index", "position", "function", "grid", "block", "shared_mem",
                  "args", "_node", "_params", "_raw", "_pointers", "_offsets", "_sizes",
-                 "_packers", "_exec")
+                 "_packers", "_exec", "_exec_id")
 
     @property
     def kernel(self):
@@ -146,7 +146,7 @@ def _kernel_node(node, params, position: int, exec_handle) -> KernelNode:
     kn.grid = (int(params.gridDimX), int(params.gridDimY), int(params.gridDimZ))
     kn.block = (int(params.blockDimX), int(params.blockDimY), int(params.blockDimZ))
     kn.shared_mem = int(params.sharedMemBytes)
-    kn._node, kn._params, kn._exec = node, params, exec_handle
+    kn._node, kn._params, kn._exec, kn._exec_id = node, params, exec_handle, int(exec_handle)
     kn._raw = kn._pointers = kn._offsets = kn._sizes = None
     sizes = state.param_sizes if state is not None else None
     captured = int(params.kernelParams or 0)
@@ -193,7 +193,7 @@ def find(nodes: list[KernelNode], target, index: int | None = None) -> KernelNod
     """The node ``target`` names: a KernelNode of this graph, a kernel (its only node, or
     its ``index``-th), or a ``(kernel, index)`` pair."""
     if isinstance(target, KernelNode):
-        if not nodes or int(target._exec) != int(nodes[0]._exec):
+        if not nodes or target._exec_id != nodes[0]._exec_id:
             raise JitkernValueError(f"graph node {target.label} belongs to another graph; "
                                     "take nodes from g.nodes() of the graph you update")
         return target
@@ -247,22 +247,27 @@ def update(node: KernelNode, args: tuple, named: dict, grid, block, shared_mem) 
     changes = amap.changes(label, count, args, named) if args or named else {}
     pairs = [pair for i, value in changes.items() for pair in amap.slots(label, count, i, value)]
     saved = node._raw.raw
-    amap.write(label, count, node._packers, node._raw, node._offsets, node._sizes, pairs)
+    amap.write(label, count, node._packers, node._raw, node._offsets, node._sizes, pairs, saved)
     params = node._params
     new_grid, new_block = grid or node.grid, block or node.block
     new_shared = node.shared_mem if shared_mem is None else shared_mem
-    params.gridDimX, params.gridDimY, params.gridDimZ = new_grid
-    params.blockDimX, params.blockDimY, params.blockDimZ = new_block
-    params.sharedMemBytes = new_shared
+    dims_changed = grid is not None or block is not None or shared_mem is not None
+    if dims_changed:
+        _set_dims(params, new_grid, new_block, new_shared)
     (err,) = drv().cuGraphExecKernelNodeSetParams(node._exec, node._node, params)
     if err != 0:  # the node keeps what the executable graph still has
         ctypes.memmove(node._raw, saved, len(saved))
-        params.gridDimX, params.gridDimY, params.gridDimZ = node.grid
-        params.blockDimX, params.blockDimY, params.blockDimZ = node.block
-        params.sharedMemBytes = node.shared_mem
+        if dims_changed:
+            _set_dims(params, node.grid, node.block, node.shared_mem)
         check((err,), f"updating {label} (cuGraphExecKernelNodeSetParams)")
     node.args.update(changes)
     node.grid, node.block, node.shared_mem = new_grid, new_block, new_shared
+
+
+def _set_dims(params, grid, block, shared_mem) -> None:
+    params.gridDimX, params.gridDimY, params.gridDimZ = grid
+    params.blockDimX, params.blockDimY, params.blockDimZ = block
+    params.sharedMemBytes = shared_mem
 
 
 def _arg_map(node: KernelNode, label: str):
