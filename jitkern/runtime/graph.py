@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from ..errors import StreamCaptureError
 from .device import Graph, Stream, get_current_stream
+from .graphnodes import KernelNode
 
-__all__ = ["Graph", "capture", "is_capturing"]
+__all__ = ["Graph", "KernelNode", "capture", "is_capturing"]
 
 
 class capture:

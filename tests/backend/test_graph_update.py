@@ -106,6 +106,7 @@ def test_nodes_are_listed_in_capture_order_by_kernel_and_occurrence(fake, rng):
     assert g.nodes(k) == [nodes[0], nodes[2]] and g.nodes(scale) == [nodes[1]]
     assert g.node(k, 1) is nodes[2] and g.node(scale) is nodes[1] and g.node((k, -1)) is nodes[2]
     assert nodes[0].kernel is k and nodes[1].kernel is scale
+    assert all(isinstance(n, jitkern.graph.KernelNode) for n in nodes)
     assert nodes[1].grid == (2, 1, 1) and nodes[1].block == (32, 1, 1)
 
 
