@@ -383,7 +383,7 @@ class Graph:
     """
 
     __slots__ = ("graph", "graphExec", "_keep", "_held", "_stream", "_launch_fn", "_nodes",
-                 "__weakref__")
+                 "_driver", "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise JitkernTypeError("Graph cannot be made directly: use Stream.end_capture() or "
@@ -394,7 +394,7 @@ class Graph:
         d = drv()
         self = object.__new__(cls)
         self.graph, self.graphExec, self._keep, self._held = graph, None, [], []
-        self._stream, self._nodes = None, None
+        self._stream, self._nodes, self._driver = None, None, d  # destroyed by its own driver
         flags = int(d.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
         self.graphExec = check(d.cuGraphInstantiate(graph, flags), "cuGraphInstantiate")
         self._launch_fn = d.cuGraphLaunch
@@ -469,7 +469,7 @@ class Graph:
             os.unlink(path)
 
     def __del__(self):
-        d = _driver_if_loaded()
+        d = getattr(self, "_driver", None) or _driver_if_loaded()
         if d is None:
             return
         try:
