@@ -15,6 +15,7 @@ from ..toolchain.nvrtc import Binary
 from ..toolchain.cubin import elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
 from .base import Functions, KernelPartial, build, device_arch, resolve_arch
+from ..runtime.graphargs import ArgMap
 from ..runtime.launch import build_plan
 from ..runtime.memory import MemoryPointer
 from ..runtime.module import SETTABLE_ATTRIBUTES, Function, load
@@ -147,6 +148,7 @@ class RawKernel(KernelPartial):
 
     def _new_function(self, arch) -> Function:
         fn = Function(self._binary(arch), self.name, display_name=self.name, params=self._params)
+        fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(self._params)  # graph updates
         self._last = fn
         return fn
 
