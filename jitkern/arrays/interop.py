@@ -261,7 +261,8 @@ class FastRead(NamedTuple):
 
 
 class NewResult(NamedTuple):
-    """How a kernel allocates its results as one library's arrays (see docs/compat.md)."""
+    """How a kernel allocates its results as one library's arrays (docs/arrays.md, "Results
+    follow the inputs")."""
 
     rank: int  # arguments of several libraries: the lowest rank makes the results
     dtype: Any  # dtype(numpy dtype) -> the library's dtype, or None: it has none
@@ -399,8 +400,8 @@ def _results_of(value):
     except KeyError:
         pass
     maker = _FAST_READS.get(extractor_for(cls))
-    results = maker(value).results if maker is not None else None
-    _results_of_type[cls] = results = results() if results is not None else None
+    library = maker(value).results if maker is not None else None
+    results = _results_of_type[cls] = library() if library is not None else None
     return results
 
 
