@@ -176,8 +176,10 @@ def cupy_own_cases(x, y, a):
     # (CuPy's reduce_expr names its operands a and b: the scale is s here)
     rk = cupy.ReductionKernel("float32 x, float32 s", "float32 y", "x * s", "a + b", "y = a",
                               "0", "bench_scaled_sum_cupy")
-    return [("CuPy's ElementwiseKernel, output allocated, CuPy", lambda: ek(x, y, a), ""),
-            ("CuPy's ReductionKernel, CuPy", lambda: rk(x, a), "")]
+    return [("CuPy's ElementwiseKernel, output allocated, CuPy", lambda: ek(x, y, a),
+             "reference (jitkern's CuPy row above: lower)"),
+            ("CuPy's ReductionKernel, CuPy", lambda: rk(x, a),
+             "reference (jitkern's CuPy row above: lower)")]
 
 
 _FIRST_CALL = r"""
