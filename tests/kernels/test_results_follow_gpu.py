@@ -84,7 +84,7 @@ def test_fuse_on_cupy_arrays_gives_cupy_arrays(rng):
 
     @jitkern.fuse()
     def norm_rows(x):
-        return cupy.sqrt((x * x).sum(axis=1))
+        return np.sqrt((x * x).sum(axis=1))
 
     @jitkern.fuse()
     def blend(x, y, t):
@@ -161,3 +161,18 @@ def test_cupy_and_jitkern_arguments_give_cupy_arrays(rng):
         z = k(jitkern.asarray(xh), cupy.asarray(yh), np.float64(-1.0))
         assert type(z) is cupy.ndarray
         np.testing.assert_allclose(cupy.asnumpy(z), yh - xh, rtol=1e-15, atol=1e-15)
+
+
+def test_jitkern_routines_on_cupy_arrays_give_cupy_arrays(rng):
+    cupy = _cupy()
+    for _ in range(2):
+        xh = np.abs(rng.standard_normal((64, 129)))
+        x = cupy.asarray(xh)
+        poison_cupy_pool(cupy, xh.shape, np.float64)
+        root = jitkern.sqrt(x)
+        assert type(root) is cupy.ndarray
+        np.testing.assert_allclose(cupy.asnumpy(root), np.sqrt(xh), rtol=1e-15)
+        poison_cupy_pool(cupy, (64,), np.float64)
+        total = jitkern.sum(x, axis=1)
+        assert type(total) is cupy.ndarray and total.shape == (64,)
+        np.testing.assert_allclose(cupy.asnumpy(total), xh.sum(1), rtol=1e-13)
