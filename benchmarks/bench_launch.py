@@ -6,8 +6,11 @@ One table, in one run: a bare ``cuLaunchKernel`` with a buffer packed once (the 
 then RawKernel, ``@rawkernel`` (the ``k[grid, block](...)`` and ``k(grid, block, args)``
 forms), ElementwiseKernel (output passed and output allocated), ReductionKernel and a
 bound launch, each with jitkern arrays, CuPy arrays, PyTorch tensors and a plain
-``__cuda_array_interface__`` object where those are installed. Every kernel has a scalar
-among its arguments. Only public API is used, so the same script can time an older
+``__cuda_array_interface__`` object where those are installed, and CuPy's own
+ElementwiseKernel and ReductionKernel on the same CuPy arrays. Allocated outputs follow the
+inputs: with CuPy arrays they come from CuPy's memory pool, with tensors from PyTorch's
+caching allocator, so those rows include that library's ``empty``. Every kernel has a
+scalar among its arguments. Only public API is used, so the same script can time an older
 checkout (PYTHONPATH pointing at it) on the same card in the same call.
 
 ``--cpu`` replaces the CUDA driver by a stub (``jitkern.runtime.fakedriver``, installed
@@ -154,11 +157,29 @@ def kind_cases(kind, arrays):
         (f"ElementwiseKernel, output allocated, {kind}", lambda: ek_alloc(x, y, a), ""),
         (f"ReductionKernel, {kind}", lambda: rk(x, a), ""),
     ]
+    if kind == "CuPy":
+        out += cupy_own_cases(x, y, a)
     if hasattr(raw, "bind"):
         raw_b, jk_b = kernels()[:2]
         out += [(f"RawKernel.bind(...)(), {kind}", raw_b.bind((1,), (32,), x, y, z, a), "<= 1.25x"),
                 (f"@rawkernel .bind(...)(), {kind}", jk_b.bind(1, 32, x, y, z, a), "<= 1.25x")]
     return out
+
+
+def cupy_own_cases(x, y, a):
+    """CuPy's own kernels on the same arrays: the figures jitkern's allocating launches on
+    CuPy arrays (results from CuPy's pool, issue 17 part 4) stand beside."""
+    import cupy
+
+    ek = cupy.ElementwiseKernel("float32 x, float32 y, float32 a", "float32 z",
+                                "z = x * a + y", "bench_axpy_cupy")
+    # (CuPy's reduce_expr names its operands a and b: the scale is s here)
+    rk = cupy.ReductionKernel("float32 x, float32 s", "float32 y", "x * s", "a + b", "y = a",
+                              "0", "bench_scaled_sum_cupy")
+    return [("CuPy's ElementwiseKernel, output allocated, CuPy", lambda: ek(x, y, a),
+             "reference (jitkern's CuPy row above: lower)"),
+            ("CuPy's ReductionKernel, CuPy", lambda: rk(x, a),
+             "reference (jitkern's CuPy row above: lower)")]
 
 
 _FIRST_CALL = r"""

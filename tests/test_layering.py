@@ -99,6 +99,8 @@ LOCAL_IMPORTS = {
     # optional dependencies, imported where they are used
     ("jitkern.arrays.dtypes", "ml_dtypes"): "optional dependency (bfloat16, float8)",
     ("jitkern.arrays.interop", "torch"): "optional dependency, only when a tensor is passed",
+    ("jitkern.arrays.interop", "cupy"): "optional dependency, only when a CuPy array is "
+        "passed and a result is made in CuPy's pool",
     ("jitkern.kernels.raw", "cupy"): "optional dependency, only for a CuPy-compatible path",
     ("jitkern.sim.runtime", "ml_dtypes"): "optional dependency, only for a float8 kernel",
     ("jitkern.toolchain.export", "fcntl"): "POSIX only: elsewhere exports are not serialised",

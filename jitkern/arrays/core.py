@@ -141,6 +141,17 @@ def allocate(shape: tuple, dtype: numpy.dtype, order: str = "C", device_id: int 
     return make(shape, strides, dtype, mem.ptr, mem, None, device_id, stream, size)
 
 
+def allocate_like(args, shape: tuple, dtype: numpy.dtype, stream: Stream):
+    """A kernel's new output in the library of its array ``args`` (the general path of
+    what the generated launchers inline): CuPy's or PyTorch's allocator for their arrays
+    (interop.new_result), else :func:`allocate`."""
+    results = interop.new_result(args)
+    lib_dtype = results.dtype(dtype) if results is not None else None
+    if lib_dtype is None:
+        return allocate(shape, dtype, stream=stream)
+    return results.new(shape, lib_dtype, stream, current_device_id())
+
+
 def from_info(info: interop.ArrayInfo) -> ndarray:
     """An ndarray viewing a foreign GPU array (no copy; keeps ``info.owner`` alive)."""
     dtype = info.dtype

@@ -79,9 +79,10 @@ def _from_torch(t) -> ArrayInfo:
     if not t.is_cuda:
         raise JitkernTypeError(f"a CPU torch.Tensor lives in host memory, not on a GPU; move it with "
                         f".cuda() or {_HOST_HINT}")
-    if not _torch_dtypes:
-        _torch_dtypes.update(_torch_dtype_map())
     dtype = _torch_dtypes.get(t.dtype)
+    if dtype is None:  # the first tensor (or a torch imported anew): read its dtypes
+        _torch_dtypes.update(_torch_dtype_map())
+        dtype = _torch_dtypes.get(t.dtype)
     if dtype is None:
         raise JitkernTypeError(f"torch dtype {t.dtype} has no jitkern equivalent")
     itemsize = t.element_size()
@@ -248,6 +249,68 @@ class FastRead(NamedTuple):
     pointer: str  # the device pointer
     device: str  # the device id
     consts: dict  # constants the templates name as {c}NAME
+    # the library's results() -> NewResult, for kernels that allocate their outputs (None:
+    # jitkern arrays); called only when a result is made, so CuPy/torch load no earlier
+    results: Any = None
+
+
+# ---------------------------------------------------------------------------
+# Results follow the inputs: a kernel that allocates its outputs makes them in the library
+# of its array arguments, through that library's own allocator (its memory pool), so the
+# user's next line works on them and one process does not run two competing pools.
+
+
+class NewResult(NamedTuple):
+    """How a kernel allocates its results as one library's arrays (docs/arrays.md, "Results
+    follow the inputs")."""
+
+    rank: int  # arguments of several libraries: the lowest rank makes the results
+    dtype: Any  # dtype(numpy dtype) -> the library's dtype, or None: it has none
+    fast: str  # the allocation on the legacy stream of a one-GPU machine, over {shape},
+    #            {dtype}, {device} and {c} (this tuple's consts)
+    new: Any  # new(shape, dtype, stream (a jitkern Stream), device_id) -> array: any stream
+    pointer: str  # the result's device pointer, over {a}
+    consts: dict
+
+
+def _cupy_dtype(dtype):
+    # CuPy's arrays hold these kinds; records, bfloat16 and fp8 stay jitkern arrays
+    return dtype if dtype.kind in "biufc" else None
+
+
+def _cupy_results() -> NewResult:
+    import cupy  # an argument is a cupy.ndarray: CuPy is imported already
+
+    cuda = cupy.cuda
+    from_external = getattr(cuda.Stream, "from_external", None)  # CuPy 14's spelling
+
+    def new(shape, dtype, stream, device_id):
+        with cuda.Device(device_id):
+            if not stream.ptr or stream.ptr == cuda.get_current_stream().ptr:
+                return cupy.empty(shape, dtype)
+            # the pool keeps the block for reuse on the stream the kernel writes it on
+            outer = from_external(stream) if from_external else cuda.ExternalStream(
+                stream.ptr, device_id)
+            with outer:
+                return cupy.empty(shape, dtype)
+
+    return NewResult(0, _cupy_dtype, "{c}empty({shape}, {dtype})", new, "{a}.data.ptr",
+                     {"empty": cupy.empty})
+
+
+def _torch_results() -> NewResult:
+    import torch  # an argument is a torch.Tensor: PyTorch is imported already
+
+    to_torch = {dt: t for t, dt in _torch_dtype_map().items() if not isinstance(dt, str)}
+
+    def new(shape, dtype, stream, device_id):
+        if not stream.ptr:
+            return torch.empty(shape, dtype=dtype, device=device_id)
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream.ptr, device=device_id)):
+            return torch.empty(shape, dtype=dtype, device=device_id)
+
+    return NewResult(1, to_torch.get, "{c}empty({shape}, dtype={dtype}, device={device})", new,
+                     "{a}.data_ptr()", {"empty": torch.empty})
 
 
 def _fast_cupy(a) -> FastRead:
@@ -262,7 +325,8 @@ def _fast_cupy(a) -> FastRead:
     else:
         consts["ST"] = a.strides
         misses += ["{a}.shape != {c}S", "{a}.strides != {c}ST"]
-    return FastRead("", tuple(misses), "{a}.data.ptr", "{a}.data.device_id", consts)
+    return FastRead("", tuple(misses), "{a}.data.ptr", "{a}.data.device_id", consts,
+                    _cupy_results)
 
 
 def _fast_torch(t) -> FastRead:
@@ -275,7 +339,8 @@ def _fast_torch(t) -> FastRead:
     else:
         consts["ST"] = tuple(t.stride())
         misses += ["{a}.shape != {c}S", "{a}.stride() != {c}ST"]
-    return FastRead("", tuple(misses), "{a}.data_ptr()", "{a}.get_device()", consts)
+    return FastRead("", tuple(misses), "{a}.data_ptr()", "{a}.get_device()", consts,
+                    _torch_results)
 
 
 def _fast_cai(obj) -> FastRead:
@@ -323,6 +388,35 @@ def fast_read(obj) -> FastRead:
     return maker(obj)
 
 
+_results_of_type: dict[type, Any] = {}
+
+
+def _results_of(value):
+    """The NewResult of ``value``'s library, or None (jitkern arrays, other protocols,
+    scalars): chosen once per type."""
+    cls = type(value)
+    try:
+        return _results_of_type[cls]
+    except KeyError:
+        pass
+    maker = _FAST_READS.get(extractor_for(cls))
+    library = maker(value).results if maker is not None else None
+    results = _results_of_type[cls] = library() if library is not None else None
+    return results
+
+
+def new_result(values) -> NewResult | None:
+    """How a kernel whose array arguments are ``values`` allocates its results: CuPy's
+    arrays if any is a CuPy array, else PyTorch's tensors if any is a tensor; None for
+    jitkern arrays (jitkern arrays, JAX, Numba and other protocol objects, no array)."""
+    best = None
+    for value in values:
+        results = _results_of(value)
+        if results is not None and (best is None or results.rank < best.rank):
+            best = results
+    return best
+
+
 def _key_cupy(a):
     return (type(a), a.dtype, a.shape, a.strides)
 
@@ -356,3 +450,4 @@ def layout_key(obj):
 
 _args.use_describe(describe)  # DLPack-only launch arguments are read through describe()
 _args.register_arrays(fast_read=fast_read)  # the string kernels' launchers read layouts so
+_args.register_arrays(new_result=new_result)  # ... and allocate their results so

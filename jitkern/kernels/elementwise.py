@@ -25,7 +25,7 @@ import weakref
 import numpy
 
 from ..arrays import empty, ndarray, pointer_of
-from ..arrays.core import allocate, stream_of
+from ..arrays.core import allocate_like, stream_of
 from ..arrays.interop import layout_key
 from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
@@ -647,7 +647,7 @@ class _Launch:
         nin = kernel.nin
         if self.out_alloc is not None:
             on = stream_of(stream)
-            outs = [allocate(shape, dt, stream=on) for shape, dt in self.out_alloc]
+            outs = [allocate_like(args, shape, dt, on) for shape, dt in self.out_alloc]
             values = list(args) + outs
         else:
             outs = list(args[nin:])

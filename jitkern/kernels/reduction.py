@@ -24,7 +24,7 @@ import weakref
 
 import numpy
 
-from ..arrays.core import allocate, stream_of
+from ..arrays.core import allocate, allocate_like, stream_of
 from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
 from ..runtime.handles import handle_ctype
@@ -666,7 +666,8 @@ class _Launch:
         else:
             on = stream_of(stream)
             outs = [
-                allocate(a.final_shape, a.dtypes[nin + j], stream=on) for j in range(kernel.nout)
+                allocate_like(args, a.final_shape, a.dtypes[nin + j], on)
+                for j in range(kernel.nout)
             ]
         if self.empty:
             return outs

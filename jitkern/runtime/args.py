@@ -200,10 +200,12 @@ def use_describe(describe) -> None:
 class _ArrayHooks:
     """What the arrays layer (above the runtime) gives the launchers when it is imported:
     ``ndarray`` (jitkern's array class, whose outputs the string kernels' launchers build
-    inline), ``pin_stream``, ``stream_of`` and ``c_strides`` (arrays.core/layout), and
-    ``fast_read`` (arrays.interop: how a launcher reads a foreign array's layout)."""
+    inline), ``pin_stream``, ``stream_of`` and ``c_strides`` (arrays.core/layout),
+    ``fast_read`` (arrays.interop: how a launcher reads a foreign array's layout) and
+    ``new_result`` (arrays.interop: in which library's arrays a launch allocates its
+    results, given its array arguments; None: jitkern's)."""
 
-    ndarray = pin_stream = stream_of = c_strides = fast_read = None
+    ndarray = pin_stream = stream_of = c_strides = fast_read = new_result = None
 
 
 ARRAYS = _ArrayHooks()

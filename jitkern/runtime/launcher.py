@@ -510,6 +510,12 @@ def make_runner(
     n_args = sum(1 for kind, _ in kinds if kind != "alloc")
     names = [f"a{k}" for k in range(n_args)]
     types, pre, misses, reads, allocs, devices = [], [], [], [], [], []
+    # Results follow the inputs (CuPy's arrays for CuPy's...): decided once per signature.
+    results = None
+    if any(kind == "alloc" for kind, _ in kinds):
+        results = ARRAYS.new_result([first_args[k] for k, (kind, _) in enumerate(kinds)
+                                     if kind == "array"])
+    foreign = set()  # outputs allocated by another library (not pinned to the stream here)
     for k, (kind, info) in enumerate(kinds):
         if kind == "array":
             t, p, m, ptr, dev = _array_read(k, first_args[k], env)
@@ -523,6 +529,11 @@ def make_runner(
             size = int(numpy.prod(shape, dtype=numpy.int64)) if shape else 1
             strides = ARRAYS.c_strides(shape, dtype.itemsize)
             env[f"_shape{k}"], env[f"_strides{k}"], env[f"_dt{k}"] = shape, strides, dtype
+            line = _result_line(k, results, dtype, env, multi_device) if results else None
+            if line is not None:
+                allocs.append(line)
+                foreign.add(k)
+                continue
             allocs.append(_alloc_lines(f"m{k}", size * dtype.itemsize, env, device_id))
             # make(), inlined: an ndarray from trusted parts
             allocs.append(
@@ -570,13 +581,13 @@ def make_runner(
             "    s = so.ptr",
         ]
         body += [f"    {line}" for line in allocs]
-        if any(kind == "alloc" for kind, _ in kinds):
+        if any(kind == "alloc" and k not in foreign for k, (kind, _) in enumerate(kinds)):
             body += [
                 "    if s:",
                 *(
                     f"        _pin(m{k}, so)"
                     for k, (kind, _) in enumerate(kinds)
-                    if kind == "alloc"
+                    if kind == "alloc" and k not in foreign
                 ),
             ]
     else:
@@ -622,6 +633,26 @@ def _guard_lines(unpack: str, types, pre, misses, miss: str) -> list:
     if misses:
         lines += [f"    if {' or '.join(misses)}:", f"        {miss}"]
     return lines
+
+
+def _result_line(k: int, results, dtype, env: dict, multi_device: bool) -> str | None:
+    """The statement allocating output ``a{k}`` (pointer ``p{k}``) through the library of the
+    arguments (``results``, arrays.interop.NewResult), on stream ``so``; None where that
+    library has no ``dtype`` (the output is then a jitkern array)."""
+    lib_dtype = results.dtype(dtype)
+    if lib_dtype is None:
+        return None
+    env[f"_ldt{k}"], env[f"_lnew{k}"] = lib_dtype, results.new
+    for name, value in results.consts.items():
+        env[f"_l{k}_{name}"] = value
+    general = f"_lnew{k}(_shape{k}, _ldt{k}, so, _dev)"
+    if multi_device:
+        make = general
+    else:  # the common case inlined: the library's own empty() on the legacy stream
+        fast = results.fast.format(shape=f"_shape{k}", dtype=f"_ldt{k}", device="_dev",
+                                   c=f"_l{k}_")
+        make = f"{fast} if not s else {general}"
+    return f"a{k} = {make}; p{k} = {results.pointer.format(a=f'a{k}')}"
 
 
 def _alloc_lines(name: str, nbytes: int, env: dict, device_id: int) -> str:

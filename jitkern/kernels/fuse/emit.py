@@ -22,7 +22,8 @@ import dataclasses
 
 import numpy
 
-from ...arrays import describe, empty
+from ...arrays import describe
+from ...arrays.core import allocate_like, stream_of
 from ...compiler.program import PRELUDE
 from . import ops
 from .trace import FuseTraceError, Graph, Input, Node
@@ -371,7 +372,7 @@ class Plan:
         fast = self.fast
         if fast is not None:
             return fast(args)
-        return self.run_with(args, self.kernels, empty)
+        return self.run_with(args, self.kernels, _results_like(args))
 
     def run_with(self, args, kernels, alloc):
         """Run the stages with ``kernels`` (one per stage, called as its ElementwiseKernel
@@ -422,6 +423,12 @@ class Plan:
             targets = [inp.value(args) for inp in stage.writes]
             return stage.kernel.inspect(*values, *outs, *targets, arch=arch)
         return stage.kernel.inspect(*values, arch=arch, **stage.options)
+
+
+def _results_like(args):
+    """``alloc(shape, dtype)`` for outputs of stages that also write into arguments: arrays
+    of the arguments' library, as the kernels' own results are."""
+    return lambda shape, dtype: allocate_like(args, shape, dtype, stream_of(None))
 
 
 def _count(values, axes) -> int:
