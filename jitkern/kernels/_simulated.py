@@ -31,7 +31,8 @@ from .. import jit
 from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
 from ..sim import launch_keywords
-from ..sim.csubset import _BASE, C64, C128, I64, TYPEDEFS, Pointer, Refused, ctor, parse
+from ..sim.csubset import _BASE, C64, C128, I64, TYPEDEFS, Pointer, Refused, ctor
+from ..sim.ctemplates import parse
 from ..sim.csubset import refuse as _refuse
 from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
 from ..compiler.strings.params import (
@@ -142,8 +143,8 @@ class SimModule:
 
     def __init__(self, code: str, where: str, types: dict | None = None):
         types = types or {}
-        ast, _ = parse(code, where, types)
-        tr, sources = translate_unit(ast, where, types)
+        ast, _, self.templates = parse(code, where, types)
+        tr, sources = translate_unit(ast, where, types, templates=self.templates)
         self.functions = {n: f for n, f in tr.functions.items()}
         self.source = HELPERS + "\n\n" + "\n\n".join(sources.values())
         namespace = define(self.source, where)
@@ -198,6 +199,10 @@ def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
     owner = kernel._module if kernel._module is not None else kernel
     where = "RawModule" if kernel._module is not None else f"RawKernel {name!r}"
     module, cname = module_of(owner, owner._source, where, name)
+    if cname not in module.kernels and module.templates.kernel_line(cname) is not None:
+        raise _refuse(f"a template __global__ function ({cname}) launched without its template "
+                      "arguments: instantiate it with name_expressions",
+                      f"{where} line {module.templates.kernel_line(cname)}")
     if cname not in module.kernels:
         listed = ", ".join(map(repr, sorted(module.kernels))) or "none"
         raise FunctionNotFoundError(
@@ -388,7 +393,7 @@ class _Unit:
         self.text = "\n".join(lines)
         self.name = kernel_name
         try:
-            self.ast, _ = parse(self.text, kernel_name, types)
+            self.ast, _, self.templates = parse(self.text, kernel_name, types)
         except Refused as exc:
             raise Refused(_locate(self, str(exc))) from None
 
@@ -408,7 +413,8 @@ def _translate(unit: _Unit, types: dict, entry_functions: dict):
     """(the Python of the unit's device functions and of each entry, by name)."""
     try:
         tr, sources = translate_unit(unit.ast, unit.name, types, keep=(), special=entry_functions,
-                                     locate=lambda n: _locate(unit, f"{unit.name} line {n}"))
+                                     locate=lambda n: _locate(unit, f"{unit.name} line {n}"),
+                                     templates=unit.templates)
     except Refused as exc:
         raise Refused(_locate(unit, str(exc))) from None
     return tr, sources
