@@ -30,8 +30,8 @@ import numpy
 from .. import jit
 from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
-from ..sim import launch_keywords
-from ..sim.csubset import _BASE, C64, C128, I64, TYPEDEFS, Pointer, Refused, ctor
+from ..sim import block_size_of, launch_keywords
+from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused, ctor
 from ..sim.ctemplates import parse
 from ..sim.csubset import refuse as _refuse
 from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
@@ -462,10 +462,14 @@ class ElementwiseSim:
             if copied:
                 writes.append((v, f))
         scalars = tuple(idx for idx in range(nin) if arrays[idx] is None)
-        kernel = self.build(dtypes, scalars)
+        index_shape = self._index_shape(a, arrays, dtypes)
+        kernel = self.build(dtypes, scalars, None if index_shape is None else len(index_shape))
+        if index_shape is not None:
+            values.append(numpy.array(index_shape or (1,), numpy.int64))
         if n:
-            grid = min(MAX_BLOCKS, -(-n // BLOCK))
-            simulate(kernel, grid, BLOCK, (*values, numpy.int64(n)))
+            block = block_size_of(block_size, BLOCK)[0]
+            grid = min(MAX_BLOCKS, -(-n // block))
+            simulate(kernel, grid, block, (*values, numpy.int64(n)))
         for v, f in writes:
             v[...] = f.reshape(v.shape)
         copy_back(back)
@@ -473,15 +477,25 @@ class ElementwiseSim:
             outs = [asarray(o) for o in outs]
         return k._result(outs)
 
-    def build(self, dtypes, scalars):
+    def _index_shape(self, a, arrays, dtypes):
+        """The loop's shape as ``_ind.get()`` counts it (the GPU's: dimensions that every
+        array walks contiguously merged, unless reduce_dims=False); None if the operation
+        does not use it."""
+        if not _USES_IND_GET.search(self._kernel.operation):
+            return None
+        a.dtypes = dtypes
+        self._kernel._decide_layout(a, arrays)
+        return tuple(int(d) for d in a.shape_c)
+
+    def build(self, dtypes, scalars, ndim=None):
         cache = self._kernel.__dict__.setdefault("_sim_kernels", {})
-        key = (dtypes, scalars)
+        key = (dtypes, scalars, ndim)
         made = cache.get(key)
         if made is None:
-            made = cache[key] = self._make(dtypes, scalars)
+            made = cache[key] = self._make(dtypes, scalars, ndim)
         return made
 
-    def _make(self, dtypes, scalars):
+    def _make(self, dtypes, scalars, ndim=None):
         k = self._kernel
         bound = _placeholder_types(_bound_of(k.params, dtypes))
         parts = [("preamble", k.preamble), ("", "void __jk_kernel(void) {"),
@@ -497,15 +511,22 @@ class ElementwiseSim:
             params += more
         names["i"] = Var("i", I64, readonly=True)
         names["_ind"] = Var("_c_n", I64, readonly=True)
+        prologue, each_pass = [], []
+        if ndim is not None:
+            params.append("_c_shape")
+            names["__jk_ind_get"] = Var("_c_ind", Pointer(I64), readonly=True)
+            names["__jk_ind_ndim"] = Var(f"numpy.int32({ndim})", I32, readonly=True)
+            prologue, each_pass = _index_lines(ndim)
         params.append("_c_n")
 
         def entry(tr: Translator, ext):
             tr.names = names
+            tr.loop_prologue = each_pass
             fn = Function(k.name, _py_name(k.name, set(params)), None, [], True)
             tr.entry_py["__jk_kernel"] = fn.py
             tr.loop_header = ("for i in range(numpy.int64(jit.grid(1)), _c_n, "
                               "numpy.int64(jit.gridsize(1))):")
-            return tr.function(ext, fn, extra_params=params)
+            return tr.function(ext, fn, extra_params=params, prologue=prologue)
 
         tr, sources = _translate(unit, bound, {"__jk_kernel": entry})
         source = HELPERS + "\n\n" + "\n\n".join(sources.values())
@@ -517,6 +538,19 @@ class ElementwiseSim:
     def source(self, *args, size=None) -> str:
         """The Python of the JIT kernel a simulated call with these arguments runs."""
         return _last_source(self._kernel)
+
+
+_USES_IND_GET = re.compile(r"\b_ind\s*\.\s*(get|ndim)\b")
+
+
+def _index_lines(ndim: int) -> tuple[list, list]:
+    """(the lines declaring ``_ind.get()``'s array, the lines filling it with element i's
+    index over the loop shape ``_c_shape``, last dimension fastest)."""
+    declare = [f"_c_ind = jit.local_memory(numpy.int64, {max(ndim, 1)})"]
+    fill = ["_c_r = i"]
+    for d in range(ndim - 1, 0, -1):
+        fill += [f"_c_ind[{d}] = _c_r % _c_shape[{d}]", f"_c_r = _c_r // _c_shape[{d}]"]
+    return declare, fill + ["_c_ind[0] = _c_r"]
 
 
 def _last_source(k) -> str:
@@ -609,15 +643,25 @@ class ReductionSim:
             outs = [asarray(o) for o in outs]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def build(self, dtypes, scalars):
+    def _index_shape(self, a, arrays, dtypes):
+        """The loop's shape as ``_ind.get()`` counts it (the GPU's: dimensions that every
+        array walks contiguously merged, unless reduce_dims=False); None if the operation
+        does not use it."""
+        if not _USES_IND_GET.search(self._kernel.operation):
+            return None
+        a.dtypes = dtypes
+        self._kernel._decide_layout(a, arrays)
+        return tuple(int(d) for d in a.shape_c)
+
+    def build(self, dtypes, scalars, ndim=None):
         cache = self._kernel.__dict__.setdefault("_sim_kernels", {})
-        key = (dtypes, scalars)
+        key = (dtypes, scalars, ndim)
         made = cache.get(key)
         if made is None:
-            made = cache[key] = self._make(dtypes, scalars)
+            made = cache[key] = self._make(dtypes, scalars, ndim)
         return made
 
-    def _make(self, dtypes, scalars):
+    def _make(self, dtypes, scalars, ndim=None):
         k = self._kernel
         bound = _placeholder_types(_bound_of(k.params, dtypes))
         rt = _resolved_type(k.reduce_type, bound)

@@ -186,7 +186,7 @@ def _param_type(text: str) -> tuple[str, bool]:
     """(the base type's text, whether it is a pointer) of a parameter declaration."""
     words = re.sub(r"\b(const|volatile|__restrict__|__restrict|restrict)\b|&", " ", text)
     pointer = "*" in words
-    words = re.sub(r"\s*([<>])\s*", r"\1", words.replace("*", " ")).split()
+    words = re.sub(r"\s*<\s*", "<", re.sub(r"\s+>", ">", words.replace("*", " "))).split()
     return " ".join(words[:-1] if len(words) > 1 else words), pointer
 
 

@@ -120,6 +120,8 @@ _BARRIERS = {"__syncthreads": "jit.syncthreads()", "__threadfence": "jit.threadf
 _BARRIER_PREDICATES = {"__syncthreads_count": ("syncthreads_count", I32),
                        "__syncthreads_and": ("syncthreads_and", I32),
                        "__syncthreads_or": ("syncthreads_or", I32)}
+#: ElementwiseKernel's indexer: its members -> the names the caller binds them to.
+_IND = {"size": "_ind", "get": "__jk_ind_get", "ndim": "__jk_ind_ndim"}
 _INDEX_VARS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 _ARITH = {"+", "-", "*"}
 _BITWISE = {"&", "|", "^"}
@@ -172,6 +174,7 @@ class Translator:
         self.ret = None
         self.names: dict = {}  # extra names the caller binds (i, _ind, ...)
         self.loop_header = ""
+        self.loop_prologue: list = []  # lines each pass of that loop starts with
         self.entry_py: dict = {}
         self.templates = None  # the unit's function templates (.ctemplates.Templates)
 
@@ -538,6 +541,8 @@ class Translator:
     def s_While(self, node) -> None:
         if type(node.cond).__name__ == "ID" and node.cond.name == "__jk_loop":
             self.emit(self.loop_header)  # ElementwiseKernel's loop over the elements
+            for line in self.loop_prologue:
+                self.emit("    " + line)
             self.loops.append([])
             self.nested(node.stmt)
             self.loops.pop()
@@ -867,6 +872,10 @@ class Translator:
             if not v.is_pointer and v.type is not None and v.type.kind == "c":
                 return Val(f"{v.code}.{'real' if node.field.name == 'x' else 'imag'}",
                            real_of(v.type))
+        if node.type == "." and type(node.name).__name__ == "ID" and node.name.name == "_ind":
+            var = self.lookup(_IND.get(node.field.name, ""))
+            if var is not None and node.field.name == "ndim":
+                return var.val()
         raise self.refuse("a struct member (only threadIdx/blockIdx/blockDim/gridDim .x/.y/.z)",
                           node)
 
@@ -1143,10 +1152,10 @@ class Translator:
         if ref.type != ".":
             raise self.refuse("->", node)
         obj_node = ref.name
-        if type(obj_node).__name__ == "ID" and obj_node.name == "_ind" and field == "size":
-            var = self.lookup("_ind")
+        if type(obj_node).__name__ == "ID" and obj_node.name == "_ind" and field in _IND:
+            var = self.lookup(_IND[field])
             if var is not None:
-                return Val(var.py, I64)
+                return var.val()
         obj = self.expr(obj_node)
         if field in ("real", "imag") and not obj.is_pointer and obj.type.kind == "c":
             if node.args is not None and node.args.exprs:
