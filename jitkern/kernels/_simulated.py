@@ -457,7 +457,9 @@ class ElementwiseSim:
                 values.append(f)
             else:
                 f = numpy.ascontiguousarray(numpy.broadcast_to(v, shape)).reshape(-1)
-                copied = False
+                if any(numpy.may_share_memory(f, o) for o in outs):
+                    f = f.copy()  # an input that is also an output: each thread reads its
+                copied = False    # own element before writing it, so a copy reads the same
                 values.append(f)
             if copied:
                 writes.append((v, f))
