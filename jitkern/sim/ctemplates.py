@@ -59,6 +59,7 @@ class Templates:
         self.macros: dict = {}
         self.made: dict = {}  # (name, bound parameters) -> the Function
         self.sources: list[str] = []
+        self.lambdas: dict = {}  # alias -> (body text, its line): [&] { ... }() in place
 
     def kernel_line(self, name: str) -> int | None:
         """The line of template ``__global__`` function ``name``, None if there is none."""
@@ -135,6 +136,37 @@ class Templates:
                              f"{SPELLING.get(t, t)}", at)
             bound[name] = t
 
+    # -- an immediately invoked lambda -------------------------------------------
+    def inline_lambda(self, tr, name: str, node):
+        """The value of ``[&] { ...; return x; }()``: its statements run where it is called
+        (before the statement using it), in a scope of their own, the value kept in a temp."""
+        body, line = self.lambdas[name]
+        ast, _, _ = parse("\n" * (line - 1) + "void __jk_lambda(void) " + body, self.where,
+                          {k: v for k, v in tr.types.items() if k not in TYPEDEFS}, templates=self)
+        items = next(e for e in ast.ext if type(e).__name__ == "FuncDef").body.block_items or []
+        last = items[-1] if items else None
+        if type(last).__name__ != "Return" or last.expr is None or _returns(items[:-1]):
+            raise refuse("a lambda that does not end in its only return", tr.at(node))
+        result = {}
+
+        def run():
+            tr.scopes.append({})
+            for item in items[:-1]:
+                tr.statement(item)
+            value = tr.expr(last.expr)
+            if value.is_pointer or value.type is None:
+                raise refuse("a lambda returning a pointer or nothing", tr.at(node))
+            result["v"] = value.type, tr.temp()
+            tr.flush()
+            tr.emit(f"{result['v'][1]} = {value.code}")
+            tr.scopes.pop()
+
+        pending, tr.pre = tr.pre, []
+        lines = tr.captured(run)
+        tr.pre = pending + lines
+        t, temp = result["v"]
+        return csubset.Val(temp, t)
+
     # -- an instantiation ------------------------------------------------------
     def instantiate(self, tr, tpl: Template, bound: dict, n: int):
         mangled = f"{tpl.name}__jk{n}"
@@ -153,6 +185,16 @@ class Templates:
         tr.functions[mangled] = fn
         self.sources.append(sub.function(funcdef, fn))
         return fn
+
+
+def _returns(items) -> bool:
+    """Whether a ``return`` is among ``items`` or nested in them."""
+    for item in items:
+        if type(item).__name__ == "Return":
+            return True
+        if _returns([c for _, c in item.children()]):
+            return True
+    return False
 
 
 def resolve(text: str, types: dict, at: str):
@@ -267,7 +309,32 @@ def extract(text: str, where: str, templates: Templates) -> str:
             templates.by_name[tpl.name] = tpl
         text = text[:m.start()] + re.sub(r"[^\n]", " ", text[m.start():end]) + text[end:]
         pos = end
-    return _aliased(text, templates)
+    return _lambdas(_aliased(text, templates), templates)
+
+
+_LAMBDA = re.compile(r"\[\s*[&=]?\s*\]\s*(?:\(\s*\)\s*)?\{")
+
+
+def _lambdas(text: str, templates: Templates) -> str:
+    """Immediately invoked lambdas without parameters, ``[&] { ... }()``, become calls of
+    aliases (their lines kept); other lambdas stay, to be refused."""
+    pos = 0
+    while True:
+        m = _LAMBDA.search(text, pos)
+        if m is None:
+            return text
+        close = _matching(text, m.end() - 1, "{", "}")
+        call = re.match(r"\s*\(\s*\)", text[close + 1:]) if close > 0 else None
+        if call is None:
+            pos = m.end()
+            continue
+        end = close + 1 + call.end()
+        alias = f"__jk_lambda_{len(templates.lambdas)}"
+        line = text.count("\n", 0, m.start()) + 1
+        templates.lambdas[alias] = (text[m.end() - 1:close + 1], line)
+        replaced = alias + "()" + "\n" * text.count("\n", m.start(), end)
+        text = text[:m.start()] + replaced + text[end:]
+        pos = m.start() + len(alias)
 
 
 def _one_template(text: str, m, where: str):

@@ -964,6 +964,8 @@ class Translator:
         fn = self.functions.get(name)
         if fn is not None:
             return self.call_function(fn, node)
+        if self.templates is not None and name in self.templates.lambdas:
+            return self.templates.inline_lambda(self, name, node)
         if self.templates is not None and self.templates.called(name) is not None:
             args = self.args(node)
             return self.call_function(self.templates.function(self, name, args, node), node, args)

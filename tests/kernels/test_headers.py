@@ -643,13 +643,6 @@ def _assert_close(actual, expected, rtol, what):
 
 # The simulator runs Python per thread: its runs take fewer random values (the edges all).
 _N = {"gpu": 4000, "sim": 300}
-_LAMBDA = pytest.mark.sim_gap("an immediately invoked lambda ([&] { ... }()) is C++")
-
-
-def _names(table, *with_lambdas):
-    return [pytest.param(n, marks=_LAMBDA) if n in with_lambdas else n for n in table]
-
-
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary_function_matches_numpy(launch, rng, dtype, name):
@@ -671,7 +664,7 @@ def test_real_valued_function_matches_numpy(launch, rng, dtype, name):
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-@pytest.mark.parametrize("name", _names(BINARY, "compound"))
+@pytest.mark.parametrize("name", list(BINARY))
 def test_binary_operation_matches_numpy(launch, rng, dtype, name):
     n = _N[repr(launch)]
     z = _random_complex(rng, n, dtype)
@@ -692,7 +685,7 @@ def test_binary_operation_matches_numpy(launch, rng, dtype, name):
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-@pytest.mark.parametrize("name", _names(WITH_REAL, "compound_s"))
+@pytest.mark.parametrize("name", list(WITH_REAL))
 def test_real_scalar_operation_matches_numpy(launch, rng, dtype, name):
     n = _N[repr(launch)]
     z = _random_complex(rng, n, dtype)

@@ -98,6 +98,47 @@ def test_an_error_inside_an_instantiation_names_the_template_line():
     assert "undefined_name" in str(info.value)
 
 
+def test_immediately_invoked_lambdas_run_where_they_are_called(rng):
+    k = jitkern.RawKernel(r"""
+extern "C" __global__ void f(const int* x, int* y, int* z, int n) {
+    int t = threadIdx.x;
+    if (t >= n) return;
+    int acc = 0;
+    for (int k = 0; k < [&] { return x[t] % 4 + 1; }(); k++) {
+        acc += [=]() {
+            int sq = k * k;
+            return sq + 1;
+        }();
+    }
+    y[t] = acc;
+    int w = [&] { acc = -acc; return 2 * acc; }();  // the capture is by reference
+    z[t] = w + acc;
+}""", "f")
+    n = 40
+    x = rng.integers(-100, 100, n).astype(np.int32)
+    y, z = np.full(n, -7, np.int32), np.full(n, -7, np.int32)
+    k.simulate((1,), (64,), (x, y, z, np.int32(n)))
+    counts = np.fmod(x, 4) + 1  # C's remainder: the sign of x
+    want = np.array([sum(j * j + 1 for j in range(c)) for c in counts], np.int32)
+    np.testing.assert_array_equal(y, want)
+    np.testing.assert_array_equal(z, -3 * want)
+
+
+@pytest.mark.parametrize("body, construct", [
+    ("x[0] = [&](int k) { return k; }(1);", "a lambda"),
+    ("x[0] = [&] { if (x[1] > 0) return 1.0f; return 2.0f; }();", "its only return"),
+    ("x[0] = x[1] > 0 && [&] { x[2] = 1; return true; }();", "a side effect"),
+])
+def test_lambdas_outside_the_subset_are_refused(body, construct):
+    k = jitkern.RawKernel(f'extern "C" __global__ void f(float* x) {{\n  {body}\n}}', "f")
+    x = np.zeros(4, np.float32)
+    with pytest.raises(jitkern.CompileError) as info:
+        k.simulate[1, 1](x)
+    assert construct in str(info.value)
+    assert "line 2:" in str(info.value)
+    assert (x == 0).all()
+
+
 def test_elementwise_simulate_takes_block_size(rng):
     k = jitkern.ElementwiseKernel("T x", "T y, int32 b", "y = x * 2; b = blockDim.x", "bs")
     x = rng.standard_normal(300)
