@@ -11,7 +11,8 @@ simulated path does, :mod:`._fuse_jit`):
   the pointee type), scalars are converted to the parameter's C type.
 - ElementwiseKernel: a grid-stride loop over the broadcast size; each non-raw parameter
   is its element (``x`` reads and writes ``x[i]`` of the broadcast, raveled array), raw
-  ones are flat arrays, ``i`` and ``_ind.size()`` are the loop's index and size.
+  ones are flat arrays, ``i`` and ``_ind.size()`` are the loop's index and size,
+  ``_ind.get()`` element i's index over the loop's shape (the GPU's, after reduce_dims).
 - ReductionKernel: one block per output element, as fuse's reductions: each thread maps
   and combines a strided part, a shared-memory tree combines the threads' values with
   ``reduce_expr`` (``a``, ``b``), thread 0 runs ``post_map_expr``.

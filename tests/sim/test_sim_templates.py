@@ -14,7 +14,8 @@ template <typename T> __device__ T twice(T x) { return x * 2; }
 template <typename T, int N = 3>
 __device__ T add_n(const T& x) { return x + N; }
 template <class T> __device__ void store(T* out, int k, T v) { out[k] = v; }
-template <typename T> __device__ T mag2(complex<T> z) { return z.real() * z.real() + z.imag() * z.imag(); }
+template <typename T>
+__device__ T mag2(complex<T> z) { return z.real() * z.real() + z.imag() * z.imag(); }
 
 extern "C" __global__ void k(const float* a, const double* b, const int* c,
                              const complex<double>* z, float* fa, double* fb, int* fc,
