@@ -444,6 +444,9 @@ class ElementwiseSim:
         shape, n = a.shape, a.size
         outs = list(host[nin:]) if a.out_given else [
             numpy.empty(shape, dt) for dt in dtypes[nin:]]
+        scalars = tuple(idx for idx in range(nin) if arrays[idx] is None)
+        index_shape = self._index_shape(a, arrays, dtypes)
+        kernel = self.build(dtypes, scalars, None if index_shape is None else len(index_shape))
         values, writes = [], []
         for idx, p in enumerate(k.params):
             v = host[idx] if idx < nin else outs[idx - nin]
@@ -453,6 +456,8 @@ class ElementwiseSim:
             if p.raw:
                 f, copied = flat(v)
                 values += [f, numpy.int64(v.size)]
+                if index_shape is not None:
+                    values.append(_raw_shape(k.name, p.name, v, index_shape, kernel))
             elif p.is_output:
                 f, copied = flat(v)
                 values.append(f)
@@ -464,9 +469,6 @@ class ElementwiseSim:
                 values.append(f)
             if copied:
                 writes.append((v, f))
-        scalars = tuple(idx for idx in range(nin) if arrays[idx] is None)
-        index_shape = self._index_shape(a, arrays, dtypes)
-        kernel = self.build(dtypes, scalars, None if index_shape is None else len(index_shape))
         if index_shape is not None:
             values.append(numpy.array(index_shape or (1,), numpy.int64))
         if n:
@@ -508,10 +510,15 @@ class ElementwiseSim:
         unit = _Unit(k.name, parts, bound)
         names, params = {}, []
         used = set()
+        raw_shapes, raw_names = {}, {}
         for idx, p in enumerate(k.params):
             py = _py_name(p.name, used)
             names[p.name], more = _param_var(p, py, dtypes[idx], idx in scalars, "i")
             params += more
+            if p.raw and idx not in scalars and ndim is not None:
+                params.append(py + "_shape")
+                raw_shapes[py] = (py + "_shape", max(ndim, 1))
+                raw_names[py] = p.name
         names["i"] = Var("i", I64, readonly=True)
         names["_ind"] = Var("_c_n", I64, readonly=True)
         prologue, each_pass = [], []
@@ -524,7 +531,7 @@ class ElementwiseSim:
 
         def entry(tr: Translator, ext):
             tr.names = names
-            tr.loop_prologue = each_pass
+            tr.loop_prologue, tr.raw_shapes = each_pass, raw_shapes
             fn = Function(k.name, _py_name(k.name, set(params)), None, [], True)
             tr.entry_py["__jk_kernel"] = fn.py
             tr.loop_header = ("for i in range(numpy.int64(jit.grid(1)), _c_n, "
@@ -536,11 +543,21 @@ class ElementwiseSim:
         namespace = define(source, f"ElementwiseKernel {k.name}")
         kernel = _kernel(namespace, tr.entry_py["__jk_kernel"])
         kernel.sim_source = source
+        kernel.sim_indexed_by_ind = {raw_names[py] for py in tr.indexed_by_ind}
         return kernel
 
     def source(self, *args, size=None) -> str:
         """The Python of the JIT kernel a simulated call with these arguments runs."""
         return _last_source(self._kernel)
+
+
+def _raw_shape(name: str, pname: str, v, index_shape: tuple, kernel) -> numpy.ndarray:
+    """A raw array's shape for ``w[_ind.get()]``, which needs the loop's rank."""
+    if pname in kernel.sim_indexed_by_ind and v.ndim != max(len(index_shape), 1):
+        raise KernelArgumentError(
+            f"{name}: {pname}[_ind.get()] needs {pname} to have the loop's "
+            f"{len(index_shape)} dimension(s) (shape {index_shape}); it has shape {v.shape}")
+    return numpy.array(v.shape or (1,), numpy.int64)
 
 
 _USES_IND_GET = re.compile(r"\b_ind\s*\.\s*(get|ndim)\b")

@@ -175,6 +175,8 @@ class Translator:
         self.names: dict = {}  # extra names the caller binds (i, _ind, ...)
         self.loop_header = ""
         self.loop_prologue: list = []  # lines each pass of that loop starts with
+        self.raw_shapes: dict = {}  # raw arrays' Python names -> (their shape's, loop rank)
+        self.indexed_by_ind: set = set()  # the raw arrays indexed by _ind.get()
         self.entry_py: dict = {}
         self.templates = None  # the unit's function templates (.ctemplates.Templates)
 
@@ -849,6 +851,8 @@ class Translator:
     def index(self, p: Val, idx: Val, node) -> Val:
         if not p.is_pointer:
             raise self.refuse("indexing a value that is not an array or pointer", node)
+        if idx.is_pointer and p.base in self.raw_shapes and idx.base == "_c_ind":
+            return self.index_by_ind(p, node)
         if idx.is_pointer or idx.type.kind not in "biu":
             raise self.refuse("an index that is not an integer", node)
         inner = p.type.inner
@@ -862,6 +866,17 @@ class Translator:
         if p.offset is not None:
             i = f"({p.offset} + {convert(idx, I64)})"
         return Val(f"{p.base}[{i}]", p.type.elem, True, p.base, i)
+
+    def index_by_ind(self, p: Val, node) -> Val:
+        """``w[_ind.get()]`` on a raw array of the loop's rank: its element at the index."""
+        shape, nd = self.raw_shapes[p.base]
+        if p.offset is not None or p.type.inner:
+            raise self.refuse("_ind.get() indexing a moved pointer", node)
+        flat = "_c_ind[0]"
+        for d in range(1, nd):
+            flat = f"({flat} * {shape}[{d}] + _c_ind[{d}])"
+        self.indexed_by_ind.add(p.base)
+        return Val(f"{p.base}[{flat}]", p.type.elem, True, p.base, flat)
 
     def e_StructRef(self, node) -> Val:
         if node.type == "." and type(node.name).__name__ == "ID" and node.name.name in _INDEX_VARS:

@@ -81,7 +81,6 @@ def test_ind_get_follows_broadcasting(rng, launch):
     np.testing.assert_array_equal(launch.get(y), xh + bh + i0 * 100 + i1 * 10 + i2)
 
 
-@pytest.mark.sim_gap("a raw argument indexed by _ind.get() (the simulator passes raw arrays flat)")
 def test_ind_get_indexes_a_strided_raw_array(rng, launch):
     k = jitkern.ElementwiseKernel(
         "T x, raw T w", "T y", "y = x * w[_ind.get()]", "ind_raw_gpu", reduce_dims=False

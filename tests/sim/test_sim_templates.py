@@ -166,3 +166,16 @@ def test_complex_functions_of_complex_cuh(rng):
     np.testing.assert_allclose(p[ok], (z**s + s * np.exp(1j * z.real))[ok], rtol=1e-12)
     np.testing.assert_allclose(q[ok], (s**z + np.conj(z))[ok], rtol=1e-12)
     np.testing.assert_array_equal(nan, np.isnan(z))
+
+
+def test_a_raw_array_indexed_by_ind_get_needs_the_loops_rank(rng):
+    k = jitkern.ElementwiseKernel("T x, raw T w", "T y", "y = x * w[_ind.get()]", "by_index",
+                                  reduce_dims=False)
+    x, w = rng.standard_normal((4, 3)), rng.standard_normal((3, 4))
+    np.testing.assert_array_equal(k.simulate(x, w.T), x * w.T)  # w.T: strided, read by index
+    y = np.full((4, 3), np.nan)
+    with pytest.raises(jitkern.KernelArgumentError,
+                       match=r"by_index: w\[_ind.get\(\)\] needs w to have the loop's 2 "
+                             r"dimension\(s\) \(shape \(4, 3\)\); it has shape \(12,\)"):
+        k.simulate(x, w.ravel(), y)
+    assert np.isnan(y).all()
