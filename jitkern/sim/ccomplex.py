@@ -78,9 +78,11 @@ def arg(tr, name, args, node) -> Val:
 
 def make_complex(tr, name, args, node) -> Val:
     """``complex<T>(re, im)`` (both parts kept exactly, the signs of zeros too)."""
-    tr.nargs(name, args, (1, 2), node)
+    tr.nargs(name, args, (0, 1, 2), node)
     t = C64 if name.endswith("64") else C128
     r = real_of(t)
+    if not args:
+        return Val(f"{ctor(t)}(0)", t)
     if args[0].type.kind == "c":
         return Val(convert(args[0], t), t)
     re_ = tr.to(args[0], r, node)
@@ -148,3 +150,15 @@ def handler(name: str):
 HANDLERS = {"proj": proj, "polar": polar, "real": part, "imag": part, "conj": conj,
             "norm": norm, "arg": arg, "__jk_make_complex64": make_complex,
             "__jk_make_complex128": make_complex}
+
+
+def set_part(tr, obj: Val, field: str, args, node) -> Val:
+    """``z.real(v)`` / ``z.imag(v)``: the part of variable ``z`` replaced (a statement)."""
+    tr.nargs(f".{field}", args, 1, node)
+    if not obj.lvalue:
+        raise tr.refuse(f".{field}(value) on something that is not a variable", node)
+    r = real_of(obj.type)
+    v = tr.to(args[0], r, node)
+    parts = (v, f"{obj.code}.imag") if field == "real" else (f"{obj.code}.real", v)
+    tr.pre.append(tr.store(obj, f"{ctor(obj.type)}(complex({parts[0]}, {parts[1]}))"))
+    return Val("", None)

@@ -309,7 +309,12 @@ def extract(text: str, where: str, templates: Templates) -> str:
             templates.by_name[tpl.name] = tpl
         text = text[:m.start()] + re.sub(r"[^\n]", " ", text[m.start():end]) + text[end:]
         pos = end
+    text = _VALUE_INIT.sub(r"\1 = 0", text)
     return _lambdas(_aliased(text, templates), templates)
+
+
+#: ``T x{};`` (value-initialised: zero for the subset's numbers and complex numbers).
+_VALUE_INIT = re.compile(r"(\b[A-Za-z_]\w*(?:\s*<[^<>;{}]*>)?\s+[A-Za-z_]\w*)\s*\{\s*\}")
 
 
 _LAMBDA = re.compile(r"\[\s*[&=]?\s*\]\s*(?:\(\s*\)\s*)?\{")

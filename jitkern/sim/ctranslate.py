@@ -1176,7 +1176,7 @@ class Translator:
         obj = self.expr(obj_node)
         if field in ("real", "imag") and not obj.is_pointer and obj.type.kind == "c":
             if node.args is not None and node.args.exprs:
-                raise self.refuse(f".{field}(value) (setting a part)", node)
+                return ccomplex.set_part(self, obj, field, self.args(node), node)
             return Val(f"{obj.code}.{field}", real_of(obj.type))
         if field == "size" and obj.is_pointer and type(obj_node).__name__ == "ID":
             var = self.lookup(obj_node.name)

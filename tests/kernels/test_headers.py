@@ -162,7 +162,7 @@ def kernel_pairs() -> dict:
 
 def complex_functions_source() -> str:
     """Kernels exercising every complex function and operator, in both precisions."""
-    return "\n".join([_PRELUDE, *kernel_pairs().values(), _MISC])
+    return "\n".join([_PRELUDE, *kernel_pairs().values(), _MISC, _CONSTRUCT])
 
 
 # Mixed precisions, conversions, comparisons, layout, __shared__ storage.
@@ -193,6 +193,9 @@ extern "C" __global__ void mixed(const complex<float>* a, const complex<double>*
     eq[6 * i + 5] = complex<double>(2.0) != 2;
 }
 
+"""
+
+_CONSTRUCT = r"""
 extern "C" __global__ void construct(complex<float>* out, complex<double>* out_d) {
     __shared__ complex<float> tile[32];  // a trivial default constructor allows __shared__
     tile[threadIdx.x] = complex<float>(threadIdx.x, -1.0f * threadIdx.x);
@@ -800,18 +803,17 @@ def test_mixed_precision_and_conversions(functions_binary, rng):
     np.testing.assert_array_equal(flags[:, 5], False)
 
 
-@pytest.mark.gpu
-def test_construction_and_shared_memory(functions_binary):
-    from jitkern.runtime.module import Function
-
-    out = _device(np.full(35, np.nan, np.complex64))
-    out_d = _device(np.full(2, np.nan, np.complex128))
-    Function(functions_binary, "construct").launch(1, 32, (out, out_d))
-    got = _host(out)
+def test_construction_and_shared_memory(launch):
+    module = jitkern.RawModule(code=_PRELUDE + _CONSTRUCT) if launch.simulated else _module()
+    out = launch.poisoned(35, np.complex64)
+    out_d = launch.poisoned(2, np.complex128)
+    launch(module.get_function("construct"))(1, 32, (out, out_d))
+    launch.synchronize()
+    got = launch.get(out)
     k = np.arange(31, -1, -1, dtype=np.float32)
     np.testing.assert_array_equal(got[:32], k - 1j * k)
     np.testing.assert_array_equal(got[32:], [2.5, 3 + 4j, 7 + 4j])
-    np.testing.assert_array_equal(_host(out_d), [1.0, 1.25 + 0.5j])
+    np.testing.assert_array_equal(launch.get(out_d), [1.0, 1.25 + 0.5j])
 
 
 def test_spec_complex_example_runs(launch, rng):
