@@ -11,7 +11,8 @@ simulated path does, :mod:`._fuse_jit`):
   the pointee type), scalars are converted to the parameter's C type.
 - ElementwiseKernel: a grid-stride loop over the broadcast size; each non-raw parameter
   is its element (``x`` reads and writes ``x[i]`` of the broadcast, raveled array), raw
-  ones are flat arrays, ``i`` and ``_ind.size()`` are the loop's index and size.
+  ones are flat arrays, ``i`` and ``_ind.size()`` are the loop's index and size,
+  ``_ind.get()`` element i's index over the loop's shape (the GPU's, after reduce_dims).
 - ReductionKernel: one block per output element, as fuse's reductions: each thread maps
   and combines a strided part, a shared-memory tree combines the threads' values with
   ``reduce_expr`` (``a``, ``b``), thread 0 runs ``post_map_expr``.
@@ -30,8 +31,9 @@ import numpy
 from .. import jit
 from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
-from ..sim import launch_keywords
-from ..sim.csubset import _BASE, C64, C128, I64, TYPEDEFS, Pointer, Refused, ctor, parse
+from ..sim import block_size_of, launch_keywords
+from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused, ctor
+from ..sim.ctemplates import parse
 from ..sim.csubset import refuse as _refuse
 from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
 from ..compiler.strings.params import (
@@ -142,8 +144,8 @@ class SimModule:
 
     def __init__(self, code: str, where: str, types: dict | None = None):
         types = types or {}
-        ast, _ = parse(code, where, types)
-        tr, sources = translate_unit(ast, where, types)
+        ast, _, self.templates = parse(code, where, types)
+        tr, sources = translate_unit(ast, where, types, templates=self.templates)
         self.functions = {n: f for n, f in tr.functions.items()}
         self.source = HELPERS + "\n\n" + "\n\n".join(sources.values())
         namespace = define(self.source, where)
@@ -198,6 +200,10 @@ def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
     owner = kernel._module if kernel._module is not None else kernel
     where = "RawModule" if kernel._module is not None else f"RawKernel {name!r}"
     module, cname = module_of(owner, owner._source, where, name)
+    if cname not in module.kernels and module.templates.kernel_line(cname) is not None:
+        raise _refuse(f"a template __global__ function ({cname}) launched without its template "
+                      "arguments: instantiate it with name_expressions",
+                      f"{where} line {module.templates.kernel_line(cname)}")
     if cname not in module.kernels:
         listed = ", ".join(map(repr, sorted(module.kernels))) or "none"
         raise FunctionNotFoundError(
@@ -388,7 +394,7 @@ class _Unit:
         self.text = "\n".join(lines)
         self.name = kernel_name
         try:
-            self.ast, _ = parse(self.text, kernel_name, types)
+            self.ast, _, self.templates = parse(self.text, kernel_name, types)
         except Refused as exc:
             raise Refused(_locate(self, str(exc))) from None
 
@@ -408,7 +414,8 @@ def _translate(unit: _Unit, types: dict, entry_functions: dict):
     """(the Python of the unit's device functions and of each entry, by name)."""
     try:
         tr, sources = translate_unit(unit.ast, unit.name, types, keep=(), special=entry_functions,
-                                     locate=lambda n: _locate(unit, f"{unit.name} line {n}"))
+                                     locate=lambda n: _locate(unit, f"{unit.name} line {n}"),
+                                     templates=unit.templates)
     except Refused as exc:
         raise Refused(_locate(unit, str(exc))) from None
     return tr, sources
@@ -437,6 +444,9 @@ class ElementwiseSim:
         shape, n = a.shape, a.size
         outs = list(host[nin:]) if a.out_given else [
             numpy.empty(shape, dt) for dt in dtypes[nin:]]
+        scalars = tuple(idx for idx in range(nin) if arrays[idx] is None)
+        index_shape = self._index_shape(a, arrays, dtypes)
+        kernel = self.build(dtypes, scalars, None if index_shape is None else len(index_shape))
         values, writes = [], []
         for idx, p in enumerate(k.params):
             v = host[idx] if idx < nin else outs[idx - nin]
@@ -446,20 +456,25 @@ class ElementwiseSim:
             if p.raw:
                 f, copied = flat(v)
                 values += [f, numpy.int64(v.size)]
+                if index_shape is not None:
+                    values.append(_raw_shape(k.name, p.name, v, index_shape, kernel))
             elif p.is_output:
                 f, copied = flat(v)
                 values.append(f)
             else:
                 f = numpy.ascontiguousarray(numpy.broadcast_to(v, shape)).reshape(-1)
-                copied = False
+                if any(numpy.may_share_memory(f, o) for o in outs):
+                    f = f.copy()  # an input that is also an output: each thread reads its
+                copied = False    # own element before writing it, so a copy reads the same
                 values.append(f)
             if copied:
                 writes.append((v, f))
-        scalars = tuple(idx for idx in range(nin) if arrays[idx] is None)
-        kernel = self.build(dtypes, scalars)
+        if index_shape is not None:
+            values.append(numpy.array(index_shape or (1,), numpy.int64))
         if n:
-            grid = min(MAX_BLOCKS, -(-n // BLOCK))
-            simulate(kernel, grid, BLOCK, (*values, numpy.int64(n)))
+            block = block_size_of(block_size, BLOCK)[0]
+            grid = min(MAX_BLOCKS, -(-n // block))
+            simulate(kernel, grid, block, (*values, numpy.int64(n)))
         for v, f in writes:
             v[...] = f.reshape(v.shape)
         copy_back(back)
@@ -467,15 +482,25 @@ class ElementwiseSim:
             outs = [asarray(o) for o in outs]
         return k._result(outs)
 
-    def build(self, dtypes, scalars):
+    def _index_shape(self, a, arrays, dtypes):
+        """The loop's shape as ``_ind.get()`` counts it (the GPU's: dimensions that every
+        array walks contiguously merged, unless reduce_dims=False); None if the operation
+        does not use it."""
+        if not _USES_IND_GET.search(self._kernel.operation):
+            return None
+        a.dtypes = dtypes
+        self._kernel._decide_layout(a, arrays)
+        return tuple(int(d) for d in a.shape_c)
+
+    def build(self, dtypes, scalars, ndim=None):
         cache = self._kernel.__dict__.setdefault("_sim_kernels", {})
-        key = (dtypes, scalars)
+        key = (dtypes, scalars, ndim)
         made = cache.get(key)
         if made is None:
-            made = cache[key] = self._make(dtypes, scalars)
+            made = cache[key] = self._make(dtypes, scalars, ndim)
         return made
 
-    def _make(self, dtypes, scalars):
+    def _make(self, dtypes, scalars, ndim=None):
         k = self._kernel
         bound = _placeholder_types(_bound_of(k.params, dtypes))
         parts = [("preamble", k.preamble), ("", "void __jk_kernel(void) {"),
@@ -485,32 +510,67 @@ class ElementwiseSim:
         unit = _Unit(k.name, parts, bound)
         names, params = {}, []
         used = set()
+        raw_shapes, raw_names = {}, {}
         for idx, p in enumerate(k.params):
             py = _py_name(p.name, used)
             names[p.name], more = _param_var(p, py, dtypes[idx], idx in scalars, "i")
             params += more
+            if p.raw and idx not in scalars and ndim is not None:
+                params.append(py + "_shape")
+                raw_shapes[py] = (py + "_shape", max(ndim, 1))
+                raw_names[py] = p.name
         names["i"] = Var("i", I64, readonly=True)
         names["_ind"] = Var("_c_n", I64, readonly=True)
+        prologue, each_pass = [], []
+        if ndim is not None:
+            params.append("_c_shape")
+            names["__jk_ind_get"] = Var("_c_ind", Pointer(I64), readonly=True)
+            names["__jk_ind_ndim"] = Var(f"numpy.int32({ndim})", I32, readonly=True)
+            prologue, each_pass = _index_lines(ndim)
         params.append("_c_n")
 
         def entry(tr: Translator, ext):
             tr.names = names
+            tr.loop_prologue, tr.raw_shapes = each_pass, raw_shapes
             fn = Function(k.name, _py_name(k.name, set(params)), None, [], True)
             tr.entry_py["__jk_kernel"] = fn.py
             tr.loop_header = ("for i in range(numpy.int64(jit.grid(1)), _c_n, "
                               "numpy.int64(jit.gridsize(1))):")
-            return tr.function(ext, fn, extra_params=params)
+            return tr.function(ext, fn, extra_params=params, prologue=prologue)
 
         tr, sources = _translate(unit, bound, {"__jk_kernel": entry})
         source = HELPERS + "\n\n" + "\n\n".join(sources.values())
         namespace = define(source, f"ElementwiseKernel {k.name}")
         kernel = _kernel(namespace, tr.entry_py["__jk_kernel"])
         kernel.sim_source = source
+        kernel.sim_indexed_by_ind = {raw_names[py] for py in tr.indexed_by_ind}
         return kernel
 
     def source(self, *args, size=None) -> str:
         """The Python of the JIT kernel a simulated call with these arguments runs."""
         return _last_source(self._kernel)
+
+
+def _raw_shape(name: str, pname: str, v, index_shape: tuple, kernel) -> numpy.ndarray:
+    """A raw array's shape for ``w[_ind.get()]``, which needs the loop's rank."""
+    if pname in kernel.sim_indexed_by_ind and v.ndim != max(len(index_shape), 1):
+        raise KernelArgumentError(
+            f"{name}: {pname}[_ind.get()] needs {pname} to have the loop's "
+            f"{len(index_shape)} dimension(s) (shape {index_shape}); it has shape {v.shape}")
+    return numpy.array(v.shape or (1,), numpy.int64)
+
+
+_USES_IND_GET = re.compile(r"\b_ind\s*\.\s*(get|ndim)\b")
+
+
+def _index_lines(ndim: int) -> tuple[list, list]:
+    """(the lines declaring ``_ind.get()``'s array, the lines filling it with element i's
+    index over the loop shape ``_c_shape``, last dimension fastest)."""
+    declare = [f"_c_ind = jit.local_memory(numpy.int64, {max(ndim, 1)})"]
+    fill = ["_c_r = i"]
+    for d in range(ndim - 1, 0, -1):
+        fill += [f"_c_ind[{d}] = _c_r % _c_shape[{d}]", f"_c_r = _c_r // _c_shape[{d}]"]
+    return declare, fill + ["_c_ind[0] = _c_r"]
 
 
 def _last_source(k) -> str:
@@ -603,15 +663,25 @@ class ReductionSim:
             outs = [asarray(o) for o in outs]
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def build(self, dtypes, scalars):
+    def _index_shape(self, a, arrays, dtypes):
+        """The loop's shape as ``_ind.get()`` counts it (the GPU's: dimensions that every
+        array walks contiguously merged, unless reduce_dims=False); None if the operation
+        does not use it."""
+        if not _USES_IND_GET.search(self._kernel.operation):
+            return None
+        a.dtypes = dtypes
+        self._kernel._decide_layout(a, arrays)
+        return tuple(int(d) for d in a.shape_c)
+
+    def build(self, dtypes, scalars, ndim=None):
         cache = self._kernel.__dict__.setdefault("_sim_kernels", {})
-        key = (dtypes, scalars)
+        key = (dtypes, scalars, ndim)
         made = cache.get(key)
         if made is None:
-            made = cache[key] = self._make(dtypes, scalars)
+            made = cache[key] = self._make(dtypes, scalars, ndim)
         return made
 
-    def _make(self, dtypes, scalars):
+    def _make(self, dtypes, scalars, ndim=None):
         k = self._kernel
         bound = _placeholder_types(_bound_of(k.params, dtypes))
         rt = _resolved_type(k.reduce_type, bound)

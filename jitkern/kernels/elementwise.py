@@ -41,6 +41,7 @@ from . import _debug, _export_kinds
 from . import _simulated as _sim_strings
 from ._user_code import name_the_arguments
 from ..runtime import launcher as _launcher
+from ..sim import block_size_of
 from ..compiler.strings import elementwise as _codegen
 from ..compiler.strings.params import (
     convert_scalar,
@@ -699,11 +700,7 @@ _empty = empty
 
 
 def _block_size(block_size) -> tuple:
-    if block_size is None:
-        return (DEFAULT_BLOCK, 1, 1)
-    if not isinstance(block_size, int) or not 1 <= block_size <= 1024:
-        raise JitkernValueError(f"block_size: expected an int from 1 to 1024, got {block_size!r}")
-    return (block_size, 1, 1)
+    return block_size_of(block_size, DEFAULT_BLOCK)
 
 
 def _grid_size(a: _Analysis, block: tuple) -> tuple:

@@ -26,7 +26,8 @@ from ..runtime.launch import dim3
 from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
 from ..compiler.captured import CapturedGlobals
 from ..runtime.module import check_cluster
-from ..errors import JitError, JitkernIndexError, JitkernTypeError, KernelArgumentError
+from ..errors import JitError, JitkernIndexError, JitkernTypeError, JitkernValueError
+from ..errors import KernelArgumentError
 from . import emit, runtime, scheduler, thrust, vector
 
 __all__ = ["BoundSimulation", "Simulator", "launch_keywords", "simulated_source"]
@@ -250,6 +251,16 @@ def launch_keywords(name: str, kwargs: dict, shared_mem, stream):
                 "keyword; give it once"
             )
     return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
+
+
+def block_size_of(block_size, default: int) -> tuple:
+    """The block of an ElementwiseKernel call's ``block_size=`` (``default`` for None), on
+    the GPU and in the simulator alike."""
+    if block_size is None:
+        return (default, 1, 1)
+    if not isinstance(block_size, int) or not 1 <= block_size <= 1024:
+        raise JitkernValueError(f"block_size: expected an int from 1 to 1024, got {block_size!r}")
+    return (block_size, 1, 1)
 
 
 _PY_SCALARS = {cls: dt.type for cls, dt in dtypes.PYTHON_SCALARS.items()}

@@ -211,12 +211,17 @@ def _extern_c_blocks(text: str) -> str:
         text = text[: m.start()] + spaces + text[m.end(): k - 1] + " " + text[k:]
 
 
-def preprocess(source: str, where: str, types: dict) -> tuple[str, dict]:
+def preprocess(source: str, where: str, types: dict, extract=None,
+               macros=None) -> tuple[str, dict]:
     """(C for pycparser, the object-like macros' values). ``where`` names the code in
-    errors (``my_kernel line 3``); ``types`` maps placeholder names to dtypes."""
+    errors (``my_kernel line 3``); ``types`` maps placeholder names to dtypes; ``extract``
+    takes C++ out of the text first (:func:`.ctemplates.extract`); ``macros``: the ones
+    defined before ``source`` (a template's text: its unit's)."""
     text = _COMMENT_OR_STRING.sub(_blank, source.replace("\r", ""))
     lines = _splice(text.split("\n"))
-    macros: dict[str, str] = {}
+    if extract is not None:
+        lines = extract("\n".join(lines)).split("\n")
+    macros = dict(macros or {})
     out = []
     for n, line in enumerate(lines, 1):
         stripped = line.strip()
@@ -296,11 +301,18 @@ def _expand(text: str, macros: dict) -> str:
         return text
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, macros)) + r")\b")
     for _ in range(16):
-        new = pattern.sub(lambda m: f"({macros[m.group(1)]})" if macros[m.group(1)] else "", text)
+        new = pattern.sub(lambda m: _expansion(macros[m.group(1)]), text)
         if new == text:
             break
         text = new
     return text
+
+
+def _expansion(value: str) -> str:
+    """A macro's replacement: an expression in parentheses; statements as they are."""
+    if not value or ";" in value or "{" in value:
+        return value
+    return f"({value})"
 
 
 def prelude(types: dict) -> str:
@@ -309,8 +321,9 @@ def prelude(types: dict) -> str:
     return " ".join(f"typedef int {n};" for n in names) + "\n"
 
 
-def parse(source: str, where: str, types: dict):
-    """pycparser's AST of ``source`` (a translation unit) and its macros."""
+def parse(source: str, where: str, types: dict, extract=None, macros=None):
+    """pycparser's AST of ``source`` (a translation unit) and its macros (``extract``,
+    ``macros``: see :func:`preprocess`)."""
     try:
         from pycparser import c_parser
     except ImportError:
@@ -319,7 +332,7 @@ def parse(source: str, where: str, types: dict):
             "ReductionKernel) needs pycparser: pip install pycparser "
             "(or pip install 'jitkern[sim]')"
         ) from None
-    text, macros = preprocess(source, where, types)
+    text, macros = preprocess(source, where, types, extract, macros)
     parser = c_parser.CParser()
     try:
         ast = parser.parse(prelude(types) + text, "<source>")

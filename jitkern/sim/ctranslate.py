@@ -16,8 +16,9 @@ import math
 
 import numpy
 
+from . import ccomplex
 from .csubset import (
-    _BASE, BOOL, C64, C128, F16, F32, F64, I8, I32, I64, TYPEDEFS, U32, U64, Pointer, Val,
+    _BASE, BOOL, F16, F32, F64, I8, I32, I64, TYPEDEFS, U32, U64, Pointer, Val,
     common, convert, ctor, line_of, promote, real_of, refuse,
 )
 
@@ -97,6 +98,9 @@ for _name, _jit in [
     _MATH2[_name] = (_jit, None)
     _MATH2[_name + "f"] = (_jit, F32)
     _MATH2["__" + _name + "f"] = (_jit, F32)
+#: The math functions complex.cuh also defines for complex numbers.
+_COMPLEX_MATH1 = {f"math.{n}" for n in ("sin cos tan sinh cosh tanh exp log sqrt log10 asin acos "
+                                        "atan asinh acosh atanh").split()}
 _PREDICATES = {"isnan": "math.isnan", "isinf": "math.isinf", "isfinite": "math.isfinite",
                "signbit": "numpy.signbit"}
 _ATOMICS = {"atomicAdd": "atomic_add", "atomicSub": "atomic_sub", "atomicExch": "atomic_exch",
@@ -116,6 +120,8 @@ _BARRIERS = {"__syncthreads": "jit.syncthreads()", "__threadfence": "jit.threadf
 _BARRIER_PREDICATES = {"__syncthreads_count": ("syncthreads_count", I32),
                        "__syncthreads_and": ("syncthreads_and", I32),
                        "__syncthreads_or": ("syncthreads_or", I32)}
+#: ElementwiseKernel's indexer: its members -> the names the caller binds them to.
+_IND = {"size": "_ind", "get": "__jk_ind_get", "ndim": "__jk_ind_ndim"}
 _INDEX_VARS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 _ARITH = {"+", "-", "*"}
 _BITWISE = {"&", "|", "^"}
@@ -168,7 +174,11 @@ class Translator:
         self.ret = None
         self.names: dict = {}  # extra names the caller binds (i, _ind, ...)
         self.loop_header = ""
+        self.loop_prologue: list = []  # lines each pass of that loop starts with
+        self.raw_shapes: dict = {}  # raw arrays' Python names -> (their shape's, loop rank)
+        self.indexed_by_ind: set = set()  # the raw arrays indexed by _ind.get()
         self.entry_py: dict = {}
+        self.templates = None  # the unit's function templates (.ctemplates.Templates)
 
     # -- errors ------------------------------------------------------------
     def at(self, node) -> str:
@@ -533,6 +543,8 @@ class Translator:
     def s_While(self, node) -> None:
         if type(node.cond).__name__ == "ID" and node.cond.name == "__jk_loop":
             self.emit(self.loop_header)  # ElementwiseKernel's loop over the elements
+            for line in self.loop_prologue:
+                self.emit("    " + line)
             self.loops.append([])
             self.nested(node.stmt)
             self.loops.pop()
@@ -839,6 +851,8 @@ class Translator:
     def index(self, p: Val, idx: Val, node) -> Val:
         if not p.is_pointer:
             raise self.refuse("indexing a value that is not an array or pointer", node)
+        if idx.is_pointer and p.base in self.raw_shapes and idx.base == "_c_ind":
+            return self.index_by_ind(p, node)
         if idx.is_pointer or idx.type.kind not in "biu":
             raise self.refuse("an index that is not an integer", node)
         inner = p.type.inner
@@ -853,10 +867,30 @@ class Translator:
             i = f"({p.offset} + {convert(idx, I64)})"
         return Val(f"{p.base}[{i}]", p.type.elem, True, p.base, i)
 
+    def index_by_ind(self, p: Val, node) -> Val:
+        """``w[_ind.get()]`` on a raw array of the loop's rank: its element at the index."""
+        shape, nd = self.raw_shapes[p.base]
+        if p.offset is not None or p.type.inner:
+            raise self.refuse("_ind.get() indexing a moved pointer", node)
+        flat = "_c_ind[0]"
+        for d in range(1, nd):
+            flat = f"({flat} * {shape}[{d}] + _c_ind[{d}])"
+        self.indexed_by_ind.add(p.base)
+        return Val(f"{p.base}[{flat}]", p.type.elem, True, p.base, flat)
+
     def e_StructRef(self, node) -> Val:
         if node.type == "." and type(node.name).__name__ == "ID" and node.name.name in _INDEX_VARS:
             if self.lookup(node.name.name) is None and node.field.name in ("x", "y", "z"):
                 return Val(f"jit.{node.name.name}.{node.field.name}", U32)
+        if node.type == "." and node.field.name in ("x", "y"):  # float2-style parts
+            v = self.expr(node.name)
+            if not v.is_pointer and v.type is not None and v.type.kind == "c":
+                return Val(f"{v.code}.{'real' if node.field.name == 'x' else 'imag'}",
+                           real_of(v.type))
+        if node.type == "." and type(node.name).__name__ == "ID" and node.name.name == "_ind":
+            var = self.lookup(_IND.get(node.field.name, ""))
+            if var is not None and node.field.name == "ndim":
+                return var.val()
         raise self.refuse("a struct member (only threadIdx/blockIdx/blockDim/gridDim .x/.y/.z)",
                           node)
 
@@ -945,15 +979,20 @@ class Translator:
         fn = self.functions.get(name)
         if fn is not None:
             return self.call_function(fn, node)
+        if self.templates is not None and name in self.templates.lambdas:
+            return self.templates.inline_lambda(self, name, node)
+        if self.templates is not None and self.templates.called(name) is not None:
+            args = self.args(node)
+            return self.call_function(self.templates.function(self, name, args, node), node, args)
         handler = self.builtin(name)
         if handler is None:
             raise self.refuse(f"the function {name}()", node)
         return handler(name, self.args(node), node)
 
-    def call_function(self, fn: Function, node) -> Val:
+    def call_function(self, fn: Function, node, args=None) -> Val:
         if fn.kernel:
             raise self.refuse(f"a call of the __global__ function {fn.name}", node)
-        args = self.args(node)
+        args = self.args(node) if args is None else args
         if len(args) != len(fn.params):
             raise self.refuse(f"{fn.name}() called with {len(args)} argument(s), it takes "
                               f"{len(fn.params)}", node)
@@ -990,38 +1029,12 @@ class Translator:
                                       id(_BARRIERS): "barrier",
                                       id(_BARRIER_PREDICATES): "barrier_predicate"}[id(kind)])
         return {"__syncwarp": self.syncwarp, "__activemask": self.activemask,
-                "__ldg": self.ldg, "real": self.part, "imag": self.part,
-                "conj": self.conj, "norm": self.norm, "arg": self.arg,
-                "__jk_make_complex64": self.make_complex,
-                "__jk_make_complex128": self.make_complex}.get(name) or self.cucomplex(name)
+                "__ldg": self.ldg}.get(name) or self.complex_function(name)
 
-    def cucomplex(self, name: str):
-        """cuComplex.h's functions (translate_cucomplex=True), or None."""
-        single = name.endswith("f") or name in ("make_cuComplex",)
-        base = name[:-1] if name.endswith("f") and name.startswith("cuC") else name
-        t = C64 if single else C128
-        ops = {"cuCadd": "+", "cuCsub": "-", "cuCmul": "*", "cuCdiv": "/"}
-        if base in ops:
-            def binary(name, args, node, op=ops[base]):
-                self.nargs(name, args, 2, node)
-                return Val(f"({self.to(args[0], t, node)} {op} {self.to(args[1], t, node)})", t)
-            return binary
-        if base in ("cuCreal", "cuCimag"):
-            return lambda name, args, node: self.part(base[3:].lower(), args, node)
-        if base == "cuConj":
-            return self.conj
-        if base == "cuCabs":
-            return self.absolute
-        if base == "cuCfma":
-            def fma(name, args, node):
-                self.nargs(name, args, 3, node)
-                x, y, d = (self.to(a, t, node) for a in args)
-                return Val(f"({x} * {y} + {d})", t)
-            return fma
-        if name in ("make_cuFloatComplex", "make_cuComplex", "make_cuDoubleComplex"):
-            return lambda n, args, node: self.make_complex(
-                "__jk_make_complex64" if t == C64 else "__jk_make_complex128", args, node)
-        return None
+    def complex_function(self, name: str):
+        """complex.cuh's and cuComplex.h's functions (:mod:`.ccomplex`), or None."""
+        fn = ccomplex.handler(name)
+        return None if fn is None else lambda n, args, node: fn(self, n, args, node)
 
     def nargs(self, name, args, n, node) -> None:
         if len(args) not in (n if isinstance(n, tuple) else (n,)):
@@ -1044,9 +1057,7 @@ class Translator:
         spelling, forced = _MATH1[name]
         t = self.float_type(args[0].type, forced)
         x = self.to(args[0], t, node)
-        if t.kind == "c" and spelling not in ("math.sin", "math.cos", "math.tan", "math.sinh",
-                                              "math.cosh", "math.tanh", "math.exp", "math.log",
-                                              "math.sqrt", "math.log10"):
+        if t.kind == "c" and spelling not in _COMPLEX_MATH1:
             raise self.refuse(f"{name}() of a complex number", node)
         if spelling == "rsqrt":
             return Val(f"({ctor(t)}(1) / math.sqrt({x}))", t)
@@ -1056,6 +1067,8 @@ class Translator:
         self.nargs(name, args, 2, node)
         spelling, forced = _MATH2[name]
         t = self.float_type(common(args[0].type, args[1].type), forced)
+        if t.kind == "c" and spelling == "math.pow":
+            return ccomplex.power(self, name, args, node)
         if t.kind == "c":
             raise self.refuse(f"{name}() of a complex number", node)
         x, y = self.to(args[0], t, node), self.to(args[1], t, node)
@@ -1150,58 +1163,20 @@ class Translator:
         base, off = self.pointer_arg(name, args[0], node)
         return Val(f"{base}[{off}]", args[0].type.elem)
 
-    def part(self, name, args, node) -> Val:
-        self.nargs(name, args, 1, node)
-        v = args[0]
-        t = real_of(v.type) if v.type.kind == "c" else v.type
-        return Val(f"{v.code}.{name}", t)
-
-    def conj(self, name, args, node) -> Val:
-        self.nargs(name, args, 1, node)
-        return Val(f"numpy.conj({args[0].code})", args[0].type)
-
-    def norm(self, name, args, node) -> Val:
-        self.nargs(name, args, 1, node)
-        v = args[0]
-        if v.type.kind != "c":
-            t = self.float_type(v.type, None)
-            x = self.to(v, t, node)
-            return Val(f"({x} * {x})", t)
-        return Val(f"({v.code}.real * {v.code}.real + {v.code}.imag * {v.code}.imag)",
-                   real_of(v.type))
-
-    def arg(self, name, args, node) -> Val:
-        self.nargs(name, args, 1, node)
-        v = args[0]
-        t = real_of(v.type) if v.type.kind == "c" else self.float_type(v.type, None)
-        if v.type.kind != "c":
-            return Val(f"math.atan2({ctor(t)}(0), {self.to(v, t, node)})", t)
-        return Val(f"math.atan2({v.code}.imag, {v.code}.real)", t)
-
-    def make_complex(self, name, args, node) -> Val:
-        self.nargs(name, args, (1, 2), node)
-        t = C64 if name.endswith("64") else C128
-        r = real_of(t)
-        re_ = self.to(args[0], r, node) if args[0].type.kind != "c" else None
-        if re_ is None:
-            return Val(convert(args[0], t), t)
-        im = self.to(args[1], r, node) if len(args) == 2 else f"{ctor(r)}(0)"
-        return Val(f"({ctor(t)}({re_}) + {ctor(t)}({im}) * {ctor(t)}(1j))", t)
-
     def method(self, node) -> Val:
         ref = node.name
         field = ref.field.name
         if ref.type != ".":
             raise self.refuse("->", node)
         obj_node = ref.name
-        if type(obj_node).__name__ == "ID" and obj_node.name == "_ind" and field == "size":
-            var = self.lookup("_ind")
+        if type(obj_node).__name__ == "ID" and obj_node.name == "_ind" and field in _IND:
+            var = self.lookup(_IND[field])
             if var is not None:
-                return Val(var.py, I64)
+                return var.val()
         obj = self.expr(obj_node)
         if field in ("real", "imag") and not obj.is_pointer and obj.type.kind == "c":
             if node.args is not None and node.args.exprs:
-                raise self.refuse(f".{field}(value) (setting a part)", node)
+                return ccomplex.set_part(self, obj, field, self.args(node), node)
             return Val(f"{obj.code}.{field}", real_of(obj.type))
         if field == "size" and obj.is_pointer and type(obj_node).__name__ == "ID":
             var = self.lookup(obj_node.name)
@@ -1243,12 +1218,15 @@ def _float_text(v: float) -> str:
     return repr(v)
 
 
-def translate_unit(ast, where: str, types: dict, *, keep=None, special=None, locate=None):
+def translate_unit(ast, where: str, types: dict, *, keep=None, special=None, locate=None,
+                   templates=None):
     """Translate the functions of ``ast``: (the translator, {C name: Python source}).
+    ``templates``: the unit's function templates, instantiated where called.
     ``keep``: the C names of the kernels to translate (None: all; device functions always);
     ``special``: {C name: entry(translator, funcdef) -> Python source} for the functions
     the caller writes itself (ElementwiseKernel's loop, a reduction's parts)."""
     tr = Translator(where, types)
+    tr.templates = templates
     if locate is not None:
         tr.locate = locate
     special = special or {}
@@ -1278,6 +1256,8 @@ def translate_unit(ast, where: str, types: dict, *, keep=None, special=None, loc
             sources[fn.name] = tr.function(ext, fn)
     for ext in entries:
         sources[ext.decl.name] = special[ext.decl.name](tr, ext)
+    for k, source in enumerate(templates.sources if templates is not None else ()):
+        sources[f"<instantiation {k}>"] = source
     return tr, sources
 
 

@@ -51,7 +51,6 @@ def _indices(shape):
     return np.indices(shape)
 
 
-@pytest.mark.sim_gap("_ind.get() in ElementwiseKernel operations (csubset refuses it)")
 def test_ind_get_is_the_index_in_the_full_shape_with_reduce_dims_false(rng, launch):
     k = jitkern.ElementwiseKernel(
         "T x",
@@ -67,7 +66,6 @@ def test_ind_get_is_the_index_in_the_full_shape_with_reduce_dims_false(rng, laun
     np.testing.assert_array_equal(launch.get(y), h + i0 * 100 + i1 * 10 + i2 + 3000)
 
 
-@pytest.mark.sim_gap("_ind.get() in ElementwiseKernel operations (csubset refuses it)")
 def test_ind_get_follows_broadcasting(rng, launch):
     k = jitkern.ElementwiseKernel(
         "T x, T b",
@@ -83,7 +81,6 @@ def test_ind_get_follows_broadcasting(rng, launch):
     np.testing.assert_array_equal(launch.get(y), xh + bh + i0 * 100 + i1 * 10 + i2)
 
 
-@pytest.mark.sim_gap("_ind.get() in ElementwiseKernel operations (csubset refuses it)")
 def test_ind_get_indexes_a_strided_raw_array(rng, launch):
     k = jitkern.ElementwiseKernel(
         "T x, raw T w", "T y", "y = x * w[_ind.get()]", "ind_raw_gpu", reduce_dims=False
@@ -96,7 +93,6 @@ def test_ind_get_indexes_a_strided_raw_array(rng, launch):
     np.testing.assert_array_equal(launch.get(y), xh * base.T)
 
 
-@pytest.mark.sim_gap("_ind.get() in ElementwiseKernel operations (csubset refuses it)")
 @pytest.mark.parametrize("shape", [(5, 7), (4, 8), (1000,)])
 def test_ind_get_of_a_collapsed_contiguous_launch_is_the_flat_index(shape, launch):
     k = jitkern.ElementwiseKernel(
@@ -125,7 +121,6 @@ def test_ind_get_in_the_strided_vector_loop_is_row_and_column(rng):
     np.testing.assert_array_equal(y.get(), xh + bh)
 
 
-@pytest.mark.sim_gap("_ind.get() in ElementwiseKernel operations (csubset refuses it)")
 def test_ind_get_of_a_transposed_view_is_its_row_and_column(rng, launch):
     k = jitkern.ElementwiseKernel(
         "T x", "T y", "y = x + _ind.get()[0] * 100 + _ind.get()[1]", "ind_t_gpu"

@@ -165,7 +165,6 @@ def test_raw_module_test_sum_and_test_multiply(xp, rng, launch):
     np.testing.assert_array_equal(host(y), x1h * x2h)
 
 
-@pytest.mark.sim_gap("C++ templates (name_expressions) are outside the simulator's C subset")
 def test_name_expressions(xp, rng, launch):
     mod = cp.RawModule(code=ex.FX3, options=("-std=c++11",), name_expressions=ex.FX3_NAMES)
     N = 10
@@ -173,7 +172,7 @@ def test_name_expressions(xp, rng, launch):
         ker = mod.get_function(name)
         ah = rng.standard_normal(N).astype(dtype)
         a = xp.asarray(ah)
-        ker((1,), (N,), (a, N))
+        launch(ker)((1,), (N,), (a, N))
         np.testing.assert_array_equal(host(a), ah * 3)
 
 

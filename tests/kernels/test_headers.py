@@ -4,6 +4,7 @@ CPU tests compile with NVRTC for sm_80 and sm_90; GPU tests run every complex
 function over fresh random inputs in both precisions and compare with NumPy.
 """
 
+import functools
 import os
 import re
 from fractions import Fraction
@@ -130,51 +131,38 @@ def _kernel_pair(name: str, params: str, body: str) -> str:
     return "\n".join(out)
 
 
+# (prefix, table, kernel parameters, body) of each family of kernel pairs
+_FAMILIES = [
+    ("u", UNARY, "const complex<T>* zs, complex<T>* out", "complex<T> z = zs[i]; out[i] = {};"),
+    ("r", TO_REAL, "const complex<T>* zs, T* out", "complex<T> z = zs[i]; out[i] = {};"),
+    (
+        "b",
+        BINARY,
+        "const complex<T>* zs, const complex<T>* ws, complex<T>* out",
+        "complex<T> z = zs[i], w = ws[i]; out[i] = {};",
+    ),
+    (
+        "s",
+        WITH_REAL,
+        "const complex<T>* zs, const T* ss, complex<T>* out",
+        "complex<T> z = zs[i]; T s = ss[i]; out[i] = {};",
+    ),
+    ("p", PREDICATES, "const complex<T>* zs, bool* out", "complex<T> z = zs[i]; out[i] = {};"),
+]
+
+
+def kernel_pairs() -> dict:
+    """{pair name: its source} for every complex function and operator."""
+    return {
+        f"{prefix}_{name}": _kernel_pair(f"{prefix}_{name}", params, body.format(expr))
+        for prefix, table, params, body in _FAMILIES
+        for name, (expr, _) in table.items()
+    }
+
+
 def complex_functions_source() -> str:
     """Kernels exercising every complex function and operator, in both precisions."""
-    parts = [_PRELUDE]
-    for name, (expr, _) in UNARY.items():
-        parts.append(
-            _kernel_pair(
-                f"u_{name}",
-                "const complex<T>* zs, complex<T>* out",
-                f"complex<T> z = zs[i]; out[i] = {expr};",
-            )
-        )
-    for name, (expr, _) in TO_REAL.items():
-        parts.append(
-            _kernel_pair(
-                f"r_{name}",
-                "const complex<T>* zs, T* out",
-                f"complex<T> z = zs[i]; out[i] = {expr};",
-            )
-        )
-    for name, (expr, _) in BINARY.items():
-        parts.append(
-            _kernel_pair(
-                f"b_{name}",
-                "const complex<T>* zs, const complex<T>* ws, complex<T>* out",
-                f"complex<T> z = zs[i], w = ws[i]; out[i] = {expr};",
-            )
-        )
-    for name, (expr, _) in WITH_REAL.items():
-        parts.append(
-            _kernel_pair(
-                f"s_{name}",
-                "const complex<T>* zs, const T* ss, complex<T>* out",
-                f"complex<T> z = zs[i]; T s = ss[i]; out[i] = {expr};",
-            )
-        )
-    for name, (expr, _) in PREDICATES.items():
-        parts.append(
-            _kernel_pair(
-                f"p_{name}",
-                "const complex<T>* zs, bool* out",
-                f"complex<T> z = zs[i]; out[i] = {expr};",
-            )
-        )
-    parts.append(_MISC)
-    return "\n".join(parts)
+    return "\n".join([_PRELUDE, *kernel_pairs().values(), _MISC, _CONSTRUCT])
 
 
 # Mixed precisions, conversions, comparisons, layout, __shared__ storage.
@@ -205,6 +193,9 @@ extern "C" __global__ void mixed(const complex<float>* a, const complex<double>*
     eq[6 * i + 5] = complex<double>(2.0) != 2;
 }
 
+"""
+
+_CONSTRUCT = r"""
 extern "C" __global__ void construct(complex<float>* out, complex<double>* out_d) {
     __shared__ complex<float> tile[32];  // a trivial default constructor allows __shared__
     tile[threadIdx.x] = complex<float>(threadIdx.x, -1.0f * threadIdx.x);
@@ -586,6 +577,23 @@ def _launch(binary, name, *args):
     Function(binary, name).launch(((n + 127) // 128,), (128,), (*args, np.int32(n)))
 
 
+@functools.lru_cache(maxsize=None)
+def _module(pair=None):
+    """The module of every complex kernel, or (``pair``) of one pair of them: the simulator
+    translates a whole module, and the full one has constructs outside its C subset."""
+    if pair is None:
+        return jitkern.RawModule(code=complex_functions_source())
+    return jitkern.RawModule(code=_PRELUDE + kernel_pairs()[pair])
+
+
+def _run(launch, name, *args):
+    """Kernel ``name`` over ``len(args[0])`` elements, on the GPU or in the simulator."""
+    module = _module(name.rsplit("_", 1)[0]) if launch.simulated else _module()
+    n = args[0].shape[0]
+    launch(module.get_function(name))(((n + 127) // 128,), (128,), (*args, np.int32(n)))
+    launch.synchronize()
+
+
 def _random_complex(rng, n, dtype, scale=3.0):
     z = np.empty(n, dtype)
     z.real = rng.uniform(-scale, scale, n)
@@ -636,111 +644,111 @@ def _assert_close(actual, expected, rtol, what):
     np.testing.assert_allclose(actual, expected, rtol=rtol, atol=0, err_msg=what)
 
 
-@pytest.mark.gpu
+# The simulator runs Python per thread: its runs take fewer random values (the edges all).
+_N = {"gpu": 4000, "sim": 300}
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("name", list(UNARY))
-def test_unary_function_matches_numpy(functions_binary, rng, dtype, name):
-    z = _with_edges(_random_complex(rng, 4000, dtype))
-    out = _device(np.full_like(z, np.nan))
-    _launch(functions_binary, f"u_{name}_{_SUFFIX[dtype]}", _device(z), out)
+def test_unary_function_matches_numpy(launch, rng, dtype, name):
+    z = _with_edges(_random_complex(rng, _N[repr(launch)], dtype))
+    out = launch.poisoned(z.shape, dtype)
+    _run(launch, f"u_{name}_{_SUFFIX[dtype]}", launch.to_device(z), out)
     expected = _reference(UNARY[name][1], z)
-    _assert_close(_host(out), expected, RTOL[dtype], f"{name} over {dtype.__name__}")
+    _assert_close(launch.get(out), expected, RTOL[dtype], f"{name} over {dtype.__name__}")
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("name", list(TO_REAL))
-def test_real_valued_function_matches_numpy(functions_binary, rng, dtype, name):
-    z = _with_edges(_random_complex(rng, 4000, dtype))
-    out = _device(np.full(len(z), np.nan, _REAL[dtype]))
-    _launch(functions_binary, f"r_{name}_{_SUFFIX[dtype]}", _device(z), out)
+def test_real_valued_function_matches_numpy(launch, rng, dtype, name):
+    z = _with_edges(_random_complex(rng, _N[repr(launch)], dtype))
+    out = launch.poisoned(z.shape, _REAL[dtype])
+    _run(launch, f"r_{name}_{_SUFFIX[dtype]}", launch.to_device(z), out)
     expected = _reference(TO_REAL[name][1], z)
-    _assert_close(_host(out), expected, RTOL[dtype], f"{name} over {dtype.__name__}")
+    _assert_close(launch.get(out), expected, RTOL[dtype], f"{name} over {dtype.__name__}")
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("name", list(BINARY))
-def test_binary_operation_matches_numpy(functions_binary, rng, dtype, name):
-    z = _random_complex(rng, 4000, dtype)
-    w = _random_complex(rng, 4000, dtype)
-    out = _device(np.full_like(z, np.nan))
-    _launch(functions_binary, f"b_{name}_{_SUFFIX[dtype]}", _device(z), _device(w), out)
+def test_binary_operation_matches_numpy(launch, rng, dtype, name):
+    n = _N[repr(launch)]
+    z = _random_complex(rng, n, dtype)
+    w = _random_complex(rng, n, dtype)
+    out = launch.poisoned(z.shape, dtype)
+    _run(launch, f"b_{name}_{_SUFFIX[dtype]}", launch.to_device(z), launch.to_device(w), out)
     expected = _reference(BINARY[name][1], z, w)
     what = f"{name} over {dtype.__name__}"
     if name not in ERROR_SCALE:
-        _assert_close(_host(out), expected, RTOL[dtype], what)
+        _assert_close(launch.get(out), expected, RTOL[dtype], what)
         return
     # A chain of operations can cancel: its rounding error scales with the magnitudes of
     # the terms, not with the (possibly much smaller) result.
     z64, w64 = z.astype(np.complex128), w.astype(np.complex128)
-    error = np.abs(_host(out).astype(np.complex128) - expected)
+    error = np.abs(launch.get(out).astype(np.complex128) - expected)
     worst = np.max(error / (RTOL[dtype] * ERROR_SCALE[name](z64, w64)))
     assert worst <= 1, f"{what}: error {worst:.2f}x the tolerance"
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @pytest.mark.parametrize("name", list(WITH_REAL))
-def test_real_scalar_operation_matches_numpy(functions_binary, rng, dtype, name):
-    z = _random_complex(rng, 4000, dtype)
-    s = rng.uniform(-3, 3, 4000).astype(_REAL[dtype])
+def test_real_scalar_operation_matches_numpy(launch, rng, dtype, name):
+    n = _N[repr(launch)]
+    z = _random_complex(rng, n, dtype)
+    s = rng.uniform(-3, 3, n).astype(_REAL[dtype])
     s[np.abs(s) < 0.05] = 0.5  # keep z / s well conditioned
     if name == "pow_z_s":
         s[::3] = np.round(s[::3])  # integral exponents take the repeated-squaring path
-    out = _device(np.full_like(z, np.nan))
-    _launch(functions_binary, f"s_{name}_{_SUFFIX[dtype]}", _device(z), _device(s), out)
+    out = launch.poisoned(z.shape, dtype)
+    _run(launch, f"s_{name}_{_SUFFIX[dtype]}", launch.to_device(z), launch.to_device(s), out)
     expected = _reference(WITH_REAL[name][1], z, s)
-    _assert_close(_host(out), expected, RTOL[dtype], f"{name} over {dtype.__name__}")
+    _assert_close(launch.get(out), expected, RTOL[dtype], f"{name} over {dtype.__name__}")
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-def test_classification_matches_numpy(functions_binary, rng, dtype):
+def test_classification_matches_numpy(launch, dtype):
     values = [0.0, 1.5, -2.0, np.inf, -np.inf, np.nan]
     re, im = np.meshgrid(values, values)
     z = np.empty(re.size, dtype)
     z.real, z.imag = re.ravel(), im.ravel()
     for name, (_, func) in PREDICATES.items():
-        out = _device(~func(z))  # poisoned with the wrong answer everywhere
-        _launch(functions_binary, f"p_{name}_{_SUFFIX[dtype]}", _device(z), out)
-        np.testing.assert_array_equal(_host(out), func(z), err_msg=name)
+        out = launch.to_device(~func(z))  # poisoned with the wrong answer everywhere
+        _run(launch, f"p_{name}_{_SUFFIX[dtype]}", launch.to_device(z), out)
+        np.testing.assert_array_equal(launch.get(out), func(z), err_msg=name)
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-def test_proj_of_infinities(functions_binary, dtype):
+def test_proj_of_infinities(launch, dtype):
     z = np.array(
         [complex(np.inf, 2), complex(-np.inf, -3), complex(1, -np.inf), complex(np.nan, np.inf)],
         dtype,
     )
-    out = _device(np.full_like(z, np.nan))
-    _launch(functions_binary, f"u_proj_{_SUFFIX[dtype]}", _device(z), out)
-    got = _host(out)
+    out = launch.poisoned(z.shape, dtype)
+    _run(launch, f"u_proj_{_SUFFIX[dtype]}", launch.to_device(z), out)
+    got = launch.get(out)
     assert np.all(got.real == np.inf)
     assert list(np.signbit(got.imag)) == [False, True, True, False]
     assert np.all(got.imag == 0)
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-def test_careful_numerics_at_extreme_magnitudes(functions_binary, dtype):
+def test_careful_numerics_at_extreme_magnitudes(launch, dtype):
     big = 1e30 if dtype is np.complex64 else 1e300
     sfx = _SUFFIX[dtype]
     z = np.array([complex(3 * big, 4 * big), complex(big, big), complex(3 * big, -big)], dtype)
     w = np.array([complex(big, big), complex(2 * big, -big), complex(big, 2 * big)], dtype)
+    zd, wd = launch.to_device(z), launch.to_device(w)
 
-    mag = _device(np.full(3, np.nan, _REAL[dtype]))
-    _launch(functions_binary, f"r_abs_{sfx}", _device(z), mag)  # hypot: no overflow of x^2
-    np.testing.assert_allclose(_host(mag), np.abs(z.astype(np.complex128)), rtol=RTOL[dtype])
+    mag = launch.poisoned(3, _REAL[dtype])
+    _run(launch, f"r_abs_{sfx}", zd, mag)  # hypot: no overflow of x^2
+    np.testing.assert_allclose(launch.get(mag), np.abs(z.astype(np.complex128)), rtol=RTOL[dtype])
 
-    quo = _device(np.full_like(z, np.nan))
-    _launch(functions_binary, f"b_div_{sfx}", _device(z), _device(w), quo)  # Smith's division
-    np.testing.assert_allclose(_host(quo), z.astype(np.complex128) / w, rtol=RTOL[dtype])
+    quo = launch.poisoned(3, dtype)
+    _run(launch, f"b_div_{sfx}", zd, wd, quo)  # Smith's division
+    np.testing.assert_allclose(launch.get(quo), z.astype(np.complex128) / w, rtol=RTOL[dtype])
 
-    root = _device(np.full_like(z, np.nan))
-    _launch(functions_binary, f"u_sqrt_{sfx}", _device(z), root)
-    np.testing.assert_allclose(_host(root), np.sqrt(z.astype(np.complex128)), rtol=RTOL[dtype])
+    root = launch.poisoned(3, dtype)
+    _run(launch, f"u_sqrt_{sfx}", zd, root)
+    np.testing.assert_allclose(
+        launch.get(root), np.sqrt(z.astype(np.complex128)), rtol=RTOL[dtype]
+    )
 
     # log near |z| = 1: the real part is tiny and must keep its relative accuracy.
     eps = 1e-3 if dtype is np.complex64 else 1e-7
@@ -753,9 +761,9 @@ def test_careful_numerics_at_extreme_magnitudes(functions_binary, dtype):
         ],
         dtype,
     )
-    out = _device(np.full_like(near_one, np.nan))
-    _launch(functions_binary, f"u_log_{sfx}", _device(near_one), out)
-    got = _host(out)
+    out = launch.poisoned(near_one.shape, dtype)
+    _run(launch, f"u_log_{sfx}", launch.to_device(near_one), out)
+    got = launch.get(out)
     exact = [
         float(Fraction(float(v.real)) ** 2 + Fraction(float(v.imag)) ** 2 - 1) for v in near_one
     ]  # |z|^2 - 1 without rounding
@@ -795,43 +803,44 @@ def test_mixed_precision_and_conversions(functions_binary, rng):
     np.testing.assert_array_equal(flags[:, 5], False)
 
 
-@pytest.mark.gpu
-def test_construction_and_shared_memory(functions_binary):
-    from jitkern.runtime.module import Function
-
-    out = _device(np.full(35, np.nan, np.complex64))
-    out_d = _device(np.full(2, np.nan, np.complex128))
-    Function(functions_binary, "construct").launch(1, 32, (out, out_d))
-    got = _host(out)
+def test_construction_and_shared_memory(launch):
+    module = jitkern.RawModule(code=_PRELUDE + _CONSTRUCT) if launch.simulated else _module()
+    out = launch.poisoned(35, np.complex64)
+    out_d = launch.poisoned(2, np.complex128)
+    launch(module.get_function("construct"))(1, 32, (out, out_d))
+    launch.synchronize()
+    got = launch.get(out)
     k = np.arange(31, -1, -1, dtype=np.float32)
     np.testing.assert_array_equal(got[:32], k - 1j * k)
     np.testing.assert_array_equal(got[32:], [2.5, 3 + 4j, 7 + 4j])
-    np.testing.assert_array_equal(_host(out_d), [1.0, 1.25 + 0.5j])
+    np.testing.assert_array_equal(launch.get(out_d), [1.0, 1.25 + 0.5j])
 
 
-@pytest.mark.gpu
-def test_spec_complex_example_runs(rng):
+def test_spec_complex_example_runs(launch, rng):
     # The spec's example, verbatim apart from the header's name (the inputs are ours).
     complex_kernel = jitkern.RawKernel(SPEC_COMPLEX_EXAMPLE, "my_func")
     x1 = _random_complex(rng, 25, np.complex64).reshape(5, 5)
     x2 = _random_complex(rng, 25, np.complex64).reshape(5, 5)
-    y = _device(np.full((5, 5), np.nan, dtype=np.complex64))
-    complex_kernel((5,), (5,), (_device(x1), _device(x2), y, np.float32(2.0)))
+    y = launch.poisoned((5, 5), np.complex64)
+    args = (launch.to_device(x1), launch.to_device(x2), y, np.float32(2.0))
+    launch(complex_kernel)((5,), (5,), args)
+    launch.synchronize()
     # x1 + a * x2 in complex<float>: the GPU may fuse a * x2 + x1 into one FMA per part
     want = x1.astype(np.complex128) + 2.0 * x2.astype(np.complex128)
-    np.testing.assert_allclose(_host(y), want, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(launch.get(y), want, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
-def test_cucomplex_code_runs_translated(rng, dtype):
+def test_cucomplex_code_runs_translated(launch, rng, dtype):
     src, name = (CUCOMPLEX_FLOAT, "cuc_f") if dtype is np.complex64 else (CUCOMPLEX_DOUBLE, "cuc_d")
     k = jitkern.RawKernel(src, name, translate_cucomplex=True)
-    n = 2000
+    n = _N[repr(launch)] // 2
     x, y = _random_complex(rng, n, dtype), _random_complex(rng, n, dtype)
-    out = _device(np.full(8 * n, np.nan, dtype))
-    mag = _device(np.full(n, np.nan, _REAL[dtype]))
-    k(((n + 127) // 128,), (128,), (_device(x), _device(y), out, mag, np.int32(n)))
+    out = launch.poisoned(8 * n, dtype)
+    mag = launch.poisoned(n, _REAL[dtype])
+    args = (launch.to_device(x), launch.to_device(y), out, mag, np.int32(n))
+    launch(k)(((n + 127) // 128,), (128,), args)
+    launch.synchronize()
     x64, y64 = x.astype(np.complex128), y.astype(np.complex128)
     if dtype is np.complex64:
         last = x64.real + y64.imag + 1j * x64.imag
@@ -847,10 +856,10 @@ def test_cucomplex_code_runs_translated(rng, dtype):
         2 * x64.real + 1j * y64.imag,
         last,
     ]
-    got = _host(out).reshape(n, 8)
+    got = launch.get(out).reshape(n, 8)
     for col, want in enumerate(expected):
         _assert_close(got[:, col], want, RTOL[dtype], f"{name} column {col}")
-    _assert_close(_host(mag), np.abs(x64), RTOL[dtype], "cuCabs")
+    _assert_close(launch.get(mag), np.abs(x64), RTOL[dtype], "cuCabs")
 
 
 @pytest.mark.gpu

@@ -121,8 +121,7 @@ def test_spec_raw_module(rng, launch):
         mod.get_function("test_divide")
 
 
-@pytest.mark.gpu
-def test_spec_templates_via_name_expressions(rng):
+def test_spec_templates_via_name_expressions(rng, launch):
     code = r"""
     template<typename T>
     __global__ void fx3(T* arr, int N) {
@@ -133,9 +132,9 @@ def test_spec_templates_via_name_expressions(rng):
     mod = jitkern.RawModule(code=code, options=("-std=c++11",), name_expressions=name_exp)
     for name, dtype in zip(name_exp, (np.float32, np.float64)):
         h = rng.standard_normal(10).astype(dtype)
-        a = jitkern.asarray(h)
-        mod.get_function(name)((1,), (10,), (a, 10))
-        np.testing.assert_array_equal(a.get(), h * 3)
+        a = launch.to_device(h)
+        launch(mod.get_function(name))((1,), (10,), (a, 10))
+        np.testing.assert_array_equal(launch.get(a), h * 3)
     with pytest.raises(ValueError, match="name_expressions"):
         mod.get_function("fx3<int>")
 
@@ -255,8 +254,7 @@ def test_cupy_and_torch_arrays_as_arguments(rng):
         k((1,), (256,), (torch.from_numpy(h1), torch.from_numpy(h2), t))
 
 
-@pytest.mark.gpu
-def test_translate_cucomplex(rng):
+def test_translate_cucomplex(rng, launch):
     k = jitkern.RawKernel(r"""
     #include <cuComplex.h>
     extern "C" __global__ void cmul(const cuFloatComplex* a, const cuFloatComplex* b, cuFloatComplex* c) {
@@ -265,9 +263,9 @@ def test_translate_cucomplex(rng):
     }""", "cmul", translate_cucomplex=True)
     a = (rng.standard_normal(64) + 1j * rng.standard_normal(64)).astype(np.complex64)
     b = (rng.standard_normal(64) + 1j * rng.standard_normal(64)).astype(np.complex64)
-    c = poisoned(64, np.complex64)
-    k((1,), (64,), (jitkern.asarray(a), jitkern.asarray(b), c))
-    np.testing.assert_allclose(c.get(), a * np.conj(b), rtol=1e-6)
+    c = launch.poisoned(64, np.complex64)
+    launch(k)((1,), (64,), (launch.to_device(a), launch.to_device(b), c))
+    np.testing.assert_allclose(launch.get(c), a * np.conj(b), rtol=1e-6)
 
 
 @pytest.mark.gpu
