@@ -313,6 +313,25 @@ class RawSimulator:
         where = "RawModule" if k._module is not None else f"RawKernel {k.name!r}"
         return module_of(owner, owner._source, where, k.name)[0].source
 
+    def _translated(self):
+        k = self._kernel
+        owner = k._module if k._module is not None else k
+        made = owner.__dict__.get("_sim_modules", {}).get(k.name if "<" in k.name else "")
+        return None if made is None else made[0].kernels.get(made[1] or k.name)
+
+    @property
+    def last_path(self) -> str | None:
+        """Which path ran this kernel's last simulated launch, as a JIT kernel's
+        ``simulate.last_path``: ``"vector"``, ``"threads"``, or None before the first."""
+        translated = self._translated()
+        return None if translated is None else translated.simulate.last_path
+
+    @property
+    def why_threads(self) -> str | None:
+        """Why the last simulated launch ran on the per-thread scheduler (None if not)."""
+        translated = self._translated()
+        return None if translated is None else translated.simulate.why_threads
+
 
 class _RawLaunch:
     def __init__(self, sim, grid, block, shared_mem, stream):

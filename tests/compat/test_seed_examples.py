@@ -16,6 +16,7 @@ import seed_code
 
 import jitkern
 from jitkern.config import settings
+from jitkern.sim import vector
 
 pytestmark = pytest.mark.skipif(
     seed_code.seeds_dir() is None,
@@ -198,13 +199,23 @@ def test_markdown_reductions_have_shifted_arguments(where, tmp_path, block):
         _run(block, tmp_path, seed_code.numbered_blocks())
 
 
-def test_markdown_matrix_multiply(where, tmp_path):
-    need_string_kernels(where)
+def vectorised_only(where, monkeypatch):
+    """The page's full sizes in the simulator: the vectorised path only (MODE "vector" raises
+    rather than falling back to per-thread scheduling, which would take an hour). The
+    differential check against the per-thread scheduler would run that too; it runs on the
+    same kernels at small sizes (test_page_kernels_vectorise_like_the_per_thread_scheduler)."""
     if where == "sim":
-        pytest.skip("1024 x 1024 x 512 multiply-adds: the simulator runs this translated "
-                    "RawKernel per thread, minutes on a CI core (the GPU run checks it)")
+        monkeypatch.setattr(vector, "MODE", "vector")
+        monkeypatch.setattr(vector, "DIFFERENTIAL", False)
+
+
+def test_markdown_matrix_multiply(where, tmp_path, monkeypatch):
+    need_string_kernels(where)
+    vectorised_only(where, monkeypatch)
     ns, printed = _run("matrix_multiply", tmp_path, seed_code.numbered_blocks())
     assert _lines(printed) == ["Results match: True"]
+    if where == "sim":
+        assert ns["matrix_multiply_kernel"].simulate.last_path == "vector"
     a, b = host(ns["A"]), host(ns["B"])
     assert a.dtype == np.float32 and a.min() >= 0 and a.max() < 1
     ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -220,13 +231,13 @@ def test_markdown_raw_module(where, tmp_path):
     np.testing.assert_allclose(host(ns["output"]), 1 / (1 + np.exp(-data)), rtol=1e-6)
 
 
-def test_markdown_shared_memory_reduction(where, tmp_path):
+def test_markdown_shared_memory_reduction(where, tmp_path, monkeypatch):
     need_string_kernels(where)
-    if where == "sim":
-        pytest.skip("a dynamic-shared-memory RawKernel over the page's full size: the simulator "
-                    "runs it per thread, minutes on a CI core (the GPU run checks it)")
+    vectorised_only(where, monkeypatch)
     ns, printed = _run("optimized_reduction", tmp_path, seed_code.numbered_blocks())
     assert _lines(printed)[-1] == "Results match: True"
+    if where == "sim":
+        assert ns["optimized_kernel"].simulate.last_path == "vector"
     data = host(ns["data"]).astype(np.float64)
     np.testing.assert_allclose(float(host(ns["builtin_result"])), data.sum(), rtol=1e-5)
     block = 256
@@ -249,3 +260,33 @@ def test_markdown_multiple_outputs(where, tmp_path):
     np.testing.assert_allclose(angles, np.linspace(0, 2 * np.pi, 1000, dtype=np.float32))
     np.testing.assert_allclose(host(ns["sin_vals"]), np.sin(angles), atol=1e-6)
     np.testing.assert_allclose(host(ns["cos_vals"]), np.cos(angles), atol=1e-6)
+
+
+def _page_kernel(block_name: str):
+    """The RawKernel an example of the Markdown page defines (its source and name as given)."""
+    code = next(b.code for b in seed_code.numbered_blocks() if b.name == block_name)
+    found = re.search(r"RawKernel\(r'''(.*?)''', '(\w+)'\)", code, re.S)
+    return jitkern.RawKernel(found.group(1), found.group(2))
+
+
+def test_page_kernels_vectorise_like_the_per_thread_scheduler(rng):
+    """The matrix multiply and the shared-memory reduction of the page, at small sizes: the
+    vectorised path runs them (tests/conftest.py's differential check compares it with the
+    per-thread scheduler, bit for bit), and the results are NumPy's."""
+    mm = _page_kernel("matrix_multiply")
+    m, n, k = (int(v) for v in rng.integers(3, 40, 3))
+    a = rng.random((m, k), dtype=np.float32)
+    b = rng.random((k, n), dtype=np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    mm.simulate(((n + 15) // 16, (m + 15) // 16), (16, 16), (a, b, c, m, n, k))
+    assert mm.simulate.last_path == "vector", mm.simulate.why_threads
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5)
+
+    red = _page_kernel("optimized_reduction")
+    data = rng.random(int(rng.integers(300, 2000)), dtype=np.float32)
+    blocks = (data.size + 127) // 128
+    out = np.full(blocks, np.nan, np.float32)
+    red.simulate((blocks,), (128,), (data, out, data.size), shared_mem=128 * 4)
+    assert red.simulate.last_path == "vector", red.simulate.why_threads
+    want = np.add.reduceat(data.astype(np.float64), np.arange(0, data.size, 128))
+    np.testing.assert_allclose(out, want, rtol=1e-5)
