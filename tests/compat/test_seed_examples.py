@@ -55,6 +55,16 @@ def need_string_kernels(where):
         pytest.skip("the simulator does not run string kernels yet (issue 19 part 2)")
 
 
+def vectorised_only(where, monkeypatch):
+    """The page's full sizes in the simulator: the vectorised path only (MODE "vector" raises
+    rather than falling back to per-thread scheduling, which would take an hour). The
+    differential check against the per-thread scheduler would run that too; it runs on the
+    same kernels at small sizes (the tests ``*_vectorise_like_the_per_thread_scheduler``)."""
+    if where == "sim":
+        monkeypatch.setattr(vector, "MODE", "vector")
+        monkeypatch.setattr(vector, "DIFFERENTIAL", False)
+
+
 # ---------------------------------------------------------------------------
 # names
 
@@ -153,8 +163,9 @@ def _lines(printed: str) -> list:
     return printed.strip().splitlines()
 
 
-def test_article_elementwise_and_reduction(where, tmp_path):
+def test_article_elementwise_and_reduction(where, tmp_path, monkeypatch):
     need_string_kernels(where)
+    vectorised_only(where, monkeypatch)  # 10^7 elements (small: the test after the next)
     blocks = seed_code.article_blocks()
     ns, _ = _run("clipped_relu", tmp_path, blocks)
     x = host(ns["x"])
@@ -165,6 +176,24 @@ def test_article_elementwise_and_reduction(where, tmp_path):
     ref = float((x * x).sum())
     np.testing.assert_allclose(float(host(ns["result"])), ref, rtol=1e-10)
     np.testing.assert_allclose(float(_lines(printed)[-1]), np.sqrt(ref), rtol=1e-10)
+
+
+def test_article_kernels_vectorise_like_the_per_thread_scheduler(tmp_path, rng, monkeypatch):
+    """The article's ElementwiseKernel and ReductionKernel as the page writes them, over
+    fewer elements: tests/conftest.py's differential check compares the vectorised path
+    with the per-thread scheduler on each launch, and the results are NumPy's."""
+    monkeypatch.setattr(settings, "simulate", True)
+    n = str(int(rng.integers(1000, 5000)))
+    blocks = seed_code.article_blocks()
+    ns, _ = seed_code.run_code(blocks[0].code.replace("10_000_000", n), tmp_path, "relu_small")
+    x = ns["x"]
+    assert x.shape == (int(n),)
+    np.testing.assert_array_equal(ns["y"], np.minimum(np.maximum(x, 0.0), 6.0))
+    ns, printed = seed_code.run_code(blocks[1].code.replace("10_000_000", n), tmp_path,
+                                     "l2_small", ns)
+    ref = float((ns["x"] * ns["x"]).sum())
+    np.testing.assert_allclose(float(ns["result"]), ref, rtol=1e-12)
+    np.testing.assert_allclose(float(_lines(printed)[-1]), np.sqrt(ref), rtol=1e-12)
 
 
 def test_article_raw_kernel(where, tmp_path):
@@ -197,16 +226,6 @@ def test_markdown_reductions_have_shifted_arguments(where, tmp_path, block):
     post_map_expr, identity, name): jitkern refuses it at construction, naming the fix."""
     with pytest.raises(ValueError, match="look shifted by one.*post_map_expr, identity, name"):
         _run(block, tmp_path, seed_code.numbered_blocks())
-
-
-def vectorised_only(where, monkeypatch):
-    """The page's full sizes in the simulator: the vectorised path only (MODE "vector" raises
-    rather than falling back to per-thread scheduling, which would take an hour). The
-    differential check against the per-thread scheduler would run that too; it runs on the
-    same kernels at small sizes (test_page_kernels_vectorise_like_the_per_thread_scheduler)."""
-    if where == "sim":
-        monkeypatch.setattr(vector, "MODE", "vector")
-        monkeypatch.setattr(vector, "DIFFERENTIAL", False)
 
 
 def test_markdown_matrix_multiply(where, tmp_path, monkeypatch):
