@@ -31,6 +31,7 @@ import numpy
 from .. import jit
 from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
+from ..runtime.module import cluster_refused
 from ..sim import block_size_of, launch_keywords
 from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused, ctor
 from ..sim.ctemplates import parse
@@ -69,10 +70,10 @@ def _kernel(namespace: dict, py: str):
     return namespace["jit"].rawkernel(mode="numpy")(namespace[py])
 
 
-def simulate(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
+def simulate(kernel, grid, block, args, shared_mem=0, racecheck=False, cluster=None) -> None:
     """Run a translated kernel; the simulator's errors name the user's C line."""
     try:
-        kernel.simulate(grid, block, args, shared_mem, racecheck=racecheck)
+        kernel.simulate(grid, block, args, shared_mem, racecheck=racecheck, cluster=cluster)
     except JitkernError as exc:
         raise at_c_line(exc) from None
 
@@ -194,7 +195,7 @@ def _instantiate(code: str, name: str, where: str):
     return code[: found.start()] + blank + code[found.end():], types, base
 
 
-def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
+def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False, cluster=None) -> None:
     """Launch RawKernel ``kernel`` in the simulator."""
     name = kernel.name
     owner = kernel._module if kernel._module is not None else kernel
@@ -214,7 +215,7 @@ def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False) -> None:
         raise KernelArgumentError(f"{name}: args must be a tuple, got {type(args).__name__}")
     host, back = host_copies(args)
     values = raw_arguments(name, module.functions[cname].params, host)
-    simulate(module.kernels[cname], grid, block, tuple(values), shared_mem, racecheck)
+    simulate(module.kernels[cname], grid, block, tuple(values), shared_mem, racecheck, cluster)
     copy_back(back)
 
 
@@ -298,9 +299,11 @@ class RawSimulator:
     def __init__(self, kernel):
         self._kernel = kernel
 
-    def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False):
-        """``racecheck=True`` also reports shared-memory races (docs/debugging.md)."""
-        run_raw(self._kernel, grid, block, args, _shared_mem(shared_mem), racecheck)
+    def __call__(self, grid, block, args, shared_mem=0, stream=None, racecheck=False, *,
+                 cluster=None):
+        """``racecheck=True`` also reports shared-memory races (docs/debugging.md);
+        ``cluster=`` is checked and run as a JIT kernel's simulated cluster launch."""
+        run_raw(self._kernel, grid, block, args, _shared_mem(shared_mem), racecheck, cluster)
 
     def __getitem__(self, config):
         if not isinstance(config, tuple) or not 2 <= len(config) <= 4:
@@ -318,6 +321,30 @@ class RawSimulator:
         owner = k._module if k._module is not None else k
         where = "RawModule" if k._module is not None else f"RawKernel {k.name!r}"
         return module_of(owner, owner._source, where, k.name)[0].source
+
+    def bind(self, grid, block, *args, shared_mem=0, stream=None) -> BoundRaw:
+        """``raw_kernel.bind(...)`` in the simulator: calling it runs the launch on the CPU
+        (``stream`` is accepted and ignored), as ``bind`` does while simulate is on."""
+        return BoundRaw(self._kernel, grid, block, args, shared_mem)
+
+    def _translated(self):
+        k = self._kernel
+        owner = k._module if k._module is not None else k
+        made = owner.__dict__.get("_sim_modules", {}).get(k.name if "<" in k.name else "")
+        return None if made is None else made[0].kernels.get(made[1] or k.name)
+
+    @property
+    def last_path(self) -> str | None:
+        """Which path ran this kernel's last simulated launch, as a JIT kernel's
+        ``simulate.last_path``: ``"vector"``, ``"threads"``, or None before the first."""
+        translated = self._translated()
+        return None if translated is None else translated.simulate.last_path
+
+    @property
+    def why_threads(self) -> str | None:
+        """Why the last simulated launch ran on the per-thread scheduler (None if not)."""
+        translated = self._translated()
+        return None if translated is None else translated.simulate.why_threads
 
 
 class _RawLaunch:
@@ -429,6 +456,8 @@ class ElementwiseSim:
 
     def __call__(self, *args, size=None, stream=None, block_size=None, cluster=None):
         k = self._kernel
+        if cluster is not None:
+            raise cluster_refused("ElementwiseKernel", k.name)
         host, back = host_copies(args)
         arrays = k._describe_args(host, host_ok=True)
         nin = k.nin
@@ -618,6 +647,8 @@ class ReductionSim:
 
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
         k = self._kernel
+        if cluster is not None:
+            raise cluster_refused("ReductionKernel", k.name)
         if out is not None:
             args = args + (out if isinstance(out, tuple) else (out,))
         if type(axis) is list:

@@ -16,6 +16,7 @@ import seed_code
 
 import jitkern
 from jitkern.config import settings
+from jitkern.sim import vector
 
 pytestmark = pytest.mark.skipif(
     seed_code.seeds_dir() is None,
@@ -52,6 +53,16 @@ def string_kernels_simulate() -> bool:
 def need_string_kernels(where):
     if where == "sim" and not string_kernels_simulate():
         pytest.skip("the simulator does not run string kernels yet (issue 19 part 2)")
+
+
+def vectorised_only(where, monkeypatch):
+    """The page's full sizes in the simulator: the vectorised path only (MODE "vector" raises
+    rather than falling back to per-thread scheduling, which would take an hour). The
+    differential check against the per-thread scheduler would run that too; it runs on the
+    same kernels at small sizes (the tests ``*_vectorise_like_the_per_thread_scheduler``)."""
+    if where == "sim":
+        monkeypatch.setattr(vector, "MODE", "vector")
+        monkeypatch.setattr(vector, "DIFFERENTIAL", False)
 
 
 # ---------------------------------------------------------------------------
@@ -152,8 +163,9 @@ def _lines(printed: str) -> list:
     return printed.strip().splitlines()
 
 
-def test_article_elementwise_and_reduction(where, tmp_path):
+def test_article_elementwise_and_reduction(where, tmp_path, monkeypatch):
     need_string_kernels(where)
+    vectorised_only(where, monkeypatch)  # 10^7 elements (small: the test after the next)
     blocks = seed_code.article_blocks()
     ns, _ = _run("clipped_relu", tmp_path, blocks)
     x = host(ns["x"])
@@ -164,6 +176,24 @@ def test_article_elementwise_and_reduction(where, tmp_path):
     ref = float((x * x).sum())
     np.testing.assert_allclose(float(host(ns["result"])), ref, rtol=1e-10)
     np.testing.assert_allclose(float(_lines(printed)[-1]), np.sqrt(ref), rtol=1e-10)
+
+
+def test_article_kernels_vectorise_like_the_per_thread_scheduler(tmp_path, rng, monkeypatch):
+    """The article's ElementwiseKernel and ReductionKernel as the page writes them, over
+    fewer elements: tests/conftest.py's differential check compares the vectorised path
+    with the per-thread scheduler on each launch, and the results are NumPy's."""
+    monkeypatch.setattr(settings, "simulate", True)
+    n = str(int(rng.integers(1000, 5000)))
+    blocks = seed_code.article_blocks()
+    ns, _ = seed_code.run_code(blocks[0].code.replace("10_000_000", n), tmp_path, "relu_small")
+    x = ns["x"]
+    assert x.shape == (int(n),)
+    np.testing.assert_array_equal(ns["y"], np.minimum(np.maximum(x, 0.0), 6.0))
+    ns, printed = seed_code.run_code(blocks[1].code.replace("10_000_000", n), tmp_path,
+                                     "l2_small", ns)
+    ref = float((ns["x"] * ns["x"]).sum())
+    np.testing.assert_allclose(float(ns["result"]), ref, rtol=1e-12)
+    np.testing.assert_allclose(float(_lines(printed)[-1]), np.sqrt(ref), rtol=1e-12)
 
 
 def test_article_raw_kernel(where, tmp_path):
@@ -198,13 +228,13 @@ def test_markdown_reductions_have_shifted_arguments(where, tmp_path, block):
         _run(block, tmp_path, seed_code.numbered_blocks())
 
 
-def test_markdown_matrix_multiply(where, tmp_path):
+def test_markdown_matrix_multiply(where, tmp_path, monkeypatch):
     need_string_kernels(where)
-    if where == "sim":
-        pytest.skip("1024 x 1024 x 512 multiply-adds: the simulator runs this translated "
-                    "RawKernel per thread, minutes on a CI core (the GPU run checks it)")
+    vectorised_only(where, monkeypatch)
     ns, printed = _run("matrix_multiply", tmp_path, seed_code.numbered_blocks())
     assert _lines(printed) == ["Results match: True"]
+    if where == "sim":
+        assert ns["matrix_multiply_kernel"].simulate.last_path == "vector"
     a, b = host(ns["A"]), host(ns["B"])
     assert a.dtype == np.float32 and a.min() >= 0 and a.max() < 1
     ref = a.astype(np.float64) @ b.astype(np.float64)
@@ -220,13 +250,13 @@ def test_markdown_raw_module(where, tmp_path):
     np.testing.assert_allclose(host(ns["output"]), 1 / (1 + np.exp(-data)), rtol=1e-6)
 
 
-def test_markdown_shared_memory_reduction(where, tmp_path):
+def test_markdown_shared_memory_reduction(where, tmp_path, monkeypatch):
     need_string_kernels(where)
-    if where == "sim":
-        pytest.skip("a dynamic-shared-memory RawKernel over the page's full size: the simulator "
-                    "runs it per thread, minutes on a CI core (the GPU run checks it)")
+    vectorised_only(where, monkeypatch)
     ns, printed = _run("optimized_reduction", tmp_path, seed_code.numbered_blocks())
     assert _lines(printed)[-1] == "Results match: True"
+    if where == "sim":
+        assert ns["optimized_kernel"].simulate.last_path == "vector"
     data = host(ns["data"]).astype(np.float64)
     np.testing.assert_allclose(float(host(ns["builtin_result"])), data.sum(), rtol=1e-5)
     block = 256
@@ -249,3 +279,33 @@ def test_markdown_multiple_outputs(where, tmp_path):
     np.testing.assert_allclose(angles, np.linspace(0, 2 * np.pi, 1000, dtype=np.float32))
     np.testing.assert_allclose(host(ns["sin_vals"]), np.sin(angles), atol=1e-6)
     np.testing.assert_allclose(host(ns["cos_vals"]), np.cos(angles), atol=1e-6)
+
+
+def _page_kernel(block_name: str):
+    """The RawKernel an example of the Markdown page defines (its source and name as given)."""
+    code = next(b.code for b in seed_code.numbered_blocks() if b.name == block_name)
+    found = re.search(r"RawKernel\(r'''(.*?)''', '(\w+)'\)", code, re.S)
+    return jitkern.RawKernel(found.group(1), found.group(2))
+
+
+def test_page_kernels_vectorise_like_the_per_thread_scheduler(rng):
+    """The matrix multiply and the shared-memory reduction of the page, at small sizes: the
+    vectorised path runs them (tests/conftest.py's differential check compares it with the
+    per-thread scheduler, bit for bit), and the results are NumPy's."""
+    mm = _page_kernel("matrix_multiply")
+    m, n, k = (int(v) for v in rng.integers(3, 40, 3))
+    a = rng.random((m, k), dtype=np.float32)
+    b = rng.random((k, n), dtype=np.float32)
+    c = np.full((m, n), np.nan, np.float32)
+    mm.simulate(((n + 15) // 16, (m + 15) // 16), (16, 16), (a, b, c, m, n, k))
+    assert mm.simulate.last_path == "vector", mm.simulate.why_threads
+    np.testing.assert_allclose(c, a.astype(np.float64) @ b.astype(np.float64), rtol=1e-5)
+
+    red = _page_kernel("optimized_reduction")
+    data = rng.random(int(rng.integers(300, 2000)), dtype=np.float32)
+    blocks = (data.size + 127) // 128
+    out = np.full(blocks, np.nan, np.float32)
+    red.simulate((blocks,), (128,), (data, out, data.size), shared_mem=128 * 4)
+    assert red.simulate.last_path == "vector", red.simulate.why_threads
+    want = np.add.reduceat(data.astype(np.float64), np.arange(0, data.size, 128))
+    np.testing.assert_allclose(out, want, rtol=1e-5)

@@ -204,7 +204,6 @@ def test_jit_elementwise_copy(xp, rng, style, launch):
     np.testing.assert_array_equal(host(y), xh)
 
 
-@pytest.mark.sim_gap("streams are GPU objects")
 def test_jit_numba_style_takes_shared_mem_and_stream_keywords(xp, rng, launch):
     @jit.rawkernel()
     def reverse_block(x, y):
@@ -217,10 +216,10 @@ def test_jit_numba_style_takes_shared_mem_and_stream_keywords(xp, rng, launch):
     xh = rng.standard_normal(64).astype(F32)
     y = poisoned(xp, 64, F32)
     x = xp.asarray(xh)
-    jitkern.synchronize()  # the copies ran on the legacy stream; the launch is on another
-    stream = jitkern.Stream()
-    reverse_block[1, 64](x, y, shared_mem=64 * 4, stream=stream)
-    stream.synchronize()
+    launch.synchronize()  # the copies ran on the legacy stream; the launch is on another
+    stream = launch.stream()
+    launch(reverse_block)[1, 64](x, y, shared_mem=64 * 4, stream=stream)
+    launch.synchronize(stream)
     np.testing.assert_array_equal(host(y), xh[::-1])
 
 

@@ -687,8 +687,7 @@ def test_dynamic_shared_memory_and_misc_builtins(launch, rng):
     np.testing.assert_array_equal(launch.get(h), hh.reshape(-1, 2)[:, ::-1].reshape(-1))
 
 
-@pytest.mark.gpu
-def test_device_assert_stops_the_kernel(tmp_path):
+def test_device_assert_stops_the_kernel(tmp_path, launch):
     import subprocess
     import sys
     import textwrap
@@ -708,6 +707,9 @@ def test_device_assert_stops_the_kernel(tmp_path):
         jitkern.synchronize()
     """)
     )
+    if launch.simulated:  # the same kernel in the simulator, on a NumPy array
+        script.write_text(script.read_text().replace(
+            "checked[1, 4](jitkern.asarray(", "checked.simulate[1, 4](("))
     import os
 
     env = dict(os.environ, PYTHONPATH=os.getcwd())
@@ -716,6 +718,8 @@ def test_device_assert_stops_the_kernel(tmp_path):
     )
     assert proc.returncode != 0
     assert "x must be non-negative" in proc.stdout + proc.stderr
+    if launch.simulated:
+        assert "KernelAssertionError" in proc.stderr and "checked.simulate[1, 4]" in proc.stderr
 
 
 @rawkernel(device=True)

@@ -377,28 +377,27 @@ def test_gpu_tuning_times_every_candidate_and_another_process_reuses_it(tmp_path
     assert f"CHOSE {chosen!r}" in out
 
 
-@pytest.mark.gpu
-def test_gpu_too_much_shared_memory_is_skipped(rng, own_cache):
+def test_gpu_too_much_shared_memory_is_skipped(rng, own_cache, launch):
     configs = [Config(block=128), Config(block=128, shared_mem=1 << 20)]
     tk = jitkern.autotune(accumulate, configs=configs, grid=flat_grid, restore=(1,))
     n = 10000
     x, y0 = rng.standard_normal(n), rng.standard_normal(n)
-    y = jitkern.asarray(y0)
-    tk(jitkern.asarray(x), y, np.int64(n))
-    np.testing.assert_allclose(y.get(), y0 + x, rtol=1e-12)
-    line = next(s for s in tk.autotune_report().splitlines() if "shared_mem=1048576" in s)
+    y = launch.to_device(y0)
+    launch(tk)(launch.to_device(x), y, np.int64(n))
+    np.testing.assert_allclose(launch.get(y), y0 + x, rtol=1e-12)
+    line = next(s for s in launch(tk).autotune_report().splitlines() if "shared_mem=1048576" in s)
     assert "skipped:" in line
-    assert tk.config_for(jitkern.asarray(x), y, np.int64(n)) == Config(block=128)
+    assert launch(tk).config_for(launch.to_device(x), y, np.int64(n)) == Config(block=128)
 
 
-@pytest.mark.gpu
-def test_gpu_elementwise_and_raw_kernels_tune_their_block_size(rng, own_cache):
+def test_gpu_elementwise_and_raw_kernels_tune_their_block_size(rng, own_cache, launch):
     ew = jitkern.ElementwiseKernel("T x, T y", "T z", "z = x * y + 1", "fma1")
     tk = jitkern.autotune(ew, configs=[Config(block=b) for b in (64, 256, 1024)])
-    x, y = rng.standard_normal(70000), rng.standard_normal(70000)
-    z = tk(jitkern.asarray(x), jitkern.asarray(y))
-    np.testing.assert_allclose(z.get(), x * y + 1, rtol=1e-12, atol=1e-14)
-    assert tk.config_for(jitkern.asarray(x), jitkern.asarray(y)) in tk.configs
+    n = launch.pick(70000, 3000)
+    x, y = rng.standard_normal(n), rng.standard_normal(n)
+    z = launch(tk)(launch.to_device(x), launch.to_device(y))
+    np.testing.assert_allclose(launch.get(z), x * y + 1, rtol=1e-12, atol=1e-14)
+    assert launch(tk).config_for(launch.to_device(x), launch.to_device(y)) in tk.configs
 
     raw = jitkern.RawKernel(r'''
     extern "C" __global__ void twice(const float* x, float* y, int n) {
@@ -407,9 +406,9 @@ def test_gpu_elementwise_and_raw_kernels_tune_their_block_size(rng, own_cache):
     }''', "twice")
     tr = jitkern.autotune(raw, configs=[Config(block=b) for b in (128, 512)], grid=flat_grid)
     xs = rng.standard_normal(5000).astype(np.float32)
-    out = jitkern.full(5000, np.nan, np.float32)
-    tr(jitkern.asarray(xs), out, np.int32(5000))
-    np.testing.assert_allclose(out.get(), 2 * xs, rtol=1e-6)
+    out = launch.full(5000, np.nan, np.float32)
+    launch(tr)(launch.to_device(xs), out, np.int32(5000))
+    np.testing.assert_allclose(launch.get(out), 2 * xs, rtol=1e-6)
 
 
 # -- the example -------------------------------------------------------------------------

@@ -36,13 +36,19 @@ def test_every_shape_and_axis_set_compiles_for_sm_90():
     assert names == {"sweep_sum"}
 
 
-def _small(shape) -> bool:
-    return max(shape, default=0) <= 33 and 31 not in shape
+def _kept_extent(shape, axes) -> int:
+    return int(np.prod([n for k, n in enumerate(shape) if k not in (axes or range(len(shape)))]))
+
+
+def _simulator_cases(rng, count=48):
+    """A fresh sample of the cases small enough for the simulator, which runs one block per
+    output element (every case, over the CI runs; the GPU run takes them all)."""
+    small = [c for c in CASES if _kept_extent(*c) <= 64 and np.prod(c[0]) <= 4096]
+    return [small[k] for k in rng.choice(len(small), count, replace=False)]
 
 
 def test_every_shape_and_axis_set_sums_as_numpy(rng, launch):
-    # The simulator runs Python per thread: it takes the cases whose extents are at most 33.
-    for shape, axes in launch.pick(CASES, [c for c in CASES if _small(c[0])]):
+    for shape, axes in _simulator_cases(rng) if launch.simulated else CASES:
         x = rng.integers(-4, 5, shape).astype(np.float32)  # small integers: exact sums
         got = launch.get(launch(SUM)(launch.to_device(x), axis=axes or None))
         want = x.astype(np.float64).sum(axis=axes or None)
