@@ -85,6 +85,13 @@ class VectorEmitter(emit.PyEmitter):
     def refuse(self, why: str):
         raise NotVectorised(why)
 
+    def render_field(self, code: str, attr: str) -> str:
+        # a field of many threads' elements would be a field of a fancy-indexed copy
+        self.refuse("struct fields (run per thread)")
+
+    def copy_struct(self, code: str) -> str:
+        self.refuse("struct locals (run per thread)")
+
     # -- output -------------------------------------------------------------------
 
     def line(self, text: str) -> None:
