@@ -555,7 +555,7 @@ def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
     for i, (a, t) in enumerate(zip(args, types)):
         if type(a) is numpy.void:  # the launcher packs this record dtype's bytes
             env[f"D{i}"] = a.dtype
-            terms.append(f"a{i}.dtype == D{i}")
+            terms.append(f"(a{i}.dtype is D{i} or a{i}.dtype == D{i})")
             continue
         if not isinstance(t, T.Array):
             continue

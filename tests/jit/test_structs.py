@@ -304,3 +304,31 @@ def test_records_of_another_dtype_do_not_take_the_launcher_of_the_first(fake, rn
         value["a"], value["b"] = rng.standard_normal(), rng.integers(-1000, 1000)
         sum_fields[1, 1](out, value[()])
         assert fake.launches[-1].raw(1, dt.itemsize) == value.tobytes(), dt
+
+
+# -- the example -------------------------------------------------------------------
+
+
+def _example():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "structs.py"
+    spec = importlib.util.spec_from_file_location("example_structs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_example_runs_simulated(capsys, monkeypatch):
+    from jitkern.config import settings
+
+    monkeypatch.setattr(settings, "simulate", settings.simulate)  # restored afterwards
+    _example().main(["--simulate"])
+    assert "advanced 2000 particles 3 steps: matches NumPy" in capsys.readouterr().out
+
+
+def test_the_example_says_it_needs_a_gpu(capsys, monkeypatch):
+    monkeypatch.setattr(jitkern, "is_available", lambda: False)
+    _example().main([])
+    assert "needs a CUDA GPU and none was found" in capsys.readouterr().out
