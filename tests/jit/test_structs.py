@@ -291,6 +291,9 @@ def test_dataclasses_pack_their_c_layout_in_the_generated_launcher(fake, rng):
         sum_fields[1, 1](out, value)
         want = c_bytes(fields, (a, b))
         assert fake.launches[-1].raw(1, len(want)) == want, cls.__name__
+    # one build per class, kept by the signature: the second round compiled nothing
+    built = [types[1] for types in sum_fields.cached_codes]
+    assert sorted(t.name for t in built) == ["Narrow", "NarrowTwin", "Wide"]
     # one attribute read per field, in the launcher's one pack_into
     assert "_pack_into(_buf, 0, a0_i['data'][0], a1.a, a1.b)" in codegen.launch_source(sum_fields)
 
@@ -332,3 +335,55 @@ def test_the_example_says_it_needs_a_gpu(capsys, monkeypatch):
     monkeypatch.setattr(jitkern, "is_available", lambda: False)
     _example().main([])
     assert "needs a CUDA GPU and none was found" in capsys.readouterr().out
+
+
+# -- layouts with padding, on the GPU and in the simulator -------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Mixed:
+    flag: bool
+    small: np.int16
+    z: np.complex128  # complex<double>: aligned to 16 in C (NumPy says 8)
+    half: np.float16
+    inner: Vec2
+    big: np.uint64
+
+
+@jit.rawkernel()
+def unpack_mixed(out, m):
+    out[0] = m.flag
+    out[1] = m.small
+    out[2] = m.z.real
+    out[3] = m.z.imag
+    out[4] = m.half
+    out[5] = m.inner.y
+    out[6] = m.big
+
+
+def test_padding_and_alignment_reach_every_field(launch, rng):
+    values = [bool(rng.integers(0, 2)), int(rng.integers(-30000, 30000)),
+              complex(*rng.standard_normal(2)), float(np.float16(rng.standard_normal())),
+              float(np.float32(rng.standard_normal())), int(rng.integers(0, 2**40))]
+    flag, small, z, half, y, big = values
+    m = Mixed(flag, np.int16(small), np.complex128(z), np.float16(half),
+              Vec2(np.float32(rng.standard_normal()), np.float32(y)), np.uint64(big))
+    out = launch.poisoned(7, np.float64)
+    launch(unpack_mixed)[1, 1](out, m)
+    np.testing.assert_array_equal(launch.get(out),
+                                  [flag, small, z.real, z.imag, half, y, big])
+    assert "static_assert(sizeof(_jk_record_" in unpack_mixed.emit(out, m)
+
+
+@pytest.mark.gpu
+def test_a_struct_launch_compiles_once(rng):
+    from jitkern.toolchain import cache
+
+    out = jitkern.full(1, np.nan, np.float64)
+    sum_fields[1, 1](out, Narrow(np.float32(1), 2))
+    before = dict(cache.stats)
+    for _ in range(3):
+        a, b = np.float32(rng.standard_normal()), int(rng.integers(-100, 100))
+        sum_fields[1, 1](out, Narrow(a, b))
+        assert out.get()[0] == pytest.approx(float(a) + b, rel=1e-6)
+    assert dict(cache.stats) == before  # no compile, no cache lookup: the launcher packed it

@@ -120,6 +120,8 @@ class AttributesMixin:
         if attr == "ndim":
             return Const(t.ndim)
         if attr == "dtype":
+            if isinstance(t.dtype, T.Struct):  # an array of structs: its record dtype
+                return Const(t.dtype.dtype)
             if t.dtype.name in T.ML_DTYPE_NAMES:
                 return Const(t.dtype.dtype)
             return Const(numpy.dtype(t.dtype.name))
