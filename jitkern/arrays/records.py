@@ -31,6 +31,8 @@ def is_record_class(cls: type) -> bool:
     dataclass or a ``typing.NamedTuple`` class (one with annotated fields)."""
     if cls in _dtypes_of:
         return True
+    if hasattr(cls, "__cuda_array_interface__") or hasattr(cls, "__dlpack__"):
+        return False  # a GPU array type that happens to be a dataclass: an array
     if dataclasses.is_dataclass(cls) and isinstance(cls, type):
         return True
     return issubclass(cls, tuple) and hasattr(cls, "_fields") and bool(

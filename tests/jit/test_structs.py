@@ -387,3 +387,24 @@ def test_a_struct_launch_compiles_once(rng):
         sum_fields[1, 1](out, Narrow(a, b))
         assert out.get()[0] == pytest.approx(float(a) + b, rel=1e-6)
     assert dict(cache.stats) == before  # no compile, no cache lookup: the launcher packed it
+
+
+@dataclasses.dataclass(frozen=True)
+class DataclassArray:
+    """A GPU array type that happens to be a frozen dataclass: still an array, not a struct."""
+
+    ptr: int
+    n: int
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self.ptr, False), "shape": (self.n,), "typestr": "<f8",
+                "strides": None, "version": 3}
+
+
+def test_a_dataclass_that_is_a_gpu_array_stays_an_array(fake, rng):
+    out = DataclassArray(int(rng.integers(1, 2**30)) * 256, 8)
+    value = Narrow(np.float32(rng.standard_normal()), int(rng.integers(-100, 100)))
+    sum_fields[1, 1](out, value)
+    assert fake.launches[-1].words(1) == [out.ptr]
+    assert "array(float64, 1d, C)" in sum_fields.emit(out, value)
