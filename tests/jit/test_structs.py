@@ -144,11 +144,24 @@ def test_struct_locals_hold_copies(launch, rng):
     np.testing.assert_array_equal(got["y"], host["y"])
 
 
-def test_struct_kernels_fall_back_from_the_vectorised_simulator(rng):
+def test_fields_of_arrays_of_structs_run_vectorised_and_struct_locals_per_thread(rng):
+    from jitkern.sim import vector
+
     host = random_particles(rng, 40)
-    advance.simulate[1, 64](host, Step(np.float32(0.5), 40, Vec2(np.float32(1), np.float32(2))))
-    assert advance.simulate.last_path == "threads"
-    assert "struct fields" in advance.simulate.why_threads
+    dt, gx, gy = rng.uniform(0.01, 0.1), rng.standard_normal(), rng.standard_normal()
+    want = advanced(host, dt, gx, gy, 40)
+    params = Step(np.float32(dt), 40, Vec2(np.float32(gx), np.float32(gy)))
+    for mode in ("vector", "threads"):
+        got = host.copy()
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(vector, "MODE", mode)
+            advance.simulate[1, 64](got, params)
+        assert advance.simulate.last_path == mode
+        np.testing.assert_array_equal(got, want)  # the same float32 steps NumPy takes
+    out = np.zeros(40, np.float32)
+    copy_then_change.simulate[1, 40](host.copy(), out)
+    assert copy_then_change.simulate.last_path == "threads"
+    assert "struct locals" in copy_then_change.simulate.why_threads
 
 
 # -- errors ------------------------------------------------------------------------
