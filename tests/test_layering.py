@@ -7,7 +7,7 @@ resolved to modules of the package. The rules:
   cycle from import time to call time);
 - no stage imports a later one (docs/architecture.md's table):
   - the ground (``errors``, ``config``, ``debugrecord``, ``arrays/dtypes``,
-    ``arrays/layout``): only the ground;
+    ``arrays/layout``, ``arrays/records``): only the ground;
   - ``compiler/``: nothing from ``arrays/`` (but its ground), ``toolchain/``, ``runtime/``,
     ``sim/``, ``kernels/``;
   - ``toolchain/``: nothing from ``arrays/`` (but its ground), ``compiler/``, ``runtime/``,
@@ -43,6 +43,7 @@ GROUND = {
     "jitkern.debugrecord",
     "jitkern.arrays.dtypes",
     "jitkern.arrays.layout",
+    "jitkern.arrays.records",  # structs by value: a class's record dtype (pure layout)
 }
 FACES = {"jitkern", "jitkern.jit", "jitkern.cuda"}
 

@@ -528,7 +528,7 @@ class ndarray(ArrayOperators):
     # -- interop ----------------------------------------------------------
     @property
     def __cuda_array_interface__(self) -> dict:
-        if self._dtype.kind == "V":  # bfloat16, float8 (ml_dtypes): no typestr for them
+        if self._dtype.kind == "V" and self._dtype.fields is None:  # bfloat16, float8: no typestr
             raise JitkernTypeError(f"{self._dtype.name} has no __cuda_array_interface__ typestr; "
                             "share it through DLPack (__dlpack__) instead")
         typestr = self._dtype.str
@@ -536,7 +536,7 @@ class ndarray(ArrayOperators):
         return {
             "shape": self._shape,
             "typestr": typestr,
-            "descr": [("", typestr)],
+            "descr": self._dtype.descr if self._dtype.fields is not None else [("", typestr)],
             "data": (self._ptr if self._size else 0, False),
             "strides": None if self._c_contiguous() else self._strides,
             "version": 3,

@@ -132,8 +132,16 @@ def normalize(dtype) -> numpy.dtype:
     return dt
 
 
+def is_record(dt: numpy.dtype) -> bool:
+    """A structured dtype of supported types (an array of structs: its elements are bytes
+    to copies, structs to kernels; arrays.records, docs/jit.md)."""
+    if dt.fields is None or not dt.names or not dt.isnative:
+        return False
+    return all(is_record(f.base) or f.base in SUPPORTED for f, *_ in dt.fields.values())
+
+
 def check_supported(dt: numpy.dtype) -> numpy.dtype:
-    if dt not in SUPPORTED:
+    if dt not in SUPPORTED and not is_record(dt):
         hint = ""
         if dt.name in ML_DTYPES or str(dt) in ML_DTYPES:
             hint = f" ({dt.name} needs the ml_dtypes package)"

@@ -12,6 +12,7 @@ import dataclasses
 
 from ..debugrecord import DEVICE_SOURCE as DEBUG_DEVICE_SOURCE, Site
 from . import frontend
+from .structs import definitions as struct_definitions, structs_in
 
 PRELUDE = r"""
 namespace jk {
@@ -195,6 +196,13 @@ class Program:
         self.prototypes: list[str] = []  # declarations of recursive device functions
         self.fingerprints: dict[str, dict[str, str]] = {}  # function identity -> {name: fp}
         self._names: set[str] = set()
+        self.structs: list = []  # the T.Struct types of parameters, defined before the code
+
+    def use_structs(self, types) -> None:
+        """Define the structs among ``types`` (parameters' types) in the program."""
+        for t in structs_in(types):
+            if t not in self.structs:
+                self.structs.append(t)
 
     def capture(self, func, name: str) -> frontend.Captured:
         captured = frontend.resolve(func, name)
@@ -219,7 +227,8 @@ class Program:
         declarations) starts with ``#line N "jitkern-generated.cu"`` at its real line, so a
         compiler message about it never shows a generated line under the user's file name;
         the statements inside carry the user's ``#line``."""
-        chunks = [PRELUDE.strip(), "\n".join(self.prototypes), *self.device_code, kernel_code]
+        chunks = [PRELUDE.strip(), struct_definitions(self.structs).strip(),
+                  "\n".join(self.prototypes), *self.device_code, kernel_code]
         if self.debug:
             chunks.insert(1, DEBUG_HELPERS.strip())
         includes = set(self.includes)

@@ -88,6 +88,7 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
     # -- parameters and locals ---------------------------------------------
 
     def _bind_params(self) -> None:
+        self.program.use_structs(self.arg_types)
         for name, t in zip(self.parsed.params, self.arg_types):
             cname = self.c_name(name)
             if isinstance(t, T.Array):

@@ -198,6 +198,39 @@ class Opaque(Type):
 
 
 @dataclasses.dataclass(frozen=True)
+class Struct(Type):
+    """A C struct passed by value or held in an array: a frozen dataclass, a
+    ``typing.NamedTuple`` or a NumPy record dtype (``compiler.structs`` makes them).
+
+    ``name`` is what messages call it (the class's name, or ``record``); ``origin`` the
+    class's ``module.qualname`` ('' for a plain dtype), so two classes with the same fields
+    are two types; ``cname`` the generated C struct (one per layout, from the record dtype);
+    ``fields`` ``((name, Type), ...)`` in declaration order.
+    """
+
+    name: str
+    origin: str
+    cname: str
+    fields: tuple
+    dtype: object  # the aligned numpy record dtype: the layout
+    itemsize: int
+
+    @property
+    def ctype(self) -> str:
+        return self.cname
+
+    def field(self, name: str):
+        """The type of field ``name``, or None."""
+        for field, t in self.fields:
+            if field == name:
+                return t
+        return None
+
+    def describe(self) -> str:
+        return f"struct {self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
 class Void(Type):
     @property
     def ctype(self) -> str:
@@ -245,6 +278,10 @@ def fancy_iterator(kind: str, elem: Scalar) -> FancyIterator:
 
 def strided_iterator(elem: Scalar) -> StridedIterator:
     return _intern(StridedIterator(elem))
+
+
+def struct(name: str, origin: str, cname: str, fields, dtype, itemsize: int) -> Struct:
+    return _intern(Struct(name, origin, cname, tuple(fields), dtype, itemsize))
 
 
 def tuple_of(items) -> Tuple:

@@ -57,6 +57,8 @@ from ..compiler.builtins.thrust import backend_for
 from ..compiler.captured import CapturedGlobals
 from ..compiler.diagnostics import arch_guard, arch_needs, check_target, compile_message
 from ..compiler.program import Program, function_identity
+from ..compiler.structs import struct_of_class, struct_of_dtype
+from ..arrays import records
 from ..sim import Simulator
 from ..compiler.statements import FunctionEmitter, ascii_spelling, generated_name, user_c_name
 
@@ -427,7 +429,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
                 raise KernelArgumentError(
                     f"{self.__name__}() argument {name!r}: {exc}; kernels take device arrays "
                     "and scalars of bool, integer, float (16, 32, 64 bits), bfloat16 and "
-                    "complex types"
+                    "complex types, and structs (frozen dataclasses, NamedTuples, numpy.void)"
                 ) from None
         return tuple(out)
 
@@ -571,6 +573,10 @@ def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
     env = {"_fits_int32": _fits_int32}
     terms = []
     for i, (a, t) in enumerate(zip(args, types)):
+        if type(a) is numpy.void:  # the launcher packs this record dtype's bytes
+            env[f"D{i}"] = a.dtype
+            terms.append(f"(a{i}.dtype is D{i} or a{i}.dtype == D{i})")
+            continue
         if not isinstance(t, T.Array):
             continue
         keyer = _keyer_for(type(a))
@@ -699,6 +705,8 @@ def arg_type(a, allow_host: bool = False) -> T.Type:
             return t
     if isinstance(a, (numpy.bool_, numpy.number)):
         return T.scalar_from_dtype(a.dtype)
+    if isinstance(a, numpy.void) or records.is_record_class(type(a)):
+        return _struct_type(a)
     if isinstance(a, numpy.ndarray):
         if not allow_host:
             raise JitkernTypeError(launch_args.host_array_message("numpy.ndarray"))
@@ -709,10 +717,22 @@ def arg_type(a, allow_host: bool = False) -> T.Type:
     return _array_type(info.dtype, info.shape, info.strides)
 
 
+def _struct_type(a) -> T.Struct:
+    """A struct argument's type: a numpy.void of a record dtype, or a frozen dataclass /
+    NamedTuple instance (compiler.structs)."""
+    if isinstance(a, numpy.void):
+        if a.dtype.fields is None:
+            raise JitkernTypeError(f"a numpy.void of dtype {a.dtype} has no fields; pass a "
+                                   "structured scalar (numpy.zeros((), record_dtype)[()])")
+        return struct_of_dtype(a.dtype)
+    return struct_of_class(type(a))
+
+
 def _array_type(dtype, shape, strides) -> T.Array:
     scalar = _scalars.get(dtype)
     if scalar is None:  # NumPy's dtype names are slow to build: once per dtype
-        scalar = _scalars[dtype] = T.scalar_from_dtype(dtype)
+        scalar = _scalars[dtype] = (struct_of_dtype(dtype) if dtype.fields is not None
+                                    else T.scalar_from_dtype(dtype))
     itemsize = scalar.itemsize
     contiguous = len(shape) == 1 and (strides[0] == itemsize or shape[0] <= 1)
     key = (scalar, len(shape), contiguous, _fits_int32(shape, strides, itemsize))
@@ -761,6 +781,11 @@ def _info_type(info) -> T.Array:
 
 def _scalar_key(a):
     return type(a)
+
+
+def _key_void(a):
+    """A structured scalar: every record dtype has the one type numpy.void."""
+    return (numpy.void, a.dtype)
 
 
 def _key_strided(a):
@@ -825,8 +850,10 @@ def _keyer_for(cls: type):
     """The per-call key reader of arguments of type ``cls``: jitkern's own arrays through
     their slots, NumPy scalars by type, else the JIT's column of runtime.args' table."""
     module = getattr(cls, "__module__", "") or ""
-    if issubclass(cls, (numpy.bool_, numpy.number)):
-        keyer = _scalar_key
+    if issubclass(cls, (numpy.bool_, numpy.number)) or records.is_record_class(cls):
+        keyer = _scalar_key  # a struct class: its type says its layout
+    elif cls is numpy.void:
+        keyer = _key_void
     elif module.startswith("jitkern") and hasattr(cls, "_strides") and hasattr(cls, "_dtype"):
         keyer = _key_jitkern
     else:

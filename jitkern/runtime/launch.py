@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import numpy
 
-from ..arrays import dtypes
-from ..errors import KernelArgumentError
+from ..arrays import dtypes, records
+from ..errors import JitkernTypeError, KernelArgumentError
 from .args import (  # noqa: F401 - the reading table; register_array_type etc. re-exported
     _CAI_READ,
     _DLPACK_READ,
@@ -110,6 +110,8 @@ def slot_for(cls: type, index: int, param_size: int | None, value=None) -> Slot:
         return _scalar_slot(numpy.dtype(cls), what)
     if handle_ctype(cls) is not None:  # a texture/surface object: its handle, by value
         return Slot("Q", 8, 8, "{a}.ptr", {}, what)
+    if records.is_record_class(cls):  # a frozen dataclass / NamedTuple: a struct by value
+        return _record_slot(cls, what)
     read = array_read(cls, value)
     if read is not None:
         return Slot("Q", 8, 8, read.pointer, read.env, what, pointer=True, bind=read.bind)
@@ -126,6 +128,36 @@ def slot_for(cls: type, index: int, param_size: int | None, value=None) -> Slot:
         "array), a device allocation with .ptr, a texture/surface object, a Python "
         "int/float/bool/complex or a NumPy scalar"
     )
+
+
+# ---------------------------------------------------------------------------
+# Structs by value (JIT kernels): a frozen dataclass or NamedTuple instance packs its fields
+# at the offsets of its record dtype (arrays.records, the layout the kernel's C struct has),
+# one attribute read per field in the launcher's single pack_into: no per-call conversion.
+
+
+def _record_slot(cls: type, what: str) -> Slot:
+    try:
+        dtype = records.record_dtype(cls)
+    except JitkernTypeError as exc:
+        raise KernelArgumentError(f"{what}: {exc}") from None
+    codes, exprs, pos = [], [], 0
+    for path, offset, dt in records.leaves(dtype):
+        code = STRUCT_CODES.get(dt.char)
+        if code is None:
+            raise KernelArgumentError(
+                f"{what}: field {path!r} of {cls.__qualname__} is {dt}, which a launch cannot "
+                "pack from Python; pass a numpy.void of the record dtype instead")
+        if offset > pos:
+            codes.append(f"{offset - pos}x")
+        codes.append(code)
+        exprs += ([f"{{a}}.{path}.real", f"{{a}}.{path}.imag"] if dt.kind == "c"
+                  else [f"{{a}}.{path}"])
+        pos = offset + dt.itemsize
+    if dtype.itemsize > pos:
+        codes.append(f"{dtype.itemsize - pos}x")
+    return Slot("".join(codes), dtype.itemsize, _c_alignment(dtype), ", ".join(exprs), {},
+                f"{what} ({cls.__qualname__})")
 
 
 def _checked_int32(index: int) -> Slot:

@@ -21,7 +21,7 @@ import functools
 
 import numpy
 
-from ..arrays import dtypes
+from ..arrays import dtypes, records
 from ..runtime.launch import dim3
 from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
 from ..compiler.captured import CapturedGlobals
@@ -277,6 +277,13 @@ def _host_arguments(args):
             if cls is numpy.int64 and not -(1 << 63) <= a < (1 << 63):
                 raise KernelArgumentError(f"argument {i}: {a} does not fit in int64")
             host.append(cls(a))
+        elif isinstance(a, numpy.void):  # a struct by value: the kernel gets a copy
+            host.append(a.copy())
+        elif records.is_record_class(type(a)):  # a frozen dataclass / NamedTuple
+            try:
+                host.append(records.as_void(a))
+            except JitkernTypeError as exc:
+                raise KernelArgumentError(f"argument {i}: {exc}") from None
         elif isinstance(a, (numpy.ndarray, numpy.generic)):
             host.append(a)
         elif hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__"):

@@ -891,6 +891,18 @@ class Translator:
             var = self.lookup(_IND.get(node.field.name, ""))
             if var is not None and node.field.name == "ndim":
                 return var.val()
+        if node.type == ".":  # a field of a record (a structured dtype): the JIT's struct field
+            base = self.expr(node.name)
+            fields = (None if base.is_pointer or base.type is None
+                      else getattr(base.type, "fields", None))
+            if fields is not None and node.field.name in fields:
+                field_type = fields[node.field.name][0]
+                if field_type.shape:  # the JIT reads no sub-array field
+                    raise self.refuse(f"the sub-array field {node.field.name!r} of a record", node)
+                return Val(f"{base.code}.{node.field.name}", field_type, base.lvalue)
+            if fields is not None:
+                raise self.refuse(f"field {node.field.name!r}, which the record has not "
+                                  f"(its fields: {', '.join(fields)})", node)
         raise self.refuse("a struct member (only threadIdx/blockIdx/blockDim/gridDim .x/.y/.z)",
                           node)
 

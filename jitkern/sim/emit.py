@@ -95,6 +95,7 @@ class PyEmitter(FunctionEmitter):
         self.generator = False  # a barrier or a collective makes the function a generator
         self.user_line = 0
         self.elements: dict = {}  # element code -> (array code, index code), for atomics
+        self.fields: dict = {}  # field code -> (struct code, field name), for p[i].x += v
         super().__init__(*args, **kwargs)
         self.user_line = self.parsed.source.position(self.parsed.tree)[0]
 
@@ -233,6 +234,16 @@ class PyEmitter(FunctionEmitter):
         self.elements[code] = (array, index)
         return Value(code, elem, lvalue=True)
 
+    # -- structs: numpy.void records (an array element's is a view of it) ------------
+
+    def render_field(self, code: str, attr: str) -> str:
+        out = f"{code}[{attr!r}]"
+        self.fields[out] = (code, attr)
+        return out
+
+    def copy_struct(self, code: str) -> str:
+        return f"{code}.copy()"  # a struct local is a copy, as in C, not a view
+
     def declare_shared(self, elem: T.Type, size, align) -> str:
         if getattr(elem, "family", None) == "cub_storage":
             dtype = object  # cub's TempStorage: the simulator's reductions need none
@@ -332,6 +343,10 @@ class PyEmitter(FunctionEmitter):
         super().stmt_Expr(node)
 
     def reference(self, element: Value) -> Value:
+        field = self.fields.get(element.code)
+        if field is not None:  # p[i].x += v: p[i] (a numpy.void viewing the element) once
+            held = self.bind_temp(Value(field[0], element.type), "ref")
+            return Value(self.render_field(held, field[1]), element.type, lvalue=True)
         array, index = self.elements[element.code]  # every element subscript() made
         held = self.bind_temp(Value(index, T.int64), "ref")  # the index, evaluated once
         return self.element(array, held, element.type)

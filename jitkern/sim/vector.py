@@ -80,10 +80,30 @@ class VectorEmitter(emit.PyEmitter):
         self.loops: list = []  # (this iteration's mask, the loop's mask) per open loop
         self.extra = 0  # indentation of the `if any(mask):` around a block's rest
         self.atomic_codes: dict = {}
+        self.argument_fields: set = set()  # p['g'] of a struct argument p: read by every thread
         super().__init__(*args, **kwargs)
 
     def refuse(self, why: str):
         raise NotVectorised(why)
+
+    def render_field(self, code: str, attr: str) -> str:
+        element = self.elements.get(code)
+        if element is not None:  # p[i].x: element i of the field's view p['x'] (NumPy's)
+            array, index = element
+            return self.element(f"{array}[{attr!r}]", index, T.void).code
+        if code not in self._param_cnames() and code not in self.argument_fields:
+            self.refuse("struct locals and struct results (run per thread)")
+        out = super().render_field(code, attr)  # of a struct argument: one value for all threads
+        self.argument_fields.add(out)
+        return out
+
+    def store_field(self, field, item, node) -> None:
+        if isinstance(field, Value) and field.code not in self.elements:
+            self.refuse("a write to a field of a struct argument (run per thread)")
+        super().store_field(field, item, node)
+
+    def copy_struct(self, code: str) -> str:
+        self.refuse("struct locals (run per thread)")
 
     # -- output -------------------------------------------------------------------
 
@@ -119,7 +139,8 @@ class VectorEmitter(emit.PyEmitter):
         return stmt
 
     def note_written(self, array: str) -> None:
-        self.program.written.add(array if self.kind == "kernel" else "*")
+        # (a field's view, p['x'], writes its array p)
+        self.program.written.add(emit._array_name(array) if self.kind == "kernel" else "*")
 
     def local_codes(self) -> set:
         return {v.code for v in self.locals.values()}
@@ -394,6 +415,8 @@ class VectorEmitter(emit.PyEmitter):
         return self.element(base.code, index, checked.type)
 
     def reference(self, element: Value) -> Value:
+        if element.code not in self.elements:  # p.x += v of a struct argument
+            self.refuse("a write to a field of a struct argument (run per thread)")
         array, index = self.elements[element.code]
         held = self.temp("ref")
         self.body.append((self.depth + self.extra, f"{held} = {index}", self.user_line))

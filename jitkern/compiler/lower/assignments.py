@@ -49,13 +49,17 @@ class AssignmentsMixin:
             current = self.read_local(node.target, current)
             self.assign(node.target, self.binary(op, current, self.expr(node.value)))
             return
-        if isinstance(node.target, ast.Subscript):
-            # x[g(x)] += v: the base and index are evaluated once, into a reference
+        if isinstance(node.target, (ast.Subscript, ast.Attribute)):
+            # x[g(x)] += v, p[i].x += v: the base and index are evaluated once, into a reference
             element = self.expr(node.target)
             if not (isinstance(element, Value) and element.lvalue):
                 raise problem("this expression cannot be assigned to", "", JitSyntaxError, node)
             element = self.reference(element)
-            self.store(element, self.binary(op, element, self.expr(node.value)), node.target)
+            result = self.binary(op, element, self.expr(node.value))
+            if isinstance(node.target, ast.Attribute):
+                self.store_field(element, result, node.target)
+            else:
+                self.store(element, result, node.target)
             return
         raise problem(
             "only names and elements can be updated in place", "", JitSyntaxError, node.target
@@ -72,12 +76,14 @@ class AssignmentsMixin:
             self.assign_name(target, item)
         elif isinstance(target, ast.Subscript):
             self.store(self.expr(target), item, target)
+        elif isinstance(target, ast.Attribute):  # p.x = v, p[i].x = v
+            self.store_field(self.expr(target), item, target)
         elif isinstance(target, (ast.Tuple, ast.List)):
             self.unpack(target, item)
         else:
             raise problem(
                 f"cannot assign to {type(target).__name__.lower()} in kernels",
-                "assign to a name, an array element or a tuple of names",
+                "assign to a name, an array element, a struct field or a tuple of names",
                 JitSyntaxError,
                 target,
             )
@@ -95,6 +101,14 @@ class AssignmentsMixin:
                 node=node,
             )
         self.line(f"{element.code} = {self.convert(item, element.type).code};")
+
+    def store_field(self, field, item, node) -> None:
+        """``p.x = v``: a struct field's type is fixed by its declaration, so a value goes in
+        as into a variable of that type (same-kind conversions only)."""
+        if not (isinstance(field, Value) and field.lvalue):
+            raise problem("this expression cannot be assigned to", "", JitSyntaxError, node)
+        self.check_assignable(item, field.type, f"field {node.attr!r} of type", node)
+        self.line(f"{field.code} = {self.convert(item, field.type).code};")
 
     def check_assignable(self, item, target_t, what, node) -> None:
         src = operand(item) if isinstance(item, (Value, Const)) else item
@@ -120,7 +134,10 @@ class AssignmentsMixin:
         existing = self.locals.get(name)
         if existing is not None:
             self.check_assignable(item, existing.type, f"variable {name!r} of type", target)
-            self.line(f"{existing.code} = {self.convert(item, existing.type).code};")
+            code = self.convert(item, existing.type).code
+            if isinstance(existing.type, T.Struct):
+                code = self.copy_struct(code)
+            self.line(f"{existing.code} = {code};")
             self.mark_set(existing.code)
             self.track_extent(existing.code, item)
             return
@@ -148,6 +165,8 @@ class AssignmentsMixin:
             self.line(f"auto {cname} = {value.code};")
             self.aliases[name] = Value(cname, t)
             return
+        if isinstance(t, T.Struct):  # a struct local holds a copy, as in C
+            value = Value(self.copy_struct(value.code), t)
         self.hoist(t, cname)
         if self.depth:  # first assigned inside a block: other paths may not assign it
             self.flag_unset(t, cname)
@@ -159,6 +178,10 @@ class AssignmentsMixin:
             self.hoist(T.int64, extent)
             self.debug_bounds[cname] = extent
             self.track_extent(cname, value)
+
+    def copy_struct(self, code: str) -> str:
+        """The back end's copy of the struct ``code`` (C++ assignment copies already)."""
+        return code
 
     def track_extent(self, cname: str, item) -> None:
         """Debug builds: a pointer local's element count follows its assignments (-1, not

@@ -74,6 +74,8 @@ class AttributesMixin:
         t = base.type
         if isinstance(t, T.Array):
             return self.array_attribute(base, attr)
+        if isinstance(t, T.Struct):
+            return self.struct_field(base, attr)
         family = "scalar" if isinstance(t, T.Scalar) else getattr(t, "family", None)
         if isinstance(t, T.Scalar) and attr == "dtype":
             return Const(t.dtype)
@@ -87,6 +89,22 @@ class AttributesMixin:
         if record.attribute:
             return self.call_builtin(record, [base])
         return BoundMethod(record, base)
+
+    def struct_field(self, base: Value, attr: str) -> Value:
+        """``p.attr`` of a struct: assignable where ``p`` is (an array element, a local)."""
+        t = base.type
+        field_type = t.field(attr)
+        if field_type is None:
+            raise problem(
+                f"{t.describe()} has no field {attr!r}",
+                f"its fields: {', '.join(name for name, _ in t.fields)}",
+                JitAttributeError,
+            )
+        return Value(self.render_field(base.code, attr), field_type, lvalue=base.lvalue)
+
+    def render_field(self, code: str, attr: str) -> str:
+        """The back end's spelling of field ``attr`` of the struct ``code``."""
+        return f"{code}.{attr}"
 
     def array_attribute(self, base: Value, attr: str):
         t = base.type
@@ -102,6 +120,8 @@ class AttributesMixin:
         if attr == "ndim":
             return Const(t.ndim)
         if attr == "dtype":
+            if isinstance(t.dtype, T.Struct):  # an array of structs: its record dtype
+                return Const(t.dtype.dtype)
             if t.dtype.name in T.ML_DTYPE_NAMES:
                 return Const(t.dtype.dtype)
             return Const(numpy.dtype(t.dtype.name))

@@ -17,6 +17,7 @@ import warnings
 import numpy
 
 from ...arrays import dtypes as _dtypes
+from ...arrays.records import c_alignment  # noqa: F401 - the one C alignment rule (prelude reads it here)
 from ...runtime.handles import HANDLE_CTYPES, handle_ctype
 from ...errors import JitkernTypeError, JitkernValueError
 
@@ -424,14 +425,6 @@ class RecordField:
     ctype: str  # the C type of one element
     count: int  # > 1 for a subarray field (``float v[3]``), else 1
     offset: int
-
-
-def c_alignment(dtype: numpy.dtype) -> int:
-    """The alignment of ``dtype``'s C type in kernels (complex<T> is aligned to its size)."""
-    dtype = dtype.base
-    if dtype.fields is not None:
-        return max((c_alignment(dt) for dt, *_ in dtype.fields.values()), default=1)
-    return dtype.itemsize if dtype.kind == "c" else dtype.alignment
 
 
 def record_fields(dtype: numpy.dtype) -> list[RecordField]:

@@ -1,0 +1,157 @@
+"""Structs by value: a frozen dataclass or a ``typing.NamedTuple`` class as a NumPy record dtype.
+
+A kernel argument that is an instance of such a class is passed as a C struct. Its layout is
+the one of a NumPy structured dtype made with ``align=True`` from the class's field
+annotations (each mapped through the one dtype table, :data:`.dtypes.ROWS`), so the JIT,
+ElementwiseKernel (whose structs of record dtypes are generated from the same dtype) and
+the launchers all agree on where every field sits. The dtype carries the class in its
+metadata, so a ``numpy.void`` made from it still says which class it stands for.
+
+This module is pure layout: no compiler, no runtime.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import numpy
+
+from ..errors import JitkernTypeError
+from . import dtypes
+
+#: The metadata key naming the class a record dtype was made from.
+CLASS_KEY = "jitkern_class"
+
+_dtypes_of: dict = {}  # class -> its record dtype
+
+
+def is_record_class(cls: type) -> bool:
+    """Whether instances of ``cls`` are passed to kernels as structs by value: a frozen
+    dataclass or a ``typing.NamedTuple`` class (one with annotated fields)."""
+    if cls in _dtypes_of:
+        return True
+    if hasattr(cls, "__cuda_array_interface__") or hasattr(cls, "__dlpack__"):
+        return False  # a GPU array type that happens to be a dataclass: an array
+    if dataclasses.is_dataclass(cls) and isinstance(cls, type):
+        return True
+    return issubclass(cls, tuple) and hasattr(cls, "_fields") and bool(
+        getattr(cls, "__annotations__", None))
+
+
+def record_dtype(cls: type) -> numpy.dtype:
+    """The aligned record dtype of a struct class (made once per class); a JitkernTypeError
+    names the class and the field that cannot be a C struct member."""
+    dt = _dtypes_of.get(cls)
+    if dt is None:
+        dt = _dtypes_of[cls] = _make_dtype(cls, ())
+    return dt
+
+
+def class_of(dtype: numpy.dtype):
+    """The class a record dtype was made from (None for any other dtype)."""
+    meta = dtype.metadata
+    return meta.get(CLASS_KEY) if meta else None
+
+
+def _make_dtype(cls: type, outer: tuple) -> numpy.dtype:
+    name = cls.__qualname__
+    if cls in outer:
+        raise JitkernTypeError(f"struct {name} contains itself; a C struct cannot")
+    if dataclasses.is_dataclass(cls):
+        params = getattr(cls, "__dataclass_params__", None)
+        if params is not None and not params.frozen:
+            raise JitkernTypeError(
+                f"dataclass {name} is passed to kernels by value, so it must be frozen: "
+                "@dataclasses.dataclass(frozen=True)")
+        names = [f.name for f in dataclasses.fields(cls)]
+    else:
+        names = list(cls._fields)
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception as exc:  # a forward reference that does not resolve: say which class
+        raise JitkernTypeError(f"struct {name}: its field annotations do not resolve ({exc})"
+                               ) from None
+    if not names:
+        raise JitkernTypeError(f"struct {name} has no fields")
+    fields = []
+    for field in names:
+        if field not in hints:
+            raise JitkernTypeError(
+                f"struct {name}: field {field!r} has no type annotation; annotate it "
+                "(e.g. numpy.float32, float, int)")
+        fields.append((field, _field_dtype(cls, field, hints[field], outer + (cls,))))
+    return _c_layout(fields, cls)
+
+
+def c_alignment(dtype: numpy.dtype) -> int:
+    """The alignment of ``dtype`` as a C type in kernels: complex<T> is aligned to its size
+    (NumPy says the part's), a record to its widest field."""
+    dtype = dtype.base
+    if dtype.fields is not None:
+        return max((c_alignment(dt) for dt, *_ in dtype.fields.values()), default=1)
+    return dtype.itemsize if dtype.kind == "c" else dtype.alignment
+
+
+def _c_layout(fields, cls) -> numpy.dtype:
+    """The record dtype with each field where a C compiler puts it (NumPy's ``align=True``
+    aligns complex fields to their parts only)."""
+    names, formats, offsets, pos, align = [], [], [], 0, 1
+    for name, dt in fields:
+        a = c_alignment(dt)
+        pos = -(-pos // a) * a
+        names.append(name)
+        formats.append(dt)
+        offsets.append(pos)
+        pos += dt.itemsize
+        align = max(align, a)
+    return numpy.dtype(
+        {"names": names, "formats": formats, "offsets": offsets,
+         "itemsize": -(-pos // align) * align, "aligned": True},
+        metadata={CLASS_KEY: cls})
+
+
+def _field_dtype(cls: type, field: str, annotation, outer: tuple) -> numpy.dtype:
+    if isinstance(annotation, type) and is_record_class(annotation):
+        return _make_dtype(annotation, outer)
+    dt = dtypes.PYTHON_SCALARS.get(annotation)
+    if dt is None:
+        try:
+            dt = numpy.dtype(annotation)
+        except TypeError:
+            dt = None
+    if dt is None or dt not in dtypes.ROW_OF:
+        raise JitkernTypeError(
+            f"struct {cls.__qualname__}: field {field!r} is annotated {annotation!r}, which is "
+            f"no kernel type; use bool, int, float, complex, a NumPy scalar type "
+            f"({dtypes.SUPPORTED_NAMES}) or another frozen dataclass / NamedTuple")
+    return dt
+
+
+def leaves(dtype: numpy.dtype, prefix: str = "") -> list[tuple[str, int, numpy.dtype]]:
+    """``(attribute path, byte offset, dtype)`` of each scalar field of a record dtype, nested
+    records flattened (``pos.x``), in offset order: what a launcher packs, and where."""
+    out = []
+    for name in dtype.names:
+        field_dtype, offset = dtype.fields[name][:2]
+        if field_dtype.fields is not None:
+            out += [(p, offset + o, d) for p, o, d in leaves(field_dtype, f"{prefix}{name}.")]
+        else:
+            out.append((f"{prefix}{name}", offset, field_dtype))
+    out.sort(key=lambda leaf: leaf[1])
+    return out
+
+
+def as_void(value) -> numpy.void:
+    """A struct instance as a ``numpy.void`` of its record dtype (the simulator's argument)."""
+    dt = record_dtype(type(value))
+    return numpy.array(_as_tuple(value, dt), dt)[()]
+
+
+def _as_tuple(value, dtype: numpy.dtype) -> tuple:
+    out = []
+    for name in dtype.names:
+        field_dtype = dtype.fields[name][0]
+        item = getattr(value, name)
+        out.append(_as_tuple(item, field_dtype) if field_dtype.fields is not None else item)
+    return tuple(out)
