@@ -34,7 +34,7 @@ from ..config import settings
 from ..errors import JitkernAxisError, JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _debug, _export_kinds
-from . import _simulated as _sim_strings
+from . import _simulated_reduction as _sim_reduction
 from .base import CachedSources, KernelPartial
 from ..runtime import launcher as _launcher
 from ..compiler.strings import reduction as _codegen
@@ -269,10 +269,10 @@ class ReductionKernel(CachedSources, KernelPartial):
         return run(args, stream)
 
     @property
-    def simulate(self) -> _sim_strings.ReductionSim:
+    def simulate(self) -> _sim_reduction.ReductionSim:
         """``kernel.simulate(*args, axis=None, keepdims=False)``: the reduction on the CPU
         in jitkern's simulator (docs/debugging.md), with NumPy arrays."""
-        return _sim_strings.ReductionSim(self)
+        return _sim_reduction.ReductionSim(self)
 
     def _runner(self, args, axis, keepdims, key):
         """The function that runs calls shaped like ``args`` (built once per call key)."""
