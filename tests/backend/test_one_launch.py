@@ -1,0 +1,131 @@
+"""The one launch generator and the one table of array libraries, through the fake-driver
+seam: the subscript form checks its config once and refuses bad dims at the call, as the
+call form does; a library's row (a class from a module named ``torch``) is read by the
+launchers; arrays whose instances carry ``__cuda_array_interface__`` are read once per call
+by ElementwiseKernel's generated launcher."""
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern import KernelArgumentError, LaunchError, jit
+from jitkern.runtime import codegen, driver
+from jitkern.runtime.fakedriver import FakeDriver
+
+RAW = r"""
+extern "C" __global__ void scale(const float* x, float* out, float a) {
+    out[threadIdx.x] = x[threadIdx.x] * a;
+}
+"""
+
+
+@jit.rawkernel()
+def scale_into(x, out, a):
+    i = jit.threadIdx.x
+    out[i] = x[i] * a
+
+
+@pytest.fixture
+def fake():
+    d = FakeDriver(cc=(9, 0))
+    scale_into._entries.clear()
+    with driver.use(d):
+        yield d
+    scale_into._entries.clear()
+    scale_into._set_call(scale_into._launch)
+
+
+class Tensor:
+    """What jitkern reads of a ``torch.Tensor`` on the GPU (or on the host: ``is_cuda``)."""
+
+    def __init__(self, ptr, is_cuda=True):
+        self._ptr, self._cuda = ptr, is_cuda
+
+    @property
+    def is_cuda(self):
+        return self._cuda
+
+    def data_ptr(self):
+        return self._ptr
+
+    def get_device(self):
+        return 0 if self.is_cuda else -1
+
+
+Tensor.__module__ = "torch"  # the table's torch row detects the library by its module
+
+
+class Holder:
+    """Nothing on the class; the instance carries a __cuda_array_interface__ dict."""
+
+    def __init__(self, base=None):
+        if base is not None:
+            self._base = base  # keeps the memory alive
+            self.__cuda_array_interface__ = {"data": (base.data.ptr, False),
+                                             "shape": base.shape, "typestr": "<f4",
+                                             "version": 3}
+
+
+def _pointer(rng):
+    return int(rng.integers(1, 2**30)) * 256
+
+
+def test_a_subscript_config_never_launched_goes_straight_to_the_generated_launch(fake, rng):
+    x, out = jitkern.empty(64, np.float32), jitkern.empty(64, np.float32)
+    for _ in range(3):
+        scale_into((1,), (32,), (x, out, np.float32(1)))
+    generated = scale_into.func
+    grid = int(rng.integers(2, 1000))
+    launch = scale_into[grid, (16, 2)]  # dims not seen before: checked here, once
+    assert launch.__func__ is generated.star
+    a = np.float32(rng.standard_normal())
+    launch(x, out, a)
+    done = fake.launches[-1]
+    assert (done.grid, done.block) == ((grid, 1, 1), (16, 2, 1))
+    assert done.words(2) == [x.data.ptr, out.data.ptr]
+    assert np.frombuffer(done.raw(2, 4), np.float32)[0] == a
+    assert scale_into.func is generated  # no general launch on the way
+
+
+def test_bad_dims_in_the_subscript_are_refused_at_the_call_like_the_call_form(fake, rng):
+    x, out = jitkern.empty(64, np.float32), jitkern.empty(64, np.float32)
+    for _ in range(3):
+        scale_into[1, 32](x, out, np.float32(1))
+    y = int(rng.integers(33, 65))  # each axis within its limit, 32 * y threads over 1024
+    launch = scale_into[1, (32, y)]  # not refused yet: the subscript is not the launch
+    n = len(fake.launches)
+    with pytest.raises(LaunchError, match=rf"block=\(32, {y}\) has {32 * y:,} threads"):
+        launch(x, out, np.float32(1))
+    with pytest.raises(LaunchError, match=rf"block=\(32, {y}\) has {32 * y:,} threads"):
+        scale_into((1,), (32, y), (x, out, np.float32(1)))
+    assert len(fake.launches) == n
+
+
+def test_the_torch_row_is_read_by_the_launchers(fake, rng):
+    k = jitkern.RawKernel(RAW, "scale")
+    x, out = Tensor(_pointer(rng)), Tensor(_pointer(rng))
+    for _ in range(3):  # the general path, then the generated launcher
+        a = np.float32(rng.standard_normal())
+        k((1,), (32,), (x, out, a))
+        assert fake.launches[-1].words(2) == [x.data_ptr(), out.data_ptr()]
+        assert np.frombuffer(fake.launches[-1].raw(2, 4), np.float32)[0] == a
+    assert "data_ptr()" in codegen.launch_source(k)
+    with pytest.raises(KernelArgumentError, match=r"CPU torch.Tensor cannot be passed"):
+        k((1,), (32,), (Tensor(_pointer(rng), is_cuda=False), out, np.float32(1)))
+
+
+def test_instance_level_interfaces_are_read_once_per_call_by_elementwise(fake, rng):
+    ek = jitkern.ElementwiseKernel("float32 x, float32 a", "float32 z", "z = x * a",
+                                   "one_launch_scale")
+    n = int(rng.integers(8, 64))
+    x, z = Holder(jitkern.empty(n, np.float32)), Holder(jitkern.empty(n, np.float32))
+    for _ in range(3):
+        a = np.float32(rng.standard_normal())
+        assert ek(x, a, z) is z
+        words = fake.launches[-1].words(3)
+        assert x._base.data.ptr in words and z._base.data.ptr in words
+    source = codegen.launch_source(ek)
+    assert "getattr(a0, '__cuda_array_interface__', None)" in source
+    assert "_desc" not in source  # no describe() per call
+    with pytest.raises(KernelArgumentError, match=r"Holder"):
+        ek(Holder(), np.float32(1), z)  # an instance without the interface: refused by name
