@@ -55,15 +55,25 @@ class Tensor:
 Tensor.__module__ = "torch"  # the table's torch row detects the library by its module
 
 
+class DeviceArray:
+    """A 1-D float32 device array as far as a launch reads it (the pointer is never used)."""
+
+    def __init__(self, rng, n=64):
+        self.ptr, self.n = _pointer(rng), n
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self.ptr, False), "shape": (self.n,), "typestr": "<f4",
+                "strides": None, "version": 3}
+
+
 class Holder:
     """Nothing on the class; the instance carries a __cuda_array_interface__ dict."""
 
-    def __init__(self, base=None):
-        if base is not None:
-            self._base = base  # keeps the memory alive
-            self.__cuda_array_interface__ = {"data": (base.data.ptr, False),
-                                             "shape": base.shape, "typestr": "<f4",
-                                             "version": 3}
+    def __init__(self, ptr=None, n=8):
+        if ptr is not None:
+            self.__cuda_array_interface__ = {"data": (ptr, False), "shape": (n,),
+                                             "typestr": "<f4", "version": 3}
 
 
 def _pointer(rng):
@@ -71,7 +81,7 @@ def _pointer(rng):
 
 
 def test_a_subscript_config_never_launched_goes_straight_to_the_generated_launch(fake, rng):
-    x, out = jitkern.empty(64, np.float32), jitkern.empty(64, np.float32)
+    x, out = DeviceArray(rng), DeviceArray(rng)
     for _ in range(3):
         scale_into((1,), (32,), (x, out, np.float32(1)))
     generated = scale_into.func
@@ -82,13 +92,13 @@ def test_a_subscript_config_never_launched_goes_straight_to_the_generated_launch
     launch(x, out, a)
     done = fake.launches[-1]
     assert (done.grid, done.block) == ((grid, 1, 1), (16, 2, 1))
-    assert done.words(2) == [x.data.ptr, out.data.ptr]
+    assert done.words(2) == [x.ptr, out.ptr]
     assert np.frombuffer(done.raw(2, 4), np.float32)[0] == a
     assert scale_into.func is generated  # no general launch on the way
 
 
 def test_bad_dims_in_the_subscript_are_refused_at_the_call_like_the_call_form(fake, rng):
-    x, out = jitkern.empty(64, np.float32), jitkern.empty(64, np.float32)
+    x, out = DeviceArray(rng), DeviceArray(rng)
     for _ in range(3):
         scale_into[1, 32](x, out, np.float32(1))
     y = int(rng.integers(33, 65))  # each axis within its limit, 32 * y threads over 1024
@@ -118,12 +128,13 @@ def test_instance_level_interfaces_are_read_once_per_call_by_elementwise(fake, r
     ek = jitkern.ElementwiseKernel("float32 x, float32 a", "float32 z", "z = x * a",
                                    "one_launch_scale")
     n = int(rng.integers(8, 64))
-    x, z = Holder(jitkern.empty(n, np.float32)), Holder(jitkern.empty(n, np.float32))
+    x, z = Holder(_pointer(rng), n), Holder(_pointer(rng), n)
     for _ in range(3):
         a = np.float32(rng.standard_normal())
         assert ek(x, a, z) is z
         words = fake.launches[-1].words(3)
-        assert x._base.data.ptr in words and z._base.data.ptr in words
+        assert x.__cuda_array_interface__["data"][0] in words
+        assert z.__cuda_array_interface__["data"][0] in words
     source = codegen.launch_source(ek)
     assert "getattr(a0, '__cuda_array_interface__', None)" in source
     assert "_desc" not in source  # no describe() per call
