@@ -589,7 +589,7 @@ def make_runner(
         "_cur_stream": get_current_stream,
         "_stream_of": ARRAYS.stream_of,
         "_malloc": memory.malloc,
-        "_MP": memory.MemoryPointer,
+        "_CB": memory.CachedBlock,
         "_new": object.__new__,
         "_pin": ARRAYS.pin_stream,
         "_slow": slow,
@@ -703,13 +703,14 @@ def _output_lines(k: int, shape, dtype, env: dict, device_id: int) -> list:
 def _alloc_lines(name: str, nbytes: int, env: dict, device_id: int) -> list:
     """Statements allocating ``nbytes`` as ``name`` on stream ``s``: on the legacy stream
     a block of the allocator's cache is taken straight from its free list (what
-    ``memory.malloc`` would do, without the call), else ``memory.malloc``."""
+    ``memory.malloc`` would do, without the call; a ``memory.CachedBlock`` goes back to that
+    list when collected), else ``memory.malloc``."""
     blocks, bucket = memory.free_list(device_id, 0, nbytes)
     env[f"_fl_{name}"], env[f"_pop_{name}"] = blocks, blocks.pop
     return [
         f"if not s and _fl_{name}:",
         "    try:",
-        f"        {name} = _MP(_pop_{name}(), {nbytes}, _dev, 0, None, {bucket})",
+        f"        {name} = _CB(_pop_{name}(), {nbytes}, _dev, _fl_{name}, {bucket})",
         "    except IndexError:",
         f"        {name} = _malloc({nbytes}, _dev, s)",
         "else:",
