@@ -137,7 +137,8 @@ def pointer_getter(cls: type):
 
 def pointer_env(cls: type) -> dict:
     """The helpers the pointer template of ``cls`` names (``{cpu}`` for torch's)."""
-    return library(cls).env or {}
+    env = library(cls).env
+    return env(cls) if env is not None else {}
 
 
 def device_getter(cls: type):

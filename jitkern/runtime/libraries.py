@@ -92,7 +92,7 @@ class Library(NamedTuple):
     layout_key: Callable | None = None
     dims: Callable | None = None
     guard_1d: tuple | None = None
-    env: dict | None = None  # helpers the pointer/device templates name
+    env: Callable | None = None  # env(cls): helpers the pointer/device templates name
 
 
 # ---------------------------------------------------------------------------
@@ -208,7 +208,8 @@ def _fast_torch(t) -> FastRead:
     else:
         consts["ST"] = tuple(t.stride())
         misses += ["{a}.shape != {c}S", "{a}.stride() != {c}ST"]
-    return FastRead("", tuple(misses), "{a}.data_ptr()", "{a}.get_device()", consts)
+    consts["dp"] = type(t).data_ptr  # the class's own function: no lookup on the tensor
+    return FastRead("", tuple(misses), "{c}dp({a})", "{a}.get_device()", consts)
 
 
 def _key_torch(t):
@@ -381,12 +382,14 @@ LIBRARIES = (
     Library("cupy", _is_cupy, "{a}.data.ptr", "{a}.data.device_id", describe=_from_cupy,
             fast_read=_fast_cupy, layout_key=_key_cupy, dims=_dims_strided,
             guard_1d=("{a}.dtype is {D}", "{a}._c_contiguous", "{a}.ndim == 1")),
-    Library("torch", _is_torch, "({a}.data_ptr() if {a}.is_cuda else {cpu}({a}))",
+    # data_ptr read as the class's own function: no lookup on the tensor per launch
+    Library("torch", _is_torch, "({dp}({a}) if {a}.is_cuda else {cpu}({a}))",
             "{a}.get_device()", describe=_from_torch, fast_read=_fast_torch,
             layout_key=_key_torch, dims=_dims_torch,
             # torch dtypes are singletons; a stride tuple of (1,) says 1-D and contiguous
             # in one call (dim() and is_contiguous() cost two)
-            guard_1d=("{a}.dtype is {D}", "{a}.stride() == (1,)"), env={"cpu": _torch_cpu}),
+            guard_1d=("{a}.dtype is {D}", "{a}.stride() == (1,)"),
+            env=lambda cls: {"cpu": _torch_cpu, "dp": cls.data_ptr}),
     Library("cai", lambda cls: hasattr(cls, "__cuda_array_interface__"), _cai_pointer,
             launch_read=CAI_READ, describe=_from_cai, fast_read=fast_cai),
     Library("dlpack", lambda cls: hasattr(cls, "__dlpack__"), _dlpack_pointer,

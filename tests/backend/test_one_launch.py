@@ -119,7 +119,7 @@ def test_the_torch_row_is_read_by_the_launchers(fake, rng):
         k((1,), (32,), (x, out, a))
         assert fake.launches[-1].words(2) == [x.data_ptr(), out.data_ptr()]
         assert np.frombuffer(fake.launches[-1].raw(2, 4), np.float32)[0] == a
-    assert "data_ptr()" in codegen.launch_source(k)
+    assert "_dp_0(a0) if a0.is_cuda" in codegen.launch_source(k)  # data_ptr, hoisted
     with pytest.raises(KernelArgumentError, match=r"CPU torch.Tensor cannot be passed"):
         k((1,), (32,), (Tensor(_pointer(rng), is_cuda=False), out, np.float32(1)))
 
