@@ -573,7 +573,7 @@ class ndarray(ArrayOperators):
 
 
 # "{a}._ptr" is inlined into the generated launchers: no call per argument.
-register_array_type(ndarray, "{a}._ptr", "{a}._device_id")
+register_array_type(ndarray, "{a}._ptr", "{a}._device_id", "{a}._dtype")
 register_arrays(ndarray=ndarray, pin_stream=pin_stream, stream_of=stream_of,
                 c_strides=layout.c_strides)  # what the generated launchers build ndarrays with
 

@@ -389,6 +389,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         if fn is None:
             binary = compile_once_reported(source, self.options, f"{self.name}.cu", kernel=self)
             fn = self._functions[source] = Function(binary, self.name, display_name=self.name)
+            fn.owner = weakref.ref(self)  # names its graph nodes (which refuse updates)
             if self.debug:
                 self._watches[source] = _debug.watch(self, fn)
         return fn

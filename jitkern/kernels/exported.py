@@ -15,6 +15,8 @@ no Python source of the kernel. Launch syntax is the original's:
 
 from __future__ import annotations
 
+import weakref
+
 import numpy
 
 from ..arrays import describe, empty
@@ -22,6 +24,7 @@ from ..arrays.layout import fits_int32 as _fits_int32
 from ..runtime import driver
 from ..toolchain.export import binary_for_device, read_manifest
 from .base import Functions, KernelPartial, LaunchSyntax
+from ..runtime.graphargs import ArgMap
 from ..runtime.module import Function
 from ..compiler.strings.c_params import Param
 from ..errors import (JitkernAttributeError, JitkernKeyError, JitkernTypeError,
@@ -121,7 +124,9 @@ class ExportedKernel(LaunchSyntax, KernelPartial):
         self._set_call(self.launch)
 
     def _new_function(self, binary) -> Function:
-        return Function(binary, self.symbol, display_name=self.name, params=self._checked)
+        fn = Function(binary, self.symbol, display_name=self.name, params=self._checked)
+        fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(self._checked)  # graph updates
+        return fn
 
 
     def launch(self, grid, block, args, shared_mem: int = 0, stream=None, cluster=None) -> None:

@@ -33,6 +33,7 @@ from ..toolchain import nvrtc
 from ..runtime import debugcheck, driver
 from ..runtime import args as launch_args
 from ..runtime import libraries
+from ..runtime.graphargs import ArgMap
 from ..runtime.launcher import make_jit_runner
 from ..runtime.device import stream_handle
 from . import _export_kinds
@@ -339,6 +340,8 @@ class JitKernel(LaunchSyntax, KernelPartial):
             entry = self._entries.get(key)
             if entry is None or entry.globals is not built.globals:
                 fn = Function(built.binary, built.symbol, display_name=self.__name__)
+                fn.owner = weakref.ref(self)
+                fn.arg_map = _graph_args(self, key, types, built.plans)
                 extras = _extras_function(built.plans)
                 guards, guard_env = _guards(args, types)
                 global_guards, global_env = built.globals.guards()
@@ -493,6 +496,23 @@ class JitKernel(LaunchSyntax, KernelPartial):
             needs,
             tuple(program.debug_sites),
         )
+
+
+def _graph_args(kernel, key, types, plans) -> ArgMap:
+    """How a graph update re-packs this specialisation's arguments (runtime/graphargs.py):
+    each keeps its key, and an array's shape/stride parameters follow it."""
+    code = kernel.py_func.__code__
+    return ArgMap(code.co_varnames[: code.co_argcount], key=key, keyer=_key_of,
+                  described=tuple(t.describe() for t in types), describe=_describe_for_bind,
+                  extras=plans, dims=_dims_of)
+
+
+def _key_of(a):
+    return (_KEYERS.get(type(a)) or _keyer_for(type(a)))(a)
+
+
+def _dims_of(a):
+    return _dims_getter(type(a))(a)
 
 
 def _describe_for_bind(a) -> str:

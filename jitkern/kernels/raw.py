@@ -15,6 +15,7 @@ from ..toolchain.nvrtc import Binary
 from ..toolchain.cubin import elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
 from .base import Functions, KernelPartial, build, device_arch, resolve_arch
+from ..runtime.graphargs import ArgMap
 from ..runtime.launch import build_plan
 from ..runtime.memory import MemoryPointer
 from ..runtime.module import SETTABLE_ATTRIBUTES, Function, load
@@ -58,6 +59,23 @@ def _set_flags(obj, backend, translate_cucomplex, enable_cooperative_groups, jit
     obj.jitify = jitify
 
 
+def _check_flag(check_args) -> bool:
+    if not isinstance(check_args, bool):
+        raise JitkernTypeError(f"check_args: expected True or False, got {check_args!r}")
+    return check_args
+
+
+def _source_params(source, name: str, check_args: bool):
+    """The parameters the launch is checked against (compiler/strings/c_params): the
+    kernel's, or a name_expressions template's with its arguments put in; None when
+    ``check_args`` is off or the source does not say (sizes from the CUBIN only)."""
+    if not check_args or source is None:
+        return None
+    if "<" in name:
+        return _signature.template_params(source, name)
+    return _signature.kernel_params(source, name)
+
+
 def _check_common(code, name, options, backend):
     if not isinstance(code, str):
         raise JitkernTypeError(f"code: expected CUDA source as a str, got {type(code).__name__}")
@@ -74,6 +92,12 @@ class RawKernel(KernelPartial):
     ``block`` are ints or 1-3 tuples, ``args`` a tuple of GPU arrays and scalars
     (Python ``int`` -> ``long long``, ``float`` -> ``double``, ``bool`` -> ``bool``,
     ``complex`` -> ``complex<double>``, NumPy scalars keep their type).
+
+    Each launch is checked against the kernel's C signature, once per argument
+    signature (docs/raw_kernels.md, "Checked arguments"): the count, pointer or value,
+    the element type of each array, the kind and width of each scalar, and structs by
+    value. ``check_args=False`` turns the source-based checks off (the parameter sizes
+    the CUBIN reports are still checked).
     """
 
     # A partial whose function is the launch (see backend.kernel_object): _launch at
@@ -82,23 +106,25 @@ class RawKernel(KernelPartial):
     # translate_cucomplex may be given by position, as CuPy's signature allows.
     def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc",
                  translate_cucomplex: bool = False, *, enable_cooperative_groups: bool = False,
-                 jitify: bool = False):
+                 jitify: bool = False, check_args: bool = True):
         _check_common(code, name, options, backend)
         if not name:
             raise JitkernValueError("name: the kernel's name is required")
         self.code = code
         self.name = name
         _set_flags(self, backend, translate_cucomplex, enable_cooperative_groups, jitify)
+        self.check_args = _check_flag(check_args)
         self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
         self._module = None  # the RawModule this kernel came from, if any
         self._functions = Functions(self._new_function, device_arch)
         self._last: Function | None = None
-        self._params = _signature.kernel_params(self._source, name)
+        self._params = _source_params(self._source, name, self.check_args)
         self._set_call(self._launch)
 
     @classmethod
-    def _from_module(cls, module: "RawModule", name: str) -> "RawKernel":
+    def _from_module(cls, module: "RawModule", name: str, check_args=None) -> "RawKernel":
         self = cls.__new__(cls)
+        self.check_args = module.check_args if check_args is None else _check_flag(check_args)
         self.code = module.code
         self.name = name
         _set_flags(self, module.backend, module.translate_cucomplex,
@@ -109,8 +135,7 @@ class RawKernel(KernelPartial):
         self._functions = Functions(self._new_function, device_arch)
         self._last = None
         self._set_call(self._launch)
-        self._params = (_signature.kernel_params(module._source, name)
-                        if module._source is not None and "<" not in name else None)
+        self._params = _source_params(module._source, name, self.check_args)
         return self
 
     # -- compile ----------------------------------------------------------
@@ -123,6 +148,7 @@ class RawKernel(KernelPartial):
 
     def _new_function(self, arch) -> Function:
         fn = Function(self._binary(arch), self.name, display_name=self.name, params=self._params)
+        fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(self._params)  # graph updates
         self._last = fn
         return fn
 
@@ -156,7 +182,8 @@ class RawKernel(KernelPartial):
         if last is not None:
             state, plan = last
             self._set_call(fn.fast_launcher(state, plan, self.enable_cooperative_groups,
-                                            fallback=self._launch))
+                                            fallback=self._launch, guards=plan.guards,
+                                            guard_env=plan.guard_env))
             _INSTALLED.add(self)
 
     @property
@@ -361,7 +388,7 @@ class RawModule:
 
     def __init__(self, code: str | None = None, path=None, options=(), backend: str = "nvrtc",
                  translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
-                 name_expressions=None, jitify: bool = False):
+                 name_expressions=None, jitify: bool = False, *, check_args: bool = True):
         if (code is None) == (path is None):
             raise JitkernTypeError("RawModule: give exactly one of code= (CUDA source) or path= (a binary file)")
         if code is not None:
@@ -369,6 +396,7 @@ class RawModule:
         self.code = code
         self.path = path
         _set_flags(self, backend, translate_cucomplex, enable_cooperative_groups, jitify)
+        self.check_args = _check_flag(check_args)
         if name_expressions is not None:
             if isinstance(name_expressions, str) or not all(isinstance(n, str) for n in name_expressions):
                 raise JitkernTypeError("name_expressions: expected a sequence of str, e.g. ['fx3<float>']")
@@ -384,7 +412,7 @@ class RawModule:
         else:
             self._source, self.options = None, tuple(options)
             self._file_binary = _binary_from_file(path)
-        self._kernels: dict[str, RawKernel] = {}
+        self._kernels: dict = {}  # name (and (name, check_args) off the module's) -> kernel
 
     def _binary(self, arch=None, log_stream=None) -> Binary:
         if self._file_binary is not None:
@@ -398,14 +426,18 @@ class RawModule:
     def compile(self, log_stream=None) -> None:
         self._binary(None, log_stream)
 
-    def get_function(self, name: str) -> RawKernel:
+    def get_function(self, name: str, *, check_args: bool | None = None) -> RawKernel:
         """The kernel ``name`` (compiles and loads the module on the current device).
 
         A name the module does not have raises :class:`jitkern.FunctionNotFoundError` (a
         ``ValueError``, ``AttributeError`` and ``RuntimeError``) naming the kernels it has.
+        ``check_args`` (default: the module's) checks launches against the kernel's C
+        signature; a template of ``name_expressions`` is checked as instantiated.
         """
         if not isinstance(name, str):
             raise JitkernTypeError(f"name: expected a str, got {type(name).__name__}")
+        if check_args is not None and _check_flag(check_args) != self.check_args:
+            return self._unchecked(name, check_args)
         kernel = self._kernels.get(name)
         if kernel is None and not driver.is_available():
             binary = self._binary_to_check_names()
@@ -423,6 +455,16 @@ class RawModule:
             except LaunchError:
                 raise missing_function_error(binary, name) from None
             self._kernels[name] = kernel
+        return kernel
+
+    def _unchecked(self, name: str, check_args: bool) -> RawKernel:
+        """get_function with the other check_args than the module's: a kernel of its own,
+        kept apart from the module's cached one."""
+        key = (name, check_args)
+        kernel = self._kernels.get(key)
+        if kernel is None:
+            self.get_function(name)  # the name is checked (and the module loaded) as usual
+            kernel = self._kernels[key] = RawKernel._from_module(self, name, check_args)
         return kernel
 
     def _binary_to_check_names(self) -> Binary | None:
@@ -544,7 +586,11 @@ def _rebuild_kernel(kwargs: dict) -> RawKernel:
     return RawKernel(**kwargs)
 
 
-def _kernel_of_module(module: RawModule, name: str) -> RawKernel:
+def _kernel_of_module(module: RawModule, name: str, check_args: bool | None = None
+                      ) -> RawKernel:
+    if check_args is not None and check_args != module.check_args:
+        return module._kernels.get((name, check_args)) or RawKernel._from_module(
+            module, name, check_args)
     kernel = module._kernels.get(name)
     if kernel is None:
         kernel = module._kernels[name] = RawKernel._from_module(module, name)
@@ -559,12 +605,12 @@ def _reduce_kernel(kernel: RawKernel):
     """Pickle a RawKernel as what made it: its code and options (or its module and name).
     Unpickled, it compiles through the cache, which already holds its binary."""
     if kernel._module is not None:
-        return _kernel_of_module, (kernel._module, kernel.name)
+        return _kernel_of_module, (kernel._module, kernel.name, kernel.check_args)
     return _rebuild_kernel, ({
         "code": kernel.code, "name": kernel.name, "options": kernel.options,
         "backend": kernel.backend, "translate_cucomplex": kernel.translate_cucomplex,
         "enable_cooperative_groups": kernel.enable_cooperative_groups,
-        "jitify": kernel.jitify},)
+        "jitify": kernel.jitify, "check_args": kernel.check_args},)
 
 
 def _reduce_module(module: RawModule):
@@ -572,7 +618,8 @@ def _reduce_module(module: RawModule):
         "code": module.code, "path": module.path, "options": module.options,
         "backend": module.backend, "translate_cucomplex": module.translate_cucomplex,
         "enable_cooperative_groups": module.enable_cooperative_groups,
-        "name_expressions": list(module.name_expressions) or None, "jitify": module.jitify},)
+        "name_expressions": list(module.name_expressions) or None, "jitify": module.jitify,
+        "check_args": module.check_args},)
 
 
 def _export_entry(name: str, source: str, cooperative: bool):

@@ -20,6 +20,7 @@ give the same bits.
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy
 
@@ -498,6 +499,7 @@ class ReductionKernel(CachedSources, KernelPartial):
         if fn is None:
             binary = compile_once_reported(source, self.options, f"{self.name}.cu", kernel=self)
             fn = self._functions[(source, symbol)] = Function(binary, symbol, display_name=symbol)
+            fn.owner = weakref.ref(self)  # names its graph nodes (which refuse updates)
             if self.debug and source not in self._watches:
                 self._watches[source] = _debug.watch(self, fn)
         return fn

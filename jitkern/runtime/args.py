@@ -16,8 +16,15 @@ kind                read through
 ``cai``             the ``__cuda_array_interface__`` dict, read once per launch
 ``dlpack``          one DLPack capsule per launch (``__dlpack__``/``__dlpack_device__``)
 ``allocation``      ``.ptr``/``.device_id`` of a device allocation (CuPy's MemoryPointer)
+``struct``          a frozen dataclass or ``typing.NamedTuple``: a C struct by value, its
+                    fields read by name into the struct's layout (runtime.signature)
 ``unknown``         an instance may still carry ``__cuda_array_interface__`` of its own
 ==================  ==========================================================
+
+A ``numpy`` row's size-1 structured array (``rhs.view(double3)``) or ``numpy.void`` is a
+struct by value too: its bytes, copied into the parameter (runtime.signature). The
+``dtype`` column (:func:`dtype_read`) is what a launcher checked against a raw kernel's C
+signature compares on each call to stay on the signature it checked.
 
 Registered classes come first in every reader: ``register_array_type`` here (jitkern's
 ndarray registers itself from arrays/core.py, a layer above) and ``arrays.interop.register``.
@@ -33,7 +40,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..errors import InternalError
+from ..errors import InternalError, KernelArgumentError
 from .libraries import (  # noqa: F401 - the table's names the launchers import from here
     CAI_READ as _CAI_READ,
     DLPACK_READ as _DLPACK_READ,
@@ -42,6 +49,7 @@ from .libraries import (  # noqa: F401 - the table's names the launchers import 
     _torch_cpu,
     host_array_message,
     library,
+    read_dlpack,
 )
 
 
@@ -58,16 +66,22 @@ _pointer_getters: dict[type, object] = {}
 _device_getters: dict[type, object] = {}
 
 
-def register_array_type(cls: type, pointer, device=None) -> None:
+def register_array_type(cls: type, pointer, device=None, dtype=None) -> None:
     """Teach launches how to read a device pointer (and device id) from ``cls``.
 
     ``pointer`` and ``device`` are functions of the array, or (faster) Python expression
     templates over ``{a}``, such as ``"{a}.data.ptr"``, which are inlined into the
-    generated launchers.
+    generated launchers. ``dtype``, a template, reads the array's NumPy dtype (what a
+    checked raw kernel's launcher compares on each call).
     """
     _pointer_getters[cls] = pointer
     if device is not None:
         _device_getters[cls] = device
+    if dtype is not None:
+        _dtype_getters[cls] = dtype
+
+
+_dtype_getters: dict[type, str] = {}
 
 
 _template_functions: dict[str, object] = {}
@@ -152,3 +166,57 @@ def device_template(cls: type) -> str | None:
     if getter is None:
         return None
     return getter if isinstance(getter, str) else None
+
+
+
+
+# ---------------------------------------------------------------------------
+# The dtype column: what an array argument holds, read once on the miss path
+# (dtype_of) and compared on every call by a checked launcher (dtype_read).
+
+
+def dtype_of(a):
+    """The NumPy dtype of array (or NumPy scalar) argument ``a``; None where it has none
+    (a device allocation, an object no reader knows)."""
+    if isinstance(a, (numpy.ndarray, numpy.generic)):
+        return a.dtype
+    cls = type(a)
+    kind = kind_of(cls)
+    if kind in ("allocation", "struct"):
+        return None
+    try:
+        if cls in _dtype_getters or kind == "cupy":
+            return dtype_read(cls, a)[1]
+        read = array_read(cls, a)
+        if read is not None and read.kind == "cai":  # no driver call: the dict says it
+            return numpy.dtype(a.__cuda_array_interface__["typestr"])
+        describe = library(cls).describe
+        return describe(a).dtype if describe is not None else None
+    except (KernelArgumentError, AttributeError, TypeError, ValueError, KeyError):
+        return None
+
+
+#: ArrayRead kind -> template over ``{a}_i`` (what the launcher's ArrayRead bound) that
+#: reads a value equal to the sample's when the dtype is the same; its sample value's reader.
+#: (A library's own read is its row's ``dtype`` column in :mod:`.libraries`.)
+_READ_DTYPES = {
+    "cai": ("{a}_i['typestr']", lambda a: a.__cuda_array_interface__["typestr"]),
+    "info": ("{a}_i.dtype", lambda a: read_dlpack(a).dtype),
+}
+
+
+def dtype_read(cls: type, value) -> tuple[str, object] | None:
+    """(template over ``{a}``, the value it reads from ``value``) that tells, on each call,
+    whether an argument of type ``cls`` still has ``value``'s dtype; None where no cheap
+    read exists."""
+    getter = _dtype_getters.get(cls)
+    if getter is not None:
+        return getter, _as_function(getter)(value)
+    read = array_read(cls, value)
+    if read is not None:
+        template, sample = _READ_DTYPES[read.kind]
+        return template, sample(value)
+    template = library(cls).dtype
+    if template is None:
+        return None
+    return template, _as_function(template)(value)

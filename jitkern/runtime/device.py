@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 
 from ..errors import CUDAError, JitkernTypeError, JitkernValueError, StreamCaptureError
-from . import debugcheck, driver, memory
+from . import debugcheck, driver, graphnodes, memory
 from .driver import check, drv
 
 
@@ -378,9 +378,12 @@ class Graph:
     allocated during the capture and still referenced afterwards are the graph's
     outputs: their addresses stay fixed and every launch rewrites them. The graph keeps
     them, and the blocks dropped during the capture, until it is destroyed.
+    ``nodes()``, ``node()`` and ``update()`` list its kernel nodes and replace their
+    arguments, grid or block in place, without a new capture (docs/graphs.md).
     """
 
-    __slots__ = ("graph", "graphExec", "_keep", "_held", "_stream", "_launch_fn", "__weakref__")
+    __slots__ = ("graph", "graphExec", "_keep", "_held", "_stream", "_launch_fn", "_nodes",
+                 "_driver", "__weakref__")
 
     def __init__(self, *args, **kwargs):
         raise JitkernTypeError("Graph cannot be made directly: use Stream.end_capture() or "
@@ -391,7 +394,7 @@ class Graph:
         d = drv()
         self = object.__new__(cls)
         self.graph, self.graphExec, self._keep, self._held = graph, None, [], []
-        self._stream = None
+        self._stream, self._nodes, self._driver = None, None, d  # destroyed by its own driver
         flags = int(d.CUgraphInstantiate_flags.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
         self.graphExec = check(d.cuGraphInstantiate(graph, flags), "cuGraphInstantiate")
         self._launch_fn = d.cuGraphLaunch
@@ -415,6 +418,41 @@ class Graph:
         """Upload the graph to the device on ``stream`` without running it."""
         check(drv().cuGraphUpload(self.graphExec, stream_handle(stream)), "cuGraphUpload")
 
+    # -- kernel nodes and their updates (runtime/graphnodes.py) ---------------------
+    def nodes(self, kernel=None) -> list:
+        """The graph's kernel nodes (:class:`~.graphnodes.KernelNode`) in capture order:
+        all of them, or those launched from ``kernel`` (a kernel object or a bound
+        launch). Found by walking the graph once, on the first call."""
+        nodes = self._kernel_nodes()
+        return list(nodes) if kernel is None else graphnodes.of(nodes, kernel)
+
+    def node(self, kernel, index: int | None = None):
+        """The kernel node launched from ``kernel``: its only one, or its ``index``-th
+        (0 for the first launch of ``kernel`` in the capture)."""
+        return graphnodes.find(self._kernel_nodes(), kernel, index)
+
+    def update(self, node, /, *args, grid=None, block=None, shared_mem=None, **named):
+        """Replace a kernel node's arguments in place; the next ``launch()`` uses them.
+
+        ``node``: a node from :meth:`nodes`/:meth:`node`, a kernel with one node in the
+        graph, or ``(kernel, index)``. The new arguments are given all by position (as to
+        the kernel) or some by name (``x=new_x``); ``grid=``, ``block=``, ``shared_mem=``
+        change the node's launch configuration (the captured one stays otherwise).
+        Each value must keep the compiled kernel the node runs (same dtype, ndim and
+        layout for a JIT kernel; the C type of a RawKernel's parameter): anything else is
+        refused with :class:`~jitkern.KernelArgumentError`, to be captured again. The
+        graph keeps the values it is given alive. Returns the node.
+        """
+        target = graphnodes.find(self._kernel_nodes(), node)
+        graphnodes.update(target, args, named, grid, block, shared_mem)
+        return target
+
+    def _kernel_nodes(self) -> list:
+        nodes = self._nodes
+        if nodes is None:
+            nodes = self._nodes = graphnodes.walk(self.graph, self.graphExec)
+        return nodes
+
     def debug_dot_str(self, flags: int = 0) -> str:
         """The graph in Graphviz DOT form (``cuGraphDebugDotPrint``), for debugging."""
         import os
@@ -431,7 +469,7 @@ class Graph:
             os.unlink(path)
 
     def __del__(self):
-        d = _driver_if_loaded()
+        d = getattr(self, "_driver", None) or _driver_if_loaded()
         if d is None:
             return
         try:

@@ -14,6 +14,18 @@ Modules "load" to fresh handles, contexts are ints, every pointer is device memo
 device 0 unless ``pointer_device`` says otherwise), and each ``cuLaunchKernel``/``cuLaunchCooperativeKernel`` is recorded (or,
 with ``record=False``, answered by a stub that does nothing: the benchmark's). A test that needs another
 answer from a call subclasses it or sets the attribute on the instance.
+
+Streams can be captured into graphs: a launch on a capturing stream becomes a kernel node
+holding a copy of its parameter values (their sizes are the ones jitkern read for the
+kernel, as the driver knows them from the binary), the nodes of a capture form a chain,
+``cuGraphLaunch`` records one :class:`Launch` per kernel node of the executable graph, and
+``cuGraphExecKernelNodeSetParams`` copies new values into the executable graph's node
+(each call is also kept in ``node_updates``)::
+
+    with driver.use(FakeDriver()) as fake, jitkern.graph.capture() as g:
+        kernel((1,), (32,), (x, y, n))
+    g.update(kernel, y=z)
+    exec_handle, node, launch = fake.node_updates[-1]  # launch.words(3): what was set
 """
 
 from __future__ import annotations
@@ -21,6 +33,8 @@ from __future__ import annotations
 import ctypes
 import itertools
 import types
+
+from . import graphnodes
 
 CUresult = types.SimpleNamespace(
     CUDA_SUCCESS=0, CUDA_ERROR_INVALID_VALUE=1, CUDA_ERROR_OUT_OF_MEMORY=2,
@@ -50,6 +64,36 @@ class Launch:
         return [int.from_bytes(self.raw(i, 8), "little", signed=True) for i in range(count)]
 
 
+class KernelNodeParams:
+    """The fake's ``CUDA_KERNEL_NODE_PARAMS``: the fields jitkern reads and sets."""
+
+    def __init__(self, func=0, grid=(1, 1, 1), block=(1, 1, 1), shared_mem=0, params=0):
+        self.func = func
+        self.gridDimX, self.gridDimY, self.gridDimZ = grid
+        self.blockDimX, self.blockDimY, self.blockDimZ = block
+        self.sharedMemBytes, self.kernelParams, self.extra = shared_mem, params, 0
+
+
+class _Copy:
+    """A copy of a launch's parameter values (``sizes`` bytes each) and its ``void*[]``."""
+
+    def __init__(self, params: int, sizes):
+        sizes = list(sizes or ())
+        self.raw = [ctypes.create_string_buffer(
+            ctypes.string_at(ctypes.c_void_p.from_address(params + 8 * i).value, n) or b"\0")
+            for i, n in enumerate(sizes)]
+        self.pointers = (ctypes.c_void_p * max(len(sizes), 1))(
+            *[ctypes.addressof(r) for r in self.raw])
+        self.ptr = ctypes.addressof(self.pointers) if sizes else 0
+
+
+class _Node:
+    """A kernel node: its launch (the copy's parameters) and the nodes it depends on."""
+
+    def __init__(self, launch: Launch, copy: _Copy, deps: list):
+        self.launch, self.copy, self.deps = launch, copy, deps
+
+
 class FakeDriver:
     """See the module doc. ``devices``: how many GPUs ``cuDeviceGetCount`` says; ``cc``:
     their compute capability; ``version``: the driver's CUDA version; ``record``: keep each launch (else only ``count`` it)."""
@@ -68,6 +112,11 @@ class FakeDriver:
         self._handles = itertools.count(0x1000)
         self._addresses = itertools.count(1 << 32, 1 << 20)
         self.functions: dict[int, str] = {}  # function handle -> kernel symbol
+        self.nodes: dict[int, _Node] = {}  # graph node handle -> node
+        self.graphs: dict[int, list[int]] = {}  # graph handle -> its node handles
+        self.execs: dict[int, dict[int, _Node]] = {}  # executable graph -> its nodes
+        self.node_updates: list[tuple[int, int, Launch]] = []  # (exec, node, new launch)
+        self._capturing: dict[int, list[int]] = {}  # stream -> the nodes captured so far
         if not record:  # the cheapest stand-in: what the CPU launch benchmark times
             self.cuLaunchKernel = self.cuLaunchCooperativeKernel = _launch_stub
 
@@ -153,7 +202,90 @@ class FakeDriver:
         return (0,)
 
     def cuStreamIsCapturing(self, stream):
-        return (0, 0)
+        return (0, 1 if int(stream) in self._capturing else 0)
+
+    # -- streams and graphs
+    CUstream_flags = types.SimpleNamespace(CU_STREAM_DEFAULT=0, CU_STREAM_NON_BLOCKING=1)
+    CUstreamCaptureStatus = types.SimpleNamespace(
+        CU_STREAM_CAPTURE_STATUS_NONE=0, CU_STREAM_CAPTURE_STATUS_ACTIVE=1,
+        CU_STREAM_CAPTURE_STATUS_INVALIDATED=2)
+    CUstreamCaptureMode = int
+    CUgraphInstantiate_flags = types.SimpleNamespace(
+        CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH=1)
+    CUgraphNodeType = types.SimpleNamespace(CU_GRAPH_NODE_TYPE_KERNEL=0)
+    CUDA_KERNEL_NODE_PARAMS = KernelNodeParams
+
+    def cuStreamCreateWithPriority(self, flags, priority):
+        return (0, next(self._handles))
+
+    def cuStreamDestroy(self, stream):
+        return (0,)
+
+    def cuStreamBeginCapture(self, stream, mode):
+        self._capturing[int(stream)] = []
+        return (0,)
+
+    def cuStreamEndCapture(self, stream):
+        graph = next(self._handles)
+        self.graphs[graph] = self._capturing.pop(int(stream))
+        return (0, graph)
+
+    def cuGraphInstantiate(self, graph, flags):
+        graph_exec = next(self._handles)
+        self.execs[graph_exec] = {h: self.nodes[h] for h in self.graphs[graph]}
+        return (0, graph_exec)
+
+    def cuGraphLaunch(self, graph_exec, stream):
+        for node in self.execs[int(graph_exec)].values():
+            launch = node.launch
+            self.launches.append(Launch(launch.handle, launch.grid, launch.block,
+                                        launch.shared_mem, stream, launch.params, False))
+        return (0,)
+
+    def cuGraphUpload(self, graph_exec, stream):
+        return (0,)
+
+    def cuGraphExecDestroy(self, graph_exec):
+        return (0,)
+
+    def cuGraphDestroy(self, graph):
+        return (0,)
+
+    def cuGraphGetNodes(self, graph, count):
+        nodes = self.graphs[int(graph)]
+        return (0, nodes[:count] if count else [], len(nodes))
+
+    def cuGraphNodeGetType(self, node):
+        return (0, self.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL)
+
+    def cuGraphNodeGetDependencies(self, node, count):
+        deps = self.nodes[int(node)].deps
+        return (0, deps[:count] if count else [], [], len(deps))
+
+    def cuGraphKernelNodeGetParams(self, node):
+        launch = self.nodes[int(node)].launch
+        return (0, KernelNodeParams(launch.handle, launch.grid, launch.block,
+                                    launch.shared_mem, launch.params))
+
+    def cuGraphExecKernelNodeSetParams(self, graph_exec, node, p):
+        nodes = self.execs.get(int(graph_exec), {})
+        old = nodes.get(int(node))
+        if old is None:
+            return (CUresult.CUDA_ERROR_INVALID_VALUE,)
+        copy = _Copy(int(p.kernelParams), graphnodes.param_sizes(p.func))
+        launch = Launch(p.func, (p.gridDimX, p.gridDimY, p.gridDimZ),
+                        (p.blockDimX, p.blockDimY, p.blockDimZ), p.sharedMemBytes, 0,
+                        copy.ptr, False)
+        nodes[int(node)] = _Node(launch, copy, old.deps)
+        self.node_updates.append((int(graph_exec), int(node), launch))
+        return (0,)
+
+    def _capture_node(self, h, grid, block, shared_mem, params, captured: list) -> None:
+        copy = _Copy(params, graphnodes.param_sizes(h))
+        handle = next(self._handles)
+        launch = Launch(h, grid, block, shared_mem, 0, copy.ptr, False)
+        self.nodes[handle] = _Node(launch, copy, captured[-1:])
+        captured.append(handle)
 
     # -- modules
     def cuModuleLoadData(self, data):
@@ -169,6 +301,10 @@ class FakeDriver:
 
     # -- launches
     def cuLaunchKernel(self, h, gx, gy, gz, bx, by, bz, shared_mem, stream, params, extra):
+        captured = self._capturing.get(int(stream))
+        if captured is not None:
+            self._capture_node(h, (gx, gy, gz), (bx, by, bz), shared_mem, params, captured)
+            return (0,)
         self.launches.append(Launch(h, (gx, gy, gz), (bx, by, bz), shared_mem, stream, params,
                                     False))
         return (0,)

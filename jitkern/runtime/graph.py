@@ -6,6 +6,7 @@
         y = jitkern.empty_like(x)           # pool allocations become graph nodes
         step[blocks, threads](x, y, n)      # every kernel kind is recorded, not run
     g.launch()                              # replay (g.graph is the Graph)
+    g.update(step, x=new_x)                 # new arguments for step's node, no recapture
 
 ``Stream.begin_capture()`` / ``end_capture()`` (CuPy's names) are the same thing
 without the block. Launches on a stream that CuPy or PyTorch is capturing are
@@ -18,8 +19,9 @@ from __future__ import annotations
 
 from ..errors import StreamCaptureError
 from .device import Graph, Stream, get_current_stream
+from .graphnodes import KernelNode
 
-__all__ = ["Graph", "capture", "is_capturing"]
+__all__ = ["Graph", "KernelNode", "capture", "is_capturing"]
 
 
 class capture:
@@ -81,6 +83,20 @@ class capture:
     def upload(self, stream=None) -> None:
         """Upload the captured graph on ``stream`` without running it."""
         self._graph().upload(stream)
+
+    def nodes(self, kernel=None) -> list:
+        """The captured graph's kernel nodes, in capture order (see :meth:`Graph.nodes`)."""
+        return self._graph().nodes(kernel)
+
+    def node(self, kernel, index: int | None = None):
+        """The kernel node launched from ``kernel`` (see :meth:`Graph.node`)."""
+        return self._graph().node(kernel, index)
+
+    def update(self, node, /, *args, grid=None, block=None, shared_mem=None, **named):
+        """Replace a kernel node's arguments in place, without a new capture
+        (see :meth:`Graph.update` and docs/graphs.md)."""
+        return self._graph().update(node, *args, grid=grid, block=block,
+                                    shared_mem=shared_mem, **named)
 
 
 def is_capturing(stream=None) -> bool:

@@ -47,6 +47,8 @@ from .args import (  # noqa: F401 - the reading table; register_array_type etc. 
     pointer_getter,
     register_array_type,
 )
+from . import signature
+from .args import dtype_of
 from .handles import handle_ctype
 from .launcher import CODE_NAMES, STRUCT_CODES, ParamBuffer, make_fast_launcher, make_packers  # noqa: F401
 
@@ -146,11 +148,15 @@ class Plan:
     """Packing for one argument-type signature: buffer, pointer array, pack()."""
 
     __slots__ = ("pack", "pack_if_same", "params_ptr", "nargs", "_buffer", "_pointers", "slots",
-                 "dtypes", "types", "fmt", "launchers", "general_launches")
+                 "dtypes", "types", "fmt", "launchers", "general_launches", "guards",
+                 "guard_env")
 
-    def __init__(self, slots: list[Slot], types: tuple, dtypes=None):
+    def __init__(self, slots: list[Slot], types: tuple, dtypes=None, guards=((), None)):
         self.slots = slots
-        self.dtypes = dtypes  # dtypes of structured scalars, when there are any
+        # dtypes the plan is keyed on beyond the types (structured scalars, checked arrays)
+        self.dtypes = dtypes
+        # what a generated launcher checks on each call to keep those dtypes (signature.guards)
+        self.guards, self.guard_env = guards
         self.nargs = len(slots)
         fmt, offsets, total = _layout(slots)
         buffer = ParamBuffer(offsets, total)
@@ -176,13 +182,20 @@ def _layout(slots: list[Slot]) -> tuple[str, list[int], int]:
     return "".join(fmt), offsets, pos
 
 
+_UNNAMED = "the kernel"  # build_plan's name when its caller gives none
+
+
 def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: str = "the kernel"
                ) -> Plan:
     """Build the packing plan for ``args``.
 
     ``param_sizes`` (from the driver) and ``params`` (parsed from the source: objects
-    with ``name``, ``ctype`` and ``pointer``) are checked when given.
+    with ``name``, ``ctype`` and ``pointer``, and what runtime.signature checks when
+    they say more) are checked when given. Parsed parameters that disagree with the
+    binary's count (a macro in the signature) are set aside: sizes only, then.
     """
+    if params is not None and param_sizes is not None and len(params) != len(param_sizes):
+        params = None
     expected = len(param_sizes) if param_sizes is not None else (
         len(params) if params is not None else None)
     if expected is not None and len(args) != expected:
@@ -190,31 +203,48 @@ def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: st
         raise KernelArgumentError(
             f"{name} takes {expected} argument(s){listed}, but {len(args)} were given"
         )
-    slots = []
+    slots, keyed = [], []
     for i, arg in enumerate(args):
         try:
-            slots.append(_checked_slot(arg, i, param_sizes, params))
+            slot = _checked_slot(arg, i, param_sizes, params, name)
+            if _keyed(arg, slot, params[i] if params is not None else None, i):
+                keyed.append(i)
         except KernelArgumentError as exc:
             raise KernelArgumentError(_named(str(exc), name, params, i)) from None
-    voids = tuple(a.dtype for a in args if type(a) is numpy.void)
-    return Plan(slots, tuple(map(type, args)), voids or None)
+        slots.append(slot)
+    if not keyed:
+        voids = tuple(a.dtype for a in args if type(a) is numpy.void)
+        return Plan(slots, tuple(map(type, args)), voids or None)
+    return Plan(slots, tuple(map(type, args)), tuple(dtype_of(args[i]) for i in keyed),
+                signature.guards(args, tuple(keyed)))
 
 
-def _checked_slot(arg, i: int, param_sizes, params) -> Slot:
+def _keyed(arg, slot: Slot, param, i: int) -> bool:
+    """Whether the plan holds for ``arg``'s dtype only (a checked array, a record)."""
+    if slot.pointer:
+        return signature.check_pointer(arg, i, param)
+    return type(arg) is numpy.void or type(arg) is numpy.ndarray
+
+
+def _checked_slot(arg, i: int, param_sizes, params, name: str = _UNNAMED) -> Slot:
     size = param_sizes[i] if param_sizes is not None else None
+    param = params[i] if params is not None else None
+    by_value = signature.value_slot(arg, i, param, size, name)
     cls = type(arg)
-    if cls is numpy.void:
+    if by_value is not None:
+        slot = Slot(*by_value, f"argument {i}")
+    elif cls is numpy.void:
         slot = _scalar_slot(arg.dtype, f"argument {i}")
     else:
         slot = slot_for(cls, i, size, arg)
+    if params is not None:
+        _check_kind(arg, slot, params[i], i)
     if size is not None and slot.size != size:
         raise KernelArgumentError(
             f"argument {i}: the kernel parameter is {size} bytes, but a "
             f"{_describe_arg(arg)} packs to {slot.size} bytes; pass a value of the "
             "parameter's exact type (e.g. numpy.float32(x) for a float parameter)"
         )
-    if params is not None:
-        _check_kind(arg, slot, params[i], i)
     return slot
 
 
@@ -229,7 +259,6 @@ def _named(message: str, kernel: str, params, i: int) -> str:
     return f"{kernel}: {message}"
 
 
-_UNNAMED = "the kernel"  # build_plan's name when its caller gives none
 
 
 def _check_kind(arg, slot: Slot, param, index: int) -> None:
@@ -256,11 +285,11 @@ def _describe_arg(arg) -> str:
 
 
 def signature_of(args: tuple):
-    """The plan key: the argument types (plus dtypes of structured scalars)."""
+    """The plan key of a plan keyed beyond its types (Plan.dtypes): the argument types,
+    then the dtype of each argument that has one (records, checked arrays)."""
     key = tuple(map(type, args))
-    if numpy.void in key:
-        key = key + tuple(a.dtype for a in args if type(a) is numpy.void)
-    return key
+    return key + tuple((a.dtype, a.size) if type(a) is numpy.ndarray else dtype_of(a)
+                       for a in args if type(a) not in _PY_SCALARS)
 
 
 # ---------------------------------------------------------------------------

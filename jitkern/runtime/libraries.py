@@ -15,6 +15,8 @@ column              read by
                     ``(dtype, itemsize, shape, byte strides)``
 ``guard_1d``        the JIT's launchers: conditions over ``{a}`` (and ``{D}``, the sample's
                     dtype) true for a 1-D contiguous array of that dtype
+``dtype``           checked raw kernels' launchers (runtime.args.dtype_read): a template
+                    over ``{a}`` equal between two arrays of one dtype
 ==================  ===================================================================
 
 A new array library is one row of :data:`LIBRARIES`. A column left None means the
@@ -28,6 +30,7 @@ Only the ground (errors, arrays' dtypes and layout) and the runtime are imported
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Callable, NamedTuple
 
 import numpy
@@ -92,6 +95,7 @@ class Library(NamedTuple):
     layout_key: Callable | None = None
     dims: Callable | None = None
     guard_1d: tuple | None = None
+    dtype: str | None = None  # a template over {a} reading a value equal for equal dtypes
     env: Callable | None = None  # env(cls): helpers the pointer/device templates name
 
 
@@ -378,23 +382,27 @@ def _module(cls: type) -> str:
 
 LIBRARIES = (
     Library("numpy", lambda cls: issubclass(cls, (numpy.ndarray, numpy.generic)),
-            describe=_from_numpy),
+            describe=_from_numpy, dtype="{a}.dtype"),
     Library("cupy", _is_cupy, "{a}.data.ptr", "{a}.data.device_id", describe=_from_cupy,
             fast_read=_fast_cupy, layout_key=_key_cupy, dims=_dims_strided,
-            guard_1d=("{a}.dtype is {D}", "{a}._c_contiguous", "{a}.ndim == 1")),
+            guard_1d=("{a}.dtype is {D}", "{a}._c_contiguous", "{a}.ndim == 1"),
+            dtype="{a}.dtype"),
     # data_ptr read as the class's own function: no lookup on the tensor per launch
     Library("torch", _is_torch, "({dp}({a}) if {a}.is_cuda else {cpu}({a}))",
             "{a}.get_device()", describe=_from_torch, fast_read=_fast_torch,
             layout_key=_key_torch, dims=_dims_torch,
             # torch dtypes are singletons; a stride tuple of (1,) says 1-D and contiguous
             # in one call (dim() and is_contiguous() cost two)
-            guard_1d=("{a}.dtype is {D}", "{a}.stride() == (1,)"),
+            guard_1d=("{a}.dtype is {D}", "{a}.stride() == (1,)"), dtype="{a}.dtype",
             env=lambda cls: {"cpu": _torch_cpu, "dp": cls.data_ptr}),
     Library("cai", lambda cls: hasattr(cls, "__cuda_array_interface__"), _cai_pointer,
             launch_read=CAI_READ, describe=_from_cai, fast_read=fast_cai),
     Library("dlpack", lambda cls: hasattr(cls, "__dlpack__"), _dlpack_pointer,
             launch_read=DLPACK_READ, describe=lambda a: read_dlpack(a)),
     Library("allocation", _is_allocation, "{a}.ptr", "{a}.device_id"),
+    # a C struct by value, its fields read by name into the struct's layout (runtime.signature)
+    Library("struct", lambda cls: dataclasses.is_dataclass(cls)
+            or (issubclass(cls, tuple) and hasattr(cls, "_fields"))),
 )
 UNKNOWN = Library("unknown", lambda cls: True)  # an instance may still carry a CAI of its own
 BY_KIND = {row.kind: row for row in (*LIBRARIES, UNKNOWN)}

@@ -25,7 +25,7 @@ from ..errors import (
     LaunchError,
 )
 from ..toolchain import cubin
-from . import driver
+from . import driver, graphnodes
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
 from .limits import SHARED_OPTIN_MAX, check_dims, check_shared_mem
@@ -124,7 +124,15 @@ class _DeviceState:
 
 
 class Function:
-    """One kernel of a :class:`~.compiler.Binary`, launchable on any device."""
+    """One kernel of a :class:`~.compiler.Binary`, launchable on any device.
+
+    The kernel object that made it may set ``owner`` (a weak reference to itself) and
+    ``arg_map`` (a :class:`~.graphargs.ArgMap`: how its arguments are re-packed when a
+    graph node of this function is updated; None refuses updates).
+    """
+
+    owner = None
+    arg_map = None
 
     def __init__(self, binary, symbol: str, *, display_name: str | None = None,
                  check_param_sizes: bool = True, params=None):
@@ -153,6 +161,7 @@ class Function:
                     layout = param_layout(handle, self.binary, self.symbol)
                     state = self._states[device_id] = _DeviceState(
                         handle, None, device_id, layout if self._check_sizes else None)
+                    graphnodes.register(handle, self, state)
         return state
 
     def handle(self, device_id: int | None = None):

@@ -1,8 +1,7 @@
 """The one launch generator and the one table of array libraries, through the fake-driver
 seam: the subscript form checks its config once and refuses bad dims at the call, as the
-call form does; a library's row (a class from a module named ``torch``) is read by the
-launchers; arrays whose instances carry ``__cuda_array_interface__`` are read once per call
-by ElementwiseKernel's generated launcher."""
+call form does; arrays whose instances carry ``__cuda_array_interface__`` are read once per
+call by ElementwiseKernel's generated launcher."""
 
 import numpy as np
 import pytest
@@ -11,12 +10,6 @@ import jitkern
 from jitkern import KernelArgumentError, LaunchError, jit
 from jitkern.runtime import codegen, driver
 from jitkern.runtime.fakedriver import FakeDriver
-
-RAW = r"""
-extern "C" __global__ void scale(const float* x, float* out, float a) {
-    out[threadIdx.x] = x[threadIdx.x] * a;
-}
-"""
 
 
 @jit.rawkernel()
@@ -33,26 +26,6 @@ def fake():
         yield d
     scale_into._entries.clear()
     scale_into._set_call(scale_into._launch)
-
-
-class Tensor:
-    """What jitkern reads of a ``torch.Tensor`` on the GPU (or on the host: ``is_cuda``)."""
-
-    def __init__(self, ptr, is_cuda=True):
-        self._ptr, self._cuda = ptr, is_cuda
-
-    @property
-    def is_cuda(self):
-        return self._cuda
-
-    def data_ptr(self):
-        return self._ptr
-
-    def get_device(self):
-        return 0 if self.is_cuda else -1
-
-
-Tensor.__module__ = "torch"  # the table's torch row detects the library by its module
 
 
 class DeviceArray:
@@ -109,19 +82,6 @@ def test_bad_dims_in_the_subscript_are_refused_at_the_call_like_the_call_form(fa
     with pytest.raises(LaunchError, match=rf"block=\(32, {y}\) has {32 * y:,} threads"):
         scale_into((1,), (32, y), (x, out, np.float32(1)))
     assert len(fake.launches) == n
-
-
-def test_the_torch_row_is_read_by_the_launchers(fake, rng):
-    k = jitkern.RawKernel(RAW, "scale")
-    x, out = Tensor(_pointer(rng)), Tensor(_pointer(rng))
-    for _ in range(3):  # the general path, then the generated launcher
-        a = np.float32(rng.standard_normal())
-        k((1,), (32,), (x, out, a))
-        assert fake.launches[-1].words(2) == [x.data_ptr(), out.data_ptr()]
-        assert np.frombuffer(fake.launches[-1].raw(2, 4), np.float32)[0] == a
-    assert "_dp_0(a0) if a0.is_cuda" in codegen.launch_source(k)  # data_ptr, hoisted
-    with pytest.raises(KernelArgumentError, match=r"CPU torch.Tensor cannot be passed"):
-        k((1,), (32,), (Tensor(_pointer(rng), is_cuda=False), out, np.float32(1)))
 
 
 def test_instance_level_interfaces_are_read_once_per_call_by_elementwise(fake, rng):

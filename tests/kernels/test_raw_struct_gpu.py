@@ -1,0 +1,74 @@
+"""Structs by value and checked arguments of raw kernels on the GPU, against NumPy."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+import jitkern
+from jitkern import KernelArgumentError
+
+double3 = np.dtype({"names": ["x", "y", "z"], "formats": [np.float64] * 3})
+float5x5 = np.dtype({"names": ["m"], "formats": [(np.float32, (5, 5))]})
+
+ADD3 = r"""
+extern "C" __global__ void add3(const double3* lhs, double3 rhs, double3* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        out[i].x = lhs[i].x + rhs.x; out[i].y = lhs[i].y + rhs.y; out[i].z = lhs[i].z + rhs.z;
+    }
+}
+"""
+MATVEC = r"""
+struct float5x5 { float m[25]; };
+extern "C" __global__ void matvec(float5x5 a, const float* x, float* y) {
+    int r = threadIdx.x;
+    if (r < 5) { float s = 0; for (int c = 0; c < 5; ++c) s += a.m[r * 5 + c] * x[c]; y[r] = s; }
+}
+"""
+
+
+@dataclasses.dataclass(frozen=True)
+class Double3:
+    x: float
+    y: float
+    z: float
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("form", ["array", "void", "dataclass"])
+def test_double3_by_value_adds_as_numpy(rng, form):
+    n = int(rng.integers(1, 200))
+    lhs = rng.standard_normal(3 * n)
+    rhs = rng.standard_normal(3)
+    value = {"array": rhs.view(double3), "void": rhs.view(double3)[0],
+             "dataclass": Double3(*rhs.tolist())}[form]
+    out = jitkern.asarray(np.full(3 * n, np.nan))
+    k = jitkern.RawKernel(ADD3, "add3")
+    k(((n + 31) // 32,), (32,), (jitkern.asarray(lhs), value, out, n))
+    np.testing.assert_allclose(out.get(), (lhs.reshape(n, 3) + rhs).ravel(), rtol=1e-15)
+
+
+@pytest.mark.gpu
+def test_a_float5x5_record_by_value_multiplies_as_numpy(rng):
+    a = rng.standard_normal((5, 5)).astype(np.float32)
+    x = rng.standard_normal(5).astype(np.float32)
+    y = jitkern.asarray(np.full(5, np.nan, np.float32))
+    k = jitkern.RawKernel(MATVEC, "matvec")
+    k((1,), (32,), (a.reshape(-1).view(float5x5), jitkern.asarray(x), y))
+    np.testing.assert_allclose(y.get(), a @ x, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_a_wrong_dtype_array_is_refused_and_check_args_false_still_launches(rng):
+    n = int(rng.integers(1, 200))
+    rhs = rng.standard_normal(3)
+    lhs32 = jitkern.asarray(rng.standard_normal(3 * n).astype(np.float32))
+    out = jitkern.asarray(np.full(3 * n, np.nan))
+    with pytest.raises(KernelArgumentError, match=r"add3: argument 0 \(lhs\).*of float32"):
+        jitkern.RawKernel(ADD3, "add3")((1,), (32,), (lhs32, rhs.view(double3), out, n))
+    assert np.isnan(out.get()).all()
+    lhs = rng.standard_normal(3 * n)
+    unchecked = jitkern.RawKernel(ADD3, "add3", check_args=False)
+    unchecked(((n + 31) // 32,), (32,), (jitkern.asarray(lhs), rhs.view(double3), out, n))
+    np.testing.assert_allclose(out.get(), (lhs.reshape(n, 3) + rhs).ravel(), rtol=1e-15)
