@@ -127,7 +127,7 @@ class Stream:
         flags = d.CUstream_flags.CU_STREAM_NON_BLOCKING if non_blocking else d.CUstream_flags.CU_STREAM_DEFAULT
         handle = check(d.cuStreamCreateWithPriority(int(flags), priority), "cuStreamCreateWithPriority")
         self.ptr = int(handle)
-        self._owned = True
+        self._owned = d  # the driver that made it destroys it (a fake's handle never reaches CUDA)
         memory.cache_stream(self.ptr)  # its lifetime is known: freed blocks may be cached
 
     @classmethod
@@ -251,7 +251,7 @@ class Stream:
         if getattr(self, "_owned", False) and self.ptr:
             try:
                 memory.forget_stream(self.ptr)  # its cached blocks go back to the pool
-                drv().cuStreamDestroy(self.ptr)
+                self._owned.cuStreamDestroy(self.ptr)
             except Exception:
                 pass
 
@@ -312,10 +312,10 @@ def stream_handle(stream) -> int:
 class Event:
     """A CUDA event, timing enabled unless ``disable_timing``."""
 
-    __slots__ = ("ptr",)
+    __slots__ = ("ptr", "_driver")
 
     def __init__(self, block: bool = False, disable_timing: bool = False):
-        d = drv()
+        self._driver = d = drv()  # destroyed through the driver that made it
         driver.current_device_id()
         flags = 0
         if block:
@@ -342,7 +342,7 @@ class Event:
     def __del__(self):
         if getattr(self, "ptr", 0):
             try:
-                drv().cuEventDestroy(self.ptr)
+                self._driver.cuEventDestroy(self.ptr)
             except Exception:
                 pass
 

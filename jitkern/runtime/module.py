@@ -48,10 +48,12 @@ _modules_lock = threading.Lock()
 class LoadedModule:
     """A binary loaded on one device."""
 
-    __slots__ = ("binary", "device_id", "handle", "_functions")
+    __slots__ = ("binary", "device_id", "handle", "_functions", "_driver")
 
     def __init__(self, binary, device_id: int):
-        d = drv()
+        # Unloaded through the driver that loaded it: a module loaded under a fake driver
+        # (runtime.driver.use) must never reach the real one, whose handles it is not.
+        self._driver = d = drv()
         driver.set_current(device_id)
         self.binary = binary
         self.device_id = device_id
@@ -81,7 +83,7 @@ class LoadedModule:
 
     def __del__(self):
         try:
-            drv().cuModuleUnload(self.handle)
+            self._driver.cuModuleUnload(self.handle)
         except Exception:
             pass
 

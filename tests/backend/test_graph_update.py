@@ -218,7 +218,7 @@ def test_raw_kernel_parameter_kinds_and_sizes_are_checked(fake, rng):
                                                   r"expects a scalar \(double\), got a GPU array"):
         g.update((k, 0), a=x)
     with pytest.raises(KernelArgumentError, match=r"axpy#0: argument 3 \(n\): the kernel "
-                                                  r"parameter is 8 bytes.*numpy.int32"):
+                                                  r"expects long long \(int64\), got numpy.int32"):
         g.update((k, 0), n=np.int32(3))
 
 
