@@ -196,5 +196,5 @@ def layout_key(obj):
     return reader(obj)
 
 
-_libraries.use_dlpack(lambda obj: _from_dlpack(obj))  # the table's DLPack reader
+_libraries.use_dlpack(lambda obj: _from_dlpack(obj), describe)  # the table's DLPack readers
 register_arrays(fast_read=fast_read)  # the string kernels' launchers read layouts so

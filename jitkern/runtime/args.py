@@ -48,8 +48,9 @@ from .libraries import (  # noqa: F401 - the table's names the launchers import 
     ArrayRead,
     _torch_cpu,
     host_array_message,
+    describe,
+    dlpack_info,
     library,
-    read_dlpack,
 )
 
 
@@ -190,8 +191,7 @@ def dtype_of(a):
         read = array_read(cls, a)
         if read is not None and read.kind == "cai":  # no driver call: the dict says it
             return numpy.dtype(a.__cuda_array_interface__["typestr"])
-        describe = library(cls).describe
-        return describe(a).dtype if describe is not None else None
+        return describe(a).dtype
     except (KernelArgumentError, AttributeError, TypeError, ValueError, KeyError):
         return None
 
@@ -201,7 +201,7 @@ def dtype_of(a):
 #: (A library's own read is its row's ``dtype`` column in :mod:`.libraries`.)
 _READ_DTYPES = {
     "cai": ("{a}_i['typestr']", lambda a: a.__cuda_array_interface__["typestr"]),
-    "info": ("{a}_i.dtype", lambda a: read_dlpack(a).dtype),
+    "info": ("{a}_i.dtype", lambda a: dlpack_info(a).dtype),
 }
 
 

@@ -338,11 +338,14 @@ def _no_dlpack(a, stream=None):
 
 
 _dlpack_reader = [_no_dlpack]
+_describer = [_no_dlpack]
 
 
-def use_dlpack(reader) -> None:
-    """Read DLPack arrays through ``reader(obj) -> ArrayInfo`` (arrays.interop's, at import)."""
-    _dlpack_reader[0] = reader
+def use_dlpack(reader, describe) -> None:
+    """Read DLPack arrays through ``reader(obj) -> ArrayInfo`` (the capsule reader: the row's
+    ``describe``), and launch arguments of the DLPack row through ``describe`` (which reads
+    a registered class through its own extractor first); arrays.interop's, at its import."""
+    _dlpack_reader[0], _describer[0] = reader, describe
 
 
 def read_dlpack(a) -> ArrayInfo:
@@ -350,14 +353,23 @@ def read_dlpack(a) -> ArrayInfo:
     return _dlpack_reader[0](a)
 
 
+def describe(a) -> ArrayInfo:
+    """arrays.interop.describe (a registered class's own extractor first, else its row's):
+    what a launcher reads of a DLPack-row argument once per call, and the general reader."""
+    return _describer[0](a)
+
+
+dlpack_info = describe
+
+
 def _dlpack_pointer(a) -> int:
     kind, _dev = a.__dlpack_device__()
     if kind not in (2, 3, 13):  # kDLCUDA, kDLCUDAHost, kDLCUDAManaged
         raise KernelArgumentError(f"a {type(a).__name__} in host memory cannot be passed to a kernel")
-    return read_dlpack(a).ptr
+    return dlpack_info(a).ptr
 
 
-DLPACK_READ = ArrayRead("info", "({a}_i := {info}({a}))", "{a}_i.ptr", {"info": read_dlpack})
+DLPACK_READ = ArrayRead("info", "({a}_i := {info}({a}))", "{a}_i.ptr", {"info": dlpack_info})
 
 
 # ---------------------------------------------------------------------------
