@@ -1,6 +1,7 @@
 """Launch overhead of every kernel kind with every array kind, and first-call cost.
 
-Run: PYTHONPATH=. python benchmarks/bench_launch.py [--cpu] [--quick] [--no-first-call]
+Run: PYTHONPATH=. python benchmarks/bench_launch.py [--cpu|--fake] [--quick] [--no-first-call]
+         [--baseline DIR [--processes N]]
 
 One table, in one run: a bare ``cuLaunchKernel`` with a buffer packed once (the floor),
 then RawKernel, ``@rawkernel`` (the ``k[grid, block](...)`` and ``k(grid, block, args)``
@@ -17,13 +18,21 @@ checkout (PYTHONPATH pointing at it) on the same card in the same call.
 through ``driver.use`` where the checkout has it, else by setting the driver module
 before the first launch): ``cuLaunchKernel`` returns at once, so the figures are
 jitkern's own Python work per launch, comparable between checkouts on a machine without
-a GPU. Kernels still compile (NVRTC), for sm_90.
+a GPU. Kernels still compile (NVRTC), for sm_90. ``--fake`` is the same. Where PyTorch or
+CuPy is not installed, stand-ins of their arrays (benchmarks/fake_arrays.py, read by jitkern
+through the same attributes) are timed too.
+
+``--baseline DIR`` compares this checkout with another (say ``.baseline2``, main's tree):
+the script runs itself in N alternating processes per checkout (PYTHONPATH=DIR, then this
+tree, N times, on the same device), each a full interleaved table, and prints the median
+per case of each checkout and their ratio (new / baseline: below 1 is faster).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
 import statistics
 import subprocess
@@ -102,6 +111,11 @@ def array_kinds(cpu: bool):
         torch = try_import("torch")
         if torch is not None and torch.cuda.is_available():
             kinds["PyTorch"] = lambda h: torch.as_tensor(h, device="cuda")
+    else:
+        import fake_arrays
+
+        for name, wrap in fake_arrays.install().items():
+            kinds[name] = lambda h, wrap=wrap: wrap(empty(h))
     kinds["CAI (class)"] = lambda h: CAIClass(empty(h))
     kinds["CAI (instance)"] = lambda h: CAIArray(empty(h))
     return kinds
@@ -217,10 +231,21 @@ def first_call_ms(cache_dir: str, source: str) -> tuple[float, float, float, flo
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cpu", action="store_true", help="stub the driver (see the doc)")
+    parser.add_argument("--cpu", "--fake", action="store_true",
+                        help="stub the driver (see the doc)")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="compare with the checkout in DIR (alternating processes)")
+    parser.add_argument("--processes", type=int, default=3,
+                        help="processes per checkout with --baseline")
+    parser.add_argument("--best", action="store_true",
+                        help="best of short runs instead of the median of long rounds (a "
+                             "host shared with other jobs)")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--quick", action="store_true", help="fewer launches and rounds")
     parser.add_argument("--no-first-call", action="store_true")
     opts = parser.parse_args(argv)
+    if opts.baseline:
+        return compare(opts, argv if argv is not None else sys.argv[1:])
     if opts.cpu:
         install_cpu_driver()
     import jitkern
@@ -228,11 +253,22 @@ def main(argv=None) -> None:
 
     table, _keep = cases(opts.cpu)
     n, rounds = (2000, 5) if opts.quick else (N_LAUNCH, 9)
-    results = interleaved([(name, fn) for name, fn, _t in table], n, rounds)
+    if opts.best:
+        results = best_of([(name, fn) for name, fn, _t in table], rounds)
+    else:
+        results = interleaved([(name, fn) for name, fn, _t in table], n, rounds)
     rows = [[name, results[name][0], results[name][1], target] for name, _fn, target in table]
+    if opts.json:
+        print(json.dumps({"rows": rows, "jitkern": os.path.dirname(jitkern.__file__)}))
+        return
     where = "driver stubbed (--cpu): jitkern's Python work" if opts.cpu else device_label()
-    print(f"## Launch overhead, host us per launch ({n} async launches per round, median of "
-          f"{rounds} interleaved rounds; ratio = median of per-round ratios to the floor)\n")
+    if opts.best:
+        print(f"## Launch overhead, host us per launch (best of {rounds} x 5 runs of 300 "
+              "launches; ratio to the floor's best)\n")
+    else:
+        print(f"## Launch overhead, host us per launch ({n} async launches per round, median "
+              f"of {rounds} interleaved rounds; ratio = median of per-round ratios to the "
+              "floor)\n")
     print(f"{where}, jitkern at {os.path.dirname(jitkern.__file__)}, {today()}\n")
     print(markdown_table(["launch", "us/launch", "x bare", "target"], rows))
     if opts.cpu or opts.no_first_call:
@@ -251,9 +287,69 @@ def main(argv=None) -> None:
           warm[1] - warm[2], "<= 2 ms beyond launch; import <= 150 ms"]]))
 
 
+def best_of(cases: list, rounds: int, runs: int = 5, n: int = 300) -> dict:
+    """``{name: (best us per call, its ratio to the first case's best)}``: each round runs
+    every case ``runs`` times ``n`` calls, in turn; a case's figure is its fastest run (on a
+    host other jobs preempt, the minimum of short runs is what stays put)."""
+    import time
+
+    for _name, fn in cases:
+        for _ in range(n):
+            fn()
+    best = {name: float("inf") for name, _fn in cases}
+    clock = time.perf_counter
+    for _ in range(rounds):
+        for name, fn in cases:
+            for _ in range(runs):
+                t0 = clock()
+                for _ in range(n):
+                    fn()
+                best[name] = min(best[name], (clock() - t0) / n * 1e6)
+    floor = best[cases[0][0]]
+    return {name: (us, us / floor) for name, us in best.items()}
+
+
+def compare(opts, argv: list) -> None:
+    """This checkout against ``opts.baseline`` (see the module doc)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    base = os.path.abspath(opts.baseline)
+    child = [a for a in argv if not a.startswith("--baseline") and a != opts.baseline]
+    child = [sys.executable, os.path.abspath(__file__), *child, "--json", "--no-first-call"]
+    runs = {"baseline": [], "new": []}
+    for _ in range(opts.processes):
+        for label, tree in (("baseline", base), ("new", here)):
+            env = dict(os.environ, PYTHONPATH=tree)
+            proc = subprocess.run(child, env=env, capture_output=True, text=True, cwd=tree)
+            if proc.returncode:
+                sys.exit(f"bench_launch in {tree} failed:\n{proc.stderr[-3000:]}")
+            runs[label].append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    from common import markdown_table
+
+    def medians(label, col):
+        table = {}
+        for run in runs[label]:
+            for row in run["rows"]:
+                table.setdefault(row[0], []).append(row[col])
+        return {name: statistics.median(v) for name, v in table.items()}
+
+    b_us, n_us = medians("baseline", 1), medians("new", 1)
+    b_x, n_x = medians("baseline", 2), medians("new", 2)
+    targets = {row[0]: row[3] for row in runs["new"][0]["rows"]}
+    rows = [[name, b_us.get(name, float("nan")), n_us[name], b_x.get(name, float("nan")),
+             n_x[name], n_us[name] / b_us[name] if name in b_us else float("nan"),
+             targets[name]] for name in n_us]
+    where = "driver stubbed (--fake)" if opts.cpu else "GPU"
+    print(f"## Launch overhead, {runs['baseline'][0]['jitkern']} (baseline) vs "
+          f"{runs['new'][0]['jitkern']} (new), {where}; medians of {opts.processes} alternating "
+          "processes per checkout\n")
+    print(markdown_table(["launch", "baseline us", "new us", "baseline x bare", "new x bare",
+                          "new/baseline", "target"], rows))
+
+
 if __name__ == "__main__":
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
 
-    require_gpu(__file__)
+    if not {"--cpu", "--fake"} & set(sys.argv[1:]):
+        require_gpu(__file__)
     main()

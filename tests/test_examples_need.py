@@ -12,8 +12,8 @@ from conftest import has_gpu
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 # the benchmarks that time GPU work (bench_simulate times the CPU simulator: it runs anywhere)
 GPU_BENCHMARKS = sorted(p.name for p in (ROOT / "benchmarks").glob("*.py")
-                        if p.name not in ("bench_simulate.py", "common.py", "needs.py",
-                                          "sanitize_examples.py"))
+                        if p.name not in ("bench_simulate.py", "common.py", "fake_arrays.py",
+                                          "needs.py", "sanitize_examples.py"))
 NEEDS_GPU = [("benchmarks", name, ()) for name in GPU_BENCHMARKS] + [
     ("examples", "export_load_time.py", ()),
 ]  # (the JIT examples' "needs a GPU" message: tests/sim/test_sim_examples.py)

@@ -99,8 +99,8 @@ LAYER_EXCEPTIONS = {
 LOCAL_IMPORTS = {
     # optional dependencies, imported where they are used
     ("jitkern.arrays.dtypes", "ml_dtypes"): "optional dependency (bfloat16, float8)",
-    ("jitkern.arrays.interop", "torch"): "optional dependency, only when a tensor is passed",
-    ("jitkern.arrays.interop", "cupy"): "optional dependency, only when a CuPy array is "
+    ("jitkern.runtime.libraries", "torch"): "optional dependency, only when a tensor is passed",
+    ("jitkern.runtime.libraries", "cupy"): "optional dependency, only when a CuPy array is "
         "passed and a result is made in CuPy's pool",
     ("jitkern.kernels.raw", "cupy"): "optional dependency, only for a CuPy-compatible path",
     ("jitkern.sim.runtime", "ml_dtypes"): "optional dependency, only for a float8 kernel",
@@ -159,7 +159,6 @@ LOCAL_IMPORTS = {
     ("jitkern.runtime.driver", "jitkern.config"): "runtime: hoist",
     ("jitkern.runtime.driver", "jitkern.toolchain.cache"): "runtime: warm_up",
     ("jitkern.runtime.driver", "jitkern.toolchain.discovery"): "runtime: warm_up",
-    ("jitkern.runtime.args", "jitkern.config"): "runtime: hoist",
     ("jitkern.runtime.module", "jitkern.errors"): "runtime: hoist",
     ("jitkern.runtime.device", "os"): "runtime: hoist",
     ("jitkern.runtime.device", "tempfile"): "runtime: hoist",

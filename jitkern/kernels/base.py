@@ -75,7 +75,8 @@ class KernelPartial(functools.partial):
         """``kernel[grid, block](*args)`` or ``kernel[grid, block, shared_mem, stream](*args)``:
         a partial of the launch. Once the kernel's call is a generated launcher, the partial's
         function is that launcher's star form (``run.star``, see
-        runtime.launch.make_fast_launcher), made once per config and kept on the launcher, so
+        runtime.launcher.make_fast_launcher) bound to the config, dims normalised once, made
+        once per config and kept on the launcher, so
         ``k[grid, block](...)`` runs one generated function, as ``k(grid, block, args)`` does."""
         try:
             return self.func.star_configs[config]
@@ -87,7 +88,15 @@ class KernelPartial(functools.partial):
         star = getattr(self.func, "star", None)
         if star is None:
             return functools.partial(launch_star, self, grid, block, shared_mem, stream)
-        partial = functools.partial(star, self, grid, block, shared_mem, stream)
+        g = b = (None, None, None)
+        if star.dims is not None:  # the launcher takes the dims normalised and checked
+            dims = star.dims(grid, block)
+            if dims is None:  # not valid: the general path raises the error at the call
+                return functools.partial(launch_star, self, grid, block, shared_mem, stream)
+            g, b = dims
+        # A method bound to the config: called with the arguments prepended in place (a
+        # partial copies them), straight into the generated launcher.
+        partial = types.MethodType(star, (*g, *b, shared_mem, stream, self, grid, block))
         configs = self.func.star_configs
         if len(configs) < 64:
             try:

@@ -32,6 +32,7 @@ from ..arrays.layout import fits_int32 as _fits_int32  # also read by generated 
 from ..toolchain import nvrtc
 from ..runtime import debugcheck, driver
 from ..runtime import args as launch_args
+from ..runtime import libraries
 from ..runtime.graphargs import ArgMap
 from ..runtime.launcher import make_jit_runner
 from ..runtime.device import stream_handle
@@ -592,18 +593,11 @@ def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
                 terms.append(f"len(a{i}._shape) == {t.ndim}")
                 if t.index32:
                     terms.append(f"_fits_int32(a{i}._shape, a{i}._strides, {t.dtype.itemsize})")
-        elif t.is_pointer_like and keyer is _key_torch:
-            # torch dtypes are singletons; a stride tuple of (1,) says 1-D and contiguous in
-            # one call (dim() and is_contiguous() cost two). A 1-element tensor with another
-            # stride takes the general path, which keys it correctly.
+        elif t.is_pointer_like and _guard_1d(type(a), keyer) is not None:
+            # the table's inline check of a 1-D contiguous array of the sample's dtype; a
+            # 1-element array it says no to takes the general path, which keys it correctly
             env[f"D{i}"] = a.dtype
-            terms += [f"a{i}.dtype is D{i}", f"a{i}.stride() == (1,)"]
-        elif t.is_pointer_like and _cupy_like(type(a)):
-            # CuPy's shape and strides build tuples on every read; its dtype object and
-            # contiguity flag are plain attributes.
-            env[f"D{i}"] = a.dtype
-            same = "is" if a.dtype is a.dtype else "=="
-            terms += [f"a{i}.dtype {same} D{i}", f"a{i}._c_contiguous", f"a{i}.ndim == 1"]
+            terms += [g.format(a=f"a{i}", D=f"D{i}") for g in _guard_1d(type(a), keyer)]
         else:
             env[f"K{i}"] = keyer
             env[f"V{i}"] = keyer(a)
@@ -638,10 +632,14 @@ def _dlpack_dtype(a):
     return describe(a).dtype
 
 
-def _cupy_like(cls: type) -> bool:
-    """A CuPy array (runtime.args' row) with the plain attributes the guards read."""
-    return (launch_args.kind_of(cls) == "cupy"
-            and all(hasattr(cls, name) for name in ("_c_contiguous", "ndim", "dtype")))
+def _guard_1d(cls: type, keyer):
+    """The table's ``guard_1d`` templates for ``cls`` (runtime.libraries), where its keys
+    come from the same row and the class has every attribute they read; else None."""
+    row = libraries.library(cls)
+    if row.guard_1d is None or getattr(keyer, "dims", None) is not row.dims:
+        return None
+    names = {m for g in row.guard_1d for m in re.findall(r"\{a\}\.(\w+)", g)}
+    return row.guard_1d if all(hasattr(cls, name) for name in names) else None
 
 
 def _debug_flag(debug) -> bool:
@@ -806,11 +804,17 @@ def _key_jitkern(a):
     return _key_strided(a)
 
 
-def _key_torch(t):
-    if t.dim() == 1:
-        return (type(t), t.dtype, t.is_contiguous())
-    size = t.element_size()
-    return (type(t), t.dtype, t.dim(), _fits_int32(t.shape, [s * size for s in t.stride()], size))
+def _layout_keyer(dims):
+    """The per-call key of a library's arrays read through the table's ``dims`` column
+    (runtime.libraries): dtype, then contiguity (1-D) or rank and 32-bit indexing."""
+    def key(a):
+        dtype, itemsize, shape, strides = dims(a)
+        if len(shape) == 1:
+            return (type(a), dtype, strides[0] == itemsize or shape[0] <= 1)
+        return (type(a), dtype, len(shape), _fits_int32(shape, strides, itemsize))
+
+    key.dims = dims
+    return key
 
 
 def _key_cai(a):
@@ -857,19 +861,15 @@ def _keyer_for(cls: type):
     elif module.startswith("jitkern") and hasattr(cls, "_strides") and hasattr(cls, "_dtype"):
         keyer = _key_jitkern
     else:
-        keyer = _KIND_KEYERS.get(launch_args.kind_of(cls), _key_generic)
+        row = libraries.library(cls)
+        if row.dims is not None:  # the table's reader of dtype and layout
+            keyer = _layout_keyer(row.dims)
+        elif row.kind == "cai":
+            keyer = _key_cai  # the dict's fields, with the JIT's type of them
+        else:
+            keyer = _key_generic
     _KEYERS[cls] = keyer
     return keyer
-
-
-# The JIT's per-call keys, by runtime.args.kind_of (its types need the compiler's T, so
-# this column lives here); any other kind keys through describe().
-_KIND_KEYERS = {"torch": _key_torch, "cupy": _key_strided, "cai": _key_cai}
-
-
-def _dims_torch(t):
-    size = t.element_size()
-    return tuple(t.shape), tuple(s * size for s in t.stride())
 
 
 def _dims_strided(a):
@@ -892,8 +892,9 @@ def _dims_generic(a):
 
 def _dims_getter(cls: type):
     keyer = _keyer_for(cls)
-    if keyer is _key_torch:
-        return _dims_torch
+    dims = getattr(keyer, "dims", None)
+    if dims is not None:  # a library of the table
+        return lambda a: dims(a)[2:]
     if keyer in (_key_strided, _key_jitkern):
         return _dims_strided
     return _dims_generic

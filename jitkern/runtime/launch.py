@@ -43,6 +43,7 @@ from .args import (  # noqa: F401 - the reading table; register_array_type etc. 
     device_getter,
     device_template,
     host_array_message,
+    pointer_env,
     pointer_getter,
     register_array_type,
 )
@@ -117,7 +118,7 @@ def slot_for(cls: type, index: int, param_size: int | None, value=None) -> Slot:
         return Slot("Q", 8, 8, read.pointer, read.env, what, pointer=True, bind=read.bind)
     getter = pointer_getter(cls)
     if isinstance(getter, str):
-        return Slot("Q", 8, 8, getter, {"cpu": _torch_cpu}, what, pointer=True)
+        return Slot("Q", 8, 8, getter, pointer_env(cls), what, pointer=True)
     if getter is not None:
         return Slot("Q", 8, 8, "{ptr}({a})", {"ptr": getter}, what, pointer=True)
     if issubclass(cls, numpy.ndarray):

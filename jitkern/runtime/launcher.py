@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ctypes
 import struct
+from typing import NamedTuple
 
 import numpy
 
@@ -64,17 +65,117 @@ class ParamBuffer:
 
 
 
+# ---------------------------------------------------------------------------
+# The one generator: a plan of entry points and slots, emitted as one text
+
+
+class Entry(NamedTuple):
+    """One function a plan defines: ``def name(params):``, its own first statements (how it
+    gets its arguments as ``a0, a1, ...`` and the launch config) and what a miss does in it."""
+
+    name: str
+    params: str
+    prelude: tuple
+    miss: str
+
+
+class CodePlan:
+    """A generated launcher as data: entry points (``run``, ``star``, ``guarded``, ``entry``,
+    ``pack``, ...) that share one body of slots, emitted in order. A slot is a kind, what
+    it does in the launch, and its statements (relative to the body's indentation):
+
+    ``read``
+        unpack the arguments, read pointers (``p{k}``), layouts (``a{k}_i``), scalars;
+    ``guard``
+        conditions that send the call to its entry's miss (``{miss}`` in a statement);
+    ``stream``
+        the launch stream ``s`` (and ``so``, its Stream, where outputs are allocated);
+    ``alloc``
+        allocated outputs and scratch buffers (``m{k}``/``a{k}``, ``t{j}``/``q{j}``);
+    ``pack``, ``launch``
+        write the parameter buffer(s), call the driver, handle its error;
+    ``return``
+        the entry's result.
+
+    A slot limited to some entries (``only``) is how two entries differ past their prelude
+    (the call form reads its dims from a memo, the subscript form has them in its config).
+    Every kernel kind fills a plan (the ``make_*`` functions below); :meth:`define` is the
+    one emitter, through ``codegen.define`` (compiled once per text, kept on disk).
+    """
+
+    def __init__(self, filename: str, env: dict):
+        self.filename, self.env = filename, env
+        self.entries: list[Entry] = []
+        self.slots: list[tuple] = []
+
+    def entry(self, name: str, params: str, miss: str, prelude=()) -> None:
+        self.entries.append(Entry(name, params, tuple(prelude), miss))
+
+    def add(self, kind: str, lines, only=None) -> None:
+        self.slots.append((kind, list(lines), only))
+
+    def guard(self, conditions, miss: str = "{miss}", only=None) -> None:
+        if conditions:
+            self.add("guard", [f"if {' or '.join(conditions)}:", f"    {miss}"], only)
+
+    def source(self) -> str:
+        out = []
+        for e in self.entries:
+            body = list(e.prelude)
+            for _kind, lines, only in self.slots:
+                if only is None or e.name in only:
+                    body += lines
+            out.append(f"def {e.name}({e.params}):")
+            out += ["    " + line.replace("{miss}", e.miss) for line in body or ["pass"]]
+        return "\n".join(out) + "\n"
+
+    def define(self, name: str):
+        """Compile the plan's text and return its function ``name`` (the others are in
+        ``self.env``)."""
+        return define(self.source(), self.filename, self.env, name)
+
+
 def _stream_line(current: str = "_current", of: str = "_stream_of") -> str:
     """The statement setting ``s``, the launch's stream handle: for ``stream=None`` the
     calling thread's current stream (0, the legacy stream, unless one was made current),
     else the given stream's handle."""
-    return f"    s = ({current}() if _streams[0] else 0) if stream is None else {of}(stream)"
+    return f"s = ({current}() if _streams[0] else 0) if stream is None else {of}(stream)"
 
 
 def _launch_line(handle: str, dims: str, shared_mem: str, params: str, cooperative: bool) -> str:
     """``err, = cuLaunchKernel(...)`` (cuLaunchCooperativeKernel takes no ``extra``)."""
     extra = "" if cooperative else ", 0"
-    return f"    err, = _launch({handle}, {dims}, {shared_mem}, s, {params}{extra})"
+    return f"err, = _launch({handle}, {dims}, {shared_mem}, s, {params}{extra})"
+
+
+_NOT_GIVEN = object()  # the default of a subscript launcher's positional parameters
+
+
+def _given(head: tuple, more: tuple) -> tuple:
+    """The arguments a subscript launcher was given (its parameters not left at default)."""
+    return tuple(v for v in head if v is not _NOT_GIVEN) + more
+
+
+def _argument_slots(plan: CodePlan, slots, types) -> tuple[list, list, list]:
+    """Put each packing slot's helpers in the plan's env: (pack expressions, type checks,
+    array reads), over ``a0, a1, ...``. The reads (ArrayRead.bind) bind ``a{i}_i``; they
+    run after the type checks."""
+    exprs, checks, binds = [], [], []
+    for i, slot in enumerate(slots):
+        fields = {"a": f"a{i}"}
+        for key, value in slot.env.items():
+            fields[key] = f"_{key}_{i}"
+            plan.env[fields[key]] = value
+        exprs.append(slot.expr.format(**fields))
+        if slot.bind is not None:
+            binds.append(slot.bind.format(**fields))
+        plan.env[f"_T{i}"] = types[i]
+        checks.append(f"type(a{i}) is not _T{i}")
+    return exprs, checks, binds
+
+
+def _unpack(n: int, source: str = "args") -> str:
+    return f"{''.join(f'a{i}, ' for i in range(n)) or '() '}= {source}"
 
 
 # ---------------------------------------------------------------------------
@@ -88,41 +189,25 @@ def make_packers(fmt: str, slots: list[Slot], types: tuple, buffer):
     building a key), so a kernel launched again with the same argument types skips
     the plan lookup entirely. This is the launch hot path.
     """
-    env, names, exprs, checks, binds = _packer_parts(fmt, slots, types, buffer)
-    unpack = f"    {', '.join(names)}, = args\n" if names else ""
-    reads = "".join(f"    {b}\n" for b in binds)
-    body = f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})\n"
-    guard = (f"    if len(args) != {len(slots)}:\n        return False\n{unpack}"
-             + (f"    if {' or '.join(checks)}:\n        return False\n" if checks else ""))
-    src = (f"def pack(args):\n{unpack}{reads}{body}"
-           f"def pack_if_same(args):\n{guard}{reads}{body}    return True\n")
-    define(src, "<jitkern launch plan>", env, "pack")
-    return env["pack"], env["pack_if_same"]
-
-
-def _packer_parts(fmt: str, slots: list[Slot], types: tuple, buffer):
-    """(env, names, pack expressions, type checks, array reads) shared by the generated
-    functions. The reads (ArrayRead.bind) bind ``a{i}_i``; run them after the checks."""
-    env = {"_pack_into": struct.Struct(fmt).pack_into, "_buf": buffer}
-    names = [f"a{i}" for i in range(len(slots))]
-    exprs, checks, binds = [], [], []
-    for i, slot in enumerate(slots):
-        fields = {"a": names[i]}
-        for key, value in slot.env.items():
-            fields[key] = f"_{key}_{i}"
-            env[fields[key]] = value
-        exprs.append(slot.expr.format(**fields))
-        if slot.bind is not None:
-            binds.append(slot.bind.format(**fields))
-        env[f"_T{i}"] = types[i]
-        checks.append(f"type(a{i}) is not _T{i}")
-    return env, names, exprs, checks, binds
+    plan = CodePlan("<jitkern launch plan>",
+                    {"_pack_into": struct.Struct(fmt).pack_into, "_buf": buffer})
+    exprs, checks, binds = _argument_slots(plan, slots, types)
+    unpack = [f"{', '.join(f'a{i}' for i in range(len(slots)))}, = args"] if slots else []
+    plan.entry("pack", "args", "", unpack)
+    plan.entry("pack_if_same", "args", "return False",
+               [f"if len(args) != {len(slots)}:", "    return False", *unpack])
+    plan.guard(checks, only={"pack_if_same"})
+    plan.add("read", binds)
+    plan.add("pack", [f"_pack_into(_buf, 0{''.join(', ' + e for e in exprs)})"])
+    plan.add("return", ["return True"], only={"pack_if_same"})
+    pack = plan.define("pack")
+    return pack, plan.env["pack_if_same"]
 
 
 def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use: list, fail,
                        *, fallback=None, positional: bool = False, guards=(), guard_env=None,
                        stream_of=None, current_stream=None, device=None, star=None,
-                       block_dims=None):
+                       block_dims=None, checked_dims=None):
     """Generate the whole launch for one signature as one function.
 
     ``dims`` and ``block_dims``: the memos of checked grids and blocks (a miss on either
@@ -143,102 +228,111 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
     thread's current stream handle) are needed when streams may be given; without
     them a given or current stream is a miss.
 
-    ``star`` (with ``fallback`` and ``positional``): also generate ``run.star(kernel, grid,
-    block, shared_mem, stream, *args, **kwargs)``, the ``kernel[grid, block](*args)`` form of
-    the same launch, which calls ``star`` with its own arguments when keywords are given
-    (``run.star_configs`` caches the partials of kernels.base's ``__getitem__``).
+    ``star`` (with ``fallback`` and ``positional``): also generate ``run.star(config,
+    *args, **kwargs)``, the ``kernel[grid, block](*args)`` form of the same launch, which
+    calls ``star`` with its own arguments when keywords are given (``run.star_configs``
+    caches the bound methods kernels.base's ``__getitem__`` returns). ``config`` is ``(gx, gy,
+    gz, bx, by, bz, shared_mem, stream, kernel, grid, block)``, the dims normalised and
+    checked once by ``checked_dims(grid, block)`` (kept as ``run.star.dims``), so the
+    subscript form looks up no dims per call; its arguments are positional parameters.
 
     ``device`` (machines with several GPUs): ``(device_id, context, get_current)``. The
     launcher then also checks that ``get_current()`` (cuCtxGetCurrent) returns
     ``context``, the context ``handle`` belongs to, and that every array argument is on
     ``device_id`` (an array type without a known device getter is a miss).
     """
-    env, names, exprs, checks, binds = _packer_parts(plan.fmt, plan.slots, plan.types,
-                                                     plan._buffer)
+    env = {"_pack_into": struct.Struct(plan.fmt).pack_into, "_buf": plan._buffer}
+    code = CodePlan("<jitkern fast launch>", env)
+    exprs, checks, binds = _argument_slots(code, plan.slots, plan.types)
     env.update(guard_env or {})
     env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims=dims,
                _bdims=dims if block_dims is None else block_dims,
                _streams=streams_in_use, _fail=fail, _slow=fallback,
-               _stream_of=stream_of, _current=current_stream)
+               _stream_of=stream_of, _current=current_stream, _N=_NOT_GIVEN, _given=_given)
+    n = len(plan.slots)
+    names = ", ".join(f"a{i}" for i in range(n))
+    given = f"({names},)" if n else "()"
     if fallback is None:
-        header = "def run(grid, block, args, shared_mem, stream):"
-        miss, done = "return False", "return True"
-    elif positional:
-        header = "def run(grid, block, args, shared_mem=0, stream=None, *, cluster=None):"
-        miss = "return _slow(grid, block, args, shared_mem, stream)"
-        header += ("\n    if cluster is not None:  # thread-block clusters: the general path"
-                   "\n        return _slow(grid, block, args, shared_mem, stream, cluster=cluster)")
-        done = "return None"
+        code.entry("run", "grid, block, args, shared_mem, stream", "return False")
+        done = "return True"
     else:
-        header = "def run(grid, block, args, *, shared_mem=0, stream=None, cluster=None):"
-        miss = "return _slow(grid, block, args, shared_mem=shared_mem, stream=stream)"
-        header += ("\n    if cluster is not None:  # thread-block clusters: the general path"
-                   "\n        return _slow(grid, block, args, shared_mem=shared_mem, "
-                   "stream=stream, cluster=cluster)")
+        if positional:
+            tail = "shared_mem, stream"
+            code.entry("run", "grid, block, args, shared_mem=0, stream=None, *, cluster=None",
+                       f"return _slow(grid, block, args, {tail})")
+        else:
+            tail = "shared_mem=shared_mem, stream=stream"
+            code.entry("run", "grid, block, args, *, shared_mem=0, stream=None, cluster=None",
+                       f"return _slow(grid, block, args, {tail})")
+        code.slots.append(("guard", [
+            "if cluster is not None:  # thread-block clusters: the general path",
+            f"    return _slow(grid, block, args, {tail}, cluster=cluster)"], {"run"}))
         done = "return None"
-    n = len(names)
+        if star is not None:
+            # kernel[grid, block](*args): the same body, called by the partial __getitem__
+            # returns (kernels.base), so the subscript form costs what the call form does.
+            env["_star_slow"] = star
+            params = "".join(f", a{i}=_N" for i in range(n))
+            more = f"more or a{n - 1} is _N" if n else "more"
+            code.entry("star", f"config{params}, /, *more, **kwargs",
+                       f"return _slow(grid, block, {given}, {tail})", [
+                           "gx, gy, gz, bx, by, bz, shared_mem, stream, kernel, grid, block "
+                           "= config",
+                           f"if kwargs or {more}:",
+                           "    return _star_slow(kernel, grid, block, shared_mem, stream, "
+                           f"*_given({given}, more), **kwargs)"])
     if stream_of is not None and current_stream is not None:
-        stream_lines = [_stream_line()]
+        code.add("stream", [_stream_line()])
     else:
-        stream_lines = ["    if stream is not None or _streams[0]:", f"        {miss}", "    s = 0"]
+        code.add("stream", ["if stream is not None or _streams[0]:", "    {miss}", "s = 0"])
     # Unpacking (of args, and of the memoised launch dims) raises on a mismatch,
     # which costs nothing when it does not happen; len() and indexing would cost
-    # on every launch.
-    lines = [
-        *stream_lines,
-        "    try:",
-        f"        {''.join(nm + ', ' for nm in names) or '() '}= args",
-        "        gx, gy, gz = _dims[grid]",
-        "        bx, by, bz = _bdims[block]",
-        "    except (TypeError, ValueError, KeyError):",
-        f"        {miss}",
-    ]
+    # on every launch. The subscript form has its arguments and dims already.
+    code.add("read", ["try:", f"    {_unpack(n)}", "    gx, gy, gz = _dims[grid]",
+                      "    bx, by, bz = _bdims[block]",
+                      "except (TypeError, ValueError, KeyError):", "    {miss}"],
+             only={"run"})
     # The array reads come after the type checks (they may use type-specific attributes)
     # and before the guards (which may read the layout from ``a{i}_i``): each is a
     # condition that is never true, so the ``or`` chain evaluates it and goes on.
     conditions = ([*checks, *(f"{b} is None" for b in binds), *(f"not ({g})" for g in guards)]
                   if n else [])
     if device is not None:
-        device_id, context, get_current = device
-        env.update(_ctx=context, _ctx_get=get_current)
-        conditions.append("_ctx_get()[1] != _ctx")
-        for i, (slot, cls) in enumerate(zip(plan.slots, plan.types)):
-            if not slot.pointer:
-                continue  # a scalar or a handle
-            template = device_template(cls)
-            if template is None:
-                getter = device_getter(cls)
-                if getter is None:
-                    conditions.append("True")  # cannot check this array's device
-                    continue
-                env[f"_dev_{i}"] = getter
-                template = f"_dev_{i}({{a}})"
-            conditions.append(f"{template.format(a=names[i])} != {int(device_id)}")
-    if conditions:
-        lines.append(f"    if {' or '.join(conditions)}:")
-        lines.append(f"        {miss}")
-    lines += [
-        f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})",
+        conditions += _device_conditions(env, device, plan.slots, plan.types)
+    code.guard(conditions)
+    code.add("pack", [f"_pack_into(_buf, 0{''.join(', ' + e for e in exprs)})"])
+    code.add("launch", [
         _launch_line("_h", "gx, gy, gz, bx, by, bz", "shared_mem", "_params",
                      launch.__name__ != "cuLaunchKernel"),
-        "    if err:",
-        "        _fail(err, (gx, gy, gz), (bx, by, bz), shared_mem, s)",
-        f"    {done}",
-    ]
-    src = [header, *lines]
-    if star is not None:
-        # kernel[grid, block](*args): the same body, called by the partial __getitem__
-        # returns (kernels.base), so the subscript form costs what the call form does.
-        env["_star_slow"] = star
-        src += ["def star(kernel, grid, block, shared_mem, stream, /, *args, **kwargs):",
-                "    if kwargs:",
-                "        return _star_slow(kernel, grid, block, shared_mem, stream, *args, **kwargs)",
-                *lines]
-    run = define("\n".join(src) + "\n", "<jitkern fast launch>", env, "run")
+        "if err:",
+        "    _fail(err, (gx, gy, gz), (bx, by, bz), shared_mem, s)"])
+    code.add("return", [done])
+    run = code.define("run")
     if star is not None:
         run.star, run.star_configs = env["star"], {}
+        run.star.dims = checked_dims  # what kernels.base normalises the config with
     return run
 
+
+def _device_conditions(env: dict, device, slots, types) -> list[str]:
+    """Misses of a launcher on a machine with several GPUs: another current context, or
+    an array argument on another device (or whose device cannot be read)."""
+    device_id, context, get_current = device
+    env.update(_ctx=context, _ctx_get=get_current)
+    conditions = ["_ctx_get()[1] != _ctx"]
+    for i, (slot, cls) in enumerate(zip(slots, types)):
+        if not slot.pointer:
+            continue  # a scalar or a handle
+        template = device_template(cls)
+        if template is None:
+            getter = device_getter(cls)
+            if getter is None:
+                conditions.append("True")  # cannot check this array's device
+                continue
+            env[f"_dev_{i}"] = getter
+            template = f"_dev_{i}({{a}})"
+        conditions.append(f"{template.format(a=f'a{i}')} != {int(device_id)}")
+    return conditions
 
 
 # ---------------------------------------------------------------------------
@@ -272,7 +366,8 @@ def make_jit_runner(classes: tuple, guards: list, guard_env: dict, function, ext
     guards (see JitKernel._launch).
     """
     env = dict(guard_env, _F=function, _extras=extras, tuple=tuple, _general=general)
-    names = [f"a{i}" for i in range(len(classes))]
+    code = CodePlan("<jitkern jit launch>", env)
+    n = len(classes)
     terms = []
     for i, cls in enumerate(classes):
         env[f"T{i}"] = cls
@@ -280,36 +375,29 @@ def make_jit_runner(classes: tuple, guards: list, guard_env: dict, function, ext
     terms += _launch_reads(classes, samples, env)  # after the type checks, before the guards
     terms += guards
     miss = "return _general(grid, block, args, shm, stream, cluster=cluster)"
-    lines = [
-        "def run(grid, block, args, shm=0, stream=None, *, cluster=None):",
-        f"    if cluster is not None or type(args) is not tuple or len(args) != {len(classes)}:",
-        f"        {miss}",
-    ]
-    body = []
-    if names:
-        body.append(f"    {', '.join(names)}, = args")
-    if terms:
-        body.append(f"    if not ({' and '.join(terms)}):")
-        body.append(f"        {miss}")
-    if extras is not None:
-        body.append("    args = args + _extras(args)")
-    body += [
-        "    fast = _F.fast",
-        "    if fast is None or not fast(grid, block, args, shm, stream):",
-        f"        _F.launch(grid, block, args, shm, stream, {cooperative})",
-    ]
+    code.entry("run", "grid, block, args, shm=0, stream=None, *, cluster=None", miss, [
+        f"if cluster is not None or type(args) is not tuple or len(args) != {n}:",
+        "    {miss}"])
     # kernel[grid, block](*args) (kernels.base.KernelPartial.__getitem__): the same body
     env["_star_slow"] = star  # kernels.base.launch_star: the general star form
-    lines += body + [
-        "def star(kernel, grid, block, shm, stream, /, *args, **kwargs):",
-        f"    if kwargs or len(args) != {len(classes)}:",
-        "        return _star_slow(kernel, grid, block, shm, stream, *args, **kwargs)",
-        "    cluster = None",
-    ] + body
-    run = define("\n".join(lines) + "\n", "<jitkern jit launch>", env, "run")
+    code.entry("star", "config, /, *args, **kwargs", miss, [
+        "_gx, _gy, _gz, _bx, _by, _bz, shm, stream, kernel, grid, block = config",
+        f"if kwargs or len(args) != {n}:",
+        "    return _star_slow(kernel, grid, block, shm, stream, *args, **kwargs)",
+        "cluster = None"])
+    if n:
+        code.add("read", [f"{', '.join(f'a{i}' for i in range(n))}, = args"])
+    if terms:
+        code.guard([f"not ({' and '.join(terms)})"])
+    if extras is not None:
+        code.add("read", ["args = args + _extras(args)"])
+    code.add("launch", ["fast = _F.fast",
+                        "if fast is None or not fast(grid, block, args, shm, stream):",
+                        f"    _F.launch(grid, block, args, shm, stream, {cooperative})"])
+    run = code.define("run")
     run.star, run.star_configs = env["star"], {}
+    run.star.dims = None  # the Function's launch checks the dims
     return run
-
 
 
 # ---------------------------------------------------------------------------
@@ -328,21 +416,20 @@ def make_bound_runner(function, state, plan, dims, shared_mem, stream, cooperati
 
     env = {"_launch": launch, "_h": state.handle, "_params": plan.params_ptr, "_fail": fail,
            "_streams": STREAMS_IN_USE, "_current": current_stream_handle, "_plan": plan}
+    code = CodePlan(f"<jitkern bound launch {function.name}>", env)
     # Keyword-only defaults make every name a fast local (the call passes none of them).
-    head = [("def run(*, _launch=_launch, _h=_h, _params=_params, _fail=_fail, "
-             "_streams=_streams, _current=_current):")]
+    code.entry("run", "*, _launch=_launch, _h=_h, _params=_params, _fail=_fail, "
+               "_streams=_streams, _current=_current", "")
     if stream is None:
-        head.append("    s = _current() if _streams[0] else 0")
+        code.add("stream", ["s = _current() if _streams[0] else 0"])
     else:
-        head.append(f"    s = {int(stream)}")
-    lines = head + [
+        code.add("stream", [f"s = {int(stream)}"])
+    code.add("launch", [
         _launch_line("_h", f"{gx}, {gy}, {gz}, {bx}, {by}, {bz}", str(shared_mem), "_params",
                      cooperative),
-        "    if err:",
-        "        _fail(err, s)",
-    ]
-    return define("\n".join(lines) + "\n", f"<jitkern bound launch {function.name}>", env, "run")
-
+        "if err:",
+        "    _fail(err, s)"])
+    return code.define("run")
 
 
 def make_slot_packer(slot, buffer, offset: int):
@@ -350,13 +437,16 @@ def make_slot_packer(slot, buffer, offset: int):
     ``buffer`` (a bound launch's ``set_arg``)."""
     env = {"_pack_into": struct.Struct("<" + slot.codes).pack_into, "_buf": buffer,
            "_off": offset}
+    code = CodePlan("<jitkern bound argument>", env)
     fields = {"a": "a"}
     for key, helper in slot.env.items():
         fields[key] = f"_{key}"
         env[f"_{key}"] = helper
-    read = f"    {slot.bind.format(**fields)}\n" if slot.bind else ""  # args.ArrayRead
-    src = f"def pack(a):\n{read}    _pack_into(_buf, _off, {slot.expr.format(**fields)})\n"
-    return define(src, "<jitkern bound argument>", env, "pack")
+    code.entry("pack", "a", "")
+    if slot.bind:
+        code.add("read", [slot.bind.format(**fields)])  # args.ArrayRead
+    code.add("pack", [f"_pack_into(_buf, _off, {slot.expr.format(**fields)})"])
+    return code.define("pack")
 
 
 # ---------------------------------------------------------------------------
@@ -499,7 +589,7 @@ def make_runner(
         "_cur_stream": get_current_stream,
         "_stream_of": ARRAYS.stream_of,
         "_malloc": memory.malloc,
-        "_MP": memory.MemoryPointer,
+        "_CB": memory.CachedBlock,
         "_new": object.__new__,
         "_pin": ARRAYS.pin_stream,
         "_slow": slow,
@@ -507,8 +597,9 @@ def make_runner(
         "_MISS": MISS,
         "_dev": device_id,
     }
+    code = CodePlan(f"<jitkern launch {kernel_name}>", env)
     n_args = sum(1 for kind, _ in kinds if kind != "alloc")
-    names = [f"a{k}" for k in range(n_args)]
+    unpack = f"{', '.join(f'a{k}' for k in range(n_args))}, = args" if n_args else "pass"
     types, pre, misses, reads, allocs, devices = [], [], [], [], [], []
     # Results follow the inputs (CuPy's arrays for CuPy's...): decided once per signature.
     results = None
@@ -526,22 +617,14 @@ def make_runner(
             devices.append(dev)
         elif kind == "alloc":
             shape, dtype = info
-            size = int(numpy.prod(shape, dtype=numpy.int64)) if shape else 1
-            strides = ARRAYS.c_strides(shape, dtype.itemsize)
-            env[f"_shape{k}"], env[f"_strides{k}"], env[f"_dt{k}"] = shape, strides, dtype
-            line = _result_line(k, results, dtype, env, multi_device) if results else None
-            if line is not None:
-                allocs.append(line)
-                foreign.add(k)
-                continue
-            allocs.append(_alloc_lines(f"m{k}", size * dtype.itemsize, env, device_id))
-            # make(), inlined: an ndarray from trusted parts
-            allocs.append(
-                f"a{k} = _new(_nd); a{k}._shape = _shape{k}; a{k}._strides = _strides{k}; "
-                f"a{k}._dtype = _dt{k}; a{k}._ptr = p{k} = m{k}.ptr; a{k}._mem = m{k}; "
-                f"a{k}._base = None; a{k}._device_id = _dev; a{k}._stream = so; "
-                f"a{k}._size = {size}"
-            )
+            if results is not None:
+                env[f"_shape{k}"] = shape
+                line = _result_line(k, results, dtype, env, multi_device)
+                if line is not None:
+                    allocs.append(line)
+                    foreign.add(k)
+                    continue
+            allocs += _output_lines(k, *info, env, device_id)
         else:
             # The scalar's type is part of the layout (it can bind a type placeholder).
             env[f"_g{k}"], env[f"_d{k}"] = type(first_args[k]), info
@@ -554,84 +637,65 @@ def make_runner(
             else:
                 reads.append(f"s{k} = _conv(a{k}, _d{k}, 'argument {k}', _name)")
     for j, nbytes in enumerate(temps):
-        allocs.append(_alloc_lines(f"t{j}", int(nbytes), env, device_id))
+        allocs += _alloc_lines(f"t{j}", int(nbytes), env, device_id)
         allocs.append(f"q{j} = t{j}.ptr")
-    body = [f"    {line}" for line in reads]
+    layout = _layout_check(unpack, types, pre, misses)
+    code.entry("run", "args, stream", "return _slow(args, stream)",
+               [f"if len(args) != {n_args}:", "    {miss}", unpack, *pre])
+    code.entry("guarded", "args, stream", "return _MISS", layout)
+    if entry is not None:
+        keywords, env["_general"] = entry
+        given = ", ".join(f"{kw}={kw}" for kw in keywords)
+        code.entry("entry", f"*args, stream=None, {', '.join(f'{kw}=None' for kw in keywords)}",
+                   "return _general(*args, stream=stream)", [
+                       f"if {' or '.join(f'{kw} is not None' for kw in keywords)}:",
+                       f"    return _general(*args, stream=stream, {given})", *layout])
+    code.add("read", reads)
     aligned = [k for k in aligned if kinds[k][0] == "array"]  # the pool aligns the rest
     if align_mask and aligned:
-        body += [
-            f"    if ({' | '.join(f'p{k}' for k in aligned)}) & {align_mask}:",
-            "        return _slow(args, stream)",
-        ]
+        code.guard([f"({' | '.join(f'p{k}' for k in aligned)}) & {align_mask}"],
+                   "return _slow(args, stream)")
     if multi_device:
         env["_ctx"], env["_ctx_get"] = (
             driver.primary_context(device_id),
             driver.drv().cuCtxGetCurrent,
         )
-        checks = ["_ctx_get()[1] != _ctx"] + [f"{d} != _dev" for d in devices]
-        body += [f"    if {' or '.join(checks)}:", "        return _slow(args, stream)"]
+        code.guard(["_ctx_get()[1] != _ctx"] + [f"{d} != _dev" for d in devices],
+                   "return _slow(args, stream)")
     if allocs:
         # Outputs and scratch buffers are ordered on the launch stream (scratch is freed
         # there after the launch); the outputs remember it, as jitkern.empty's do.
-        body += [
-            "    if stream is None:",
-            "        so = _cur_stream() if _streams[0] else _null",
-            "    else:",
-            "        so = _stream_of(stream)",
-            "    s = so.ptr",
-        ]
-        body += [f"    {line}" for line in allocs]
-        if any(kind == "alloc" and k not in foreign for k, (kind, _) in enumerate(kinds)):
-            body += [
-                "    if s:",
-                *(
-                    f"        _pin(m{k}, so)"
-                    for k, (kind, _) in enumerate(kinds)
-                    if kind == "alloc" and k not in foreign
-                ),
-            ]
+        code.add("stream", [
+            "if stream is None:",
+            "    so = _cur_stream() if _streams[0] else _null",
+            "else:",
+            "    so = _stream_of(stream)",
+            "s = so.ptr",
+        ])
+        code.add("alloc", allocs)
+        outputs = [k for k, (kind, _) in enumerate(kinds) if kind == "alloc" and k not in foreign]
+        if outputs:
+            code.add("alloc", ["if s:", *(f"    _pin(m{k}, so)" for k in outputs)])
     else:
-        body.append(_stream_line("_cur", "_sh"))
+        code.add("stream", [_stream_line("_cur", "_sh")])
     for j, step in enumerate(steps):
-        body += _step_lines(j, step, env, device_id)
-    body.append(f"    return {result}")
-    unpack = f"    {', '.join(names)}, = args" if names else "    pass"
-    src = [
-        "def run(args, stream):",
-        f"    if len(args) != {n_args}:",
-        "        return _slow(args, stream)",
-        unpack,
-        *(f"    {line}" for line in pre),
-        *body,
-        "def guarded(args, stream):",
-        *_guard_lines(unpack, types, pre, misses, "return _MISS"),
-        *body,
-    ]
-    if entry is not None:
-        keywords, env["_general"] = entry
-        given = ", ".join(f"{kw}={kw}" for kw in keywords)
-        src += [
-            f"def entry(*args, stream=None, {', '.join(f'{kw}=None' for kw in keywords)}):",
-            f"    if {' or '.join(f'{kw} is not None' for kw in keywords)}:",
-            f"        return _general(*args, stream=stream, {given})",
-            *_guard_lines(unpack, types, pre, misses, "return _general(*args, stream=stream)"),
-            *body,
-        ]
-    run = define("\n".join(src) + "\n", f"<jitkern launch {kernel_name}>", env, "run")
+        code.add("launch", _step_lines(j, step, env, device_id))
+    code.add("return", [f"return {result}"])
+    run = code.define("run")
     run.guarded = env["guarded"]
     run.entry = env.get("entry")
     return run
 
 
-def _guard_lines(unpack: str, types, pre, misses, miss: str) -> list:
-    """The layout check of ``guarded``/``entry``: ``miss`` where the arguments differ."""
-    lines = ["    try:", f"    {unpack}", "    except ValueError:", f"        {miss}"]
+def _layout_check(unpack: str, types, pre, misses) -> list:
+    """The layout check of ``guarded``/``entry``: their miss where the arguments differ."""
+    lines = ["try:", f"    {unpack}", "except ValueError:", "    {miss}"]
     # Types first: the statements and layout conditions read type-specific attributes.
     if types:
-        lines += [f"    if {' or '.join(types)}:", f"        {miss}"]
-    lines += [f"    {line}" for line in pre]
+        lines += [f"if {' or '.join(types)}:", "    {miss}"]
+    lines += pre
     if misses:
-        lines += [f"    if {' or '.join(misses)}:", f"        {miss}"]
+        lines += [f"if {' or '.join(misses)}:", "    {miss}"]
     return lines
 
 
@@ -655,21 +719,37 @@ def _result_line(k: int, results, dtype, env: dict, multi_device: bool) -> str |
     return f"a{k} = {make}; p{k} = {results.pointer.format(a=f'a{k}')}"
 
 
-def _alloc_lines(name: str, nbytes: int, env: dict, device_id: int) -> str:
+def _output_lines(k: int, shape, dtype, env: dict, device_id: int) -> list:
+    """Statements making output ``a{k}``: its memory ``m{k}`` (pointer ``p{k}``) allocated on
+    stream ``s``, and the ndarray over it (make(), inlined: an ndarray from trusted parts)."""
+    size = int(numpy.prod(shape, dtype=numpy.int64)) if shape else 1
+    strides = ARRAYS.c_strides(shape, dtype.itemsize)
+    env[f"_shape{k}"], env[f"_strides{k}"], env[f"_dt{k}"] = shape, strides, dtype
+    return [
+        *_alloc_lines(f"m{k}", size * dtype.itemsize, env, device_id),
+        f"a{k} = _new(_nd); a{k}._shape = _shape{k}; a{k}._strides = _strides{k}; "
+        f"a{k}._dtype = _dt{k}; a{k}._ptr = p{k} = m{k}.ptr; a{k}._mem = m{k}; "
+        f"a{k}._base = None; a{k}._device_id = _dev; a{k}._stream = so; "
+        f"a{k}._size = {size}",
+    ]
+
+
+def _alloc_lines(name: str, nbytes: int, env: dict, device_id: int) -> list:
     """Statements allocating ``nbytes`` as ``name`` on stream ``s``: on the legacy stream
     a block of the allocator's cache is taken straight from its free list (what
-    ``memory.malloc`` would do, without the call), else ``memory.malloc``."""
+    ``memory.malloc`` would do, without the call; a ``memory.CachedBlock`` goes back to that
+    list when collected), else ``memory.malloc``."""
     blocks, bucket = memory.free_list(device_id, 0, nbytes)
-    env[f"_fl_{name}"] = blocks
-    return (
-        f"if not s and _fl_{name}:\n"
-        f"        try:\n"
-        f"            {name} = _MP(_fl_{name}.pop(), {nbytes}, _dev, 0, None, {bucket})\n"
-        f"        except IndexError:\n"
-        f"            {name} = _malloc({nbytes}, _dev, s)\n"
-        f"    else:\n"
-        f"        {name} = _malloc({nbytes}, _dev, s)"
-    )
+    env[f"_fl_{name}"], env[f"_pop_{name}"] = blocks, blocks.pop
+    return [
+        f"if not s and _fl_{name}:",
+        "    try:",
+        f"        {name} = _CB(_pop_{name}(), {nbytes}, _dev, _fl_{name}, {bucket})",
+        "    except IndexError:",
+        f"        {name} = _malloc({nbytes}, _dev, s)",
+        "else:",
+        f"    {name} = _malloc({nbytes}, _dev, s)",
+    ]
 
 
 def _step_lines(j: int, step: Step, env: dict, device_id: int) -> list:
@@ -687,14 +767,14 @@ def _step_lines(j: int, step: Step, env: dict, device_id: int) -> list:
     )
     exprs = ", ".join(expr for expr, _code in step.dynamic)
     (gx, gy, gz), (bx, by, bz) = step.grid, step.block
-    lines = [f"    _pack{j}(_buf{j}, 0, {exprs})"]
+    lines = [f"_pack{j}(_buf{j}, 0, {exprs})"]
     lines.append(_launch_line(f"_h{j}", f"{gx}, {gy}, {gz}, {bx}, {by}, {bz}", "0",
                               f"_params{j}", False))
     if j == 0:  # nothing ran yet: the general path diagnoses the error
-        lines += ["    if err:", "        return _slow(args, stream)"]
+        lines += ["if err:", "    return _slow(args, stream)"]
     else:
         env["_check"] = driver.check
-        lines += ["    if err:", f"        _check((err,), 'launching {step.fn.name}')"]
+        lines += ["if err:", f"    _check((err,), 'launching {step.fn.name}')"]
     return lines
 
 

@@ -137,6 +137,22 @@ class MemoryPointer:
         return f"<MemoryPointer 0x{self.ptr:x} {self.size} bytes on device {self.device_id}>"
 
 
+class CachedBlock(MemoryPointer):
+    """A block a generated launcher took straight from the legacy stream's free list
+    ``blocks`` (:func:`free_list`; runtime.launcher's alloc slot), put back on that list when
+    collected: what MemoryPointer does for such a block, without its lookups (the legacy
+    stream is always cached and never captured)."""
+
+    __slots__ = ("_blocks",)
+
+    def __init__(self, ptr: int, size: int, device_id: int, blocks: list, bucket: int):
+        self.ptr, self.size, self.device_id, self.stream = ptr, size, device_id, 0
+        self._owner, self._bucket, self._blocks = None, bucket, blocks
+
+    def __del__(self):
+        self._blocks.append(self.ptr)
+
+
 def _hold(ptr: int, stream: int) -> bool:
     """During a capture on ``stream``: keep ``ptr`` from being freed into the graph
     unless the graph allocated it. True when held."""

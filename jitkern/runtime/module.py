@@ -327,7 +327,7 @@ class Function:
                 plan, launch, state.handle, _dims, STREAMS_IN_USE, fail, block_dims=_block_dims,
                 fallback=fallback, positional=positional, guards=guards, guard_env=guard_env,
                 stream_of=stream_handle, current_stream=current_stream_handle, device=device,
-                star=star)
+                star=star, checked_dims=checked_dims)
         return run
 
     def bind(self, grid, block, args, shared_mem: int = 0, stream=None, cooperative: bool = False,
@@ -687,6 +687,18 @@ def _dims_of(value, what: str, name: str | None = None) -> tuple[int, int, int]:
         except TypeError:  # a list: not hashable
             pass
     return dims
+
+
+def checked_dims(grid, block):
+    """(grid, block) as 3-tuples checked against CUDA's limits (memoised as a launch
+    memoises them), or None where either is not a valid launch dimension: the launch's
+    general path then says why, when the launch is made."""
+    try:
+        g = _dims.get(grid) or _dims_of(grid, "grid")
+        b = _block_dims.get(block) or _dims_of(block, "block")
+    except Exception:  # noqa: BLE001 - any invalid value: the general path raises it
+        return None
+    return g, b
 
 
 def _as_args(args) -> tuple:

@@ -50,7 +50,7 @@ def test_the_launch_source_is_the_generated_launcher(fake, rng):
     for _ in range(3):
         scale_into((1,), (32,), (x, out, a))
     source = codegen.launch_source(scale_into)
-    assert source.startswith("def run(grid, block, args") and "def star(kernel, grid" in source
+    assert source.startswith("def run(grid, block, args") and "def star(config" in source
     assert "_launch(_h, gx, gy, gz, bx, by, bz, shared_mem, s, _params, 0)" in source
     assert codegen.launch_source(scale_into[1, 32]) == source  # the subscript form's launcher
     bound = scale_into.bind(1, 32, x, out, a)
@@ -62,7 +62,7 @@ def test_subscript_and_call_forms_pack_the_same_launch(fake, rng):
     for _ in range(3):
         scale_into[2, 32](x, out, np.float32(1))
     generated = scale_into.func
-    assert scale_into[2, 32].func is generated.star  # straight to the generated launch
+    assert scale_into[2, 32].__func__ is generated.star  # straight to the generated launch
     a = np.float32(rng.standard_normal())
     scale_into[2, 32](x, out, a)
     by_subscript = fake.launches[-1]
