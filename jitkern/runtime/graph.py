@@ -98,6 +98,10 @@ class capture:
         return self._graph().update(node, *args, grid=grid, block=block,
                                     shared_mem=shared_mem, **named)
 
+    def update_many(self, updates) -> None:
+        """Update several kernel nodes in one call (see :meth:`Graph.update_many`)."""
+        self._graph().update_many(updates)
+
 
 def is_capturing(stream=None) -> bool:
     """True while ``stream`` (the current stream when None) is capturing."""
