@@ -257,6 +257,7 @@ def update_many(nodes: list[KernelNode], updates) -> None:
     position, or a dict of some by name) in order, as :func:`update` would one by one."""
     exec_id = nodes[0]._exec_id if nodes else None
     forms_of = _FORMS_OF
+    set_params = drv().cuGraphExecKernelNodeSetParams  # one look-up for all the nodes
     for item in updates:
         try:
             target, values = item
@@ -275,18 +276,18 @@ def update_many(nodes: list[KernelNode], updates) -> None:
                 f"by position) or a dict (some by name), not {type(values).__name__}")
         if kind == "named":
             indices = node._forms.get(tuple(values))
-            if indices is None or not _repack(node, indices, values.values()):
+            if indices is None or not _repack(node, indices, values.values(), set_params):
                 _update(node, (), values, None, None, None)
         else:
             indices = node._forms.get(len(values))
-            if indices is None or not _repack(node, indices, values):
+            if indices is None or not _repack(node, indices, values, set_params):
                 _update(node, tuple(values), {}, None, None, None)
 
 
 _FORMS_OF = {tuple: "position", list: "position", dict: "named"}
 
 
-def _repack(node: KernelNode, indices: tuple, values) -> bool:
+def _repack(node: KernelNode, indices: tuple, values, set_params=None) -> bool:
     """Pack ``values`` (user arguments ``indices``) into the node's parameter buffer and
     set it: each value's type must already have a packer for its parameter (made, and
     checked, by an earlier update of this node) and, for a JIT kernel, the value the
@@ -312,7 +313,9 @@ def _repack(node: KernelNode, indices: tuple, values) -> bool:
             if dims is not None and not dims(value):
                 break
         else:
-            (err,) = drv().cuGraphExecKernelNodeSetParams(node._exec, node._node, node._params)
+            if set_params is None:
+                set_params = drv().cuGraphExecKernelNodeSetParams
+            (err,) = set_params(node._exec, node._node, node._params)
             if err == 0:
                 stored = node.args
                 for i, value in zip(indices, values):
