@@ -14,6 +14,7 @@ way a serving loop gets a new batch:
 - update 1 node + replay: ``g.update(node0, x=new_input)`` on one captured graph, launch;
 - update 100 nodes + replay: every node gets new arrays (the chain moves to another pair
   of work buffers and a new input), launch: the worst case of an update;
+- update_many 100 nodes + replay: the same in one ``g.update_many`` call (by position);
 - replay only (no new arguments): the floor of a graph.
 
 Host time is the issuing work alone (GPU idle before it), end to end adds waiting for the
@@ -117,6 +118,25 @@ def cases(inputs, stream):
         moving.launch(stream)
         return pa
 
+    with jitkern.graph.capture(stream) as many:
+        chain(inputs[0], a, b, stream)
+    many.upload(stream)
+    many_nodes = many.nodes()
+    n = np.int32(N)
+    state_many = {"pair": 0}
+
+    def update_many(i):
+        state_many["pair"] ^= 1
+        pa, pb = pairs[state_many["pair"]]
+        updates = [(many_nodes[0], (inputs[i], pb, n))]
+        x, y = pb, pa
+        for node in many_nodes[1:]:
+            updates.append((node, (x, y, n)))
+            x, y = y, x
+        many.update_many(updates)
+        many.launch(stream)
+        return pa
+
     with jitkern.graph.capture(stream) as still:
         chain(inputs[0], a, b, stream)
     still.upload(stream)
@@ -129,6 +149,7 @@ def cases(inputs, stream):
             Case("recapture + replay", recapture),
             Case("update 1 node + replay", update_one),
             Case("update 100 nodes + replay", update_all),
+            Case("update_many 100 nodes (one call) + replay", update_many),
             Case("replay only (no new arguments)", replay_only)]
 
 

@@ -506,11 +506,17 @@ def _graph_args(kernel, key, types, plans) -> ArgMap:
     code = kernel.py_func.__code__
     return ArgMap(code.co_varnames[: code.co_argcount], key=key, keyer=_key_of,
                   described=tuple(t.describe() for t in types), describe=_describe_for_bind,
-                  extras=plans, dims=_dims_of)
+                  extras=plans, dims=_dims_of, keyer_for=_keyer_of_type)
 
 
 def _key_of(a):
     return (_KEYERS.get(type(a)) or _keyer_for(type(a)))(a)
+
+
+def _keyer_of_type(cls: type):
+    """The key reader of values of ``cls``, or None where the type is the key (scalars)."""
+    keyer = _KEYERS.get(cls) or _keyer_for(cls)
+    return None if keyer is _scalar_key else keyer
 
 
 def _dims_of(a):

@@ -447,6 +447,15 @@ class Graph:
         graphnodes.update(target, args, named, grid, block, shared_mem)
         return target
 
+    def update_many(self, updates) -> None:
+        """Update several kernel nodes in one call: ``updates`` is an iterable of
+        ``(node, args)`` pairs, ``args`` a tuple of every argument by position or a dict of
+        some by name (``node`` as for :meth:`update`). The same checks as :meth:`update`,
+        in order: a refused update raises with the earlier ones applied and its own node
+        as it was. Cheaper than a loop of :meth:`update` calls (one call, no keyword
+        arguments re-spread per node)."""
+        graphnodes.update_many(self._kernel_nodes(), updates)
+
     def _kernel_nodes(self) -> list:
         nodes = self._nodes
         if nodes is None:

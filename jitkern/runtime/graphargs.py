@@ -30,13 +30,16 @@ class ArgMap:
     from a value, ``described`` says each key in words and ``describe(value)`` a value's;
     ``extras`` lists, per user argument, the (kind, axis) shape/stride parameters appended
     after the user's, read from an array by ``dims(value) -> (shape, strides)``.
+    ``keyer_for(cls)``, if given, is ``keyer`` resolved for values of type ``cls`` once (a
+    hot path's), or None when the type itself is the key.
     """
 
     def __init__(self, names=None, params=None, *, key=None, keyer=None, described=None,
-                 describe=None, extras=None, dims=None):
+                 describe=None, extras=None, dims=None, keyer_for=None):
         self.names = tuple(names) if names is not None else None
         self.params = params
         self.key, self.keyer, self.described, self.describe = key, keyer, described, describe
+        self.keyer_for = keyer_for
         self.extras, self.dims = extras, dims
 
     @classmethod

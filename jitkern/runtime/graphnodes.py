@@ -57,7 +57,7 @@ class KernelNode:
 
     __slots__ = ("name", "index", "position", "function", "grid", "block", "shared_mem",
                  "args", "_node", "_params", "_raw", "_pointers", "_offsets", "_sizes",
-                 "_packers", "_exec", "_exec_id")
+                 "_packers", "_exec", "_exec_id", "_forms", "_fast")
 
     @property
     def kernel(self):
@@ -143,6 +143,7 @@ def _kernel_node(node, params, position: int, exec_handle) -> KernelNode:
     state = entry[1] if function is not None else None
     kn.name = function.name if function is not None else f"<kernel 0x{handle:x}>"
     kn.position, kn.function, kn.args, kn._packers = position, function, {}, {}
+    kn._forms, kn._fast = {}, {}  # the hot path's: see _repack
     kn.grid = (int(params.gridDimX), int(params.gridDimY), int(params.gridDimZ))
     kn.block = (int(params.blockDimX), int(params.blockDimY), int(params.blockDimZ))
     kn.shared_mem = int(params.sharedMemBytes)
@@ -237,6 +238,129 @@ def _kernel_name(kernel) -> str:
 def update(node: KernelNode, args: tuple, named: dict, grid, block, shared_mem) -> None:
     """Replace ``node``'s arguments (all by position, or some by name) and, if given, its
     grid, block and dynamic shared memory, in the executable graph."""
+    if grid is None and block is None and shared_mem is None:
+        # The hot path of a loop that updates nodes: arguments given the way an earlier
+        # update of this node gave them (the same count by position or the same names).
+        if args:
+            indices = node._forms.get(len(args))
+            if indices is not None and _repack(node, indices, args):
+                return
+        elif named:
+            indices = node._forms.get(tuple(named))
+            if indices is not None and _repack(node, indices, named.values()):
+                return
+    _update(node, args, named, grid, block, shared_mem)
+
+
+def update_many(nodes: list[KernelNode], updates) -> None:
+    """Apply ``updates`` ((node, args) pairs; args a tuple or list of every argument by
+    position, or a dict of some by name) in order, as :func:`update` would one by one."""
+    exec_id = nodes[0]._exec_id if nodes else None
+    forms_of = _FORMS_OF
+    set_params = drv().cuGraphExecKernelNodeSetParams  # one look-up for all the nodes
+    for item in updates:
+        try:
+            target, values = item
+        except (TypeError, ValueError):
+            raise JitkernTypeError(
+                f"update_many: each update is a (node, args) pair, args a tuple of every "
+                f"argument by position or a dict of some by name; got {item!r}") from None
+        if type(target) is KernelNode and target._exec_id == exec_id:
+            node = target
+        else:
+            node = find(nodes, target)
+        kind = forms_of.get(type(values))
+        if kind is None:
+            raise JitkernTypeError(
+                f"update_many: graph node {node.label}: the arguments are a tuple (every one "
+                f"by position) or a dict (some by name), not {type(values).__name__}")
+        if kind == "named":
+            indices = node._forms.get(tuple(values))
+            if indices is None or not _repack(node, indices, values.values(), set_params):
+                _update(node, (), values, None, None, None)
+        else:
+            indices = node._forms.get(len(values))
+            if indices is None or not _repack(node, indices, values, set_params):
+                _update(node, tuple(values), {}, None, None, None)
+
+
+_FORMS_OF = {tuple: "position", list: "position", dict: "named"}
+
+
+def _repack(node: KernelNode, indices: tuple, values, set_params=None) -> bool:
+    """Pack ``values`` (user arguments ``indices``) into the node's parameter buffer and
+    set it: each value's type must already have a packer for its parameter (made, and
+    checked, by an earlier update of this node) and, for a JIT kernel, the value the
+    specialisation key the node's binary was compiled for. False, with the node as it
+    was, when anything else holds: the general path checks again, packs, or says what
+    is wrong."""
+    fast = node._fast
+    raw = node._raw
+    saved = raw.raw
+    try:
+        for i, value in zip(indices, values):
+            entry = fast.get((i, type(value)))
+            if entry is None:
+                entry = _fast_entry(node, i, type(value))
+                if entry is None:
+                    break
+            keyer, want, pack, dims = entry
+            if keyer is not None:
+                got = keyer(value)
+                if got is not want and got != want:  # interned: mostly the same object
+                    break
+            pack(value)
+            if dims is not None and not dims(value):
+                break
+        else:
+            if set_params is None:
+                set_params = drv().cuGraphExecKernelNodeSetParams
+            (err,) = set_params(node._exec, node._node, node._params)
+            if err == 0:
+                stored = node.args
+                for i, value in zip(indices, values):
+                    stored[i] = value
+                return True
+    except Exception:  # refused or not packable here: the general path words the error
+        pass
+    ctypes.memmove(raw, saved, len(saved))
+    return False
+
+
+def _fast_entry(node: KernelNode, i: int, cls: type):
+    """(key reader or None, the key, packer, shape/stride packer or None) of user argument
+    ``i`` given a ``cls``, once the general path has made its packer; else None."""
+    pack = node._packers.get((i, cls))
+    if pack is None:
+        return None
+    amap = node.function.arg_map
+    keyer = want = dims = None
+    if amap.key is not None:
+        want = amap.key[i]
+        keyer = amap.keyer_for(cls) if amap.keyer_for is not None else amap.keyer
+        if keyer is None:  # the type is the key: the packer was made for this one
+            if want is not cls:
+                return None
+    if amap.extras and amap.extras[i]:
+        def dims(value, amap=amap, packers=node._packers, sizes=node._sizes):
+            return _repack_dims(amap, packers, sizes, i, value)
+    entry = node._fast[(i, cls)] = (keyer, want, pack, dims)
+    return entry
+
+
+def _repack_dims(amap, packers, sizes, i: int, value) -> bool:
+    """Pack a JIT array's shape/stride parameters (as ArgMap.slots lists them)."""
+    first = amap.count(sizes) + sum(len(items) for items in amap.extras[:i])
+    shape, strides = amap.dims(value)
+    for k, (kind, axis) in enumerate(amap.extras[i]):
+        pack = packers.get((first + k, int))
+        if pack is None:
+            return False
+        pack(int(shape[axis] if kind == "shape" else strides[axis]))
+    return True
+
+
+def _update(node: KernelNode, args: tuple, named: dict, grid, block, shared_mem) -> None:
     label = f"graph node {node.label}"
     amap = _arg_map(node, label)
     if not args and not named and grid is None and block is None and shared_mem is None:
@@ -262,6 +386,8 @@ def update(node: KernelNode, args: tuple, named: dict, grid, block, shared_mem) 
         check((err,), f"updating {label} (cuGraphExecKernelNodeSetParams)")
     node.args.update(changes)
     node.grid, node.block, node.shared_mem = new_grid, new_block, new_shared
+    if changes:  # the hot path may take this form of update from now on
+        node._forms[len(args) if args else tuple(named)] = tuple(changes)
 
 
 def _set_dims(params, grid, block, shared_mem) -> None:

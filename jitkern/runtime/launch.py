@@ -74,9 +74,9 @@ def _scalar_slot(dtype: numpy.dtype, what: str) -> Slot:
     if dtype.kind == "c" and dtype.char in STRUCT_CODES:
         return Slot(STRUCT_CODES[dtype.char], dtype.itemsize, dtype.itemsize,
                     "{a}.real, {a}.imag", {}, what)
-    if dtype.kind == "V":
+    if dtype.kind == "V":  # a numpy.void: bytes() is faster than its tobytes()
         return Slot(f"{dtype.itemsize}s", dtype.itemsize, _c_alignment(dtype),
-                    "{a}.tobytes()", {}, what)
+                    "bytes({a})", {}, what)
     code = STRUCT_CODES.get(dtype.char)
     if code is None:
         raise KernelArgumentError(f"{what}: NumPy type {dtype} cannot be passed to a kernel")

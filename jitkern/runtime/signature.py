@@ -154,7 +154,10 @@ def _record_slot(arg, index: int, param, size: int | None):
                     f"{_describe(arg)}, {dt.itemsize} bytes",
                     "a struct is copied by value with exactly the parameter's size")
     align = struct.align if struct is not None else _c_alignment(dt)
-    return f"{dt.itemsize}s", dt.itemsize, align, "{a}.tobytes()", {}
+    # bytes() reads a numpy.void's record through the buffer protocol in about half the
+    # time of its tobytes(); an ndarray's tobytes() is the faster of the two.
+    read = "bytes({a})" if type(arg) is numpy.void else "{a}.tobytes()"
+    return f"{dt.itemsize}s", dt.itemsize, align, read, {}
 
 
 def _c_alignment(dtype: numpy.dtype) -> int:

@@ -15,6 +15,7 @@ from jitkern import jit
 from jitkern.errors import (
     CUDAError,
     JitkernIndexError,
+    JitkernOverflowError,
     JitkernTypeError,
     JitkernValueError,
     KernelArgumentError,
@@ -346,3 +347,120 @@ def test_a_bound_launch_names_its_node(fake, rng):
     c = float(rng.standard_normal())
     g.update(bound, c=c)
     assert as_double(words(fake.node_updates[-1][2], [8, 8, 8])[2]) == c
+
+
+# -- the hot path: a node updated again the way it was before (graphnodes._repack) --------
+
+
+def test_repeated_updates_set_each_new_value(fake, rng):
+    g, (k, scale), (x, _y, _z), _scalars = capture_three(rng)
+    node = g.node(scale)
+    for _ in range(4):  # the first update makes the packers; the others reuse them
+        new_x, new_out = DeviceArray(pointer(rng)), DeviceArray(pointer(rng))
+        c, n = float(rng.standard_normal()), int(rng.integers(1, 1 << 40))
+        g.update(node, new_x, new_out, c, n)
+        got = words(fake.node_updates[-1][2], [8, 8, 8, 8])
+        assert got[:2] == [new_x.ptr, new_out.ptr] and as_double(got[2]) == c and got[3] == n
+        a = float(rng.standard_normal())
+        g.update((k, 1), a=a)
+        assert as_double(words(fake.node_updates[-1][2], [8] * 3)[2]) == a
+        assert node.args == {0: new_x, 1: new_out, 2: c, 3: n}
+
+
+def test_repeated_updates_move_a_jit_arrays_shape_and_strides(fake, rng):
+    column = make_column()
+    m = DeviceArray(pointer(rng), (3, 2), strides=(16, 8))
+    out = DeviceArray(pointer(rng), (3,))
+    with jitkern.graph.capture() as g:
+        column[1, 64](m, out, 0)
+    for _ in range(3):
+        rows, cols = (int(v) for v in rng.integers(2, 50, size=2))
+        m2 = DeviceArray(pointer(rng), (rows, cols), strides=(cols * 8, 8))
+        g.update(column, m=m2, k=cols - 1)
+        launch = fake.node_updates[-1][2]
+        assert words(launch, [8] * 7) == [m2.ptr, out.ptr, cols - 1, rows, cols, cols * 8, 8]
+
+
+def test_after_repeated_updates_a_wrong_value_is_still_refused(fake, rng):
+    g, (k, scale), _arrays, _scalars = capture_three(rng)
+    for _ in range(2):
+        g.update(scale, x=DeviceArray(pointer(rng)), c=float(rng.standard_normal()))
+        g.update((k, 0), x=DeviceArray(pointer(rng)), n=int(rng.integers(1, 64)))
+    before = g.node(scale)._raw.raw
+    with pytest.raises(KernelArgumentError, match=r"scale#0: argument 0 \(x\): the node's "
+                                                  r"kernel was compiled for array\(float64.*got "
+                                                  r"array\(float32"):
+        g.update(scale, x=DeviceArray(pointer(rng), typestr="<f4"), c=1.0)
+    with pytest.raises(KernelArgumentError, match=r"scale#0: argument 2 \(c\).*compiled for "
+                                                  r"float64, got float32"):
+        g.update(scale, x=DeviceArray(pointer(rng)), c=np.float32(1))
+    assert g.node(scale)._raw.raw == before
+    x, n = DeviceArray(pointer(rng)), int(rng.integers(1, 64))
+    with pytest.raises(JitkernOverflowError, match=r"argument 3 \(n\): \d+ does not fit the "
+                                                   r"kernel's long long"):
+        g.update((k, 0), x=x, n=2 ** 70)
+    got = words(fake.node_updates[-1][2], [8, 8, 8, 8])
+    g.update((k, 0), x=x, n=n)  # the refused update left nothing behind
+    assert words(fake.node_updates[-1][2], [8, 8, 8, 8])[0] == x.ptr
+    assert words(fake.node_updates[-1][2], [8, 8, 8, 8])[1:] == [got[1], got[2], n]
+
+
+def test_a_driver_failure_after_repeated_updates_leaves_the_node_as_it_was(fake, rng):
+    g, (k, _scale), _arrays, _scalars = capture_three(rng)
+    x = DeviceArray(pointer(rng))
+    g.update((k, 0), x=DeviceArray(pointer(rng)))
+    g.update((k, 0), x=x)
+    node = g.node(k, 0)
+    before = node._raw.raw
+    fake.cuGraphExecKernelNodeSetParams = lambda *args: (1,)
+    with pytest.raises(CUDAError, match=r"updating graph node axpy#0 \(cuGraphExecKernel"):
+        g.update(node, x=DeviceArray(pointer(rng)))
+    assert node.args == {0: x} and node._raw.raw == before
+
+
+# -- several nodes in one call --------------------------------------------------------------
+
+
+def test_update_many_updates_each_node_by_position_or_by_name(fake, rng):
+    g, (k, scale), (x, y, z), (_a0, a1, _c) = capture_three(rng)
+    first, second, third = g.nodes()
+    for _ in range(3):
+        p, q = DeviceArray(pointer(rng)), DeviceArray(pointer(rng))
+        a, c = (float(v) for v in rng.standard_normal(2))
+        n = int(rng.integers(1, 64))
+        fake.node_updates.clear()
+        g.update_many([(first, (p, q, a, n)), ((scale, 0), {"c": c}), (third, {"y": p})])
+        got = [words(update[2], [8] * 4) for update in fake.node_updates]
+        assert [update[1] for update in fake.node_updates] == [int(nd._node) for nd in
+                                                              (first, second, third)]
+        assert got[0][:2] == [p.ptr, q.ptr] and as_double(got[0][2]) == a and got[0][3] == n
+        assert got[1][:2] == [y.ptr, z.ptr] and as_double(got[1][2]) == c
+        assert got[2][:2] == [z.ptr, p.ptr] and as_double(got[2][2]) == a1
+        assert third.args == {1: p}
+
+
+def test_update_many_stops_at_a_refused_update(fake, rng):
+    g, (k, scale), _arrays, _scalars = capture_three(rng)
+    first, second, third = g.nodes()
+    p, q = DeviceArray(pointer(rng)), DeviceArray(pointer(rng))
+    before = second._raw.raw
+    with pytest.raises(KernelArgumentError, match=r"graph node scale#0: argument 2 \(c\).*"
+                                                  r"compiled for float64, got float32"):
+        g.update_many([(first, {"x": p}), (second, {"x": q, "c": np.float32(2)}),
+                       (third, {"x": q})])
+    assert first.args == {0: p} and second.args == {} and third.args == {}
+    assert second._raw.raw == before
+    assert [u[1] for u in fake.node_updates] == [int(first._node)]
+
+
+def test_update_many_says_what_an_update_is(fake, rng):
+    g, (k, scale), _arrays, _scalars = capture_three(rng)
+    with pytest.raises(JitkernTypeError, match=r"update_many: each update is a \(node, args\) "
+                                               r"pair.*got 'axpy'"):
+        g.update_many(["axpy"])
+    with pytest.raises(JitkernTypeError, match=r"update_many: graph node scale#0: the arguments "
+                                               r"are a tuple \(every one by position\) or a dict "
+                                               r"\(some by name\), not float"):
+        g.update_many([(scale, 2.0)])
+    with pytest.raises(JitkernValueError, match="axpy has 2 kernel nodes"):
+        g.update_many([(k, {"a": 1.0})])

@@ -146,3 +146,19 @@ def test_a_captured_bound_launch_is_a_node_of_its_kernel(rng):
     g.update(g.node(bound), c=c)
     g.launch()
     np.testing.assert_allclose(out.get(), xh + c, rtol=1e-15, atol=1e-15)
+
+
+def test_update_many_moves_every_node_and_repeats(rng):
+    raw = jitkern.RawKernel(TWICE, "twice")
+    x = jitkern.asarray(rng.standard_normal(N))
+    t, out = jitkern.full(N, np.nan), jitkern.full(N, np.nan)
+    g = capture_pipeline(raw, x, t, out, 0.5)
+    first, second = g.nodes()
+    for _ in range(3):  # the first update_many makes the packers; the others reuse them
+        xh, c = rng.standard_normal(N), float(rng.standard_normal())
+        x2, t2, out2 = jitkern.asarray(xh), jitkern.full(N, np.nan), jitkern.full(N, np.nan)
+        g.update_many([(first, (x2, t2, N)), (second, {"x": t2, "out": out2, "c": c})])
+        out.fill(np.nan)
+        g.launch()
+        np.testing.assert_allclose(out2.get(), 2.0 * xh + c, rtol=1e-15, atol=1e-15)
+        assert np.isnan(out.get()).all()

@@ -288,6 +288,22 @@ def test_numpy_records_are_copied_by_value_with_their_bytes(fake, rng):
         assert launch.words(5)[4] == ptr(out)
 
 
+def test_a_numpy_void_is_read_again_on_every_launch(fake, rng):
+    k = jitkern.RawKernel(STRUCTS, "structs")
+    lhs, out = Dev(rng, np.float64, 3), Dev(rng, np.float64, 3)
+    f, m = rng.random(25).astype(np.float32).view(float5x5), np.zeros(1, mixed)
+    rhs = rng.random(3).view(double3)
+    record = rhs[0]  # a view of rhs: changing rhs changes what it holds
+    for _ in range(3):  # the general path, then the generated launcher, twice
+        rhs["x"], rhs["y"], rhs["z"] = rng.random(3)
+        k((1,), (32,), (lhs, record, f[0], m[0], out))
+        assert fake.launches[-1].raw(1, 24) == struct.pack("<3d", *rhs[0].item())
+    for _ in range(2):  # a new record each launch
+        fresh = rng.random(3).view(double3)[0]
+        k((1,), (32,), (lhs, fresh, f[0], m[0], out))
+        assert fake.launches[-1].raw(1, 24) == struct.pack("<3d", *fresh.item())
+
+
 @dataclasses.dataclass(frozen=True)
 class Double3:
     x: float
