@@ -153,7 +153,8 @@ def launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args,
     shared_mem, stream = config_shared_mem, config_stream
     if kwargs:
         shared_mem, stream = _launch_keywords(kernel, kwargs, shared_mem, stream)
-    return kernel.func(grid, block, args, shared_mem, stream)
+    # by keyword: RawKernel's call takes shared_mem and stream as keywords only (CuPy's)
+    return kernel.func(grid, block, args, shared_mem=shared_mem, stream=stream)
 
 
 def _launch_keywords(kernel, kwargs, shared_mem, stream):

@@ -160,6 +160,28 @@ FAULT_HINT = (
 )
 
 
+#: The handle of the kernel this process launched last (every launch path stores it: one
+#: list store, ~10 ns); a fault's error names that kernel through ``kernel_name_of``.
+LAST_LAUNCH: list = [None]
+#: handle -> the kernel's name, or None (set by runtime.graphnodes, which knows jitkern's)
+kernel_name_of = None
+
+
+def _last_kernel_hint() -> str:
+    handle = LAST_LAUNCH[0]
+    name = None
+    if handle is not None and kernel_name_of is not None:
+        try:
+            name = kernel_name_of(handle)
+        except Exception:  # a stand-in handle: no name to give
+            name = None
+    if name is None:
+        return ""
+    return (f"\n(the last kernel this process launched was {name!r}; launches are asynchronous, "
+            "so an earlier one may have faulted: CUDA_LAUNCH_BLOCKING=1 makes each launch "
+            "wait and reports a fault at its own launch)")
+
+
 def check(result, what: str = "CUDA call"):
     """Unwrap a ``cuda.bindings`` result tuple, raising CUDAError on failure.
 
@@ -168,7 +190,7 @@ def check(result, what: str = "CUDA call"):
     err = result[0]
     if err != 0:
         d = _driver_module
-        hint = FAULT_HINT if int(err) in _KERNEL_FAULTS else ""
+        hint = _last_kernel_hint() + FAULT_HINT if int(err) in _KERNEL_FAULTS else ""
         raise CUDAError(f"{what} failed: {_name(d, err)}: {_describe(d, err)}{hint}", int(err))
     if len(result) == 1:
         return None

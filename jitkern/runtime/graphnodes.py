@@ -44,6 +44,16 @@ def param_sizes(handle) -> list[int] | None:
 driver.resets(globals(), FUNCTIONS=dict)
 
 
+def kernel_name(handle) -> str | None:
+    """The name of the kernel jitkern loaded as ``handle`` (a fault's error names it)."""
+    entry = FUNCTIONS.get(int(handle))
+    function = entry[0]() if entry is not None else None
+    return function.name if function is not None else None
+
+
+driver.kernel_name_of = kernel_name
+
+
 class KernelNode:
     """One kernel node of a captured graph, as ``g.nodes()`` lists it.
 

@@ -145,7 +145,9 @@ def _stream_line(current: str = "_current", of: str = "_stream_of") -> str:
 def _launch_line(handle: str, dims: str, shared_mem: str, params: str, cooperative: bool) -> str:
     """``err, = cuLaunchKernel(...)`` (cuLaunchCooperativeKernel takes no ``extra``)."""
     extra = "" if cooperative else ", 0"
-    return f"err, = _launch({handle}, {dims}, {shared_mem}, s, {params}{extra})"
+    # _last: runtime.driver.LAST_LAUNCH (a fault's error names the last kernel launched)
+    return (f"_last[0] = {handle}; "
+            f"err, = _launch({handle}, {dims}, {shared_mem}, s, {params}{extra})")
 
 
 _NOT_GIVEN = object()  # the default of a subscript launcher's positional parameters
@@ -246,6 +248,7 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
     exprs, checks, binds = _argument_slots(code, plan.slots, plan.types)
     env.update(guard_env or {})
     env.update(_launch=launch, _h=handle, _params=plan.params_ptr, _dims=dims,
+               _last=driver.LAST_LAUNCH,
                _bdims=dims if block_dims is None else block_dims,
                _streams=streams_in_use, _fail=fail, _slow=fallback,
                _stream_of=stream_of, _current=current_stream, _N=_NOT_GIVEN, _given=_given)
@@ -415,6 +418,7 @@ def make_bound_runner(function, state, plan, dims, shared_mem, stream, cooperati
         function._launch_failed(err, state, plan, dims[0], dims[1], shared_mem, s, cooperative)
 
     env = {"_launch": launch, "_h": state.handle, "_params": plan.params_ptr, "_fail": fail,
+           "_last": driver.LAST_LAUNCH,
            "_streams": STREAMS_IN_USE, "_current": current_stream_handle, "_plan": plan}
     code = CodePlan(f"<jitkern bound launch {function.name}>", env)
     # Keyword-only defaults make every name a fast local (the call passes none of them).
@@ -582,6 +586,7 @@ def make_runner(
         "_nd": ARRAYS.ndarray,
         "_conv": convert,
         "_launch": driver.drv().cuLaunchKernel,
+        "_last": driver.LAST_LAUNCH,
         "_cur": current_stream_handle,
         "_sh": stream_handle,
         "_streams": STREAMS_IN_USE,

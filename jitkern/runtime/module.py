@@ -221,6 +221,7 @@ class Function:
         else:
             s = stream_handle(stream)
         d = _drv
+        driver.LAST_LAUNCH[0] = state.handle  # a fault's error names the last kernel launched
         try:
             if cooperative:
                 (err,) = d.cuLaunchCooperativeKernel(state.handle, gx, gy, gz, bx, by, bz,
@@ -277,6 +278,7 @@ class Function:
         plan.pack(args)
         s = current_stream_handle() if stream is None else stream_handle(stream)
         config = cluster_config(d, grid3, block3, shared_mem, s, cluster3, cooperative)
+        driver.LAST_LAUNCH[0] = state.handle
         (err,) = d.cuLaunchKernelEx(config, state.handle, plan.params_ptr, 0)
         if err != 0:
             reasons = diagnose_launch(self, state.device_id, grid3, block3, shared_mem, cooperative)

@@ -96,7 +96,13 @@ def test_a_kernel_fault_says_where_to_look(tmp_path):
         def wild(x, n):
             x[n] = 1.0
 
+        @jitkern.rawkernel()
+        def tame(x, n):
+            x[0] = n
+
         x = jitkern.zeros(4, np.float32)
+        tame[1, 1](x, np.int64(3))
+        jitkern.synchronize()
         wild[1, 1](x, np.int64(1 << 40))  # far outside any allocation
         try:
             jitkern.synchronize()
@@ -113,3 +119,54 @@ def test_a_kernel_fault_says_where_to_look(tmp_path):
     assert "CUDA_ERROR_ILLEGAL_ADDRESS" in caught
     assert "JITKERN_DEBUG=1" in caught and "simulate" in caught
     assert "JITKERN_EXACT_ALLOC=1" in caught
+    assert "the last kernel this process launched was 'wild'" in caught
+
+
+class FaultingDriver:
+    """Makes a fake driver whose next synchronize reports a kernel fault (illegal address)."""
+
+    def __new__(cls):
+        from jitkern.runtime.fakedriver import FakeDriver
+
+        class Faulting(FakeDriver):
+            fault = False
+
+            def cuCtxSynchronize(self):
+                return (700,) if self.fault else (0,)
+
+        return Faulting(cc=(9, 0))
+
+
+@jit.rawkernel()
+def fault_first(x, n):
+    i = jit.threadIdx.x
+    if i < n:
+        x[i] = 1.0
+
+
+def test_a_fault_names_the_kernel_launched_last_by_every_launch_form(rng):
+    from jitkern.runtime import driver
+
+    raw = jitkern.RawKernel('extern "C" __global__ void fault_raw(float* x, int n) '
+                            '{ if (threadIdx.x < n) x[threadIdx.x] = 2.0f; }', "fault_raw")
+    fake = FaultingDriver()
+    with driver.use(fake):
+        x = jitkern.empty(64, np.float32)
+        n = int(rng.integers(1, 64))
+        forms = [
+            ("fault_first", lambda: fault_first[1, 64](x, np.int32(n))),
+            ("fault_raw", lambda: raw((1,), (64,), (x, np.int32(n)))),
+            ("fault_first", lambda: fault_first((1,), (64,), (x, np.int32(n)))),
+            ("fault_raw", lambda: raw[1, 64](x, np.int32(n))),
+        ]
+        for order in (forms, forms[::-1], [forms[k] for k in rng.permutation(len(forms))]):
+            for _name, launch in order:
+                for _ in range(3):  # the general path first, then the generated launcher
+                    launch()
+                fake.fault = True
+                with pytest.raises(jitkern.CUDAError) as caught:
+                    jitkern.synchronize()
+                fake.fault = False
+                message = str(caught.value)
+                assert f"the last kernel this process launched was {_name!r}" in message
+                assert "CUDA_LAUNCH_BLOCKING=1" in message and "JITKERN_DEBUG=1" in message
