@@ -150,7 +150,6 @@ LOCAL_IMPORTS = {
 
     ("jitkern.kernels.jit", "jitkern.toolchain.export"): "kernelbase: only when exporting",
     ("jitkern.kernels.jit", "jitkern.toolchain.inspection"): "kernelbase: Kernel.build",
-    ("jitkern.kernels.jit", "jitkern.toolchain.nvrtc"): "kernelbase: Kernel.build",
     ("jitkern.kernels.jit", "importlib"): "kernelbase: hoist",
     ("jitkern.kernels.jit", "sys"): "kernelbase: hoist",
     ("jitkern.runtime.driver", "jitkern.config"): "runtime: hoist",

@@ -156,7 +156,8 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         self.no_return = bool(no_return)
         self.return_tuple = bool(return_tuple)
         self.debug = _debug.debug_flag(debug, "ElementwiseKernel")
-        self.options = _debug.options_for(self.debug, compiler.normalize_options(options))
+        self.options = _debug.options_for(
+            self.debug, compiler.normalize_options(options, f"ElementwiseKernel {self.name!r}"))
         self._watches: dict = {}  # debug builds: source -> debugcheck.Watch
         self._given_options = tuple(options)
         self._runners: dict = {}

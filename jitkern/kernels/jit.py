@@ -36,7 +36,7 @@ from ..runtime.launcher import make_jit_runner
 from ..runtime.device import stream_handle
 from . import _export_kinds
 from .base import KernelPartial, LaunchSyntax, build, launch_star, resolve_arch
-from .jit_index import Generated, load_index, store_index
+from .jit_index import Generated, binary_slot, load_index, store_index
 from ..runtime.module import check_cluster
 from ..config import settings
 from ..errors import (
@@ -85,9 +85,9 @@ def rawkernel(
     the next synchronisation (docs/debug_mode.md).
     """
     mode = infer.check_mode(mode)
-    from ..toolchain.nvrtc import normalize_options  # lazily, as the rest of this module does
-
-    normalize_options(options)  # a bad option is named now, not at the first launch
+    # a bad option is named now, not at the first launch
+    owner = "rawkernel" if func is None else f"rawkernel {getattr(func, '__name__', 'kernel')!r}"
+    nvrtc.normalize_options(options, owner)
     opts = tuple([options] if isinstance(options, str) else options)
     if fast_math:
         opts += ("--use_fast_math",)
@@ -184,10 +184,11 @@ class JitKernel(LaunchSyntax, KernelPartial):
         self.mode = mode
         self.device = device
         self.debug = _debug_flag(debug)
+        self.__name__ = getattr(func, "__name__", "kernel")
+        nvrtc.normalize_options(options, f"rawkernel {self.__name__!r}")
         self.options = tuple(options)
         if (lineinfo or self.debug) and "-lineinfo" not in self.options:
             self.options += ("-lineinfo",)  # profilers and compute-sanitizer show Python lines
-        self.__name__ = getattr(func, "__name__", "kernel")
         self.__doc__ = getattr(func, "__doc__", None)
         self._parsed = None
         self._entries: dict = {}  # per-call key -> _Entry
@@ -443,13 +444,13 @@ class JitKernel(LaunchSyntax, KernelPartial):
         generated = load_index(self, types)
         binary = None
         if generated is not None:
-            binary = _cached_binary(generated, target, self.options)
+            binary = _cached_binary(generated, binary_slot(self, generated, target), self.options)
         if generated is None:
             generated = self._generate(types)
         check_target(self.__name__, generated.needs, target.cc)
         if binary is None:
             binary = _compile(generated, self.options, target, arch)
-            generated.binaries[target.name] = binary.key
+            generated.binaries[binary_slot(self, generated, target)] = binary.key
             store_index(self, types, generated)
         built = _Built(binary, generated.symbol, generated.plans, generated.cooperative)
         built.globals = CapturedGlobals(self.py_func, generated.fingerprints)
@@ -878,14 +879,15 @@ def _extras_function(plans):
 # compile
 
 
-def _cached_binary(generated: Generated, target, options: tuple):
-    """The binary the index names for ``target``, straight from the compile cache.
+def _cached_binary(generated: Generated, slot: str, options: tuple):
+    """The binary the index names in ``slot`` (jit_index.binary_slot: the target and the
+    user's headers), straight from the compile cache.
 
     This skips compile_source's key computation, which locates the toolkit and loads
     NVRTC (tens of ms in a fresh process): the key was computed from all of that when
     the entry was written. None when the index names no binary or the cache lost it.
     """
-    key = generated.binaries.get(target.name)
+    key = generated.binaries.get(slot)
     if key is None:
         return None
     return nvrtc.load_cached(key, generated.source, options)

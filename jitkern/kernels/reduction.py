@@ -221,7 +221,8 @@ class ReductionKernel(CachedSources, KernelPartial):
         self.reduce_dims = bool(reduce_dims)
         self.preamble = _check_code(preamble, "preamble")
         self.debug = _debug.debug_flag(debug, "ReductionKernel")
-        self.options = _debug.options_for(self.debug, compiler.normalize_options(options))
+        self.options = _debug.options_for(
+            self.debug, compiler.normalize_options(options, f"ReductionKernel {self.name!r}"))
         self._watches: dict = {}  # debug builds: source -> debugcheck.Watch
         self._runners: dict = {}
         self._guarded = None  # (axis, keepdims, guarded runner) of the last layout
