@@ -385,6 +385,7 @@ class RawModule:
                                                   "RawModule", backend)
             self._file_binary = None
         else:
+            compiler.normalize_options(options, "RawModule", backend)  # named even if unused
             self._source, self.options = None, tuple(options)
             self._file_binary = _binary_from_file(path)
         self._kernels: dict[str, RawKernel] = {}

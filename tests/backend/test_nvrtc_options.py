@@ -259,3 +259,12 @@ def test_jit_kernel_options_given_as_two_strings_compile():
     info = scaled.inspect(np.zeros(4, np.float32), arch="sm_90")
     assert f"-maxrregcount={n}" in info.options
     assert info.registers is not None and info.registers <= n
+
+
+def test_module_from_a_file_names_an_unknown_option_too(tmp_path):
+    path = tmp_path / "k.cubin"
+    path.write_bytes(jitkern.RawKernel(SOURCE, "k").inspect(arch="sm_90").cubin)
+    bogus = _bogus()
+    with pytest.raises(jitkern.JitkernValueError, match="RawModule: options: ") as info:
+        jitkern.RawModule(path=str(path), options=(bogus,))
+    assert repr(bogus) in str(info.value)
