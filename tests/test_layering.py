@@ -173,7 +173,6 @@ CYCLE_EXCEPTIONS: dict = {}
 
 #: files over 800 lines, and who splits them
 LONG_MODULES = {
-    "jitkern/kernels/reduction.py": "kernelbase: the compile wrapper moves to kernels/base.py",
     "jitkern/sim/ctranslate.py": "the C-subset translator: split statements from "
                                  "expressions (sim/)",
     "jitkern/kernels/jit.py": "kernelbase/runtime split it (kernels/jit.py, runtime/args.py)",

@@ -30,12 +30,12 @@ from .. import config
 from ..arrays.layout import c_strides
 from ..arrays.layout import fits_int32 as _fits_int32  # also read by generated guards
 from ..toolchain import nvrtc
-from ..runtime import debugcheck, driver
+from ..runtime import debugcheck
 from ..runtime import args as launch_args
 from ..runtime.launcher import make_jit_runner
-from ..runtime.device import stream_handle
 from . import _export_kinds
-from .base import KernelPartial, LaunchSyntax, build, launch_star, resolve_arch
+from .base import (KernelPartial, LaunchSyntax, build, debug_flag, debug_launched, debug_watch,
+                   launch_star, resolve_arch)
 from .jit_index import Generated, binary_slot, load_index, store_index
 from ..runtime.module import check_cluster
 from ..config import settings
@@ -48,7 +48,6 @@ from ..errors import (
     JitkernValueError,
     JitSyntaxError,
     KernelArgumentError,
-    LaunchError,
 )
 from ..compiler import frontend, infer
 from ..compiler import types as T
@@ -183,7 +182,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
         self.py_func = func
         self.mode = mode
         self.device = device
-        self.debug = _debug_flag(debug)
+        self.debug = debug_flag(debug, "rawkernel", default_from_env=True)
         self.__name__ = getattr(func, "__name__", "kernel")
         nvrtc.normalize_options(options, f"rawkernel {self.__name__!r}")
         self.options = tuple(options)
@@ -292,7 +291,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
             return
         entry.function.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
         if entry.watch is not None:  # debug builds stay on this path: each launch is noted
-            debugcheck.launched(entry.watch, driver.current_device_id(), stream_handle(stream))
+            debug_launched(entry.watch, stream)
             return
         entry.upgrade()
         if entry.run is None:  # no packing plan to build on (several GPUs, or extras)
@@ -348,7 +347,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
                 entry.types = tuple(map(type, args))
                 entry.globals = built.globals
                 if self.debug:
-                    entry.watch = _watch(built, f"kernel {self.__name__}")
+                    entry.watch = debug_watch(f"kernel {self.__name__}", built.sites, built.binary)
                 self._entries[key] = entry
         return entry
 
@@ -617,27 +616,6 @@ def _cupy_like(cls: type) -> bool:
     """A CuPy array (runtime.args' row) with the plain attributes the guards read."""
     return (launch_args.kind_of(cls) == "cupy"
             and all(hasattr(cls, name) for name in ("_c_contiguous", "ndim", "dtype")))
-
-
-def _debug_flag(debug) -> bool:
-    if debug is None:
-        return settings.debug  # JITKERN_DEBUG
-    if not isinstance(debug, bool):
-        raise JitkernTypeError(f"rawkernel(debug=...): expected True, False or None, got {debug!r}")
-    return debug
-
-
-def _watch(built: "_Built", label: str) -> debugcheck.Watch:
-    """The debug record of ``built``'s binary, found on each device where it is loaded."""
-    from ..runtime.module import load
-
-    def address_of(device_id: int):
-        try:
-            return load(built.binary, device_id).get_global(debugcheck.RECORD_NAME)
-        except LaunchError:  # no checked access in the kernel: nothing recorded
-            return None
-
-    return debugcheck.Watch(label, built.sites, address_of)
 
 
 class _Built:
