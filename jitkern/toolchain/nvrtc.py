@@ -236,7 +236,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
         raise JitkernTypeError(f"source: expected str, got {type(source).__name__}")
     if backend not in ("nvrtc", "nvcc"):
         raise JitkernValueError(f"backend: expected 'nvrtc' or 'nvcc', got {backend!r}")
-    opts = options if _normalized else normalize_options(options)
+    opts = options if _normalized else normalize_options(options, backend=backend)
     opts = opts + _generated_code_options(source, opts)
     names = tuple(name_expressions or ())
     chosen = target_for(arch, fmt)
