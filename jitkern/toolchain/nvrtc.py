@@ -123,6 +123,9 @@ def _nvrtc_option(opts: tuple, i: int, where: str) -> tuple[str, int]:
     row = nvrtc_options.lookup(name)
     if row is None:
         raise JitkernValueError(_unknown_option_message(opts[i], name, where))
+    if name in nvrtc_options.REFUSED:
+        raise JitkernValueError(f"{where}: {opts[i]!r} is not accepted: "
+                                f"{nvrtc_options.REFUSED[name]}")
     if value is None and row.value != "none" and i + 1 < len(opts):
         following = opts[i + 1]
         if isinstance(following, str) and (row.value == "required" or not following.startswith("-")):

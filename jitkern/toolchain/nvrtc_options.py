@@ -117,6 +117,16 @@ NVRTC_OPTIONS: tuple[NvrtcOption, ...] = tuple(NvrtcOption(*row) for row in (
     ("--utf-8", "-utf-8", _F),
 ))
 
+#: Options NVRTC accepts that jitkern refuses, and why. NVRTC 13.5 keeps ``--restrict`` for
+#: every later compile in the process: each kernel compiled after one that used it reads its
+#: pointers as restrict (non-coherent loads), and is cached under a key without the option.
+REFUSED = {
+    name: "NVRTC applies it to every later compile in the process, not only this kernel's "
+          "(so other kernels, and the cache, would get restrict pointers); write __restrict__ "
+          "on this kernel's pointer parameters instead"
+    for name in ("--restrict", "-restrict")
+}
+
 #: The one-letter options that also take their value glued on or after a space.
 GLUED = ("-D", "-U", "-I")
 

@@ -152,7 +152,6 @@ VALID = [
     (("--warning-as-error=all-warnings",), None), (("-Werror=reorder",), None),
     (("-Werror", "all-warnings"), ("-Werror=all-warnings",)),
     (("--fmax-errors=3",), None), (("-fmax-errors=5",), None),
-    (("--restrict",), None), (("-restrict",), None),
     (("--device-as-default-execution-space",), None), (("-default-device",), None),
     (("--device-int128",), None), (("-device-int128",), None),
     (("--optimization-info=inline",), None), (("-opt-info=inline",), None),
@@ -237,8 +236,8 @@ def test_pre_include_given_as_two_strings_is_joined(tmp_path):
 def test_every_row_has_long_and_short_spellings_that_are_accepted():
     for row in NVRTC_OPTIONS:
         for name in filter(None, (row.long, row.short)):
-            if name in ("-arch", "--gpu-architecture"):
-                continue  # jitkern picks the arch (its own error, tested elsewhere)
+            if name in ("-arch", "--gpu-architecture", "--restrict", "-restrict"):
+                continue  # refused on purpose (jitkern picks the arch; --restrict: below)
             option = name if row.value != "required" else f"{name}=1"
             spelled = {"-dc": "--relocatable-device-code=true"}.get(option, option)
             if row.default is not None:
@@ -268,3 +267,23 @@ def test_module_from_a_file_names_an_unknown_option_too(tmp_path):
     with pytest.raises(jitkern.JitkernValueError, match="RawModule: options: ") as info:
         jitkern.RawModule(path=str(path), options=(bogus,))
     assert repr(bogus) in str(info.value)
+
+
+@pytest.mark.parametrize("spelling", ["--restrict", "-restrict"])
+def test_restrict_is_refused_because_nvrtc_keeps_it_for_later_compiles(spelling):
+    with pytest.raises(jitkern.JitkernValueError, match="every later compile") as info:
+        _raw_kernel((spelling,))
+    assert "__restrict__" in str(info.value) and repr(spelling) in str(info.value)
+
+
+def test_a_kernel_compiled_after_a_restrict_request_is_not_restrict():
+    # NVRTC 13.5, given --restrict once, compiles every later program of the process with
+    # restrict pointers (non-coherent loads): the request must never reach it
+    def source():
+        return (f"// {uuid.uuid4()}\n" 'extern "C" __global__ void k(const float* x, float* y)'
+                " { y[threadIdx.x] = x[0]; }\n")
+
+    with pytest.raises(jitkern.JitkernValueError, match="every later compile"):
+        jitkern.RawKernel(source(), "k", options=("--restrict",)).inspect(arch="compute_90")
+    ptx = jitkern.RawModule(code=source()).inspect(arch="compute_90").ptx.decode()
+    assert "ld.global.nc" not in ptx
