@@ -76,3 +76,22 @@ def test_devices_of_one_arch_share_one_binary_loaded_on_each():
     images = [image for _, image in fake.loads if "scaled" in (cubin.kernel_names(image) or [])]
     assert [device for device, image in fake.loads if image in images] == [0, 1]
     assert images[0] == images[1]  # compiled once, loaded on both
+
+
+@pytest.mark.gpu
+def test_string_and_array_kernels_give_each_devices_own_results(rng):
+    if driver.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    factor = _factor()
+    scale = jitkern.ElementwiseKernel("float32 x", "float32 y", f"y = x * {factor}", "scaled")
+    total = jitkern.ReductionKernel("float32 x", "float32 y", "x", "a + b", "y = a", "0", "total")
+    for device in (0, 1, 0, 1):
+        with Device(device):
+            host = rng.standard_normal(1 << 16).astype(np.float32)
+            x = jitkern.asarray(host)
+            y = jitkern.full(host.shape, np.nan, np.float32)  # poisoned
+            scale(x, y)
+            np.testing.assert_allclose(y.get(), host * np.float32(factor), rtol=1e-6)
+            np.testing.assert_allclose(float(total(x).get()), host.astype(np.float64).sum(),
+                                       rtol=1e-4, atol=1e-2)
+            np.testing.assert_array_equal(x.astype(np.float64).get(), host.astype(np.float64))
