@@ -153,7 +153,6 @@ LOCAL_IMPORTS = {
 
     ("jitkern.kernels.jit", "jitkern.toolchain.export"): "kernelbase: only when exporting",
     ("jitkern.kernels.jit", "jitkern.toolchain.inspection"): "kernelbase: Kernel.build",
-    ("jitkern.kernels.jit", "jitkern.toolchain.nvrtc"): "kernelbase: Kernel.build",
     ("jitkern.kernels.jit", "importlib"): "kernelbase: hoist",
     ("jitkern.kernels.jit", "sys"): "kernelbase: hoist",
     ("jitkern.runtime.driver", "jitkern.config"): "runtime: hoist",
@@ -176,7 +175,6 @@ CYCLE_EXCEPTIONS: dict = {}
 
 #: files over 800 lines, and who splits them
 LONG_MODULES = {
-    "jitkern/kernels/reduction.py": "kernelbase: the compile wrapper moves to kernels/base.py",
     "jitkern/sim/ctranslate.py": "the C-subset translator: split statements from "
                                  "expressions (sim/)",
     "jitkern/kernels/jit.py": "kernelbase/runtime split it (kernels/jit.py, runtime/args.py)",

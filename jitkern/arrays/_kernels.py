@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy
 
 from ..toolchain.nvrtc import compile_source
+from ..runtime import driver
+from ..runtime.functions import SourceFunctions
 from ..runtime.module import Function
 from ..errors import JitkernValueError
 from . import dtypes
@@ -149,15 +151,23 @@ def fill_source(itemsize: int) -> str:
     return _PRELUDE + _FILL % {"bits": _BITS[itemsize]}
 
 
-_functions: dict[tuple, Function] = {}
+def _compile(source: str, capability, symbol: str):
+    """``source`` for the current device (whose compute capability is ``capability``:
+    compile_source builds for the current device when given no arch)."""
+    return compile_source(source, program_name=f"jitkern_array_{symbol}.cu")
+
+
+def _new_functions() -> SourceFunctions:
+    return SourceFunctions(_compile, driver.compute_capability)
+
+
+_functions = _new_functions()
+driver.resets(globals(), _functions=_new_functions)  # fresh Functions under driver.use(fake)
 
 
 def _function(key: tuple, source_fn, symbol: str) -> Function:
-    fn = _functions.get(key)
-    if fn is None:
-        binary = compile_source(source_fn(), program_name=f"jitkern_array_{symbol}.cu")
-        fn = _functions[key] = Function(binary, symbol)
-    return fn
+    """The kernel ``key`` names for the current device: compiled for its arch, loaded there."""
+    return _functions.current(key, symbol, None, source_fn)
 
 
 def _layout_record(shape, a, b) -> numpy.void:

@@ -28,7 +28,7 @@ def compile_with_cache(source: str, options=(), arch=None, cache_dir=None,
     """
     from ..kernels.raw import _prepare
 
-    src, opts = _prepare(source, options, translate_cucomplex, jitify)
+    src, opts = _prepare(source, options, translate_cucomplex, jitify, "compile_with_cache", backend)
     if cache_dir is not None:
         saved = settings.cache_dir
         settings.cache_dir = cache_dir

@@ -19,14 +19,20 @@ import functools
 import re
 import sys
 import types
+import weakref
 
-from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError
-from ..runtime import driver
+from ..config import settings
+from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError, LaunchError
+from ..runtime import debugcheck, driver
+from ..runtime.device import stream_handle
+from ..runtime.functions import Functions, SourceFunctions  # noqa: F401 (the kinds import Functions here)
+from ..runtime.module import load
 from ..sim import launch_keywords
 from ..toolchain import nvrtc, target
 from ..toolchain.inspection import inspect_binary
 from ..toolchain.nvrtc import Binary
 from ..toolchain.target import Arch
+from ._user_code import name_the_arguments
 
 
 def resolve_arch(arch) -> Arch:
@@ -256,37 +262,39 @@ def unique_messages(log: str) -> str:
     return "\n".join(out)
 
 
-class Functions:
-    """The loaded kernels of one kernel object: one :class:`~jitkern.runtime.module.Function`
-    per binary. A Function already keeps its own state per device, so the devices that run
-    one binary (GPUs of one arch) share one Function; only GPUs of different archs get
-    different binaries, and so different Functions.
+# ---------------------------------------------------------------------------
+# debug builds: one flag check and one record reader for every kind
 
-    ``binary_of(device_id)`` names the binary a device runs (hashable: an Arch, a
-    Binary); ``make(that)`` builds its Function on a miss. The device -> Function memo
-    keeps a repeat lookup to one dict get, as the kinds' own dicts did.
-    """
 
-    __slots__ = ("_by_binary", "_by_device", "_make", "_binary_of")
+def debug_flag(debug, kind: str, default_from_env: bool = False) -> bool:
+    """``debug=``: True or False (None too, meaning JITKERN_DEBUG, where the kind allows it)."""
+    if debug is None and default_from_env:
+        return settings.debug  # JITKERN_DEBUG
+    if not isinstance(debug, bool):
+        allowed = "True, False or None" if default_from_env else "True or False"
+        raise JitkernTypeError(f"{kind}(debug=...): expected {allowed}, got {debug!r}")
+    return debug
 
-    def __init__(self, make, binary_of):
-        self._by_binary: dict = {}
-        self._by_device: dict = {}
-        self._make = make
-        self._binary_of = binary_of
 
-    def current(self):
-        """The Function for the current device, loaded there (a missing name fails here)."""
-        device_id = driver.current_device_id()
-        fn = self._by_device.get(device_id)
-        if fn is None:
-            which = self._binary_of(device_id)
-            fn = self._by_binary.get(which)
-            if fn is None:
-                fn = self._by_binary[which] = self._make(which)
-            fn.handle(device_id)
-            self._by_device[device_id] = fn
-        return fn
+def debug_options(debug: bool, options: tuple) -> tuple:
+    """Debug builds add ``-lineinfo`` (profilers and compute-sanitizer see the source)."""
+    return options + ("-lineinfo",) if debug and "-lineinfo" not in options else options
+
+
+def debug_watch(label: str, sites, binary) -> debugcheck.Watch:
+    """The debug record (runtime/debugcheck.py) of ``binary``, found on each device where it
+    is loaded; ``sites``: what each checked access is (a Python line, a raw parameter)."""
+    def address_of(device_id: int):
+        try:
+            return load(binary, device_id).get_global(debugcheck.RECORD_NAME)
+        except LaunchError:  # no checked access in the kernel: nothing recorded
+            return None
+
+    return debugcheck.Watch(label, list(sites), address_of)
+
+
+def debug_launched(watch: debugcheck.Watch, stream) -> None:
+    debugcheck.launched(watch, driver.current_device_id(), stream_handle(stream))
 
 
 class LaunchSyntax:
@@ -301,12 +309,34 @@ class CachedSources:
     ``inspect`` of an analysed call, and the repr."""
 
     _sources: dict
+    _watches: dict  # debug builds: binary key -> debugcheck.Watch (one record per binary)
+
+    def _compile(self, source: str, arch=None, symbol=None) -> Binary:
+        """The one compile of a generated source: :func:`build`, and a compile error whose
+        first line names the argument holding the mistake (``operation``, ``reduce_expr``)."""
+        try:
+            return build(source, options=self.options, program_name=f"{self.name}.cu", arch=arch)
+        except CompileError as exc:
+            error = name_the_arguments(exc, self)
+            if error is exc:
+                raise
+            raise error from None
+
+    def _new_functions(self) -> SourceFunctions:
+        """The per-source cache of Functions: each device runs the source built for its own
+        arch and loaded there (looked up when a call signature's launch is built)."""
+        return SourceFunctions(self._compile, device_arch, self._function_made)
+
+    def _function_made(self, fn) -> None:
+        fn.owner = weakref.ref(self)  # names its graph nodes (which refuse updates)
+        if self.debug:  # raw arguments are indexed by hand: site k is parameter k
+            sites = [debugcheck.Site(None, None, p.name, "raw") for p in self.params]
+            label = f"{type(self).__name__} {self.name!r}"
+            self._watches[fn.binary.key] = debug_watch(label, sites, fn.binary)
 
     def _inspect_analysis(self, a, arch):
         self._remember(a)
-        binary = build(a.source, options=self.options, program_name=f"{self.name}.cu",
-                       arch=arch)
-        return inspect_binary(binary, self.name)
+        return inspect_binary(self._compile(a.source, arch), self.name)
 
     def __repr__(self) -> str:
         ins = ", ".join(p.spelling for p in self.in_params)

@@ -31,15 +31,14 @@ from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
 from ..runtime.handles import handle_ctype
 from ..toolchain.inspection import Inspection, inspect_binary
-from .base import CachedSources, KernelPartial, build
+from .base import CachedSources, KernelPartial, debug_flag, debug_launched, debug_options
 from ..runtime.module import Function, cluster_refused
 from .. import config
 from ..config import settings
-from ..errors import CompileError, JitkernTypeError, JitkernValueError, KernelArgumentError
+from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
-from . import _debug, _export_kinds
+from . import _export_kinds
 from . import _simulated as _sim_strings
-from ._user_code import name_the_arguments
 from ..runtime import launcher as _launcher
 from ..sim import block_size_of
 from ..compiler.strings import elementwise as _codegen
@@ -156,13 +155,14 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         self.reduce_dims = bool(reduce_dims)
         self.no_return = bool(no_return)
         self.return_tuple = bool(return_tuple)
-        self.debug = _debug.debug_flag(debug, "ElementwiseKernel")
-        self.options = _debug.options_for(self.debug, compiler.normalize_options(options))
-        self._watches: dict = {}  # debug builds: source -> debugcheck.Watch
+        self.debug = debug_flag(debug, "ElementwiseKernel")
+        self.options = debug_options(
+            self.debug, compiler.normalize_options(options, f"ElementwiseKernel {self.name!r}"))
+        self._watches: dict = {}  # debug builds: binary key -> debugcheck.Watch
         self._given_options = tuple(options)
         self._runners: dict = {}
         self._sources: dict = {}  # (dtypes, variant) -> source
-        self._functions: dict = {}  # source -> Function
+        self._functions = self._new_functions()  # source -> a Function per device
         self._set_call(self._call)
 
     @property
@@ -386,14 +386,8 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         return _codegen.generate(self, a)
 
     def _function(self, source: str) -> Function:
-        fn = self._functions.get(source)
-        if fn is None:
-            binary = compile_once_reported(source, self.options, f"{self.name}.cu", kernel=self)
-            fn = self._functions[source] = Function(binary, self.name, display_name=self.name)
-            fn.owner = weakref.ref(self)  # names its graph nodes (which refuse updates)
-            if self.debug:
-                self._watches[source] = _debug.watch(self, fn)
-        return fn
+        """``source``'s kernel for the current device (built for its arch, loaded there)."""
+        return self._functions.current(source, self.name, self.name)
 
     def check_debug(self) -> None:
         """Synchronise the current device; raise KernelAssertionError if a raw argument
@@ -418,7 +412,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
     # -- introspection ----------------------------------------------------------------
     def _inspect_analysis(self, a, arch):
         self._remember(a)
-        binary = compile_once_reported(a.source, self.options, f"{self.name}.cu", arch, self)
+        binary = self._compile(a.source, arch)
         return inspect_binary(binary, self.name)
 
     def inspect(self, *args, arch=None, size=None, **kwargs) -> Inspection:
@@ -457,18 +451,6 @@ def _uninstall_entries() -> None:
 
 
 config.on_simulate.append(_uninstall_entries)
-
-
-def compile_once_reported(source: str, options, program_name: str, arch=None, kernel=None):
-    """The one compile wrapper (kernels.base.build: each compiler message once); with
-    ``kernel``, the error's first line names the argument holding the mistake."""
-    try:
-        return build(source, options=options, program_name=program_name, arch=arch)
-    except CompileError as exc:
-        error = exc if kernel is None else name_the_arguments(exc, kernel)
-        if error is exc:
-            raise
-        raise error from None
 
 
 def _inner_vector(shape, strides_list, sizes, outputs) -> int:
@@ -604,7 +586,6 @@ class _Launch:
         "scalar_types",
         "slots",
         "static",
-        "watch",
         "zero",
     )
 
@@ -625,7 +606,6 @@ class _Launch:
         self.fallback = None
         self.align_mask = 0
         self._arrays = None
-        self.watch = None
         if a.vector > 1:
             widest = max(
                 a.dtypes[k].itemsize
@@ -637,7 +617,6 @@ class _Launch:
         if self.zero:
             return
         self.fn = kernel._function(a.source)
-        self.watch = kernel._watches.get(a.source)
         self.block = _block_size(block_size)
         self.grid = _grid_size(a, self.block)
         self.n_arg = numpy.int32(a.size) if a.index_type == "int" else numpy.int64(a.size)
@@ -676,9 +655,12 @@ class _Launch:
     def finish(self, packed, outs, stream):
         packed.append(self.n_arg)
         packed.extend(self.static)
-        self.fn.launch(self.grid, self.block, tuple(packed), 0, stream)
-        if self.watch is not None:
-            _debug.launched(self.watch, stream)
+        fn = self.fn
+        if several_devices():  # the general path may run on another device than the first
+            fn = self.kernel._function(self.analysis.source)
+        fn.launch(self.grid, self.block, tuple(packed), 0, stream)
+        if self.kernel.debug:
+            debug_launched(self.kernel._watches[fn.binary.key], stream)
         return outs
 
     def _misaligned(self) -> _Launch:

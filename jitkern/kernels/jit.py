@@ -30,15 +30,15 @@ from .. import config
 from ..arrays.layout import c_strides
 from ..arrays.layout import fits_int32 as _fits_int32  # also read by generated guards
 from ..toolchain import nvrtc
-from ..runtime import debugcheck, driver
+from ..runtime import debugcheck
 from ..runtime import args as launch_args
 from ..runtime import libraries
 from ..runtime.graphargs import ArgMap
 from ..runtime.launcher import make_jit_runner
-from ..runtime.device import stream_handle
 from . import _export_kinds
-from .base import KernelPartial, LaunchSyntax, build, launch_star, resolve_arch
-from .jit_index import Generated, load_index, store_index
+from .base import (KernelPartial, LaunchSyntax, build, debug_flag, debug_launched, debug_watch,
+                   launch_star, resolve_arch)
+from .jit_index import Generated, binary_slot, load_index, store_index
 from ..runtime.module import check_cluster
 from ..config import settings
 from ..errors import (
@@ -50,7 +50,6 @@ from ..errors import (
     JitkernValueError,
     JitSyntaxError,
     KernelArgumentError,
-    LaunchError,
 )
 from ..compiler import frontend, infer
 from ..compiler import types as T
@@ -89,9 +88,9 @@ def rawkernel(
     the next synchronisation (docs/debug_mode.md).
     """
     mode = infer.check_mode(mode)
-    from ..toolchain.nvrtc import normalize_options  # lazily, as the rest of this module does
-
-    normalize_options(options)  # a bad option is named now, not at the first launch
+    # a bad option is named now, not at the first launch
+    owner = "rawkernel" if func is None else f"rawkernel {getattr(func, '__name__', 'kernel')!r}"
+    nvrtc.normalize_options(options, owner)
     opts = tuple([options] if isinstance(options, str) else options)
     if fast_math:
         opts += ("--use_fast_math",)
@@ -187,11 +186,12 @@ class JitKernel(LaunchSyntax, KernelPartial):
         self.py_func = func
         self.mode = mode
         self.device = device
-        self.debug = _debug_flag(debug)
+        self.debug = debug_flag(debug, "rawkernel", default_from_env=True)
+        self.__name__ = getattr(func, "__name__", "kernel")
+        nvrtc.normalize_options(options, f"rawkernel {self.__name__!r}")
         self.options = tuple(options)
         if (lineinfo or self.debug) and "-lineinfo" not in self.options:
             self.options += ("-lineinfo",)  # profilers and compute-sanitizer show Python lines
-        self.__name__ = getattr(func, "__name__", "kernel")
         self.__doc__ = getattr(func, "__doc__", None)
         self._parsed = None
         self._entries: dict = {}  # per-call key -> _Entry
@@ -295,7 +295,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
             return
         entry.function.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
         if entry.watch is not None:  # debug builds stay on this path: each launch is noted
-            debugcheck.launched(entry.watch, driver.current_device_id(), stream_handle(stream))
+            debug_launched(entry.watch, stream)
             return
         entry.upgrade()
         if entry.run is None:  # no packing plan to build on (several GPUs, or extras)
@@ -353,7 +353,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
                 entry.types = tuple(map(type, args))
                 entry.globals = built.globals
                 if self.debug:
-                    entry.watch = _watch(built, f"kernel {self.__name__}")
+                    entry.watch = debug_watch(f"kernel {self.__name__}", built.sites, built.binary)
                 self._entries[key] = entry
         return entry
 
@@ -449,13 +449,13 @@ class JitKernel(LaunchSyntax, KernelPartial):
         generated = load_index(self, types)
         binary = None
         if generated is not None:
-            binary = _cached_binary(generated, target, self.options)
+            binary = _cached_binary(generated, binary_slot(self, generated, target), self.options)
         if generated is None:
             generated = self._generate(types)
         check_target(self.__name__, generated.needs, target.cc)
         if binary is None:
             binary = _compile(generated, self.options, target, arch)
-            generated.binaries[target.name] = binary.key
+            generated.binaries[binary_slot(self, generated, target)] = binary.key
             store_index(self, types, generated)
         built = _Built(binary, generated.symbol, generated.plans, generated.cooperative)
         built.globals = CapturedGlobals(self.py_func, generated.fingerprints)
@@ -646,27 +646,6 @@ def _guard_1d(cls: type, keyer):
         return None
     names = {m for g in row.guard_1d for m in re.findall(r"\{a\}\.(\w+)", g)}
     return row.guard_1d if all(hasattr(cls, name) for name in names) else None
-
-
-def _debug_flag(debug) -> bool:
-    if debug is None:
-        return settings.debug  # JITKERN_DEBUG
-    if not isinstance(debug, bool):
-        raise JitkernTypeError(f"rawkernel(debug=...): expected True, False or None, got {debug!r}")
-    return debug
-
-
-def _watch(built: "_Built", label: str) -> debugcheck.Watch:
-    """The debug record of ``built``'s binary, found on each device where it is loaded."""
-    from ..runtime.module import load
-
-    def address_of(device_id: int):
-        try:
-            return load(built.binary, device_id).get_global(debugcheck.RECORD_NAME)
-        except LaunchError:  # no checked access in the kernel: nothing recorded
-            return None
-
-    return debugcheck.Watch(label, built.sites, address_of)
 
 
 class _Built:
@@ -932,14 +911,15 @@ def _extras_function(plans):
 # compile
 
 
-def _cached_binary(generated: Generated, target, options: tuple):
-    """The binary the index names for ``target``, straight from the compile cache.
+def _cached_binary(generated: Generated, slot: str, options: tuple):
+    """The binary the index names in ``slot`` (jit_index.binary_slot: the target and the
+    user's headers), straight from the compile cache.
 
     This skips compile_source's key computation, which locates the toolkit and loads
     NVRTC (tens of ms in a fresh process): the key was computed from all of that when
     the entry was written. None when the index names no binary or the cache lost it.
     """
-    key = generated.binaries.get(target.name)
+    key = generated.binaries.get(slot)
     if key is None:
         return None
     return nvrtc.load_cached(key, generated.source, options)

@@ -3,7 +3,10 @@ what emission produced (:class:`Generated`), so a new process skips parsing and 
 
 An entry of the shared disk cache (kind "jit-index"): keyed on jitkern's version and
 code-generator identity as well, checksummed, and a bad entry is a miss. Its binaries
-are named per target (``Arch.name``) by their compile-cache keys.
+are named per target (``Arch.name``) by their compile-cache keys; where the kernel's
+options name the user's own header folders (``-I``, ``-include``), the slot also names
+the digest of the headers the source reads there (:func:`binary_slot`), so an edited
+header is a miss of the slot, not the old binary.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import json
 from ..compiler import frontend
 from ..compiler.captured import fingerprints_hold
 from ..runtime.debugcheck import Site
-from ..toolchain import cache
+from ..toolchain import cache, includes, nvrtc
 
 INDEX_VERSION = 4  # 4: arch requirements stored as data ("needs")
 
@@ -32,6 +35,15 @@ class Generated:
         self.filename = filename
         self.needs = tuple(map(tuple, needs))  # (what, span, cc) per use needing a newer GPU
         self.sites = tuple(sites)  # debug builds: debugcheck.Site per checked access
+
+
+def binary_slot(kernel, generated: Generated, target) -> str:
+    """The name ``generated.binaries`` keeps ``target``'s binary under: the target, and the
+    digest of every header from the user's folders the source can read (the binary's own
+    compile key covered those contents, so an edit must not reach it through the index)."""
+    options = nvrtc.normalize_options(kernel.options)
+    headers = includes.user_headers_digest(generated.source, options)
+    return f"{target.name}+{headers[:32]}" if headers else target.name
 
 
 def index_key(kernel, types: tuple) -> str | None:

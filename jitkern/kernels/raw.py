@@ -37,13 +37,14 @@ from . import _simulated as _sim_strings
 _BACKENDS = ("nvrtc", "nvcc")
 
 
-def _prepare(code: str, options, translate_cucomplex: bool, jitify: bool):
-    """Apply translate_cucomplex and jitify to (source, options)."""
+def _prepare(code: str, options, translate_cucomplex: bool, jitify: bool, owner: str | None = None,
+             backend: str = "nvrtc"):
+    """Apply translate_cucomplex and jitify to (source, options); a bad option names ``owner``."""
     if translate_cucomplex:
         from ..compiler.strings.cucomplex import translate_cucomplex as translate
 
         code = translate(code)
-    opts = compiler.normalize_options(options)
+    opts = compiler.normalize_options(options, owner, backend)
     if jitify:
         from ..compiler.strings.jitify import jitify_options
 
@@ -114,7 +115,8 @@ class RawKernel(KernelPartial):
         self.name = name
         _set_flags(self, backend, translate_cucomplex, enable_cooperative_groups, jitify)
         self.check_args = _check_flag(check_args)
-        self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
+        self._source, self.options = _prepare(code, options, translate_cucomplex, jitify,
+                                              f"RawKernel {name!r}", backend)
         self._module = None  # the RawModule this kernel came from, if any
         self._functions = Functions(self._new_function, device_arch)
         self._last: Function | None = None
@@ -407,9 +409,11 @@ class RawModule:
                 "names to the mangled symbols; nvcc cannot); use the default backend, or give "
                 "the instantiations extern \"C\" wrappers")
         if code is not None:
-            self._source, self.options = _prepare(code, options, translate_cucomplex, jitify)
+            self._source, self.options = _prepare(code, options, translate_cucomplex, jitify,
+                                                  "RawModule", backend)
             self._file_binary = None
         else:
+            compiler.normalize_options(options, "RawModule", backend)  # named even if unused
             self._source, self.options = None, tuple(options)
             self._file_binary = _binary_from_file(path)
         self._kernels: dict = {}  # name (and (name, check_args) off the module's) -> kernel

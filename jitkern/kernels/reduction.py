@@ -20,7 +20,6 @@ give the same bits.
 from __future__ import annotations
 
 import re
-import weakref
 
 import numpy
 
@@ -33,9 +32,9 @@ from ..runtime.module import Function, cluster_refused
 from ..config import settings
 from ..errors import JitkernAxisError, JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
-from . import _debug, _export_kinds
+from . import _export_kinds
 from . import _simulated_reduction as _sim_reduction
-from .base import CachedSources, KernelPartial
+from .base import CachedSources, KernelPartial, debug_flag, debug_launched, debug_options
 from ..runtime import launcher as _launcher
 from ..compiler.strings import reduction as _codegen
 from .elementwise import (
@@ -45,7 +44,6 @@ from .elementwise import (
     _pointer,
     _rebuild,
     check_kernel_name,
-    compile_once_reported,
     several_devices,
 )
 from ..compiler.strings.params import (
@@ -221,13 +219,14 @@ class ReductionKernel(CachedSources, KernelPartial):
         self.reduce_type = reduce_type or self.out_params[0].ctype
         self.reduce_dims = bool(reduce_dims)
         self.preamble = _check_code(preamble, "preamble")
-        self.debug = _debug.debug_flag(debug, "ReductionKernel")
-        self.options = _debug.options_for(self.debug, compiler.normalize_options(options))
-        self._watches: dict = {}  # debug builds: source -> debugcheck.Watch
+        self.debug = debug_flag(debug, "ReductionKernel")
+        self.options = debug_options(
+            self.debug, compiler.normalize_options(options, f"ReductionKernel {self.name!r}"))
+        self._watches: dict = {}  # debug builds: binary key -> debugcheck.Watch
         self._runners: dict = {}
         self._guarded = None  # (axis, keepdims, guarded runner) of the last layout
         self._sources: dict = {}
-        self._functions: dict = {}
+        self._functions = self._new_functions()  # (source, symbol) -> a Function per device
         self._set_call(self._call)
 
     def __reduce__(self):
@@ -495,14 +494,8 @@ class ReductionKernel(CachedSources, KernelPartial):
         self._sources[key] = a.source
 
     def _function(self, source: str, symbol: str) -> Function:
-        fn = self._functions.get((source, symbol))
-        if fn is None:
-            binary = compile_once_reported(source, self.options, f"{self.name}.cu", kernel=self)
-            fn = self._functions[(source, symbol)] = Function(binary, symbol, display_name=symbol)
-            fn.owner = weakref.ref(self)  # names its graph nodes (which refuse updates)
-            if self.debug and source not in self._watches:
-                self._watches[source] = _debug.watch(self, fn)
-        return fn
+        """``symbol`` of ``source`` for the current device (built for its arch, loaded there)."""
+        return self._functions.current((source, symbol), symbol, symbol, lambda: source)
 
     def check_debug(self) -> None:
         """Synchronise the current device; raise KernelAssertionError if a raw argument
@@ -513,7 +506,7 @@ class ReductionKernel(CachedSources, KernelPartial):
 
     def _inspect_analysis(self, a, arch):
         self._remember(a)  # compiled as a launch would, with the mistake's argument named
-        binary = compile_once_reported(a.source, self.options, f"{self.name}.cu", arch, self)
+        binary = self._compile(a.source, arch)
         return inspect_binary(binary, self.name)
 
     def inspect(self, *args, arch=None, axis=None, keepdims=False, out=None) -> Inspection:
@@ -764,14 +757,17 @@ class _Launch:
         return self.fallback
 
     def launch_with(self, packed, out_ptrs, outs, stream):
-        partial = None
+        partial, partial_ptr = None, 0
         if self.splits > 1:
             partial = allocate((self.partial_bytes,), _BYTE, stream=stream_of(stream))
             partial_ptr = _pointer(partial)
-        else:
-            partial_ptr = 0
         args = (*packed, *out_ptrs, partial_ptr, *self.sizes, *self.static)
-        self.fn.launch(self.grid, self.block, args, 0, stream)
+        fn, final = self.fn, self.final
+        if several_devices():  # the general path may run on another device than the first
+            fn = self.kernel._function(self.a.source, self.kernel.name)
+            if final is not None:
+                final = self.kernel._function(self.a.source, self.kernel.name + "_final")
+        fn.launch(self.grid, self.block, args, 0, stream)
         if partial is not None:
             fargs = (
                 partial_ptr,
@@ -785,10 +781,9 @@ class _Launch:
                     + self.kernel.nout
                 ],
             )
-            self.final.launch(self.final_grid, (256, 1, 1), fargs, 0, stream)
-        watch = self.kernel._watches.get(self.a.source)
-        if watch is not None:
-            _debug.launched(watch, stream)
+            final.launch(self.final_grid, (256, 1, 1), fargs, 0, stream)
+        if self.kernel._watches:  # a debug build
+            debug_launched(self.kernel._watches[fn.binary.key], stream)
         return outs
 
 

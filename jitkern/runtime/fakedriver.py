@@ -10,8 +10,10 @@ For tests and the CPU launch benchmark, through the runtime's one seam::
         (launch,) = fake.launches
         launch.grid, launch.words(3)  # (1, 1, 1), the 8-byte words of parameters 0-2
 
-Modules "load" to fresh handles, contexts are ints, every pointer is device memory (of
-device 0 unless ``pointer_device`` says otherwise), and each ``cuLaunchKernel``/``cuLaunchCooperativeKernel`` is recorded (or,
+Modules "load" to fresh handles (``loads`` keeps each module's device and bytes), contexts
+are ints, every pointer is device memory (of the device it was allocated on, else 0,
+unless ``pointer_device`` says otherwise), devices may differ in compute capability
+(``cc=[(9, 0), (8, 0)]``), and each ``cuLaunchKernel``/``cuLaunchCooperativeKernel`` is recorded (or,
 with ``record=False``, answered by a stub that does nothing: the benchmark's). A test that needs another
 answer from a call subclasses it or sets the attribute on the instance.
 
@@ -96,7 +98,8 @@ class _Node:
 
 class FakeDriver:
     """See the module doc. ``devices``: how many GPUs ``cuDeviceGetCount`` says; ``cc``:
-    their compute capability; ``version``: the driver's CUDA version; ``record``: keep each launch (else only ``count`` it)."""
+    their compute capability (one ``(major, minor)`` for all, or a list of one per device);
+    ``version``: the driver's CUDA version; ``record``: keep each launch (else only ``count`` it)."""
 
     CUresult = CUresult
     CUdevice_attribute = types.SimpleNamespace(
@@ -106,8 +109,13 @@ class FakeDriver:
         CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL=9, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE=17)
 
     def __init__(self, devices: int = 1, cc=(9, 0), record: bool = True, version: int = 13000):
-        self.devices, self.cc, self.record, self.version = devices, tuple(cc), record, version
+        self.devices, self.record, self.version = devices, record, version
+        per_device = isinstance(cc, list)
+        self.ccs = [tuple(c) for c in cc] if per_device else [tuple(cc)] * max(devices, 1)
+        self.cc = self.ccs[0]
         self.launches: list[Launch] = []
+        self.loads: list[tuple[int, bytes]] = []  # (device, image) of each cuModuleLoadData
+        self.allocations: dict[int, int] = {}  # pointer -> device it was allocated on
         self.current = 0  # the current context (0: none)
         self._handles = itertools.count(0x1000)
         self._addresses = itertools.count(1 << 32, 1 << 20)
@@ -152,7 +160,8 @@ class FakeDriver:
         return (0, self.current - 0xC0)
 
     def cuDeviceGetAttribute(self, attr, dev):
-        values = {"COMPUTE_CAPABILITY_MAJOR": self.cc[0], "COMPUTE_CAPABILITY_MINOR": self.cc[1],
+        cc = self.ccs[int(dev)]
+        values = {"COMPUTE_CAPABILITY_MAJOR": cc[0], "COMPUTE_CAPABILITY_MINOR": cc[1],
                   "MAX_THREADS_PER_BLOCK": 1024, "MULTIPROCESSOR_COUNT": 132,
                   "MAX_SHARED_MEMORY_PER_BLOCK": 49152}
         return (0, values[attr])
@@ -166,9 +175,8 @@ class FakeDriver:
             return (0, 2)
         return (1, 0)
 
-    @staticmethod
-    def pointer_device(ptr: int) -> int:
-        return 0
+    def pointer_device(self, ptr: int) -> int:
+        return self.allocations.get(int(ptr), 0)
 
     def cuGetErrorName(self, err):
         return (0, f"CUDA_ERROR_{int(err)}".encode())
@@ -190,7 +198,9 @@ class FakeDriver:
         return (0,)
 
     def cuMemAllocFromPoolAsync(self, size, pool, stream):
-        return (0, next(self._addresses))
+        ptr = next(self._addresses)
+        self.allocations[ptr] = int(pool) - 0x9000  # the pool is the device's (above)
+        return (0, ptr)
 
     def cuMemFreeAsync(self, ptr, stream):
         return (0,)
@@ -289,6 +299,7 @@ class FakeDriver:
 
     # -- modules
     def cuModuleLoadData(self, data):
+        self.loads.append((self.current - 0xC0, bytes(data)))
         return (0, next(self._handles))
 
     def cuModuleGetFunction(self, module, name: bytes):

@@ -16,7 +16,7 @@ import threading
 
 from ..config import settings
 from ..errors import CompileError, JitkernTypeError, JitkernValueError
-from . import cache, discovery as toolchain, includes
+from . import cache, discovery as toolchain, includes, nvrtc_options
 from .target import Arch, for_device, parse as parse_arch
 
 DEFAULT_STD = "-std=c++17"
@@ -72,32 +72,84 @@ _compile_locks: dict[str, threading.Lock] = {}
 _compile_locks_guard = threading.Lock()
 
 
-def normalize_options(options) -> tuple[str, ...]:
-    """Validate user options and apply jitkern's defaults (C++17, rdc spelling)."""
+def normalize_options(options, owner: str | None = None, backend: str = "nvrtc") -> tuple[str, ...]:
+    """Validate user options and apply jitkern's defaults (C++17, rdc spelling).
+
+    For NVRTC, every option's name is checked against NVRTC's documented set
+    (:mod:`.nvrtc_options`), so a misspelt one is refused now, naming ``owner`` (the
+    kernel: "RawKernel 'k'"), and a value given as the next string (``"-maxrregcount",
+    "32"``) or after a space (``"-I /dir"``) is joined to its option, so the cache key
+    and the include folders read one spelling. nvcc's options are its own: only their
+    form is checked."""
+    where = f"{owner}: options" if owner else "options"
     if isinstance(options, str):
         options = (options,)
     try:
         opts = tuple(options)
     except TypeError:
-        raise JitkernTypeError(f"options: expected a tuple of str, got {type(options).__name__}") from None
+        raise JitkernTypeError(f"{where}: expected a tuple of str, got {type(options).__name__}") from None
     out = []
-    for opt in opts:
-        if not isinstance(opt, str):
-            raise JitkernTypeError(f"options: every option must be a str, got {type(opt).__name__} ({opt!r})")
-        if not opt.startswith("-"):
-            raise JitkernValueError(
-                f"options: {opt!r} is not a compiler option (every option starts with '-', "
-                "e.g. '-O3', '--use_fast_math', '-DNAME=1')"
-            )
-        if opt.startswith(_ARCH_PREFIXES):
-            raise JitkernValueError(
-                f"options: {opt!r} is not accepted; jitkern picks the arch from the device, "
-                "or pass arch= to inspect()/compile_source()"
-            )
+    i = 0
+    while i < len(opts):
+        opt = _checked_form(opts[i], where)
+        if backend == "nvrtc":
+            opt, i = _nvrtc_option(opts, i, where)
         out.append(_RDC_OPTIONS.get(opt, opt))
+        i += 1
     if not any(o.startswith(("-std", "--std")) for o in out):
         out.insert(0, DEFAULT_STD)
     return tuple(out)
+
+
+def _checked_form(opt, where: str) -> str:
+    if not isinstance(opt, str):
+        raise JitkernTypeError(f"{where}: every option must be a str, got {type(opt).__name__} ({opt!r})")
+    if not opt.startswith("-"):
+        raise JitkernValueError(
+            f"{where}: {opt!r} is not a compiler option (every option starts with '-', "
+            "e.g. '-lineinfo', '--use_fast_math', '-DNAME=1')"
+        )
+    if opt.startswith(_ARCH_PREFIXES):
+        raise JitkernValueError(
+            f"{where}: {opt!r} is not accepted; jitkern picks the arch from the device, "
+            "or pass arch= to inspect()/compile_source()"
+        )
+    return opt
+
+
+def _nvrtc_option(opts: tuple, i: int, where: str) -> tuple[str, int]:
+    """(option ``i`` in its one spelling, the index of the last string it used)."""
+    name, value = nvrtc_options.split(opts[i])
+    row = nvrtc_options.lookup(name)
+    if row is None:
+        raise JitkernValueError(_unknown_option_message(opts[i], name, where))
+    if name in nvrtc_options.REFUSED:
+        raise JitkernValueError(f"{where}: {opts[i]!r} is not accepted: "
+                                f"{nvrtc_options.REFUSED[name]}")
+    if value is None and row.value != "none" and i + 1 < len(opts):
+        following = opts[i + 1]
+        if isinstance(following, str) and (row.value == "required" or not following.startswith("-")):
+            value, i = following, i + 1
+    if value is None:
+        value = row.default
+    if value is None:
+        return opts[i], i
+    if name in nvrtc_options.GLUED:
+        return name + value.strip(), i
+    return f"{name}={value}", i
+
+
+def _unknown_option_message(opt: str, name: str, where: str) -> str:
+    close = nvrtc_options.suggestions(name)
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    hint = f"{nvrtc_options.advice(name)}; " if nvrtc_options.advice(name) else hint
+    return (
+        f"{where}: {opt!r} is not an NVRTC option; {hint}NVRTC accepts the options of its "
+        "documentation ('Supported Compile Options'), long names with two dashes and short "
+        "ones with one (e.g. '--use_fast_math', '-lineinfo', '-maxrregcount=32', '-DNAME=1', "
+        f"'-I/path'): the list is in {nvrtc_options.DOCS} and in "
+        "jitkern.toolchain.nvrtc_options.NVRTC_OPTIONS"
+    )
 
 
 # Sources jitkern generates carry one of these lines. NVRTC's warnings about jitkern's own
@@ -187,7 +239,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
         raise JitkernTypeError(f"source: expected str, got {type(source).__name__}")
     if backend not in ("nvrtc", "nvcc"):
         raise JitkernValueError(f"backend: expected 'nvrtc' or 'nvcc', got {backend!r}")
-    opts = options if _normalized else normalize_options(options)
+    opts = options if _normalized else normalize_options(options, backend=backend)
     opts = opts + _generated_code_options(source, opts)
     names = tuple(name_expressions or ())
     chosen = target_for(arch, fmt)

@@ -16,15 +16,11 @@ OWNED = 0x5000  # a stream handle jitkern made (registered with cache_stream)
 FOREIGN = 0x6000  # a handle jitkern did not make (CuPy's, PyTorch's)
 
 
-class CountingDriver:
-    """Records every call; the pool hands out fresh addresses, 4 KiB apart."""
-
-    class CUresult:
-        CUDA_ERROR_INVALID_CONTEXT = 201
-        CUDA_ERROR_INVALID_VALUE = 1
-        CUDA_ERROR_OUT_OF_MEMORY = 2
+class CountingDriver(FakeDriver):
+    """The fake driver, recording every allocator call; allocations come 4 KiB apart."""
 
     def __init__(self):
+        super().__init__(devices=2)
         self.calls = []
         self.capturing = set()  # streams a (foreign) capture runs on
         self.oom = 0  # how many allocations fail with out of memory before one succeeds
@@ -66,16 +62,22 @@ class CountingDriver:
 
 
 @pytest.fixture
-def fake(monkeypatch):
+def fake():
+    """The allocator against the counting driver, through the runtime's one seam
+    (driver.use gives the allocator fresh pools and free lists, and restores them)."""
     d = CountingDriver()
-    monkeypatch.setattr(memory, "drv", lambda: d)
-    monkeypatch.setattr(memory, "_alloc_fn", None)
-    monkeypatch.setattr(memory, "_pools", {0: "pool0", 1: "pool1"})
-    monkeypatch.setattr(memory, "_free", {})
-    monkeypatch.setattr(memory, "CAPTURES", {})
-    monkeypatch.setattr(memory, "CACHE_STREAMS", {0, 1, OWNED})
-    monkeypatch.setattr(driver, "primary_context", lambda dev: f"ctx{dev}")
-    return d
+    with driver.use(d):
+        memory.cache_stream(OWNED)  # a stream jitkern made
+        try:
+            yield d
+        finally:
+            memory.forget_stream(OWNED)
+            memory.CAPTURES.pop(OWNED, None)
+
+
+def pool_of(fake, device):
+    """The driver's memory pool of ``device`` (what cuDeviceGetDefaultMemPool answers)."""
+    return fake.cuDeviceGetDefaultMemPool(device)[1]
 
 
 def test_a_freed_block_is_reused_on_the_same_stream_without_a_driver_call(fake):
@@ -172,8 +174,8 @@ def test_free_all_blocks_returns_the_cache_to_the_driver(fake):
     frees = {(c[1], c[2]) for c in fake.calls if c[0] == "free"}
     assert frees == {(ptrs[0], 0), (ptrs[1], 0), (ptrs[2], OWNED)}
     # each device's blocks are freed with its context current; then the pools are trimmed
-    assert ("push", "ctx0") in fake.calls and ("push", "ctx1") in fake.calls
-    assert {c[1] for c in fake.calls if c[0] == "trim"} == {"pool0", "pool1"}
+    assert ("push", fake.context(0)) in fake.calls and ("push", fake.context(1)) in fake.calls
+    assert {c[1] for c in fake.calls if c[0] == "trim"} == {pool_of(fake, 0), pool_of(fake, 1)}
     assert pool.n_free_blocks() == 0
     fake.calls.clear()
     m = memory.malloc(512, 0, 0)
@@ -183,9 +185,13 @@ def test_free_all_blocks_returns_the_cache_to_the_driver(fake):
 
 def test_free_all_blocks_of_one_stream(fake):
     a, b = memory.malloc(512, 0, 0), memory.malloc(512, 0, OWNED)
+    kept, released = a.ptr, b.ptr
     del a, b
-    jitkern.get_default_memory_pool().free_all_blocks(stream=OWNED)
-    assert len(memory._free[(0, 0, 512)]) == 1 and memory._free[(0, OWNED, 512)] == []
+    pool = jitkern.get_default_memory_pool()
+    pool.free_all_blocks(stream=OWNED)
+    assert pool.n_free_blocks() == 1 and ("free", released, OWNED) in fake.calls
+    fake.calls.clear()
+    assert memory.malloc(512, 0, 0).ptr == kept and fake.calls == []  # stream 0's stayed
 
 
 def test_out_of_memory_returns_the_cache_and_retries(fake):
@@ -213,7 +219,6 @@ def test_a_destroyed_stream_gives_its_blocks_back(fake):
     fake.calls.clear()
     jitkern.get_default_memory_pool().free_all_blocks()
     assert not [c for c in fake.calls if c[0] == "sync"]  # a destroyed stream is never synced
-    assert not [k for k in memory._free if k[1] == OWNED]
     assert OWNED not in memory.CACHE_STREAMS
     assert jitkern.get_default_memory_pool().n_free_blocks() == 0
     m = memory.malloc(512, 0, OWNED)  # now a foreign handle: straight to the driver

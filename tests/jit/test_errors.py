@@ -19,6 +19,7 @@ from jitkern.errors import (
     JitValueError,
     KernelArgumentError,
 )
+import jitkern
 from jitkern import jit
 from jitkern.jit import rawkernel
 
@@ -536,16 +537,14 @@ def test_too_much_shared_memory_points_at_the_declaration():
 
 
 def test_bad_option_names_the_option():
-    @rawkernel(options=("--no-such-option",))
+    # refused when the kernel is made (issue 18), not at its first compile
     def k(x):
         x[0] = 1.0
 
-    with pytest.raises(CompileError) as info:
-        k.inspect(A, arch="sm_90")
+    with pytest.raises(jitkern.JitkernValueError) as info:
+        rawkernel(k, options=("--no-such-option",))
     message = str(info.value)
-    assert "unrecognized option --no-such-option" in message
-    # the options NVRTC was given: the user's, then -lineinfo (on by default)
-    assert "options=('--no-such-option', '-lineinfo')" in message
+    assert message.startswith("rawkernel 'k': options: '--no-such-option' is not an NVRTC option")
     assert "please report" not in message
 
 

@@ -3,6 +3,8 @@ changed, and parses again when a global the kernel read changed."""
 
 import importlib.util
 import json
+import os
+import subprocess
 import sys
 
 import numpy as np
@@ -208,3 +210,52 @@ def test_cache_clear_command_removes_the_index(tmp_path, own_cache, capsys):
     assert _index_entries(own_cache) == []
     assert not [p for p in own_cache.rglob("*") if p.is_file()]
     assert "removed" in capsys.readouterr().out
+
+
+# -- the index's binaries follow the user's headers (issue 18) ------------------------
+
+_HEADER_KERNEL = """
+import os, sys
+import numpy as np
+from jitkern import jit
+from jitkern.toolchain import cache
+
+
+@jit.rawkernel(options=({include!r}, "-include=marker.h"))
+def marked(x):
+    x[0] = 1
+
+
+info = marked.inspect(np.zeros(1, np.int32), arch="sm_90")
+print(cache.stats["compiles"], info.cubin.hex())
+"""
+
+
+def _run_header_kernel(tmp_path, include):
+    script = tmp_path / "marked_kernel.py"
+    script.write_text(_HEADER_KERNEL.format(include=f"-I{include}"))
+    env = dict(os.environ, JITKERN_CACHE_DIR=str(tmp_path / "cache"))
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    proc = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=180, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    compiles, cubin = proc.stdout.split()[-2:]
+    return int(compiles), bytes.fromhex(cubin)
+
+
+def test_editing_a_header_a_jit_kernel_includes_uses_the_new_binary_in_the_next_process(
+        tmp_path):
+    include = tmp_path / "include"
+    include.mkdir()
+    first, second = (int.from_bytes(os.urandom(3), "little") for _ in range(2))
+    second += first + 1  # a different marker
+    header = include / "marker.h"
+    header.write_text(f'extern "C" __global__ void jk_marker_{first}() {{}}\n')
+    compiles, old = _run_header_kernel(tmp_path, include)
+    assert compiles == 1 and f"jk_marker_{first}".encode() in old
+    assert _run_header_kernel(tmp_path, include) == (0, old)  # the index and cache answer
+    header.write_text(f'extern "C" __global__ void jk_marker_{second}() {{}}\n')
+    compiles, new = _run_header_kernel(tmp_path, include)
+    assert compiles == 1
+    assert f"jk_marker_{second}".encode() in new
+    assert f"jk_marker_{first}".encode() not in new

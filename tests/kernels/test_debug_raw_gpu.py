@@ -96,8 +96,8 @@ def test_correct_debug_elementwise_and_normal_after_debug(rng):
     # The normal kernel has its own binary, without checks, and its fast launcher.
     out2 = normal(src, np.int32(0), jitkern.full(n, POISON, np.float32))
     np.testing.assert_array_equal(out2.get(), h)
-    assert "_jk_dcarray" not in next(iter(normal._functions))
-    assert set(normal._functions).isdisjoint(debug._functions)
+    assert "_jk_dcarray" not in normal.cached_code
+    assert set(normal.cached_codes.values()).isdisjoint(debug.cached_codes.values())
     # a kernel object is a partial: after a call, the normal kernel calls its generated
     # entry directly; the debug kernel keeps the general call (it checks after launches)
     assert normal.func != normal._call and debug.func == debug._call

@@ -195,3 +195,19 @@ def test_an_unsupported_cupy_routine_names_it(rng):
     with pytest.raises(TypeError, match="cupy.sinc is not supported") as info:
         fn.graph_for(_f32(rng, (4,)))
     assert isinstance(info.value, jitkern.JitkernError)
+
+
+def test_a_fused_function_is_a_kernel_object_like_the_others():
+    """issue 16: Fused sits on the Kernel base (compared by identity, hashable, no launch
+    configuration), keeps CuPy's ``func`` and ``name``, and runs its kernels as before."""
+    def scaled_sum(x, y):
+        return x * 2 + y
+
+    fused, again = jitkern.fuse(scaled_sum), jitkern.fuse(kernel_name="named")(scaled_sum)
+    assert fused.func is scaled_sum and (fused.name, again.name) == ("scaled_sum", "named")
+    assert fused == fused and fused != again and {fused: 1, again: 2}[again] == 2
+    with pytest.raises(TypeError, match=r"call it as scaled_sum\(\*args\)") as info:
+        fused[1, 32]
+    assert isinstance(info.value, jitkern.JitkernError)
+    x, y = np.random.default_rng().standard_normal((2, 17))
+    np.testing.assert_allclose(fused(x, y), x * 2 + y, rtol=1e-15)  # NumPy arrays: NumPy runs it

@@ -23,6 +23,7 @@ import numpy
 from ...arrays import asarray, describe
 from ...config import settings
 from ...errors import JitkernTypeError
+from ..base import KernelPartial
 from . import emit as _fuse_emit, jit as _fuse_jit, ops as _fuse_ops, trace as _fuse_trace
 from .trace import FuseAttributeError, FuseTraceError, Var
 
@@ -95,12 +96,17 @@ def _kwargs_key(kwargs) -> tuple:
     return key
 
 
-class Fused:
+class Fused(KernelPartial):
     """A fused function: call it like the original.
 
     ``kernel_for(*args)`` returns the kernel a call with such arguments runs (NumPy arrays
     stand for device arrays of their dtype), ``kernels_for`` all of them, ``graph_for`` the
     recorded operations, ``inspect(*args, arch=...)`` the source and CUBIN without a GPU.
+
+    It is a kernel object like the others (kernels/base.py: a partial whose function is the
+    call, compared by identity); the kernels it runs are ElementwiseKernel and
+    ReductionKernel objects, built through the base's one ``build()`` and compile-error
+    policy.
     """
 
     def __init__(self, fn, kernel_name=None):
@@ -110,12 +116,26 @@ class Fused:
         self._fn = fn
         name = getattr(fn, "__name__", "function").strip("<>")
         self.kernel_name = kernel_name or f"fused_{name}"
-        # CuPy's Fusion attributes: the function, and the given name or the function's.
-        self.func = fn
+        # CuPy's Fusion attribute ``name``: the given name or the function's (``func``, the
+        # function, is the property below).
         self.name = kernel_name or getattr(fn, "__name__", "function")
         self._plans: dict = {}
+        self._set_call(self._call)
 
-    def __call__(self, *args, **kwargs):
+    @property
+    def func(self):
+        """The fused Python function (CuPy's ``Fusion.func``)."""
+        return self._fn
+
+    def __getitem__(self, config):
+        raise JitkernTypeError(
+            f"{self.__name__} is a fused function: call it as {self.__name__}(*args) (it sizes "
+            f"its own launches), not {self.__name__}[grid, block](*args)")
+
+    def _call_name(self) -> str:  # Python's own errors for a wrong call name the function
+        return getattr(self._fn, "__qualname__", self.name)
+
+    def _call(self, *args, **kwargs):
         if any(isinstance(a, Var) for a in args) or any(
             isinstance(v, Var) for v in kwargs.values()
         ):
