@@ -624,7 +624,7 @@ def make_runner(
             shape, dtype = info
             if results is not None:
                 env[f"_shape{k}"] = shape
-                line = _result_line(k, results, dtype, env, multi_device)
+                line = _result_line(k, results, shape, dtype, env, multi_device)
                 if line is not None:
                     allocs.append(line)
                     foreign.add(k)
@@ -704,7 +704,7 @@ def _layout_check(unpack: str, types, pre, misses) -> list:
     return lines
 
 
-def _result_line(k: int, results, dtype, env: dict, multi_device: bool) -> str | None:
+def _result_line(k: int, results, shape, dtype, env: dict, multi_device: bool) -> str | None:
     """The statement allocating output ``a{k}`` (pointer ``p{k}``) through the library of the
     arguments (``results``, arrays.interop.NewResult), on stream ``so``; None where that
     library has no ``dtype`` (the output is then a jitkern array)."""
@@ -718,8 +718,11 @@ def _result_line(k: int, results, dtype, env: dict, multi_device: bool) -> str |
     if multi_device:
         make = general
     else:  # the common case inlined: the library's own empty() on the legacy stream
-        fast = results.fast.format(shape=f"_shape{k}", dtype=f"_ldt{k}", device="_dev",
-                                   c=f"_l{k}_")
+        # {dims}: the shape's extents as literals (torch.empty(1024, ...) parses an int a
+        # microsecond faster than a tuple)
+        dims = ", ".join(str(int(n)) for n in shape) if shape else "()"
+        fast = results.fast.format(shape=f"_shape{k}", dims=dims, dtype=f"_ldt{k}",
+                                   device="_dev", c=f"_l{k}_")
         make = f"{fast} if not s else {general}"
     return f"a{k} = {make}; p{k} = {results.pointer.format(a=f'a{k}')}"
 

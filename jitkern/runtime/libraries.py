@@ -114,8 +114,9 @@ class NewResult(NamedTuple):
 
     rank: int  # arguments of several libraries: the lowest rank makes the results
     dtype: Any  # dtype(numpy dtype) -> the library's dtype, or None: it has none
-    fast: str  # the allocation on the legacy stream of a one-GPU machine, over {shape},
-    #            {dtype}, {device} and {c} (this tuple's consts)
+    fast: str  # the allocation on the legacy stream of a one-GPU machine, over {shape} (a
+    #            tuple's name), {dims} (its extents, literal), {dtype}, {device} and {c}
+    #            (this tuple's consts)
     new: Any  # new(shape, dtype, stream (a jitkern Stream), device_id) -> array: any stream
     pointer: str  # the result's device pointer, over {a}
     consts: dict
@@ -142,8 +143,10 @@ def _cupy_results() -> NewResult:
             with outer:
                 return cupy.empty(shape, dtype)
 
-    return NewResult(0, _cupy_dtype, "{c}empty({shape}, {dtype})", new, "{a}.data.ptr",
-                     {"empty": cupy.empty})
+    # cupy.ndarray(shape, dtype) allocates from the current allocator (CuPy's pool) as
+    # cupy.empty does, without empty()'s Python layer (0.5 us less per result on an H200)
+    return NewResult(0, _cupy_dtype, "{c}ndarray({shape}, {dtype})", new, "{a}.data.ptr",
+                     {"ndarray": cupy.ndarray})
 
 
 def _torch_results() -> NewResult:
@@ -157,7 +160,7 @@ def _torch_results() -> NewResult:
         with torch.cuda.stream(torch.cuda.ExternalStream(stream.ptr, device=device_id)):
             return torch.empty(shape, dtype=dtype, device=device_id)
 
-    return NewResult(1, to_torch.get, "{c}empty({shape}, dtype={dtype}, device={device})", new,
+    return NewResult(1, to_torch.get, "{c}empty({dims}, dtype={dtype}, device={device})", new,
                      "{a}.data_ptr()", {"empty": torch.empty})
 
 

@@ -102,6 +102,8 @@ class FakeCupy(types.ModuleType):
         self.made.append((tuple(shape), np.dtype(dtype), self.streams[-1]))
         return CupyLike(shape, dtype, self.next)
 
+    ndarray = empty  # cupy.ndarray(shape, dtype) allocates from the pool as empty() does
+
 
 class TorchDtype:
     def __init__(self, name):
@@ -158,9 +160,11 @@ class FakeTorch(types.ModuleType):
             setattr(self, name, TorchDtype(name))
         self.made, self.next = [], 1 << 41
 
-    def empty(self, shape, dtype, device):
+    def empty(self, *size, dtype, device):
+        # torch.empty(3, 4, ...) and torch.empty((3, 4), ...) alike
+        shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], tuple) else size
         self.next += 1 << 20
-        self.made.append((tuple(shape), dtype, device))
+        self.made.append((shape, dtype, device))
         return TensorLike(shape, dtype, self.next)
 
 
