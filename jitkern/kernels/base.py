@@ -62,6 +62,8 @@ class KernelPartial(functools.partial):
     #: Allow ``cluster=`` launches of 9 to 16 blocks per cluster (CUDA's non-portable
     #: cluster sizes, which H100-class GPUs have); 8 is the portable limit otherwise.
     allow_nonportable_cluster_size = False
+    #: ``kernel[grid, block](*args)`` passes shared_mem and stream to ``func`` by keyword
+    _star_by_keyword = False
 
     def __new__(cls, *args, **kwargs):
         _tell_dask()
@@ -159,8 +161,9 @@ def launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args,
     shared_mem, stream = config_shared_mem, config_stream
     if kwargs:
         shared_mem, stream = _launch_keywords(kernel, kwargs, shared_mem, stream)
-    # by keyword: RawKernel's call takes shared_mem and stream as keywords only (CuPy's)
-    return kernel.func(grid, block, args, shared_mem=shared_mem, stream=stream)
+    if kernel._star_by_keyword:  # RawKernel's call takes them as keywords only (CuPy's)
+        return kernel.func(grid, block, args, shared_mem=shared_mem, stream=stream)
+    return kernel.func(grid, block, args, shared_mem, stream)
 
 
 def _launch_keywords(kernel, kwargs, shared_mem, stream):

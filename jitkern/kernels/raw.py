@@ -101,6 +101,8 @@ class RawKernel(KernelPartial):
     the CUBIN reports are still checked).
     """
 
+    _star_by_keyword = True  # its call takes shared_mem and stream as keywords only
+
     # A partial whose function is the launch (see backend.kernel_object): _launch at
     # first, then the generated launcher of the last signature, falling back to _launch.
 
