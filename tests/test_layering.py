@@ -175,8 +175,6 @@ CYCLE_EXCEPTIONS: dict = {}
 
 #: files over 800 lines, and who splits them
 LONG_MODULES = {
-    "jitkern/sim/ctranslate.py": "the C-subset translator: split statements from "
-                                 "expressions (sim/)",
     "jitkern/kernels/jit.py": "kernelbase/runtime split it (kernels/jit.py, runtime/args.py)",
 }
 #: functions over 80 lines: declarative tables, or who splits them
