@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import ctypes
 
-from ..errors import KernelArgumentError, LaunchError
+from ..errors import JitkernOverflowError, KernelArgumentError, LaunchError
 from .launch import _checked_slot, dim3
 from .launcher import make_slot_packer
 from .limits import SHARED_OPTIN_MAX, check_dims, check_shared_mem
+from .signature import _param_dtype, check_pointer, typed
 
 
 class ArgMap:
@@ -41,6 +42,17 @@ class ArgMap:
         self.key, self.keyer, self.described, self.describe = key, keyer, described, describe
         self.keyer_for = keyer_for
         self.extras, self.dims = extras, dims
+
+    def pointee(self, i: int):
+        """The element dtype C parameter ``i`` points to, where the launch checks it (a
+        typed pointer that is not void*/char*), else None."""
+        params = self.params
+        if self.key is not None or params is None or i >= len(params):
+            return None
+        param = params[i]
+        if not typed(param) or not param.pointer or param.any_pointee:
+            return None
+        return _param_dtype(param)
 
     @classmethod
     def for_c(cls, params) -> "ArgMap":
@@ -87,6 +99,12 @@ class ArgMap:
         argument itself and, for a JIT kernel's array, its shape/stride parameters."""
         if self.key is not None:
             self._check_specialisation(label, i, value)
+        elif self.params is not None and i < len(self.params):
+            try:  # a C pointer's element type, as a launch checks it (runtime.signature)
+                check_pointer(value, i, self.params[i])
+            except KernelArgumentError as exc:
+                raise KernelArgumentError(
+                    self._reworded(label, len(self.params), i, str(exc))) from None
         pairs = [(i, value)]
         if not self.extras or not self.extras[i]:
             return pairs
@@ -126,6 +144,11 @@ class ArgMap:
                     pack(value)
                 except KernelArgumentError as exc:  # a 4-byte int out of range
                     raise KernelArgumentError(self._reworded(label, count, j, str(exc))) from None
+                except JitkernOverflowError as exc:  # a checked C integer's range: the node
+                    message = str(exc)               # is named, not the kernel
+                    at = message.find(f"argument {j} (")
+                    raise JitkernOverflowError(
+                        self._reworded(label, count, j, message[max(at, 0):])) from None
         except BaseException:
             ctypes.memmove(raw, saved, len(saved))
             raise

@@ -20,6 +20,7 @@ import weakref
 from ..errors import CUDAError, JitkernIndexError, JitkernTypeError, JitkernValueError
 from . import driver
 from .driver import check, drv
+from .args import dtype_of
 
 # int(CUfunction) -> (weak reference to the runtime.module.Function, its _DeviceState)
 FUNCTIONS: dict[int, tuple] = {}
@@ -351,6 +352,10 @@ def _fast_entry(node: KernelNode, i: int, cls: type):
         if keyer is None:  # the type is the key: the packer was made for this one
             if want is not cls:
                 return None
+    else:
+        want = amap.pointee(i)  # a C pointer's element type: another dtype takes the
+        if want is not None:    # general path, which refuses it by name
+            keyer = dtype_of
     if amap.extras and amap.extras[i]:
         def dims(value, amap=amap, packers=node._packers, sizes=node._sizes):
             return _repack_dims(amap, packers, sizes, i, value)

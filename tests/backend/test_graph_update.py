@@ -396,7 +396,7 @@ def test_after_repeated_updates_a_wrong_value_is_still_refused(fake, rng):
         g.update(scale, x=DeviceArray(pointer(rng)), c=np.float32(1))
     assert g.node(scale)._raw.raw == before
     x, n = DeviceArray(pointer(rng)), int(rng.integers(1, 64))
-    with pytest.raises(JitkernOverflowError, match=r"argument 3 \(n\): \d+ does not fit the "
+    with pytest.raises(JitkernOverflowError, match=r"graph node axpy#0: argument 3 \(n\): \d+ does not fit the "
                                                    r"kernel's long long"):
         g.update((k, 0), x=x, n=2 ** 70)
     got = words(fake.node_updates[-1][2], [8, 8, 8, 8])
@@ -464,3 +464,21 @@ def test_update_many_says_what_an_update_is(fake, rng):
         g.update_many([(scale, 2.0)])
     with pytest.raises(JitkernValueError, match="axpy has 2 kernel nodes"):
         g.update_many([(k, {"a": 1.0})])
+
+
+def test_a_raw_pointer_of_another_element_type_is_refused_as_a_launch_refuses_it(fake, rng):
+    g, (k, _scale), (x, _y, _z), _scalars = capture_three(rng)
+    for _ in range(3):  # the first update makes the packer; the later ones take the fast path
+        new = DeviceArray(pointer(rng))
+        g.update((k, 0), x=new)
+        assert words(fake.node_updates[-1][2], [8])[0] == new.ptr
+    done = len(fake.node_updates)
+    for typestr, name in (("<f4", "float32"), ("<i8", "int64")):
+        wrong = DeviceArray(pointer(rng), typestr=typestr)  # the same class, another dtype
+        with pytest.raises(KernelArgumentError,
+                           match=rf"graph node axpy#0: argument 0 \(x\): .*double.*{name}"):
+            g.update((k, 0), x=wrong)
+        with pytest.raises(KernelArgumentError, match=rf"axpy: argument 0 \(x\).*{name}"):
+            k((2,), (32,), (wrong, x, 1.0, 64))  # what a launch says of the same argument
+    assert len(fake.node_updates) == done  # nothing was written for the refused ones
+    assert words(fake.node_updates[-1][2], [8])[0] == new.ptr
