@@ -396,8 +396,8 @@ def test_after_repeated_updates_a_wrong_value_is_still_refused(fake, rng):
         g.update(scale, x=DeviceArray(pointer(rng)), c=np.float32(1))
     assert g.node(scale)._raw.raw == before
     x, n = DeviceArray(pointer(rng)), int(rng.integers(1, 64))
-    with pytest.raises(JitkernOverflowError, match=r"graph node axpy#0: argument 3 \(n\): \d+ does not fit the "
-                                                   r"kernel's long long"):
+    with pytest.raises(JitkernOverflowError, match=r"graph node axpy#0: argument 3 \(n\): \d+ "
+                                                   r"does not fit the kernel's long long"):
         g.update((k, 0), x=x, n=2 ** 70)
     got = words(fake.node_updates[-1][2], [8, 8, 8, 8])
     g.update((k, 0), x=x, n=n)  # the refused update left nothing behind
