@@ -143,15 +143,31 @@ def leaves(dtype: numpy.dtype, prefix: str = "") -> list[tuple[str, int, numpy.d
 
 
 def as_void(value) -> numpy.void:
-    """A struct instance as a ``numpy.void`` of its record dtype (the simulator's argument)."""
-    dt = record_dtype(type(value))
-    return numpy.array(_as_tuple(value, dt), dt)[()]
+    """A struct instance as a ``numpy.void`` of its record dtype (the simulator's argument,
+    ElementwiseKernel's record scalars)."""
+    cls = type(value)
+    convert = _converters.get(cls)
+    if convert is None:
+        convert = _converters[cls] = void_converter(cls)
+    return convert(value)
 
 
-def _as_tuple(value, dtype: numpy.dtype) -> tuple:
-    out = []
-    for name in dtype.names:
+_converters: dict = {}  # class -> its generated converter
+
+
+def void_converter(cls: type):
+    """``convert(value) -> numpy.void`` for instances of struct class ``cls``: one generated
+    expression reading every field (nested tuples for nested records), so a call loops over
+    no fields in Python."""
+    dt = record_dtype(cls)
+    source = f"lambda v: _array({_tuple_expr('v', dt)}, _dt)[()]"
+    return eval(source, {"_array": numpy.array, "_dt": dt})  # noqa: S307 - field names only
+
+
+def _tuple_expr(value: str, dtype: numpy.dtype) -> str:
+    items = []
+    for name in dtype.names:  # identifiers: annotated fields of a class
         field_dtype = dtype.fields[name][0]
-        item = getattr(value, name)
-        out.append(_as_tuple(item, field_dtype) if field_dtype.fields is not None else item)
-    return tuple(out)
+        item = f"{value}.{name}"
+        items.append(_tuple_expr(item, field_dtype) if field_dtype.fields is not None else item)
+    return "(" + "".join(f"{i}, " for i in items) + ")"
