@@ -171,3 +171,51 @@ def _tuple_expr(value: str, dtype: numpy.dtype) -> str:
         item = f"{value}.{name}"
         items.append(_tuple_expr(item, field_dtype) if field_dtype.fields is not None else item)
     return "(" + "".join(f"{i}, " for i in items) + ")"
+
+
+def dtype_from_cai(cai: dict) -> numpy.dtype:
+    """The dtype a ``__cuda_array_interface__`` dict describes: its ``typestr``, or, for a
+    void typestr (``'|V16'``, an array of records), the record its ``descr`` lists (fields
+    in order, ``('', '|V<n>')`` entries for padding, as ``numpy.dtype.descr`` writes it)."""
+    typestr = cai["typestr"]
+    if typestr[1:2] != "V":
+        return dtypes.from_typestr(typestr)
+    return record_from_descr(typestr, cai.get("descr"))
+
+
+def record_from_descr(typestr: str, descr) -> numpy.dtype:
+    """The record dtype of a CAI ``descr`` for the void ``typestr``; a JitkernTypeError says
+    what in it jitkern cannot lay out as the C struct it describes."""
+    try:
+        size = int(typestr[2:])
+    except ValueError:
+        raise JitkernTypeError(f"__cuda_array_interface__ typestr {typestr!r} is not understood"
+                               ) from None
+    if not isinstance(descr, (list, tuple)) or not descr or all(
+            _is_padding(entry) for entry in descr):
+        raise JitkernTypeError(
+            f"__cuda_array_interface__ typestr {typestr!r} (records of {size} bytes) needs a "
+            f"'descr' listing the record's fields; got {descr!r}")
+    for entry in descr:
+        if not (isinstance(entry, (list, tuple)) and len(entry) in (2, 3)):
+            raise JitkernTypeError(f"__cuda_array_interface__ descr entry {entry!r} is not "
+                                   "(name, typestr) or (name, typestr, shape)")
+        if entry[0] == "" and not _is_padding(entry):
+            raise JitkernTypeError(
+                f"__cuda_array_interface__ descr entry {tuple(entry)!r}: an unnamed entry is "
+                "padding and must be '|V<n>'; name the field")
+    try:
+        dt = numpy.lib.format.descr_to_dtype([tuple(e) for e in descr])
+    except (TypeError, ValueError, KeyError) as exc:
+        raise JitkernTypeError(f"__cuda_array_interface__ descr {descr!r} is not a record "
+                               f"dtype jitkern can lay out ({exc})") from None
+    if dt.itemsize != size:
+        raise JitkernTypeError(
+            f"__cuda_array_interface__ descr {descr!r} lays out records of {dt.itemsize} bytes, "
+            f"but the typestr {typestr!r} says {size}")
+    return dt
+
+
+def _is_padding(entry) -> bool:
+    return (isinstance(entry, (list, tuple)) and len(entry) == 2 and entry[0] == ""
+            and isinstance(entry[1], str) and entry[1][1:2] == "V")
