@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+import warnings
 
 import numpy
 
@@ -219,3 +220,23 @@ def record_from_descr(typestr: str, descr) -> numpy.dtype:
 def _is_padding(entry) -> bool:
     return (isinstance(entry, (list, tuple)) and len(entry) == 2 and entry[0] == ""
             and isinstance(entry[1], str) and entry[1][1:2] == "V")
+
+
+def record_to_json(dtype: numpy.dtype) -> list:
+    """A record dtype as JSON (an export manifest): its ``descr``, padding entries included
+    (the class the metadata names is recorded beside it, so NumPy's warning is moot)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return numpy.lib.format.dtype_to_descr(dtype)
+
+
+def record_from_json(descr: list) -> numpy.dtype:
+    """The record dtype :func:`record_to_json` wrote (JSON turned its tuples into lists)."""
+    return numpy.lib.format.descr_to_dtype([_descr_entry(e) for e in descr])
+
+
+def _descr_entry(entry) -> tuple:
+    name, form, *shape = entry
+    if isinstance(form, list):
+        form = [_descr_entry(e) for e in form]
+    return (name, form, *(tuple(s) for s in shape))
