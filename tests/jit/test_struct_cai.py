@@ -146,6 +146,19 @@ def test_a_packed_descr_is_refused_as_a_packed_numpy_dtype_is(fake, rng):
     assert fake.launches == []
 
 
+def test_elementwise_kernels_read_cai_records_by_their_descr_too(fake, rng):
+    k = jitkern.ElementwiseKernel("T p", "float64 y", "y = p.mass * p.x", "cai_records")
+    n = int(rng.integers(8, 64))
+    a, b = CaiArray.of(rng, PARTICLE, n), CaiArray.of(rng, SWAPPED, n)
+    out = CaiArray.of(rng, np.float64, n)
+    for p in (a, a, a, b, b, a, b):  # the generated launcher's guard compares the descr
+        k(p, out)
+        assert fake.launches[-1].words(2) == [p.ptr, out.ptr]
+    handles = [launch.handle for launch in fake.launches]
+    assert handles[0] == handles[1] == handles[5] != handles[3] == handles[4] == handles[6]
+    assert "double mass;" in k.inspect(a, out, arch="sm_90").source
+
+
 class CaiView:
     """A GPU array seen only through its ``__cuda_array_interface__`` (as Numba's or
     another library's arrays are)."""

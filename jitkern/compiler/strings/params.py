@@ -481,7 +481,7 @@ def _struct_scalar(value, dtype: numpy.dtype, name: str, kernel: str) -> numpy.v
     """A frozen dataclass / NamedTuple for a record parameter: the ``numpy.void`` of its
     class's record dtype (one generated converter per class), which must be ``dtype``."""
     have = _records.record_dtype(type(value))
-    if have != dtype:
+    if have is not dtype and have != dtype:  # the bound dtype is usually the class's own
         raise TypeResolutionError(
             f"{kernel}: {type(value).__qualname__} for {name!r} is laid out as {have}, but the "
             f"parameter is bound to the record {dtype}")
