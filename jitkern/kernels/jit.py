@@ -767,9 +767,17 @@ def _typestr_types(typestr: str):
 
 
 def _record_types(cai: dict):
-    """(dtype, itemsize, JIT type of a contiguous 1-D array) of a CAI array of records."""
-    dtype = records.dtype_from_cai(cai)
-    return dtype, dtype.itemsize, _array_type(dtype, (1,), (dtype.itemsize,))
+    """(dtype, itemsize, JIT type of a contiguous 1-D array) of a CAI array of records,
+    kept per (typestr, descr): the descr is a list, so its text is the key."""
+    key = (cai["typestr"], repr(cai.get("descr")))
+    known = _descrs.get(key)
+    if known is None:
+        dtype = records.dtype_from_cai(cai)
+        known = _descrs[key] = dtype, dtype.itemsize, _array_type(dtype, (1,), (dtype.itemsize,))
+    return known
+
+
+_descrs: dict = {}  # (typestr, repr(descr)) -> _record_types(cai)
 
 
 def _info_type(info) -> T.Array:

@@ -71,11 +71,11 @@ CupyLike.__module__ = "cupy._core.core"
 @pytest.fixture
 def fake():
     with driver.use(FakeDriver(cc=(9, 0))) as d:
-        for k in (weigh, tagged):
+        for k in (weigh, tagged, weigh_rows):
             k._entries.clear()
             k.cached_codes.clear()
         yield d
-        for k in (weigh, tagged):
+        for k in (weigh, tagged, weigh_rows):
             k._entries.clear()
             k.cached_codes.clear()
             k._set_call(k._launch)
@@ -102,6 +102,31 @@ def test_a_cai_array_of_records_is_read_by_its_descr(fake, rng):
     assert handles[0] == handles[5] != handles[3] == handles[6]  # A's kernel for A, B's for B
     source = weigh.emit(a, out)
     assert "float x;" in source and "double mass;" in source
+
+
+@jit.rawkernel()
+def weigh_rows(p, out):
+    i = jit.threadIdx.x
+    for j in range(p.shape[1]):
+        out[i] += p[i, j].mass
+
+
+class Cai2D(CaiArray):
+    @property
+    def __cuda_array_interface__(self):
+        return {**super().__cuda_array_interface__, "shape": (self.n, 3)}
+
+
+def test_a_2d_cai_array_of_records_takes_its_guard_per_descr(fake, rng):
+    a = Cai2D(int(rng.integers(1, 1 << 30)) * 256, 4, PARTICLE.str, PARTICLE.descr)
+    b = Cai2D(int(rng.integers(1, 1 << 30)) * 256, 4, SWAPPED.str, SWAPPED.descr)
+    out = CaiArray.of(rng, np.float64, 4)
+    for p in (a, a, a, b, b, a):
+        weigh_rows[1, 4](p, out)
+        assert fake.launches[-1].words(1) == [p.ptr]
+    handles = [launch.handle for launch in fake.launches]
+    assert handles[0] == handles[2] == handles[5] != handles[3] == handles[4]
+    assert record_of(weigh_rows, b, out) == SWAPPED
 
 
 def test_padding_in_the_descr_reaches_the_record(fake, rng):
