@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import typing
+import warnings
 
 import numpy
 
@@ -143,15 +144,99 @@ def leaves(dtype: numpy.dtype, prefix: str = "") -> list[tuple[str, int, numpy.d
 
 
 def as_void(value) -> numpy.void:
-    """A struct instance as a ``numpy.void`` of its record dtype (the simulator's argument)."""
-    dt = record_dtype(type(value))
-    return numpy.array(_as_tuple(value, dt), dt)[()]
+    """A struct instance as a ``numpy.void`` of its record dtype (the simulator's argument,
+    ElementwiseKernel's record scalars)."""
+    cls = type(value)
+    convert = _converters.get(cls)
+    if convert is None:
+        convert = _converters[cls] = void_converter(cls)
+    return convert(value)
 
 
-def _as_tuple(value, dtype: numpy.dtype) -> tuple:
-    out = []
-    for name in dtype.names:
+_converters: dict = {}  # class -> its generated converter
+
+
+def void_converter(cls: type):
+    """``convert(value) -> numpy.void`` for instances of struct class ``cls``: one generated
+    expression reading every field (nested tuples for nested records), so a call loops over
+    no fields in Python."""
+    dt = record_dtype(cls)
+    source = f"lambda v: _array({_tuple_expr('v', dt)}, _dt)[()]"
+    return eval(source, {"_array": numpy.array, "_dt": dt})  # noqa: S307 - field names only
+
+
+def _tuple_expr(value: str, dtype: numpy.dtype) -> str:
+    items = []
+    for name in dtype.names:  # identifiers: annotated fields of a class
         field_dtype = dtype.fields[name][0]
-        item = getattr(value, name)
-        out.append(_as_tuple(item, field_dtype) if field_dtype.fields is not None else item)
-    return tuple(out)
+        item = f"{value}.{name}"
+        items.append(_tuple_expr(item, field_dtype) if field_dtype.fields is not None else item)
+    return "(" + "".join(f"{i}, " for i in items) + ")"
+
+
+def dtype_from_cai(cai: dict) -> numpy.dtype:
+    """The dtype a ``__cuda_array_interface__`` dict describes: its ``typestr``, or, for a
+    void typestr (``'|V16'``, an array of records), the record its ``descr`` lists (fields
+    in order, ``('', '|V<n>')`` entries for padding, as ``numpy.dtype.descr`` writes it)."""
+    typestr = cai["typestr"]
+    if typestr[1:2] != "V":
+        return dtypes.from_typestr(typestr)
+    return record_from_descr(typestr, cai.get("descr"))
+
+
+def record_from_descr(typestr: str, descr) -> numpy.dtype:
+    """The record dtype of a CAI ``descr`` for the void ``typestr``; a JitkernTypeError says
+    what in it jitkern cannot lay out as the C struct it describes."""
+    try:
+        size = int(typestr[2:])
+    except ValueError:
+        raise JitkernTypeError(f"__cuda_array_interface__ typestr {typestr!r} is not understood"
+                               ) from None
+    if not isinstance(descr, (list, tuple)) or not descr or all(
+            _is_padding(entry) for entry in descr):
+        raise JitkernTypeError(
+            f"__cuda_array_interface__ typestr {typestr!r} (records of {size} bytes) needs a "
+            f"'descr' listing the record's fields; got {descr!r}")
+    for entry in descr:
+        if not (isinstance(entry, (list, tuple)) and len(entry) in (2, 3)):
+            raise JitkernTypeError(f"__cuda_array_interface__ descr entry {entry!r} is not "
+                                   "(name, typestr) or (name, typestr, shape)")
+        if entry[0] == "" and not _is_padding(entry):
+            raise JitkernTypeError(
+                f"__cuda_array_interface__ descr entry {tuple(entry)!r}: an unnamed entry is "
+                "padding and must be '|V<n>'; name the field")
+    try:
+        dt = numpy.lib.format.descr_to_dtype([tuple(e) for e in descr])
+    except (TypeError, ValueError, KeyError) as exc:
+        raise JitkernTypeError(f"__cuda_array_interface__ descr {descr!r} is not a record "
+                               f"dtype jitkern can lay out ({exc})") from None
+    if dt.itemsize != size:
+        raise JitkernTypeError(
+            f"__cuda_array_interface__ descr {descr!r} lays out records of {dt.itemsize} bytes, "
+            f"but the typestr {typestr!r} says {size}")
+    return dt
+
+
+def _is_padding(entry) -> bool:
+    return (isinstance(entry, (list, tuple)) and len(entry) == 2 and entry[0] == ""
+            and isinstance(entry[1], str) and entry[1][1:2] == "V")
+
+
+def record_to_json(dtype: numpy.dtype) -> list:
+    """A record dtype as JSON (an export manifest): its ``descr``, padding entries included
+    (the class the metadata names is recorded beside it, so NumPy's warning is moot)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return numpy.lib.format.dtype_to_descr(dtype)
+
+
+def record_from_json(descr: list) -> numpy.dtype:
+    """The record dtype :func:`record_to_json` wrote (JSON turned its tuples into lists)."""
+    return numpy.lib.format.descr_to_dtype([_descr_entry(e) for e in descr])
+
+
+def _descr_entry(entry) -> tuple:
+    name, form, *shape = entry
+    if isinstance(form, list):
+        form = [_descr_entry(e) for e in form]
+    return (name, form, *(tuple(s) for s in shape))

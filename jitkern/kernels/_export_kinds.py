@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy
 
+from ..arrays import records
 from ..compiler import types as T
 from ..compiler.builtins.thrust import backend_for
 from ..toolchain import export
@@ -160,5 +161,8 @@ def _export_arg(name: str, t) -> dict:
                 "contiguous": t.is_pointer_like, "index32": t.index32, "describe": t.describe()}
     if isinstance(t, T.Scalar):
         return {"name": name, "type": "scalar", "dtype": str(t.dtype), "describe": t.describe()}
+    if isinstance(t, T.Struct):  # by value: its record's layout, padding included
+        return {"name": name, "type": "struct", "record": records.record_to_json(t.dtype),
+                "itemsize": t.itemsize, "class": t.origin, "describe": t.describe()}
     raise JitkernTypeError(f"export: argument {name!r} of type {t.describe()} cannot be exported; "
-                           "exported kernels take arrays and scalars")
+                           "exported kernels take arrays, scalars and structs")

@@ -27,6 +27,7 @@ import numpy
 from ..arrays import empty, ndarray, pointer_of
 from ..arrays.core import allocate_like, stream_of
 from ..arrays.interop import layout_key
+from ..arrays.records import is_record_class
 from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
 from ..runtime.handles import handle_ctype
@@ -509,7 +510,9 @@ def _call_key(args, size, block_size):
             try:
                 key.append(layout_key(value))
             except TypeError:
-                return None
+                if not is_record_class(cls):
+                    return None
+                key.append(cls)  # a frozen dataclass / NamedTuple: a record scalar
     if several_devices():
         key.append(driver.current_device_id())
     return tuple(key)

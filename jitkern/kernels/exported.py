@@ -19,7 +19,7 @@ import weakref
 
 import numpy
 
-from ..arrays import describe, empty
+from ..arrays import describe, empty, records
 from ..arrays.layout import fits_int32 as _fits_int32
 from ..runtime import driver
 from ..toolchain.export import binary_for_device, read_manifest
@@ -192,6 +192,7 @@ class ExportedJitKernel(ExportedKernel):
         super().__init__(module, entry)
         self._args = entry["call"]["args"]
         self._extras = [p for p in self.params if p["kind"] in ("shape", "stride")]
+        self._records: dict = {}  # struct argument name -> its record dtype
         self._set_call(self._call)
 
     def _call(self, grid, block, args, shared_mem: int = 0, stream=None, cluster=None) -> None:
@@ -208,6 +209,8 @@ class ExportedJitKernel(ExportedKernel):
             if spec["type"] == "array":
                 dims[i] = self._check_array(value, spec)
                 values.append(value)
+            elif spec["type"] == "struct":
+                values.append(self._struct(value, spec))
             else:
                 values.append(self._scalar(value, spec))
         for p in self._extras:
@@ -257,6 +260,28 @@ class ExportedJitKernel(ExportedKernel):
                 "this array spans 2 GiB or more; export it with such an array"
             )
         return info.shape, info.strides
+
+    def _struct(self, value, spec) -> numpy.void:
+        """A struct argument as the ``numpy.void`` of the exported record: a record of that
+        layout, or a frozen dataclass / NamedTuple laid out the same way."""
+        want = self._records.get(spec["name"])
+        if want is None:
+            want = self._records[spec["name"]] = records.record_from_json(spec["record"])
+        cls = type(value)
+        if cls is numpy.void:
+            have = value.dtype
+        elif records.is_record_class(cls):
+            have = records.record_dtype(cls)
+        else:
+            have = None
+        if have is None or have != want:
+            got = (f"{type(value).__module__}.{type(value).__qualname__}" if have is None
+                   else f"a struct laid out as {have}")
+            raise KernelArgumentError(
+                f"{self.name}() argument {spec['name']!r}: the kernel was exported for "
+                f"{spec['describe']} laid out as {want}, got {got}; pass a record of that "
+                "layout or export a signature for it")
+        return value if cls is numpy.void else records.as_void(value)
 
     def _scalar(self, value, spec):
         dtype = numpy.dtype(spec["dtype"])

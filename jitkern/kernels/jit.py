@@ -282,6 +282,9 @@ class JitKernel(LaunchSyntax, KernelPartial):
             key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
         except KernelArgumentError as exc:  # a host array: name it, as every kernel kind does
             raise _argument_error(exc, args, self) from None
+        except (JitkernTypeError, JitkernValueError):  # e.g. a CAI descr: the argument named
+            self._arg_types(tuple(args), False)
+            raise
         entry = self._entries.get(key)
         if entry is None or not entry.globals.same_objects():
             entry = self._entry_for(tuple(args), key)
@@ -620,6 +623,9 @@ def _read_guards(kind: str, i: int, a, t: T.Array, env: dict) -> list[str]:
         cai = a.__cuda_array_interface__
         env[f"TS{i}"] = cai["typestr"]
         terms = [f"{v}['typestr'] == TS{i}", f"{v}.get('mask') is None"]
+        if cai["typestr"][1:2] == "V":  # records of one size: the descr says which
+            env[f"DS{i}"] = cai.get("descr")
+            terms.append(f"{v}.get('descr') == DS{i}")
         if t.is_pointer_like:
             env[f"ST{i}"] = (None, (t.dtype.itemsize,))
             return terms + [f"len({v}['shape']) == 1", f"{v}.get('strides') in ST{i}"]
@@ -737,7 +743,10 @@ def _cai_type(cai: dict) -> T.Array:
     typestr = cai["typestr"]
     known = _typestrs.get(typestr)
     if known is None:
-        known = _typestrs[typestr] = _typestr_types(typestr)
+        if typestr[1:2] == "V":  # records: the descr says which (never cached by typestr)
+            known = _record_types(cai)
+        else:
+            known = _typestrs[typestr] = _typestr_types(typestr)
     dtype, itemsize, vector = known
     shape, strides = cai["shape"], cai.get("strides")
     if len(shape) == 1 and (strides is None or strides[0] == itemsize) and (
@@ -755,6 +764,20 @@ def _typestr_types(typestr: str):
 
     dtype = from_typestr(typestr)
     return dtype, dtype.itemsize, _array_type(dtype, (1,), (dtype.itemsize,))
+
+
+def _record_types(cai: dict):
+    """(dtype, itemsize, JIT type of a contiguous 1-D array) of a CAI array of records,
+    kept per (typestr, descr): the descr is a list, so its text is the key."""
+    key = (cai["typestr"], repr(cai.get("descr")))
+    known = _descrs.get(key)
+    if known is None:
+        dtype = records.dtype_from_cai(cai)
+        known = _descrs[key] = dtype, dtype.itemsize, _array_type(dtype, (1,), (dtype.itemsize,))
+    return known
+
+
+_descrs: dict = {}  # (typestr, repr(descr)) -> _record_types(cai)
 
 
 def _info_type(info) -> T.Array:

@@ -303,7 +303,11 @@ def make_fast_launcher(plan: "Plan", launch, handle, dims: dict, streams_in_use:
     if device is not None:
         conditions += _device_conditions(env, device, plan.slots, plan.types)
     code.guard(conditions)
-    code.add("pack", [f"_pack_into(_buf, 0{''.join(', ' + e for e in exprs)})"])
+    # A value that does not pack (a dataclass field of another kind) is a miss: the
+    # general path names it. The try costs nothing when nothing raises.
+    env["_pack_error"] = struct.error
+    code.add("pack", ["try:", f"    _pack_into(_buf, 0{''.join(', ' + e for e in exprs)})",
+                      "except _pack_error:", "    {miss}"])
     code.add("launch", [
         _launch_line("_h", "gx, gy, gz, bx, by, bz", "shared_mem", "_params",
                      launch.__name__ != "cuLaunchKernel"),

@@ -35,7 +35,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy
 
-from ..arrays import dtypes
+from ..arrays import dtypes, records
 from ..arrays.layout import c_strides
 from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
@@ -314,7 +314,7 @@ def parse_cai(cai: dict, owner) -> ArrayInfo:
     if cai.get("mask") is not None:
         raise JitkernTypeError("__cuda_array_interface__ with a mask is not supported")
     shape = tuple(cai["shape"])
-    dtype = dtypes.from_typestr(cai["typestr"])
+    dtype = records.dtype_from_cai(cai)  # a void typestr: the record its descr lists
     ptr, readonly = cai["data"]
     strides = cai.get("strides")
     if strides is None:
@@ -353,6 +353,10 @@ def fast_cai(obj, instance: bool = False) -> FastRead:
     cai = obj.__cuda_array_interface__
     consts = {"S": cai["shape"], "TS": cai["typestr"], "ST": cai.get("strides")}
     consts["dev"] = cai_pointer_device  # asked only on machines with several GPUs
+    records_of = ()
+    if cai["typestr"][1:2] == "V":  # records of one size: the descr says which
+        consts["DS"] = cai.get("descr")
+        records_of = ("{a}_i.get('descr') != {c}DS",)
     if instance:
         pre, first = "{a}_i = getattr({a}, '__cuda_array_interface__', None)", ("{a}_i is None",)
     else:
@@ -365,6 +369,7 @@ def fast_cai(obj, instance: bool = False) -> FastRead:
             "{a}_i['typestr'] != {c}TS",
             "{a}_i.get('strides') != {c}ST",
             "{a}_i.get('mask') is not None",
+            *records_of,
         ),
         "{a}_i['data'][0]",
         "{c}dev({a}_i['data'][0])",

@@ -206,9 +206,12 @@ class Function:
         if state is None or _multi_device:
             state = self._select_state()
         plan = state.last_plan
-        if plan is None or plan.dtypes is not None or not plan.pack_if_same(args):
-            plan = state.last_plan = self._plan_for(state, args)
-            plan.pack(args)
+        try:  # free when nothing raises (zero-cost exceptions)
+            if plan is None or plan.dtypes is not None or not plan.pack_if_same(args):
+                plan = state.last_plan = self._plan_for(state, args)
+                plan.pack(args)
+        except struct.error as exc:
+            raise self._pack_error(state, args, exc) from None
         if _multi_device:
             self._check_devices(args)
         dims = _dims.get(grid)
@@ -386,6 +389,17 @@ class Function:
             if plan.dtypes is None:
                 state.plans[key] = plan
         return plan
+
+    def _pack_error(self, state: _DeviceState, args: tuple, exc) -> KernelArgumentError:
+        """A value that does not pack into the plan of its argument types (a dataclass
+        field of another kind at a later launch): the full check of the first launch names
+        the argument and field; else the packer's own words."""
+        try:
+            build_plan(args, state.param_sizes, self.params, self.name)
+        except KernelArgumentError as named:
+            return named
+        return KernelArgumentError(f"{self.name}: an argument does not pack into its "
+                                   f"parameter ({exc})")
 
     def _check_devices(self, args: tuple) -> None:
         for i, arg in enumerate(args):

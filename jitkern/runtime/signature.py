@@ -270,7 +270,7 @@ def _try_fields(arg, index: int, param, struct) -> None:
             bad = True
         if bad:
             raise _fail(index, param, f"field {path} of {param.ctype} to be {ctype} ({cdt})",
-                        f"{value!r} in {_describe(arg)}")
+                        f"{value!r} ({type(value).__name__}) in {_describe(arg)}")
 
 
 # ---------------------------------------------------------------------------

@@ -399,3 +399,23 @@ def test_a_dataclass_with_a_missing_field_or_a_float_for_an_int_is_refused(fake)
     with pytest.raises(KernelArgumentError, match=r"field c of mixed to be char"):
         k((1,), (32,), (Mixed(1.5, 2.0, 3),))
     assert fake.launches == []
+
+
+@pytest.mark.parametrize("bad, kind", [("text", "str"), (None, "NoneType"), (1 << 40, "int")])
+def test_a_field_of_the_wrong_kind_at_a_later_launch_names_the_field(fake, rng, bad, kind):
+    src = 'struct mixed { char c; double d; int i; };\n' \
+          'extern "C" __global__ void k(mixed m) {}'
+    k = jitkern.RawKernel(src, "k")
+    good = Mixed(int(rng.integers(-100, 100)), float(rng.random()), int(rng.integers(-99, 99)))
+    for _ in range(3):  # the general path, then the generated launcher
+        k((1,), (32,), (good,))
+    for _ in range(2):  # the generated launcher misses; the general path names the field
+        with pytest.raises(KernelArgumentError) as info:
+            k((1,), (32,), (good._replace(i=bad),))
+        message = str(info.value)
+        assert message.startswith("k: argument 0 (m)"), message
+        assert "field i of mixed to be int (int32)" in message and f"({kind})" in message
+    assert len(fake.launches) == 3
+    k((1,), (32,), (good,))  # and the kernel launches again
+    got = np.frombuffer(fake.launches[-1].raw(0, 24), mixed)[0]
+    assert (int(got["c"]), float(got["d"]), int(got["i"])) == tuple(good)

@@ -72,3 +72,19 @@ def test_a_wrong_dtype_array_is_refused_and_check_args_false_still_launches(rng)
     unchecked = jitkern.RawKernel(ADD3, "add3", check_args=False)
     unchecked(((n + 31) // 32,), (32,), (jitkern.asarray(lhs), rhs.view(double3), out, n))
     np.testing.assert_allclose(out.get(), (lhs.reshape(n, 3) + rhs).ravel(), rtol=1e-15)
+
+
+@pytest.mark.gpu
+def test_a_wrong_field_at_a_later_launch_is_named_and_the_next_launch_is_right(rng):
+    n = int(rng.integers(1, 200))
+    lhs = rng.standard_normal(3 * n)
+    k = jitkern.RawKernel(ADD3, "add3")
+    grid, dl = ((n + 31) // 32,), jitkern.asarray(lhs)
+    for _ in range(2):  # the general path, then the generated launcher
+        k(grid, (32,), (dl, Double3(*rng.standard_normal(3).tolist()), jitkern.empty(3 * n), n))
+    with pytest.raises(KernelArgumentError, match=r"add3: argument 1 \(rhs\).*field y.*'y' \(str\)"):
+        k(grid, (32,), (dl, Double3(1.0, "y", 2.0), jitkern.empty(3 * n), n))
+    rhs = rng.standard_normal(3)
+    out = jitkern.asarray(np.full(3 * n, np.nan))
+    k(grid, (32,), (dl, Double3(*rhs.tolist()), out, n))
+    np.testing.assert_allclose(out.get(), (lhs.reshape(n, 3) + rhs).ravel(), rtol=1e-15)

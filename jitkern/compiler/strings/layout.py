@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy
 
 from ...arrays.interop import describe
+from ...arrays.records import is_record_class
 from ...runtime.launch import host_array_message
 from ...runtime.handles import handle_ctype
 from ...arrays import layout
@@ -44,9 +45,10 @@ class ArrayArg:
 
 
 def is_scalar(value) -> bool:
-    """Passed by value: Python and NumPy scalars, texture/surface objects (their handle)."""
+    """Passed by value: Python and NumPy scalars, texture/surface objects (their handle),
+    frozen dataclasses and NamedTuples (a record)."""
     return (type(value) in _PY_SCALARS or isinstance(value, numpy.generic)
-            or handle_ctype(type(value)) is not None)
+            or handle_ctype(type(value)) is not None or is_record_class(type(value)))
 
 
 def host_array_error(what: str) -> KernelArgumentError:

@@ -17,6 +17,7 @@ import warnings
 import numpy
 
 from ...arrays import dtypes as _dtypes
+from ...arrays import records as _records
 from ...arrays.records import c_alignment  # noqa: F401 - the one C alignment rule (prelude reads it here)
 from ...runtime.handles import HANDLE_CTYPES, handle_ctype
 from ...errors import JitkernTypeError, JitkernValueError
@@ -471,7 +472,25 @@ def scalar_dtype(value) -> numpy.dtype:
         return HANDLE_DTYPES[ctype]
     if type(value) is numpy.void:  # a structured scalar: its own record dtype
         return value.dtype
+    if _records.is_record_class(type(value)):  # a frozen dataclass / NamedTuple
+        return _records.record_dtype(type(value))
     return numpy.dtype(type(value))
+
+
+def _struct_scalar(value, dtype: numpy.dtype, name: str, kernel: str) -> numpy.void:
+    """A frozen dataclass / NamedTuple for a record parameter: the ``numpy.void`` of its
+    class's record dtype (one generated converter per class), which must be ``dtype``."""
+    have = _records.record_dtype(type(value))
+    if have is not dtype and have != dtype:  # the bound dtype is usually the class's own
+        raise TypeResolutionError(
+            f"{kernel}: {type(value).__qualname__} for {name!r} is laid out as {have}, but the "
+            f"parameter is bound to the record {dtype}")
+    try:
+        return _records.as_void(value)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise TypeResolutionError(
+            f"{kernel}: {value!r} for {name!r}: a field does not convert to the record "
+            f"{dtype} ({exc})") from None
 
 
 def convert_scalar(value, dtype: numpy.dtype, name: str, kernel: str):
@@ -484,6 +503,8 @@ def convert_scalar(value, dtype: numpy.dtype, name: str, kernel: str):
     if dtype.fields is not None:
         if type(value) is numpy.void and value.dtype == dtype:
             return value
+        if _records.is_record_class(type(value)):
+            return _struct_scalar(value, dtype, name, kernel)
         raise TypeResolutionError(
             f"{kernel}: scalar {value!r} for {name!r} is not a {dtype} record; pass a numpy.void "
             "of that dtype (numpy.zeros((), dtype)[()])")
