@@ -29,6 +29,7 @@ from . import driver, graphnodes
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
 from .limits import SHARED_OPTIN_MAX, check_dims, check_shared_mem
+from .signature import check_replacement
 from .launcher import CODE_NAMES, make_bound_runner, make_fast_launcher, make_slot_packer
 from .launch import (
     _describe_arg,
@@ -51,8 +52,7 @@ class LoadedModule:
     __slots__ = ("binary", "device_id", "handle", "_functions", "_driver")
 
     def __init__(self, binary, device_id: int):
-        # Unloaded through the driver that loaded it: a module loaded under a fake driver
-        # (runtime.driver.use) must never reach the real one, whose handles it is not.
+        # Unloaded through the driver that loaded it (a fake's handle never reaches CUDA)
         self._driver = d = drv()
         driver.set_current(device_id)
         self.binary = binary
@@ -147,8 +147,7 @@ class Function:
         self._last_device = -1
         self._last_state: _DeviceState | None = None
         self._lock = threading.Lock()
-        # The generated whole-launch function for the last signature (see
-        # launch.make_fast_launcher); None until a plain launch succeeded.
+        # The generated launch of the last signature (make_fast_launcher), once one ran
         self.fast = None
         self._fast_cooperative = False
 
@@ -505,6 +504,7 @@ class BoundLaunch(functools.partial):
                 f"takes {n} argument(s)")
         index %= n
         if self._refresh is None:
+            check_replacement(value, index, self.function.params, self.function.name)
             self._write(index, value)
             return
         full = self._refresh(index, value, tuple(self._args[:n]))

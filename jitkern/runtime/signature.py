@@ -301,6 +301,18 @@ def check_pointer(arg, index: int, param) -> bool:
     return True
 
 
+def check_replacement(value, index: int, params, kernel: str) -> None:
+    """``BoundLaunch.set_arg``'s check of a new device array for C parameter ``index``: its
+    element type, as the launch that bound it checked (host values: the packer says)."""
+    if params is None or index >= len(params) or isinstance(value, (numpy.ndarray,
+                                                                     numpy.generic)):
+        return
+    try:
+        check_pointer(value, index, params[index])
+    except KernelArgumentError as exc:
+        raise KernelArgumentError(f"set_arg: {kernel}: {exc}") from None
+
+
 def _fills(have: numpy.dtype, struct) -> bool:
     """Whether an array of ``have`` can hold ``struct``s: all of the struct's fields are
     ``have`` (a float64 array for ``double3*``, as CUDA code reads it)."""

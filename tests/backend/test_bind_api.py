@@ -226,3 +226,39 @@ def test_jit_bind_refuses_another_specialisation(jit_launches):
         b.set_arg(0, FakeMatrix(0x3000, (300, 7), "<f4"))
     b()
     assert jit_launches[-1] == (0x1000, 0x2000, 300, 7, 56, 8)
+
+
+class TypedArray(FakeArray):
+    """A device array of a given element type (the fake's pointers are never read)."""
+
+    def __init__(self, ptr, typestr):
+        super().__init__(ptr)
+        self.typestr = typestr
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"data": (self.ptr, False), "shape": (4,), "typestr": self.typestr, "version": 3}
+
+
+def test_set_arg_checks_a_pointers_element_type_as_the_bind_did(launches, rng):
+    k = jitkern.RawKernel(SOURCE, "axpy")
+    x, y = TypedArray(0x1000, "<f4"), TypedArray(0x2000, "<f4")
+    b = k.bind(1, 32, x, y, 2.0, int(rng.integers(1, 100)), 1.5)
+    fresh = TypedArray(int(rng.integers(1, 1 << 30)) * 256, "<f4")
+    b.set_arg(0, fresh)
+    b()
+    assert launches[-1][4][0] == fresh.ptr
+    for typestr, name in (("<f8", "float64"), ("<i4", "int32")):
+        with pytest.raises(KernelArgumentError,
+                           match=rf"set_arg: axpy: argument 0 \(x\): .*const float\*.*{name}"):
+            b.set_arg(0, TypedArray(0x3000, typestr))
+        with pytest.raises(KernelArgumentError, match=rf"argument 0 \(x\).*{name}"):
+            k.bind(1, 32, TypedArray(0x3000, typestr), y, 2.0, 3, 1.5)  # what bind says
+    b()  # the refused ones left the bound argument as it was
+    assert launches[-1][4][0] == fresh.ptr
+    loose = jitkern.RawKernel(SOURCE, "axpy", check_args=False)
+    unchecked = loose.bind(1, 32, x, y, 2.0, 3, 1.5)
+    wide = TypedArray(0x4000, "<f8")
+    unchecked.set_arg(0, wide)  # check_args=False passes what it is given
+    unchecked()
+    assert launches[-1][4][0] == wide.ptr
