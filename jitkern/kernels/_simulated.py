@@ -448,11 +448,24 @@ def _translate(unit: _Unit, types: dict, entry_functions: dict):
     return tr, sources
 
 
-class ElementwiseSim:
-    """``elementwise_kernel.simulate(*args, size=None)``: the call on the CPU."""
+class StringSim:
+    """A string kernel's call on the CPU: its JIT kernels are made once per argument dtypes,
+    scalar kinds and ``_ind.get()`` rank, and kept on the kernel object."""
 
     def __init__(self, kernel):
         self._kernel = kernel
+
+    def build(self, dtypes, scalars, ndim=None):
+        cache = self._kernel.__dict__.setdefault("_sim_kernels", {})
+        key = (dtypes, scalars, ndim)
+        made = cache.get(key)
+        if made is None:
+            made = cache[key] = self._make(dtypes, scalars, ndim)
+        return made
+
+
+class ElementwiseSim(StringSim):
+    """``elementwise_kernel.simulate(*args, size=None)``: the call on the CPU."""
 
     def __call__(self, *args, size=None, stream=None, block_size=None, cluster=None):
         k = self._kernel
@@ -520,14 +533,6 @@ class ElementwiseSim:
         a.dtypes = dtypes
         self._kernel._decide_layout(a, arrays)
         return tuple(int(d) for d in a.shape_c)
-
-    def build(self, dtypes, scalars, ndim=None):
-        cache = self._kernel.__dict__.setdefault("_sim_kernels", {})
-        key = (dtypes, scalars, ndim)
-        made = cache.get(key)
-        if made is None:
-            made = cache[key] = self._make(dtypes, scalars, ndim)
-        return made
 
     def _make(self, dtypes, scalars, ndim=None):
         k = self._kernel

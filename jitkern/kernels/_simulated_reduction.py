@@ -20,7 +20,7 @@ from ..runtime.module import cluster_refused
 from ..sim.csubset import I64, ctor
 from ..sim.ctranslate import HELPERS, Function, Translator, Var
 from ._simulated import (
-    _USES_IND_GET,
+    StringSim,
     MAX_BLOCKS,
     REDUCE_BLOCK,
     _bound_of,
@@ -40,11 +40,8 @@ from ._simulated import (
 )
 
 
-class ReductionSim:
+class ReductionSim(StringSim):
     """``reduction_kernel.simulate(*args, out=None, axis=None, keepdims=False)``."""
-
-    def __init__(self, kernel):
-        self._kernel = kernel
 
     def __call__(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
         k = self._kernel
@@ -94,24 +91,6 @@ class ReductionSim:
         if back and not a.out_given:
             outs = [asarray(o) for o in outs]
         return outs[0] if len(outs) == 1 else tuple(outs)
-
-    def _index_shape(self, a, arrays, dtypes):
-        """The loop's shape as ``_ind.get()`` counts it (the GPU's: dimensions that every
-        array walks contiguously merged, unless reduce_dims=False); None if the operation
-        does not use it."""
-        if not _USES_IND_GET.search(self._kernel.operation):
-            return None
-        a.dtypes = dtypes
-        self._kernel._decide_layout(a, arrays)
-        return tuple(int(d) for d in a.shape_c)
-
-    def build(self, dtypes, scalars, ndim=None):
-        cache = self._kernel.__dict__.setdefault("_sim_kernels", {})
-        key = (dtypes, scalars, ndim)
-        made = cache.get(key)
-        if made is None:
-            made = cache[key] = self._make(dtypes, scalars, ndim)
-        return made
 
     def _make(self, dtypes, scalars, ndim=None):
         k = self._kernel
