@@ -62,13 +62,18 @@ def has_gpu() -> bool:
     return _HAS_GPU
 
 
+#: The fixtures that run one test body on the GPU and on the CPU: param True is the CPU's.
+TWIN_FIXTURES = ("launch", "on_device")
+
+
 def _skip_simulator_gaps(items):
     """``@pytest.mark.sim_gap("what the simulator lacks")`` on a twin test skips its ``[sim]``
     item only, with that reason (the ``[gpu]`` item runs as usual)."""
     for item in items:
         gap = item.get_closest_marker("sim_gap")
         callspec = getattr(item, "callspec", None)
-        if gap is not None and callspec is not None and callspec.params.get("launch") is True:
+        if gap is not None and callspec is not None and any(
+                callspec.params.get(name) is True for name in TWIN_FIXTURES):
             item.add_marker(pytest.mark.skip(reason=f"simulator gap: {gap.args[0]}"))
 
 
@@ -184,6 +189,26 @@ class _Launcher:
 def launch(request):
     """Each twin test twice: ``[gpu]`` (marked gpu) and ``[sim]`` (runs everywhere)."""
     return _Launcher(request.param)
+
+
+@pytest.fixture(
+    params=[pytest.param(False, marks=pytest.mark.gpu, id="gpu"), pytest.param(True, id="sim")]
+)
+def on_device(request):
+    """Each twin test of device memory twice: ``[gpu]`` (marked gpu) on the GPU, and ``[sim]``
+    on a simulated device (``jitkern.simulated_device()``: jitkern arrays in host memory,
+    copies, fills and kernels run in the simulator). The value is the
+    :class:`jitkern.runtime.simdevice.SimulatedDevice`, or None on the GPU."""
+    if not request.param:
+        yield None
+        return
+    import gc
+
+    import jitkern
+
+    with jitkern.simulated_device() as device:
+        yield device
+        gc.collect()  # the test's arrays go back to this device, not to the one after it
 
 
 @pytest.fixture(autouse=True, scope="session")
