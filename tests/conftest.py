@@ -203,12 +203,20 @@ def on_device(request):
         yield None
         return
     import gc
+    import sys
+    import traceback
 
     import jitkern
 
     with jitkern.simulated_device() as device:
         yield device
-        gc.collect()  # the test's arrays go back to this device, not to the one after it
+        # The test's arrays must be freed into this device, not into the GPU's memory cache
+        # once the block has ended: a failed test's frames (kept by pytest for post-mortem,
+        # its report is already written) would keep them alive; drop their locals first.
+        failed = getattr(sys, "last_traceback", None)
+        if failed is not None:
+            traceback.clear_frames(failed)
+        gc.collect()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy
 
 from ..toolchain.nvrtc import compile_source
-from ..runtime import driver
+from ..runtime import driver, simdevice
 from ..runtime.functions import SourceFunctions
 from ..runtime.module import Function
 from ..errors import JitkernValueError
@@ -167,7 +167,7 @@ driver.resets(globals(), _functions=_new_functions)  # fresh Functions under dri
 #: A simulated device's ``run_array_kernel`` while one is the driver (runtime/simdevice.py):
 #: the kernels below then run from their C source in the simulator, never compiled.
 _simulated = None
-driver.resets(globals(), _simulated=lambda: getattr(driver.drv(), "run_array_kernel", None))
+driver.resets(globals(), _simulated=simdevice.array_kernel_runner)
 
 
 def _function(key: tuple, source_fn, symbol: str) -> Function:

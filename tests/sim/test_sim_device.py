@@ -147,3 +147,26 @@ def test_elementwise_and_reduction_kernels_return_device_arrays(rng):
         s = total(a, axis=1)
         assert isinstance(s, jitkern.ndarray)
         np.testing.assert_allclose(s.get(), h.sum(axis=1), rtol=1e-13)
+
+
+def test_raw_module_fuse_and_routines_run_in_the_simulator(rng):
+    h = rng.standard_normal(50).astype(np.float32)
+    module = jitkern.RawModule(code=r"""
+    extern "C" __global__ void inc(float* x, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) x[i] += 1.0f;
+    }""")
+    axpy = jitkern.fuse()(lambda a, x, y: a * x + y)
+    with jitkern.simulated_device():
+        x = jitkern.asarray(h)
+        module.get_function("inc")((1,), (64,), (x, np.int32(50)))  # nothing compiled
+        np.testing.assert_array_equal(x.get(), h + np.float32(1))
+        r = axpy(np.float32(3), x, x)
+        assert isinstance(r, jitkern.ndarray)
+        np.testing.assert_allclose(r.get(), 3 * (h + 1) + (h + 1), rtol=1e-6)
+        s = jitkern.sqrt(jitkern.abs(x))
+        assert isinstance(s, jitkern.ndarray)
+        np.testing.assert_allclose(s.get(), np.sqrt(np.abs(h + 1)), rtol=1e-6)
+        with pytest.raises(jitkern.FunctionNotFoundError, match="no __global__ function "
+                                                                 "of this name.*'inc'"):
+            module.get_function("missing")((1,), (64,), (x, np.int32(50)))
