@@ -196,8 +196,8 @@ def launch(request):
 )
 def on_device(request):
     """Each twin test of device memory twice: ``[gpu]`` (marked gpu) on the GPU, and ``[sim]``
-    on a simulated device (``jitkern.simulated_device()``: jitkern arrays in host memory,
-    copies, fills and kernels run in the simulator). The value is the
+    on a simulated device with two devices (``jitkern.simulated_device(devices=2)``: jitkern
+    arrays in host memory, copies, fills and kernels run in the simulator). The value is the
     :class:`jitkern.runtime.simdevice.SimulatedDevice`, or None on the GPU."""
     if not request.param:
         yield None
@@ -208,7 +208,7 @@ def on_device(request):
 
     import jitkern
 
-    with jitkern.simulated_device() as device:
+    with jitkern.simulated_device(devices=2) as device:  # two: cross-device copies run too
         yield device
         # The test's arrays must be freed into this device, not into the GPU's memory cache
         # once the block has ended: a failed test's frames (kept by pytest for post-mortem,

@@ -596,7 +596,7 @@ def test_stream_lifetimes():
     assert float(b.get().sum()) == 0
 
 
-@pytest.mark.sim_gap("the [sim] fixture has one device")
+@COPY_KERNELS
 def test_two_devices(rng):
     from jitkern.runtime import driver
     from jitkern.runtime.device import Device
