@@ -208,7 +208,10 @@ def on_device(request):
 
     import jitkern
 
+    from jitkern.runtime import driver
+
     with jitkern.simulated_device(devices=2) as device:  # two: cross-device copies run too
+        driver.set_current(0)  # as in a GPU process that has used device 0 already
         yield device
         # The test's arrays must be freed into this device, not into the GPU's memory cache
         # once the block has ended: a failed test's frames (kept by pytest for post-mortem,

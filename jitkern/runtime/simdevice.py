@@ -212,7 +212,10 @@ class SimulatedDevice(FakeDriver):
         self._next[device] = base + -(-(size + _GUARD) // _ALIGN) * _ALIGN
         block = Allocation(base, size, device, pool)
         self.allocations[base] = self._blocks[base] = block
-        self._bases.append(base)  # addresses only grow: the list stays sorted
+        if self._bases and base < self._bases[-1]:  # another device's addresses are higher
+            bisect.insort(self._bases, base)
+        else:
+            self._bases.append(base)
         self.used[device] += size
         return (0, base)
 

@@ -170,3 +170,19 @@ def test_raw_module_fuse_and_routines_run_in_the_simulator(rng):
         with pytest.raises(jitkern.FunctionNotFoundError, match="no __global__ function "
                                                                  "of this name.*'inc'"):
             module.get_function("missing")((1,), (64,), (x, np.int32(50)))
+
+
+def test_two_devices_keep_their_memory_apart(rng):
+    from jitkern.runtime.context import pointer_device
+
+    hs = [rng.standard_normal(20 + i) for i in range(6)]
+    with jitkern.simulated_device(devices=2) as dev:
+        arrays = []
+        for i, h in enumerate(hs):  # alternate devices: device 1's addresses are higher
+            with jitkern.Device(i % 2):
+                arrays.append(jitkern.asarray(h))
+        for i, (a, h) in enumerate(zip(arrays, hs)):
+            assert a.device.id == i % 2 == pointer_device(a.ptr) == dev.pointer_device(a.ptr)
+            np.testing.assert_array_equal(a.get(), h)
+        arrays[0][...] = arrays[1][:20]  # across devices: a peer copy
+        np.testing.assert_array_equal(arrays[0].get(), hs[1][:20])
