@@ -571,11 +571,14 @@ def host_view(array) -> numpy.ndarray | None:
     device = active()
     if device is None or isinstance(array, numpy.ndarray):
         return None
+    ptr = getattr(array, "ptr", None)
+    if isinstance(ptr, int) and isinstance(getattr(array, "dtype", None), numpy.dtype):
+        # a jitkern array: its own fields (CAI cannot spell bfloat16 or float8)
+        return device.host_view(ptr, tuple(array.shape), tuple(array.strides), array.dtype)
     cai = getattr(array, "__cuda_array_interface__", None)
     if cai is None:
         return None
-    dtype = getattr(array, "dtype", None)
-    dtype = numpy.dtype(dtype) if isinstance(dtype, numpy.dtype) else numpy.dtype(cai["typestr"])
+    dtype = numpy.dtype(cai["typestr"])
     shape = tuple(cai["shape"])
     strides = cai.get("strides")
     if strides is None:
