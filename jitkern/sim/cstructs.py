@@ -26,8 +26,9 @@ import numpy
 from ..errors import KernelArgumentError
 from .csubset import I64, Pointer, Val, Var, ctor
 
-#: The Python name of the alignment a char* parameter's address has (address mod 256).
-ADDRESS = "{}__addr"
+#: The Python names of where a char* parameter points in its allocation's bytes, and of the
+#: alignment its address has (mod 256).
+START, ADDRESS = "{}__start", "{}__addr"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,17 +119,37 @@ def struct_argument(a, t: CStruct, what: str) -> list:
 
 def byte_views(views: list, host: list) -> list:
     """The extra arguments of a kernel that reinterprets char* parameters: per (parameter
-    index, dtype) in ``views`` the parameter's bytes as that dtype at each byte offset, then
-    per such parameter its address's alignment (mod 256)."""
-    out = []
+    index, dtype) in ``views`` the bytes of the parameter's allocation (the NumPy array that
+    owns its memory) as that dtype at each byte offset; then per such parameter where its
+    pointer is in those bytes, and its address's alignment (mod 256). A pointer may so move
+    below where it points, within its allocation, as on the GPU."""
+    out, where = [], {}
     for index, dtype in views:
-        raw = _bytes_of(host[index])
+        if index not in where:
+            where[index] = _allocation(host[index])
+        raw = where[index][0]
         n = max(0, raw.size - dtype.itemsize + 1)
         out.append(numpy.ndarray((n,), dtype, buffer=raw, strides=(1,)) if n else
                    numpy.zeros(0, dtype))
-    for index in dict.fromkeys(k for k, _ in views):
-        out.append(numpy.int64(_bytes_of(host[index]).ctypes.data % 256))
+    for index, (_raw, start) in where.items():
+        out.append(numpy.int64(start))
+        out.append(numpy.int64(_address(host[index]) % 256))
     return out
+
+
+def _allocation(a) -> tuple:
+    """(the bytes of the allocation ``a`` is in, where ``a`` starts in them)."""
+    root = a
+    while isinstance(root.base, numpy.ndarray):
+        root = root.base
+    if not root.flags.c_contiguous or root.size == 0:
+        return _bytes_of(a), 0
+    raw = numpy.ndarray((root.nbytes,), numpy.uint8, buffer=root)
+    return raw, _address(a) - _address(root)
+
+
+def _address(a) -> int:
+    return a.__array_interface__["data"][0]
 
 
 def _bytes_of(a) -> numpy.ndarray:
@@ -321,13 +342,15 @@ class Structs:
         step = f"({self.to(idx, I64, node)} * numpy.int64({size}))"
         off = step if p.offset is None else f"({p.offset} + {step})"
         name = self.temp()
-        self.pre.append(f"{name} = {off}")
+        self.pre.append(f"{name} = {START.format(p.type.view)} + {off}")
         align = elem.alignment
-        what = elem.name
+        param = self.c_names.get(p.type.view, p.type.view)
         self.pre.append(
-            f"assert ({ADDRESS.format(p.type.view)} + {name}) % {align} == 0, "
-            f"'misaligned address: a {what} ({size} bytes, aligned to {align}) at byte offset ' "
-            f"'of {p.type.view}: the GPU faults (cudaErrorMisalignedAddress)'")
+            f"assert ({ADDRESS.format(p.type.view)} - {START.format(p.type.view)} + {name}) "
+            f"% {align} == 0, "
+            f"'misaligned address: {param} + a byte offset that is not a multiple of {align} "
+            f"read or written as a {elem.name} ({size} bytes, aligned to {align}); the GPU "
+            "faults there (cudaErrorMisalignedAddress)'")
         if not isinstance(elem, CStruct):
             return Val(f"{self.view(p.type.view, elem)}[{name}]", elem, True, None, None)
         offsets = elem.offsets

@@ -17,7 +17,7 @@ import numpy
 from .csubset import (
     _BASE, TYPEDEFS, Pointer, ctor, line_of, promote, refuse,
 )
-from .cstructs import ADDRESS, CStruct, Ref, Structs, view_name
+from .cstructs import ADDRESS, START, CStruct, Ref, Structs, view_name
 
 #: Device functions every translated module defines: C's integer division and remainder
 #: (truncating toward zero), and round() (halves away from zero).
@@ -128,6 +128,7 @@ class Translator(Structs, Expressions):
         self.struct_alias: dict = {}  # typedef name -> struct name
         self.views: dict = {}  # (char* parameter's Python name, dtype) -> None, in order
         self.char_params: dict = {}  # the kernel's char* parameters: Python name -> index
+        self.c_names: dict = {}  # their C names
         self.refs: list = []  # the reference parameters' Python names (returned)
 
     # -- errors ------------------------------------------------------------
@@ -282,6 +283,7 @@ class Translator(Structs, Expressions):
             if fn.kernel and isinstance(t, Pointer) and t.elem.itemsize == 1 and (
                     t.elem.kind in "iu"):
                 self.char_params[py] = k
+                self.c_names[py] = name
             if isinstance(t, Pointer):
                 offset = None
                 if not fn.kernel:
@@ -301,7 +303,8 @@ class Translator(Structs, Expressions):
         if self.views:
             fn.views = [(self.char_params[py], dtype) for py, dtype in self.views]
             py_params += [view_name(py, dtype) for py, dtype in self.views]
-            py_params += [ADDRESS.format(py) for py in dict.fromkeys(p for p, _ in self.views)]
+            for py in dict.fromkeys(p for p, _ in self.views):
+                py_params += [START.format(py), ADDRESS.format(py)]
         head = []
         if not fn.kernel:
             head.append('@jit.rawkernel(device=True, mode="numpy")')
