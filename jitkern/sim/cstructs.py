@@ -315,24 +315,13 @@ class Structs:
     def byte_cast(self, v: Val, t: Pointer, node) -> Val:
         """``(T*)(p + k)`` with ``p`` a char* kernel parameter: a pointer to ``T`` at byte
         ``k`` of ``p``'s memory."""
-        var = self.lookup_py(v.base)
-        if v.type.elem.itemsize != 1 or v.type.elem.kind not in "iu" or var is None or (
-                not self.kernel_char_param(var)):
+        if v.type.elem.itemsize != 1 or v.type.elem.kind not in "iu" or (
+                v.base not in self.char_params):
             raise self.refuse("a cast to a pointer type (only a char* kernel parameter's bytes "
                               "may be read as another type)", node)
         if isinstance(t.elem, CStruct) and len(t.elem.scalar_fields) != len(t.elem.fields):
             raise self.refuse(f"a pointer to struct {t.elem.name}, which has array fields", node)
         return Val(v.base, Pointer(t.elem, view=v.base), False, v.base, v.offset)
-
-    def kernel_char_param(self, var) -> bool:
-        return var.offset is None and var.py in self.char_params
-
-    def lookup_py(self, py: str):
-        for scope in reversed(self.scopes):
-            for var in scope.values():
-                if getattr(var, "py", None) == py:
-                    return var
-        return None
 
     def view_element(self, p: Val, idx: Val, node) -> Val:
         """``p[idx]`` of a pointer into a char* parameter's bytes: the element (a struct's

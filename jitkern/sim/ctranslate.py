@@ -133,7 +133,7 @@ class Translator(Structs, Expressions):
 
     # -- errors ------------------------------------------------------------
     def at(self, node) -> str:
-        return f"{self.where} line {line_of(node)}"
+        return f"{self.where} line {line_of(node) or self.c_line}"
 
     def refuse(self, what: str, node):
         return refuse(what, self.at(node))
