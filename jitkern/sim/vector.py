@@ -725,52 +725,10 @@ def _vectorised(simulated, racecheck, cluster):
     return (vec if vec.function is not None else None), vec.reason
 
 
-def _aliased_copies(host, arrays) -> list:
-    """``host`` with the arrays at ``arrays`` copied, arrays that share memory (views of one
-    buffer, as a string kernel's char* parameter and its typed views) sharing the copy."""
-    out = list(host)
-    groups: dict = {}
-    for k in arrays:
-        groups.setdefault(id(_root_of(host[k])), []).append(k)
-    for members in groups.values():
-        root = _root_of(host[members[0]])
-        if len(members) == 1 or not root.flags.c_contiguous:
-            for k in members:
-                out[k] = host[k].copy()
-            continue
-        bounds = [_byte_bounds(host[k]) for k in members]
-        low, high = min(b[0] for b in bounds), max(b[1] for b in bounds)
-        copy = numpy.ndarray((high - low,), numpy.uint8, buffer=root,
-                             offset=low - _address(root)).copy()
-        for k in members:
-            a = host[k]
-            out[k] = numpy.ndarray(a.shape, a.dtype, buffer=copy,
-                                   offset=_address(a) - low, strides=a.strides)
-    return out
-
-
-def _byte_bounds(a) -> tuple:
-    low = high = _address(a)
-    for n, stride in zip(a.shape, a.strides):
-        low += min(0, (n - 1) * stride)
-        high += max(0, (n - 1) * stride)
-    return low, high + a.itemsize
-
-
-def _root_of(a):
-    while isinstance(a.base, numpy.ndarray):
-        a = a.base
-    return a
-
-
-def _address(a) -> int:
-    return a.__array_interface__["data"][0]
-
-
 def _differential(kernel, vec, simulated, grid, block, host, shared_mem) -> None:
     """Both paths on copies of the arguments; the per-thread one is the reference."""
     arrays = [k for k, a in enumerate(host) if isinstance(a, numpy.ndarray)]
-    mine = _aliased_copies(host, arrays)
+    mine = vecruntime.aliased_copies(host, arrays)
     want = None
     try:
         _threads(simulated, grid, block, host, shared_mem, False, None)
