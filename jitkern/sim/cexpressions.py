@@ -14,7 +14,7 @@ import numpy
 
 from . import ccomplex
 from .csubset import (
-    BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val, Var,
+    BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val,
     common, convert, ctor, promote, real_of,
 )
 from .cstructs import CStruct, Ref

@@ -78,14 +78,6 @@ class Ref:
     const: bool = False
 
 
-def parts_of(v: Val):
-    return v.parts if isinstance(v.type, CStruct) else None
-
-
-def is_struct(t) -> bool:
-    return isinstance(t, CStruct)
-
-
 def struct_argument(a, t: CStruct, what: str) -> list:
     """A struct argument (a ``numpy.void`` of a record dtype with the C struct's fields at
     the C offsets) as the translated kernel's parameters: one per field, array fields as

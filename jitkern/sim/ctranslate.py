@@ -92,11 +92,11 @@ _RESERVED = set(keyword.kwlist) | {
     "numpy", "math", "jit", "range", "len", "min", "max", "abs", "int", "float", "bool",
     "complex", "print", "pow", "i", "True", "False", "None", "divmod", "round", "sum",
 }
-from .cexpressions import (  # noqa: F401 - Var, Function: the string kernels' names
+from .cexpressions import (  # noqa: F401 - Function: the string kernels' names
     Expressions,
     Function,
-    Var,
 )
+from .csubset import Var  # noqa: F401 - the string kernels' names
 
 
 class Translator(Structs, Expressions):

@@ -669,6 +669,30 @@ def _vote(batch, m, mask, pred, how):
     return bits.astype(numpy.uint32)  # ballot
 
 
+def snapshot(arrays) -> list:
+    """What :func:`restore` needs to put ``arrays`` back as they are now: each array's copy,
+    or for arrays that share memory (a char* parameter's typed views, .cstructs) one copy
+    of the bytes they span."""
+    out, groups = [], {}
+    for a in arrays:
+        groups.setdefault(id(_root_of(a)), []).append(a)
+    for members in groups.values():
+        root = _root_of(members[0])
+        if len(members) == 1 or not root.flags.c_contiguous:
+            out += [(a, a.copy()) for a in members]
+            continue
+        bounds = [_byte_bounds(a) for a in members]
+        low, high = min(b[0] for b in bounds), max(b[1] for b in bounds)
+        span = numpy.ndarray((high - low,), numpy.uint8, buffer=root, offset=low - _address(root))
+        out.append((span, span.copy()))
+    return out
+
+
+def restore(saved) -> None:
+    for array, copy in saved:
+        array[...] = copy
+
+
 def aliased_copies(host, arrays) -> list:
     """``host`` with the arrays at ``arrays`` copied, arrays that share memory (views of one
     buffer, as a string kernel's char* parameter and its typed views) sharing the copy."""

@@ -687,7 +687,7 @@ def run(kernel, simulated, grid, block, host, shared_mem: int, racecheck: bool, 
         _differential(kernel, vec, simulated, grid, block, host, shared_mem)
         return
     arrays = [host[k] for k in vec.written if isinstance(host[k], numpy.ndarray)]
-    saved = [a.copy() for a in arrays]
+    saved = vecruntime.snapshot(arrays)
     try:
         launch(vec, grid, block, host, shared_mem)
     except KernelArgumentError:
@@ -695,8 +695,7 @@ def run(kernel, simulated, grid, block, host, shared_mem: int, racecheck: bool, 
     except Exception as exc:  # noqa: BLE001 - see below
         # an error the checks found (rerun per thread: its exact thread, message and the
         # writes of the threads before it), a race, or a gap in the vectorised path
-        for a, s in zip(arrays, saved):
-            a[...] = s
+        vecruntime.restore(saved)
         if isinstance(exc, vecruntime.Race):
             why = str(exc)
         elif isinstance(exc, KernelAssertionError):
