@@ -290,14 +290,14 @@ class Structs:
         if node.op != "=":
             raise self.refuse(f"{node.op} on a struct", node)
         self.struct_value(rhs, target.type, node)
+        if len(target.type.scalar_fields) != len(target.type.fields):
+            raise self.refuse(f"an assignment of struct {target.type.name}, which has array "
+                              "fields", node)
         for field, dtype in target.type.scalar_fields:
             part = target.parts[field]
             if not part.lvalue:
                 raise self.refuse("an assignment to a struct that is not a variable", node)
             self.pre.append(self.store(part, self.to(rhs.parts[field], dtype, node)))
-        if len(target.type.scalar_fields) != len(target.type.fields):
-            raise self.refuse(f"an assignment of struct {target.type.name}, which has array "
-                              "fields", node)
         return target
 
     def tuple_target(self, names: list) -> str:

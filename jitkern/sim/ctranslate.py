@@ -258,6 +258,9 @@ class Translator(Structs, Expressions):
                 t = t.elem
             if isinstance(t, Ref) and isinstance(t.elem, CStruct):
                 raise self.refuse(f"a struct {t.elem.name} passed by non-const reference", p)
+            if isinstance(t, Pointer) and isinstance(t.elem, CStruct):
+                raise self.refuse(f"a pointer to struct {t.elem.name} as a parameter (pass a "
+                                  "char* and cast it in the kernel)", p)
             params.append((p.name, t))
         return Function(decl.name, "", ret, params, kernel)
 

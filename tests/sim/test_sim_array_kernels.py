@@ -336,6 +336,12 @@ NEAR_MISSES = [
     ('extern "C" __global__ void f(int& x) { }', "a reference parameter of a __global__", 1),
     ('struct P { int a; };\nextern "C" __global__ void f(char* x) {\n'
      '  P* p = (P*)(x + 1);\n  p->b = 0;\n}', "field 'b'", 4),
+    ('struct P { int a; };\nextern "C" __global__ void f(\n  P* p) { }',
+     "a pointer to struct P as a parameter", 3),
+    ('struct P { int a; };\nextern "C" __global__ void f(int* x) {\n  P v;\n'
+     '  P* q = &v;\n}', "the address of a local variable", 4),
+    ('struct P { int a[2]; };\nextern "C" __global__ void f(int* x, P p, P w) {\n'
+     '  p = w;\n}', "an assignment of struct P, which has array fields", 3),
 ]
 
 
