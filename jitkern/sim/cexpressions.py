@@ -433,6 +433,7 @@ class Expressions:
         if not target.lvalue:
             raise self.refuse("an assignment to something that is not a variable or element",
                               node)
+        self.check_writable(target, node)
         if node.op == "=":
             code = self.to(rhs, target.type, node)
         else:
@@ -468,6 +469,7 @@ class Expressions:
             return target
         if not target.lvalue:
             raise self.refuse(f"{node.op} on something that is not a variable", node)
+        self.check_writable(target, node)
         one = Val("numpy.int32(1)", I32)
         new = self.to(self.binary(op, target, one, node), target.type, node)
         if node.op.startswith("p") and not statement:

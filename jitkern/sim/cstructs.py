@@ -218,6 +218,7 @@ class Structs:
                 raise self.refuse(f"a struct local with an array field ({field})", node)
             offset = None if kernel_param else self.fresh(py + "_o")
             params.extend([py] if kernel_param else [py, offset])
+            self.struct_arrays.add(py)
             parts[field] = Var(py, Pointer(dtype), offset)
         return Var("", t, parts=parts)
 
@@ -299,6 +300,13 @@ class Structs:
                 raise self.refuse("an assignment to a struct that is not a variable", node)
             self.pre.append(self.store(part, self.to(rhs.parts[field], dtype, node)))
         return target
+
+    def check_writable(self, target: Val, node) -> None:
+        """An array field of a struct parameter is the caller's (or every thread's) memory: a
+        write to it would not stay in this copy of the struct."""
+        if target.base is not None and target.base in self.struct_arrays:
+            raise self.refuse("a write to an array field of a struct parameter (copy it to a "
+                              "local array first)", node)
 
     def tuple_target(self, names: list) -> str:
         return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"

@@ -130,6 +130,7 @@ class Translator(Structs, Expressions):
         self.char_params: dict = {}  # the kernel's char* parameters: Python name -> index
         self.c_names: dict = {}  # their C names
         self.refs: list = []  # the reference parameters' Python names (returned)
+        self.struct_arrays: set = set()  # struct parameters' array fields (read-only)
 
     # -- errors ------------------------------------------------------------
     def at(self, node) -> str:
@@ -272,7 +273,7 @@ class Translator(Structs, Expressions):
         self.lines, self.depth, self.pre, self.loops, self.ret = [], 1, [], [], fn.ret
         py_params = list(extra_params)
         self.used.update(py_params)
-        self.views, self.char_params, self.refs = {}, {}, []
+        self.views, self.char_params, self.refs, self.struct_arrays = {}, {}, [], set()
         for k, (name, t) in enumerate(fn.params):
             if isinstance(t, CStruct):
                 self.declare(name, self.struct_var(name, t, funcdef, fn.kernel, py_params))

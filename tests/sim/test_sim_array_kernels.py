@@ -345,6 +345,8 @@ NEAR_MISSES = [
      '  P* q = &v;\n}', "the address of a local variable", 4),
     ('struct P { int a[2]; };\nextern "C" __global__ void f(int* x, P p, P w) {\n'
      '  p = w;\n}', "an assignment of struct P, which has array fields", 3),
+    ('struct P { int a[2]; };\n__device__ void g(P p) {\n  p.a[0]++;\n}\n'
+     'extern "C" __global__ void f(int* x) { }', "a write to an array field of a struct", 3),
 ]
 
 
