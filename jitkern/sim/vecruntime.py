@@ -674,8 +674,8 @@ def snapshot(arrays) -> list:
     or for arrays that share memory (a char* parameter's typed views, .cstructs) one copy
     of the bytes they span."""
     out, groups = [], {}
-    for a in arrays:
-        groups.setdefault(id(_root_of(a)), []).append(a)
+    for a in arrays:  # (an empty array spans no bytes: its own group)
+        groups.setdefault(id(_root_of(a)) if a.size else id(a), []).append(a)
     for members in groups.values():
         root = _root_of(members[0])
         if len(members) == 1 or not root.flags.c_contiguous:
@@ -699,7 +699,7 @@ def aliased_copies(host, arrays) -> list:
     out = list(host)
     groups: dict = {}
     for k in arrays:
-        groups.setdefault(id(_root_of(host[k])), []).append(k)
+        groups.setdefault(id(_root_of(host[k])) if host[k].size else k, []).append(k)
     for members in groups.values():
         root = _root_of(host[members[0]])
         if len(members) == 1 or not root.flags.c_contiguous:
