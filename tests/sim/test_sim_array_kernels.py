@@ -225,6 +225,22 @@ def test_a_misaligned_element_fails_as_the_gpu_faults_naming_kernel_and_line(dst
     assert f"misaligned address: {where} + a byte offset that is not a multiple of 8" in message
 
 
+def test_a_fault_leaves_the_writes_of_the_threads_before_it(rng, monkeypatch):
+    """Element 256 (thread 0's second pass of the grid-stride loop) is misaligned: the
+    vectorised run has written the first pass when it stops, so it puts the memory back and
+    the launch reruns per thread, where thread 0 faults first: only element 0 is written."""
+    monkeypatch.setattr(vector, "DIFFERENTIAL", False)  # the vectorised run, then the rerun
+    src = rng.standard_normal(512)
+    dst = np.full(4200, POISON, np.uint8)
+    rec = K._layout_record((2, 256), (2052, 8), (2048, 8))  # dst row 1 starts 4 bytes off
+    k = jitkern.RawKernel(K.copy_source(src.dtype, src.dtype), "jk_copy")
+    with pytest.raises(KernelAssertionError, match=r"misaligned address: dst .* thread \(0,"):
+        k.simulate((1,), (256,), (dst, src.view(np.uint8), rec))
+    assert dst[:8].tobytes() == src[:1].tobytes()
+    assert (dst[8:] == POISON).all()
+    assert k.simulate.last_path == "threads" and "a check failed" in k.simulate.why_threads
+
+
 def test_a_pointer_below_its_allocation_is_out_of_bounds():
     src = np.arange(4, dtype=np.float32)
     dst = np.zeros(4, np.float32)
