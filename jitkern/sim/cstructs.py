@@ -63,12 +63,6 @@ class CStruct:
     def scalar_fields(self) -> list:
         return [(name, dtype) for name, dtype, count in self.fields if count is None]
 
-    def field(self, name: str):
-        for field in self.fields:
-            if field[0] == name:
-                return field
-        return None
-
 
 @dataclasses.dataclass(frozen=True)
 class Ref:
