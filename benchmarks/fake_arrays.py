@@ -35,10 +35,11 @@ def _fake_torch_module():
     torch.cuda = types.SimpleNamespace(is_available=lambda: False)
     torch.__jitkern_fake__ = True
 
-    def empty(*shape, dtype=None, device=None):  # results follow the inputs: a tensor
+    def empty(*shape, size=None, dtype=None, device=None):  # results follow the inputs
         import jitkern
 
-        dims = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+        dims = size if size is not None else (
+            shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape)
         return Tensor(jitkern.empty(dims, dtype.name), dtype)
 
     torch.empty = empty
