@@ -348,6 +348,17 @@ def test_records_of_another_dtype_do_not_take_the_launcher_of_the_first(fake, rn
         assert fake.launches[-1].raw(1, dt.itemsize) == value.tobytes(), dt
 
 
+def test_a_record_with_a_sub_array_field_is_packed_whole(fake, rng):
+    out = DeviceArray(rng)
+    dt = np.dtype([("a", "f4"), ("c", "i2", (3,)), ("b", "f8")], align=True)
+    for _ in range(2):  # the general path, then the generated launcher
+        value = np.zeros((), dt)
+        value["a"], value["b"] = rng.standard_normal(), rng.standard_normal()
+        value["c"] = rng.integers(-9, 9, 3)
+        sum_fields[1, 1](out, value[()])
+        assert fake.launches[-1].raw(1, dt.itemsize) == value.tobytes()
+
+
 # -- the example -------------------------------------------------------------------
 
 
