@@ -195,16 +195,17 @@ def reads_a_sub_array_field(out, records):
     out[0] = records[0].c
 
 
-def test_a_sub_array_field_is_laid_out_and_refused_where_read(rng):
+def test_a_sub_array_field_is_laid_out_and_refused_where_read(rng, launch):
     rec = np.dtype([("a", "f4"), ("c", "i2", (3,)), ("b", "f8")], align=True)
-    records = np.zeros(16, rec)
+    host = np.zeros(16, rec)
     for name in rec.names:
-        records[name] = rng.integers(-50, 50, records[name].shape)
-    out = np.full(16, np.nan)
-    reads_around_a_sub_array.simulate[1, 16](out, records)
-    np.testing.assert_array_equal(out, records["a"].astype(np.float64) * records["b"])
+        host[name] = rng.integers(-50, 50, host[name].shape)
+    records = launch.to_device(host)
+    out = launch.poisoned(16, np.float64)
+    launch(reads_around_a_sub_array)[1, 16](out, records)
+    np.testing.assert_array_equal(launch.get(out), host["a"].astype(np.float64) * host["b"])
     with pytest.raises(JitTypeError) as info:
-        reads_a_sub_array_field.simulate[1, 1](out, records)
+        launch(reads_a_sub_array_field)[1, 1](out, records)
     line = reads_a_sub_array_field.py_func.__code__.co_firstlineno + 2
     assert f"test_structs.py:{line}:14: struct record field 'c' is a sub-array" in str(info.value)
     assert "do not read yet" in str(info.value) and "one field per element" in str(info.value)
