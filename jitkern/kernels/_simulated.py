@@ -31,6 +31,7 @@ import numpy
 from .. import jit
 from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
+from ..runtime.handles import handle_ctype, handle_value
 from ..runtime.module import cluster_refused
 from ..sim import block_size_of, launch_keywords
 from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused
@@ -265,6 +266,12 @@ def _pointer_argument(a, t: Pointer, what: str):
 
 
 def _scalar_argument(a, t, what: str):
+    if handle_ctype(type(a)) is not None:  # a texture/surface object: its 64-bit handle
+        if t != numpy.uint64:
+            raise KernelArgumentError(
+                f"{what}: the kernel expects {_ctype(t)}, got a {type(a).__name__} (texture "
+                "and surface objects go to cudaTextureObject_t/cudaSurfaceObject_t parameters)")
+        return numpy.uint64(handle_value(a))
     if isinstance(a, numpy.ndarray) or _is_device_array(a):
         raise KernelArgumentError(
             f"{what}: the kernel expects a scalar ({_ctype(t)}), got an array")
