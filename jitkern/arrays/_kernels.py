@@ -164,6 +164,11 @@ def _new_functions() -> SourceFunctions:
 _functions = _new_functions()
 driver.resets(globals(), _functions=_new_functions)  # fresh Functions under driver.use(fake)
 
+#: A simulated device's ``run_array_kernel`` while one is the driver (runtime/simdevice.py):
+#: the kernels below then run from their C source in the simulator, never compiled.
+_simulated = None
+driver.resets(globals(), _simulated=lambda: getattr(driver.drv(), "run_array_kernel", None))
+
 
 def _function(key: tuple, source_fn, symbol: str) -> Function:
     """The kernel ``key`` names for the current device: compiled for its arch, loaded there."""
@@ -195,9 +200,13 @@ def copy(dst_ptr: int, dst_strides, src_ptr: int, src_strides, shape, src_dtype,
          stream: int) -> None:
     """``dst[...] = src`` elementwise (casting), for any byte strides; current device."""
     dims, (ds, ss) = collapse(shape, dst_strides, src_strides)
+    rec = _layout_record(dims, ds, ss)
+    if _simulated is not None:
+        _simulated(copy_source(src_dtype, dst_dtype), "jk_copy", _grid(int(rec["n"])), BLOCK,
+                   (dst_ptr, src_ptr, rec))
+        return
     key = ("copy", src_dtype, dst_dtype) if src_dtype != dst_dtype else ("copy", src_dtype.itemsize)
     fn = _function(key, lambda: copy_source(src_dtype, dst_dtype), "jk_copy")
-    rec = _layout_record(dims, ds, ss)
     fn.launch(_grid(int(rec["n"])), BLOCK, (dst_ptr, src_ptr, rec), stream=stream)
 
 
@@ -205,10 +214,14 @@ def fill(dst_ptr: int, dst_strides, shape, raw: bytes, stream: int) -> None:
     """Write the item ``raw`` (bytes of the array's dtype) to every element."""
     itemsize = len(raw)
     dims, (ds,) = collapse(shape, dst_strides)
-    fn = _function(("fill", itemsize), lambda: fill_source(itemsize), "jk_fill")
     if itemsize == 16:
         value = numpy.frombuffer(raw, _BYTES16)[0]
     else:
         value = numpy.frombuffer(raw, _BITS_SCALAR[itemsize])[0]
     rec = _layout_record(dims, ds, [0] * len(dims))
+    if _simulated is not None:
+        _simulated(fill_source(itemsize), "jk_fill", _grid(int(rec["n"])), BLOCK,
+                   (dst_ptr, value, rec))
+        return
+    fn = _function(("fill", itemsize), lambda: fill_source(itemsize), "jk_fill")
     fn.launch(_grid(int(rec["n"])), BLOCK, (dst_ptr, value, rec), stream=stream)

@@ -31,6 +31,7 @@ import numpy
 from .. import jit
 from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
+from ..runtime import simdevice
 from ..runtime.handles import handle_ctype, handle_value
 from ..runtime.module import cluster_refused
 from ..sim import block_size_of, launch_keywords
@@ -119,7 +120,11 @@ def host_copies(args) -> tuple[list, list]:
     """(arguments with device arrays replaced by host copies, [(device, copy)])."""
     host, back = [], []
     for a in args:
-        if _is_device_array(a):
+        view = simdevice.host_view(a) if _is_device_array(a) else None
+        if view is not None:  # a simulated device's memory, written in place: no copy
+            host.append(view)
+            back.append((a, None))
+        elif _is_device_array(a):
             copy = a.get()
             host.append(copy)
             back.append((a, copy))
@@ -130,7 +135,8 @@ def host_copies(args) -> tuple[list, list]:
 
 def copy_back(back) -> None:
     for original, copy in back:
-        original.set(copy)
+        if copy is not None:
+            original.set(copy)
 
 
 def flat(arr: numpy.ndarray) -> tuple[numpy.ndarray, bool]:

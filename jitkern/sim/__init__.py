@@ -25,6 +25,7 @@ from ..arrays import dtypes, records
 from ..runtime.launch import dim3
 from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
 from ..compiler.captured import CapturedGlobals
+from ..runtime import simdevice
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, JitkernValueError
 from ..errors import KernelArgumentError
@@ -287,6 +288,8 @@ def _host_arguments(args):
                 raise KernelArgumentError(f"argument {i}: {exc}") from None
         elif isinstance(a, (numpy.ndarray, numpy.generic)):
             host.append(a)
+        elif (view := simdevice.host_view(a)) is not None:
+            host.append(view)  # on a simulated device: its memory, written in place
         elif hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__"):
             copy = a.get()
             host.append(copy)
