@@ -1,16 +1,10 @@
-"""Texture and surface objects of the simulated device, and how simulated kernels read them.
+"""How simulated kernels read and write texture and surface objects.
 
-On a GPU, ``cuTexObjectCreate`` and ``cuSurfObjectCreate`` turn a resource (a CUDA array,
-linear or pitched device memory) and a sampling description into a 64-bit handle that
-kernels pass by value. The simulated device does the same with :class:`TextureCalls` (a
-mixin of its driver stand-in): each handle names a :class:`Texture` or :class:`Surface`
-in this module's table, holding a live NumPy view of the resource's host memory, so a
-copy into the CUDA array after the texture was made is seen by later reads, and surface
-writes land in the array.
-
-A kernel's ``tex2D<float>(t, x, y)`` (RawKernel/ElementwiseKernel C, through
-:mod:`.ctextures`) or ``jit.texture.tex2D(t, x, y, numpy.float32)`` (a JIT kernel) calls
-:func:`sample` with the handle. It models the texture unit:
+The objects are the simulated device's (jitkern/runtime/simtextures.py: what
+``cuTexObjectCreate``/``cuSurfObjectCreate`` made, by handle). A kernel's
+``tex2D<float>(t, x, y)`` (RawKernel/ElementwiseKernel C, through :mod:`.ctextures`) or
+``jit.texture.tex2D(t, x, y, numpy.float32)`` (a JIT kernel) calls :func:`sample` with the
+handle, which models the texture unit:
 
 - point filtering reads texel ``floor(x)``; linear filtering blends the texels around
   ``x - 0.5`` (texel centres at ``i + 0.5``) with the hardware's 9-bit fixed-point
@@ -27,99 +21,28 @@ Texture reads are pure functions of the handle and coordinates and work on array
 coordinates as well as on one thread's scalars (the vectorised path calls them with
 arrays). Surface reads and writes take byte x coordinates, as CUDA's do, and the boundary
 mode: ``cudaBoundaryModeTrap`` (the default: an out-of-range access is an error, as the
-GPU's fault), ``Zero`` (reads give 0, writes are dropped) and ``Clamp``.
+GPU's fault), ``Zero`` (reads give 0, writes are dropped) and ``Clamp``; kernels that use
+surfaces run on the per-thread scheduler (the vectorised path refuses them: surface memory
+is no kernel argument, so the differential check could not compare it).
 """
 
 from __future__ import annotations
 
 import itertools
 import sys
-import types
 
 import numpy
 
-from ..errors import JitkernNotImplementedError, JitkernValueError, KernelAssertionError
+from ..errors import JitkernValueError, KernelAssertionError
+from ..runtime.simtextures import BORDER, LINEAR, MIRROR, OBJECTS, WRAP, Surface, Texture
 from . import runtime as R
 
-# The driver's values (cuda.h), which the runtime's equal (jitkern.cuda.runtime).
-WRAP, CLAMP, MIRROR, BORDER = 0, 1, 2, 3
-POINT, LINEAR = 0, 1
-READ_AS_INTEGER, NORMALIZED_COORDINATES, SRGB = 0x01, 0x02, 0x10
-RESOURCE_ARRAY, RESOURCE_MIPMAPPED, RESOURCE_LINEAR, RESOURCE_PITCH2D = 0, 1, 2, 3
 BOUNDARY_ZERO, BOUNDARY_CLAMP, BOUNDARY_TRAP = 0, 1, 2
-#: CUarray_format values -> the dtype of one channel.
-FORMATS = {
-    0x01: numpy.dtype(numpy.uint8), 0x02: numpy.dtype(numpy.uint16),
-    0x03: numpy.dtype(numpy.uint32), 0x08: numpy.dtype(numpy.int8),
-    0x09: numpy.dtype(numpy.int16), 0x0A: numpy.dtype(numpy.int32),
-    0x10: numpy.dtype(numpy.float16), 0x20: numpy.dtype(numpy.float32),
-}
-_FORMAT_NAMES = {
-    "CU_AD_FORMAT_UNSIGNED_INT8": 0x01, "CU_AD_FORMAT_UNSIGNED_INT16": 0x02,
-    "CU_AD_FORMAT_UNSIGNED_INT32": 0x03, "CU_AD_FORMAT_SIGNED_INT8": 0x08,
-    "CU_AD_FORMAT_SIGNED_INT16": 0x09, "CU_AD_FORMAT_SIGNED_INT32": 0x0A,
-    "CU_AD_FORMAT_HALF": 0x10, "CU_AD_FORMAT_FLOAT": 0x20,
-}
-_MODE_NAMES = {WRAP: "wrap", CLAMP: "clamp", MIRROR: "mirror", BORDER: "border"}
 #: Weights of linear filtering: multiples of 1/256 (the texture unit's 1.8 fixed point).
 WEIGHT_STEPS = 256
 # Coordinates beyond this many texels are the same as this many (every mode has settled
 # by then), which keeps floor() of huge or infinite values inside int64.
 _FAR = numpy.float32(2.0**24)
-
-_OBJECTS: dict[int, object] = {}
-_HANDLES = itertools.count(0x7E5_0000_0001)
-
-
-# ---------------------------------------------------------------------------
-# the objects behind the handles
-
-
-class Texture:
-    """What a texture handle names: ``texels`` (axes z, y, x, channel; a live view of the
-    resource), ``ndim`` (1-3: the dimensions of the CUDA array or pitched memory),
-    ``resource`` (``'array'``, ``'linear'`` or ``'pitch2d'``), and the sampling."""
-
-    kind = "texture"
-
-    def __init__(self, texels, ndim, resource, address, filter_mode, flags, border):
-        self.texels, self.ndim, self.resource = texels, ndim, resource
-        self.address = tuple(address)
-        self.filter_mode = filter_mode
-        self.normalized = bool(flags & NORMALIZED_COORDINATES)
-        channel = texels.dtype
-        # Integer texels read as integers only with the "read as integer" flag; floats always
-        # read as floats (half floats promoted to float32).
-        self.integer = channel.kind in "iu" and bool(flags & READ_AS_INTEGER)
-        self.value_dtype = channel if self.integer else numpy.dtype(numpy.float32)
-        self.border = numpy.array(list(border) + [0.0] * (4 - len(border)), numpy.float32)
-
-    def values(self, index) -> numpy.ndarray:
-        """Channel 0 of the texels at ``index`` (z, y, x arrays), as the unit returns them."""
-        raw = self.texels[index + (0,)]
-        if self.integer or raw.dtype.kind == "f":
-            return raw.astype(self.value_dtype)
-        return normalized(raw)
-
-
-class Surface:
-    """What a surface handle names: the CUDA array's elements as bytes (axes z, y, and
-    x in bytes) and its ``ndim``."""
-
-    kind = "surface"
-
-    def __init__(self, texels, ndim):
-        self.element_bytes = texels.dtype.itemsize * texels.shape[-1]
-        self.bytes = texels.view(numpy.uint8).reshape(texels.shape[:3] + (self.element_bytes,))
-        self.ndim = ndim
-
-
-def normalized(raw: numpy.ndarray) -> numpy.ndarray:
-    """Integer texels as cudaReadModeNormalizedFloat gives them (correctly rounded)."""
-    info = numpy.iinfo(raw.dtype)
-    if info.min == 0:
-        return (raw / numpy.float64(info.max)).astype(numpy.float32)
-    return numpy.maximum(raw / numpy.float64(info.max), -1.0).astype(numpy.float32)
 
 
 def _place() -> str:
@@ -130,26 +53,32 @@ def _place() -> str:
     return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else "the kernel"
 
 
-def register(obj) -> int:
-    handle = next(_HANDLES)
-    _OBJECTS[handle] = obj
-    return handle
+def _values_at(tex, index) -> numpy.ndarray:
+    """Channel 0 of the texels at ``index`` (z, y, x arrays), as the unit returns them."""
+    raw = tex.texels[index + (0,)]
+    if tex.integer or raw.dtype.kind == "f":
+        return raw.astype(tex.value_dtype)
+    return normalized(raw)
 
 
-def release(handle: int) -> bool:
-    return _OBJECTS.pop(int(handle), None) is not None
+def normalized(raw: numpy.ndarray) -> numpy.ndarray:
+    """Integer texels as cudaReadModeNormalizedFloat gives them (correctly rounded)."""
+    info = numpy.iinfo(raw.dtype)
+    if info.min == 0:
+        return (raw / numpy.float64(info.max)).astype(numpy.float32)
+    return numpy.maximum(raw / numpy.float64(info.max), -1.0).astype(numpy.float32)
 
 
 def lookup(handle, kind: str, function: str):
     """The texture or surface ``handle`` names (the error says what was passed instead)."""
-    obj = _OBJECTS.get(int(handle))
+    obj = OBJECTS.get(int(handle))
     if obj is None or obj.kind != kind:
         other = f"a {obj.kind} object" if obj is not None else "no live object"
-        what = "jitkern.compat.texture.TextureObject" if kind == "texture" else "SurfaceObject"
+        what = "TextureObject" if kind == "texture" else "SurfaceObject"
         raise JitkernValueError(
             f"{_place()}: {function}: the handle {int(handle):#x} names {other} of the "
-            f"simulated device; pass the .ptr of a {what} made while the simulated device "
-            "was the driver (in simulation, textures made on a real GPU cannot be read)")
+            f"simulated device; pass a jitkern.compat.texture.{what} (or its .ptr) made "
+            "inside jitkern.simulated_device() (textures made on a GPU cannot be simulated)")
     return obj
 
 
@@ -232,7 +161,7 @@ def _address(tex: Texture, axis: int, i) -> tuple:
 def _gather(tex: Texture, corner: list) -> numpy.ndarray:
     """The texels at one corner: per axis x, y, z an (index, border mask) pair."""
     index = (0,) * (3 - len(corner)) + tuple(i for i, _ in reversed(corner))
-    values = tex.values(index)
+    values = _values_at(tex, index)
     masks = [m for _, m in corner if m is not None]
     if masks:
         outside = numpy.logical_or.reduce(masks)
@@ -297,7 +226,7 @@ def fetch(handle, dtype, function: str, i):
         idx = numpy.asarray(cs[0]).astype(numpy.int64)
         inside = (idx >= 0) & (idx < n)
         zeros = numpy.zeros_like(idx)
-        values = tex.values((zeros, zeros, numpy.where(inside, idx, 0)))
+        values = _values_at(tex, (zeros, zeros, numpy.where(inside, idx, 0)))
         return numpy.where(inside, values, 0).astype(dtype)
 
     return _per_handle(handle, (i,), one)
@@ -389,126 +318,4 @@ def names() -> dict:
             "_jk_surf_write": surface_write}
 
 
-# ---------------------------------------------------------------------------
-# the driver calls of the simulated device
-
-
-class _ResourceDesc:
-    """The driver's CUDA_RESOURCE_DESC: the fields jitkern sets, all zero at first."""
-
-    def __init__(self):
-        self.resType = RESOURCE_ARRAY
-        self.res = types.SimpleNamespace(
-            array=types.SimpleNamespace(hArray=0),
-            linear=types.SimpleNamespace(devPtr=0, format=0, numChannels=0, sizeInBytes=0),
-            pitch2D=types.SimpleNamespace(devPtr=0, format=0, numChannels=0, width=0, height=0,
-                                          pitchInBytes=0))
-        self.flags = 0
-
-
-class _TextureDesc:
-    """The driver's CUDA_TEXTURE_DESC: the fields jitkern sets, all zero at first."""
-
-    def __init__(self):
-        self.addressMode = [WRAP] * 3
-        self.filterMode = POINT
-        self.flags = 0
-        self.maxAnisotropy = 0
-        self.borderColor = [0.0] * 4
-
-
-def _enum(value):
-    return int(value)
-
-
-class TextureCalls:
-    """``cuTexObjectCreate``/``Destroy``, ``cuSurfObjectCreate``/``Destroy`` and the
-    descriptor getters, for a simulated device class to inherit. The device provides:
-
-    - ``sim_array_texels(hArray) -> (texels, ndim)``: a CUDA array's memory as a writable
-      NumPy array of axes (depth, height, width, channels) of the channel dtype (1 for the
-      missing axes), and whether the array is 1-, 2- or 3-D;
-    - ``sim_memory(ptr, nbytes) -> numpy.ndarray``: ``nbytes`` of device memory from
-      ``ptr`` as a writable uint8 array (for linear and pitched resources).
-    """
-
-    CUDA_RESOURCE_DESC = _ResourceDesc
-    CUDA_TEXTURE_DESC = _TextureDesc
-    CUresourcetype = staticmethod(_enum)
-    CUaddress_mode = staticmethod(_enum)
-    CUfilter_mode = staticmethod(_enum)
-    CU_TRSF_READ_AS_INTEGER = READ_AS_INTEGER
-    CU_TRSF_NORMALIZED_COORDINATES = NORMALIZED_COORDINATES
-    CU_TRSF_SRGB = SRGB
-    CUarray_format = types.SimpleNamespace(**_FORMAT_NAMES)
-    _INVALID_VALUE = 1
-
-    def cuTexObjectCreate(self, res, tex, view=None):
-        if view is not None:
-            return (self._INVALID_VALUE, 0)
-        if int(tex.flags) & SRGB:
-            raise JitkernNotImplementedError(
-                "cuTexObjectCreate: sRGB textures are not simulated; run on a GPU")
-        texels, ndim, resource = self._resource(res)
-        modes = [int(m) for m in tex.addressMode] + [WRAP] * 3
-        obj = Texture(texels, ndim, resource, modes[:3], int(tex.filterMode), int(tex.flags),
-                      [float(c) for c in tex.borderColor])
-        obj.descriptors = (res, tex)
-        return (0, register(obj))
-
-    def cuTexObjectDestroy(self, handle):
-        return (0,) if release(handle) else (self._INVALID_VALUE,)
-
-    def cuSurfObjectCreate(self, res):
-        if int(res.resType) != RESOURCE_ARRAY:
-            return (self._INVALID_VALUE, 0)
-        texels, ndim, _ = self._resource(res)
-        obj = Surface(texels, ndim)
-        obj.descriptors = (res,)
-        return (0, register(obj))
-
-    def cuSurfObjectDestroy(self, handle):
-        return (0,) if release(handle) else (self._INVALID_VALUE,)
-
-    def cuTexObjectGetResourceDesc(self, handle):
-        obj = _OBJECTS.get(int(handle))
-        return (0, obj.descriptors[0]) if obj is not None else (self._INVALID_VALUE, None)
-
-    def cuTexObjectGetTextureDesc(self, handle):
-        obj = _OBJECTS.get(int(handle))
-        ok = obj is not None and obj.kind == "texture"
-        return (0, obj.descriptors[1]) if ok else (self._INVALID_VALUE, None)
-
-    cuSurfObjectGetResourceDesc = cuTexObjectGetResourceDesc
-
-    def _resource(self, res) -> tuple:
-        """(texels, ndim, resource kind) of a CUDA_RESOURCE_DESC."""
-        kind = int(res.resType)
-        if kind == RESOURCE_ARRAY:
-            texels, ndim = self.sim_array_texels(res.res.array.hArray)
-            return texels, ndim, "array"
-        if kind == RESOURCE_LINEAR:
-            lin = res.res.linear
-            dtype = FORMATS[int(lin.format)]
-            nch = int(lin.numChannels)
-            count = int(lin.sizeInBytes) // (dtype.itemsize * nch)
-            raw = self.sim_memory(int(lin.devPtr), count * dtype.itemsize * nch)
-            return raw.view(dtype).reshape(1, 1, count, nch), 1, "linear"
-        if kind == RESOURCE_PITCH2D:
-            p = res.res.pitch2D
-            dtype = FORMATS[int(p.format)]
-            nch, width, height = int(p.numChannels), int(p.width), int(p.height)
-            pitch = int(p.pitchInBytes)
-            row = width * nch * dtype.itemsize
-            raw = self.sim_memory(int(p.devPtr), pitch * (height - 1) + row)
-            texels = numpy.ndarray((1, height, width, nch), dtype, buffer=raw,
-                                   strides=(pitch * height, pitch, nch * dtype.itemsize,
-                                            dtype.itemsize))
-            return texels, 2, "pitch2d"
-        raise JitkernNotImplementedError(
-            f"cuTexObjectCreate: resource type {kind} is not simulated (CUDA arrays, linear "
-            "and pitched memory are)")
-
-
-__all__ = ["Surface", "Texture", "TextureCalls", "fetch", "names", "sample", "surface_read",
-           "surface_write"]
+__all__ = ["fetch", "names", "sample", "surface_read", "surface_write"]
