@@ -36,6 +36,7 @@ from ..runtime.handles import handle_ctype, handle_value
 from ..runtime.module import cluster_refused
 from ..sim import block_size_of, launch_keywords
 from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused
+from ..sim.cstructs import CStruct, byte_views, struct_argument
 from ..sim.ctemplates import parse
 from ..sim.csubset import refuse as _refuse
 from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
@@ -225,12 +226,15 @@ def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False, cluster=No
     if not isinstance(args, (tuple, list)):
         raise KernelArgumentError(f"{name}: args must be a tuple, got {type(args).__name__}")
     host, back = host_copies(args)
-    values = raw_arguments(name, module.functions[cname].params, host)
+    fn = module.functions[cname]
+    values = raw_arguments(name, fn.params, host) + byte_views(fn.views, host)
     simulate(module.kernels[cname], grid, block, tuple(values), shared_mem, racecheck, cluster)
     copy_back(back)
 
 
 def _ctype(t) -> str:
+    if isinstance(t, CStruct):
+        return t.name
     if isinstance(t, Pointer):
         return _ctype(t.elem) + "*"
     if t in (C64, C128):
@@ -250,6 +254,8 @@ def raw_arguments(name: str, params: list, args: list) -> list:
         what = f"{name}: argument {i} ({pname})"
         if isinstance(t, Pointer):
             out.append(_pointer_argument(a, t, what))
+        elif isinstance(t, CStruct):  # passed as its fields (sim.cstructs)
+            out.extend(struct_argument(a, t, what))
         else:
             out.append(_scalar_argument(a, t, what))
     return out

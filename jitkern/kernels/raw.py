@@ -462,6 +462,8 @@ class RawModule:
         if check_args is not None and _check_flag(check_args) != self.check_args:
             return self._unchecked(name, check_args)
         kernel = self._kernels.get(name)
+        if kernel is None and simdevice.active() is not None:
+            return _kernel_to_inspect(self, name)  # nothing compiled: the simulator runs the C
         if kernel is None and not driver.is_available():
             binary = self._binary_to_check_names()
             if binary is not None:

@@ -213,7 +213,10 @@ class SimulatedDevice(TextureCalls, FakeDriver):
         self._next[device] = base + -(-(size + _GUARD) // _ALIGN) * _ALIGN
         block = Allocation(base, size, device, pool)
         self.allocations[base] = self._blocks[base] = block
-        self._bases.append(base)  # addresses only grow: the list stays sorted
+        if self._bases and base < self._bases[-1]:  # another device's addresses are higher
+            bisect.insort(self._bases, base)
+        else:
+            self._bases.append(base)
         self.used[device] += size
         return (0, base)
 
@@ -548,6 +551,13 @@ def active() -> SimulatedDevice | None:
     return _active[-1] if _active and driver._driver_module is _active[-1] else None
 
 
+def array_kernel_runner():
+    """The simulated device's :meth:`SimulatedDevice.run_array_kernel` while it is the
+    driver, else None (what arrays/_kernels.py runs its kernels with)."""
+    device = active()
+    return None if device is None else device.run_array_kernel
+
+
 def host_arrays() -> bool:
     """True while the simulator is on with no simulated device (``JITKERN_SIMULATE=1``
     alone): jitkern's constructors then give NumPy arrays. On a simulated device they give
@@ -583,11 +593,13 @@ def simulated_device(devices: int = 1, cc=(9, 0), capacity: int = 1 << 30):
     device = SimulatedDevice(devices=devices, cc=cc, capacity=capacity)
     device.run_source = SOURCE_RUNNER[0]
     was_simulating = config.settings.simulate
-    with driver.use(device):
-        _active.append(device)
-        config.settings.simulate = True
-        try:
-            yield device
-        finally:
-            config.settings.simulate = was_simulating
-            _active.remove(device)
+    _active.append(device)  # before the swap: the runtime's derived state reads active()
+    try:
+        with driver.use(device):
+            config.settings.simulate = True
+            try:
+                yield device
+            finally:
+                config.settings.simulate = was_simulating
+    finally:
+        _active.remove(device)

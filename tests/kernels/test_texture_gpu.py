@@ -20,21 +20,6 @@ FLOAT = runtime.cudaChannelFormatKindFloat
 CLAMP = runtime.cudaAddressModeClamp
 
 
-@pytest.fixture(
-    params=[pytest.param(False, marks=pytest.mark.gpu, id="gpu"), pytest.param(True, id="sim")]
-)
-def on_device(request):
-    """``[gpu]`` (marked gpu) on the GPU; ``[sim]`` on a simulated device (the value: the
-    SimulatedDevice, or None on the GPU). The same fixture as tests/conftest.py's of the
-    simdevice work; this module's copy can go once that one is merged."""
-    if not request.param:
-        yield None
-        return
-    with jitkern.simulated_device() as device:
-        yield device
-        gc.collect()  # the test's arrays and textures go back to this device
-
-
 def sized(on_device, gpu, sim):
     """A size for the back end: the simulator's per-thread reference run costs more."""
     return gpu if on_device is None else sim
@@ -106,18 +91,9 @@ extern "C" __global__ void fetch1d(cudaTextureObject_t t, float* out, int n) {
 """
 
 
-class _Kernels:
-    """The sampling kernels one RawKernel each (what a RawModule's get_function gives)."""
-
-    def get_function(self, name):
-        return jitkern.RawKernel(SAMPLE, name)
-
-
 @pytest.fixture
 def sampler(on_device):
-    # A simulated device cannot load a RawModule's binary yet (get_function loads it):
-    # the simulated twin takes the kernels one by one.
-    return jitkern.RawModule(code=SAMPLE) if on_device is None else _Kernels()
+    return jitkern.RawModule(code=SAMPLE)
 
 
 def assert_filtered(got, ref):
@@ -237,55 +213,7 @@ def test_pitch2d_resource_linear_filtering(on_device, sampler, rng):
     np.testing.assert_allclose(got, linear_reference(data, coords), rtol=1e-5, atol=1e-6)
 
 
-# -- CUDA arrays ---------------------------------------------------------------------
-
-_DTYPES = {
-    np.float16: FLOAT, np.float32: FLOAT, np.int8: runtime.cudaChannelFormatKindSigned,
-    np.int16: runtime.cudaChannelFormatKindSigned, np.int32: runtime.cudaChannelFormatKindSigned,
-    np.uint8: runtime.cudaChannelFormatKindUnsigned,
-    np.uint16: runtime.cudaChannelFormatKindUnsigned,
-    np.uint32: runtime.cudaChannelFormatKindUnsigned,
-}
-
-
-@pytest.mark.parametrize("dims", [(67, 0, 0), (67, 19, 0), (67, 19, 31)])
-@pytest.mark.parametrize("nch", [1, 2, 4])
-@pytest.mark.parametrize("where", ["host", "device", "stream"])
-def test_cuda_array_round_trip(on_device, rng, dims, nch, where):
-    dtype = list(_DTYPES)[(sum(dims) + nch + len(where)) % len(_DTYPES)]
-    width, height, depth = dims
-    shape = tuple(s for s in (depth, height) if s) + (nch * width,)
-    data = (rng.random(shape) * 100).astype(dtype)
-    desc = T.ChannelFormatDescriptor(*([8 * np.dtype(dtype).itemsize] * nch + [0] * (4 - nch)),
-                                     _DTYPES[dtype])
-    arr = T.CUDAarray(desc, width, height, depth)
-    assert arr.shape == shape and arr.ndim == len(shape)
-    if where == "host":
-        out = np.full_like(data, 7)
-        arr.copy_from(data)
-        arr.copy_to(out)
-    else:
-        stream = jitkern.Stream() if where == "stream" else None
-        src = jitkern.asarray(data)
-        dst = jitkern.full(shape, 7, dtype)
-        if stream is not None:
-            jitkern.Stream.null.synchronize()
-        arr.copy_from(src, stream)
-        arr.copy_to(dst, stream)
-        if stream is not None:
-            stream.synchronize()
-        out = dst.get()
-    np.testing.assert_array_equal(out, data)
-
-
-def test_cuda_array_copy_checks_shape_and_type(on_device):
-    arr = T.CUDAarray(float_channels(2), 8, 4)
-    with pytest.raises(ValueError, match=r"expected \(4, 16\) elements of 4 byte"):
-        arr.copy_from(np.zeros((4, 8), np.float32))
-    with pytest.raises(ValueError, match="got 64 element\\(s\\) of 8 byte"):
-        arr.copy_from(np.zeros((4, 16), np.float64))
-    with pytest.raises(ValueError, match="C-contiguous"):
-        arr.copy_from(np.zeros((16, 4), np.float32).T)
+# -- CUDA arrays (copies: tests/compat/test_cuda_array.py, also on the simulated device) --
 
 
 @pytest.mark.gpu

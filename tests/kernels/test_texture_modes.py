@@ -5,7 +5,6 @@ simulator against it. Address modes (wrap, mirror, border, clamp), the 9-bit wei
 linear filtering, read modes of integer and half textures, tex1Dfetch outside its range,
 surface boundary modes, and JIT kernels' ``jit.texture`` functions."""
 
-import gc
 
 import numpy as np
 import pytest
@@ -20,20 +19,6 @@ MIRROR, BORDER = runtime.cudaAddressModeMirror, runtime.cudaAddressModeBorder
 POINT, LINEAR = runtime.cudaFilterModePoint, runtime.cudaFilterModeLinear
 KINDS = {"f": runtime.cudaChannelFormatKindFloat, "i": runtime.cudaChannelFormatKindSigned,
          "u": runtime.cudaChannelFormatKindUnsigned}
-
-
-@pytest.fixture(
-    params=[pytest.param(False, marks=pytest.mark.gpu, id="gpu"), pytest.param(True, id="sim")]
-)
-def on_device(request):
-    """``[gpu]`` (marked gpu) on the GPU; ``[sim]`` on a simulated device (the same fixture
-    as tests/conftest.py's of the simdevice work; this copy can go once that is merged)."""
-    if not request.param:
-        yield None
-        return
-    with jitkern.simulated_device() as device:
-        yield device
-        gc.collect()
 
 
 def channels(dtype, n=1):
