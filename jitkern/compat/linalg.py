@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy
 
 from .. import arrays
-from ..config import settings
+from ..runtime.simdevice import host_arrays
 from ..errors import JitkernNotImplementedError, JitkernTypeError, JitkernValueError
 from .. import jit
 from ..jit import rawkernel
@@ -105,7 +105,7 @@ def _product(a, b, name: str, simulated: bool = False):
 
 
 def _host(a, b) -> bool:
-    return settings.simulate or not (
+    return host_arrays() or not (
         isinstance(a, arrays.ndarray) or isinstance(b, arrays.ndarray)
     )
 

@@ -21,7 +21,7 @@ import sys
 import numpy
 
 from .. import arrays
-from ..config import settings
+from ..runtime.simdevice import host_arrays
 from ..kernels.fuse import Fused
 
 
@@ -58,7 +58,7 @@ _ARRAY_EQUAL = {False: Fused(_all_equal, "jitkern_array_equal"),
 
 
 def _on_host(*values) -> bool:
-    return settings.simulate or not any(isinstance(v, arrays.ndarray) for v in values)
+    return host_arrays() or not any(isinstance(v, arrays.ndarray) for v in values)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -113,7 +113,7 @@ array_equal.simulate = _array_equal_simulated
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
     """``numpy.linspace``, computed on the host and copied to the device."""
     host = numpy.linspace(start, stop, num, endpoint, retstep, dtype, axis)
-    if settings.simulate:
+    if host_arrays():
         return host
     if retstep:
         return arrays.asarray(host[0]), host[1]

@@ -12,11 +12,12 @@ import math
 
 import numpy
 
-from . import ccomplex
+from . import ccomplex, ctextures
 from .csubset import (
-    BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val,
+    BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val, Var,
     common, convert, ctor, promote, real_of,
 )
+from .cstructs import CStruct, Ref
 
 _CONSTANTS = {
     "INFINITY": (F32, "math.inf"), "NAN": (F32, "math.nan"), "HUGE_VALF": (F32, "math.inf"),
@@ -84,6 +85,11 @@ _BARRIERS = {"__syncthreads": "jit.syncthreads()", "__threadfence": "jit.threadf
 _BARRIER_PREDICATES = {"__syncthreads_count": ("syncthreads_count", I32),
                        "__syncthreads_and": ("syncthreads_and", I32),
                        "__syncthreads_or": ("syncthreads_or", I32)}
+#: cuda_fp16.h's and cuda_bf16.h's conversions: name -> (argument type, result type)
+_HALF = {"__half2float": (F16, F32), "__float2half_rn": (F32, F16), "__float2half": (F32, F16),
+         "__double2half": (F64, F16), "__bfloat162float": (BF16, F32),
+         "__float2bfloat16_rn": (F32, BF16), "__float2bfloat16": (F32, BF16),
+         "__double2bfloat16": (F64, BF16)}
 #: ElementwiseKernel's indexer: its members -> the names the caller binds them to.
 _IND = {"size": "_ind", "get": "__jk_ind_get", "ndim": "__jk_ind_ndim"}
 _INDEX_VARS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
@@ -93,29 +99,13 @@ _COMPARE = {"<", ">", "<=", ">=", "==", "!="}
 
 
 @dataclasses.dataclass
-class Var:
-    """A name in scope: a scalar (``py``), a pointer/array (``base`` and ``offset``, the
-    Python name of its offset variable or None), or a bound lvalue expression."""
-
-    py: str
-    type: object
-    offset: str | None = None
-    readonly: bool = False
-    size: str | None = None  # raw arrays of ElementwiseKernel: x.size()
-
-    def val(self) -> Val:
-        if isinstance(self.type, Pointer):
-            return Val(self.py, self.type, False, self.py, self.offset)
-        return Val(self.py, self.type, not self.readonly)
-
-
-@dataclasses.dataclass
 class Function:
     name: str
     py: str
     ret: object
     params: list  # [(name, type)]
     kernel: bool
+    views: list = dataclasses.field(default_factory=list)  # [(char* param index, dtype)]
 
 
 @dataclasses.dataclass
@@ -150,6 +140,9 @@ class Expressions:
     def to(self, v: Val, t, node) -> str:
         if v.is_pointer or isinstance(t, Pointer):
             raise self.refuse("a pointer where a number is expected", node)
+        if isinstance(v.type, CStruct) or isinstance(t, CStruct):
+            raise self.refuse("a struct where a number is expected, or a number where a "
+                              "struct is", node)
         if v.type is None:
             raise self.refuse("the value of a void function", node)
         if t.kind != "c" and v.type.kind == "c":
@@ -213,6 +206,8 @@ class Expressions:
     def e_Cast(self, node) -> Val:
         t, dims = self.decl_type(node.to_type.type)
         v = self.expr(node.expr)
+        if isinstance(t, Pointer) and v.is_pointer and dims is None:
+            return self.byte_cast(v, t, node)
         if isinstance(t, Pointer) or dims is not None:
             raise self.refuse("a cast to a pointer type", node)
         if t is None:  # (void)x
@@ -284,6 +279,8 @@ class Expressions:
             if b.type.kind not in "biu":
                 raise self.refuse("a pointer plus a non-integer", node)
             step = convert(b, I64)
+            if a.type.view is not None:  # a pointer into bytes: its offset counts bytes
+                step = f"({step} * numpy.int64({a.type.elem.itemsize}))"
             off = step if op == "+" else f"(-{step})"
             if a.offset is not None:
                 off = f"({a.offset} + {off})"
@@ -356,6 +353,8 @@ class Expressions:
             return self.index_by_ind(p, node)
         if idx.is_pointer or idx.type.kind not in "biu":
             raise self.refuse("an index that is not an integer", node)
+        if p.type.view is not None:
+            return self.view_element(p, idx, node)
         inner = p.type.inner
         if inner:
             step = math.prod(inner)
@@ -380,6 +379,13 @@ class Expressions:
         return Val(f"{p.base}[{flat}]", p.type.elem, True, p.base, flat)
 
     def e_StructRef(self, node) -> Val:
+        if node.type == "->":
+            base = self.expr(node.name)
+            if base.is_pointer and isinstance(base.type.elem, CStruct):
+                element = self.index(base, Val("numpy.int64(0)", I64), node)
+                return self.field_of(element, node.field.name, node)
+        if node.type == "." and self.names_struct(node.name):
+            return self.field_of(self.expr(node.name), node.field.name, node)
         if node.type == "." and type(node.name).__name__ == "ID" and node.name.name in _INDEX_VARS:
             if self.lookup(node.name.name) is None and node.field.name in ("x", "y", "z"):
                 return Val(f"jit.{node.name.name}.{node.field.name}", U32)
@@ -422,6 +428,8 @@ class Expressions:
         rhs = self.expr(node.rvalue)
         if target.is_pointer:
             return self.assign_pointer(node, target, rhs)
+        if isinstance(target.type, CStruct):
+            return self.assign_struct(node, target, rhs)
         if not target.lvalue:
             raise self.refuse("an assignment to something that is not a variable or element",
                               node)
@@ -497,6 +505,9 @@ class Expressions:
         if self.templates is not None and self.templates.called(name) is not None:
             args = self.args(node)
             return self.call_function(self.templates.function(self, name, args, node), node, args)
+        texture = ctextures.handler(name)  # reads its arguments' nodes (template types)
+        if texture is not None:
+            return texture(self, name, node)
         handler = self.builtin(name)
         if handler is None:
             raise self.refuse(f"the function {name}()", node)
@@ -509,19 +520,53 @@ class Expressions:
         if len(args) != len(fn.params):
             raise self.refuse(f"{fn.name}() called with {len(args)} argument(s), it takes "
                               f"{len(fn.params)}", node)
-        codes = []
+        codes, refs = [], []
         for v, (pname, t) in zip(args, fn.params):
             if isinstance(t, Pointer):
-                if not v.is_pointer or v.type.elem != t.elem:
+                if not v.is_pointer or v.type.elem != t.elem or v.type.view is not None:
                     raise self.refuse(f"argument {pname} of {fn.name}: a pointer to "
                                       f"{t.elem} is expected", node)
                 codes += [v.base, v.offset or "numpy.int64(0)"]
+            elif isinstance(t, CStruct):
+                codes += self.struct_argument_codes(self.struct_value(v, t, node), node)
+            elif isinstance(t, Ref):
+                if v.is_pointer or not v.lvalue or v.type != t.elem:
+                    raise self.refuse(f"argument {pname} of {fn.name}: a variable or element "
+                                      f"of type {t.elem} (it is a reference)", node)
+                codes.append(v.code)
+                refs.append(v)
             else:
                 codes.append(self.to(v, t, node))
         call = f"{fn.py}({', '.join(codes)})"
-        if fn.ret is None:
-            return Val(call, None)
-        return Val(call, fn.ret)
+        if not refs and not isinstance(fn.ret, CStruct):
+            return Val(call, fn.ret)
+        return self.unpack_call(call, fn, refs)
+
+    def struct_argument_codes(self, v: Val, node) -> list:
+        codes = []
+        for field, dtype, count in v.type.fields:
+            part = v.parts[field]
+            if count is None:
+                codes.append(self.to(part, dtype, node))
+            else:
+                codes += [part.base, part.offset or "numpy.int64(0)"]
+        return codes
+
+    def unpack_call(self, call: str, fn: Function, refs: list) -> Val:
+        """A call returning a struct's fields and the references' values: each a temporary,
+        the references stored back."""
+        ret = fn.ret
+        fields = ret.scalar_fields if isinstance(ret, CStruct) else [] if ret is None else [
+            ("", ret)]
+        temps = [self.temp() for _ in range(len(fields) + len(refs))]
+        self.pre.append(f"{self.tuple_target(temps)} = {call}")
+        for target, temp in zip(refs, temps[len(fields):]):
+            self.pre.append(self.store(target, temp))
+        if ret is None:
+            return Val("", None)
+        if isinstance(ret, CStruct):
+            return Val("", ret, parts={f: Val(t, d) for (f, d), t in zip(fields, temps)})
+        return Val(temps[0], ret)
 
     def builtin(self, name: str):
         if name in _MATH1:
@@ -541,8 +586,19 @@ class Expressions:
                                       id(_VOTES): "vote", id(_BITS): "bits",
                                       id(_BARRIERS): "barrier",
                                       id(_BARRIER_PREDICATES): "barrier_predicate"}[id(kind)])
+        if name in _HALF:
+            return self.half
         return {"__syncwarp": self.syncwarp, "__activemask": self.activemask,
                 "__ldg": self.ldg}.get(name) or self.complex_function(name)
+
+    def half(self, name, args, node) -> Val:
+        """cuda_fp16.h's and cuda_bf16.h's conversions (each rounds to nearest even once)."""
+        self.nargs(name, args, 1, node)
+        src, dst = _HALF[name]
+        if dst is None or src is None:
+            raise self.refuse(f"{name}() without ml_dtypes (pip install ml_dtypes)", node)
+        x = Val(self.to(args[0], src, node), src)
+        return Val(self.to(x, dst, node), dst)
 
     def complex_function(self, name: str):
         """complex.cuh's and cuComplex.h's functions (:mod:`.ccomplex`), or None."""

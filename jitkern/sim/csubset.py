@@ -21,6 +21,7 @@ import re
 
 import numpy
 
+from ..compiler.types import bfloat16_dtype
 from ..errors import CompileError
 
 # ---------------------------------------------------------------------------
@@ -35,6 +36,7 @@ BOOL, I8, U8, I16, U16 = _dt("bool"), _dt("int8"), _dt("uint8"), _dt("int16"), _
 I32, U32, I64, U64 = _dt("int32"), _dt("uint32"), _dt("int64"), _dt("uint64")
 F16, F32, F64 = _dt("float16"), _dt("float32"), _dt("float64")
 C64, C128 = _dt("complex64"), _dt("complex128")
+BF16 = bfloat16_dtype()  # None without ml_dtypes
 
 #: C base type words (sorted, as pycparser lists them) -> dtype (LP64, as CUDA on Linux).
 _BASE = {
@@ -57,7 +59,12 @@ TYPEDEFS = {
     "__jk_complex64": C64, "__jk_complex128": C128,
     # translate_cucomplex=True: jitkern/cucomplex.cuh names complex<float>/<double> so
     "cuFloatComplex": C64, "cuComplex": C64, "cuDoubleComplex": C128,
+    # texture and surface objects: their 64-bit handles (.ctextures reads them)
+    "cudaTextureObject_t": U64, "cudaSurfaceObject_t": U64, "CUtexObject": U64,
+    "CUsurfObject": U64,
 }
+if BF16 is not None:
+    TYPEDEFS.update({"__nv_bfloat16": BF16, "nv_bfloat16": BF16})
 
 
 def promote(t):
@@ -92,6 +99,8 @@ def common(a, b):
 
 
 def ctor(t) -> str:
+    if t.name == "bfloat16":  # ml_dtypes' type, bound by HELPERS
+        return "_c_bfloat16"
     return "numpy.bool_" if t.kind == "b" else f"numpy.{t.name}"
 
 
@@ -102,6 +111,7 @@ class Pointer:
 
     elem: numpy.dtype
     inner: tuple = ()
+    view: str | None = None  # a char* kernel parameter whose bytes are read as elem (.cstructs)
 
 
 @dataclasses.dataclass
@@ -113,10 +123,31 @@ class Val:
     lvalue: bool = False
     base: str | None = None  # pointers: the Python array and the offset expression
     offset: str | None = None
+    parts: dict | None = None  # a struct's fields (.cstructs)
 
     @property
     def is_pointer(self) -> bool:
         return isinstance(self.type, Pointer)
+
+
+@dataclasses.dataclass
+class Var:
+    """A name in scope: a scalar (``py``), a pointer/array (``base`` and ``offset``, the
+    Python name of its offset variable or None), or a bound lvalue expression."""
+
+    py: str
+    type: object
+    offset: str | None = None
+    readonly: bool = False
+    size: str | None = None  # raw arrays of ElementwiseKernel: x.size()
+    parts: dict | None = None  # a struct's fields: name -> Var (.cstructs)
+
+    def val(self) -> Val:
+        if self.parts is not None:
+            return Val("", self.type, True, parts={f: v.val() for f, v in self.parts.items()})
+        if isinstance(self.type, Pointer):
+            return Val(self.py, self.type, False, self.py, self.offset)
+        return Val(self.py, self.type, not self.readonly)
 
 
 def convert(v: Val, t) -> str:
@@ -126,6 +157,8 @@ def convert(v: Val, t) -> str:
         raise Refused("a pointer where a number is expected")
     if src == t:
         return v.code
+    if src == F64 and t.name in ("float16", "bfloat16"):  # once, not through float32
+        return f"_c_double2{'half' if t == F16 else 'bfloat16'}({v.code})"
     if t.kind == "b":
         return f"({v.code} != {ctor(src)}(0))" if src.kind != "b" else v.code
     if t.kind == "c" and src.kind != "c":
@@ -156,19 +189,19 @@ def refuse(what: str, where) -> Refused:
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
                                 re.S)
 _HEADERS_OK = ("cupy/", "jitkern/")
+_CUDA_HEADERS_OK = ("cuda_fp16.h", "cuda_bf16.h")  # __half, __nv_bfloat16 and conversions
 _REFUSED_WORDS = [
     (re.compile(r"\btemplate\s*<"), "a template"),
-    (re.compile(r"\b(class|struct|union|namespace|using|typename|operator|new|delete)\b"),
+    (re.compile(r"\b(class|union|namespace|using|typename|operator|new|delete)\b"),
      "C++ '{0}'"),
     (re.compile(r"\b(asm|__asm__|__asm)\b"), "inline PTX ({0})"),
     (re.compile(r"\b(reinterpret_cast|const_cast|dynamic_cast)\b"), "{0}"),
     (re.compile(r"\b__constant__\b"), "__constant__ memory"),
     (re.compile(r"\bauto\b"), "'auto'"),
-    (re.compile(r"\b(printf|goto|nullptr|texture|tex1Dfetch|tex2D|tex1D|"
-                r"surf2Dwrite|surf2Dread)\b"), "'{0}'"),
+    (re.compile(r"\b(printf|goto|nullptr|texture)\b"), "'{0}'"),
     (re.compile(r"\b(float|double|int|uint|short|ushort|char|uchar|long|ulong|longlong|"
                 r"ulonglong)[1-4]\b"), "the vector type '{0}'"),
-    (re.compile(r"\b__nv_bfloat16\b|\b__nv_fp8\w*"), "'{0}'"),
+    (re.compile(r"\b__nv_fp8\w*"), "'{0}'"),
     (re.compile(r"\[\s*\]\s*\(|\[\s*&\s*\]|\[\s*=\s*\]"), "a lambda"),
 ]
 _COMPLEX = re.compile(r"(?:thrust\s*::\s*|cuda\s*::\s*std\s*::\s*)?complex\s*<\s*(\w+)\s*>")
@@ -183,6 +216,9 @@ _SUBS = [
     (re.compile(r"\b__device__\b"), "inline"),
     (re.compile(r"\b__shared__\b"), "register"),
     (re.compile(r"\bstatic_cast\s*<([^<>;]+)>\s*\("), r"(\1)("),
+    # tex2D<float>(t, x, y) -> tex2D((float)0, t, x, y): the type rides on a cast (.ctextures)
+    (re.compile(r"\b(tex1Dfetch|tex[123]D|surf[123]Dread)\s*<\s*([\w\s]+?)\s*>\s*\("),
+     r"\1((\2)0, "),
 ]
 _DEFINE = re.compile(r"#\s*define\s+(\w+)(\([^)]*\))?\s*(.*)$")
 _INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')
@@ -234,18 +270,62 @@ def preprocess(source: str, where: str, types: dict, extract=None,
                 raise refuse(what.format(m.group(0).strip()), f"{where} line {n}")
         if "::" in _COMPLEX.sub("", line):
             raise refuse("a C++ scope ('::')", f"{where} line {n}")
+        if BF16 is None and re.search(r"\b(__)?nv_bfloat16\b", line):
+            raise refuse("'__nv_bfloat16' without ml_dtypes, which the simulator computes "
+                         "bfloat16 with (pip install ml_dtypes)", f"{where} line {n}")
         out.append(line)
     text = "\n".join(out)
     text = _expand(text, macros)
     text = _extern_c_blocks(text)
     text = _COMPLEX.sub(lambda m: _complex_name(m, types, where), text)
+    text, names = _structs(text)
     for pattern, repl in _SUBS:
         text = pattern.sub(lambda m, r=repl: m.expand(r) if "\\" in r else r, text)
+    text = _references(text, {*_TYPE_WORDS, *TYPEDEFS, *types, *names})
     text = re.sub(r"\b__jk_complex(64|128)\s*\(", r"__jk_make_complex\1(", text)
     # C++ functional casts, float(x) and T(0), as C casts
     words = ["float", "double", "int", "unsigned", "char", "short", "long", *TYPEDEFS, *types]
     text = re.sub(r"\b(" + "|".join(map(re.escape, words)) + r")\s*\(", r"(\1)(", text)
     return text, macros
+
+
+_STRUCT_ALIGN = re.compile(r"\bstruct\s+(?:__align__|alignas)\s*\(\s*(\d+)\s*\)\s*(\w+)\s*\{")
+_STRUCT_DEF = re.compile(r"(\btypedef\s+)?\bstruct\s+(\w+)\s*\{")
+_TYPEDEF_NAME = re.compile(r"\btypedef\b[^;{}]*?\b(\w+)\s*;")
+_TYPE_WORDS = ("void", "bool", "char", "short", "int", "long", "float", "double", "signed",
+               "unsigned")
+
+
+def _keep_lines(text: str, repl: str) -> str:
+    return repl + "\n" * text.count("\n")
+
+
+def _structs(text: str) -> tuple[str, set]:
+    """C++ structs as C: ``__align__(N)`` kept as a first field ``char __jk_align_N`` (read
+    by .cstructs), each struct name also a typedef name (written before its definition, on
+    its line), and ``T{a, b}`` of a struct or typedef name a compound literal ``(T){a, b}``.
+    Returns the text and the struct and typedef names."""
+    text = _STRUCT_ALIGN.sub(lambda m: _keep_lines(
+        m.group(0), f"struct {m.group(2)} {{ char __jk_align_{m.group(1)};"), text)
+    names = {m.group(2) for m in _STRUCT_DEF.finditer(text)}
+    text = _STRUCT_DEF.sub(lambda m: f"typedef struct {m.group(2)} {m.group(2)}; {m.group(0)}",
+                           text)
+    names |= {m.group(1) for m in _TYPEDEF_NAME.finditer(text)}
+    if not names:
+        return text, names
+    literal = re.compile(r"(\bstruct\s+)?(?<![\w.])(" + "|".join(map(re.escape, names))
+                         + r")(\s*)\{")
+    text = literal.sub(lambda m: m.group(0) if m.group(1) else f"({m.group(2)}){m.group(3)}{{",
+                       text)
+    return text, names
+
+
+def _references(text: str, type_words: set) -> str:
+    """``T& name`` (a reference parameter) as ``T * volatile name``, which .cstructs reads
+    back as a reference (``volatile`` itself is dropped before)."""
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, sorted(type_words)))
+                         + r")(\s*)&(?![&=])(\s*)(?=[A-Za-z_])")
+    return pattern.sub(r"\1\2 * volatile \3", text)
 
 
 def _splice(lines: list) -> list:
@@ -277,9 +357,10 @@ def _complex_name(m, types, where) -> str:
 def _directive(line: str, where: str, macros: dict) -> str:
     m = _INCLUDE.match(line)
     if m is not None:
-        if m.group(1).startswith(_HEADERS_OK):
+        if m.group(1).startswith(_HEADERS_OK) or m.group(1) in _CUDA_HEADERS_OK:
             return ""
-        raise refuse(f"the header <{m.group(1)}> (only cupy/ and jitkern/ headers)", where)
+        raise refuse(f"the header <{m.group(1)}> (only cupy/ and jitkern/ headers, "
+                     "cuda_fp16.h and cuda_bf16.h)", where)
     m = _DEFINE.match(line)
     if m is not None:
         if m.group(2) is not None:

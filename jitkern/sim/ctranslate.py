@@ -17,6 +17,7 @@ import numpy
 from .csubset import (
     _BASE, TYPEDEFS, Pointer, ctor, line_of, promote, refuse,
 )
+from .cstructs import ADDRESS, CStruct, Ref, Structs, view_name
 
 #: Device functions every translated module defines: C's integer division and remainder
 #: (truncating toward zero), and round() (halves away from zero).
@@ -32,6 +33,48 @@ def _c_div(a, b):
 @jit.rawkernel(device=True, mode="numpy")
 def _c_rem(a, b):
     return a - _c_div(a, b) * b
+
+
+try:  # bfloat16 is ml_dtypes' type (csubset.ctor spells it so)
+    import ml_dtypes as _c_ml_dtypes
+    _c_bfloat16 = numpy.dtype(_c_ml_dtypes.bfloat16)
+except ImportError:
+    _c_bfloat16 = None
+
+
+# __double2half: rounded once, as CUDA does (the JIT converts through float32: where float32
+# lands on a tie between two half values, the double's side of the tie decides)
+@jit.rawkernel(device=True, mode="numpy")
+def _c_double2half(x):
+    f = numpy.float32(x)
+    h = numpy.float16(f)
+    if x != numpy.float64(f) and not math.isnan(x):
+        hd = numpy.float64(h)
+        if math.isinf(hd):
+            hd = math.copysign(65536.0, hd)
+        other = numpy.float64(2.0) * numpy.float64(f) - hd
+        if numpy.float64(numpy.float16(other)) == other or abs(other) == 65536.0:
+            if (x > numpy.float64(f)) == (other > hd):
+                h = numpy.float16(other)
+    return h
+
+
+
+# __double2bfloat16: rounded once, as CUDA does (the JIT converts through float32: where float32
+# lands on a tie between two bfloat16 values, the double's side of the tie decides)
+@jit.rawkernel(device=True, mode="numpy")
+def _c_double2bfloat16(x):
+    f = numpy.float32(x)
+    h = _c_bfloat16(f)
+    if x != numpy.float64(f) and not math.isnan(x):
+        hd = numpy.float64(h)
+        if math.isinf(hd):
+            hd = math.copysign(3.402823669209385e+38, hd)
+        other = numpy.float64(2.0) * numpy.float64(f) - hd
+        if numpy.float64(_c_bfloat16(other)) == other or abs(other) == 3.402823669209385e+38:
+            if (x > numpy.float64(f)) == (other > hd):
+                h = _c_bfloat16(other)
+    return h
 
 
 @jit.rawkernel(device=True, mode="numpy")
@@ -56,7 +99,7 @@ from .cexpressions import (  # noqa: F401 - Var, Function: the string kernels' n
 )
 
 
-class Translator(Expressions):
+class Translator(Structs, Expressions):
     """Writes JIT Python for the functions of one translation unit. ``types`` maps
     typedef names (type placeholders) to dtypes; ``where`` names the code in errors."""
 
@@ -81,6 +124,11 @@ class Translator(Expressions):
         self.indexed_by_ind: set = set()  # the raw arrays indexed by _ind.get()
         self.entry_py: dict = {}
         self.templates = None  # the unit's function templates (.ctemplates.Templates)
+        self.structs: dict = {}  # struct name -> CStruct
+        self.struct_alias: dict = {}  # typedef name -> struct name
+        self.views: dict = {}  # (char* parameter's Python name, dtype) -> None, in order
+        self.char_params: dict = {}  # the kernel's char* parameters: Python name -> index
+        self.refs: list = []  # the reference parameters' Python names (returned)
 
     # -- errors ------------------------------------------------------------
     def at(self, node) -> str:
@@ -95,6 +143,8 @@ class Translator(Expressions):
         names = node.names
         if len(names) == 1 and names[0] in self.types:
             return self.types[names[0]]
+        if len(names) == 1 and (names[0] in self.struct_alias or names[0] in self.structs):
+            return self.struct_named(names[0], node)
         key = tuple(sorted(names))
         t = _BASE.get(key)
         if t is None:
@@ -107,9 +157,16 @@ class Translator(Expressions):
         """(dtype or Pointer, array dims or None) of a declaration's type node."""
         cls = type(node).__name__
         if cls == "TypeDecl":
+            if type(node.type).__name__ == "Struct" and node.type.decls is None:
+                return self.struct_named(node.type.name, node), None
             if type(node.type).__name__ != "IdentifierType":
-                raise self.refuse("a struct, union or enum type", node)
+                raise self.refuse("a union, enum or nested struct type", node)
             return self.base_type(node.type), None
+        if cls == "PtrDecl" and "volatile" in (node.quals or []):  # T& (csubset._references)
+            inner, dims = self.decl_type(node.type)
+            if isinstance(inner, (Pointer, Ref)) or dims is not None or inner is None:
+                raise self.refuse("a reference to a pointer, an array or void", node)
+            return Ref(inner, "const" in (getattr(node.type, "quals", None) or [])), None
         if cls == "PtrDecl":
             inner, dims = self.decl_type(node.type)
             if isinstance(inner, Pointer) or dims is not None:
@@ -194,6 +251,12 @@ class Translator(Expressions):
             t, dims = self.decl_type(p.type)
             if dims is not None:  # float a[] as a parameter is a pointer
                 t = Pointer(t)
+            if isinstance(t, Ref) and (t.const or kernel):  # const T&: as a value
+                if kernel and not t.const:
+                    raise self.refuse("a reference parameter of a __global__ function", p)
+                t = t.elem
+            if isinstance(t, Ref) and isinstance(t.elem, CStruct):
+                raise self.refuse(f"a struct {t.elem.name} passed by non-const reference", p)
             params.append((p.name, t))
         return Function(decl.name, "", ret, params, kernel)
 
@@ -205,8 +268,20 @@ class Translator(Expressions):
         self.lines, self.depth, self.pre, self.loops, self.ret = [], 1, [], [], fn.ret
         py_params = list(extra_params)
         self.used.update(py_params)
-        for name, t in fn.params:
+        self.views, self.char_params, self.refs = {}, {}, []
+        for k, (name, t) in enumerate(fn.params):
+            if isinstance(t, CStruct):
+                self.declare(name, self.struct_var(name, t, funcdef, fn.kernel, py_params))
+                continue
             py = self.fresh(name)
+            if isinstance(t, Ref):
+                py_params.append(py)
+                self.refs.append(py)
+                self.declare(name, Var(py, t.elem))
+                continue
+            if fn.kernel and isinstance(t, Pointer) and t.elem.itemsize == 1 and (
+                    t.elem.kind in "iu"):
+                self.char_params[py] = k
             if isinstance(t, Pointer):
                 offset = None
                 if not fn.kernel:
@@ -221,6 +296,12 @@ class Translator(Expressions):
         for line in prologue:
             self.emit(line)
         self.block_items(funcdef.body)
+        if self.refs and fn.ret is None:  # falling off the end returns the references
+            self.emit(f"return {self.tuple_target(self.refs)}")
+        if self.views:
+            fn.views = [(self.char_params[py], dtype) for py, dtype in self.views]
+            py_params += [view_name(py, dtype) for py, dtype in self.views]
+            py_params += [ADDRESS.format(py) for py in dict.fromkeys(p for p, _ in self.views)]
         head = []
         if not fn.kernel:
             head.append('@jit.rawkernel(device=True, mode="numpy")')
@@ -261,6 +342,13 @@ class Translator(Expressions):
             raise self.refuse("a function declared inside a function", node)
         t, dims = self.decl_type(node.type)
         name = node.name
+        if isinstance(t, Ref):
+            raise self.refuse("a reference variable (references are parameters only)", node)
+        if isinstance(t, CStruct) and dims is None and "register" not in storage:
+            self.struct_local(node, t)
+            return
+        if isinstance(t, CStruct):
+            raise self.refuse(f"an array of struct {t.name}, or a shared one", node)
         if "register" in storage:  # __shared__
             self.shared(node, t, dims, "extern" in storage)
             return
@@ -276,6 +364,10 @@ class Translator(Expressions):
             v = self.expr(node.init)
             if not v.is_pointer:
                 raise self.refuse("a pointer made from a number", node)
+            if v.type.view is not None:  # a pointer into a char* parameter's bytes
+                if v.type.elem != t.elem:
+                    raise self.refuse("a pointer initialised from a pointer of another type", node)
+                t = v.type
             offset = py + "_o" if py + "_o" not in self.used else self.fresh(py + "_o")
             self.used.add(offset)
             self.flush()
@@ -360,14 +452,18 @@ class Translator(Expressions):
         if node.expr is None:
             if self.ret is not None:
                 raise self.refuse("return without a value", node)
-            self.emit("return")
+            self.emit(f"return {self.tuple_target(self.refs)}" if self.refs else "return")
             return
         if self.ret is None:
             raise self.refuse("returning a value from a void function", node)
         v = self.expr(node.expr)
-        code = self.to(v, self.ret, node)
+        if isinstance(self.ret, CStruct):
+            v = self.struct_value(v, self.ret, node)
+            codes = [self.to(v.parts[f], d, node) for f, d in self.ret.scalar_fields]
+        else:
+            codes = [self.to(v, self.ret, node)]
         self.flush()
-        self.emit(f"return {code}")
+        self.emit(f"return {self.tuple_target(codes + self.refs)}")
 
     def condition(self, node) -> tuple[list, str]:
         """(statements to run first, a Python bool) of a condition."""
@@ -573,6 +669,12 @@ def translate_unit(ast, where: str, types: dict, *, keep=None, special=None, loc
         cls = type(ext).__name__
         if cls == "Typedef" and line_of(ext) <= 0:
             continue  # the prelude's typedefs
+        if cls == "Typedef":
+            tr.typedef(ext)
+            continue
+        if cls == "Decl" and ext.name is None and type(ext.type).__name__ == "Struct":
+            tr.define_struct(ext.type)
+            continue
         if cls == "FuncDef" and ext.decl.name in special:
             entries.append(ext)
         elif cls == "FuncDef":

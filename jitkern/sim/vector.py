@@ -37,7 +37,7 @@ from ..compiler import types as T
 from ..compiler.expressions import problem
 from ..compiler.statements import FunctionCode, FunctionEmitter, generated_name
 from ..compiler.values import Const, Value
-from . import emit, scheduler, vecruntime
+from . import emit, scheduler, textures, vecruntime
 from .emit import CONTEXT, SimFunction, type_name
 
 #: "auto": vectorise what can be, else the per-thread scheduler; "threads": always the
@@ -453,6 +453,8 @@ class VectorEmitter(emit.PyEmitter):
     def render(self, record, codes, sig, items):
         if record.name in B.ATOMICS:
             return self.atomic(record.name[len("atomic_") :], codes, sig)
+        if record.name.startswith("texture.surf"):  # memory no argument holds: one order
+            self.refuse(f"{record.name[len('texture.'):]} (surfaces run per thread)")
         return super().render(record, codes, sig, items)
 
     def atomic(self, op: str, codes, sig) -> str:
@@ -587,6 +589,7 @@ def build(parsed, types, mode, cname, py_func) -> Vectorised:
     if reason:
         return Vectorised(reason=reason)
     namespace = vecruntime.names()
+    namespace.update(textures.names())
     namespace["_jk_where"] = _where
     namespace.update(program.constants)
     source = "\n".join(fn.text for fn in program.functions.values())
