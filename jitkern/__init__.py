@@ -55,6 +55,7 @@ _LAZY = {
     "synchronize": "jitkern.runtime.device",
     "is_available": "jitkern.runtime.driver",
     "get_default_memory_pool": "jitkern.runtime.memory",
+    "simulated_device": "jitkern.kernels.simdevice",
     # compile cache
     "compile_with_cache": "jitkern.compat.api",
     "memoize": "jitkern.compat.api",

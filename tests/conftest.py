@@ -62,13 +62,18 @@ def has_gpu() -> bool:
     return _HAS_GPU
 
 
+#: The fixtures that run one test body on the GPU and on the CPU: param True is the CPU's.
+TWIN_FIXTURES = ("launch", "on_device")
+
+
 def _skip_simulator_gaps(items):
     """``@pytest.mark.sim_gap("what the simulator lacks")`` on a twin test skips its ``[sim]``
     item only, with that reason (the ``[gpu]`` item runs as usual)."""
     for item in items:
         gap = item.get_closest_marker("sim_gap")
         callspec = getattr(item, "callspec", None)
-        if gap is not None and callspec is not None and callspec.params.get("launch") is True:
+        if gap is not None and callspec is not None and any(
+                callspec.params.get(name) is True for name in TWIN_FIXTURES):
             item.add_marker(pytest.mark.skip(reason=f"simulator gap: {gap.args[0]}"))
 
 
@@ -171,6 +176,21 @@ class _Launcher:
             stream.synchronize()
         jitkern.synchronize()
 
+    def debug_error(self, start, sync):
+        """The message of the KernelAssertionError a debug check raises: ``start()`` launches;
+        the GPU reports at the synchronisation ``sync()`` (the launch itself raises nothing),
+        the simulator at the launch (its first bad access)."""
+        import jitkern
+
+        if self.simulated:
+            with pytest.raises(jitkern.KernelAssertionError) as info:
+                start()
+            return str(info.value)
+        start()
+        with pytest.raises(jitkern.KernelAssertionError) as info:
+            sync()
+        return str(info.value)
+
     def get(self, array):
         """The results as a NumPy array (after the launch has finished)."""
         import numpy as np
@@ -184,6 +204,37 @@ class _Launcher:
 def launch(request):
     """Each twin test twice: ``[gpu]`` (marked gpu) and ``[sim]`` (runs everywhere)."""
     return _Launcher(request.param)
+
+
+@pytest.fixture(
+    params=[pytest.param(False, marks=pytest.mark.gpu, id="gpu"), pytest.param(True, id="sim")]
+)
+def on_device(request):
+    """Each twin test of device memory twice: ``[gpu]`` (marked gpu) on the GPU, and ``[sim]``
+    on a simulated device with two devices (``jitkern.simulated_device(devices=2)``: jitkern
+    arrays in host memory, copies, fills and kernels run in the simulator). The value is the
+    :class:`jitkern.runtime.simdevice.SimulatedDevice`, or None on the GPU."""
+    if not request.param:
+        yield None
+        return
+    import gc
+    import sys
+    import traceback
+
+    import jitkern
+
+    from jitkern.runtime import driver
+
+    with jitkern.simulated_device(devices=2) as device:  # two: cross-device copies run too
+        driver.set_current(0)  # as in a GPU process that has used device 0 already
+        yield device
+        # The test's arrays must be freed into this device, not into the GPU's memory cache
+        # once the block has ended: a failed test's frames (kept by pytest for post-mortem,
+        # its report is already written) would keep them alive; drop their locals first.
+        failed = getattr(sys, "last_traceback", None)
+        if failed is not None:
+            traceback.clear_frames(failed)
+        gc.collect()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -8,10 +8,12 @@ axes, reading byte strides from a layout struct passed by value.
 
 from __future__ import annotations
 
+import re
+
 import numpy
 
 from ..toolchain.nvrtc import compile_source
-from ..runtime import driver
+from ..runtime import driver, simdevice
 from ..runtime.functions import SourceFunctions
 from ..runtime.module import Function
 from ..errors import JitkernValueError
@@ -164,10 +166,42 @@ def _new_functions() -> SourceFunctions:
 _functions = _new_functions()
 driver.resets(globals(), _functions=_new_functions)  # fresh Functions under driver.use(fake)
 
+#: A simulated device's ``run_array_kernel`` while one is the driver (runtime/simdevice.py):
+#: the kernels below then run from their C source in the simulator, never compiled.
+_simulated = None
+driver.resets(globals(), _simulated=simdevice.array_kernel_runner)
+
 
 def _function(key: tuple, source_fn, symbol: str) -> Function:
     """The kernel ``key`` names for the current device: compiled for its arch, loaded there."""
     return _functions.current(key, symbol, None, source_fn)
+
+
+# -- on a simulated device (runtime/simdevice.py): the same C, run in the simulator --------
+
+_OFFSETS_CALL = re.compile(r"(jk_offsets\(L, i, (\w+), (\w+)\);)")
+
+
+def with_origins(source: str) -> str:
+    """``source`` whose kernel takes two more parameters, ``jk_origin_a``/``jk_origin_b``, added
+    to each element's byte offsets: the simulator gives a pointer argument as the bytes from
+    it on, so a layout reaching below the pointer (a negative stride) is run with the
+    pointer moved to the lowest byte reached and its distance from there as the origin."""
+    source = source.replace("JkLayout L) {",
+                            "JkLayout L, long long jk_origin_a, long long jk_origin_b) {")
+    return _OFFSETS_CALL.sub(r"\1 \2 += jk_origin_a; \3 += jk_origin_b;", source)
+
+
+def _simulate(source: str, symbol: str, dims, strides, pointers, values, rec) -> None:
+    """Run ``symbol`` in the simulator through the simulated device (``_simulated``)."""
+    lows = [sum((n - 1) * s for n, s in zip(dims, st) if s < 0) for st in strides]
+    grid = _grid(int(rec["n"]))
+    if not any(lows):
+        _simulated(source, symbol, grid, BLOCK, (*pointers, *values, rec))
+        return
+    moved = tuple(p + lo for p, lo in zip(pointers, lows))
+    origins = [numpy.int64(-lo) for lo in lows] + [numpy.int64(0)] * (2 - len(lows))
+    _simulated(with_origins(source), symbol, grid, BLOCK, (*moved, *values, rec, *origins))
 
 
 def _layout_record(shape, a, b) -> numpy.void:
@@ -195,9 +229,13 @@ def copy(dst_ptr: int, dst_strides, src_ptr: int, src_strides, shape, src_dtype,
          stream: int) -> None:
     """``dst[...] = src`` elementwise (casting), for any byte strides; current device."""
     dims, (ds, ss) = collapse(shape, dst_strides, src_strides)
+    rec = _layout_record(dims, ds, ss)
+    if _simulated is not None:
+        _simulate(copy_source(src_dtype, dst_dtype), "jk_copy", dims, (ds, ss),
+                  (dst_ptr, src_ptr), (), rec)
+        return
     key = ("copy", src_dtype, dst_dtype) if src_dtype != dst_dtype else ("copy", src_dtype.itemsize)
     fn = _function(key, lambda: copy_source(src_dtype, dst_dtype), "jk_copy")
-    rec = _layout_record(dims, ds, ss)
     fn.launch(_grid(int(rec["n"])), BLOCK, (dst_ptr, src_ptr, rec), stream=stream)
 
 
@@ -205,10 +243,13 @@ def fill(dst_ptr: int, dst_strides, shape, raw: bytes, stream: int) -> None:
     """Write the item ``raw`` (bytes of the array's dtype) to every element."""
     itemsize = len(raw)
     dims, (ds,) = collapse(shape, dst_strides)
-    fn = _function(("fill", itemsize), lambda: fill_source(itemsize), "jk_fill")
     if itemsize == 16:
         value = numpy.frombuffer(raw, _BYTES16)[0]
     else:
         value = numpy.frombuffer(raw, _BITS_SCALAR[itemsize])[0]
     rec = _layout_record(dims, ds, [0] * len(dims))
+    if _simulated is not None:
+        _simulate(fill_source(itemsize), "jk_fill", dims, (ds,), (dst_ptr,), (value,), rec)
+        return
+    fn = _function(("fill", itemsize), lambda: fill_source(itemsize), "jk_fill")
     fn.launch(_grid(int(rec["n"])), BLOCK, (dst_ptr, value, rec), stream=stream)

@@ -7,7 +7,8 @@
 The constructors (``jitkern.arange``, ``empty``, ``zeros``, ``asarray``, ...) make device arrays;
 while ``jitkern.config.settings.simulate`` is on (``JITKERN_SIMULATE=1``) they make NumPy
 arrays instead, the arrays simulated kernels take, so a program written for the GPU runs
-unchanged on a machine without one.
+unchanged on a machine without one (on a simulated device, jitkern.simulated_device(), they make
+jitkern arrays in its host memory).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import functools
 import numpy
 
 from .. import arrays
-from ..config import settings
+from ..runtime.simdevice import host_arrays
 from . import NUMPY_NAMES
 
 
@@ -31,7 +32,7 @@ def host_when_simulating(device_fn, host_fn):
 
     @functools.wraps(device_fn)
     def call(*args, **kwargs):
-        if settings.simulate:
+        if host_arrays():  # JITKERN_SIMULATE=1 without a simulated device
             return host_fn(*args, **kwargs)
         return device_fn(*args, **kwargs)
 

@@ -21,7 +21,7 @@ import os
 import numpy
 
 from .. import arrays
-from ..config import settings
+from ..runtime.simdevice import host_arrays
 from ..errors import JitkernTypeError, JitkernValueError
 from . import philox
 
@@ -97,7 +97,7 @@ class _Stream:
         nblocks = philox.blocks_for(kind, dtype, n)
         offset = self.offset
         self.offset = (offset + nblocks) % 2**64
-        if settings.simulate:
+        if host_arrays():
             return _HOST_DRAW[kind](n, dtype, self.seed, offset, a, b).reshape(shape)
         out = arrays.empty(n, dtype)  # the kernels index the values in one dimension
         if n:

@@ -11,6 +11,7 @@ import weakref
 from ..toolchain import nvrtc as compiler
 from ..runtime import driver
 from ..runtime import module as _module_state
+from ..runtime import simdevice
 from ..toolchain.nvrtc import Binary
 from ..toolchain.cubin import elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
@@ -272,6 +273,22 @@ def _uninstall_launchers() -> None:
 config.on_simulate.append(_uninstall_launchers)
 
 
+#: (source, symbol) -> the RawKernel a simulated device runs it as (jitkern's own array
+#: kernels: one per dtype pair or item size, so few)
+_SOURCE_KERNELS: dict = {}
+
+
+def _run_source(source: str, symbol: str, grid, block, args) -> None:
+    """A simulated device's CUDA C kernels (runtime/simdevice.py): run in the simulator."""
+    kernel = _SOURCE_KERNELS.get((source, symbol))
+    if kernel is None:
+        kernel = _SOURCE_KERNELS[(source, symbol)] = RawKernel(source, symbol)
+    kernel.simulate(grid, block, args)
+
+
+simdevice.SOURCE_RUNNER[0] = _run_source
+
+
 def _attribute_property(attr: str):
     def getter(self):
         return self._function().get_attribute(attr)
@@ -445,6 +462,8 @@ class RawModule:
         if check_args is not None and _check_flag(check_args) != self.check_args:
             return self._unchecked(name, check_args)
         kernel = self._kernels.get(name)
+        if kernel is None and simdevice.active() is not None:
+            return _kernel_to_inspect(self, name)  # nothing compiled: the simulator runs the C
         if kernel is None and not driver.is_available():
             binary = self._binary_to_check_names()
             if binary is not None:

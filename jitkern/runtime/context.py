@@ -43,6 +43,7 @@ class _Events(threading.local):
 
 
 _events = _Events()  # per thread: a record and its wait must not interleave with another's
+driver.resets(globals(), _events=_Events)  # event handles are the driver's: fresh under driver.use
 
 
 def _event(device_id: int):

@@ -65,8 +65,19 @@ def _initialise():
 def resets(namespace: dict, **factories) -> None:
     """Declare module-level state derived from the driver: ``factories[name]()`` is the
     value ``namespace[name]`` takes when :class:`use` swaps the driver (called after the
-    swap, so a factory may call ``drv()``); the old value comes back afterwards."""
+    swap, so a factory may call ``drv()``); the old value comes back afterwards. A module
+    first imported inside such a block (jitkern imports its parts lazily) gets its values
+    from the factories at once, and its own values back when the block ends."""
     _derived.append((namespace, factories))
+    if _active_uses:
+        originals = {name: namespace.get(name) for name in factories}
+        for block in _active_uses:
+            block._saved[1].append((namespace, originals))
+        for name, factory in factories.items():
+            namespace[name] = factory()
+
+
+_active_uses: list = []  # the driver.use blocks entered and not yet left, outermost first
 
 
 class use:
@@ -94,12 +105,14 @@ class use:
         for namespace, factories in _derived:
             for name, factory in factories.items():
                 namespace[name] = factory()
+        _active_uses.append(self)
         return self.fake
 
     def __exit__(self, *exc):
         global _driver_module, _initialised, _device_count, _primary_contexts, _attr_cache
         global _primary_ids
         own, derived = self._saved
+        _active_uses.remove(self)
         (_driver_module, _initialised, _device_count, _primary_contexts, _attr_cache,
          _primary_ids) = own
         for namespace, values in derived:

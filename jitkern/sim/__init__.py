@@ -25,10 +25,11 @@ from ..arrays import dtypes, records
 from ..runtime.launch import dim3
 from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
 from ..compiler.captured import CapturedGlobals
+from ..runtime import simdevice
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, JitkernValueError
 from ..errors import KernelArgumentError
-from . import emit, runtime, scheduler, thrust, vector
+from . import emit, runtime, scheduler, textures, thrust, vector
 
 __all__ = ["BoundSimulation", "Simulator", "launch_keywords", "simulated_source"]
 
@@ -40,6 +41,7 @@ class Simulated:
         self.program = program
         self.namespace = runtime.names()
         self.namespace.update(thrust.names())
+        self.namespace.update(textures.names())
         self.namespace.update(program.constants)
         for fn in program.functions.values():  # callees were finished first
             emit.compile_function(fn, self.namespace)
@@ -286,6 +288,8 @@ def _host_arguments(args):
                 raise KernelArgumentError(f"argument {i}: {exc}") from None
         elif isinstance(a, (numpy.ndarray, numpy.generic)):
             host.append(a)
+        elif (view := simdevice.host_view(a)) is not None:
+            host.append(view)  # on a simulated device: its memory, written in place
         elif hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__"):
             copy = a.get()
             host.append(copy)

@@ -12,7 +12,7 @@ import math
 
 import numpy
 
-from . import ccomplex
+from . import ccomplex, ctextures
 from .csubset import (
     BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val,
     common, convert, ctor, promote, real_of,
@@ -507,6 +507,9 @@ class Expressions:
         if self.templates is not None and self.templates.called(name) is not None:
             args = self.args(node)
             return self.call_function(self.templates.function(self, name, args, node), node, args)
+        texture = ctextures.handler(name)  # reads its arguments' nodes (template types)
+        if texture is not None:
+            return texture(self, name, node)
         handler = self.builtin(name)
         if handler is None:
             raise self.refuse(f"the function {name}()", node)

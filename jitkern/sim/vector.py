@@ -37,7 +37,7 @@ from ..compiler import types as T
 from ..compiler.expressions import problem
 from ..compiler.statements import FunctionCode, FunctionEmitter, generated_name
 from ..compiler.values import Const, Value
-from . import emit, scheduler, vecruntime
+from . import emit, scheduler, textures, vecruntime
 from .emit import CONTEXT, SimFunction, type_name
 
 #: "auto": vectorise what can be, else the per-thread scheduler; "threads": always the
@@ -453,6 +453,8 @@ class VectorEmitter(emit.PyEmitter):
     def render(self, record, codes, sig, items):
         if record.name in B.ATOMICS:
             return self.atomic(record.name[len("atomic_") :], codes, sig)
+        if record.name.startswith("texture.surf"):  # memory no argument holds: one order
+            self.refuse(f"{record.name[len('texture.'):]} (surfaces run per thread)")
         return super().render(record, codes, sig, items)
 
     def atomic(self, op: str, codes, sig) -> str:
@@ -587,6 +589,7 @@ def build(parsed, types, mode, cname, py_func) -> Vectorised:
     if reason:
         return Vectorised(reason=reason)
     namespace = vecruntime.names()
+    namespace.update(textures.names())
     namespace["_jk_where"] = _where
     namespace.update(program.constants)
     source = "\n".join(fn.text for fn in program.functions.values())
@@ -752,14 +755,34 @@ def _differential(kernel, vec, simulated, grid, block, host, shared_mem) -> None
     for k in arrays:
         a, b = host[k], mine[k]
         if a.tobytes() != b.tobytes():
-            want_bytes = a.reshape(-1).view(numpy.uint8)
-            bad = numpy.flatnonzero(want_bytes != b.reshape(-1).view(numpy.uint8))
+            bad = numpy.flatnonzero(_value_bytes(a) != _value_bytes(b))
+            if not bad.size:
+                continue
             raise InternalError(
                 f"{name}: argument {k} differs between the vectorised and the per-thread "
                 f"simulation (first differing byte {int(bad[0])}: "
                 f"{a.reshape(-1)[int(bad[0]) // a.itemsize]!r} per thread, "
                 f"{b.reshape(-1)[int(bad[0]) // b.itemsize]!r} vectorised)"
             )
+
+
+def _value_bytes(a):
+    """The bytes of ``a``'s elements that hold values: NumPy copies a record with a sub-array
+    field field by field, leaving its padding as the new memory had it."""
+    rows = numpy.ascontiguousarray(a).reshape(-1).view(numpy.uint8).reshape(-1, a.itemsize)
+    if a.dtype.fields is None:
+        return rows.reshape(-1)
+    used = numpy.zeros(a.itemsize, bool)
+    _mark_fields(a.dtype, 0, used)
+    return numpy.where(used, rows, 0).reshape(-1)
+
+
+def _mark_fields(dtype, offset, used) -> None:
+    if dtype.fields is None:
+        used[offset:offset + dtype.itemsize] = True
+        return
+    for field, at, *_ in dtype.fields.values():
+        _mark_fields(field, offset + at, used)
 
 
 __all__ = ["MODE", "DIFFERENTIAL", "NotVectorised", "VectorEmitter", "build", "run"]

@@ -33,8 +33,10 @@ class _Collector:
 
 
 # The fixtures that run one body on the GPU and in the simulator: name -> simulated value.
-# (``where`` is tests/compat/test_seed_examples.py's, which runs whole pages of examples.)
-TWIN_FIXTURES = {"launch": lambda p: bool(p), "where": lambda p: p == "sim"}
+# (``where`` is tests/compat/test_seed_examples.py's, which runs whole pages of examples;
+# ``on_device`` runs a test on the GPU and on jitkern.simulated_device().)
+TWIN_FIXTURES = {"launch": lambda p: bool(p), "on_device": lambda p: bool(p),
+                 "where": lambda p: p == "sim"}
 
 
 def _twin_fixture(item):
