@@ -147,8 +147,97 @@ def cases(cpu: bool):
     bare, keep = bare_launcher()
     out = [("bare cuLaunchKernel, pre-packed buffer (floor)", bare, "", keep)]
     for kind, make in array_kinds(cpu).items():
-        out += kind_cases(kind, (make(host), make(host), make(host)))
+        arrays = (make(host), make(host), make(host))
+        out += kind_floors(kind, arrays, bare)
+        out += kind_cases(kind, arrays)
     return [(name, fn, target) for name, fn, target, *_ in out], keep
+
+
+READS_FLOOR = "floor: bare + reading the 3 arrays, "
+ALLOC_FLOOR = "floor: bare + reading the arrays + allocating the output, "
+
+
+def _reader(kind: str, a):
+    """What any launcher must learn of one argument through its library's public API:
+    the pointer, dtype, shape and strides (a ``__cuda_array_interface__`` dict holds all)."""
+    if kind.startswith("PyTorch"):
+        return lambda: (a.data_ptr(), a.dtype, a.shape, a.stride())
+    if kind.startswith("CAI"):
+        return lambda: a.__cuda_array_interface__
+    return lambda: (a.data.ptr, a.dtype, a.shape, a.strides)
+
+
+def _allocator(kind: str):
+    """The output allocation a launch that makes its result pays: the library's own
+    (results follow the inputs); for jitkern and protocol-only arrays, a driver pool block
+    allocated and freed."""
+    if kind.startswith("CuPy"):
+        import cupy
+
+        return lambda: cupy.ndarray((32,), np.float32)
+    if kind.startswith("PyTorch"):
+        import torch
+
+        return lambda: torch.empty(32, dtype=torch.float32, device="cuda")
+    # jitkern's own: a block from the driver's pool and back (what jitkern's free list of
+    # recent blocks saves), the floor under any allocator
+    from jitkern.runtime import driver
+
+    d = driver.drv()
+    err, pool = d.cuDeviceGetDefaultMemPool(driver.current_device_id())
+    alloc, free = d.cuMemAllocFromPoolAsync, d.cuMemFreeAsync
+
+    def new():
+        err, ptr = alloc(128, pool, 0)
+        free(ptr, 0)
+
+    return new
+
+
+def kind_floors(kind, arrays, bare):
+    """Floors of one array kind, the library's own share of a launch: the bare launch plus
+    the public reads of the three arrays (``READS_FLOOR``), and plus the allocation of a
+    32-float output in the library (``ALLOC_FLOOR``). jitkern's rows compare with the bare
+    launch itself (its arrays are its own)."""
+    if kind == "jitkern":
+        out = []
+    else:
+        r0, r1, r2 = (_reader(kind, a) for a in arrays)
+
+        def reads():
+            r0(), r1(), r2()
+            bare()
+
+        out = [(READS_FLOOR + kind, reads, "")]
+    new = _allocator(kind)
+    if kind == "jitkern":  # (jitkern reads its own arrays' slots, no public call)
+        def alloc():
+            new()
+            bare()
+    else:
+        r0, r1 = (_reader(kind, a) for a in arrays[:2])
+
+        def alloc():
+            r0(), r1()
+            new()
+            bare()
+
+    return out + [(ALLOC_FLOOR + kind, alloc, "")]
+
+
+def x_floor(name: str, results: dict):
+    """A row's ratio to its kind's floor: allocating rows to ``ALLOC_FLOOR``, the others to
+    ``READS_FLOOR`` (jitkern's: the bare launch); None for the floors themselves."""
+    if name.startswith("floor") or name.startswith("bare") or ", " not in name:
+        return None
+    kind = name.rsplit(", ", 1)[1]
+    allocating = "allocated" in name or name.startswith("ReductionKernel") or "'s Reduction" in name
+    floor = (ALLOC_FLOOR if allocating else READS_FLOOR) + kind
+    if floor not in results:
+        if allocating:
+            return None
+        return results[name][1]
+    return results[name][0] / results[floor][0]
 
 
 def kind_cases(kind, arrays):
@@ -257,7 +346,8 @@ def main(argv=None) -> None:
         results = best_of([(name, fn) for name, fn, _t in table], rounds)
     else:
         results = interleaved([(name, fn) for name, fn, _t in table], n, rounds)
-    rows = [[name, results[name][0], results[name][1], target] for name, _fn, target in table]
+    rows = [[name, results[name][0], results[name][1], x_floor(name, results), target]
+            for name, _fn, target in table]
     if opts.json:
         print(json.dumps({"rows": rows, "jitkern": os.path.dirname(jitkern.__file__)}))
         return
@@ -270,7 +360,7 @@ def main(argv=None) -> None:
               f"of {rounds} interleaved rounds; ratio = median of per-round ratios to the "
               "floor)\n")
     print(f"{where}, jitkern at {os.path.dirname(jitkern.__file__)}, {today()}\n")
-    print(markdown_table(["launch", "us/launch", "x bare", "target"], rows))
+    print(markdown_table(["launch", "us/launch", "x bare", "x its floor", "target"], rows))
     if opts.cpu or opts.no_first_call:
         return
     with tempfile.TemporaryDirectory() as cache_dir:
@@ -334,16 +424,17 @@ def compare(opts, argv: list) -> None:
 
     b_us, n_us = medians("baseline", 1), medians("new", 1)
     b_x, n_x = medians("baseline", 2), medians("new", 2)
-    targets = {row[0]: row[3] for row in runs["new"][0]["rows"]}
+    n_floor = medians("new", 3)
+    targets = {row[0]: row[-1] for row in runs["new"][0]["rows"]}
     rows = [[name, b_us.get(name, float("nan")), n_us[name], b_x.get(name, float("nan")),
-             n_x[name], n_us[name] / b_us[name] if name in b_us else float("nan"),
-             targets[name]] for name in n_us]
+             n_x[name], n_floor.get(name), n_us[name] / b_us[name] if name in b_us
+             else float("nan"), targets[name]] for name in n_us]
     where = "driver stubbed (--fake)" if opts.cpu else "GPU"
     print(f"## Launch overhead, {runs['baseline'][0]['jitkern']} (baseline) vs "
           f"{runs['new'][0]['jitkern']} (new), {where}; medians of {opts.processes} alternating "
           "processes per checkout\n")
     print(markdown_table(["launch", "baseline us", "new us", "baseline x bare", "new x bare",
-                          "new/baseline", "target"], rows))
+                          "new x its floor", "new/baseline", "target"], rows))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,24 @@ def _fake_torch_module():
         setattr(torch, name, _TorchDType(name))
     torch.cuda = types.SimpleNamespace(is_available=lambda: False)
     torch.__jitkern_fake__ = True
+
+    def empty(*shape, size=None, dtype=None, device=None):  # results follow the inputs
+        import jitkern
+
+        dims = size if size is not None else (
+            shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape)
+        return Tensor(jitkern.empty(dims, dtype.name), dtype)
+
+    torch.empty = empty
     return torch
+
+
+def _fake_cupy_module():
+    cupy = types.ModuleType("cupy")
+    cupy.ndarray = ndarray
+    cupy.cuda = types.SimpleNamespace(Stream=type("Stream", (), {}))  # (no other stream here)
+    cupy.__jitkern_fake__ = True
+    return cupy
 
 
 class Tensor:
@@ -91,7 +108,11 @@ class ndarray:
     __slots__ = ("_base", "data", "shape", "strides", "dtype", "size", "ndim", "itemsize",
                  "_c_contiguous", "device")
 
-    def __init__(self, base):
+    def __init__(self, base, dtype=None):
+        if dtype is not None:  # cupy.ndarray(shape, dtype): results follow the inputs
+            import jitkern
+
+            base = jitkern.empty(base, dtype)
         self._base = base
         self.data = _Memory(base.data.ptr)
         self.shape, self.strides, self.dtype = tuple(base.shape), tuple(base.strides), base.dtype
@@ -121,5 +142,7 @@ def install() -> dict:
     try:
         import cupy  # noqa: F401
     except ImportError:
+        cupy = sys.modules["cupy"] = _fake_cupy_module()
+    if getattr(cupy, "__jitkern_fake__", False):
         kinds["CuPy (stand-in)"] = ndarray
     return kinds

@@ -176,6 +176,21 @@ class _Launcher:
             stream.synchronize()
         jitkern.synchronize()
 
+    def debug_error(self, start, sync):
+        """The message of the KernelAssertionError a debug check raises: ``start()`` launches;
+        the GPU reports at the synchronisation ``sync()`` (the launch itself raises nothing),
+        the simulator at the launch (its first bad access)."""
+        import jitkern
+
+        if self.simulated:
+            with pytest.raises(jitkern.KernelAssertionError) as info:
+                start()
+            return str(info.value)
+        start()
+        with pytest.raises(jitkern.KernelAssertionError) as info:
+            sync()
+        return str(info.value)
+
     def get(self, array):
         """The results as a NumPy array (after the launch has finished)."""
         import numpy as np

@@ -77,7 +77,9 @@ def _check(a, b, name: str) -> None:
         )
 
 
-def _product(a, b, name: str):
+def _product(a, b, name: str, simulated: bool = False):
+    """``a @ b`` by the tiled kernel: on the device, or (``simulated``) in the simulator on
+    NumPy arrays."""
     _check(a, b, name)
     if a.ndim == 0 or b.ndim == 0:  # dot with a scalar is a multiplication
         return a * b
@@ -93,10 +95,11 @@ def _product(a, b, name: str):
             f"{a2.shape[1]} (dim {a.ndim - 1}) != {b2.shape[0]} (dim 0)"
         )
     m, n = a2.shape[0], b2.shape[1]
-    c = arrays.empty((m, n), dt)
+    c = (numpy.empty if simulated else arrays.empty)((m, n), dt)
     if c.size:
         grid = (-(-n // TILE), -(-m // TILE))
-        kernel_for(dt)(grid, (TILE, TILE), (a2.astype(dt, copy=False), b2.astype(dt, copy=False), c))
+        kernel = kernel_for(dt).simulate if simulated else kernel_for(dt)
+        kernel(grid, (TILE, TILE), (a2.astype(dt, copy=False), b2.astype(dt, copy=False), c))
     shape = (*a.shape[:-1], *b.shape[1:])
     return c.reshape(shape)
 
@@ -125,6 +128,21 @@ def dot(a, b, out=None):
         return result
     out[...] = result
     return out
+
+
+def _matmul_simulated(a, b):
+    """``matmul.simulate``: the tiled kernel in the simulator, on NumPy arrays."""
+    return _product(numpy.asarray(a), numpy.asarray(b), "matmul", simulated=True)
+
+
+def _dot_simulated(a, b):
+    """``dot.simulate``: the tiled kernel in the simulator, on NumPy arrays."""
+    return _product(numpy.asarray(a), numpy.asarray(b), "dot", simulated=True)
+
+
+# As routines' ``.simulate`` (jitkern.sqrt.simulate): the kernel itself, not NumPy's product.
+matmul.simulate = _matmul_simulated
+dot.simulate = _dot_simulated
 
 
 def vdot(a, b):

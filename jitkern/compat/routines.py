@@ -10,7 +10,8 @@ The ufuncs (``jitkern.sqrt``, ``jitkern.abs``, ...) and the reductions (``jitker
 ``max``, ``min``, ``mean`` with ``axis``) are ``jitkern.kernels``' routines, not this module's.
 
 Host arguments (NumPy arrays and scalars only), and every call while the simulator is on,
-run NumPy's routine of the same name and give NumPy results.
+run NumPy's routine of the same name and give NumPy results; ``allclose.simulate(...)`` (and
+``isclose``'s, ``array_equal``'s) runs the fused kernel itself in the simulator instead.
 """
 
 from __future__ import annotations
@@ -84,6 +85,29 @@ def array_equal(a1, a2, equal_nan=False):
     if numpy.shape(a1) != numpy.shape(a2):
         return arrays.asarray(numpy.bool_(False))
     return _ARRAY_EQUAL[bool(equal_nan)](a1, a2)
+
+
+def _isclose_simulated(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``isclose.simulate``: the fused kernel in the simulator, on NumPy arrays."""
+    return _ISCLOSE[bool(equal_nan)].simulate(a, b, float(rtol), float(atol))
+
+
+def _allclose_simulated(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``allclose.simulate``: the fused kernel in the simulator (a 0-d NumPy array)."""
+    return _ALLCLOSE[bool(equal_nan)].simulate(a, b, float(rtol), float(atol))
+
+
+def _array_equal_simulated(a1, a2, equal_nan=False):
+    """``array_equal.simulate``: the fused kernel in the simulator (a 0-d NumPy array)."""
+    if numpy.shape(a1) != numpy.shape(a2):
+        return numpy.asarray(False)
+    return _ARRAY_EQUAL[bool(equal_nan)].simulate(a1, a2)
+
+
+# As routines' ``.simulate`` (jitkern.sqrt.simulate): the kernels themselves, not NumPy's.
+isclose.simulate = _isclose_simulated
+allclose.simulate = _allclose_simulated
+array_equal.simulate = _array_equal_simulated
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):

@@ -11,12 +11,14 @@ from __future__ import annotations
 import numpy
 
 from ..arrays import records
-from ..errors import JitkernTypeError
 from . import types as T
 from .strings.params import record_ctype
 from .strings.prelude import record_definitions
 
 _of_dtype: dict = {}  # (dtype, class) -> T.Struct
+
+#: The family of a sub-array field's type: the struct keeps its layout, a read is refused.
+SUB_ARRAY = "sub-array field"
 
 
 def struct_of_class(cls: type) -> T.Struct:
@@ -43,11 +45,9 @@ def _make(dtype: numpy.dtype, cls) -> T.Struct:
     fields = []
     for field in dtype.names:
         field_dtype = dtype.fields[field][0]
-        if field_dtype.shape:
-            raise JitkernTypeError(
-                f"{name} field {field!r} is a sub-array ({field_dtype}), which JIT kernels do "
-                "not read yet; use one field per element, or an ElementwiseKernel")
-        if field_dtype.fields is not None:
+        if field_dtype.shape:  # laid out in the C struct, refused where a kernel reads it
+            fields.append((field, T.opaque(SUB_ARRAY, str(field_dtype))))
+        elif field_dtype.fields is not None:
             fields.append((field, struct_of_dtype(field_dtype)))
         else:
             fields.append((field, T.scalar_from_dtype(field_dtype)))

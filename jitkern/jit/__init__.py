@@ -74,6 +74,8 @@ brev = _b.brev
 cg = _b.cg
 cub = _b.cub
 thrust = _b.thrust
+#: texture and surface object reads and writes: jit.texture.tex2D(t.ptr, x, y, numpy.float32)
+texture = _b.texture
 #: every NumPy ufunc of the table fuse uses, with NumPy's loop: jit.ufunc.gcd(a, b)
 ufunc = _b.ufunc
 
@@ -130,5 +132,6 @@ __all__ = [
     "brev",
     "cg",
     "cub",
+    "texture",
     "thrust",
 ]

@@ -32,6 +32,7 @@ from .. import jit
 from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
 from ..runtime import simdevice
+from ..runtime.handles import handle_ctype, handle_value
 from ..runtime.module import cluster_refused
 from ..sim import block_size_of, launch_keywords
 from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused
@@ -41,6 +42,7 @@ from ..sim.csubset import refuse as _refuse
 from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
 from ..compiler.strings.params import (
     DTYPE_BY_NAME,
+    HANDLE_DTYPES,
     convert_scalar,
     ctype_of,
     param_dtype,
@@ -51,6 +53,9 @@ from ..compiler.strings.params import (
 _COUNTER = itertools.count()
 #: Elementwise launches: threads per block, and at most this many blocks.
 BLOCK, MAX_BLOCKS = 128, 64
+#: Texture/surface placeholders' record dtypes, and the handle they are in a kernel.
+_HANDLE_DTYPES = frozenset(HANDLE_DTYPES.values())
+_HANDLE = numpy.dtype(numpy.uint64)
 #: Threads per block of a reduction (the shared-memory tree's width).
 REDUCE_BLOCK = 32
 
@@ -277,6 +282,12 @@ def _pointer_argument(a, t: Pointer, what: str):
 
 
 def _scalar_argument(a, t, what: str):
+    if handle_ctype(type(a)) is not None:  # a texture/surface object: its 64-bit handle
+        if t != numpy.uint64:
+            raise KernelArgumentError(
+                f"{what}: the kernel expects {_ctype(t)}, got a {type(a).__name__} (texture "
+                "and surface objects go to cudaTextureObject_t/cudaSurfaceObject_t parameters)")
+        return numpy.uint64(handle_value(a))
     if isinstance(a, numpy.ndarray) or _is_device_array(a):
         raise KernelArgumentError(
             f"{what}: the kernel expects a scalar ({_ctype(t)}), got an array")
@@ -493,7 +504,9 @@ class ElementwiseSim(StringSim):
         a.bound = resolve_placeholders(k.in_params, k.out_params, in_types,
                                        [arr.dtype for arr in arrays[nin:]],
                                        [arr is None for arr in arrays[:nin]], k.name)
-        dtypes = tuple(param_dtype(p, a.bound) for p in k.params)
+        # a texture/surface placeholder is the object's 64-bit handle in the kernel
+        dtypes = tuple(_HANDLE if param_dtype(p, a.bound) in _HANDLE_DTYPES else
+                       param_dtype(p, a.bound) for p in k.params)
         k._decide_shape(a, arrays, size)
         shape, n = a.shape, a.size
         outs = list(host[nin:]) if a.out_given else [
@@ -505,7 +518,8 @@ class ElementwiseSim(StringSim):
         for idx, p in enumerate(k.params):
             v = host[idx] if idx < nin else outs[idx - nin]
             if arrays[idx] is None if idx < len(arrays) else False:
-                values.append(convert_scalar(v, dtypes[idx], p.name, k.name))
+                values.append(numpy.uint64(handle_value(v)) if handle_ctype(type(v)) else
+                              convert_scalar(v, dtypes[idx], p.name, k.name))
                 continue
             if p.raw:
                 f, copied = flat(v)

@@ -722,8 +722,7 @@ def _result_line(k: int, results, shape, dtype, env: dict, multi_device: bool) -
     if multi_device:
         make = general
     else:  # the common case inlined: the library's own empty() on the legacy stream
-        # {dims}: the shape's extents as literals (torch.empty(1024, ...) parses an int a
-        # microsecond faster than a tuple)
+        # {dims}: the shape's extents as literals, for a library that parses them faster
         dims = ", ".join(str(int(n)) for n in shape) if shape else "()"
         fast = results.fast.format(shape=f"_shape{k}", dims=dims, dtype=f"_ldt{k}",
                                    device="_dev", c=f"_l{k}_")

@@ -160,8 +160,10 @@ def _torch_results() -> NewResult:
         with torch.cuda.stream(torch.cuda.ExternalStream(stream.ptr, device=device_id)):
             return torch.empty(shape, dtype=dtype, device=device_id)
 
-    return NewResult(1, to_torch.get, "{c}empty({dims}, dtype={dtype}, device={device})", new,
-                     "{a}.data_ptr()", {"empty": torch.empty})
+    # size= by keyword: PyTorch parses a keyword tuple about 0.6 us faster than a positional
+    # one (the varargs overload is tried first), and no slower than literal int extents
+    fast = "{c}empty(size={shape}, dtype={dtype}, device={device})"
+    return NewResult(1, to_torch.get, fast, new, "{a}.data_ptr()", {"empty": torch.empty})
 
 
 # ---------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from .. import config
 from ..errors import CUDAError, InternalError, JitkernAttributeError, JitkernValueError
 from . import driver
 from .fakedriver import FakeDriver
+from .simtextures import TextureCalls
 
 #: CUDA_ERROR_ILLEGAL_ADDRESS: what a kernel touching unmapped memory gets on a GPU
 ILLEGAL_ADDRESS = 700
@@ -126,7 +127,7 @@ class Memcpy3D:
         self.WidthInBytes = self.Height = self.Depth = 0
 
 
-class SimulatedDevice(FakeDriver):
+class SimulatedDevice(TextureCalls, FakeDriver):
     """The driver stand-in of :func:`simulated_device` (see the module doc).
 
     ``devices``: how many devices; ``cc``: their compute capability (FakeDriver's rules);

@@ -29,7 +29,7 @@ from ..runtime import simdevice
 from ..runtime.module import check_cluster
 from ..errors import JitError, JitkernIndexError, JitkernTypeError, JitkernValueError
 from ..errors import KernelArgumentError
-from . import emit, runtime, scheduler, thrust, vector
+from . import emit, runtime, scheduler, textures, thrust, vector
 
 __all__ = ["BoundSimulation", "Simulator", "launch_keywords", "simulated_source"]
 
@@ -41,6 +41,7 @@ class Simulated:
         self.program = program
         self.namespace = runtime.names()
         self.namespace.update(thrust.names())
+        self.namespace.update(textures.names())
         self.namespace.update(program.constants)
         for fn in program.functions.values():  # callees were finished first
             emit.compile_function(fn, self.namespace)

@@ -12,9 +12,9 @@ import math
 
 import numpy
 
-from . import ccomplex
+from . import ccomplex, ctextures
 from .csubset import (
-    BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val, Var,
+    BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val,
     common, convert, ctor, promote, real_of,
 )
 from .cstructs import CStruct, Ref
@@ -433,6 +433,7 @@ class Expressions:
         if not target.lvalue:
             raise self.refuse("an assignment to something that is not a variable or element",
                               node)
+        self.check_writable(target, node)
         if node.op == "=":
             code = self.to(rhs, target.type, node)
         else:
@@ -468,6 +469,7 @@ class Expressions:
             return target
         if not target.lvalue:
             raise self.refuse(f"{node.op} on something that is not a variable", node)
+        self.check_writable(target, node)
         one = Val("numpy.int32(1)", I32)
         new = self.to(self.binary(op, target, one, node), target.type, node)
         if node.op.startswith("p") and not statement:
@@ -505,6 +507,9 @@ class Expressions:
         if self.templates is not None and self.templates.called(name) is not None:
             args = self.args(node)
             return self.call_function(self.templates.function(self, name, args, node), node, args)
+        texture = ctextures.handler(name)  # reads its arguments' nodes (template types)
+        if texture is not None:
+            return texture(self, name, node)
         handler = self.builtin(name)
         if handler is None:
             raise self.refuse(f"the function {name}()", node)

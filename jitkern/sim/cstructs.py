@@ -26,8 +26,9 @@ import numpy
 from ..errors import KernelArgumentError
 from .csubset import I64, Pointer, Val, Var, ctor
 
-#: The Python name of the alignment a char* parameter's address has (address mod 256).
-ADDRESS = "{}__addr"
+#: The Python names of where a char* parameter points in its allocation's bytes, and of the
+#: alignment its address has (mod 256).
+START, ADDRESS = "{}__start", "{}__addr"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,12 +63,6 @@ class CStruct:
     def scalar_fields(self) -> list:
         return [(name, dtype) for name, dtype, count in self.fields if count is None]
 
-    def field(self, name: str):
-        for field in self.fields:
-            if field[0] == name:
-                return field
-        return None
-
 
 @dataclasses.dataclass(frozen=True)
 class Ref:
@@ -75,14 +70,6 @@ class Ref:
 
     elem: object
     const: bool = False
-
-
-def parts_of(v: Val):
-    return v.parts if isinstance(v.type, CStruct) else None
-
-
-def is_struct(t) -> bool:
-    return isinstance(t, CStruct)
 
 
 def struct_argument(a, t: CStruct, what: str) -> list:
@@ -118,17 +105,37 @@ def struct_argument(a, t: CStruct, what: str) -> list:
 
 def byte_views(views: list, host: list) -> list:
     """The extra arguments of a kernel that reinterprets char* parameters: per (parameter
-    index, dtype) in ``views`` the parameter's bytes as that dtype at each byte offset, then
-    per such parameter its address's alignment (mod 256)."""
-    out = []
+    index, dtype) in ``views`` the bytes of the parameter's allocation (the NumPy array that
+    owns its memory) as that dtype at each byte offset; then per such parameter where its
+    pointer is in those bytes, and its address's alignment (mod 256). A pointer may so move
+    below where it points, within its allocation, as on the GPU."""
+    out, where = [], {}
     for index, dtype in views:
-        raw = _bytes_of(host[index])
+        if index not in where:
+            where[index] = _allocation(host[index])
+        raw = where[index][0]
         n = max(0, raw.size - dtype.itemsize + 1)
         out.append(numpy.ndarray((n,), dtype, buffer=raw, strides=(1,)) if n else
                    numpy.zeros(0, dtype))
-    for index in dict.fromkeys(k for k, _ in views):
-        out.append(numpy.int64(_bytes_of(host[index]).ctypes.data % 256))
+    for index, (_raw, start) in where.items():
+        out.append(numpy.int64(start))
+        out.append(numpy.int64(_address(host[index]) % 256))
     return out
+
+
+def _allocation(a) -> tuple:
+    """(the bytes of the allocation ``a`` is in, where ``a`` starts in them)."""
+    root = a
+    while isinstance(root.base, numpy.ndarray):
+        root = root.base
+    if not root.flags.c_contiguous or root.size == 0:
+        return _bytes_of(a), 0
+    raw = numpy.ndarray((root.nbytes,), numpy.uint8, buffer=root)
+    return raw, _address(a) - _address(root)
+
+
+def _address(a) -> int:
+    return a.__array_interface__["data"][0]
 
 
 def _bytes_of(a) -> numpy.ndarray:
@@ -205,6 +212,7 @@ class Structs:
                 raise self.refuse(f"a struct local with an array field ({field})", node)
             offset = None if kernel_param else self.fresh(py + "_o")
             params.extend([py] if kernel_param else [py, offset])
+            self.struct_arrays.add(py)
             parts[field] = Var(py, Pointer(dtype), offset)
         return Var("", t, parts=parts)
 
@@ -277,15 +285,22 @@ class Structs:
         if node.op != "=":
             raise self.refuse(f"{node.op} on a struct", node)
         self.struct_value(rhs, target.type, node)
+        if len(target.type.scalar_fields) != len(target.type.fields):
+            raise self.refuse(f"an assignment of struct {target.type.name}, which has array "
+                              "fields", node)
         for field, dtype in target.type.scalar_fields:
             part = target.parts[field]
             if not part.lvalue:
                 raise self.refuse("an assignment to a struct that is not a variable", node)
             self.pre.append(self.store(part, self.to(rhs.parts[field], dtype, node)))
-        if len(target.type.scalar_fields) != len(target.type.fields):
-            raise self.refuse(f"an assignment of struct {target.type.name}, which has array "
-                              "fields", node)
         return target
+
+    def check_writable(self, target: Val, node) -> None:
+        """An array field of a struct parameter is the caller's (or every thread's) memory: a
+        write to it would not stay in this copy of the struct."""
+        if target.base is not None and target.base in self.struct_arrays:
+            raise self.refuse("a write to an array field of a struct parameter (copy it to a "
+                              "local array first)", node)
 
     def tuple_target(self, names: list) -> str:
         return names[0] if len(names) == 1 else "(" + ", ".join(names) + ")"
@@ -294,24 +309,13 @@ class Structs:
     def byte_cast(self, v: Val, t: Pointer, node) -> Val:
         """``(T*)(p + k)`` with ``p`` a char* kernel parameter: a pointer to ``T`` at byte
         ``k`` of ``p``'s memory."""
-        var = self.lookup_py(v.base)
-        if v.type.elem.itemsize != 1 or v.type.elem.kind not in "iu" or var is None or (
-                not self.kernel_char_param(var)):
+        if v.type.elem.itemsize != 1 or v.type.elem.kind not in "iu" or (
+                v.base not in self.char_params):
             raise self.refuse("a cast to a pointer type (only a char* kernel parameter's bytes "
                               "may be read as another type)", node)
         if isinstance(t.elem, CStruct) and len(t.elem.scalar_fields) != len(t.elem.fields):
             raise self.refuse(f"a pointer to struct {t.elem.name}, which has array fields", node)
         return Val(v.base, Pointer(t.elem, view=v.base), False, v.base, v.offset)
-
-    def kernel_char_param(self, var) -> bool:
-        return var.offset is None and var.py in self.char_params
-
-    def lookup_py(self, py: str):
-        for scope in reversed(self.scopes):
-            for var in scope.values():
-                if getattr(var, "py", None) == py:
-                    return var
-        return None
 
     def view_element(self, p: Val, idx: Val, node) -> Val:
         """``p[idx]`` of a pointer into a char* parameter's bytes: the element (a struct's
@@ -321,13 +325,15 @@ class Structs:
         step = f"({self.to(idx, I64, node)} * numpy.int64({size}))"
         off = step if p.offset is None else f"({p.offset} + {step})"
         name = self.temp()
-        self.pre.append(f"{name} = {off}")
+        self.pre.append(f"{name} = {START.format(p.type.view)} + {off}")
         align = elem.alignment
-        what = elem.name
+        param = self.c_names.get(p.type.view, p.type.view)
         self.pre.append(
-            f"assert ({ADDRESS.format(p.type.view)} + {name}) % {align} == 0, "
-            f"'misaligned address: a {what} ({size} bytes, aligned to {align}) at byte offset ' "
-            f"'of {p.type.view}: the GPU faults (cudaErrorMisalignedAddress)'")
+            f"assert ({ADDRESS.format(p.type.view)} - {START.format(p.type.view)} + {name}) "
+            f"% {align} == 0, "
+            f"'misaligned address: {param} + a byte offset that is not a multiple of {align} "
+            f"read or written as a {elem.name} ({size} bytes, aligned to {align}); the GPU "
+            "faults there (cudaErrorMisalignedAddress)'")
         if not isinstance(elem, CStruct):
             return Val(f"{self.view(p.type.view, elem)}[{name}]", elem, True, None, None)
         offsets = elem.offsets

@@ -59,6 +59,9 @@ TYPEDEFS = {
     "__jk_complex64": C64, "__jk_complex128": C128,
     # translate_cucomplex=True: jitkern/cucomplex.cuh names complex<float>/<double> so
     "cuFloatComplex": C64, "cuComplex": C64, "cuDoubleComplex": C128,
+    # texture and surface objects: their 64-bit handles (.ctextures reads them)
+    "cudaTextureObject_t": U64, "cudaSurfaceObject_t": U64, "CUtexObject": U64,
+    "CUsurfObject": U64,
 }
 if BF16 is not None:
     TYPEDEFS.update({"__nv_bfloat16": BF16, "nv_bfloat16": BF16})
@@ -195,8 +198,7 @@ _REFUSED_WORDS = [
     (re.compile(r"\b(reinterpret_cast|const_cast|dynamic_cast)\b"), "{0}"),
     (re.compile(r"\b__constant__\b"), "__constant__ memory"),
     (re.compile(r"\bauto\b"), "'auto'"),
-    (re.compile(r"\b(printf|goto|nullptr|texture|tex1Dfetch|tex2D|tex1D|"
-                r"surf2Dwrite|surf2Dread)\b"), "'{0}'"),
+    (re.compile(r"\b(printf|goto|nullptr|texture)\b"), "'{0}'"),
     (re.compile(r"\b(float|double|int|uint|short|ushort|char|uchar|long|ulong|longlong|"
                 r"ulonglong)[1-4]\b"), "the vector type '{0}'"),
     (re.compile(r"\b__nv_fp8\w*"), "'{0}'"),
@@ -214,6 +216,9 @@ _SUBS = [
     (re.compile(r"\b__device__\b"), "inline"),
     (re.compile(r"\b__shared__\b"), "register"),
     (re.compile(r"\bstatic_cast\s*<([^<>;]+)>\s*\("), r"(\1)("),
+    # tex2D<float>(t, x, y) -> tex2D((float)0, t, x, y): the type rides on a cast (.ctextures)
+    (re.compile(r"\b(tex1Dfetch|tex[123]D|surf[123]Dread)\s*<\s*([\w\s]+?)\s*>\s*\("),
+     r"\1((\2)0, "),
 ]
 _DEFINE = re.compile(r"#\s*define\s+(\w+)(\([^)]*\))?\s*(.*)$")
 _INCLUDE = re.compile(r'#\s*include\s*[<"]([^>"]+)[>"]')

@@ -17,7 +17,7 @@ import numpy
 from .csubset import (
     _BASE, TYPEDEFS, Pointer, ctor, line_of, promote, refuse,
 )
-from .cstructs import ADDRESS, CStruct, Ref, Structs, view_name
+from .cstructs import ADDRESS, START, CStruct, Ref, Structs, view_name
 
 #: Device functions every translated module defines: C's integer division and remainder
 #: (truncating toward zero), and round() (halves away from zero).
@@ -92,11 +92,11 @@ _RESERVED = set(keyword.kwlist) | {
     "numpy", "math", "jit", "range", "len", "min", "max", "abs", "int", "float", "bool",
     "complex", "print", "pow", "i", "True", "False", "None", "divmod", "round", "sum",
 }
-from .cexpressions import (  # noqa: F401 - Var, Function: the string kernels' names
+from .cexpressions import (  # noqa: F401 - Function: the string kernels' names
     Expressions,
     Function,
-    Var,
 )
+from .csubset import Var  # noqa: F401 - the string kernels' names
 
 
 class Translator(Structs, Expressions):
@@ -128,11 +128,13 @@ class Translator(Structs, Expressions):
         self.struct_alias: dict = {}  # typedef name -> struct name
         self.views: dict = {}  # (char* parameter's Python name, dtype) -> None, in order
         self.char_params: dict = {}  # the kernel's char* parameters: Python name -> index
+        self.c_names: dict = {}  # their C names
         self.refs: list = []  # the reference parameters' Python names (returned)
+        self.struct_arrays: set = set()  # struct parameters' array fields (read-only)
 
     # -- errors ------------------------------------------------------------
     def at(self, node) -> str:
-        return f"{self.where} line {line_of(node)}"
+        return f"{self.where} line {line_of(node) or self.c_line}"
 
     def refuse(self, what: str, node):
         return refuse(what, self.at(node))
@@ -257,6 +259,9 @@ class Translator(Structs, Expressions):
                 t = t.elem
             if isinstance(t, Ref) and isinstance(t.elem, CStruct):
                 raise self.refuse(f"a struct {t.elem.name} passed by non-const reference", p)
+            if isinstance(t, Pointer) and isinstance(t.elem, CStruct):
+                raise self.refuse(f"a pointer to struct {t.elem.name} as a parameter (pass a "
+                                  "char* and cast it in the kernel)", p)
             params.append((p.name, t))
         return Function(decl.name, "", ret, params, kernel)
 
@@ -268,7 +273,7 @@ class Translator(Structs, Expressions):
         self.lines, self.depth, self.pre, self.loops, self.ret = [], 1, [], [], fn.ret
         py_params = list(extra_params)
         self.used.update(py_params)
-        self.views, self.char_params, self.refs = {}, {}, []
+        self.views, self.char_params, self.refs, self.struct_arrays = {}, {}, [], set()
         for k, (name, t) in enumerate(fn.params):
             if isinstance(t, CStruct):
                 self.declare(name, self.struct_var(name, t, funcdef, fn.kernel, py_params))
@@ -282,6 +287,7 @@ class Translator(Structs, Expressions):
             if fn.kernel and isinstance(t, Pointer) and t.elem.itemsize == 1 and (
                     t.elem.kind in "iu"):
                 self.char_params[py] = k
+                self.c_names[py] = name
             if isinstance(t, Pointer):
                 offset = None
                 if not fn.kernel:
@@ -301,7 +307,8 @@ class Translator(Structs, Expressions):
         if self.views:
             fn.views = [(self.char_params[py], dtype) for py, dtype in self.views]
             py_params += [view_name(py, dtype) for py, dtype in self.views]
-            py_params += [ADDRESS.format(py) for py in dict.fromkeys(p for p, _ in self.views)]
+            for py in dict.fromkeys(p for p, _ in self.views):
+                py_params += [START.format(py), ADDRESS.format(py)]
         head = []
         if not fn.kernel:
             head.append('@jit.rawkernel(device=True, mode="numpy")')

@@ -669,6 +669,72 @@ def _vote(batch, m, mask, pred, how):
     return bits.astype(numpy.uint32)  # ballot
 
 
+def snapshot(arrays) -> list:
+    """What :func:`restore` needs to put ``arrays`` back as they are now: each array's copy,
+    or for arrays that share memory (a char* parameter's typed views, .cstructs) one copy
+    of the bytes they span."""
+    out, groups = [], {}
+    for a in arrays:  # (an empty array spans no bytes: its own group)
+        groups.setdefault(id(_root_of(a)) if a.size else id(a), []).append(a)
+    for members in groups.values():
+        root = _root_of(members[0])
+        if len(members) == 1 or not root.flags.c_contiguous:
+            out += [(a, a.copy()) for a in members]
+            continue
+        bounds = [_byte_bounds(a) for a in members]
+        low, high = min(b[0] for b in bounds), max(b[1] for b in bounds)
+        span = numpy.ndarray((high - low,), numpy.uint8, buffer=root, offset=low - _address(root))
+        out.append((span, span.copy()))
+    return out
+
+
+def restore(saved) -> None:
+    for array, copy in saved:
+        array[...] = copy
+
+
+def aliased_copies(host, arrays) -> list:
+    """``host`` with the arrays at ``arrays`` copied, arrays that share memory (views of one
+    buffer, as a string kernel's char* parameter and its typed views) sharing the copy."""
+    out = list(host)
+    groups: dict = {}
+    for k in arrays:
+        groups.setdefault(id(_root_of(host[k])) if host[k].size else k, []).append(k)
+    for members in groups.values():
+        root = _root_of(host[members[0]])
+        if len(members) == 1 or not root.flags.c_contiguous:
+            for k in members:
+                out[k] = host[k].copy()
+            continue
+        bounds = [_byte_bounds(host[k]) for k in members]
+        low, high = min(b[0] for b in bounds), max(b[1] for b in bounds)
+        copy = numpy.ndarray((high - low,), numpy.uint8, buffer=root,
+                             offset=low - _address(root)).copy()
+        for k in members:
+            a = host[k]
+            out[k] = numpy.ndarray(a.shape, a.dtype, buffer=copy,
+                                   offset=_address(a) - low, strides=a.strides)
+    return out
+
+
+def _byte_bounds(a) -> tuple:
+    low = high = _address(a)
+    for n, stride in zip(a.shape, a.strides):
+        low += min(0, (n - 1) * stride)
+        high += max(0, (n - 1) * stride)
+    return low, high + a.itemsize
+
+
+def _root_of(a):
+    while isinstance(a.base, numpy.ndarray):
+        a = a.base
+    return a
+
+
+def _address(a) -> int:
+    return a.__array_interface__["data"][0]
+
+
 def names() -> dict:
     """The names vectorised code reads, besides its constants and functions."""
     table = {

@@ -37,7 +37,7 @@ from ..compiler import types as T
 from ..compiler.expressions import problem
 from ..compiler.statements import FunctionCode, FunctionEmitter, generated_name
 from ..compiler.values import Const, Value
-from . import emit, scheduler, vecruntime
+from . import emit, scheduler, textures, vecruntime
 from .emit import CONTEXT, SimFunction, type_name
 
 #: "auto": vectorise what can be, else the per-thread scheduler; "threads": always the
@@ -368,7 +368,7 @@ class VectorEmitter(emit.PyEmitter):
         if getattr(t, "is_complex", False):
             # NumPy's complex arithmetic on arrays rounds differently from its scalars'
             self.refuse("complex arithmetic")
-        if getattr(t, "name", "") == "bfloat16" or getattr(t, "is_float8", False):
+        if getattr(t, "is_float8", False):
             self.refuse(f"{t.name} (ml_dtypes' types are computed per thread)")
         return item
 
@@ -453,6 +453,8 @@ class VectorEmitter(emit.PyEmitter):
     def render(self, record, codes, sig, items):
         if record.name in B.ATOMICS:
             return self.atomic(record.name[len("atomic_") :], codes, sig)
+        if record.name.startswith("texture.surf"):  # memory no argument holds: one order
+            self.refuse(f"{record.name[len('texture.'):]} (surfaces run per thread)")
         return super().render(record, codes, sig, items)
 
     def atomic(self, op: str, codes, sig) -> str:
@@ -587,6 +589,7 @@ def build(parsed, types, mode, cname, py_func) -> Vectorised:
     if reason:
         return Vectorised(reason=reason)
     namespace = vecruntime.names()
+    namespace.update(textures.names())
     namespace["_jk_where"] = _where
     namespace.update(program.constants)
     source = "\n".join(fn.text for fn in program.functions.values())
@@ -687,7 +690,7 @@ def run(kernel, simulated, grid, block, host, shared_mem: int, racecheck: bool, 
         _differential(kernel, vec, simulated, grid, block, host, shared_mem)
         return
     arrays = [host[k] for k in vec.written if isinstance(host[k], numpy.ndarray)]
-    saved = [a.copy() for a in arrays]
+    saved = vecruntime.snapshot(arrays)
     try:
         launch(vec, grid, block, host, shared_mem)
     except KernelArgumentError:
@@ -695,8 +698,7 @@ def run(kernel, simulated, grid, block, host, shared_mem: int, racecheck: bool, 
     except Exception as exc:  # noqa: BLE001 - see below
         # an error the checks found (rerun per thread: its exact thread, message and the
         # writes of the threads before it), a race, or a gap in the vectorised path
-        for a, s in zip(arrays, saved):
-            a[...] = s
+        vecruntime.restore(saved)
         if isinstance(exc, vecruntime.Race):
             why = str(exc)
         elif isinstance(exc, KernelAssertionError):
@@ -728,9 +730,7 @@ def _vectorised(simulated, racecheck, cluster):
 def _differential(kernel, vec, simulated, grid, block, host, shared_mem) -> None:
     """Both paths on copies of the arguments; the per-thread one is the reference."""
     arrays = [k for k, a in enumerate(host) if isinstance(a, numpy.ndarray)]
-    mine = list(host)
-    for k in arrays:
-        mine[k] = host[k].copy()
+    mine = vecruntime.aliased_copies(host, arrays)
     want = None
     try:
         _threads(simulated, grid, block, host, shared_mem, False, None)
@@ -755,14 +755,34 @@ def _differential(kernel, vec, simulated, grid, block, host, shared_mem) -> None
     for k in arrays:
         a, b = host[k], mine[k]
         if a.tobytes() != b.tobytes():
-            want_bytes = a.reshape(-1).view(numpy.uint8)
-            bad = numpy.flatnonzero(want_bytes != b.reshape(-1).view(numpy.uint8))
+            bad = numpy.flatnonzero(_value_bytes(a) != _value_bytes(b))
+            if not bad.size:
+                continue
             raise InternalError(
                 f"{name}: argument {k} differs between the vectorised and the per-thread "
                 f"simulation (first differing byte {int(bad[0])}: "
                 f"{a.reshape(-1)[int(bad[0]) // a.itemsize]!r} per thread, "
                 f"{b.reshape(-1)[int(bad[0]) // b.itemsize]!r} vectorised)"
             )
+
+
+def _value_bytes(a):
+    """The bytes of ``a``'s elements that hold values: NumPy copies a record with a sub-array
+    field field by field, leaving its padding as the new memory had it."""
+    rows = numpy.ascontiguousarray(a).reshape(-1).view(numpy.uint8).reshape(-1, a.itemsize)
+    if a.dtype.fields is None:
+        return rows.reshape(-1)
+    used = numpy.zeros(a.itemsize, bool)
+    _mark_fields(a.dtype, 0, used)
+    return numpy.where(used, rows, 0).reshape(-1)
+
+
+def _mark_fields(dtype, offset, used) -> None:
+    if dtype.fields is None:
+        used[offset:offset + dtype.itemsize] = True
+        return
+    for field, at, *_ in dtype.fields.values():
+        _mark_fields(field, offset + at, used)
 
 
 __all__ = ["MODE", "DIFFERENTIAL", "NotVectorised", "VectorEmitter", "build", "run"]

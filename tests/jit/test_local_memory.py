@@ -174,19 +174,21 @@ def local_overrun(x, y, n):
     y[jit.threadIdx.x] = a[1]
 
 
-@pytest.mark.gpu
-def test_debug_build_reports_a_local_index_past_the_end(rng):
+def test_debug_build_reports_a_local_index_past_the_end(rng, launch):
     from jitkern.runtime import debugcheck
 
     h = rng.standard_normal(8).astype(np.float32)
-    y = jitkern.asarray(np.full(32, np.nan, np.float32))
-    local_overrun[1, 32](jitkern.asarray(h), y, 5)
+    y = launch.poisoned(32, np.float32)
+    x = launch.to_device(h)
     try:
-        with pytest.raises(jitkern.KernelAssertionError) as info:
-            jitkern.Device().synchronize()
+        message = launch.debug_error(lambda: launch(local_overrun)[1, 32](x, y, 5),
+                                     lambda: jitkern.Device().synchronize())  # fmt: skip
     finally:
         debugcheck.PENDING.clear()
-    message = str(info.value)
     assert "test_local_memory.py:" in message
+    if launch.simulated:  # the launch ends at the first bad store (thread 0's)
+        line = local_overrun.py_func.__code__.co_firstlineno + 4
+        assert f"test_local_memory.py:{line}: index 4 is out of bounds for a of shape (4,)" in message
+        return
     assert "index 4 on axis 0 of local array a (shape (4,))" in message
     np.testing.assert_array_equal(y.get(), np.full(32, h[1]))  # the bad store was skipped

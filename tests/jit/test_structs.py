@@ -185,6 +185,33 @@ def test_an_unknown_field_is_named_with_its_position(rng):
 
 
 @jit.rawkernel()
+def reads_around_a_sub_array(out, records):
+    i = jit.threadIdx.x
+    out[i] = records[i].a * records[i].b
+
+
+@jit.rawkernel()
+def reads_a_sub_array_field(out, records):
+    out[0] = records[0].c
+
+
+def test_a_sub_array_field_is_laid_out_and_refused_where_read(rng, launch):
+    rec = np.dtype([("a", "f4"), ("c", "i2", (3,)), ("b", "f8")], align=True)
+    host = np.zeros(16, rec)
+    for name in rec.names:
+        host[name] = rng.integers(-50, 50, host[name].shape)
+    records = launch.to_device(host)
+    out = launch.poisoned(16, np.float64)
+    launch(reads_around_a_sub_array)[1, 16](out, records)
+    np.testing.assert_array_equal(launch.get(out), host["a"].astype(np.float64) * host["b"])
+    with pytest.raises(JitTypeError) as info:
+        launch(reads_a_sub_array_field)[1, 1](out, records)
+    line = reads_a_sub_array_field.py_func.__code__.co_firstlineno + 2
+    assert f"test_structs.py:{line}:14: struct record field 'c' is a sub-array" in str(info.value)
+    assert "do not read yet" in str(info.value) and "one field per element" in str(info.value)
+
+
+@jit.rawkernel()
 def stores_a_float_in_an_int_field(particles, v):
     particles[0].n = v
 
@@ -320,6 +347,17 @@ def test_records_of_another_dtype_do_not_take_the_launcher_of_the_first(fake, rn
         value["a"], value["b"] = rng.standard_normal(), rng.integers(-1000, 1000)
         sum_fields[1, 1](out, value[()])
         assert fake.launches[-1].raw(1, dt.itemsize) == value.tobytes(), dt
+
+
+def test_a_record_with_a_sub_array_field_is_packed_whole(fake, rng):
+    out = DeviceArray(rng)
+    dt = np.dtype([("a", "f4"), ("c", "i2", (3,)), ("b", "f8")], align=True)
+    for _ in range(2):  # the general path, then the generated launcher
+        value = np.zeros((), dt)
+        value["a"], value["b"] = rng.standard_normal(), rng.standard_normal()
+        value["c"] = rng.integers(-9, 9, 3)
+        sum_fields[1, 1](out, value[()])
+        assert fake.launches[-1].raw(1, dt.itemsize) == value.tobytes()
 
 
 # -- the example -------------------------------------------------------------------

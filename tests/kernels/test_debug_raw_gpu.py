@@ -1,5 +1,7 @@
 """ElementwiseKernel/ReductionKernel(debug=True) on a GPU: raw-argument accesses are
-bounds-checked; a failure raises KernelAssertionError naming the parameter."""
+bounds-checked; a failure raises KernelAssertionError naming the parameter. A twin's [sim]
+item runs the same kernel in the simulator, whose own checks raise at the launch, naming the
+parameter, index and shape in its words."""
 
 import re
 
@@ -8,8 +10,6 @@ import pytest
 
 import jitkern
 from jitkern.runtime import debugcheck
-
-pytestmark = pytest.mark.gpu
 
 POISON = np.float32(-777.0)
 
@@ -29,40 +29,49 @@ def shift_kernel(debug):
     )
 
 
-def test_raw_argument_out_of_bounds_read(rng):
+def test_raw_argument_out_of_bounds_read(rng, launch):
     n = 1000
     h = rng.standard_normal(n).astype(np.float32)
-    src = jitkern.asarray(h)
-    dst = jitkern.full(n, POISON, np.float32)
+    src = launch.to_device(h)
+    dst = launch.full(n, POISON, np.float32)
     k = shift_kernel(True)
-    k(src, np.int32(3), dst)
-    with pytest.raises(jitkern.KernelAssertionError) as info:
-        jitkern.Device().synchronize()
-    message = str(info.value)
-    assert message.startswith("ElementwiseKernel 'debug_shift': out-of-bounds flat index ")
-    index = int(re.search(r"flat index (\d+)", message).group(1))
-    assert 1000 <= index < 1003
-    assert "of raw argument src (size 1000, shape (1000,))" in message
-    assert re.search(r"in thread \(\d+,0,0\) of block \(\d+,0,0\)", message)
-    np.testing.assert_array_equal(dst.get()[: n - 3], h[3:])
+    message = launch.debug_error(lambda: launch(k)(src, np.int32(3), dst),
+                                 lambda: jitkern.Device().synchronize())  # fmt: skip
+    if launch.simulated:
+        assert message.startswith("debug_shift operation line 1: index ")
+        index = int(re.search(r"index (\d+) is out of bounds for src of shape \(1000,\)",
+                              message).group(1))  # fmt: skip
+        assert 1000 <= index < 1003
+        assert re.search(r"in thread \(\d+, 0, 0\) of block \(\d+, 0, 0\)", message)
+    else:
+        assert message.startswith("ElementwiseKernel 'debug_shift': out-of-bounds flat index ")
+        index = int(re.search(r"flat index (\d+)", message).group(1))
+        assert 1000 <= index < 1003
+        assert "of raw argument src (size 1000, shape (1000,))" in message
+        assert re.search(r"in thread \(\d+,0,0\) of block \(\d+,0,0\)", message)
+    np.testing.assert_array_equal(launch.get(dst)[: n - 3], h[3:])
 
 
-def test_raw_argument_out_of_bounds_write_is_skipped(rng):
+def test_raw_argument_out_of_bounds_write_is_skipped(rng, launch):
     n = 500
     h = rng.standard_normal(n).astype(np.float32)
-    backing = jitkern.full(n + 32, POISON, np.float32)
+    backing = launch.full(n + 32, POISON, np.float32)
     k = jitkern.ElementwiseKernel(
         "T x, int32 off", "raw T out", "out[i + off] = x", "debug_scatter", debug=True
     )
-    k(jitkern.asarray(h), np.int32(2), backing[:n])
-    with pytest.raises(jitkern.KernelAssertionError) as info:
-        k.check_debug()
-    assert "of raw argument out (size 500, shape (500,))" in str(info.value)
-    full = backing.get()
+    x = launch.to_device(h)
+    message = launch.debug_error(lambda: launch(k)(x, np.int32(2), backing[:n]),
+                                 lambda: k.check_debug())  # fmt: skip
+    if launch.simulated:
+        assert "index 500 is out of bounds for out of shape (500,)" in message
+    else:
+        assert "of raw argument out (size 500, shape (500,))" in message
+    full = launch.get(backing)
     np.testing.assert_array_equal(full[2:n], h[: n - 2])
     assert np.all(full[n:] == POISON), "the out-of-bounds store landed"
 
 
+@pytest.mark.gpu
 def test_raw_multi_index_names_axis(rng):
     table = rng.standard_normal((3, 5)).astype(np.float32)
     k = jitkern.ElementwiseKernel(
@@ -85,6 +94,7 @@ def test_raw_multi_index_names_axis(rng):
     np.testing.assert_array_equal(got[[0, 1, 3]], table[rows[[0, 1, 3]], cols[[0, 1, 3]]])
 
 
+@pytest.mark.gpu
 def test_correct_debug_elementwise_and_normal_after_debug(rng):
     n = 4096
     h = rng.standard_normal(n).astype(np.float32)
@@ -103,22 +113,25 @@ def test_correct_debug_elementwise_and_normal_after_debug(rng):
     assert normal.func != normal._call and debug.func == debug._call
 
 
-def test_reduction_raw_weights_out_of_bounds(rng):
+def test_reduction_raw_weights_out_of_bounds(rng, launch):
     x = rng.standard_normal((6, 4)).astype(np.float32)
     w = rng.standard_normal(5).astype(np.float32)
     k = jitkern.ReductionKernel(
         "T x, raw T w", "T y", "x * w[_j]", "a + b", "y = a", "0", "debug_wsum", debug=True
     )
     # _j runs over the reduced axis (6 rows) but w has 5 entries.
-    k(jitkern.asarray(x), jitkern.asarray(w), axis=0)
-    with pytest.raises(jitkern.KernelAssertionError) as info:
-        jitkern.Device().synchronize()
-    message = str(info.value)
-    assert message.startswith("ReductionKernel 'debug_wsum': ")
-    assert "of raw argument w (size 5, shape (5,))" in message
+    dx, dw = launch.to_device(x), launch.to_device(w)
+    message = launch.debug_error(lambda: launch(k)(dx, dw, axis=0),
+                                 lambda: jitkern.Device().synchronize())  # fmt: skip
+    if launch.simulated:
+        assert message.startswith("debug_wsum ")
+        assert "index 5 is out of bounds for w of shape (5,)" in message
+    else:
+        assert message.startswith("ReductionKernel 'debug_wsum': ")
+        assert "of raw argument w (size 5, shape (5,))" in message
     ok = jitkern.ReductionKernel(
         "T x, raw T w", "T y", "x * w[_j]", "a + b", "y = a", "0", "debug_wsum_ok", debug=True
     )
     w6 = rng.standard_normal(6).astype(np.float32)
-    got = ok(jitkern.asarray(x), jitkern.asarray(w6), axis=0).get()
+    got = launch.get(launch(ok)(dx, launch.to_device(w6), axis=0))
     np.testing.assert_allclose(got, (x * w6[:, None]).sum(axis=0), rtol=1e-5, atol=1e-5)

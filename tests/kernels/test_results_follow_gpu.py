@@ -2,15 +2,13 @@
 from CuPy's memory pool; PyTorch tensors in, tensors out from torch's caching allocator on
 the same device; jitkern arrays in, jitkern arrays out. Values against NumPy on fresh
 random inputs; each library's pool is first handed a block of NaNs of the result's size,
-so a kernel that wrote nothing would return NaNs, not a previous run's answer."""
+so a kernel that wrote nothing would return NaNs, not a previous run's answer. The jitkern
+arrays' test has a simulated twin: NumPy arrays in, NumPy arrays out."""
 
 import numpy as np
 import pytest
 
 import jitkern
-
-pytestmark = pytest.mark.gpu
-
 
 def _cupy():
     return pytest.importorskip("cupy")
@@ -36,6 +34,7 @@ def axpy():
     return jitkern.ElementwiseKernel("T x, T y, T a", "T z", "z = a * x + y", "follow_axpy_gpu")
 
 
+@pytest.mark.gpu
 def test_elementwise_on_cupy_arrays_gives_cupy_arrays_from_cupys_pool(rng):
     cupy = _cupy()
     k = axpy()
@@ -57,6 +56,7 @@ def test_elementwise_on_cupy_arrays_gives_cupy_arrays_from_cupys_pool(rng):
         del z  # else the next iteration's result frees this one as it is bound: no growth seen
 
 
+@pytest.mark.gpu
 def test_reduction_on_cupy_arrays_is_a_cupy_array_kmeans_argmin_works(rng):
     cupy = _cupy()
     # k-means' assignment step, as CuPy's examples write it: squared distances of every
@@ -80,6 +80,7 @@ def test_reduction_on_cupy_arrays_is_a_cupy_array_kmeans_argmin_works(rng):
         np.testing.assert_allclose(picked, want.min(1), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.gpu
 def test_fuse_on_cupy_arrays_gives_cupy_arrays(rng):
     cupy = _cupy()
 
@@ -107,6 +108,7 @@ def test_fuse_on_cupy_arrays_gives_cupy_arrays(rng):
                                    atol=1e-15)
 
 
+@pytest.mark.gpu
 def test_a_cupy_stream_given_orders_the_result_on_it(rng):
     cupy = _cupy()
     k = axpy()
@@ -123,6 +125,7 @@ def test_a_cupy_stream_given_orders_the_result_on_it(rng):
         np.testing.assert_allclose(got, np.float32(0.5) * xh + xh, rtol=1e-6)
 
 
+@pytest.mark.gpu
 def test_torch_tensors_give_torch_tensors_on_their_device(rng):
     torch = _torch()
     k = axpy()
@@ -145,16 +148,17 @@ def test_torch_tensors_give_torch_tensors_on_their_device(rng):
         del z, s  # the next iteration's allocation must show as growth, not as a swap
 
 
-def test_jitkern_arrays_give_jitkern_arrays(rng):
+def test_jitkern_arrays_give_jitkern_arrays(rng, launch):
     k = axpy()
     for n in (4096, 4096):
         xh = rng.standard_normal(n)
-        x = jitkern.asarray(xh)
-        z = k(x, x, np.float64(3.0))
-        assert type(z) is jitkern.ndarray
-        np.testing.assert_allclose(z.get(), 4 * xh, rtol=1e-15)
+        x = launch.to_device(xh)
+        z = launch(k)(x, x, np.float64(3.0))
+        assert type(z) is (np.ndarray if launch.simulated else jitkern.ndarray)  # the inputs'
+        np.testing.assert_allclose(launch.get(z), 4 * xh, rtol=1e-15)
 
 
+@pytest.mark.gpu
 def test_cupy_and_jitkern_arguments_give_cupy_arrays(rng):
     cupy = _cupy()
     k = axpy()
@@ -165,6 +169,7 @@ def test_cupy_and_jitkern_arguments_give_cupy_arrays(rng):
         np.testing.assert_allclose(cupy.asnumpy(z), yh - xh, rtol=1e-15, atol=1e-15)
 
 
+@pytest.mark.gpu
 def test_jitkern_routines_on_cupy_arrays_give_cupy_arrays(rng):
     cupy = _cupy()
     for _ in range(2):

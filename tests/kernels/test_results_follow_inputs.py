@@ -160,9 +160,15 @@ class FakeTorch(types.ModuleType):
             setattr(self, name, TorchDtype(name))
         self.made, self.next = [], 1 << 41
 
-    def empty(self, *size, dtype, device):
-        # torch.empty(3, 4, ...) and torch.empty((3, 4), ...) alike
-        shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], tuple) else size
+    def empty(self, *extents, size=None, dtype, device):
+        # torch.empty(3, 4, ...), torch.empty((3, 4), ...) and torch.empty(size=(3, 4), ...)
+        if size is not None:
+            assert not extents, "torch.empty takes the size once"
+            shape = tuple(size)
+        elif len(extents) == 1 and isinstance(extents[0], tuple):
+            shape = tuple(extents[0])
+        else:
+            shape = extents
         self.next += 1 << 20
         self.made.append((shape, dtype, device))
         return TensorLike(shape, dtype, self.next)

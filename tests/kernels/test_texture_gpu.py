@@ -1,6 +1,9 @@
-"""Texture and surface objects on a GPU, against NumPy: CUDA-array copies, point and
-linear-filtered reads in 1-D/2-D/3-D (unnormalized and normalized coordinates), linear
-and pitched resources, surface writes, ElementwiseKernel textures, CuPy's objects."""
+"""Texture and surface objects against NumPy, each test twice: ``[gpu]`` on a GPU and
+``[sim]`` on the simulated device (``jitkern.simulated_device()``: the CPU simulator's
+texture unit, jitkern/sim/textures.py). CUDA-array copies, point and linear-filtered reads
+in 1-D/2-D/3-D (unnormalized and normalized coordinates), linear and pitched resources,
+surface writes, ElementwiseKernel textures; CuPy's objects and the release of handles are
+GPU-only."""
 
 import gc
 import itertools
@@ -13,10 +16,13 @@ from jitkern.compat import texture as T
 from jitkern.runtime import driver
 from jitkern.cuda import runtime
 
-pytestmark = pytest.mark.gpu
-
 FLOAT = runtime.cudaChannelFormatKindFloat
 CLAMP = runtime.cudaAddressModeClamp
+
+
+def sized(on_device, gpu, sim):
+    """A size for the back end: the simulator's per-thread reference run costs more."""
+    return gpu if on_device is None else sim
 
 
 def float_channels(n=1):
@@ -85,8 +91,8 @@ extern "C" __global__ void fetch1d(cudaTextureObject_t t, float* out, int n) {
 """
 
 
-@pytest.fixture(scope="module")
-def sampler():
+@pytest.fixture
+def sampler(on_device):
     return jitkern.RawModule(code=SAMPLE)
 
 
@@ -121,41 +127,42 @@ def run_sample(sampler, tex, coords, normalized_by=None):
 
 
 @pytest.mark.parametrize("shape", [(64,), (24, 40), (6, 10, 12)])
-def test_linear_filtered_reads_match_numpy(sampler, rng, shape):
+def test_linear_filtered_reads_match_numpy(on_device, sampler, rng, shape):
     data = rng.random(shape, dtype=np.float32)
     tex = texture_over(data, filter_mode=runtime.cudaFilterModeLinear)
-    coords = random_coords(rng, shape[::-1], 3000)
+    coords = random_coords(rng, shape[::-1], sized(on_device, 3000, 500))
     got = run_sample(sampler, tex, coords)
     (assert_trilinear if len(shape) == 3 else assert_filtered)(got, linear_reference(data, coords))
 
 
 @pytest.mark.parametrize("shape", [(64,), (16, 32), (8, 16, 32)])
-def test_linear_filtered_reads_with_normalized_coordinates(sampler, rng, shape):
+def test_linear_filtered_reads_with_normalized_coordinates(on_device, sampler, rng, shape):
     # Power-of-two extents: u = x / width is exact in float32.
     data = rng.random(shape, dtype=np.float32)
     tex = texture_over(data, filter_mode=runtime.cudaFilterModeLinear, normalized=True)
-    coords = random_coords(rng, shape[::-1], 3000)
+    coords = random_coords(rng, shape[::-1], sized(on_device, 3000, 500))
     got = run_sample(sampler, tex, coords, normalized_by=shape[::-1])
     (assert_trilinear if len(shape) == 3 else assert_filtered)(got, linear_reference(data, coords))
 
 
 @pytest.mark.parametrize("shape", [(67,), (19, 67), (7, 19, 31)])
-def test_point_reads_return_the_texel(sampler, rng, shape):
+def test_point_reads_return_the_texel(on_device, sampler, rng, shape):
     data = rng.standard_normal(shape).astype(np.float32)
     tex = texture_over(data, filter_mode=runtime.cudaFilterModePoint)
     # Fractions kept away from 1 so that float32 does not round up to the next texel.
-    coords = [rng.integers(0, n, 2000) + 0.05 + 0.9 * rng.random(2000) for n in shape[::-1]]
+    count = sized(on_device, 2000, 500)
+    coords = [rng.integers(0, n, count) + 0.05 + 0.9 * rng.random(count) for n in shape[::-1]]
     got = run_sample(sampler, tex, coords)
     index = tuple(np.floor(c).astype(np.int64) for c in reversed(coords))
     np.testing.assert_array_equal(got, data[index])
 
 
-def test_normalized_float_read_mode_scales_integers(sampler, rng):
+def test_normalized_float_read_mode_scales_integers(on_device, sampler, rng):
     data = rng.integers(0, 256, (8, 16), dtype=np.uint8)
     desc = T.ChannelFormatDescriptor(8, 0, 0, 0, runtime.cudaChannelFormatKindUnsigned)
     tex = texture_over(data, filter_mode=runtime.cudaFilterModeLinear, desc=desc,
                        read_mode=runtime.cudaReadModeNormalizedFloat)
-    coords = random_coords(rng, (16, 8), 2000)
+    coords = random_coords(rng, (16, 8), sized(on_device, 2000, 500))
     got = run_sample(sampler, tex, coords)
     # The unit's unorm8 filtering is a little coarser than float32: on an H100 up to 7.6e-6
     # off (a texel step is 1/255 = 3.9e-3).
@@ -174,7 +181,7 @@ def aligned_view(n, dtype=np.float32):
     return buf[skip: skip + n]
 
 
-def test_linear_resource_fetch(sampler, rng):
+def test_linear_resource_fetch(on_device, sampler, rng):
     n = 1000
     data = rng.standard_normal(n).astype(np.float32)
     arr = aligned_view(n)
@@ -188,7 +195,7 @@ def test_linear_resource_fetch(sampler, rng):
     np.testing.assert_array_equal(out.get(), data)
 
 
-def test_pitch2d_resource_linear_filtering(sampler, rng):
+def test_pitch2d_resource_linear_filtering(on_device, sampler, rng):
     width, height = 64, 20
     pitch_align = driver.device_attribute(driver.current_device_id(), "texture_pitch_alignment")
     pitch = -(-width * 4 // pitch_align) * pitch_align
@@ -201,7 +208,7 @@ def test_pitch2d_resource_linear_filtering(sampler, rng):
                                width=width, height=height, pitchInBytes=pitch)
     tex = T.TextureObject(res, T.TextureDescriptor((CLAMP, CLAMP), runtime.cudaFilterModeLinear,
                                                    runtime.cudaReadModeElementType))
-    coords = random_coords(rng, (width, height), 3000)
+    coords = random_coords(rng, (width, height), sized(on_device, 3000, 500))
     got = run_sample(sampler, tex, coords)
     np.testing.assert_allclose(got, linear_reference(data, coords), rtol=1e-5, atol=1e-6)
 
@@ -209,6 +216,7 @@ def test_pitch2d_resource_linear_filtering(sampler, rng):
 # -- CUDA arrays (copies: tests/compat/test_cuda_array.py, also on the simulated device) --
 
 
+@pytest.mark.gpu
 def test_handles_are_released_when_objects_go(rng):
     # Free memory is the whole device's: other processes (pytest-xdist workers) allocate
     # and free at the same time. So the release is measured over a short window, against a
@@ -260,7 +268,9 @@ extern "C" __global__ void update(cudaSurfaceObject_t s, const float* add, int w
 
 
 @pytest.mark.parametrize("shape", [(64,), (32, 64), (16, 32, 64)])
-def test_surface_read_and_write(rng, shape):
+def test_surface_read_and_write(on_device, rng, shape):
+    if on_device is not None:  # surfaces run per thread in the simulator: fewer threads
+        shape = shape[:-1] + (16,)
     dims = shape[::-1] + (0,) * (3 - len(shape))
     start = rng.standard_normal(shape).astype(np.float32)
     add = rng.standard_normal(shape).astype(np.float32)
@@ -275,7 +285,7 @@ def test_surface_read_and_write(rng, shape):
     np.testing.assert_array_equal(out, 2.0 * start + add)
 
 
-def test_surface_needs_a_load_store_array():
+def test_surface_needs_a_load_store_array(on_device):
     arr = T.CUDAarray(float_channels(), 16)
     with pytest.raises(ValueError, match="cudaArraySurfaceLoadStore"):
         T.SurfaceObject(T.ResourceDescriptor(runtime.cudaResourceTypeArray, cuArr=arr))
@@ -285,7 +295,9 @@ def test_surface_needs_a_load_store_array():
 
 
 @pytest.mark.parametrize("shape", [(64,), (32, 64), (19, 32, 64)])
-def test_elementwise_kernel_reads_a_texture(rng, shape):
+def test_elementwise_kernel_reads_a_texture(on_device, rng, shape):
+    if on_device is not None:  # the simulator's per-thread reference run: fewer elements
+        shape = shape[:-2] + (8, 16) if len(shape) > 1 else shape
     data = rng.random(shape, dtype=np.float32)
     tex = texture_over(data, filter_mode=runtime.cudaFilterModePoint)
     coords = {
@@ -304,13 +316,13 @@ def test_elementwise_kernel_reads_a_texture(rng, shape):
         np.testing.assert_array_equal(y.get(), data + x)
 
 
-def test_elementwise_linear_filtering_between_texels(rng):
+def test_elementwise_linear_filtering_between_texels(on_device, rng):
     n = 256
     data = rng.random(n, dtype=np.float32)
     tex = texture_over(data, filter_mode=runtime.cudaFilterModeLinear)
     k = jitkern.ElementwiseKernel("float32 u, U t", "float32 y", "y = tex1D<float>(t, u);",
                                   name="tex_lerp")
-    u = rng.integers(0, 8 * n, 4096) / 8.0
+    u = rng.integers(0, 8 * n, sized(on_device, 4096, 1000)) / 8.0
     got = k(jitkern.asarray(u.astype(np.float32)), tex).get()
     np.testing.assert_allclose(got, linear_reference(data, [u]), rtol=1e-5, atol=1e-6)
 
@@ -318,7 +330,8 @@ def test_elementwise_linear_filtering_between_texels(rng):
 # -- CuPy's own texture objects ------------------------------------------------------
 
 
-def test_cupy_texture_object_is_accepted(sampler, rng):
+@pytest.mark.gpu
+def test_cupy_texture_object_is_accepted(rng):
     cupy = pytest.importorskip("cupy")
     from cupy.cuda import runtime as crt
     from cupy.cuda import texture as ct
@@ -333,7 +346,7 @@ def test_cupy_texture_object_is_accepted(sampler, rng):
                                                      crt.cudaReadModeElementType))
     cupy.cuda.Device().synchronize()
     coords = random_coords(rng, (32, 16), 2000)
-    got = run_sample(sampler, tex, coords)
+    got = run_sample(jitkern.RawModule(code=SAMPLE), tex, coords)
     np.testing.assert_allclose(got, linear_reference(data, coords), rtol=1e-5, atol=1e-6)
     k = jitkern.ElementwiseKernel("float32 u, float32 v, U t", "float32 y",
                                   "y = tex2D<float>(t, u, v);", name="cupy_tex")

@@ -80,6 +80,7 @@ from .threads import (
     warpsize,
 )
 from .iterators import ARRAY_METHODS, POINTER_OPERATORS, pointer_operator
+from .textures import TEXTURE_RECORDS, texture
 from .thrust import thrust
 from . import ufuncs
 from .ufuncs import UFUNC_RECORDS, ufunc
@@ -180,6 +181,7 @@ def all_records() -> list:
         add(obj)
     for obj in (
         cg,
+        texture,
         thrust,
         ufunc,
         *POINTER_OPERATORS.values(),
@@ -243,6 +245,7 @@ _GROUP_ORDER = (
     "complex",
     "cooperative groups",
     "cub",
+    "texture",
     "thrust",
     "ufunc",
 )
@@ -321,6 +324,8 @@ __all__ = [
     "threadfence",
     "threadfence_block",
     "threadfence_system",
+    "TEXTURE_RECORDS",
+    "texture",
     "thrust",
     "pointer_operator",
     "ufunc",

@@ -12,6 +12,7 @@ from .. import frontend
 from .. import types as T
 from ..values import Const, Value
 from .common import _ARRAY_ATTRS, ArrayDims, BoundMethod, _describe_const, _is_module, _methods_hint
+from ..structs import SUB_ARRAY
 from .spelling import problem
 
 
@@ -99,6 +100,12 @@ class AttributesMixin:
                 f"{t.describe()} has no field {attr!r}",
                 f"its fields: {', '.join(name for name, _ in t.fields)}",
                 JitAttributeError,
+            )
+        if isinstance(field_type, T.Opaque) and field_type.family == SUB_ARRAY:
+            raise problem(
+                f"{t.describe()} field {attr!r} is a sub-array ({field_type.cname}), which JIT "
+                "kernels do not read yet",
+                "use one field per element, or an ElementwiseKernel",
             )
         return Value(self.render_field(base.code, attr), field_type, lvalue=base.lvalue)
 

@@ -34,10 +34,19 @@ class Routine:
         values = (*args, *kwargs.values())
         if any(isinstance(v, Var) for v in values) or all(isinstance(v, _HOST) for v in values):
             return self._numpy(*args, **kwargs)
+        return self._kernel()(*args, **kwargs)
+
+    @property
+    def simulate(self):
+        """``jitkern.sqrt.simulate(x)``: the routine's fused kernels run in the simulator on
+        NumPy arrays (docs/debugging.md), as ``Fused.simulate``; not NumPy's routine."""
+        return self._kernel().simulate
+
+    def _kernel(self) -> Fused:
         if self._fused is None:
             fn = self._numpy
             self._fused = Fused(lambda *a, **k: fn(*a, **k), kernel_name=f"jitkern_{self.__name__}")
-        return self._fused(*args, **kwargs)
+        return self._fused
 
     def __reduce__(self):
         return (routine, (self.__name__,))
