@@ -8,8 +8,6 @@ axes, reading byte strides from a layout struct passed by value.
 
 from __future__ import annotations
 
-import re
-
 import numpy
 
 from ..toolchain.nvrtc import compile_source
@@ -177,33 +175,6 @@ def _function(key: tuple, source_fn, symbol: str) -> Function:
     return _functions.current(key, symbol, None, source_fn)
 
 
-# -- on a simulated device (runtime/simdevice.py): the same C, run in the simulator --------
-
-_OFFSETS_CALL = re.compile(r"(jk_offsets\(L, i, (\w+), (\w+)\);)")
-
-
-def with_origins(source: str) -> str:
-    """``source`` whose kernel takes two more parameters, ``jk_origin_a``/``jk_origin_b``, added
-    to each element's byte offsets: the simulator gives a pointer argument as the bytes from
-    it on, so a layout reaching below the pointer (a negative stride) is run with the
-    pointer moved to the lowest byte reached and its distance from there as the origin."""
-    source = source.replace("JkLayout L) {",
-                            "JkLayout L, long long jk_origin_a, long long jk_origin_b) {")
-    return _OFFSETS_CALL.sub(r"\1 \2 += jk_origin_a; \3 += jk_origin_b;", source)
-
-
-def _simulate(source: str, symbol: str, dims, strides, pointers, values, rec) -> None:
-    """Run ``symbol`` in the simulator through the simulated device (``_simulated``)."""
-    lows = [sum((n - 1) * s for n, s in zip(dims, st) if s < 0) for st in strides]
-    grid = _grid(int(rec["n"]))
-    if not any(lows):
-        _simulated(source, symbol, grid, BLOCK, (*pointers, *values, rec))
-        return
-    moved = tuple(p + lo for p, lo in zip(pointers, lows))
-    origins = [numpy.int64(-lo) for lo in lows] + [numpy.int64(0)] * (2 - len(lows))
-    _simulated(with_origins(source), symbol, grid, BLOCK, (*moved, *values, rec, *origins))
-
-
 def _layout_record(shape, a, b) -> numpy.void:
     rec = numpy.zeros((), LAYOUT)
     ndim = len(shape)
@@ -230,9 +201,9 @@ def copy(dst_ptr: int, dst_strides, src_ptr: int, src_strides, shape, src_dtype,
     """``dst[...] = src`` elementwise (casting), for any byte strides; current device."""
     dims, (ds, ss) = collapse(shape, dst_strides, src_strides)
     rec = _layout_record(dims, ds, ss)
-    if _simulated is not None:
-        _simulate(copy_source(src_dtype, dst_dtype), "jk_copy", dims, (ds, ss),
-                  (dst_ptr, src_ptr), (), rec)
+    if _simulated is not None:  # a simulated device: the same C, run in the simulator
+        _simulated(copy_source(src_dtype, dst_dtype), "jk_copy", _grid(int(rec["n"])), BLOCK,
+                   (dst_ptr, src_ptr, rec))
         return
     key = ("copy", src_dtype, dst_dtype) if src_dtype != dst_dtype else ("copy", src_dtype.itemsize)
     fn = _function(key, lambda: copy_source(src_dtype, dst_dtype), "jk_copy")
@@ -249,7 +220,8 @@ def fill(dst_ptr: int, dst_strides, shape, raw: bytes, stream: int) -> None:
         value = numpy.frombuffer(raw, _BITS_SCALAR[itemsize])[0]
     rec = _layout_record(dims, ds, [0] * len(dims))
     if _simulated is not None:
-        _simulate(fill_source(itemsize), "jk_fill", dims, (ds,), (dst_ptr,), (value,), rec)
+        _simulated(fill_source(itemsize), "jk_fill", _grid(int(rec["n"])), BLOCK,
+                   (dst_ptr, value, rec))
         return
     fn = _function(("fill", itemsize), lambda: fill_source(itemsize), "jk_fill")
     fn.launch(_grid(int(rec["n"])), BLOCK, (dst_ptr, value, rec), stream=stream)

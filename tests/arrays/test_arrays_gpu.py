@@ -35,12 +35,6 @@ pytestmark = pytest.mark.usefixtures("on_device")
 
 #: the [sim] item of a test of another library's GPU memory
 FOREIGN = pytest.mark.sim_gap("another library's arrays live on a real GPU")
-#: the [sim] item of a test whose strided copies, conversions or fills run jitkern's copy/fill
-#: kernels (arrays/_kernels.py): they run in the simulator, but its vectorised and per-thread
-#: paths disagree on them (the differential check the suite turns on), until csubset-arrays
-#: fixes that
-COPY_KERNELS = pytest.mark.sim_gap("jk_copy/jk_fill: the simulator's vectorised and "
-                                   "per-thread runs disagree (char* parameter views)")
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
           "float16", "float32", "float64", "complex64", "complex128"]
@@ -120,7 +114,6 @@ VIEW_KEYS = [
 ]
 
 
-@COPY_KERNELS
 @pytest.mark.parametrize("key", VIEW_KEYS, ids=repr)
 def test_views(rng, key):
     h = random(rng, (6, 5, 4), "float32")
@@ -154,7 +147,6 @@ def test_strided_get_through_device_gather(rng):
     assert_same(v, h[::-1000])
 
 
-@COPY_KERNELS
 def test_reshape_ravel_transpose(rng):
     h = random(rng, (6, 4, 5), "int16")
     a = asarray(h)
@@ -186,7 +178,6 @@ CAST_PAIRS = [(s, d) for s in DTYPES for d in ("float64", "int32")] + \
               ("float32", "complex64"), ("float16", "float32")]
 
 
-@COPY_KERNELS
 @pytest.mark.parametrize("src,dst", sorted(set(CAST_PAIRS)))
 def test_astype(rng, src, dst):
     # values every type holds exactly, so the casts are well defined
@@ -196,7 +187,6 @@ def test_astype(rng, src, dst):
     assert_same(a[::-2, 1::3].astype(dst), h[::-2, 1::3].astype(dst))
 
 
-@COPY_KERNELS
 def test_astype_rounding(rng):
     h = rng.standard_normal(1000) * 1000
     a = asarray(h)
@@ -215,7 +205,6 @@ def test_astype_no_copy(rng):
     assert a.astype(np.float32) is not a
 
 
-@COPY_KERNELS
 def test_astype_keeps_fortran_order(rng):
     h = np.asfortranarray(random(rng, (3, 4), "int32"))
     b = asarray(h).astype(np.float64)
@@ -223,7 +212,6 @@ def test_astype_keeps_fortran_order(rng):
     assert_same(b, h.astype(np.float64))
 
 
-@COPY_KERNELS
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_fill(rng, dtype):
     h = random(rng, (9, 8), dtype)
@@ -237,7 +225,6 @@ def test_fill(rng, dtype):
     assert_same(a, h)
 
 
-@COPY_KERNELS
 @pytest.mark.parametrize("value,dtype", [(0, "float64"), (1.5, "float64"), (-1, "int64"),
                                          (0x01010101, "int32"), (3 + 4j, "complex128"),
                                          (2.5, "float16"), (True, "bool"), (7, "uint8")])
@@ -253,7 +240,6 @@ def test_fill_patterns(value, dtype):
     assert_same(a, expected)
 
 
-@COPY_KERNELS
 def test_setitem(rng):
     h = random(rng, (8, 6), "float32")
     a = asarray(h)
@@ -282,7 +268,6 @@ def test_setitem(rng):
         a[:2] = np.zeros((3, 6))
 
 
-@COPY_KERNELS
 def test_copy_non_contiguous(rng):
     for dtype in ("uint8", "float16", "int32", "float64", "complex128"):
         h = random(rng, (10, 11, 3), dtype)
@@ -303,7 +288,6 @@ def dirty_pool(shape, dtype):
     full(shape, 0x5A, dtype)
 
 
-@COPY_KERNELS
 def test_constructors(rng):
     dirty_pool((3, 4), np.int16)
     assert_same(zeros((3, 4), np.int16), np.zeros((3, 4), np.int16))
@@ -329,7 +313,6 @@ def test_constructors(rng):
     assert_same(asarray(np.arange(6, dtype=">i4")), np.arange(6, dtype=np.int32))
 
 
-@COPY_KERNELS
 def test_array_copy_semantics(rng):
     h = random(rng, 10, "float32")
     a = asarray(h)
@@ -578,7 +561,6 @@ def test_kernel_launch_takes_arrays(rng):
     assert_same(y, h * 2)
 
 
-@COPY_KERNELS
 def test_stream_lifetimes():
     """Streams an array was allocated or written on may be dropped by the user first."""
     s = Stream()
@@ -598,7 +580,6 @@ def test_stream_lifetimes():
     assert float(b.get().sum()) == 0
 
 
-@COPY_KERNELS
 def test_two_devices(rng):
     from jitkern.runtime import driver
     from jitkern.runtime.device import Device

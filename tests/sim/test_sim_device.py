@@ -188,12 +188,7 @@ def test_two_devices_keep_their_memory_apart(rng):
         np.testing.assert_array_equal(arrays[0].get(), hs[1][:20])
 
 
-def test_strided_copies_and_conversions_run_the_copy_kernels(rng, monkeypatch):
-    from jitkern.sim import vector
-
-    # the differential check (vectorised vs per-thread) still disagrees on these kernels'
-    # char* views (branch csubset-arrays): this test runs the vectorised path alone
-    monkeypatch.setattr(vector, "DIFFERENTIAL", False)
+def test_strided_copies_and_conversions_run_the_copy_kernels(rng):
     h = rng.standard_normal((7, 9)) * 100
     with jitkern.simulated_device() as dev:
         a = jitkern.asarray(h)
