@@ -8,8 +8,11 @@ of their memory (writes land in place). Outside the block nothing changes.
 
 What it is and is not:
 
-- Memory: each allocation is a NumPy byte buffer of its own, at an address of its own
-  that is never handed out again (device ``d``'s addresses start at ``(d + 1) << 40``,
+- Memory: jitkern allocates exactly (``JITKERN_EXACT_ALLOC``'s mode, inside the block
+  only): each array is a ``cuMemAlloc`` of its bytes, freed when dropped, never cached, so
+  an access one byte past an array faults, and an array that outlives the block never
+  enters the memory cache of the device used after it. Each allocation is a NumPy byte
+  buffer of its own, at an address of its own that is never handed out again (device ``d``'s addresses start at ``(d + 1) << 40``,
   256-byte aligned, a guard gap after each). Copies, fills and views check that every byte
   they touch lies in one live allocation: anything else (past an end, freed memory, a
   host pointer) raises :class:`jitkern.CUDAError` with code 700 (illegal address) naming
@@ -39,7 +42,7 @@ import numpy
 
 from .. import config
 from ..errors import CUDAError, InternalError, JitkernAttributeError, JitkernValueError
-from . import driver
+from . import driver, memory
 from .fakedriver import FakeDriver
 from .simtextures import TextureCalls
 
@@ -597,12 +600,15 @@ def simulated_device(devices: int = 1, cc=(9, 0), capacity: int = 1 << 30):
     device.run_source = SOURCE_RUNNER[0]
     was_simulating = config.settings.simulate
     _active.append(device)  # before the swap: the runtime's derived state reads active()
+    was_exact = config.settings.exact_alloc
     try:
         with driver.use(device):
             config.settings.simulate = True
+            memory.set_exact(True)
             try:
                 yield device
             finally:
+                memory.set_exact(was_exact)
                 config.settings.simulate = was_simulating
     finally:
         _active.remove(device)

@@ -33,9 +33,10 @@ def test_new_memory_is_poisoned_and_zeros_clears_it():
 def test_reading_past_an_allocation_is_an_illegal_address(rng):
     with jitkern.simulated_device():
         a = jitkern.asarray(rng.standard_normal(4).astype(np.float32))
-        past = jitkern.ndarray((100_000,), np.float32, memptr=a.data)  # 400 kB over 512 B
-        with pytest.raises(CUDAError, match=r"illegal address.*past the end of the allocation "
-                                            r"at 0x[0-9a-f]+ \(512 bytes\)") as info:
+        past = jitkern.ndarray((100_000,), np.float32, memptr=a.data)  # 400 kB over 16 B
+        with pytest.raises(CUDAError, match=r"illegal address.*runs 399984 byte\(s\) past the "
+                                            r"end of the allocation at 0x[0-9a-f]+ \(16 bytes\)"
+                           ) as info:
             past.get()
         assert info.value.code == 700 and "cuMemcpyDtoH" in str(info.value)
 
@@ -203,3 +204,16 @@ def test_strided_copies_and_conversions_run_the_copy_kernels(rng):
         c = a.T.copy()
         assert c.flags.c_contiguous and c.ptr in dev.allocations
         np.testing.assert_array_equal(c.get(), want.T)
+
+
+def test_an_array_kept_after_the_block_never_enters_a_memory_cache(rng):
+    pool = jitkern.get_default_memory_pool()
+    cached = pool.n_free_blocks()
+    exact = config.settings.exact_alloc
+    with jitkern.simulated_device() as dev:
+        assert config.settings.exact_alloc  # one allocation per array, of its exact size
+        kept = jitkern.asarray(rng.standard_normal(10))
+        assert dev.allocations[kept.ptr].size == 80
+    assert config.settings.exact_alloc == exact
+    del kept  # freed after its driver is gone: nothing may be cached for the next device
+    assert pool.n_free_blocks() == cached
