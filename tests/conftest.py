@@ -217,25 +217,12 @@ def on_device(request):
     if not request.param:
         yield None
         return
-    import gc
-    import sys
-    import traceback
-
     import jitkern
-
     from jitkern.runtime import driver
 
-    earlier_failure = getattr(sys, "last_value", None)
     with jitkern.simulated_device(devices=2) as device:  # two: cross-device copies run too
         driver.set_current(0)  # as in a GPU process that has used device 0 already
         yield device
-        # The test's arrays must be freed into this device, not into the GPU's memory cache
-        # once the block has ended: a failed test's frames (kept by pytest for post-mortem,
-        # its report is already written) would keep them alive; drop their locals first.
-        # (A passing test's locals are gone already; gc.collect costs ~0.2 s in the suite.)
-        if getattr(sys, "last_value", None) is not earlier_failure:
-            traceback.clear_frames(sys.last_traceback)
-            gc.collect()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -12,8 +12,9 @@ What it is and is not:
   only): each array is a ``cuMemAlloc`` of its bytes, freed when dropped, never cached, so
   an access one byte past an array faults, and an array that outlives the block never
   enters the memory cache of the device used after it. Each allocation is a NumPy byte
-  buffer of its own, at an address of its own that is never handed out again (device ``d``'s addresses start at ``(d + 1) << 40``,
-  256-byte aligned, a guard gap after each). Copies, fills and views check that every byte
+  buffer of its own, at an address of its own that is never handed out again in the
+  process (each device of each simulated device has a 16 TiB region of addresses; 256-byte
+  aligned, a guard gap after each; handles likewise). Copies, fills and views check that every byte
   they touch lies in one live allocation: anything else (past an end, freed memory, a
   host pointer) raises :class:`jitkern.CUDAError` with code 700 (illegal address) naming
   the call and the address, never touching Python's memory. ``capacity`` bytes per device
@@ -52,6 +53,9 @@ _ALIGN = 256
 _GUARD = 4096  # unmapped bytes after each allocation: an overrun never lands in the next one
 _POISON = 0xA5
 _POOL = 0x9000  # device d's default pool handle is _POOL + d (as FakeDriver's)
+_REGION_BITS = 44  # 16 TiB of addresses per simulated device, never reused in a process
+_REGIONS = itertools.count(1)
+_HANDLES = itertools.count(0x5000)
 
 _FORMAT_BYTES = {0x01: 1, 0x02: 2, 0x03: 4, 0x08: 1, 0x09: 2, 0x0A: 4, 0x10: 2, 0x20: 4}
 
@@ -165,13 +169,16 @@ class SimulatedDevice(TextureCalls, FakeDriver):
         self.allocations: dict[int, Allocation] = {}
         self._bases: list[int] = []  # sorted: live and freed allocations alike
         self._blocks: dict[int, Allocation] = {}  # base -> block, freed ones kept (messages)
-        self._next = [(dev + 1) << 40 for dev in range(max(devices, 1))]
+        # each device of each SimulatedDevice made in this process gets an address region of
+        # its own: an array that outlives its block and is freed later (by the garbage
+        # collector, inside another block) names no allocation of the device then in use
+        self._next = [next(_REGIONS) << _REGION_BITS for _ in range(max(devices, 1))]
         self.used = [0] * max(devices, 1)
         self.arrays: dict[int, CudaArray] = {}
         self.events: dict[int, list] = {}  # event -> [flags, time recorded or None]
         self.streams: set[int] = set()
         self._ctx_stack: list[int] = []
-        self._ids = itertools.count(0x5000)
+        self._ids = _HANDLES  # (the same for handles: streams, events, CUDA arrays)
         #: runs a CUDA C kernel in the simulator: (source, symbol, grid, block, args); set
         #: by the kernels layer (kernels/raw.py registers it in SOURCE_RUNNER)
         self.run_source = None

@@ -217,3 +217,15 @@ def test_an_array_kept_after_the_block_never_enters_a_memory_cache(rng):
     assert config.settings.exact_alloc == exact
     del kept  # freed after its driver is gone: nothing may be cached for the next device
     assert pool.n_free_blocks() == cached
+
+
+def test_an_array_freed_inside_a_later_block_frees_nothing_there(rng):
+    h = rng.standard_normal(30)
+    with jitkern.simulated_device():
+        kept = jitkern.asarray(rng.standard_normal(30))  # outlives its block
+    with jitkern.simulated_device() as dev:
+        live = jitkern.asarray(h)  # same size, first allocation: an address of its own
+        assert live.ptr != kept.ptr
+        del kept  # as the garbage collector may do at any time
+        assert live.ptr in dev.allocations
+        np.testing.assert_array_equal(live.get(), h)
