@@ -50,6 +50,7 @@ from .args import (  # noqa: F401 - the reading table; register_array_type etc. 
 from . import signature
 from .args import dtype_of
 from .handles import handle_ctype
+from .recordbytes import VOID_EXPR, void_slot_env
 from .launcher import CODE_NAMES, STRUCT_CODES, ParamBuffer, make_fast_launcher, make_packers  # noqa: F401
 
 # ---------------------------------------------------------------------------
@@ -74,9 +75,9 @@ def _scalar_slot(dtype: numpy.dtype, what: str) -> Slot:
     if dtype.kind == "c" and dtype.char in STRUCT_CODES:
         return Slot(STRUCT_CODES[dtype.char], dtype.itemsize, dtype.itemsize,
                     "{a}.real, {a}.imag", {}, what)
-    if dtype.kind == "V":  # a numpy.void: bytes() is faster than its tobytes()
+    if dtype.kind == "V":  # a numpy.void: read through a view while it comes back
         return Slot(f"{dtype.itemsize}s", dtype.itemsize, _c_alignment(dtype),
-                    "bytes({a})", {}, what)
+                    VOID_EXPR, void_slot_env(dtype), what)
     code = STRUCT_CODES.get(dtype.char)
     if code is None:
         raise KernelArgumentError(f"{what}: NumPy type {dtype} cannot be passed to a kernel")
