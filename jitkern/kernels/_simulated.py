@@ -31,6 +31,7 @@ import numpy
 from .. import jit
 from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
+from ..runtime.launch import check_simulated
 from ..runtime.module import cluster_refused
 from ..sim import block_size_of, launch_keywords
 from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused
@@ -198,6 +199,9 @@ def _instantiate(code: str, name: str, where: str):
 def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False, cluster=None) -> None:
     """Launch RawKernel ``kernel`` in the simulator."""
     name = kernel.name
+    if kernel._params is not None and isinstance(args, (tuple, list)):
+        # the checks a GPU launch runs (check_args=True), before what the simulator refuses
+        check_simulated(tuple(args), kernel._params, name)
     owner = kernel._module if kernel._module is not None else kernel
     where = "RawModule" if kernel._module is not None else f"RawKernel {name!r}"
     module, cname = module_of(owner, owner._source, where, name)

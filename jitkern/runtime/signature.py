@@ -29,7 +29,7 @@ import struct as _struct
 import numpy
 
 from ..errors import JitkernOverflowError, KernelArgumentError
-from .args import dtype_of, dtype_read, kind_of
+from .args import array_read, dtype_of, dtype_read, kind_of
 from .recordbytes import STRUCT_CODES, VOID_EXPR, void_slot_env
 
 _PY_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
@@ -292,12 +292,28 @@ def check_pointer(arg, index: int, param) -> bool:
                     f"{_describe(arg)} of {have}",
                     f"pass an array of {want} (x.astype(numpy.{want.name})), or declare the "
                     "parameter void* to take any array")
-    if want is None and have.itemsize != param.elem_size and not _fills(have, param.struct):
+    if want is None and have.fields is not None and param.struct is not None:
+        _check_records(arg, index, param, have)
+    elif want is None and have.itemsize != param.elem_size and not _fills(have, param.struct):
         raise _fail(index, param, f"{param.ctype}, a pointer to {param.elem_size}-byte "
                     "elements", f"{_describe(arg)} of {have} ({have.itemsize} bytes)",
                     "pass an array of a record dtype of that size, or of the struct's one "
                     "field type")
     return True
+
+
+def _check_records(arg, index: int, param, have: numpy.dtype) -> None:
+    """An array of records for a pointer to a struct the source defines: field by field,
+    as a struct by value is (each field's offset and type, then the size)."""
+    struct = param.struct
+    problem = layout_mismatch(have, struct)
+    if problem is None and have.itemsize != struct.size:
+        problem = f"records are {have.itemsize} bytes, the struct's {struct.size}"
+    if problem is not None:
+        raise _fail(index, param, f"{param.ctype}, a pointer to struct {struct.name} "
+                    f"({struct.size} bytes)", f"{_describe(arg)} whose {problem}",
+                    "build the dtype with the struct's fields in order "
+                    "(numpy.dtype(..., align=True) pads as C does)")
 
 
 def check_replacement(value, index: int, params, kernel: str) -> None:
@@ -310,6 +326,11 @@ def check_replacement(value, index: int, params, kernel: str) -> None:
         check_pointer(value, index, params[index])
     except KernelArgumentError as exc:
         raise KernelArgumentError(f"set_arg: {kernel}: {exc}") from None
+
+
+def _is_cai(a) -> bool:
+    read = array_read(type(a), a)
+    return read is not None and read.kind == "cai"
 
 
 def _fills(have: numpy.dtype, struct) -> bool:
@@ -340,4 +361,8 @@ def guards(args: tuple, keyed: tuple) -> tuple[list[str], dict]:
             terms.append(f"({value} is _DT{i} or {value} == _DT{i})")
         if type(a) is numpy.ndarray:  # a struct by value: exactly one record
             terms.append(f"a{i}.size == 1")
+        elif read is not None and _is_cai(a) and dtype_of(a).fields is not None:
+            # records of one size: the descr says which
+            env[f"_DS{i}"] = a.__cuda_array_interface__.get("descr")
+            terms.append(f"a{i}_i.get('descr') == _DS{i}")
     return terms, env
