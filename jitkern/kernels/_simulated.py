@@ -199,9 +199,6 @@ def _instantiate(code: str, name: str, where: str):
 def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False, cluster=None) -> None:
     """Launch RawKernel ``kernel`` in the simulator."""
     name = kernel.name
-    if kernel._params is not None and isinstance(args, (tuple, list)):
-        # the checks a GPU launch runs (check_args=True), before what the simulator refuses
-        check_simulated(tuple(args), kernel._params, name)
     owner = kernel._module if kernel._module is not None else kernel
     where = "RawModule" if kernel._module is not None else f"RawKernel {name!r}"
     module, cname = module_of(owner, owner._source, where, name)
@@ -217,6 +214,8 @@ def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False, cluster=No
         )
     if not isinstance(args, (tuple, list)):
         raise KernelArgumentError(f"{name}: args must be a tuple, got {type(args).__name__}")
+    if kernel._params is not None:  # what a GPU launch checks once compiled (check_args=True)
+        check_simulated(tuple(args), kernel._params, name)
     host, back = host_copies(args)
     values = raw_arguments(name, module.functions[cname].params, host)
     simulate(module.kernels[cname], grid, block, tuple(values), shared_mem, racecheck, cluster)

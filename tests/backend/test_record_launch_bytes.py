@@ -32,12 +32,12 @@ class DevArray:
     """A float32 device array stand-in (``__cuda_array_interface__``): the fake driver runs
     nothing, so a test reads what each launch was given."""
 
-    def __init__(self, rng, n=32):
-        self.ptr, self.n = int(rng.integers(1, 1 << 30)) * 256, n
+    def __init__(self, rng, n=32, typestr="<f4"):
+        self.ptr, self.n, self.typestr = int(rng.integers(1, 1 << 30)) * 256, n, typestr
 
     @property
     def __cuda_array_interface__(self):
-        return {"data": (self.ptr, False), "shape": (self.n,), "typestr": "<f4",
+        return {"data": (self.ptr, False), "shape": (self.n,), "typestr": self.typestr,
                 "strides": None, "version": 3}
 
 
@@ -138,7 +138,7 @@ def jit_by_struct(x, p):
 
 def test_jit_kernel_launches_a_record_as_it_is_after_a_change(fake, rng):
     recs = random_records(rng, 3)
-    x = jitkern.empty(32, np.float32)
+    x = DevArray(rng)
     rec = recs[2]
     for launch in range(6):
         jit_by_struct[1, 32](x, rec)
@@ -238,8 +238,7 @@ def assert_same_fields(got, want):
 @pytest.mark.parametrize("cls", [Mixed, MixedTuple])
 def test_elementwise_packs_each_struct_instance_as_numpy_converts_it(fake, rng, cls):
     n = int(rng.integers(8, 64))
-    xs = jitkern.empty(n, np.float64)
-    ys = jitkern.empty(n, np.float64)
+    xs, ys = DevArray(rng, n, "<f8"), DevArray(rng, n, "<f8")
     for _ in range(5):  # the general path, then the generated launcher
         m = random_mixed(rng, cls)
         mixed_kernel(xs, m, ys)
@@ -247,7 +246,7 @@ def test_elementwise_packs_each_struct_instance_as_numpy_converts_it(fake, rng, 
 
 
 def test_elementwise_converts_a_field_struct_cannot_pack_as_numpy_does(fake, rng):
-    xs, ys = jitkern.empty(16, np.float64), jitkern.empty(16, np.float64)
+    xs, ys = DevArray(rng, 16, "<f8"), DevArray(rng, 16, "<f8")
     for _ in range(3):
         mixed_kernel(xs, random_mixed(rng), ys)
     base = random_mixed(rng)
@@ -266,7 +265,7 @@ def test_elementwise_converts_a_field_struct_cannot_pack_as_numpy_does(fake, rng
 
 def test_elementwise_launches_a_record_as_it_is_after_a_change(fake, rng):
     recs = random_records(rng, 3)
-    xs, ys = jitkern.empty(16, np.float32), jitkern.empty(16, np.float32)
+    xs, ys = DevArray(rng, 16), DevArray(rng, 16)
     rec = recs[0]
     for launch in range(6):
         void_kernel(xs, rec, ys)
