@@ -176,8 +176,9 @@ def test_check_args_false_leaves_simulate_unchecked_as_on_the_gpu(rng):
     n = int(rng.integers(2, 20))
     x, y0 = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n)
     y = y0.copy()
-    with pytest.raises(jitkern.KernelArgumentError):
+    with pytest.raises(jitkern.KernelArgumentError) as info:
         jitkern.RawKernel(PLAIN, "axpy").simulate((1,), (32,), (x, y, np.float64(2), n))
+    assert "argument 2 (a)" in str(info.value) and "numpy.float64" in str(info.value)
     k.simulate((1,), (32,), (x, y, np.float64(2), n))  # a double for a float: unchecked
     np.testing.assert_allclose(y, y0 + 2 * x.astype(np.float64), rtol=1e-6)
 
