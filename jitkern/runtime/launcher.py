@@ -637,7 +637,7 @@ def make_runner(
                 env[f"_rd{k}"] = first_args[k].dtype
                 misses.append(f"a{k}.dtype != _rd{k}")
             if scalar_code(info).endswith("s"):  # a record: its bytes (scalar_slot)
-                reads.append(record_read(k, first_args[k], env))
+                reads += record_read(k, first_args[k], env)
             elif type(first_args[k]) is info.type:
                 reads.append(f"s{k} = a{k}")
             else:

@@ -12,8 +12,8 @@ than NumPy's own:
   launches is read as it is now. The launcher holds that record (and the array it is a
   view of) until it is given another one.
 - a frozen dataclass or ``typing.NamedTuple`` for a record parameter of a string kernel:
-  :func:`record_packer` reads each field in one generated function and packs them with
-  one precompiled ``struct.Struct``, instead of building a ``numpy.void`` per call.
+  :func:`record_read` reads each field inline into one precompiled ``struct.Struct``'s
+  ``pack``, instead of building a ``numpy.void`` per call.
 
 This module holds :data:`STRUCT_CODES`, the one table from a NumPy dtype to the struct
 codes of its value in a parameter buffer (:mod:`.launcher` re-exports it).
@@ -26,7 +26,6 @@ import struct
 import numpy
 
 from ..arrays import records
-from .codegen import define
 
 #: NumPy dtype char -> the struct codes of its value in a parameter buffer: the one table
 #: (the packers, the string kernels' launchers and a bound launch's slot names read it).
@@ -102,39 +101,26 @@ def record_fields(dtype: numpy.dtype, subject: str = "{a}"):
 _PACK_ERRORS = (struct.error, AttributeError, TypeError, OverflowError)
 
 
-def record_packer(cls: type, slow):
-    """``to_bytes(value)``: an instance of struct class ``cls`` as the bytes of its record
-    dtype, or None where a field cannot be packed from Python (a bfloat16 field).
-
-    One generated function reads every field into one precompiled ``Struct.pack``; a value
-    that does not pack (a float in an integer field, out of range, a missing field) goes to
-    ``slow(value)``, the general conversion, which converts it as NumPy does or names the
-    field."""
-    codes, exprs, bad = record_fields(records.record_dtype(cls), "v")
-    if bad is not None:
-        return None
-    source = ("def to_bytes(v):\n"
-              "    try:\n"
-              f"        return _pack({', '.join(exprs)})\n"
-              "    except _errors:\n"
-              "        return _slow(v)\n")
-    env = {"_pack": struct.Struct("<" + codes).pack, "_errors": _PACK_ERRORS, "_slow": slow}
-    return define(source, "<jitkern record packer>", env, "to_bytes")
-
-
-def record_read(k: int, first, env: dict) -> str:
-    """The statement of a string kernel's runner (launcher.make_runner) setting ``s{k}`` to
+def record_read(k: int, first, env: dict) -> list[str]:
+    """The statements of a string kernel's runner (launcher.make_runner) setting ``s{k}`` to
     the bytes of record argument ``a{k}`` (``first``: the one its layout was made for): a
-    numpy.void through a VoidBytes, a dataclass/NamedTuple by its class's packer, anything
-    else through the runner's general conversion (``_conv``, to the parameter's ``_d{k}``)."""
+    numpy.void through a VoidBytes; a dataclass/NamedTuple's fields read inline into one
+    precompiled ``Struct.pack`` (a value it does not take goes to the general conversion);
+    anything else through the runner's general conversion (``_conv``, to ``_d{k}``)."""
     if type(first) is numpy.void:
         env[f"_vb{k}"] = VoidBytes()
-        return f"s{k} = " + VOID_EXPR.format(a=f"a{k}", vb=f"_vb{k}")
+        return [f"s{k} = " + VOID_EXPR.format(a=f"a{k}", vb=f"_vb{k}")]
     convert, dtype, kernel = env["_conv"], env[f"_d{k}"], env["_name"]
 
     def slow(value):
         return convert(value, dtype, f"argument {k}", kernel).tobytes()
 
-    packer = record_packer(type(first), slow) if records.is_record_class(type(first)) else None
-    env[f"_rb{k}"] = packer or slow
-    return f"s{k} = _rb{k}(a{k})"
+    env[f"_rb{k}"] = slow
+    codes, exprs, bad = (record_fields(records.record_dtype(type(first)), f"a{k}")
+                         if records.is_record_class(type(first)) else (None, None, True))
+    if bad is not None:
+        return [f"s{k} = _rb{k}(a{k})"]
+    env[f"_pk{k}"], env["_pk_errors"] = struct.Struct("<" + codes).pack, _PACK_ERRORS
+    return ["try:", f"    s{k} = _pk{k}({', '.join(exprs)})",
+            "except _pk_errors:  # the general conversion converts it as NumPy does, or says why",
+            f"    s{k} = _rb{k}(a{k})"]
