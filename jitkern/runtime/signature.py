@@ -11,7 +11,8 @@ says (``compiler/strings/c_params``: objects with ``name``, ``ctype``, ``pointer
   by an inline comparison (:class:`~jitkern.JitkernOverflowError` when it does not fit); a
   Python ``float`` converts to a floating parameter only;
 - a pointer: the array's dtype must be the element type (``void*``, ``char*`` and
-  ``unsigned char*`` take any array; a struct or vector element, any array of its size);
+  ``unsigned char*`` take any array; a struct or vector element, an array of records laid
+  out as the struct the source defines, field by field, else any array of its size);
 - a struct by value: a size-1 structured NumPy array or a ``numpy.void`` is copied as its
   bytes, a frozen dataclass or ``typing.NamedTuple`` field by field into the struct's C
   layout; the size must be the parameter's (the CUBIN's), and where the source defines
