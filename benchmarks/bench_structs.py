@@ -117,7 +117,8 @@ def values():
             "void": recs[0]}
 
 
-KINDS = [("dataclass", "a frozen dataclass (nested)"), ("NamedTuple", "a typing.NamedTuple (nested)"),
+KINDS = [("dataclass", "a frozen dataclass (nested)"),
+         ("NamedTuple", "a typing.NamedTuple (nested)"),
          ("array", "a size-1 structured array"), ("void", "a numpy.void record")]
 
 

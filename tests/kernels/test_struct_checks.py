@@ -40,8 +40,9 @@ class Records:
 
     @property
     def __cuda_array_interface__(self):
-        return {"data": (self.ptr, False), "shape": (self.n,), "typestr": f"|V{self.dtype.itemsize}",
-                "descr": self.dtype.descr, "strides": None, "version": 3}
+        return {"data": (self.ptr, False), "shape": (self.n,),
+                "typestr": f"|V{self.dtype.itemsize}", "descr": self.dtype.descr,
+                "strides": None, "version": 3}
 
 
 class Floats:
