@@ -277,3 +277,33 @@ def test_elementwise_launches_a_record_as_it_is_after_a_change(fake, rng):
     for j in list(rng.integers(0, 3, 6)):
         void_kernel(xs, recs[j], ys)
         assert_same_record(launched_record(fake, 1, PARAMS), recs[j])
+
+
+@pytest.mark.gpu
+def test_gpu_raw_kernel_runs_each_record_as_it_is(rng):
+    k = jitkern.RawKernel(SOURCE, "by_struct")
+    recs = random_records(rng, 2)
+    rec = recs[0]
+    for _ in range(4):
+        n = int(rng.integers(1, 33))
+        recs["n"][0] = n
+        x = jitkern.full(32, np.nan, np.float32)
+        k((1,), (32,), (x, rec))
+        r = recs[0]
+        want = np.float64(r["dt"]) * r["w"] + np.float64(r["g"]["gx"] * r["g"]["gy"])
+        got = x.get()
+        np.testing.assert_allclose(got[:n], np.full(n, want, np.float32), rtol=1e-6)
+        assert np.isnan(got[n:]).all()
+        refill(rng, recs, 0)
+
+
+@pytest.mark.gpu
+def test_gpu_elementwise_dataclass_record_matches_numpy(rng):
+    n = int(rng.integers(1000, 5000))
+    host = rng.standard_normal(n)
+    x = jitkern.asarray(host)
+    for k in (np.int32(rng.integers(-99, 99)), float(rng.uniform(-99, 99))):
+        m = dataclasses.replace(random_mixed(rng), k=k)  # a float: converted as NumPy does
+        y = jitkern.full(n, np.nan, np.float64)
+        mixed_kernel(x, m, y)
+        np.testing.assert_allclose(y.get(), host * m.d + int(k), rtol=1e-12)
