@@ -22,6 +22,7 @@ import numpy
 from ..arrays import records
 from ..compiler import types as T
 from ..compiler.builtins.thrust import backend_for
+from ..compiler.strings.params import record_ctype
 from ..toolchain import export
 from ..toolchain.nvrtc import normalize_options
 from ..errors import JitkernNotImplementedError, JitkernTypeError
@@ -87,7 +88,8 @@ def elementwise_spec(kernel, args, fused=None) -> export.ExportSpec:
         },
     )
     return export.ExportSpec(
-        source=a.source, options=kernel.options, entries=(entry,), program_name=f"{kernel.name}.cu"
+        source=a.source, options=kernel.options, entries=(entry,), program_name=f"{kernel.name}.cu",
+        records=_records(a.dtypes),
     )
 
 
@@ -108,8 +110,16 @@ def reduction_spec(kernel, args, axis, keepdims) -> export.ExportSpec:
         export.EntrySpec(name=n, symbol=n, kind="reduction", signature=[signature]) for n in names
     )
     return export.ExportSpec(
-        source=a.source, options=kernel.options, entries=entries, program_name=f"{kernel.name}.cu"
+        source=a.source, options=kernel.options, entries=entries, program_name=f"{kernel.name}.cu",
+        records=_records(a.dtypes),
     )
+
+
+def _records(dtypes) -> tuple:
+    """``(C struct name, dtype)`` of the record dtypes among a string kernel's (the layouts
+    the export's manifest and header spell out for by-value parameters)."""
+    return tuple((record_ctype(dt), dt) for dt in dict.fromkeys(dtypes)
+                 if dt is not None and dt.fields is not None)
 
 
 def fused_spec(fused, args) -> export.ExportSpec:
@@ -151,7 +161,8 @@ def jit_spec(kernel, types: tuple, generated) -> export.ExportSpec:
     return export.ExportSpec(
         source=generated.source, options=normalize_options(kernel.options),
         entries=(entry,), program_name=generated.filename,
-        backend=backend_for(generated.source))
+        backend=backend_for(generated.source),
+        records=tuple((t.cname, t.dtype) for t in types if isinstance(t, T.Struct)))
 
 
 def _export_arg(name: str, t) -> dict:

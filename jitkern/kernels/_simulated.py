@@ -33,6 +33,7 @@ from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
 from ..runtime import simdevice
 from ..runtime.handles import handle_ctype, handle_value
+from ..runtime.launch import check_simulated
 from ..runtime.module import cluster_refused
 from ..sim import block_size_of, launch_keywords
 from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused
@@ -225,6 +226,8 @@ def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False, cluster=No
         )
     if not isinstance(args, (tuple, list)):
         raise KernelArgumentError(f"{name}: args must be a tuple, got {type(args).__name__}")
+    if kernel._params is not None:  # what a GPU launch checks once compiled (check_args=True)
+        check_simulated(tuple(args), kernel._params, name)
     host, back = host_copies(args)
     fn = module.functions[cname]
     values = raw_arguments(name, fn.params, host) + byte_views(fn.views, host)

@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import numpy
 
-from ..errors import InternalError, KernelArgumentError
+from ..arrays import records
+from ..errors import InternalError, JitkernTypeError, KernelArgumentError
 from .libraries import (  # noqa: F401 - the table's names the launchers import from here
     CAI_READ as _CAI_READ,
     DLPACK_READ as _DLPACK_READ,
@@ -192,10 +193,20 @@ def dtype_of(a):
             return dtype_read(cls, a)[1]
         read = array_read(cls, a)
         if read is not None and read.kind == "cai":  # no driver call: the dict says it
-            return numpy.dtype(a.__cuda_array_interface__["typestr"])
+            return _cai_dtype(a.__cuda_array_interface__)
         return describe(a).dtype
     except (KernelArgumentError, AttributeError, TypeError, ValueError, KeyError):
         return None
+
+
+def _cai_dtype(cai: dict) -> numpy.dtype:
+    """The typestr's dtype; for records (a void typestr), the record its descr lists."""
+    if cai["typestr"][1:2] == "V" and cai.get("descr"):
+        try:
+            return records.dtype_from_cai(cai)
+        except JitkernTypeError:  # padding only, or not a C layout: the records' size only
+            pass
+    return numpy.dtype(cai["typestr"])
 
 
 #: ArrayRead kind -> template over ``{a}_i`` (what the launcher's ArrayRead bound) that

@@ -50,6 +50,7 @@ from .args import (  # noqa: F401 - the reading table; register_array_type etc. 
 from . import signature
 from .args import dtype_of
 from .handles import handle_ctype
+from .recordbytes import VOID_EXPR, void_slot_env
 from .launcher import CODE_NAMES, STRUCT_CODES, ParamBuffer, make_fast_launcher, make_packers  # noqa: F401
 
 # ---------------------------------------------------------------------------
@@ -74,9 +75,9 @@ def _scalar_slot(dtype: numpy.dtype, what: str) -> Slot:
     if dtype.kind == "c" and dtype.char in STRUCT_CODES:
         return Slot(STRUCT_CODES[dtype.char], dtype.itemsize, dtype.itemsize,
                     "{a}.real, {a}.imag", {}, what)
-    if dtype.kind == "V":  # a numpy.void: bytes() is faster than its tobytes()
+    if dtype.kind == "V":  # a numpy.void: read through a view while it comes back
         return Slot(f"{dtype.itemsize}s", dtype.itemsize, _c_alignment(dtype),
-                    "bytes({a})", {}, what)
+                    VOID_EXPR, void_slot_env(dtype), what)
     code = STRUCT_CODES.get(dtype.char)
     if code is None:
         raise KernelArgumentError(f"{what}: NumPy type {dtype} cannot be passed to a kernel")
@@ -228,13 +229,7 @@ def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: st
     """
     if params is not None and param_sizes is not None and len(params) != len(param_sizes):
         params = None
-    expected = len(param_sizes) if param_sizes is not None else (
-        len(params) if params is not None else None)
-    if expected is not None and len(args) != expected:
-        listed = f" ({', '.join(p.ctype + ' ' + p.name for p in params)})" if params else ""
-        raise KernelArgumentError(
-            f"{name} takes {expected} argument(s){listed}, but {len(args)} were given"
-        )
+    _check_count(args, param_sizes, params, name)
     slots, keyed = [], []
     for i, arg in enumerate(args):
         try:
@@ -249,6 +244,43 @@ def build_plan(args: tuple, param_sizes: list[int] | None, params=None, name: st
         return Plan(slots, tuple(map(type, args)), voids or None)
     return Plan(slots, tuple(map(type, args)), tuple(dtype_of(args[i]) for i in keyed),
                 signature.guards(args, tuple(keyed)))
+
+
+def _check_count(args: tuple, param_sizes, params, name: str) -> None:
+    expected = len(param_sizes) if param_sizes is not None else (
+        len(params) if params is not None else None)
+    if expected is not None and len(args) != expected:
+        listed = f" ({', '.join(p.ctype + ' ' + p.name for p in params)})" if params else ""
+        raise KernelArgumentError(
+            f"{name} takes {expected} argument(s){listed}, but {len(args)} were given"
+        )
+
+
+_HOST_POINTER = Slot("Q", 8, 8, "{a}", {}, "a NumPy array standing for a device array",
+                     pointer=True)
+
+
+def check_simulated(args: tuple, params, name: str) -> None:
+    """The checks :func:`build_plan` runs on a launch against the C signature ``params``,
+    for a launch in the simulator, where NumPy arrays stand for device arrays: the same
+    count, kinds, pointer element types, scalar kinds and widths, struct layouts (and a
+    Python int's range, which a GPU launch checks as it packs), with the same errors."""
+    _check_count(args, None, params, name)
+    for i, arg in enumerate(args):
+        param = params[i]
+        try:
+            if type(arg) is numpy.ndarray and signature.value_slot(arg, i, param, None,
+                                                                   name) is None:
+                _check_kind(arg, _HOST_POINTER, param, i)
+                signature.check_pointer(arg, i, param)
+                continue
+            slot = _checked_slot(arg, i, None, params, name)
+        except KernelArgumentError as exc:
+            raise KernelArgumentError(_named(str(exc), name, params, i)) from None
+        if not slot.pointer:  # what the launcher's pack evaluates (an int's range check)
+            names = {key: f"_{key}" for key in slot.env}
+            eval(slot.expr.format(a="a", **names),  # noqa: S307 - a slot's own expression
+                 {f"_{key}": value for key, value in slot.env.items()}, {"a": arg})
 
 
 def _keyed(arg, slot: Slot, param, i: int) -> bool:

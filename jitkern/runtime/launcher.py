@@ -37,17 +37,12 @@ from .args import ARRAYS, array_read, device_getter, device_template
 from .codegen import define
 from .device import STREAMS_IN_USE, Stream, current_stream_handle, get_current_stream, stream_handle
 from .handles import HANDLE_CTYPES
+from .recordbytes import STRUCT_CODES, record_read
 
 # Texture/surface handles given for a scalar parameter: the record dtypes the string
 # kernels give them (compiler.strings.params.HANDLE_DTYPES), packed as their uint64.
 HANDLE_DTYPE_SET = frozenset(numpy.dtype([(ctype, "<u8")]) for ctype in HANDLE_CTYPES.values())
 
-#: NumPy dtype char -> the struct codes of its value in a parameter buffer: the one table
-#: (the packers here, the string kernels' launchers and a bound launch's slot names read it).
-STRUCT_CODES = {
-    "b": "b", "B": "B", "h": "h", "H": "H", "i": "i", "I": "I", "l": "q", "L": "Q",
-    "q": "q", "Q": "Q", "e": "e", "f": "f", "d": "d", "?": "?", "F": "ff", "D": "dd",
-}
 #: struct codes -> the C type's name (what error messages call a slot)
 CODE_NAMES = {code: numpy.dtype(char).name for char, code in STRUCT_CODES.items()}
 
@@ -641,7 +636,9 @@ def make_runner(
             if type(first_args[k]) is numpy.void:  # records of every dtype share the type
                 env[f"_rd{k}"] = first_args[k].dtype
                 misses.append(f"a{k}.dtype != _rd{k}")
-            if type(first_args[k]) is info.type:
+            if scalar_code(info).endswith("s"):  # a record: its bytes (scalar_slot)
+                reads += record_read(k, first_args[k], env)
+            elif type(first_args[k]) is info.type:
                 reads.append(f"s{k} = a{k}")
             else:
                 reads.append(f"s{k} = _conv(a{k}, _d{k}, 'argument {k}', _name)")
@@ -790,9 +787,10 @@ def _step_lines(j: int, step: Step, env: dict, device_id: int) -> list:
 
 
 def scalar_slot(k: int, dtype) -> tuple:
-    """The dynamic slot (expression, struct code) of scalar argument ``k``."""
+    """The dynamic slot (expression, struct code) of scalar argument ``k`` (a record's
+    ``s{k}`` is its bytes already: recordbytes.record_read)."""
     code = scalar_code(dtype)
     if code.endswith("s"):
-        return f"s{k}.tobytes()", code
+        return f"s{k}", code
     expr = f"s{k}.real, s{k}.imag" if len(code) == 2 else f"s{k}"
     return expr, code

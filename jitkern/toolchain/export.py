@@ -28,7 +28,8 @@ import os
 import re
 import tempfile
 
-from ..arrays import dtypes
+from ..arrays import dtypes, records
+from . import header_structs
 from . import manifest as schema
 from ..errors import InternalError, JitkernFileNotFoundError, JitkernTypeError, JitkernValueError
 from ..compiler.strings.c_params import kernel_params
@@ -79,6 +80,9 @@ class ExportSpec:
     name_expressions: tuple = ()
     program_name: str = "jitkern_export.cu"
     backend: str = "nvrtc"
+    #: ``(C type name, record dtype)`` of the structs passed by value: the manifest records
+    #: their layout per parameter, and the header declares it (header_structs)
+    records: tuple = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -253,7 +257,7 @@ def make_fatbin(cubins, ptx=None) -> bytes:
 def _layouts(spec: ExportSpec, binary) -> dict:
     """{entry name: [param dicts]}: names and C types from the source, offsets and sizes
     from the CUBIN (exact, whatever the types)."""
-    out = {}
+    out, by_name = {}, dict(spec.records)
     for entry in spec.entries:
         symbol = binary.lowered(entry.symbol)
         offsets = param_layout(binary, symbol)
@@ -277,6 +281,10 @@ def _layouts(spec: ExportSpec, binary) -> dict:
             if i >= first_extra:
                 extra = entry.extras[i - first_extra]
                 param.update(kind=extra.kind, arg=extra.arg, axis=extra.axis)
+            elif param["kind"] == "value" and param["ctype"] in by_name:
+                record = by_name[param["ctype"]]
+                param.update(record=records.record_to_json(record),
+                             align=records.c_alignment(record))
             params.append(param)
         out[entry.name] = params
     return out
@@ -384,23 +392,26 @@ def header_text(manifest: dict) -> str:
         "namespace jitkern_export {",
         "// A parameter passed by value whose type is jitkern's own: its bytes, aligned.",
         "template <unsigned N, unsigned A> struct alignas(A) opaque { unsigned char bytes[N]; };",
+        "// A complex<T> field of a struct: two T, aligned to their size (as in kernels).",
+        header_structs.COMPLEX_TEMPLATE,
         "// What each parameter is: a pointer, a value, or (appended by the JIT) the shape or",
         "// byte stride of argument param_arg[i] along axis param_axis[i].",
         "enum param_kind { pointer = 0, value = 1, shape = 2, stride = 3, unknown = 4 };",
         "}  // namespace jitkern_export",
         "",
     ]
+    structs: set = set()
     for entry in manifest["entries"]:
-        lines += _entry_lines(entry)
+        lines += _entry_lines(entry, structs)
     lines.append(f"#endif  // {guard}")
     return "\n".join(lines) + "\n"
 
 
-def _entry_lines(entry: dict) -> list[str]:
+def _entry_lines(entry: dict, structs: set) -> list[str]:
     params = entry["params"]
     name = _c_name(entry["name"])
     decl = [
-        f"    {_c_param(p, i)}{',' if i + 1 < len(params) else ''}{_param_note(p)}"
+        f"    {_c_param(p, i, name)}{',' if i + 1 < len(params) else ''}{_param_note(p)}"
         for i, p in enumerate(params)
     ]
     offsets = ", ".join(str(p["offset"]) for p in params) or "0"
@@ -408,7 +419,7 @@ def _entry_lines(entry: dict) -> list[str]:
     kinds = ", ".join(p["kind"] for p in params) or "unknown"
     args = ", ".join(str(p.get("arg", -1)) for p in params) or "-1"
     axes = ", ".join(str(p.get("axis", -1)) for p in params) or "-1"
-    lines = [
+    lines = _struct_lines(name, params, structs) + [
         f"// {entry['name']} ({entry['kind']}), built for: {_describe_signature(entry['signature'])}",
     ]
     if "<" not in entry["name"]:
@@ -451,8 +462,26 @@ def _c_name(name: str) -> str:
     return re.sub(r"\W", "_", name)
 
 
-def _c_param(p: dict, index: int) -> str:
+def _struct_name(entry_name: str, p: dict) -> str:
+    return f"{entry_name}_{_c_name(p['name'])}"
+
+
+def _struct_lines(entry_name: str, params, structs: set) -> list[str]:
+    """The structs of the entry's by-value record parameters, in the header's namespace."""
+    lines = []
+    for p in params:
+        record = header_structs.record_of(p)
+        if record is not None:
+            lines += [f"// {p['name']} of {entry_name}: the record {p['ctype']}"]
+            lines += header_structs.struct_lines(_struct_name(entry_name, p), *record, structs)
+    return ["namespace jitkern_export {", *lines, "}  // namespace jitkern_export", ""
+            ] if lines else []
+
+
+def _c_param(p: dict, index: int, entry_name: str = "") -> str:
     ctype = p["ctype"]
+    if p.get("record") and entry_name:
+        return f"jitkern_export::{_struct_name(entry_name, p)} {p['name']}"
     if ctype is not None:
         base = ctype.replace("const ", "").replace("*", "").strip()
         if base in _PLAIN_TYPES:
