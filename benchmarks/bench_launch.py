@@ -420,7 +420,9 @@ def compare(opts, argv: list) -> None:
         for run in runs[label]:
             for row in run["rows"]:
                 table.setdefault(row[0], []).append(row[col])
-        return {name: statistics.median(v) for name, v in table.items()}
+        # (a floor has no ratio to a floor: None)
+        return {name: statistics.median(v) if None not in v else None
+                for name, v in table.items()}
 
     b_us, n_us = medians("baseline", 1), medians("new", 1)
     b_x, n_x = medians("baseline", 2), medians("new", 2)
