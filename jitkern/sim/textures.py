@@ -13,9 +13,16 @@ handle, which models the texture unit:
   texture unit's arithmetic is exact (and are within float32 rounding elsewhere);
 - normalized coordinates are scaled by the extent; address modes clamp, border (the
   border colour outside), and for normalized coordinates wrap and mirror (CUDA supports
-  wrap and mirror only for normalized coordinates: with unnormalized ones they clamp);
+  wrap and mirror only for normalized coordinates: with unnormalized ones they clamp).
+  Mirror folds the texel index ``i`` (period ``2n``; ``i`` in ``[n, 2n)`` reads
+  ``2n - 1 - i``), not the coordinate, as an H200 does;
+- linear filtering reads a 1-D CUDA array as one row of a 2-D texture at y = 0, so with a
+  border y address mode the border colour weighs 1/2 (an H200 does; other modes fold row
+  -1 onto row 0);
 - ``cudaReadModeNormalizedFloat`` turns integer texels into floats in [0, 1] (unsigned,
-  ``v / (2**bits - 1)``) or [-1, 1] (signed); half-float texels read as float32.
+  ``v / (2**bits - 1)``) or [-1, 1] (signed); half-float texels read as float32, and a
+  linearly filtered half texture's result is rounded to half (to nearest, ties away from
+  zero), as an H200's is.
 
 Texture reads are pure functions of the handle and coordinates and work on arrays of
 coordinates as well as on one thread's scalars (the vectorised path calls them with
@@ -136,14 +143,9 @@ def _texel_coordinate(tex: Texture, axis: int, c) -> numpy.ndarray:
     c = numpy.clip(c, -_FAR, _FAR)
     if not tex.normalized:
         return c
-    mode = tex.address[axis]
-    if mode == WRAP:
+    if tex.address[axis] == WRAP:
         c = c - numpy.floor(c)
-    elif mode == MIRROR:
-        whole = numpy.floor(c)
-        frac = c - whole
-        c = numpy.where(numpy.mod(whole, 2) == 0, frac, numpy.float32(1) - frac)
-    return c * numpy.float32(_axis_extent(tex, axis))
+    return c * numpy.float32(_axis_extent(tex, axis))  # mirror folds the index (_address)
 
 
 def _address(tex: Texture, axis: int, i) -> tuple:
@@ -152,6 +154,9 @@ def _address(tex: Texture, axis: int, i) -> tuple:
     mode = tex.address[axis]
     if tex.normalized and mode == WRAP:
         return numpy.mod(i, n), None
+    if tex.normalized and mode == MIRROR:
+        j = numpy.mod(i, 2 * n)
+        return numpy.where(j >= n, 2 * n - 1 - j, j), None
     if mode == BORDER:
         outside = (i < 0) | (i >= n)
         return numpy.clip(i, 0, n - 1), outside
@@ -179,6 +184,11 @@ def _point(tex: Texture, coords) -> numpy.ndarray:
 
 
 def _linear(tex: Texture, coords) -> numpy.ndarray:
+    if tex.ndim == 1 and tex.resource == "array":
+        coords = (coords[0], numpy.zeros(numpy.shape(coords[0]), numpy.float32))
+    half = tex.texels.dtype == numpy.float16
+    # a half texture's terms add exactly in float64 before the one rounding to half
+    acc = numpy.float64 if half else numpy.float32
     per_axis = []
     for axis, c in enumerate(coords):
         t = _texel_coordinate(tex, axis, c) - numpy.float32(0.5)
@@ -193,9 +203,18 @@ def _linear(tex: Texture, coords) -> numpy.ndarray:
         weight = corner[0][1]
         for _, w in corner[1:]:
             weight = weight * w  # exact: products of multiples of 1/256 fit float32
-        term = weight * _gather(tex, [a for a, _ in corner]).astype(numpy.float32)
+        term = weight.astype(acc) * _gather(tex, [a for a, _ in corner]).astype(acc)
         out = term if out is None else out + term
-    return out
+    return _half_away(out) if half else out
+
+
+def _half_away(v: numpy.ndarray) -> numpy.ndarray:
+    """``v`` rounded to half float, to nearest with ties away from zero, as float32."""
+    with numpy.errstate(over="ignore", invalid="ignore"):  # a huge border colour: inf
+        r = v.astype(numpy.float16)
+        away = numpy.nextafter(r, numpy.copysign(numpy.inf, v).astype(numpy.float16))
+        tie = (numpy.abs(v - r) == numpy.abs(away - v)) & (numpy.abs(away) > numpy.abs(r))
+    return numpy.where(tie, away, r).astype(numpy.float32)
 
 
 def sample(handle, dtype, function: str, coords):

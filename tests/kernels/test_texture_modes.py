@@ -42,32 +42,42 @@ def texture(data, *, modes=(CLAMP,) * 3, filter_mode=POINT, normalized=False,
 # -- the model ---------------------------------------------------------------------------
 
 
-def _mirror(s, n):
-    """Texel-space coordinate ``s`` folded into [0, n] by mirroring at every multiple of n."""
-    s = np.mod(s, 2 * n)
-    return np.where(s > n, 2 * n - s, s)
-
-
 def _indices(i, n, mode, normalized):
-    """(index into the axis, outside for the border colour) of integer texel indices."""
+    """(index into the axis, outside for the border colour) of integer texel indices.
+    Mirror folds the index, not the coordinate (an H200: at x = 21/16 of 16 texels a point
+    read gives texel 10 = 31 - 21, not floor(32 - 21) = 11)."""
     if normalized and mode == WRAP:
         return np.mod(i, n), np.zeros(np.shape(i), bool)
+    if normalized and mode == MIRROR:
+        j = np.mod(i, 2 * n)
+        return np.where(j >= n, 2 * n - 1 - j, j), np.zeros(np.shape(i), bool)
     outside = (i < 0) | (i >= n) if mode == BORDER else np.zeros(np.shape(i), bool)
     return np.clip(i, 0, n - 1), outside
+
+
+def _half(v):
+    """``v`` rounded to the nearest half float, ties away from zero (as an H200 rounds a
+    filtered half texture: both ties in its failure data went away from zero)."""
+    r = v.astype(np.float16)
+    away = np.nextafter(r, np.copysign(np.inf, v).astype(np.float16))
+    tie = (np.abs(v - r) == np.abs(away - v)) & (np.abs(away) > np.abs(r))
+    return np.where(tie, away, r).astype(np.float64)
 
 
 def model(data, coords, *, modes=(CLAMP,) * 3, filter_mode=POINT, normalized=False, border=0.0,
           quantized=True):
     """The texture unit's result at ``coords`` (x, y, z) of float ``data``, in float64:
-    normalized coordinates scaled by the extent (mirror folds them first), texel centres at
-    i + 0.5, linear weights rounded to 1/256 (``quantized``)."""
+    normalized coordinates scaled by the extent, texel centres at i + 0.5, linear weights
+    rounded to 1/256 (``quantized``). Linear filtering reads a 1-D texture as one row of a
+    2-D one at y = 0 (so a border y mode blends the border colour in at weight 1/2, as an
+    H200 does), and rounds the result of a half texture to half."""
+    if filter_mode == LINEAR and data.ndim == 1:
+        data, coords = data[None, :], [coords[0], np.zeros(np.shape(coords[0]))]
     nd = len(coords)
     per_axis = []
     for axis, c in enumerate(coords):
         n = data.shape[nd - 1 - axis]
         s = np.asarray(c, np.float64) * (n if normalized else 1)
-        if normalized and modes[axis] == MIRROR:
-            s = _mirror(s, n)
         if filter_mode == POINT:
             per_axis.append([(_indices(np.floor(s).astype(np.int64), n, modes[axis],
                                        normalized), 1.0)])
@@ -88,7 +98,7 @@ def model(data, coords, *, modes=(CLAMP,) * 3, filter_mode=POINT, normalized=Fal
         outside = np.logical_or.reduce([o for (_, o), _ in parts])
         texel = np.where(outside, border, data.astype(np.float64)[index])
         out = out + weight * texel
-    return out
+    return _half(out) if data.dtype == np.float16 and filter_mode == LINEAR else out
 
 
 # -- kernels -------------------------------------------------------------------------------
@@ -175,6 +185,23 @@ def test_border_colour_in_linear_filtering_at_the_edge(on_device, rng):
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("normalized", [False, True], ids=["texels", "normalized"])
+@pytest.mark.parametrize("y_mode", [BORDER, CLAMP], ids=["border", "clamp"])
+def test_linear_reads_of_a_1d_texture_are_a_row_at_y_0(on_device, rng, normalized, y_mode):
+    # An H200 blended a 1-D texture's border colour in at weight 1/2 wherever its y mode
+    # was border: linear filtering reads the one row at y = 0, between rows -1 and 0.
+    n = 32
+    data = rng.random(n, dtype=np.float32)
+    border = float(rng.integers(2, 9))
+    tex = texture(data, modes=(CLAMP, y_mode, CLAMP), filter_mode=LINEAR, normalized=normalized,
+                  border=(border,) * 4)
+    x = rng.integers(4, 8 * n - 4, sized(on_device, 1000, 300)) / 8.0  # centres 1/2 to n - 1/2
+    got = sample(tex, [x / n if normalized else x])
+    row = np.interp(x - 0.5, np.arange(n), data.astype(np.float64))
+    want = (row + border) / 2 if y_mode == BORDER else row
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
 # -- the filter's weights -----------------------------------------------------------------
 
 
@@ -242,6 +269,8 @@ def test_normalized_float_reads(on_device, rng, dtype):
 
 
 def test_half_texels_read_as_float(on_device, rng):
+    # An H200 rounds a filtered half texture's result to half (the model does: _half); the
+    # 1/8-texel grid makes the filtered values exact, and ties (about 1 in 10) show the way.
     data = rng.standard_normal((4, 32)).astype(np.float16)
     tex = texture(data, filter_mode=LINEAR)
     coords = grid_coords(rng, (32, 4), 500, normalized=False, spread=0)
