@@ -231,7 +231,10 @@ def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False, cluster=No
     host, back = host_copies(args)
     fn = module.functions[cname]
     values = raw_arguments(name, fn.params, host) + byte_views(fn.views, host)
-    simulate(module.kernels[cname], grid, block, tuple(values), shared_mem, racecheck, cluster)
+    jk = module.kernels[cname]
+    # the dynamic shared memory the RawKernel opted in to (its attribute's setter keeps it)
+    jk.max_dynamic_shared_size_bytes = getattr(kernel, "_shared_opt_in", None)
+    simulate(jk, grid, block, tuple(values), shared_mem, racecheck, cluster)
     copy_back(back)
 
 

@@ -294,6 +294,13 @@ def _attribute_property(attr: str):
         return self._function().get_attribute(attr)
 
     def setter(self, value):
+        if attr == "max_dynamic_shared_size_bytes":
+            # kernel.simulate's limit too (runtime.limits: the opt-in of any GPU at most):
+            # where launches run in the simulator, or no GPU is there, that is all it sets
+            self._shared_opt_in = value
+            if (settings.simulate or simdevice.active() is not None
+                    or not driver.is_available()):
+                return
         self._function().set_attribute(attr, value)
 
     doc = f"The kernel's ``{attr}`` attribute on the current device."
