@@ -208,10 +208,18 @@ MIXED = np.dtype({"names": ["flag", "small", "k", "f", "inner", "d"],
                                         "offsets": [0, 8], "itemsize": 16}), "f8"],
                   "offsets": [0, 1, 4, 8, 16, 32], "itemsize": 40})
 
-mixed_kernel = jitkern.ElementwiseKernel("float64 x, M m", "float64 y", "y = x * m.d + m.k;",
-                                         name="record_bytes_mixed")
-void_kernel = jitkern.ElementwiseKernel("float32 x, P p", "float32 y", "y = x * p.dt + p.n;",
-                                        name="record_bytes_void")
+# A kernel object per test: a kernel keeps the launcher its first driver made, so one shared
+# by tests that each fake their own driver would launch through an earlier test's fake.
+
+
+def new_mixed_kernel():
+    return jitkern.ElementwiseKernel("float64 x, M m", "float64 y", "y = x * m.d + m.k;",
+                                     name="record_bytes_mixed")
+
+
+def new_void_kernel():
+    return jitkern.ElementwiseKernel("float32 x, P p", "float32 y", "y = x * p.dt + p.n;",
+                                     name="record_bytes_void")
 
 
 def random_mixed(rng, cls=Mixed):
@@ -237,6 +245,7 @@ def assert_same_fields(got, want):
 
 @pytest.mark.parametrize("cls", [Mixed, MixedTuple])
 def test_elementwise_packs_each_struct_instance_as_numpy_converts_it(fake, rng, cls):
+    mixed_kernel = new_mixed_kernel()
     n = int(rng.integers(8, 64))
     xs, ys = DevArray(rng, n, "<f8"), DevArray(rng, n, "<f8")
     for _ in range(5):  # the general path, then the generated launcher
@@ -246,6 +255,7 @@ def test_elementwise_packs_each_struct_instance_as_numpy_converts_it(fake, rng, 
 
 
 def test_elementwise_converts_a_field_struct_cannot_pack_as_numpy_does(fake, rng):
+    mixed_kernel = new_mixed_kernel()
     xs, ys = DevArray(rng, 16, "<f8"), DevArray(rng, 16, "<f8")
     for _ in range(3):
         mixed_kernel(xs, random_mixed(rng), ys)
@@ -264,6 +274,7 @@ def test_elementwise_converts_a_field_struct_cannot_pack_as_numpy_does(fake, rng
 
 
 def test_elementwise_launches_a_record_as_it_is_after_a_change(fake, rng):
+    void_kernel = new_void_kernel()
     recs = random_records(rng, 3)
     xs, ys = DevArray(rng, 16), DevArray(rng, 16)
     rec = recs[0]
@@ -299,6 +310,7 @@ def test_gpu_raw_kernel_runs_each_record_as_it_is(rng):
 
 @pytest.mark.gpu
 def test_gpu_elementwise_dataclass_record_matches_numpy(rng):
+    mixed_kernel = new_mixed_kernel()
     n = int(rng.integers(1000, 5000))
     host = rng.standard_normal(n)
     x = jitkern.asarray(host)
