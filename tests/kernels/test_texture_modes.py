@@ -13,6 +13,7 @@ import jitkern
 from jitkern import jit
 from jitkern.compat import texture as T
 from jitkern.cuda import runtime
+from test_texture_gpu import SAMPLE, sized  # (tests/kernels is on sys.path under pytest)
 
 WRAP, CLAMP = runtime.cudaAddressModeWrap, runtime.cudaAddressModeClamp
 MIRROR, BORDER = runtime.cudaAddressModeMirror, runtime.cudaAddressModeBorder
@@ -102,24 +103,7 @@ def model(data, coords, *, modes=(CLAMP,) * 3, filter_mode=POINT, normalized=Fal
     return _half(out) if data.dtype == np.float16 and filter_mode == LINEAR else out
 
 
-# -- kernels -------------------------------------------------------------------------------
-
-SAMPLE = r"""
-extern "C" __global__ void sample1d(cudaTextureObject_t t, const float* x, float* out, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = tex1D<float>(t, x[i]);
-}
-extern "C" __global__ void sample2d(cudaTextureObject_t t, const float* x, const float* y,
-                                    float* out, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = tex2D<float>(t, x[i], y[i]);
-}
-extern "C" __global__ void sample3d(cudaTextureObject_t t, const float* x, const float* y,
-                                    const float* z, float* out, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = tex3D<float>(t, x[i], y[i], z[i]);
-}
-"""
+# -- kernels (SAMPLE: test_texture_gpu.py's) -----------------------------------------------
 
 
 def sample(tex, coords, dims=None):
@@ -130,9 +114,6 @@ def sample(tex, coords, dims=None):
     k(((n + 127) // 128,), (128,), (tex, *args, out, np.int32(n)))
     return out.get()
 
-
-def sized(on_device, gpu, sim):
-    return gpu if on_device is None else sim
 
 
 def grid_coords(rng, extents, count, normalized, spread=2):
