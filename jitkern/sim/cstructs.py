@@ -23,6 +23,7 @@ import dataclasses
 
 import numpy
 
+from ..arrays import records
 from ..errors import KernelArgumentError
 from .csubset import I64, Pointer, Val, Var, ctor
 
@@ -44,14 +45,15 @@ class CStruct:
     def offsets(self) -> dict:
         out, at = {}, 0
         for name, dtype, _count in self.fields:
-            at = -(-at // dtype.alignment) * dtype.alignment
+            a = records.c_alignment(dtype)  # C's: complex<float> is aligned to 8, not 4
+            at = -(-at // a) * a
             out[name] = at
             at += dtype.itemsize * (_count or 1)
         return out
 
     @property
     def alignment(self) -> int:
-        return max([self.align] + [d.alignment for _, d, _ in self.fields])
+        return max([self.align] + [records.c_alignment(d) for _, d, _ in self.fields])
 
     @property
     def itemsize(self) -> int:

@@ -352,6 +352,29 @@ def test_structs_references_and_byte_views_in_a_user_kernel(launch, rng):
     np.testing.assert_array_equal(launch.get(counts), np.full(n, 2))
 
 
+COMPLEX_FIELD = r"""
+#include <cupy/complex.cuh>
+struct S { char c; complex<float> z; float w; };
+extern "C" __global__ void fields(S s, float* out) {
+    out[0] = s.z.real(); out[1] = s.z.imag(); out[2] = s.w; out[3] = s.c;
+}
+"""
+
+
+def test_a_complex_field_of_a_struct_sits_where_c_puts_it(launch, rng):
+    # complex<float> is aligned to 8 bytes in C (NumPy says 4): z at byte 8, w at 16
+    dt = np.dtype({"names": ["c", "z", "w"], "formats": ["i1", "c8", "f4"],
+                   "offsets": [0, 8, 16], "itemsize": 24})
+    rec = np.zeros((), dt)
+    rec["c"] = rng.integers(-100, 100)
+    rec["z"] = complex(*rng.standard_normal(2).astype(np.float32))
+    rec["w"] = rng.standard_normal()
+    out = launch.poisoned(4, np.float32)
+    launch(jitkern.RawKernel(COMPLEX_FIELD, "fields"))((1,), (1,), (rec[()], out))
+    want = np.array([rec["z"].real, rec["z"].imag, rec["w"], rec["c"]], np.float32)
+    np.testing.assert_array_equal(launch.get(out), want)
+
+
 NEAR_MISSES = [
     ('extern "C" __global__ void f(float* x) {\n  int* p = (int*)(x + 1);\n  p[0] = 1;\n}',
      "a cast to a pointer type (only a char* kernel parameter's bytes", 2),
