@@ -44,6 +44,7 @@ GROUND = {
     "jitkern.arrays.dtypes",
     "jitkern.arrays.layout",
     "jitkern.arrays.records",  # structs by value: a class's record dtype (pure layout)
+    "jitkern.handles",  # texture/surface handles by value: their C types (a table)
 }
 FACES = {"jitkern", "jitkern.jit", "jitkern.cuda"}
 
@@ -62,37 +63,12 @@ RUNTIME_FROM_TOOLCHAIN = {"jitkern.toolchain.cache", "jitkern.toolchain.cubin"}
 
 #: (importer, imported) -> why the rule is broken today, and which file owns the fix
 LAYER_EXCEPTIONS = {
-    ("jitkern.compiler.strings.jitify", "jitkern.toolchain.discovery"):
-        "jitify=True reads the toolchain's header folders; pass them in (kernelbase, "
-        "kernels/raw.py)",
     ("jitkern.compiler.strings.layout", "jitkern.runtime.launch"):
         "ArrayArg/describe_array read argument arrays: they belong to the one argument "
         "table (runtime, runtime/launch.py)",
-    ("jitkern.compiler.strings.layout", "jitkern.runtime.handles"):
-        "the same argument reading (texture objects by value); goes with it (runtime)",
     ("jitkern.compiler.strings.layout", "jitkern.arrays.interop"):
         "the same argument reading (describe); goes with it (runtime)",
-    ("jitkern.compiler.strings.params", "jitkern.runtime.handles"):
-        "texture/surface placeholders need the handle C types; a table that could be ground "
-        "(runtime, runtime/handles.py)",
 
-    ("jitkern.toolchain.export", "jitkern.compiler.strings.c_params"):
-        "exports read extern \"C\" parameter lists; move the reader under toolchain/ "
-        "(kernelbase, toolchain/export.py)",
-    ("jitkern.toolchain.export", "jitkern"):
-        "reads jitkern.__version__; read config.VERSION instead (kernelbase, "
-        "toolchain/export.py)",
-    ("jitkern.toolchain.nvrtc", "jitkern.runtime.driver"):
-        "asks the driver for the current device's arch; the caller should pass an Arch "
-        "(kernelbase, toolchain/nvrtc.py)",
-    ("jitkern.runtime.driver", "jitkern.toolchain.discovery"):
-        "warm_up at the driver's start touches the toolchain (runtime, runtime/driver.py)",
-    ("jitkern.kernels.fuse.jit", "jitkern.jit"):
-        "fuse's simulator path builds JIT kernels through the public face; import "
-        "kernels/jit.py and compiler/builtins directly (kernels/fuse/jit.py)",
-    ("jitkern.kernels._simulated", "jitkern.jit"):
-        "string kernels in the simulator build JIT kernels through the public face, as "
-        "fuse's simulator path does (kernels/_simulated.py)",
 }
 
 #: (importer, imported) -> why it is imported inside a function
@@ -125,8 +101,6 @@ LOCAL_IMPORTS = {
     ("jitkern.cli.demo", "jitkern.cli.demo_kernels"): "the demo's kernels, built only when run",
     ("jitkern.cli.demo", "jitkern.runtime.driver"): "only a GPU demo touches the driver",
     # to keep `import jitkern` light (tests/test_import.py) or an optional path cheap
-    ("jitkern.compat.api", "jitkern.kernels.raw"): "compile_with_cache loads the kernels on "
-        "first use (jitkern.compat is imported by the package face)",
     ("jitkern.compat.texture", "jitkern.arrays.interop"): "texture memory loads array "
         "interop only when an array is bound",
     ("jitkern.toolchain.export", "jitkern.toolchain.discovery"): "only for an export's "
@@ -140,9 +114,6 @@ LOCAL_IMPORTS = {
     ("jitkern.kernels.reduction", "jitkern.toolchain.export"): "only when exporting",
     ("jitkern.kernels.raw", "jitkern.toolchain.export"): "only when exporting",
     ("jitkern.kernels.raw", "jitkern.toolchain.cubin"): "only when exporting",
-    ("jitkern.kernels.raw", "jitkern.compiler.strings.cucomplex"): "only for "
-        "translate_cucomplex=True",
-    ("jitkern.kernels.raw", "jitkern.compiler.strings.jitify"): "only for jitify=True",
     ("jitkern.kernels.fuse", "jitkern.toolchain.export"): "only when exporting",
     ("jitkern.kernels.fuse", "jitkern.kernels._export_kinds"): "only when exporting",
     # still to be sorted out by the helpers who own these files (issue 16)
@@ -156,9 +127,6 @@ LOCAL_IMPORTS = {
     ("jitkern.kernels.jit", "jitkern.toolchain.inspection"): "kernelbase: Kernel.build",
     ("jitkern.kernels.jit", "importlib"): "kernelbase: hoist",
     ("jitkern.kernels.jit", "sys"): "kernelbase: hoist",
-    ("jitkern.runtime.driver", "jitkern.config"): "runtime: hoist",
-    ("jitkern.runtime.driver", "jitkern.toolchain.cache"): "runtime: warm_up",
-    ("jitkern.runtime.driver", "jitkern.toolchain.discovery"): "runtime: warm_up",
     ("jitkern.runtime.module", "jitkern.errors"): "runtime: hoist",
     ("jitkern.runtime.device", "os"): "runtime: hoist",
     ("jitkern.runtime.device", "tempfile"): "runtime: hoist",
@@ -167,8 +135,6 @@ LOCAL_IMPORTS = {
     ("jitkern.toolchain.nvrtc", "subprocess"): "kernelbase: only for nvcc (hoist)",
     ("jitkern.toolchain.nvrtc", "tempfile"): "kernelbase: only for nvcc (hoist)",
 
-    ("jitkern.toolchain.export", "jitkern"): "kernelbase: read config.VERSION",
-    ("jitkern.toolchain.nvrtc", "jitkern.runtime.driver"): "kernelbase: one Arch",
 }
 
 #: (importer, imported) -> why the edge may close a cycle today (owner of the fix)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy
 
 from ..toolchain.nvrtc import compile_source
+from ..toolchain import discovery
+from ..toolchain.target import for_device
 from ..runtime import driver, simdevice
 from ..runtime.functions import SourceFunctions
 from ..runtime.module import Function
@@ -152,9 +154,9 @@ def fill_source(itemsize: int) -> str:
 
 
 def _compile(source: str, capability, symbol: str):
-    """``source`` for the current device (whose compute capability is ``capability``:
-    compile_source builds for the current device when given no arch)."""
-    return compile_source(source, program_name=f"jitkern_array_{symbol}.cu")
+    """``source`` for the current device, whose compute capability is ``capability``."""
+    arch = for_device(capability, driver.driver_version())
+    return compile_source(source, arch=arch, program_name=f"jitkern_array_{symbol}.cu")
 
 
 def _new_functions() -> SourceFunctions:
@@ -162,6 +164,7 @@ def _new_functions() -> SourceFunctions:
 
 
 _functions = _new_functions()
+driver.at_start(discovery.warm_up)
 driver.resets(globals(), _functions=_new_functions)  # fresh Functions under driver.use(fake)
 
 #: A simulated device's ``run_array_kernel`` while one is the driver (runtime/simdevice.py):

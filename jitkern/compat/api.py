@@ -10,6 +10,8 @@ from ..runtime import driver
 from ..runtime.module import load
 from ..config import settings
 from ..errors import JitkernRuntimeError
+from ..kernels.base import resolve_arch
+from ..kernels.raw import _prepare
 
 _memos: list[dict] = []
 _memos_lock = threading.Lock()
@@ -26,21 +28,20 @@ def compile_with_cache(source: str, options=(), arch=None, cache_dir=None,
     folder for this call's disk lookup. ``prepend_cupy_headers`` is accepted
     for compatibility and ignored (jitkern's headers are always on the include path).
     """
-    from ..kernels.raw import _prepare
-
     src, opts = _prepare(source, options, translate_cucomplex, jitify, "compile_with_cache", backend)
+    target = resolve_arch(arch)
     if cache_dir is not None:
         saved = settings.cache_dir
         settings.cache_dir = cache_dir
         try:
             binary = compiler.compile_source(src, options=opts, name_expressions=name_expressions or (),
-                                             arch=arch, log_stream=log_stream, backend=backend,
+                                             arch=target, log_stream=log_stream, backend=backend,
                                              _normalized=True)
         finally:
             settings.cache_dir = saved
     else:
         binary = compiler.compile_source(src, options=opts, name_expressions=name_expressions or (),
-                                         arch=arch, log_stream=log_stream, backend=backend,
+                                         arch=target, log_stream=log_stream, backend=backend,
                                          _normalized=True)
     if arch is not None:
         return binary

@@ -275,8 +275,14 @@ def is_dtype(v) -> bool:
 
 def _is_module(v) -> bool:
     return isinstance(v, pytypes.ModuleType) and (
-        v.__name__ in ALLOWED_MODULES + ARRAY_MODULES or v.__name__.startswith("jitkern.jit")
+        v.__name__ in ALLOWED_MODULES + ARRAY_MODULES or is_jit_names(v)
     )
+
+
+def is_jit_names(v) -> bool:
+    """``jitkern.jit`` (cupyx.jit's names) or the module below the faces that holds them
+    (kernels/jit_names.py, what jitkern's own generated kernels name ``jit``)."""
+    return getattr(v, "__jit_names__", False) or v.__name__.startswith("jitkern.jit")
 
 
 def _is_function(v) -> bool:

@@ -22,6 +22,7 @@ import numpy
 from ..arrays import records
 from ..compiler import types as T
 from ..compiler.builtins.thrust import backend_for
+from ..compiler.strings.c_params import kernel_params
 from ..compiler.strings.params import record_ctype
 from ..toolchain import export
 from ..toolchain.nvrtc import normalize_options
@@ -89,7 +90,7 @@ def elementwise_spec(kernel, args, fused=None) -> export.ExportSpec:
     )
     return export.ExportSpec(
         source=a.source, options=kernel.options, entries=(entry,), program_name=f"{kernel.name}.cu",
-        records=_records(a.dtypes),
+        records=_records(a.dtypes), param_reader=kernel_params,
     )
 
 
@@ -111,7 +112,7 @@ def reduction_spec(kernel, args, axis, keepdims) -> export.ExportSpec:
     )
     return export.ExportSpec(
         source=a.source, options=kernel.options, entries=entries, program_name=f"{kernel.name}.cu",
-        records=_records(a.dtypes),
+        records=_records(a.dtypes), param_reader=kernel_params,
     )
 
 
@@ -162,7 +163,8 @@ def jit_spec(kernel, types: tuple, generated) -> export.ExportSpec:
         source=generated.source, options=normalize_options(kernel.options),
         entries=(entry,), program_name=generated.filename,
         backend=backend_for(generated.source),
-        records=tuple((t.cname, t.dtype) for t in types if isinstance(t, T.Struct)))
+        records=tuple((t.cname, t.dtype) for t in types if isinstance(t, T.Struct)),
+        param_reader=kernel_params)
 
 
 def _export_arg(name: str, t) -> dict:

@@ -28,11 +28,11 @@ from types import SimpleNamespace
 
 import numpy
 
-from .. import jit
+from . import jit_names as jit
 from ..arrays import asarray
 from ..errors import FunctionNotFoundError, JitkernError, JitkernValueError, KernelArgumentError
 from ..runtime import simdevice
-from ..runtime.handles import handle_ctype, handle_value
+from ..handles import handle_ctype, handle_value
 from ..runtime.launch import check_simulated
 from ..runtime.module import cluster_refused
 from ..sim import block_size_of, launch_keywords

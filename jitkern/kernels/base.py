@@ -28,11 +28,14 @@ from ..runtime.device import stream_handle
 from ..runtime.functions import Functions, SourceFunctions  # noqa: F401 (the kinds import Functions here)
 from ..runtime.module import load
 from ..sim import launch_keywords
-from ..toolchain import nvrtc, target
+from ..toolchain import discovery, nvrtc, target
 from ..toolchain.inspection import inspect_binary
 from ..toolchain.nvrtc import Binary
 from ..toolchain.target import Arch
 from ._user_code import name_the_arguments
+
+
+driver.at_start(discovery.warm_up)  # the toolchain's per-process facts, as the driver starts
 
 
 def resolve_arch(arch) -> Arch:

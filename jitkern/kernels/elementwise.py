@@ -30,7 +30,7 @@ from ..arrays.interop import layout_key
 from ..arrays.records import is_record_class
 from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
-from ..runtime.handles import handle_ctype
+from ..handles import handle_ctype
 from ..toolchain.inspection import Inspection, inspect_binary
 from .base import CachedSources, KernelPartial, debug_flag, debug_launched, debug_options
 from ..runtime.module import Function, cluster_refused

@@ -33,6 +33,8 @@ from ..errors import (
 from .. import config
 from ..config import settings
 from ..compiler.strings import c_params as _signature
+from ..compiler.strings import cucomplex
+from ..toolchain.jitify import jitify_options
 from . import _simulated as _sim_strings
 
 _BACKENDS = ("nvrtc", "nvcc")
@@ -42,13 +44,9 @@ def _prepare(code: str, options, translate_cucomplex: bool, jitify: bool, owner:
              backend: str = "nvrtc"):
     """Apply translate_cucomplex and jitify to (source, options); a bad option names ``owner``."""
     if translate_cucomplex:
-        from ..compiler.strings.cucomplex import translate_cucomplex as translate
-
-        code = translate(code)
+        code = cucomplex.translate_cucomplex(code)
     opts = compiler.normalize_options(options, owner, backend)
     if jitify:
-        from ..compiler.strings.jitify import jitify_options
-
         opts = tuple(o for o in jitify_options() if o not in opts) + opts
     return code, opts
 
@@ -668,4 +666,5 @@ def _export_spec(obj, entries: tuple, name_expressions: tuple):
 
     return export.ExportSpec(source=obj._source, options=obj.options, entries=entries,
                              name_expressions=tuple(name_expressions),
-                             program_name="raw_module.cu", backend=obj.backend)
+                             program_name="raw_module.cu", backend=obj.backend,
+                             param_reader=_signature.kernel_params)

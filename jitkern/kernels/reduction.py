@@ -25,7 +25,7 @@ import numpy
 from ..arrays.core import allocate, allocate_like, stream_of
 from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
-from ..runtime.handles import handle_ctype
+from ..handles import handle_ctype
 from ..toolchain.inspection import Inspection, inspect_binary
 from ..runtime.module import Function, cluster_refused
 from ..config import settings

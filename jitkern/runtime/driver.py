@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 
+from ..config import settings
 from ..errors import CUDAError
 
 _lock = threading.Lock()
@@ -24,6 +25,16 @@ _initialised = False
 _device_count: int | None = None
 _primary_contexts: dict[int, object] = {}
 _derived: list[tuple[dict, dict]] = []  # (module namespace, {name: factory}): see resets()
+#: Run once as the driver starts: per-process facts of the layers above (the toolchain's
+#: identity and NVRTC facts, registered by the kernels and arrays), computed beside the
+#: driver's own start (hundreds of ms) rather than on a kernel's first launch.
+on_start: list = []
+
+
+def at_start(callback) -> None:
+    """Run ``callback()`` when the driver starts (once, however often it is registered)."""
+    if callback not in on_start:
+        on_start.append(callback)
 
 
 def drv():
@@ -38,10 +49,8 @@ def _initialise():
     with _lock:
         if _initialised:
             return _driver_module
-        from ..toolchain import cache, discovery as toolchain
-
-        # per-process facts at the driver's start, not on a kernel's first launch
-        cache.warm_up(then=toolchain.prefetch_facts)
+        for callback in on_start:
+            callback()
         try:
             from cuda.bindings import driver as d
         except Exception as exc:  # cuda-python missing or broken
@@ -123,8 +132,6 @@ def _no_driver(reason: str, code=None) -> CUDAError:
     """The error for a machine where the driver cannot start: it names what runs without a
     GPU. While the simulator is on, what reached the driver is device memory (a jitkern
     array) or a GPU-only call: the message says to pass NumPy arrays instead."""
-    from ..config import settings
-
     reason = reason.rstrip(". ")
     if settings.simulate:
         hint = ("; JITKERN_SIMULATE runs every kernel kind (@jitkern.rawkernel, RawKernel, "
@@ -223,8 +230,6 @@ def is_available() -> bool:
 
 def simulating_without_gpu() -> bool:
     """JITKERN_SIMULATE is on and no GPU is usable: synchronizing has nothing to wait for."""
-    from ..config import settings
-
     return settings.simulate and not is_available()
 
 

@@ -49,7 +49,7 @@ from .args import (  # noqa: F401 - the reading table; register_array_type etc. 
 )
 from . import signature
 from .args import dtype_of
-from .handles import handle_ctype
+from ..handles import handle_ctype
 from .recordbytes import VOID_EXPR, void_slot_env
 from .launcher import CODE_NAMES, STRUCT_CODES, ParamBuffer, make_fast_launcher, make_packers  # noqa: F401
 

@@ -36,7 +36,7 @@ from . import driver, memory
 from .args import ARRAYS, array_read, device_getter, device_template
 from .codegen import define
 from .device import STREAMS_IN_USE, Stream, current_stream_handle, get_current_stream, stream_handle
-from .handles import HANDLE_CTYPES
+from ..handles import HANDLE_CTYPES
 from .recordbytes import STRUCT_CODES, record_read
 
 # Texture/surface handles given for a scalar parameter: the record dtypes the string

@@ -40,7 +40,7 @@ from ..arrays.layout import c_strides
 from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from .context import current_device_id, pointer_device
-from .handles import handle_ctype
+from ..handles import handle_ctype
 
 
 class ArrayInfo(NamedTuple):

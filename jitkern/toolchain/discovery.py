@@ -14,7 +14,7 @@ from ..errors import CompileError
 from . import cache
 
 PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
-# jitify=True puts this folder first on the include path (see compiler/strings/jitify.py)
+# jitify=True puts this folder first on the include path (see toolchain/jitify.py)
 JITIFY_INCLUDE = os.path.join(PACKAGE_INCLUDE, "jitkern", "jitify")
 
 
@@ -105,6 +105,13 @@ def supported_archs() -> tuple[int, ...]:
     archs = tuple(int(a) for a in archs)
     _remember_toolchain_facts({"archs": list(archs), "version": list(version)})
     return archs
+
+
+def warm_up() -> None:
+    """The per-process facts every first launch needs, computed once: the cache's
+    generator identity, then :func:`prefetch_facts` (registered to run as the driver
+    starts, by the layers that compile: runtime.driver.at_start)."""
+    cache.warm_up(then=prefetch_facts)
 
 
 def prefetch_facts() -> None:

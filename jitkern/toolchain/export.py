@@ -29,10 +29,10 @@ import re
 import tempfile
 
 from ..arrays import dtypes, records
+from ..config import VERSION
 from . import header_structs
 from . import manifest as schema
 from ..errors import InternalError, JitkernFileNotFoundError, JitkernTypeError, JitkernValueError
-from ..compiler.strings.c_params import kernel_params
 from .cubin import param_layout
 from .target import from_tag, parse_many
 
@@ -83,6 +83,10 @@ class ExportSpec:
     #: ``(C type name, record dtype)`` of the structs passed by value: the manifest records
     #: their layout per parameter, and the header declares it (header_structs)
     records: tuple = ()
+    #: ``(source, symbol) -> [Param(name, ctype, pointer)] | None``: the kind's reader of a
+    #: kernel's C parameter list (names and C types in the manifest and header); None: the
+    #: CUBIN's offsets and sizes only
+    param_reader: object = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -263,7 +267,8 @@ def _layouts(spec: ExportSpec, binary) -> dict:
         offsets = param_layout(binary, symbol)
         if offsets is None:
             raise InternalError(f"export: the CUBIN has no kernel {symbol!r} ({entry.name})")
-        parsed = kernel_params(spec.source, entry.symbol) if "<" not in entry.symbol else None
+        parsed = (spec.param_reader(spec.source, entry.symbol)
+                  if spec.param_reader is not None and "<" not in entry.symbol else None)
         if parsed is not None and len(parsed) != len(offsets):
             parsed = None
         typedefs = {alias: real.strip() for real, alias in _TYPEDEF.findall(spec.source)}
@@ -291,7 +296,6 @@ def _layouts(spec: ExportSpec, binary) -> dict:
 
 
 def _manifest(spec, archs, fmt, files, lowered, layouts) -> dict:
-    from .. import __version__
     from .discovery import nvrtc_version
 
     entries = []
@@ -313,7 +317,7 @@ def _manifest(spec, archs, fmt, files, lowered, layouts) -> dict:
     return {
         "format": MANIFEST_FORMAT,
         "version": MANIFEST_VERSION,
-        "jitkern_version": __version__,
+        "jitkern_version": VERSION,
         "nvrtc_version": ".".join(map(str, nvrtc_version())),
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "binary_format": fmt,

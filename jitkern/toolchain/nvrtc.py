@@ -17,7 +17,7 @@ import threading
 from ..config import settings
 from ..errors import CompileError, JitkernTypeError, JitkernValueError
 from . import cache, discovery as toolchain, includes, nvrtc_options
-from .target import Arch, for_device, parse as parse_arch
+from .target import Arch, parse as parse_arch
 
 DEFAULT_STD = "-std=c++17"
 _RDC_OPTIONS = {"-dc": "--relocatable-device-code=true", "-rdc=true": "--relocatable-device-code=true",
@@ -173,16 +173,16 @@ def is_relocatable(options: tuple) -> bool:
 
 
 def target_for(arch=None, fmt: str | None = None) -> Arch:
-    """The compile target for a named arch (target.parse), or for the current device when
-    None (target.for_device: CUBIN where it can, never PTX newer than the driver)."""
-    if arch is not None:
-        return parse_arch(arch, fmt)
-    # Only compile_source(arch=None) (compile_with_cache, jitkern's array kernels) asks
-    # the device here; the kernel objects resolve it themselves (kernels/base.py).
-    from ..runtime import driver
+    """The compile target ``arch`` names (target.parse: 'sm_90', 90, (9, 0), an Arch...).
 
-    capability = driver.compute_capability(driver.current_device_id())
-    return for_device(capability, driver.driver_version()).as_format(fmt)
+    The toolchain knows no device: a caller building for one passes its Arch
+    (``kernels.base.resolve_arch(None)``: the current device's, target.for_device)."""
+    if arch is None:
+        raise JitkernValueError(
+            "arch: compile_source() builds for the arch it is given, and none was given; pass "
+            "a target such as 'sm_90', or jitkern.kernels.base.resolve_arch(None) for the "
+            "current device (kernel objects do this themselves)")
+    return parse_arch(arch, fmt)
 
 
 def _include_digest() -> str:

@@ -547,12 +547,13 @@ def test_numba_interop(rng):
 
 @pytest.mark.sim_gap("compiles with NVRTC and launches the loaded Function: the GPU path itself")
 def test_kernel_launch_takes_arrays(rng):
+    from jitkern.kernels.base import resolve_arch
     from jitkern.toolchain.nvrtc import compile_source
     from jitkern.runtime.module import Function
 
     src = r'''extern "C" __global__ void twice(const float* x, float* y, int n) {
         int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) y[i] = 2 * x[i]; }'''
-    fn = Function(compile_source(src), "twice")
+    fn = Function(compile_source(src, arch=resolve_arch(None)), "twice")
     h = random(rng, 1000, "float32")
     x = asarray(h)
     y = empty_like(x)

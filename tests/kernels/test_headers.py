@@ -16,8 +16,9 @@ import jitkern
 from jitkern import CompileError
 from jitkern.toolchain import discovery as toolchain
 from jitkern.toolchain.nvrtc import compile_source
+from jitkern.kernels.base import resolve_arch
 from jitkern.compiler.strings.cucomplex import BRIDGE_INCLUDE, translate_cucomplex
-from jitkern.compiler.strings.jitify import JITIFY_INCLUDE, jitify_options, shim_headers
+from jitkern.toolchain.jitify import JITIFY_INCLUDE, jitify_options, shim_headers
 
 ARCHS = ["sm_80", "sm_90"]
 HEADER_DIR = os.path.join(toolchain.PACKAGE_INCLUDE, "jitkern")
@@ -567,7 +568,8 @@ _REAL = {np.complex64: np.float32, np.complex128: np.float64}
 
 @pytest.fixture(scope="module")
 def functions_binary():
-    return compile_source(complex_functions_source(), program_name="complex_functions.cu")
+    return compile_source(complex_functions_source(), program_name="complex_functions.cu",
+                          arch=resolve_arch(None))
 
 
 def _launch(binary, name, *args):

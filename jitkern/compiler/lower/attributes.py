@@ -43,7 +43,7 @@ class AttributesMixin:
             )
         if isinstance(obj, B.CubClass) and attr == "TempStorage":
             return Const(B.CubStorage(obj))
-        if _is_module(obj) and obj.__name__.startswith("jitkern.jit"):
+        if _is_module(obj) and frontend.is_jit_names(obj):
             if not hasattr(obj, attr):
                 raise problem(f"jitkern.jit has no member {attr!r}", "", JitAttributeError)
             value = getattr(obj, attr)

@@ -11,7 +11,7 @@ import numpy
 from ...arrays.interop import describe
 from ...arrays.records import is_record_class
 from ...runtime.launch import host_array_message
-from ...runtime.handles import handle_ctype
+from ...handles import handle_ctype
 from ...arrays import layout
 from ...arrays.layout import broadcast_strides, c_strides, max_extent  # noqa: F401 (kernels read them here)
 from ...errors import JitkernValueError, KernelArgumentError

@@ -19,7 +19,7 @@ import numpy
 from ...arrays import dtypes as _dtypes
 from ...arrays import records as _records
 from ...arrays.records import c_alignment  # noqa: F401 - the one C alignment rule (prelude reads it here)
-from ...runtime.handles import HANDLE_CTYPES, handle_ctype
+from ...handles import HANDLE_CTYPES, handle_ctype
 from ...errors import JitkernTypeError, JitkernValueError
 
 # NumPy dtype -> the C++ spelling used in generated kernels (complex from

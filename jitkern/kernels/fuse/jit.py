@@ -29,7 +29,7 @@ import math
 
 import numpy
 
-from ... import jit
+from .. import jit_names as jit
 from ...errors import JitkernValueError
 from . import ops
 from .emit import NodeWalker

@@ -12,11 +12,7 @@ all ``jitify=True`` does.
 
 from __future__ import annotations
 
-import os
-
-from ...toolchain.discovery import PACKAGE_INCLUDE
-
-JITIFY_INCLUDE = os.path.join(PACKAGE_INCLUDE, "jitkern", "jitify")
+from .discovery import JITIFY_INCLUDE, jitify_headers
 
 # Defined while compiling with jitify=True, for code that wants to know.
 JITIFY_DEFINE = "-DJITKERN_JITIFY=1"
@@ -29,4 +25,4 @@ def jitify_options() -> tuple[str, ...]:
 
 def shim_headers() -> tuple[str, ...]:
     """The standard header names ``jitify=True`` provides, sorted."""
-    return tuple(sorted(name for name in os.listdir(JITIFY_INCLUDE) if not name.startswith("__")))
+    return jitify_headers()
