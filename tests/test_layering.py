@@ -63,11 +63,6 @@ RUNTIME_FROM_TOOLCHAIN = {"jitkern.toolchain.cache", "jitkern.toolchain.cubin"}
 
 #: (importer, imported) -> why the rule is broken today, and which file owns the fix
 LAYER_EXCEPTIONS = {
-    ("jitkern.compiler.strings.layout", "jitkern.runtime.launch"):
-        "ArrayArg/describe_array read argument arrays: they belong to the one argument "
-        "table (runtime, runtime/launch.py)",
-    ("jitkern.compiler.strings.layout", "jitkern.arrays.interop"):
-        "the same argument reading (describe); goes with it (runtime)",
 
 }
 
@@ -117,9 +112,6 @@ LOCAL_IMPORTS = {
     ("jitkern.kernels.fuse", "jitkern.toolchain.export"): "only when exporting",
     ("jitkern.kernels.fuse", "jitkern.kernels._export_kinds"): "only when exporting",
     # still to be sorted out by the helpers who own these files (issue 16)
-    ("jitkern.kernels.jit_args", "jitkern.arrays.dtypes"): "kernelbase/runtime: hoist",
-    ("jitkern.kernels.jit_args", "jitkern.arrays.interop"): "runtime: one argument table",
-    ("jitkern.kernels.jit", "jitkern.arrays.interop"): "runtime: one argument table",
 
     ("jitkern.kernels.jit", "jitkern.runtime.module"): "runtime: one launcher",
 

@@ -24,7 +24,7 @@ import numpy
 from ..runtime import driver, memory
 from ..runtime.device import Device, Stream, get_current_stream, stream_handle
 from ..runtime.driver import check, drv
-from ..runtime.args import register_array_type, register_arrays
+from ..runtime.args import register_arrays
 from ..errors import JitkernBufferError, JitkernTypeError, JitkernValueError
 from . import _dlpack, _kernels, dtypes, interop, layout
 from ..runtime.context import LEGACY, PER_THREAD, current_device_id, on_device, order_after
@@ -192,6 +192,8 @@ class ndarray(ArrayOperators):
         "_stream",
         "_strides",
     )
+    #: read as the "jitkern" row of runtime/libraries.py's table (through the slots above)
+    __jitkern_array__ = True
 
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order="C"):
         shape = layout.normalize_shape(shape)
@@ -583,17 +585,9 @@ class ndarray(ArrayOperators):
         return host.__dlpack__(max_version=max_version)
 
 
-# "{a}._ptr" is inlined into the generated launchers: no call per argument.
-register_array_type(ndarray, "{a}._ptr", "{a}._device_id", "{a}._dtype")
-register_arrays(ndarray=ndarray, pin_stream=pin_stream, stream_of=stream_of,
-                c_strides=layout.c_strides)  # what the generated launchers build ndarrays with
-
-
-def _from_jitkern(a: ndarray) -> interop.ArrayInfo:
-    return interop.ArrayInfo(a._ptr, a._shape, a._strides, a._dtype, a._device_id, False, a)
-
-
-interop.register(ndarray, _from_jitkern, operator.attrgetter("_ptr"))
+# what the generated launchers build ndarrays with (how they read one is the "jitkern" row
+# of runtime/libraries.py's table: its slots, which __jitkern_array__ points it to)
+register_arrays(ndarray=ndarray, pin_stream=pin_stream, stream_of=stream_of)
 
 
 def _consumer_stream(stream) -> int:

@@ -232,6 +232,8 @@ def build(source: str, *, options, program_name: str, arch=None, backend: str = 
     ``arch``: an Arch (see :func:`resolve_arch`), any spelling target.parse reads, or None
     for the current device.
     """
+    if not isinstance(arch, Arch):
+        arch = resolve_arch(arch)
     try:
         return nvrtc.compile_source(
             source, options=options, name_expressions=name_expressions, arch=arch,

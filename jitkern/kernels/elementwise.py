@@ -29,7 +29,7 @@ from ..arrays.core import allocate_like, stream_of
 from ..arrays.interop import layout_key
 from ..arrays.records import is_record_class
 from ..toolchain import nvrtc as compiler
-from ..runtime import debugcheck, driver
+from ..runtime import args as launch_args, debugcheck, driver
 from ..handles import handle_ctype
 from ..toolchain.inspection import Inspection, inspect_binary
 from .base import CachedSources, KernelPartial, debug_flag, debug_launched, debug_options
@@ -232,7 +232,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
             what = f"{self.name}: {'output' if p.is_output else 'input'} {p.name!r}"
             for hook in ARGUMENT_HOOKS:
                 hook(value, p, what)
-            if _layout.is_scalar(value):
+            if launch_args.is_scalar(value):
                 if p.is_output:
                     raise KernelArgumentError(
                         f"{what}: outputs must be arrays, got a scalar {value!r}"
@@ -243,7 +243,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
                     )
                 described.append(None)
             else:
-                described.append(_layout.describe_array(value, what, host_ok=host_ok))
+                described.append(launch_args.describe_array(value, what, host_ok=host_ok))
         return described
 
     def _analyze(self, args, arrays, size) -> _Analysis:

@@ -24,31 +24,17 @@ import threading
 import types as types_module
 import weakref
 
-import numpy
-
 from .. import config
-from ..arrays.layout import fits_int32 as _fits_int32  # also read by generated guards
 from ..toolchain import nvrtc
 from ..runtime import debugcheck
 from ..runtime import args as launch_args
-from ..runtime import libraries
+from ..runtime.args import KEYERS, key_of, key_reader
 from ..runtime.graphargs import ArgMap
 from ..runtime.launcher import make_jit_runner
 from . import _export_kinds
 from .base import (KernelPartial, LaunchSyntax, build, debug_flag, debug_launched, debug_watch,
                    launch_star, resolve_arch)
-from .jit_args import (  # noqa: F401 - arg_type: the tests' name
-    _KEYERS,
-    _argument_error,
-    _cai_type,
-    _dims_getter,
-    _extras_function,
-    _info_type,
-    _key_jitkern,
-    _keyer_for,
-    _scalar_key,
-    arg_type,
-)
+from .jit_args import arg_type, argument_error, describe_for_bind, layouts
 from .jit_index import Generated, binary_slot, load_index, store_index
 from ..runtime.module import check_cluster
 from ..config import settings
@@ -286,11 +272,11 @@ class JitKernel(LaunchSyntax, KernelPartial):
             check_cluster(self.__name__, grid, cluster, self.allow_nonportable_cluster_size)
         if settings.simulate:  # JITKERN_SIMULATE=1: every JIT launch runs on the CPU
             return self.simulate(grid, block, args, shared_mem, cluster=cluster)
-        keyers = _KEYERS
+        keyers = KEYERS
         try:
-            key = tuple([(keyers.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
+            key = tuple([(keyers.get(type(a)) or key_reader(type(a)))(a) for a in args])
         except KernelArgumentError as exc:  # a host array: name it, as every kernel kind does
-            raise _argument_error(exc, args, self) from None
+            raise argument_error(exc, args, self) from None
         except (JitkernTypeError, JitkernValueError):  # e.g. a CAI descr: the argument named
             self._arg_types(tuple(args), False)
             raise
@@ -325,14 +311,14 @@ class JitKernel(LaunchSyntax, KernelPartial):
     def _bind_parts(self, args: tuple):
         """For KernelPartial.bind: the entry's Function and full arguments, and the check
         that a replaced argument keeps this specialisation."""
-        key = tuple([(_KEYERS.get(type(a)) or _keyer_for(type(a)))(a) for a in args])
+        key = tuple([key_of(a) for a in args])
         entry = self._entries.get(key) or self._entry_for(tuple(args), key)
 
         def refresh(i, value, user_args):
-            if (_KEYERS.get(type(value)) or _keyer_for(type(value)))(value) != key[i]:
+            if key_of(value) != key[i]:
                 raise KernelArgumentError(
                     f"argument {i} of {self.__name__}: the bound launch is specialised for "
-                    f"{_describe_for_bind(user_args[i])}, got {_describe_for_bind(value)}; "
+                    f"{describe_for_bind(user_args[i])}, got {describe_for_bind(value)}; "
                     "bind again for other types")
             new = user_args[:i] + (value,) + user_args[i + 1:]
             return new + entry.extras(new) if entry.extras is not None else new
@@ -356,13 +342,14 @@ class JitKernel(LaunchSyntax, KernelPartial):
                 fn = Function(built.binary, built.symbol, display_name=self.__name__)
                 fn.owner = weakref.ref(self)
                 fn.arg_map = _graph_args(self, key, types, built.plans)
-                extras = _extras_function(built.plans)
-                guards, guard_env = _guards(args, types)
+                extras = launch_args.derived_params(built.plans)
+                guards, guard_env = launch_args.guards(args, layouts(types))
                 global_guards, global_env = built.globals.guards()
                 guard_env.update(global_env)
                 entry = _Entry(fn, extras, built.cooperative, guards + global_guards, guard_env,
                                self._launch)
                 entry.types = tuple(map(type, args))
+                entry.signature = types  # the JIT types this entry was built for
                 entry.globals = built.globals
                 if self.debug:
                     entry.watch = debug_watch(f"kernel {self.__name__}", built.sites, built.binary)
@@ -516,30 +503,18 @@ def _graph_args(kernel, key, types, plans) -> ArgMap:
     """How a graph update re-packs this specialisation's arguments (runtime/graphargs.py):
     each keeps its key, and an array's shape/stride parameters follow it."""
     code = kernel.py_func.__code__
-    return ArgMap(code.co_varnames[: code.co_argcount], key=key, keyer=_key_of,
-                  described=tuple(t.describe() for t in types), describe=_describe_for_bind,
+    return ArgMap(code.co_varnames[: code.co_argcount], key=key, keyer=key_of,
+                  described=tuple(t.describe() for t in types), describe=describe_for_bind,
                   extras=plans, dims=_dims_of, keyer_for=_keyer_of_type)
-
-
-def _key_of(a):
-    return (_KEYERS.get(type(a)) or _keyer_for(type(a)))(a)
 
 
 def _keyer_of_type(cls: type):
     """The key reader of values of ``cls``, or None where the type is the key (scalars)."""
-    keyer = _KEYERS.get(cls) or _keyer_for(cls)
-    return None if keyer is _scalar_key else keyer
+    return None if launch_args.scalar_keyed(cls) else (KEYERS.get(cls) or key_reader(cls))
 
 
 def _dims_of(a):
-    return _dims_getter(type(a))(a)
-
-
-def _describe_for_bind(a) -> str:
-    try:
-        return arg_type(a).describe()
-    except Exception:  # a value no kernel accepts: its Python type says enough
-        return type(a).__name__
+    return launch_args.dims_of(a)[2:]
 
 
 #: Kernels whose call is a generated GPU launcher: it skips _launch and so the
@@ -558,7 +533,7 @@ config.on_simulate.append(_uninstall_launchers)
 
 class _Entry:
     __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "general",
-                 "types", "globals", "watch")
+                 "types", "signature", "globals", "watch")
 
     def __init__(self, function, extras, cooperative, guards, guard_env, general):
         self.function = function
@@ -583,84 +558,6 @@ class _Entry:
         self.run = self.function.fast_launcher(
             state, plan, self.cooperative, fallback=self.general, positional=True,
             guards=tuple(self.guards), guard_env=self.guard_env, star=launch_star)
-
-
-def _guards(args: tuple, types: tuple) -> tuple[list, dict]:
-    """(conditions, names they use): what ``a0, a1, ...`` must meet, beyond each having the
-    type of the same argument in ``args``, to have the signature ``types``. The conditions
-    may say no to arguments of the same signature, never yes to another."""
-    env = {"_fits_int32": _fits_int32}
-    terms = []
-    for i, (a, t) in enumerate(zip(args, types)):
-        if type(a) is numpy.void:  # the launcher packs this record dtype's bytes
-            env[f"D{i}"] = a.dtype
-            terms.append(f"(a{i}.dtype is D{i} or a{i}.dtype == D{i})")
-            continue
-        if not isinstance(t, T.Array):
-            continue
-        keyer = _keyer_for(type(a))
-        read = launch_args.array_read(type(a), a)
-        if read is not None:  # the launcher has read a{i}_i once (launch.ArrayRead)
-            terms += _read_guards(read.kind, i, a, t, env)
-        elif keyer is _key_jitkern:
-            env[f"D{i}"] = a._dtype
-            terms.append(f"a{i}._dtype is D{i}")
-            if t.is_pointer_like:
-                terms.append(f"a{i}._strides == ({t.dtype.itemsize},)")
-            else:
-                terms.append(f"len(a{i}._shape) == {t.ndim}")
-                if t.index32:
-                    terms.append(f"_fits_int32(a{i}._shape, a{i}._strides, {t.dtype.itemsize})")
-        elif t.is_pointer_like and _guard_1d(type(a), keyer) is not None:
-            # the table's inline check of a 1-D contiguous array of the sample's dtype; a
-            # 1-element array it says no to takes the general path, which keys it correctly
-            env[f"D{i}"] = a.dtype
-            terms += [g.format(a=f"a{i}", D=f"D{i}") for g in _guard_1d(type(a), keyer)]
-        else:
-            env[f"K{i}"] = keyer
-            env[f"V{i}"] = keyer(a)
-            terms.append(f"K{i}(a{i}) == V{i}")
-    return terms, env
-
-
-def _read_guards(kind: str, i: int, a, t: T.Array, env: dict) -> list[str]:
-    """Guards over ``a{i}_i``, what the launcher read from a protocol-only array: the CAI
-    dict (``kind`` "cai") or DLPack's ArrayInfo ("info"). A 1-D contiguous array is checked
-    inline (the common case: a few dict reads); any other layout by its JIT type."""
-    v = f"a{i}_i"
-    if kind == "cai":
-        cai = a.__cuda_array_interface__
-        env[f"TS{i}"] = cai["typestr"]
-        terms = [f"{v}['typestr'] == TS{i}", f"{v}.get('mask') is None"]
-        if cai["typestr"][1:2] == "V":  # records of one size: the descr says which
-            env[f"DS{i}"] = cai.get("descr")
-            terms.append(f"{v}.get('descr') == DS{i}")
-        if t.is_pointer_like:
-            env[f"ST{i}"] = (None, (t.dtype.itemsize,))
-            return terms + [f"len({v}['shape']) == 1", f"{v}.get('strides') in ST{i}"]
-        env[f"CT{i}"], env[f"V{i}"] = _cai_type, t
-        return terms + [f"CT{i}({v}) is V{i}"]
-    env[f"D{i}"] = _dlpack_dtype(a)
-    if t.is_pointer_like:
-        return [f"{v}.dtype == D{i}", f"{v}.strides == ({t.dtype.itemsize},)"]
-    env[f"IT{i}"], env[f"V{i}"] = _info_type, t
-    return [f"IT{i}({v}) is V{i}"]
-
-
-def _dlpack_dtype(a):
-    from ..arrays.interop import describe
-
-    return describe(a).dtype
-
-
-def _guard_1d(cls: type, keyer):
-    """The table's ``guard_1d`` templates for ``cls`` (runtime.libraries), where its keys
-    come from the same row and the class has every attribute they read; else None."""
-    row = libraries.library(cls)
-    if row.guard_1d is None or getattr(keyer, "dims", None) is not row.dims:
-        return None
-    names = {m for g in row.guard_1d for m in re.findall(r"\{a\}\.(\w+)", g)}
-    return row.guard_1d if all(hasattr(cls, name) for name in names) else None
 
 
 class _Built:

@@ -24,7 +24,7 @@ import numpy
 
 from ..arrays.core import allocate, allocate_like, stream_of
 from ..toolchain import nvrtc as compiler
-from ..runtime import debugcheck, driver
+from ..runtime import args as launch_args, debugcheck, driver
 from ..handles import handle_ctype
 from ..toolchain.inspection import Inspection, inspect_binary
 from ..runtime.module import Function, cluster_refused
@@ -250,12 +250,12 @@ class ReductionKernel(CachedSources, KernelPartial):
                 raise KernelArgumentError(
                     f"{what}: texture memory is not supported in ReductionKernel (as in CuPy); "
                     "read the texture in an ElementwiseKernel or RawKernel instead")
-            if _layout.is_scalar(value):
+            if launch_args.is_scalar(value):
                 if p.is_output or p.raw:
                     raise KernelArgumentError(f"{what}: expected an array, got a scalar {value!r}")
                 described.append(None)
             else:
-                described.append(_layout.describe_array(value, what, host_ok=host_ok))
+                described.append(launch_args.describe_array(value, what, host_ok=host_ok))
         return described
 
     # -- analysis ------------------------------------------------------------------

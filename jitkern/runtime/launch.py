@@ -76,21 +76,12 @@ def _scalar_slot(dtype: numpy.dtype, what: str) -> Slot:
         return Slot(STRUCT_CODES[dtype.char], dtype.itemsize, dtype.itemsize,
                     "{a}.real, {a}.imag", {}, what)
     if dtype.kind == "V":  # a numpy.void: read through a view while it comes back
-        return Slot(f"{dtype.itemsize}s", dtype.itemsize, _c_alignment(dtype),
+        return Slot(f"{dtype.itemsize}s", dtype.itemsize, records.c_alignment(dtype),
                     VOID_EXPR, void_slot_env(dtype), what)
     code = STRUCT_CODES.get(dtype.char)
     if code is None:
         raise KernelArgumentError(f"{what}: NumPy type {dtype} cannot be passed to a kernel")
     return Slot(code, dtype.itemsize, dtype.itemsize, "{a}", {}, what)
-
-
-def _c_alignment(dtype: numpy.dtype) -> int:
-    """A structured dtype's alignment as a C struct (NumPy says 1 unless made with
-    align=True; C aligns to the widest field, complex<T> to its size)."""
-    dtype = dtype.base
-    if dtype.fields is not None:
-        return max([1, dtype.alignment] + [_c_alignment(dt) for dt, *_ in dtype.fields.values()])
-    return dtype.itemsize if dtype.kind == "c" else max(dtype.alignment, 1)
 
 
 _PY_SCALARS = dtypes.PYTHON_SCALARS
@@ -158,7 +149,7 @@ def _record_slot(cls: type, what: str) -> Slot:
         pos = offset + dt.itemsize
     if dtype.itemsize > pos:
         codes.append(f"{dtype.itemsize - pos}x")
-    return Slot("".join(codes), dtype.itemsize, _c_alignment(dtype), ", ".join(exprs), {},
+    return Slot("".join(codes), dtype.itemsize, records.c_alignment(dtype), ", ".join(exprs), {},
                 f"{what} ({cls.__qualname__})")
 
 

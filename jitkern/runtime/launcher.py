@@ -33,7 +33,8 @@ import numpy
 
 from ..errors import InternalError
 from . import driver, memory
-from .args import ARRAYS, array_read, device_getter, device_template
+from ..arrays.layout import c_strides
+from .args import ARRAYS, array_read, device_getter, device_template, fast_read, new_result
 from .codegen import define
 from .device import STREAMS_IN_USE, Stream, current_stream_handle, get_current_stream, stream_handle
 from ..handles import HANDLE_CTYPES
@@ -520,15 +521,7 @@ def _array_read(k: int, value, env: dict):
     for the array argument ``a{k}`` shaped like ``value``. The statements and conditions
     may assume the type check passed."""
     a = f"a{k}"
-    if type(value) is ARRAYS.ndarray:
-        env[f"_D{k}"], env[f"_S{k}"], env[f"_ST{k}"] = value._dtype, value._shape, value._strides
-        misses = [
-            f"{a}._dtype is not _D{k}",
-            f"({a}._shape is not _S{k} and {a}._shape != _S{k})",
-            f"({a}._strides is not _ST{k} and {a}._strides != _ST{k})",
-        ]
-        return f"type({a}) is not _nd", [], misses, f"{a}._ptr", f"{a}._device_id"
-    read = ARRAYS.fast_read(value)
+    read = fast_read(value)
     prefix = f"_c{k}_"
     env[prefix + "T"] = type(value)
     for name, const in read.consts.items():
@@ -608,7 +601,7 @@ def make_runner(
     # Results follow the inputs (CuPy's arrays for CuPy's...): decided once per signature.
     results = None
     if any(kind == "alloc" for kind, _ in kinds):
-        results = ARRAYS.new_result([first_args[k] for k, (kind, _) in enumerate(kinds)
+        results = new_result([first_args[k] for k, (kind, _) in enumerate(kinds)
                                      if kind == "array"])
     foreign = set()  # outputs allocated by another library (not pinned to the stream here)
     for k, (kind, info) in enumerate(kinds):
@@ -731,7 +724,7 @@ def _output_lines(k: int, shape, dtype, env: dict, device_id: int) -> list:
     """Statements making output ``a{k}``: its memory ``m{k}`` (pointer ``p{k}``) allocated on
     stream ``s``, and the ndarray over it (make(), inlined: an ndarray from trusted parts)."""
     size = int(numpy.prod(shape, dtype=numpy.int64)) if shape else 1
-    strides = ARRAYS.c_strides(shape, dtype.itemsize)
+    strides = c_strides(shape, dtype.itemsize)
     env[f"_shape{k}"], env[f"_strides{k}"], env[f"_dt{k}"] = shape, strides, dtype
     return [
         *_alloc_lines(f"m{k}", size * dtype.itemsize, env, device_id),

@@ -8,24 +8,28 @@ column              read by
 ``device``          template over ``{a}`` inlined in the launcher, or a function
 ``launch_read``     the same launchers, for arrays read once per call through a protocol
                     (the CAI dict, a DLPack capsule): an :class:`ArrayRead`
-``describe``        arrays.interop.describe: an :class:`ArrayInfo` (first calls, asarray)
+``describe``        :func:`describe`: an :class:`ArrayInfo` (first calls, asarray)
 ``fast_read``       the string kernels' launchers: a :class:`FastRead` of a sample
 ``layout_key``      the string kernels' call keys: type, dtype, shape and strides
 ``dims``            the JIT's keys, guards and shape/stride parameters:
                     ``(dtype, itemsize, shape, byte strides)``
+``key``             the JIT's per-call key, where a row reads it faster than ``dims``
 ``guard_1d``        the JIT's launchers: conditions over ``{a}`` (and ``{D}``, the sample's
-                    dtype) true for a 1-D contiguous array of that dtype
+                    dtype, ``{n}`` its item size) true for a 1-D contiguous array of that dtype
+``guard_nd``        ... for an array of that dtype and rank ``{ndim}``; ``guard_fits``: and
+                    every byte offset within 32 bits
 ``dtype``           checked raw kernels' launchers (runtime.args.dtype_read): a template
                     over ``{a}`` equal between two arrays of one dtype
+``results``         how a kernel given this library's arrays allocates its results
 ==================  ===================================================================
 
-A new array library is one row of :data:`LIBRARIES`. A column left None means the
-general reader: ``describe()`` once per call (arrays.interop's ``_fast_generic`` and
-``_key_generic``). jitkern's own ndarray lives a layer above and registers itself
-(``args.register_array_type``, ``arrays.interop.register``); so does the DLPack capsule
-reader (:func:`use_dlpack`), which needs arrays' capsule parser.
+A new array library is one row of :data:`LIBRARIES`; jitkern's own ndarray is the first
+(its class says ``__jitkern_array__``: nothing of arrays/ is imported here). A column left
+None means the general reader: :func:`describe` once per call (runtime.args). The DLPack
+capsule parser lives with the arrays and registers itself (:func:`use_dlpack`).
 
-Only the ground (errors, arrays' dtypes and layout) and the runtime are imported here.
+Only the ground (errors, arrays' dtypes, layout and records, handles, config) and the
+runtime are imported here.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from typing import Any, Callable, NamedTuple
 import numpy
 
 from ..arrays import dtypes, records
-from ..arrays.layout import c_strides
+from ..arrays.layout import c_strides, fits_int32
 from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from .context import current_device_id, pointer_device
@@ -95,6 +99,12 @@ class Library(NamedTuple):
     layout_key: Callable | None = None
     dims: Callable | None = None
     guard_1d: tuple | None = None
+    # the JIT's per-call key read faster than through ``dims`` (same meaning: args.array_key)
+    key: Callable | None = None
+    # the JIT's launchers, any other rank: conditions over {a}, {D}, {ndim} (and {n}, the
+    # item size) true for an array of that dtype and rank; ``guard_fits``: and 32-bit offsets
+    guard_nd: tuple | None = None
+    guard_fits: str | None = None
     dtype: str | None = None  # a template over {a} reading a value equal for equal dtypes
     env: Callable | None = None  # env(cls): helpers the pointer/device templates name
     # results() -> NewResult: how a kernel given this library's arrays allocates its results
@@ -164,6 +174,46 @@ def _torch_results() -> NewResult:
     # one (the varargs overload is tried first), and no slower than literal int extents
     fast = "{c}empty(size={shape}, dtype={dtype}, device={device})"
     return NewResult(1, to_torch.get, fast, new, "{a}.data_ptr()", {"empty": torch.empty})
+
+
+# ---------------------------------------------------------------------------
+# jitkern's own ndarray: a row like the others, read through its slots (the attributes
+# behind its properties: one attribute access each instead of a property call). The class
+# says it is one with ``__jitkern_array__`` (the runtime imports nothing of arrays/).
+
+
+def _is_jitkern(cls: type) -> bool:
+    return getattr(cls, "__jitkern_array__", False) is True
+
+
+def _from_jitkern(a) -> ArrayInfo:
+    return ArrayInfo(a._ptr, a._shape, a._strides, a._dtype, a._device_id, False, a)
+
+
+def _fast_jitkern(a) -> FastRead:
+    consts = {"D": a._dtype, "S": a._shape, "ST": a._strides}
+    misses = ("{a}._dtype is not {c}D", "({a}._shape is not {c}S and {a}._shape != {c}S)",
+              "({a}._strides is not {c}ST and {a}._strides != {c}ST)")
+    return FastRead("", misses, "{a}._ptr", "{a}._device_id", consts)
+
+
+def _key_jitkern_layout(a):
+    return (a._dtype, a._shape, a._strides)
+
+
+def _dims_jitkern(a):
+    return a._dtype, a._dtype.itemsize, a._shape, a._strides
+
+
+def _key_jitkern(a):
+    # The JIT's launch hot path: a contiguous 1-D array keys on its dtype alone.
+    strides = a._strides
+    if len(strides) == 1 and strides[0] == a._dtype.itemsize:
+        return a._dtype
+    shape = a._shape
+    if len(shape) == 1:
+        return (type(a), a._dtype, shape[0] <= 1)
+    return (type(a), a._dtype, len(shape), fits_int32(shape, strides, a._dtype.itemsize))
 
 
 # ---------------------------------------------------------------------------
@@ -401,7 +451,7 @@ INSTANCE_CAI_READ = ArrayRead("cai", "({a}_i := {icai}({a}))", "{a}_i['data'][0]
 
 
 # ---------------------------------------------------------------------------
-# DLPack: the capsule reader lives with the arrays (a layer above) and registers here.
+# DLPack: the capsule parser lives with the arrays (a layer above) and registers here.
 
 
 def _no_dlpack(a, stream=None):
@@ -411,14 +461,12 @@ def _no_dlpack(a, stream=None):
 
 
 _dlpack_reader = [_no_dlpack]
-_describer = [_no_dlpack]
 
 
-def use_dlpack(reader, describe) -> None:
-    """Read DLPack arrays through ``reader(obj) -> ArrayInfo`` (the capsule reader: the row's
-    ``describe``), and launch arguments of the DLPack row through ``describe`` (which reads
-    a registered class through its own extractor first); arrays.interop's, at its import."""
-    _dlpack_reader[0], _describer[0] = reader, describe
+def use_dlpack(reader) -> None:
+    """Read DLPack arrays through ``reader(obj) -> ArrayInfo`` (the capsule parser:
+    arrays.interop's, registered at its import)."""
+    _dlpack_reader[0] = reader
 
 
 def read_dlpack(a) -> ArrayInfo:
@@ -426,10 +474,41 @@ def read_dlpack(a) -> ArrayInfo:
     return _dlpack_reader[0](a)
 
 
-def describe(a) -> ArrayInfo:
-    """arrays.interop.describe (a registered class's own extractor first, else its row's):
-    what a launcher reads of a DLPack-row argument once per call, and the general reader."""
-    return _describer[0](a)
+# ---------------------------------------------------------------------------
+# describe: the general reader of any argument array, through its row (chosen once per type)
+
+
+def _describe_unknown(obj) -> ArrayInfo:
+    # The class has neither protocol; an instance may still carry one of its own
+    # (``obj.__cuda_array_interface__ = {...}`` set on the instance).
+    if hasattr(obj, "__cuda_array_interface__"):
+        return parse_cai(obj.__cuda_array_interface__, obj)
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        return read_dlpack(obj)
+    raise JitkernTypeError(
+        f"cannot use a {type(obj).__module__}.{type(obj).__qualname__} as a GPU array; expected a "
+        "jitkern.ndarray, a CuPy/PyTorch/JAX/Numba CUDA array or any object with "
+        f"__cuda_array_interface__ or __dlpack__; for host data use jitkern.asarray(x)")
+
+
+_extractors: dict[type, Any] = {}
+
+
+def extractor_for(cls: type):
+    """The reader :func:`describe` uses for instances of ``cls``: its row's (chosen once)."""
+    fn = _extractors.get(cls)
+    if fn is None:
+        fn = _extractors[cls] = library(cls).describe or _describe_unknown
+    return fn
+
+
+def describe(obj) -> ArrayInfo:
+    """:class:`ArrayInfo` of a GPU array from any library (host memory is refused with a
+    TypeError naming jitkern.asarray)."""
+    fn = _extractors.get(type(obj))
+    if fn is None:
+        fn = extractor_for(type(obj))
+    return fn(obj)
 
 
 dlpack_info = describe
@@ -466,6 +545,11 @@ def _module(cls: type) -> str:
 
 
 LIBRARIES = (
+    Library("jitkern", _is_jitkern, "{a}._ptr", "{a}._device_id", describe=_from_jitkern,
+            fast_read=_fast_jitkern, layout_key=_key_jitkern_layout, dims=_dims_jitkern,
+            guard_1d=("{a}._dtype is {D}", "{a}._strides == ({n},)"), dtype="{a}._dtype",
+            key=_key_jitkern, guard_nd=("{a}._dtype is {D}", "len({a}._shape) == {ndim}"),
+            guard_fits="_fits_int32({a}._shape, {a}._strides, {n})"),
     Library("numpy", lambda cls: issubclass(cls, (numpy.ndarray, numpy.generic)),
             describe=_from_numpy, dtype="{a}.dtype"),
     Library("cupy", _is_cupy, "{a}.data.ptr", "{a}.data.device_id", describe=_from_cupy,
@@ -483,13 +567,14 @@ LIBRARIES = (
     Library("cai", lambda cls: hasattr(cls, "__cuda_array_interface__"), _cai_pointer,
             launch_read=CAI_READ, describe=_from_cai, fast_read=fast_cai),
     Library("dlpack", lambda cls: hasattr(cls, "__dlpack__"), _dlpack_pointer,
-            launch_read=DLPACK_READ, describe=lambda a: read_dlpack(a)),
+            launch_read=DLPACK_READ, describe=read_dlpack),
     Library("allocation", _is_allocation, "{a}.ptr", "{a}.device_id"),
     # a C struct by value, its fields read by name into the struct's layout (runtime.signature)
     Library("struct", lambda cls: dataclasses.is_dataclass(cls)
             or (issubclass(cls, tuple) and hasattr(cls, "_fields"))),
 )
-UNKNOWN = Library("unknown", lambda cls: True)  # an instance may still carry a CAI of its own
+# an instance may still carry a CAI (or DLPack) of its own
+UNKNOWN = Library("unknown", lambda cls: True, describe=_describe_unknown)
 BY_KIND = {row.kind: row for row in (*LIBRARIES, UNKNOWN)}
 
 _rows: dict[type, Library] = {}

@@ -29,6 +29,7 @@ import struct as _struct
 
 import numpy
 
+from ..arrays.records import c_alignment
 from ..errors import JitkernOverflowError, KernelArgumentError
 from .args import array_read, dtype_of, dtype_read, kind_of
 from .recordbytes import STRUCT_CODES, VOID_EXPR, void_slot_env
@@ -154,17 +155,10 @@ def _record_slot(arg, index: int, param, size: int | None):
         raise _fail(index, param, what + ", from the CUBIN)" if param is not None else what + ")",
                     f"{_describe(arg)}, {dt.itemsize} bytes",
                     "a struct is copied by value with exactly the parameter's size")
-    align = struct.align if struct is not None else _c_alignment(dt)
+    align = struct.align if struct is not None else c_alignment(dt)
     if type(arg) is numpy.void:  # a view of the record it is given again (recordbytes)
         return f"{dt.itemsize}s", dt.itemsize, align, VOID_EXPR, void_slot_env(dt)
     return f"{dt.itemsize}s", dt.itemsize, align, "{a}.tobytes()", {}  # ndarray: 0.04 us
-
-
-def _c_alignment(dtype: numpy.dtype) -> int:
-    dtype = dtype.base
-    if dtype.fields is not None:
-        return max([1, dtype.alignment] + [_c_alignment(dt) for dt, *_ in dtype.fields.values()])
-    return dtype.itemsize if dtype.kind == "c" else max(dtype.alignment, 1)
 
 
 def _c_leaves(struct, base: int = 0, prefix: str = ""):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from jitkern.arrays import _dlpack, core, dtypes, interop
-from jitkern.runtime import driver
+from jitkern.runtime import driver, libraries
 from jitkern.runtime.device import Stream
 from jitkern.runtime.fakedriver import FakeDriver
 
@@ -280,4 +280,5 @@ def test_extractor_chosen_once_per_type():
             return {"shape": (1,), "typestr": "<f4", "data": (0, False), "version": 3}
 
     fn = interop.extractor_for(Cai)
-    assert interop.extractor_for(Cai) is fn and interop._extractors[Cai] is fn
+    assert interop.extractor_for(Cai) is fn and libraries._extractors[Cai] is fn
+    assert fn is libraries.BY_KIND["cai"].describe  # the table's row for CAI classes

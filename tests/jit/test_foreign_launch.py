@@ -15,7 +15,7 @@ import jitkern
 from jitkern import jit
 from jitkern.arrays import interop
 from jitkern.arrays.interop import ArrayInfo
-from jitkern.runtime import driver
+from jitkern.runtime import driver, libraries
 from jitkern.runtime.fakedriver import FakeDriver
 from jitkern.errors import KernelArgumentError
 from jitkern.kernels import jit as jit_kernel
@@ -118,7 +118,7 @@ def _function_of(handle):
 @pytest.fixture
 def launches(monkeypatch):
     """(handle, pointers/values packed) per launch, through the fake driver."""
-    monkeypatch.setitem(interop._extractors, DLPackOnly, _read_dlpack)
+    monkeypatch.setitem(libraries._extractors, DLPackOnly, _read_dlpack)
     from jitkern.runtime import driver as _drv_module
 
     monkeypatch.setattr(_drv_module, "current_device_id", lambda: 0)  # an sm_90 device
@@ -146,8 +146,8 @@ def launches(monkeypatch):
 
 def _signature_of(kernel, handle):
     """The JIT types of the specialisation whose Function the launch ran."""
-    (key,) = [k for k, e in kernel._entries.items() if e.function.handle(0) == handle]
-    return [item[-1] for item in key[:3]]
+    (entry,) = [e for e in kernel._entries.values() if e.function.handle(0) == handle]
+    return list(entry.signature[:3])
 
 
 def _pointers(rng, n):
