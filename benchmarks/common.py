@@ -98,7 +98,9 @@ def bare_launch_us(n: int = 20000) -> float:
 
 def bare_launcher():
     """(call, keep-alive): the floor, cuLaunchKernel with a buffer packed once."""
-    binary = compiler.compile_source(FOUR_ARG_SOURCE, program_name="four_args.cu")
+    major, minor = driver.compute_capability(driver.current_device_id())
+    binary = compiler.compile_source(FOUR_ARG_SOURCE, program_name="four_args.cu",
+                                     arch=f"sm_{major}{minor}")  # this device's (any checkout)
     fn = Function(binary, "four_args")
     handle = fn.handle()
     bufs = [memory.malloc(16, driver.current_device_id()) for _ in range(3)]

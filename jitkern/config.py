@@ -30,6 +30,20 @@ def _flag(name: str, default: bool) -> bool:
     return value
 
 
+def _count(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise JitkernValueError(
+            f"environment variable {name}={raw!r}: expected a non-negative integer (or unset)")
+    return value
+
+
 def _default_cache_dir() -> str:
     explicit = os.environ.get("JITKERN_CACHE_DIR")
     if explicit:  # a relative folder is resolved once, here: a later os.chdir does not move it
@@ -38,9 +52,12 @@ def _default_cache_dir() -> str:
     return os.path.join(xdg, "jitkern")
 
 
-#: Run when ``settings.simulate`` turns on: the JIT puts back the general launch of every
-#: kernel whose generated GPU launcher (which checks nothing else) was installed.
+#: Run as ``callback(on)`` when ``settings.simulate`` changes: every kernel object's call
+#: follows the switch (kernels/base.py, the one place that reads it for the kernels).
 on_simulate: list = []
+#: Run as ``callback()`` when the cache folder or ``disk_cache`` changes: the memo of
+#: builds (runtime/memo.py) holds what came from the cache that was in use.
+on_cache_change: list = []
 
 
 @dataclass
@@ -52,11 +69,18 @@ class Settings:
     simulate: bool = False  # JITKERN_SIMULATE: run JIT kernels on the CPU (the simulator)
     debug: bool = False  # JITKERN_DEBUG: bounds-checked debug builds of JIT kernels
     exact_alloc: bool = False  # JITKERN_EXACT_ALLOC: every allocation its own exact cuMemAlloc
+    # JITKERN_MEMO_SIZE: kernel builds kept in memory for new kernel objects of the same
+    # definition (runtime/memo.py, docs/cache.md); 0 keeps none
+    memo_size: int = 1024
 
     def __setattr__(self, name, value):
+        changed = getattr(self, name, None) != value
         object.__setattr__(self, name, value)
-        if name == "simulate" and value:
+        if changed and name == "simulate":
             for callback in on_simulate:
+                callback(value)
+        elif changed and name in ("cache_dir", "disk_cache"):
+            for callback in on_cache_change:
                 callback()
 
     @classmethod
@@ -69,6 +93,7 @@ class Settings:
             simulate=_flag("JITKERN_SIMULATE", False),
             debug=_flag("JITKERN_DEBUG", False),
             exact_alloc=_flag("JITKERN_EXACT_ALLOC", False),
+            memo_size=_count("JITKERN_MEMO_SIZE", 1024),
         )
 
 

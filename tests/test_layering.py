@@ -105,21 +105,15 @@ LOCAL_IMPORTS = {
 
     ("jitkern.toolchain.nvrtc", "jitkern.toolchain.cubin"): "only when ptxas's report is "
         "missing (kernelbase may hoist it)",
-    ("jitkern.kernels.elementwise", "jitkern.toolchain.export"): "only when exporting",
-    ("jitkern.kernels.reduction", "jitkern.toolchain.export"): "only when exporting",
-    ("jitkern.kernels.raw", "jitkern.toolchain.export"): "only when exporting",
-    ("jitkern.kernels.raw", "jitkern.toolchain.cubin"): "only when exporting",
     ("jitkern.kernels.fuse", "jitkern.toolchain.export"): "only when exporting",
     ("jitkern.kernels.fuse", "jitkern.kernels._export_kinds"): "only when exporting",
     # still to be sorted out by the helpers who own these files (issue 16)
 
-    ("jitkern.kernels.jit", "jitkern.runtime.module"): "runtime: one launcher",
 
     ("jitkern.kernels.jit", "jitkern.toolchain.export"): "kernelbase: only when exporting",
     ("jitkern.kernels.jit", "jitkern.toolchain.inspection"): "kernelbase: Kernel.build",
     ("jitkern.kernels.jit", "importlib"): "kernelbase: hoist",
     ("jitkern.kernels.jit", "sys"): "kernelbase: hoist",
-    ("jitkern.runtime.module", "jitkern.errors"): "runtime: hoist",
     ("jitkern.runtime.device", "os"): "runtime: hoist",
     ("jitkern.runtime.device", "tempfile"): "runtime: hoist",
     ("jitkern.toolchain.discovery", "sys"): "kernelbase: hoist",

@@ -77,6 +77,26 @@ ALLOWED = {
      "unpoisoned-output"): (
         "the fake driver has no memory behind its arrays: the test checks module loads only"
     ),
+    ("kernels/test_per_arch_binaries.py", "test_each_device_loads_its_own_arch",
+     "unpoisoned-output"): (
+        "the fake driver has no memory behind its arrays and runs nothing: the test checks "
+        "which binary each device loads (and which function it launches), never values"
+    ),
+    ("kernels/test_per_arch_binaries.py", "test_exported_kernel_loads_each_devices_binary",
+     "unpoisoned-output"): (
+        "the fake driver has no memory behind its arrays and runs nothing: the test checks "
+        "which binary each device loads (and which function it launches), never values"
+    ),
+    ("kernels/test_per_arch_binaries.py", "test_autotuned_kernel_loads_each_devices_binary",
+     "unpoisoned-output"): (
+        "the fake driver has no memory behind its arrays and runs nothing: the test checks "
+        "which binary each device loads (and which function it launches), never values"
+    ),
+    ("kernels/test_per_arch_binaries.py", "test_a_jit_kernel_launches_each_devices_own_function",
+     "unpoisoned-output"): (
+        "the fake driver has no memory behind its arrays and runs nothing: the test checks "
+        "which binary each device loads (and which function it launches), never values"
+    ),
     ("compat/test_namespace.py", "test_module_seed_restarts_the_global_stream", "fixed-seed"): (
         "the test is about jitkern.random.seed itself; the seed it passes comes from the rng "
         "fixture, fresh each run"

@@ -6,7 +6,7 @@ import functools
 import threading
 
 from ..toolchain import cache, nvrtc as compiler
-from ..runtime import driver
+from ..runtime import driver, memo as builds
 from ..runtime.module import load
 from ..config import settings
 from ..errors import JitkernRuntimeError
@@ -79,10 +79,13 @@ def memoize(for_each_device: bool = False):
 
 
 def clear_memo() -> None:
-    """Forget every :func:`memoize` result and the in-memory compile cache."""
+    """Forget every :func:`memoize` result, the memo of kernel builds (a kernel object made
+    from now on builds again; objects that exist keep what they hold) and the in-memory
+    compile cache (docs/cache.md)."""
     with _memos_lock:
         for memo in _memos:
             memo.clear()
+    builds.clear()
     cache.clear_memory()
 
 
@@ -93,6 +96,7 @@ def clear_cache() -> int:
     Raises :class:`jitkern.JitkernRuntimeError` naming each file or folder it could not
     remove (the rest is removed).
     """
+    builds.clear()
     cache.clear_memory()
     report = cache.clear_disk()
     if report.failed:

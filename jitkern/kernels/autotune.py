@@ -25,7 +25,6 @@ import types as types_module
 
 import numpy
 
-from ..config import settings
 from ..errors import (
     JitkernAttributeError,
     JitkernError,
@@ -36,7 +35,7 @@ from ..errors import (
 )
 from ..runtime import device as _device
 from ..toolchain import cache
-from .base import KernelPartial
+from .base import Kernel, simulating
 from .elementwise import ElementwiseKernel
 from .jit import JitKernel
 from .raw import RawKernel
@@ -207,14 +206,19 @@ def autotune(target=None, *, configs, grid=None, size=None, restore=(), reset_to
     return wrap if target is None else wrap(target)
 
 
-class AutotunedKernel:
-    """A kernel plus its candidates: call it like the kernel (see :func:`autotune`)."""
+class AutotunedKernel(Kernel):
+    """A kernel plus its candidates: call it like the kernel (see :func:`autotune`).
+
+    A kernel object like the others (kernels/base.py): its call is the tuned call on the
+    GPU, or, while simulate is on, the same call choosing among simulated candidates."""
+
+    _kind = "autotune"
 
     def __init__(self, target, *, configs, grid, size, restore, reset_to_zero, warmup, repeat,
                  timer, name, _simulate=False):
         self.target = target
         self.configs = _check_configs(configs)
-        self.factory = not isinstance(target, KernelPartial)
+        self.factory = not isinstance(target, Kernel)
         if self.factory and not isinstance(target, types_module.FunctionType):
             raise JitkernTypeError(
                 f"autotune: expected a kernel or a factory function returning one, got "
@@ -246,6 +250,7 @@ class AutotunedKernel:
         if not self.factory:
             self._check_kernel(target, None)
         self.timings = 0  # how many candidates this object has timed (tests, the report)
+        self._start()
 
     def __repr__(self):
         return f"<jitkern.autotune {self.__name__}: {len(self.configs)} configs>"
@@ -264,15 +269,22 @@ class AutotunedKernel:
         return twin
 
     # -- the call ------------------------------------------------------------
-    def __call__(self, *args, stream=None, **kwargs):
+    def _launch(self, *args, stream=None, **kwargs):
         """Launch the configuration chosen for these arguments (tuning them first if this
         signature and size bucket are new to this GPU model and the disk cache)."""
         key = self._key(args, kwargs)
-        choices = self._sim_choices if (self._sim or settings.simulate) else self._choices
+        choices = self._sim_choices if self._sim else self._choices
         hit = choices.get(key)
         if hit is None:
             return self._tune(args, kwargs, stream, key, choices)
         return hit(args, stream, kwargs)
+
+    def _simulated(self, *args, stream=None, **kwargs):
+        twin = self if self._sim else self.simulate  # JITKERN_SIMULATE=1: the CPU's choices
+        return twin._launch(*args, stream=stream, **kwargs)
+
+    def _call_name(self) -> str:
+        return self.__name__
 
     def config_for(self, *args, **kwargs) -> Config | None:
         """The configuration chosen for calls like this one (None until one has run)."""
@@ -325,7 +337,7 @@ class AutotunedKernel:
         return f"{dev.name} (sm_{dev.compute_capability})"
 
     def _simulating(self) -> bool:
-        return self._sim or settings.simulate
+        return self._sim or simulating()
 
     def _disk_key(self, model: str, signature: str, bucket: int) -> str:
         configs = [repr(c) for c in self.configs]

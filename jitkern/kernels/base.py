@@ -1,16 +1,30 @@
-"""The base of kernel objects: a ``functools.partial`` whose function is the launch.
+"""The template every kernel kind fills: one ``Kernel`` base.
 
-Calling an instance whose class defines ``__call__`` in Python costs about 250 ns
-more on CPython 3.12 than calling a partial, which CPython calls directly. So a
-kernel object (RawKernel, @rawkernel) is a partial whose function is its whole
-launch: the general path at first, then the launcher generated for the last
-argument signature (backend.launch.make_fast_launcher), which falls back to the
-general path on any miss. ``_set_call`` swaps that function.
+What a kernel object is, in one place:
 
-``bind`` is shared by every kernel kind: the subclass says, in ``_bind_parts``, which
-:class:`~.module.Function` and which full argument tuple a call with ``args`` would
-launch, and :meth:`~.module.Function.bind` does the rest (one mechanism, the packed
-parameter buffer of the launch plans).
+- **the call.** A kernel object is a ``functools.partial`` whose function is its call
+  (calling an instance whose class defines ``__call__`` in Python costs about 250 ns more
+  on CPython than calling a partial, which CPython calls directly): the kind's general
+  path (``_launch``) at first, then the launcher generated for the last argument
+  signature (runtime/launcher.py), which falls back to the general path on any miss.
+  ``k[grid, block](*args)`` (:meth:`Kernel.__getitem__`), ``bind()`` and the launch
+  configuration's parser are the base's;
+- **the one simulate switch.** :func:`simulating` is the only reader of
+  ``settings.simulate`` in kernels/: every kernel object is in one registry, and when the
+  switch changes each one's call becomes its simulator's (``_simulated``) or its GPU
+  path again (:meth:`Kernel._follow_switch`); a generated launcher is installed (and so
+  uninstalled) only here (:meth:`Kernel._install`);
+- **builds.** :func:`build` is the one compile wrapper and compile-error policy;
+  ``self._functions`` (runtime/functions.py) gives each device the Function built for its
+  own arch, by a key the kind chooses; :meth:`Kernel._memoized` keeps what a build
+  produced in the process-wide memo (runtime/memo.py) under everything that decides it,
+  so a second kernel object of the same definition reuses it (``clear_memo()`` forgets).
+
+What each kind supplies: ``_launch`` (how it specialises on its arguments and launches
+on the GPU), ``_simulated`` (the same call in its simulator: one line; None for a kind
+without one), ``_definition()`` (what decides its builds, for the memo) and
+``_make_function(key, arch)`` (the source and launch of one build). docs/architecture.md
+("Adding a kernel kind") walks through it.
 """
 
 from __future__ import annotations
@@ -21,14 +35,15 @@ import sys
 import types
 import weakref
 
+from .. import config
 from ..config import settings
 from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError, LaunchError
-from ..runtime import debugcheck, driver
+from ..runtime import debugcheck, driver, memo
 from ..runtime.device import stream_handle
 from ..runtime.functions import Functions, SourceFunctions  # noqa: F401 (the kinds import Functions here)
-from ..runtime.module import load
+from ..runtime.module import Function, load
 from ..sim import launch_keywords
-from ..toolchain import discovery, nvrtc, target
+from ..toolchain import cache, discovery, includes, nvrtc, target
 from ..toolchain.inspection import inspect_binary
 from ..toolchain.nvrtc import Binary
 from ..toolchain.target import Arch
@@ -36,6 +51,12 @@ from ._user_code import name_the_arguments
 
 
 driver.at_start(discovery.warm_up)  # the toolchain's per-process facts, as the driver starts
+
+
+def simulating() -> bool:
+    """Whether kernel calls run in the CPU simulator (``JITKERN_SIMULATE=1``, or
+    ``jitkern.config.settings.simulate``): the one place kernels/ reads the switch."""
+    return settings.simulate
 
 
 def resolve_arch(arch) -> Arch:
@@ -57,20 +78,60 @@ def _not_ready(*args, **kwargs):  # replaced by the subclass's __init__
     raise JitkernRuntimeError("the kernel object is not initialised")
 
 
-class KernelPartial(functools.partial):
-    """Compared and hashed by identity; not picklable (``_pickle_hint`` says what to do)."""
+#: Every kernel object: its call follows the simulate switch (_follow_switch).
+_KERNELS: weakref.WeakSet = weakref.WeakSet()
+
+
+def _switch_changed(on: bool) -> None:
+    for kernel in list(_KERNELS):
+        kernel._follow_switch(on)
+
+
+config.on_simulate.append(_switch_changed)
+
+
+class Kernel(functools.partial):
+    """The base of every kernel kind (see the module doc). Compared and hashed by identity;
+    not picklable unless the kind says how (``_pickle_hint`` says what to do)."""
 
     _pickle_hint = "a kernel cannot be pickled"
+    #: the kind's name in its memo keys
+    _kind = "kernel"
 
     #: Allow ``cluster=`` launches of 9 to 16 blocks per cluster (CUDA's non-portable
     #: cluster sizes, which H100-class GPUs have); 8 is the portable limit otherwise.
     allow_nonportable_cluster_size = False
     #: ``kernel[grid, block](*args)`` passes shared_mem and stream to ``func`` by keyword
     _star_by_keyword = False
+    #: the call in the simulator, with the general call's signature (None: the kind has
+    #: no simulator; its GPU call stays whatever the switch says)
+    _simulated = None
 
     def __new__(cls, *args, **kwargs):
         _tell_dask()
         return super().__new__(cls, _not_ready)
+
+    # -- the call and the switch ---------------------------------------------------
+
+    def _start(self, binary_of=None) -> None:
+        """The end of every kind's ``__init__``: the per-device, per-arch Functions of its
+        builds (``binary_of(device_id)``, default the device's Arch), and its call, which
+        follows the simulate switch from now on."""
+        self._functions = Functions(self._function_for, binary_of or device_arch)
+        _KERNELS.add(self)
+        self._follow_switch(settings.simulate)
+
+    def _follow_switch(self, on: bool) -> None:
+        """The call the switch asks for: the simulator's while it is on (where the kind has
+        one), else the general GPU path (a generated launcher is installed again by the
+        next GPU call)."""
+        simulated = self._simulated if on else None
+        self._set_call(simulated if simulated is not None else self._launch)
+
+    def _install(self, run) -> None:
+        """Make ``run``, a generated GPU launcher, the call (until the switch changes)."""
+        if not settings.simulate:
+            self._set_call(run)
 
     def _set_call(self, func) -> None:
         """Make ``func`` what calling the kernel runs (it keeps the instance's __dict__)."""
@@ -85,9 +146,8 @@ class KernelPartial(functools.partial):
     def __getitem__(self, config):
         """``kernel[grid, block](*args)`` or ``kernel[grid, block, shared_mem, stream](*args)``:
         a partial of the launch. Once the kernel's call is a generated launcher, the partial's
-        function is that launcher's star form (``run.star``, see
-        runtime.launcher.make_fast_launcher) bound to the config, dims normalised once, made
-        once per config and kept on the launcher, so
+        function is that launcher's star form (``run.star``, see runtime/launcher.py) bound to
+        the config, dims normalised once, made once per config and kept on the launcher, so
         ``k[grid, block](...)`` runs one generated function, as ``k(grid, block, args)`` does."""
         try:
             return self.func.star_configs[config]
@@ -117,14 +177,20 @@ class KernelPartial(functools.partial):
         return partial
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
-        """A :class:`~jitkern.runtime.module.BoundLaunch`: this launch with ``args`` packed
+        """A :class:`~jitkern.runtime.bound.BoundLaunch`: this launch with ``args`` packed
         once. Calling it re-launches with the same arguments at about the cost of a bare
         ``cuLaunchKernel``; ``set_arg(i, value)`` or ``args[i] = value`` replaces one
         (checked against its type). ``stream=None`` follows the current stream at each
-        call; the device is the current one now. See docs/graphs.md."""
+        call; the device is the current one now. See docs/graphs.md. While simulate is on
+        (``JITKERN_SIMULATE=1``) the bound launch runs in the simulator instead."""
+        if simulating() and self._simulated is not None:
+            return self._simulated_bind(grid, block, args, shared_mem, stream)
         function, launch_args, cooperative, refresh = self._bind_parts(args)
         return function.bind(grid, block, launch_args, shared_mem, stream, cooperative,
                              user_count=len(args), refresh=refresh)
+
+    def _simulated_bind(self, grid, block, args, shared_mem, stream):
+        return self.simulate.bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
 
     def _launch_label(self) -> str:
         return "kernel"
@@ -145,6 +211,59 @@ class KernelPartial(functools.partial):
     def _bind_parts(self, args: tuple):  # overridden by the kernel kinds
         raise JitkernTypeError(f"{type(self).__name__} cannot be bound")
 
+    # -- builds: per device and arch, through the memo ---------------------------------
+
+    def _definition(self) -> tuple | None:
+        """Everything that decides this kernel's builds besides the key and the arch (its
+        source, name, options, ...): the kind's part of its memo keys (None: the kind keeps
+        no Functions of its own there: fuse's kernels and autotune's candidates are kernel
+        objects of their own kinds)."""
+        return None
+
+    def _make_function(self, key, arch: Arch, *extra):
+        """Build the Function of ``key`` for ``arch`` (compile, load lazily): the kind's."""
+        raise JitkernTypeError(f"{type(self).__name__} builds nothing")
+
+    def _function_for(self, key, arch, *extra):
+        """``self._functions``'s builder: the memo's Function for (definition, key, arch),
+        built by the kind on a miss; a Function made for another object of the same
+        definition is shared, so is everything it has loaded and generated."""
+        fn = self._memoized(("function", key, arch), self._source_of(key),
+                            lambda: self._make_function(key, arch, *extra))
+        fn.owners.add(self)  # its graph nodes belong to every kernel object that shares it
+        return fn
+
+    def _source_of(self, key) -> str:
+        """The C++ a build of ``key`` compiles (what the user's headers are followed from)."""
+        return getattr(self, "_source", None) or ""
+
+    def _memoized(self, parts: tuple, source: str, build):
+        """What ``build()`` makes for this kernel's definition and ``parts``, kept in the
+        process-wide memo (runtime/memo.py) under every input that decides it: the kind,
+        its definition, ``parts`` (the key, the arch), jitkern's version identity and the
+        user's headers that ``source`` includes through the options' folders."""
+        return memo.built(self._memo_key(parts, source), build)
+
+    def _memo_key(self, parts: tuple, source: str) -> tuple:
+        return (self._kind, self._definition(), parts,
+                headers_digest(getattr(self, "options", ()), source), cache.identity())
+
+    def clear_memo(self) -> None:
+        """Forget this kernel's builds (its loaded Functions, generated launchers and the
+        memo's entries for its definition): the next call builds again, from the compile
+        cache (jitkern.clear_memo() does this for every kernel)."""
+        if self._definition() is not None:
+            definition = (self._kind, self._definition())
+            memo.forget(lambda key: key[:2] == definition)
+        self._functions.clear()
+        self._forget_builds()
+        self._follow_switch(settings.simulate)
+
+    def _forget_builds(self) -> None:
+        """The kind's own per-object caches of builds, forgotten by :meth:`clear_memo`."""
+
+    # -- identity ------------------------------------------------------------------------
+
     def __reduce__(self):
         raise JitkernTypeError(self._pickle_hint)
 
@@ -156,6 +275,40 @@ class KernelPartial(functools.partial):
     def __dask_tokenize__(self):
         # Identity, as __eq__ says: the token Dask names tasks by (see _tell_dask).
         return (type(self).__module__, type(self).__qualname__, id(self))
+
+
+KernelPartial = Kernel  # the name the kinds used before the template (autotune, fuse)
+
+
+_device_count: list = []
+driver.resets(globals(), _device_count=list)  # asked again under driver.use(fake)
+
+
+def several_devices() -> bool:
+    """Whether this machine has more than one GPU (asked once)."""
+    if not _device_count:
+        _device_count.append(driver.device_count())
+    return _device_count[0] > 1
+
+
+def memoized(key: tuple, build):
+    """``build()``'s result, kept in the process-wide memo of builds (runtime/memo.py) under
+    ``key`` (the caller's: everything that decides the result) and jitkern's version
+    identity (the one the disk cache keys on). A kernel's own builds go through
+    :meth:`Kernel._memoized`; a simulator stores its translations here too."""
+    return memo.built(key + (cache.identity(),), build)
+
+
+def headers_digest(options, source: str) -> str:
+    """The digest of the user's headers a build reads (``-I`` folders and ``-include``
+    files among its options): part of its memo keys, as of the disk cache's. Read again at
+    each new build: an edited header gives a new entry."""
+    if not any(opt.startswith(_INCLUDE_OPTIONS) for opt in options):
+        return ""
+    return includes.user_headers_digest(source, options)
+
+
+_INCLUDE_OPTIONS = ("-I", "--include-path", "-include", "--pre-include")
 
 
 def launch_star(kernel, grid, block, config_shared_mem, config_stream, /, *args, **kwargs):
@@ -305,21 +458,22 @@ def debug_launched(watch: debugcheck.Watch, stream) -> None:
     debugcheck.launched(watch, driver.current_device_id(), stream_handle(stream))
 
 
-class LaunchSyntax:
-    """The kinds that take cupyx.jit's ``kernel[grid, block, shared_mem, stream](*args)``
-    (JIT and exported kernels): the syntax itself is :class:`KernelPartial`'s
-    (``__getitem__``, ``_launch_config``), which the simulator reads too."""
-
-
 class CachedSources:
     """What ElementwiseKernel and ReductionKernel share about their generated sources:
-    ``cached_codes``/``cached_code`` over ``self._sources`` (variant key -> source),
-    ``inspect`` of an analysed call, and the repr."""
+    ``cached_codes``/``cached_code`` over ``self._sources`` (variant key -> source), their
+    builds (a generated source per call layout, keyed by it in ``self._functions``, built
+    for each device's arch), ``inspect`` of an analysed call, and the repr."""
 
     _sources: dict
-    _watches: dict  # debug builds: binary key -> debugcheck.Watch (one record per binary)
 
-    def _compile(self, source: str, arch=None, symbol=None) -> Binary:
+    def _definition(self) -> tuple:
+        # the generated source (each build's key) carries the operation, preamble, loops...
+        return (self.name, self.options, self.debug)
+
+    def _source_of(self, key) -> str:
+        return key if isinstance(key, str) else key[0]
+
+    def _compile(self, source: str, arch=None) -> Binary:
         """The one compile of a generated source: :func:`build`, and a compile error whose
         first line names the argument holding the mistake (``operation``, ``reduce_expr``)."""
         try:
@@ -330,20 +484,25 @@ class CachedSources:
                 raise
             raise error from None
 
-    def _new_functions(self) -> SourceFunctions:
-        """The per-source cache of Functions: each device runs the source built for its own
-        arch and loaded there (looked up when a call signature's launch is built)."""
-        return SourceFunctions(self._compile, device_arch, self._function_made)
-
-    def _function_made(self, fn) -> None:
+    def _make_function(self, key, arch):
+        """The kernel of ``key`` (a generated source, or (source, symbol)) built for ``arch``."""
+        source, symbol = (key, self.name) if isinstance(key, str) else key
+        fn = Function(self._compile(source, arch), symbol, display_name=symbol)
         fn.owner = weakref.ref(self)  # names its graph nodes (which refuse updates)
         if self.debug:  # raw arguments are indexed by hand: site k is parameter k
             sites = [debugcheck.Site(None, None, p.name, "raw") for p in self.params]
-            label = f"{type(self).__name__} {self.name!r}"
-            self._watches[fn.binary.key] = debug_watch(label, sites, fn.binary)
+            fn.watch = debug_watch(f"{type(self).__name__} {self.name!r}", sites, fn.binary)
+        return fn
+
+    def check_debug(self) -> None:
+        """Synchronise the current device; raise KernelAssertionError if a raw argument
+        was indexed out of bounds (any synchronisation does the same)."""
+        watches = [fn.watch for fn in self._functions.loaded() if fn.watch is not None]
+        if watches:
+            debugcheck.check_watches(watches, [debugcheck.synchronize_current()])
 
     def _inspect_analysis(self, a, arch):
-        self._remember(a)
+        self._remember(a)  # compiled as a launch would, with the mistake's argument named
         return inspect_binary(self._compile(a.source, arch), self.name)
 
     def __repr__(self) -> str:

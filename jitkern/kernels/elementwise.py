@@ -20,22 +20,18 @@ Indices are 32-bit whenever the size and every byte offset allow it.
 
 from __future__ import annotations
 
-import weakref
-
 import numpy
 
-from ..arrays import empty, ndarray, pointer_of
+from ..arrays import empty
 from ..arrays.core import allocate_like, stream_of
-from ..arrays.interop import layout_key
 from ..arrays.records import is_record_class
-from ..toolchain import nvrtc as compiler
-from ..runtime import args as launch_args, debugcheck, driver
+from ..toolchain import export, nvrtc as compiler
+from ..runtime import args as launch_args, driver
+from ..runtime.args import layout_key, pointer_of
 from ..handles import handle_ctype
-from ..toolchain.inspection import Inspection, inspect_binary
-from .base import CachedSources, KernelPartial, debug_flag, debug_launched, debug_options
+from ..toolchain.inspection import Inspection
+from .base import CachedSources, Kernel, debug_flag, debug_launched, debug_options, several_devices
 from ..runtime.module import Function, cluster_refused
-from .. import config
-from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _export_kinds
@@ -106,7 +102,7 @@ class _Analysis:
     )
 
 
-class ElementwiseKernel(CachedSources, KernelPartial):
+class ElementwiseKernel(CachedSources, Kernel):
     """A user-defined elementwise kernel, with CuPy's semantics.
 
     ``ElementwiseKernel(in_params, out_params, operation, name='kernel', reduce_dims=True,
@@ -122,9 +118,10 @@ class ElementwiseKernel(CachedSources, KernelPartial):
     (the element count, when every argument is raw), ``stream`` and ``block_size``.
     """
 
-    # A partial (backend.kernel_object), as RawKernel: calling the kernel calls _call at
-    # first, then the generated entry of the last call layout (_launcher.make_runner),
-    # which checks the layout itself and falls back to _call.
+    # A Kernel (kernels/base.py), as RawKernel: calling the kernel calls _launch at first,
+    # then the generated entry of the last call layout (runtime/launcher.py), which checks
+    # the layout itself and falls back to _launch.
+    _kind = "elementwise"
 
     def __init__(
         self,
@@ -159,12 +156,10 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         self.debug = debug_flag(debug, "ElementwiseKernel")
         self.options = debug_options(
             self.debug, compiler.normalize_options(options, f"ElementwiseKernel {self.name!r}"))
-        self._watches: dict = {}  # debug builds: binary key -> debugcheck.Watch
         self._given_options = tuple(options)
         self._runners: dict = {}
         self._sources: dict = {}  # (dtypes, variant) -> source
-        self._functions = self._new_functions()  # source -> a Function per device
-        self._set_call(self._call)
+        self._start()  # self._functions: generated source -> a Function per device
 
     @property
     def kwargs(self) -> dict:
@@ -173,22 +168,26 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         return {k: v for k, v in given.items() if v}
 
     # -- the call ----------------------------------------------------------------
-    def _call(self, *args, size=None, stream=None, block_size=None, cluster=None):
+    def _launch(self, *args, size=None, stream=None, block_size=None, cluster=None):
         """Run the kernel; returns the output array(s) (``None`` with ``no_return``).
         ``cluster=`` is refused: the kernel sizes its own grid."""
         if cluster is not None:
             raise cluster_refused("ElementwiseKernel", self.name)
-        if settings.simulate:  # JITKERN_SIMULATE=1: the C runs in the CPU simulator
-            return self.simulate(*args, size=size, stream=stream, block_size=block_size)
         key = _call_key(args, size, block_size)
         run = self._runners.get(key) if key is not None else None
         if run is None:
             run = self._runner(args, size, block_size, key)
         entry = getattr(run, "entry", None)
         if entry is not None and size is None and block_size is None:
-            self._set_call(entry)  # the next call with this layout goes straight to it
-            _INSTALLED.add(self)
+            self._install(entry)  # the next call with this layout goes straight to it
         return run(args, stream)
+
+    def _simulated(self, *args, size=None, stream=None, block_size=None, cluster=None):
+        return self.simulate(*args, size=size, stream=stream, block_size=block_size,
+                             cluster=cluster)  # JITKERN_SIMULATE=1: the C on the CPU
+
+    def _forget_builds(self) -> None:
+        self._runners.clear()
 
     @property
     def simulate(self) -> _sim_strings.ElementwiseSim:
@@ -388,14 +387,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
 
     def _function(self, source: str) -> Function:
         """``source``'s kernel for the current device (built for its arch, loaded there)."""
-        return self._functions.current(source, self.name, self.name)
-
-    def check_debug(self) -> None:
-        """Synchronise the current device; raise KernelAssertionError if a raw argument
-        was indexed out of bounds (any synchronisation does the same)."""
-        if self._watches:
-            debugcheck.check_watches(list(self._watches.values()),
-                                     [debugcheck.synchronize_current()])
+        return self._functions.current(source)
 
     def _remember(self, a: _Analysis) -> None:
         key = (tuple(dt.name for dt in a.dtypes), a.variant, a.ndim, a.index_type)
@@ -411,11 +403,6 @@ class ElementwiseKernel(CachedSources, KernelPartial):
             "after_loop": self.after_loop, "options": self._given_options, "debug": self.debug})
 
     # -- introspection ----------------------------------------------------------------
-    def _inspect_analysis(self, a, arch):
-        self._remember(a)
-        binary = self._compile(a.source, arch)
-        return inspect_binary(binary, self.name)
-
     def inspect(self, *args, arch=None, size=None, **kwargs) -> Inspection:
         """Source, CUBIN and resource use of the variant ``self(*args)`` would run.
 
@@ -434,24 +421,9 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         array argument) for ``arch`` as ``format``, with a header and a manifest
         (docs/export.md); ``jitkern.load(path)`` calls it like this kernel, on
         C-contiguous arrays of one shape."""
-        from ..toolchain import export
-
         export.check_format(format)
         return export.write(path, _export_kinds.elementwise_spec(self, args_or_dtypes), arch,
                             format)
-
-
-#: Kernels whose call is a generated entry; turning simulate on puts _call back.
-_INSTALLED: weakref.WeakSet = weakref.WeakSet()
-
-
-def _uninstall_entries() -> None:
-    for kernel in list(_INSTALLED):
-        kernel._set_call(kernel._call)
-    _INSTALLED.clear()
-
-
-config.on_simulate.append(_uninstall_entries)
 
 
 def _inner_vector(shape, strides_list, sizes, outputs) -> int:
@@ -500,9 +472,7 @@ def _call_key(args, size, block_size):
     key = [size, block_size]
     for value in args:
         cls = type(value)
-        if cls is ndarray:
-            key += (value._dtype, value._shape, value._strides)
-        elif cls is numpy.void:  # records: the dtype decides the type
+        if cls is numpy.void:  # records: the dtype decides the type
             key.append(value.dtype)
         elif cls in _SCALAR_TYPES or isinstance(value, numpy.generic) or handle_ctype(cls):
             key.append(cls)
@@ -516,17 +486,6 @@ def _call_key(args, size, block_size):
     if several_devices():
         key.append(driver.current_device_id())
     return tuple(key)
-
-
-_device_count = []
-driver.resets(globals(), _device_count=list)  # asked again under driver.use(fake)
-
-
-def several_devices() -> bool:
-    """Whether this machine has more than one GPU (asked once)."""
-    if not _device_count:
-        _device_count.append(driver.device_count())
-    return _device_count[0] > 1
 
 
 def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
@@ -565,7 +524,7 @@ def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
         aligned=aligned,
         first_args=first_args,
         multi_device=several_devices(),
-        entry=(("size", "block_size", "cluster"), kernel._call),
+        entry=(("size", "block_size", "cluster"), kernel._launch),
     )
 
 
@@ -662,8 +621,8 @@ class _Launch:
         if several_devices():  # the general path may run on another device than the first
             fn = self.kernel._function(self.analysis.source)
         fn.launch(self.grid, self.block, tuple(packed), 0, stream)
-        if self.kernel.debug:
-            debug_launched(self.kernel._watches[fn.binary.key], stream)
+        if fn.watch is not None:
+            debug_launched(fn.watch, stream)
         return outs
 
     def _misaligned(self) -> _Launch:

@@ -23,7 +23,7 @@ from ..arrays import describe, empty, records
 from ..arrays.layout import fits_int32 as _fits_int32
 from ..runtime import driver
 from ..toolchain.export import binary_for_device, read_manifest
-from .base import Functions, KernelPartial, LaunchSyntax
+from .base import Kernel
 from ..runtime.graphargs import ArgMap
 from ..runtime.module import Function
 from ..compiler.strings.c_params import Param
@@ -105,10 +105,15 @@ class ExportedModule:
         )
 
 
-class ExportedKernel(LaunchSyntax, KernelPartial):
-    """One exported kernel: ``k(grid, block, args, shared_mem=0, stream=None)``."""
+class ExportedKernel(Kernel):
+    """One exported kernel: ``k(grid, block, args, shared_mem=0, stream=None)``.
+
+    No simulator (a loaded binary runs on a GPU whatever the simulate switch says) and no
+    memo of builds (nothing is built: the export's binary for each device's compute
+    capability is loaded, once per device)."""
 
     _pickle_hint = "a loaded kernel cannot be pickled; pickle the export's path"
+    _kind = "exported"
 
     def __init__(self, module: ExportedModule, entry: dict):
         self.module = module
@@ -120,12 +125,17 @@ class ExportedKernel(LaunchSyntax, KernelPartial):
         self.params = tuple(entry["params"])
         self.cooperative = bool(entry.get("cooperative", False))
         self._checked = _params_for_checks(self.params)
-        self._functions = Functions(self._new_function, module.binary)
-        self._set_call(self.launch)
+        self._launch = self._call_of_entry()
+        self._start(binary_of=module.binary)
 
-    def _new_function(self, binary) -> Function:
+    def _call_of_entry(self):
+        """The entry's call: the parameter list as the manifest lists it."""
+        return self.launch
+
+    def _function_for(self, key, binary) -> Function:
         fn = Function(binary, self.symbol, display_name=self.name, params=self._checked)
         fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(self._checked)  # graph updates
+        fn.owners.add(self)
         return fn
 
 
@@ -193,7 +203,9 @@ class ExportedJitKernel(ExportedKernel):
         self._args = entry["call"]["args"]
         self._extras = [p for p in self.params if p["kind"] in ("shape", "stride")]
         self._records: dict = {}  # struct argument name -> its record dtype
-        self._set_call(self._call)
+
+    def _call_of_entry(self):
+        return self._call
 
     def _call(self, grid, block, args, shared_mem: int = 0, stream=None, cluster=None) -> None:
         """The original's launch: the Python function's arguments (``launch`` takes the
@@ -317,7 +329,9 @@ class ExportedElementwiseKernel(ExportedKernel):
         self._positions = call.get("positions")  # a fused function's: its arguments, in order
         self._nargs = call.get("nargs")
         self._first = call.get("result") == "first"
-        self._set_call(self._fused_call if self._positions is not None else self._call)
+
+    def _call_of_entry(self):
+        return self._fused_call if self.entry["call"].get("positions") is not None else self._call
 
     def _fused_call(self, *args, stream=None):
         """A ``jitkern.fuse`` function's call: its arguments, its kernel's result."""

@@ -16,6 +16,7 @@ changed is ignored.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import linecache
 import os
@@ -24,20 +25,18 @@ import threading
 import types as types_module
 import weakref
 
-from .. import config
 from ..toolchain import nvrtc
-from ..runtime import debugcheck
+from ..runtime import debugcheck, memo
 from ..runtime import args as launch_args
 from ..runtime.args import KEYERS, key_of, key_reader
 from ..runtime.graphargs import ArgMap
 from ..runtime.launcher import make_jit_runner
 from . import _export_kinds
-from .base import (KernelPartial, LaunchSyntax, build, debug_flag, debug_launched, debug_watch,
-                   launch_star, resolve_arch)
+from .base import (Kernel, build, debug_flag, debug_launched, debug_watch, launch_star,
+                   resolve_arch, several_devices)
 from .jit_args import arg_type, argument_error, describe_for_bind, layouts
 from .jit_index import Generated, binary_slot, load_index, store_index
-from ..runtime.module import check_cluster
-from ..config import settings
+from ..runtime.module import Function, check_cluster
 from ..errors import (
     CompileError,
     JitError,
@@ -51,7 +50,7 @@ from ..errors import (
 from ..compiler import frontend, infer
 from ..compiler import types as T
 from ..compiler.builtins.thrust import backend_for
-from ..compiler.captured import CapturedGlobals
+from ..compiler.captured import CapturedGlobals, fingerprints_hold
 from ..compiler.diagnostics import arch_guard, arch_needs, check_target, compile_message
 from ..compiler.program import Program, function_identity
 from ..sim import Simulator
@@ -145,7 +144,7 @@ def _kernel_by_name(module: str, qualname: str) -> "JitKernel":
     return kernel
 
 
-class JitKernel(LaunchSyntax, KernelPartial):
+class JitKernel(Kernel):
     """A Python function compiled to CUDA on demand, one binary per argument types.
 
     ``py_func`` is the Python function. The kernel object is a ``functools.partial``
@@ -194,7 +193,10 @@ class JitKernel(LaunchSyntax, KernelPartial):
         self._lock = threading.Lock()
         self.cached_codes: dict = {}  # signature (tuple of types) -> source
         self._simulator = None  # kernel.simulate, with its builds
-        self._set_call(self._launch)
+        source = frontend.source_digest(func) or id(func)  # no source: never shared
+        self._identity = (function_identity(func), source, self.mode, self.options,
+                          self.debug)
+        self._start()
 
     # -- identity for the frontend and the caches --------------------------
 
@@ -250,28 +252,28 @@ class JitKernel(LaunchSyntax, KernelPartial):
             simulator = self._simulator = Simulator(self, arg_type)
         return simulator
 
-    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
-        """A launch with ``args`` fixed: ``b()`` launches it again (see
-        KernelPartial.bind). While simulate is on (``JITKERN_SIMULATE=1``) it runs in the
-        simulator instead: a :class:`~jitkern.sim.BoundSimulation`."""
-        if settings.simulate:
-            return self.simulate.bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
-        return super().bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
-
-    # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
-    def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None, *,
-                cluster=None) -> None:
-        """The general launch: find (or build) the entry for these arguments, launch, and
-        make the entry's generated launcher the kernel's call for the next launch."""
+    def _check_call(self, grid, block, args, cluster) -> None:
+        """What is refused before anything is specialised, compiled or simulated."""
         if block is None or args is None or isinstance(args, (str, bytes)):
             raise KernelArgumentError(
                 f"launch {self.__name__} as {self.__name__}[grid, block](*args) or "
                 f"{self.__name__}(grid, block, args) with args a tuple"
             )
-        if cluster is not None:  # refused before anything is compiled or packed
+        if cluster is not None:
             check_cluster(self.__name__, grid, cluster, self.allow_nonportable_cluster_size)
-        if settings.simulate:  # JITKERN_SIMULATE=1: every JIT launch runs on the CPU
-            return self.simulate(grid, block, args, shared_mem, cluster=cluster)
+
+    def _simulated(self, grid=None, block=None, args=None, shared_mem=0, stream=None, *,
+                   cluster=None) -> None:
+        self._check_call(grid, block, args, cluster)
+        return self.simulate(grid, block, args, shared_mem, cluster=cluster)  # JITKERN_SIMULATE
+
+    # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
+    def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None, *,
+                cluster=None) -> None:
+        """The general launch: find (or build) the entry for these arguments, launch on the
+        current device the binary built for its arch, and make the entry's generated
+        launcher the kernel's call for the next launch."""
+        self._check_call(grid, block, args, cluster)
         keyers = KEYERS
         try:
             key = tuple([(keyers.get(type(a)) or key_reader(type(a)))(a) for a in args])
@@ -283,34 +285,25 @@ class JitKernel(LaunchSyntax, KernelPartial):
         entry = self._entries.get(key)
         if entry is None or not entry.globals.same_objects():
             entry = self._entry_for(tuple(args), key)
+        fn = self._functions.current(key, entry.signature)
         launch_args = tuple(args)
         if entry.extras is not None:
             launch_args = launch_args + entry.extras(launch_args)
         if cluster is not None:  # thread-block clusters (sm_90+): cuLaunchKernelEx
-            entry.function.launch_cluster(grid, block, launch_args, shared_mem, stream,
-                                          entry.cooperative, cluster,
-                                          self.allow_nonportable_cluster_size)
+            fn.launch_cluster(grid, block, launch_args, shared_mem, stream, entry.cooperative,
+                              cluster, self.allow_nonportable_cluster_size)
             return
-        entry.function.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
-        if entry.watch is not None:  # debug builds stay on this path: each launch is noted
-            debug_launched(entry.watch, stream)
+        fn.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
+        if fn.watch is not None:  # debug builds stay on this path: each launch is noted
+            debug_launched(fn.watch, stream)
             return
-        entry.upgrade()
-        if entry.run is None:  # no packing plan to build on (several GPUs, or extras)
-            entry.run = make_jit_runner(entry.types, entry.guards, entry.guard_env,
-                                        entry.function, entry.extras, entry.cooperative,
-                                        self._launch, args, star=launch_star)
-        if self.func is not entry.run:
-            self._install(entry.run)
-
-    def _install(self, run) -> None:
-        """Make ``run`` (a generated GPU launcher) the kernel's call until simulate turns on."""
-        self._set_call(run)
-        _INSTALLED.add(self)
+        run = entry.launcher(fn, self._functions, key, args)
+        if self.func is not run:
+            self._install(run)
 
     def _bind_parts(self, args: tuple):
-        """For KernelPartial.bind: the entry's Function and full arguments, and the check
-        that a replaced argument keeps this specialisation."""
+        """For Kernel.bind: the entry's Function and full arguments, and the check that a
+        replaced argument keeps this specialisation."""
         key = tuple([key_of(a) for a in args])
         entry = self._entries.get(key) or self._entry_for(tuple(args), key)
 
@@ -324,37 +317,84 @@ class JitKernel(LaunchSyntax, KernelPartial):
             return new + entry.extras(new) if entry.extras is not None else new
 
         full = args + entry.extras(args) if entry.extras is not None else args
-        return entry.function, full, entry.cooperative, refresh
+        fn = self._functions.current(key, entry.signature)
+        return fn, full, entry.cooperative, refresh
 
     def _entry_for(self, args: tuple, key) -> "_Entry":
+        """What a call key needs besides a device's binary: the JIT types, the derived
+        shape/stride parameters, the launcher's guards (the table's, and the captured
+        globals'), from the generated source (through the memo of builds)."""
         if self.device:
             raise JitkernTypeError(f"{self.__name__} is a device function: call it from a kernel")
         types = self._arg_types(args, allow_host=False)
         try:
-            built = self._build(types, arch=None)
+            generated = self._generated(types)
         except JitError as exc:
             raise exc.with_traceback(None) from None
-        from ..runtime.module import Function
-
         with self._lock:
             entry = self._entries.get(key)
-            if entry is None or entry.globals is not built.globals:
-                fn = Function(built.binary, built.symbol, display_name=self.__name__)
-                fn.owner = weakref.ref(self)
-                fn.arg_map = _graph_args(self, key, types, built.plans)
-                extras = launch_args.derived_params(built.plans)
+            if entry is None or not entry.globals.same_objects():
+                captured = CapturedGlobals(self.py_func, generated.fingerprints)
                 guards, guard_env = launch_args.guards(args, layouts(types))
-                global_guards, global_env = built.globals.guards()
+                global_guards, global_env = captured.guards()
                 guard_env.update(global_env)
-                entry = _Entry(fn, extras, built.cooperative, guards + global_guards, guard_env,
+                entry = _Entry(launch_args.derived_params(generated.plans),
+                               generated.cooperative, guards + global_guards, guard_env,
                                self._launch)
                 entry.types = tuple(map(type, args))
                 entry.signature = types  # the JIT types this entry was built for
-                entry.globals = built.globals
-                if self.debug:
-                    entry.watch = debug_watch(f"kernel {self.__name__}", built.sites, built.binary)
+                entry.globals = captured
                 self._entries[key] = entry
         return entry
+
+    # -- builds: the generated source, and a device's binary (kernels/base.py) --------
+
+    def _definition(self) -> tuple:
+        return self._identity
+
+    def _source_of(self, key) -> str:
+        return ""  # the generated source is part of the build's own key (_make_function)
+
+    def _generated(self, types: tuple) -> "Generated":
+        """What emission produces for ``types``: from the memo of builds when this
+        function's source read the same values of every global it captured, else from the
+        on-disk index, else emitted now."""
+        key = self._memo_key(("generated", types), "")
+        generated = memo.get(key)
+        if generated is None or not fingerprints_hold(self.py_func, generated.fingerprints):
+            generated = load_index(self, types) or self._generate(types)
+            memo.put(key, generated)
+        self.cached_codes[types] = generated.source
+        return generated
+
+    def _make_function(self, key, arch, types) -> "Function":
+        """The Function of call key ``key`` (JIT types ``types``) built for ``arch``: the
+        memo keeps it per generated source (a closure of other values generates another)."""
+        generated = self._generated(types)
+        parts = ("function", key, arch, generated.source)
+        return self._memoized(parts, generated.source,
+                              lambda: self._new_function(key, arch, types, generated))
+
+    def _function_for(self, key, arch, *extra):
+        fn = self._make_function(key, arch, *extra)
+        fn.owners.add(self)
+        return fn
+
+    def _new_function(self, key, arch, types, generated) -> "Function":
+        try:
+            built = self._build(types, arch)
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+        fn = Function(built.binary, built.symbol, display_name=self.__name__)
+        fn.owner = weakref.ref(self)
+        fn.arg_map = _graph_args(self, key, types, generated.plans)
+        if self.debug:
+            fn.watch = debug_watch(f"kernel {self.__name__}", built.sites, built.binary)
+        return fn
+
+    def _forget_builds(self) -> None:
+        self._entries.clear()
+        self._by_types.clear()
 
     # -- inspection ----------------------------------------------------------
 
@@ -363,7 +403,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
         of this debug kernel failed. Any synchronisation does the same for the launches
         made through ``kernel[grid, block](...)``; this one also sees bound launches and
         graph replays."""
-        watches = [e.watch for e in list(self._entries.values()) if e.watch is not None]
+        watches = [fn.watch for fn in self._functions.loaded() if fn.watch is not None]
         if watches:
             debugcheck.check_watches(watches, [debugcheck.synchronize_current()])
 
@@ -445,12 +485,8 @@ class JitKernel(LaunchSyntax, KernelPartial):
                 built.globals = captured
                 return built
             del self._by_types[key]  # a global changed: compile again
-        generated = load_index(self, types)
-        binary = None
-        if generated is not None:
-            binary = _cached_binary(generated, binary_slot(self, generated, target), self.options)
-        if generated is None:
-            generated = self._generate(types)
+        generated = self._generated(types)
+        binary = _cached_binary(generated, binary_slot(self, generated, target), self.options)
         check_target(self.__name__, generated.needs, target.cc)
         if binary is None:
             binary = _compile(generated, self.options, target, arch)
@@ -460,7 +496,6 @@ class JitKernel(LaunchSyntax, KernelPartial):
         built.globals = CapturedGlobals(self.py_func, generated.fingerprints)
         built.sites = generated.sites
         self._by_types[key] = built
-        self.cached_codes[types] = generated.source
         return built
 
     def _generate(self, types: tuple) -> "Generated":
@@ -517,47 +552,40 @@ def _dims_of(a):
     return launch_args.dims_of(a)[2:]
 
 
-#: Kernels whose call is a generated GPU launcher: it skips _launch and so the
-#: settings.simulate check, so turning simulate on puts their general launch back.
-_INSTALLED: weakref.WeakSet = weakref.WeakSet()
-
-
-def _uninstall_launchers() -> None:
-    for kernel in list(_INSTALLED):
-        kernel._set_call(kernel._launch)
-    _INSTALLED.clear()
-
-
-config.on_simulate.append(_uninstall_launchers)
-
-
 class _Entry:
-    __slots__ = ("function", "extras", "cooperative", "run", "guards", "guard_env", "general",
-                 "types", "signature", "globals", "watch")
+    """One call key's specialisation: its JIT types, derived parameters, guards, and the
+    generated launcher made from a device's packing plan (the kernel's call for it)."""
 
-    def __init__(self, function, extras, cooperative, guards, guard_env, general):
-        self.function = function
+    __slots__ = ("extras", "cooperative", "run", "guards", "guard_env", "general", "types",
+                 "signature", "globals")
+
+    def __init__(self, extras, cooperative, guards, guard_env, general):
         self.extras = extras
         self.cooperative = cooperative
         self.guards, self.guard_env = guards, guard_env
         self.run = None  # the kernel's call for this signature: (grid, block, args, shm, stream)
         self.general = general
-        self.watch = None  # debug builds: the debugcheck.Watch of the binary
 
-    def upgrade(self) -> None:
-        """With the Function's packing plan known, make ``run`` one generated function that
-        checks the signature, packs and launches (one Python call, not two). With several
-        GPUs the plan, and so the launcher, is the one of the device last launched on
-        (each is made once and cached on its plan)."""
-        if self.extras is not None or (self.guards and not self.types):
-            return  # (the generated launcher checks no guards for a kernel without arguments)
-        last = self.function.last_plan()
-        if last is None:
-            return
-        state, plan = last
-        self.run = self.function.fast_launcher(
-            state, plan, self.cooperative, fallback=self.general, positional=True,
-            guards=tuple(self.guards), guard_env=self.guard_env, star=launch_star)
+    def launcher(self, fn, functions, key, samples):
+        """The generated launcher after a launch of ``fn`` (the current device's Function):
+        one generated function that checks the signature, packs and launches, made from
+        ``fn``'s packing plan (on several GPUs, the one of the device last launched on:
+        each is made once and cached on its plan); else, for signatures with derived
+        parameters (or no plan), a generated check in front of the Function's own path,
+        which on several GPUs looks up each device's Function in ``functions``."""
+        last = fn.last_plan()
+        if self.extras is None and last is not None and (self.types or not self.guards):
+            state, plan = last
+            self.run = fn.fast_launcher(
+                state, plan, self.cooperative, fallback=self.general, positional=True,
+                guards=tuple(self.guards), guard_env=self.guard_env, star=launch_star)
+        elif self.run is None:
+            current = fn if not several_devices() else functools.partial(
+                functions.current, key, self.signature)
+            self.run = make_jit_runner(self.types, self.guards, self.guard_env, current,
+                                       self.extras, self.cooperative, self.general, samples,
+                                       star=launch_star)
+        return self.run
 
 
 class _Built:

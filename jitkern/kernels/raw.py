@@ -10,12 +10,12 @@ import weakref
 
 from ..toolchain import nvrtc as compiler
 from ..runtime import driver
-from ..runtime import module as _module_state
 from ..runtime import simdevice
 from ..toolchain.nvrtc import Binary
-from ..toolchain.cubin import elf_arch, elf_problem
+from ..toolchain import export
+from ..toolchain.cubin import cubin_params, elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
-from .base import Functions, KernelPartial, build, device_arch, resolve_arch
+from .base import Kernel, build, headers_digest, memoized, resolve_arch, simulating
 from ..runtime.graphargs import ArgMap
 from ..runtime.launch import build_plan
 from ..runtime.memory import MemoryPointer
@@ -30,8 +30,6 @@ from ..errors import (
     JitkernValueError,
     LaunchError,
 )
-from .. import config
-from ..config import settings
 from ..compiler.strings import c_params as _signature
 from ..compiler.strings import cucomplex
 from ..toolchain.jitify import jitify_options
@@ -51,6 +49,21 @@ def _prepare(code: str, options, translate_cucomplex: bool, jitify: bool, owner:
     return code, opts
 
 
+def _prepared(code: str, options, translate_cucomplex: bool, jitify: bool, owner: str,
+              backend: str):
+    """:func:`_prepare`, kept in the memo of builds: a kernel object made again with the same
+    code and options reuses the checked options and translated source (a bad option is
+    never kept: it raises)."""
+    given = options if isinstance(options, str) else tuple(options)
+    key = ("prepared", code, given, translate_cucomplex, jitify, backend)
+    try:
+        hash(key)
+    except TypeError:  # an option that is not a str: _prepare names it
+        return _prepare(code, options, translate_cucomplex, jitify, owner, backend)
+    return memoized(key, lambda: _prepare(code, options, translate_cucomplex, jitify, owner,
+                                          backend))
+
+
 def _set_flags(obj, backend, translate_cucomplex, enable_cooperative_groups, jitify) -> None:
     """The constructor flags RawKernel and RawModule share (RawModule's kernels inherit them)."""
     obj.backend = backend
@@ -68,9 +81,14 @@ def _check_flag(check_args) -> bool:
 def _source_params(source, name: str, check_args: bool):
     """The parameters the launch is checked against (compiler/strings/c_params): the
     kernel's, or a name_expressions template's with its arguments put in; None when
-    ``check_args`` is off or the source does not say (sizes from the CUBIN only)."""
+    ``check_args`` is off or the source does not say (sizes from the CUBIN only). Kept in
+    the memo of builds: read once per source and name."""
     if not check_args or source is None:
         return None
+    return memoized(("c-params", source, name), lambda: (_read_params(source, name),))[0]
+
+
+def _read_params(source, name: str):
     if "<" in name:
         return _signature.template_params(source, name)
     return _signature.kernel_params(source, name)
@@ -85,7 +103,7 @@ def _check_common(code, name, options, backend):
         raise JitkernValueError(f"backend: expected one of {_BACKENDS}, got {backend!r}")
 
 
-class RawKernel(KernelPartial):
+class RawKernel(Kernel):
     """A kernel from CUDA C++ source, compiled on first use and cached.
 
     ``k(grid, block, args, shared_mem=0, stream=None)`` launches it. ``grid`` and
@@ -100,10 +118,8 @@ class RawKernel(KernelPartial):
     the CUBIN reports are still checked).
     """
 
+    _kind = "raw"
     _star_by_keyword = True  # its call takes shared_mem and stream as keywords only
-
-    # A partial whose function is the launch (see backend.kernel_object): _launch at
-    # first, then the generated launcher of the last signature, falling back to _launch.
 
     # translate_cucomplex may be given by position, as CuPy's signature allows.
     def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc",
@@ -116,13 +132,11 @@ class RawKernel(KernelPartial):
         self.name = name
         _set_flags(self, backend, translate_cucomplex, enable_cooperative_groups, jitify)
         self.check_args = _check_flag(check_args)
-        self._source, self.options = _prepare(code, options, translate_cucomplex, jitify,
-                                              f"RawKernel {name!r}", backend)
+        self._source, self.options = _prepared(code, options, translate_cucomplex, jitify,
+                                               f"RawKernel {name!r}", backend)
         self._module = None  # the RawModule this kernel came from, if any
-        self._functions = Functions(self._new_function, device_arch)
-        self._last: Function | None = None
         self._params = _source_params(self._source, name, self.check_args)
-        self._set_call(self._launch)
+        self._start()
 
     @classmethod
     def _from_module(cls, module: "RawModule", name: str, check_args=None) -> "RawKernel":
@@ -135,13 +149,18 @@ class RawKernel(KernelPartial):
         self.options = module.options
         self._source = module._source
         self._module = module
-        self._functions = Functions(self._new_function, device_arch)
-        self._last = None
-        self._set_call(self._launch)
         self._params = _source_params(module._source, name, self.check_args)
+        self._start()
         return self
 
-    # -- compile ----------------------------------------------------------
+    # -- builds (kernels/base.py: per device and arch, through the memo) --------
+    def _definition(self) -> tuple:
+        module = self._module
+        if module is not None and module._file_binary is not None:  # RawModule(path=...)
+            return (module._file_binary.key, self.name, self.check_args)
+        names = module.name_expressions if module is not None else ()
+        return (self._source, self.name, self.options, self.backend, names, self.check_args)
+
     def _binary(self, arch=None, log_stream=None) -> Binary:
         module = self._module
         if module is not None:
@@ -149,10 +168,9 @@ class RawKernel(KernelPartial):
         return build(self._source, options=self.options, arch=arch,
                      program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend)
 
-    def _new_function(self, arch) -> Function:
+    def _make_function(self, key, arch) -> Function:
         fn = Function(self._binary(arch), self.name, display_name=self.name, params=self._params)
         fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(self._params)  # graph updates
-        self._last = fn
         return fn
 
     def _function(self) -> Function:
@@ -170,11 +188,7 @@ class RawKernel(KernelPartial):
         """The general launch; afterwards the call goes straight to the generated launcher
         of this argument signature (single-GPU machines only: no device check there).
         ``cluster=(x, y, z)`` launches in thread-block clusters (sm_90+)."""
-        if settings.simulate:  # JITKERN_SIMULATE=1: the C runs in the CPU simulator
-            return self.simulate(grid, block, args, shared_mem, stream)
-        fn = self._last
-        if fn is None or _module_state._multi_device:
-            fn = self._functions.current()
+        fn = self._functions.current()
         if cluster is not None:
             fn.launch_cluster(grid, block, args, shared_mem, stream,
                               self.enable_cooperative_groups, cluster,
@@ -184,10 +198,15 @@ class RawKernel(KernelPartial):
         last = fn.last_plan()
         if last is not None:
             state, plan = last
-            self._set_call(fn.fast_launcher(state, plan, self.enable_cooperative_groups,
-                                            fallback=self._launch, guards=plan.guards,
-                                            guard_env=plan.guard_env))
-            _INSTALLED.add(self)
+            self._install(fn.fast_launcher(state, plan, self.enable_cooperative_groups,
+                                           fallback=self._launch, guards=plan.guards,
+                                           guard_env=plan.guard_env))
+
+    def _simulated(self, grid, block, args, *, shared_mem: int = 0, stream=None, cluster=None):
+        return self.simulate(grid, block, args, shared_mem, stream)  # JITKERN_SIMULATE=1
+
+    def _simulated_bind(self, grid, block, args, shared_mem, stream):
+        return _sim_strings.BoundRaw(self, grid, block, args, shared_mem)
 
     @property
     def simulate(self) -> _sim_strings.RawSimulator:
@@ -197,15 +216,8 @@ class RawKernel(KernelPartial):
         is outside the simulator's C subset is refused, naming the construct and line."""
         return _sim_strings.RawSimulator(self)
 
-    def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
-        """A launch with ``args`` fixed (KernelPartial.bind); while simulate is on it runs
-        in the simulator instead."""
-        if settings.simulate:
-            return _sim_strings.BoundRaw(self, grid, block, args, shared_mem)
-        return super().bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
-
     def _bind_parts(self, args: tuple):
-        """For KernelPartial.bind: the argument count and kinds are checked against the
+        """For Kernel.bind: the argument count and kinds are checked against the
         source's parameter list first (no GPU needed for that error)."""
         if self._params is not None:
             build_plan(args, None, self._params, self.name)
@@ -244,8 +256,6 @@ class RawKernel(KernelPartial):
         """Write this kernel for ``arch`` as ``format`` ('fatbin', 'cubin', 'ptx', 'ltoir'),
         with a C++ header and a manifest (docs/export.md); ``jitkern.load(path)`` launches
         it again without NVRTC. A kernel of a RawModule exports with the module's source."""
-        from ..toolchain import export
-
         module = self._module
         names = module.name_expressions if module is not None else ()
         entry = _export_entry(self.name, self._source, self.enable_cooperative_groups)
@@ -256,19 +266,6 @@ class RawKernel(KernelPartial):
 
     def __reduce__(self):
         return _reduce_kernel(self)
-
-
-#: RawKernels whose call is a generated launcher; turning simulate on puts _launch back.
-_INSTALLED: weakref.WeakSet = weakref.WeakSet()
-
-
-def _uninstall_launchers() -> None:
-    for kernel in list(_INSTALLED):
-        kernel._set_call(kernel._launch)
-    _INSTALLED.clear()
-
-
-config.on_simulate.append(_uninstall_launchers)
 
 
 #: (source, symbol) -> the RawKernel a simulated device runs it as (jitkern's own array
@@ -296,8 +293,7 @@ def _attribute_property(attr: str):
             # kernel.simulate's limit too (runtime.limits: the opt-in of any GPU at most):
             # where launches run in the simulator, or no GPU is there, that is all it sets
             self._shared_opt_in = value
-            if (settings.simulate or simdevice.active() is not None
-                    or not driver.is_available()):
+            if simulating() or simdevice.active() is not None or not driver.is_available():
                 return
         self._function().set_attribute(attr, value)
 
@@ -447,6 +443,14 @@ class RawModule:
             if arch is not None:
                 _check_file_arch(self._file_binary, self.path, arch)
             return self._file_binary
+        if log_stream is not None:  # the log is written by a compile (or a cache hit)
+            return self._build(arch, log_stream)
+        target = resolve_arch(arch)
+        key = ("raw-module", self._source, self.options, self.name_expressions, self.backend,
+               target, headers_digest(self.options, self._source))
+        return memoized(key, lambda: self._build(target, None))
+
+    def _build(self, arch, log_stream) -> Binary:
         return build(self._source, options=self.options, name_expressions=self.name_expressions,
                      arch=arch, program_name="raw_module.cu", log_stream=log_stream,
                      backend=self.backend)
@@ -550,9 +554,6 @@ class RawModule:
         """Write every kernel of the module (its ``extern "C"`` kernels and its
         name_expressions) for ``arch`` as ``format``, with a C++ header and a manifest
         (docs/export.md); ``jitkern.load(path)`` launches them without NVRTC."""
-        from ..toolchain import export
-        from ..toolchain.cubin import cubin_params
-
         if self._source is None:
             raise JitkernValueError(f"export: this RawModule was loaded from {self.path!r}, a "
                                     "binary; export needs a module built from source (code=)")
@@ -653,8 +654,6 @@ def _reduce_module(module: RawModule):
 
 
 def _export_entry(name: str, source: str, cooperative: bool):
-    from ..toolchain import export
-
     params = _signature.kernel_params(source, name) if "<" not in name else None
     signature = [p.ctype for p in params] if params is not None else [name]
     return export.EntrySpec(name=name, symbol=name, kind="raw", signature=signature,
@@ -662,8 +661,6 @@ def _export_entry(name: str, source: str, cooperative: bool):
 
 
 def _export_spec(obj, entries: tuple, name_expressions: tuple):
-    from ..toolchain import export
-
     return export.ExportSpec(source=obj._source, options=obj.options, entries=entries,
                              name_expressions=tuple(name_expressions),
                              program_name="raw_module.cu", backend=obj.backend,

@@ -23,12 +23,11 @@ from __future__ import annotations
 import numpy
 
 from ..arrays.core import allocate, allocate_like, stream_of
-from ..toolchain import nvrtc as compiler
-from ..runtime import args as launch_args, debugcheck, driver
+from ..toolchain import export, nvrtc as compiler
+from ..runtime import args as launch_args, driver
 from ..handles import handle_ctype
-from ..toolchain.inspection import Inspection, inspect_binary
+from ..toolchain.inspection import Inspection
 from ..runtime.module import Function, cluster_refused
-from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _export_kinds
@@ -38,7 +37,7 @@ from ._reduction_args import (  # noqa: F401 - normalize_axis: fuse's and the te
     _checked_reduce_type,
     normalize_axis,
 )
-from .base import CachedSources, KernelPartial, debug_flag, debug_launched, debug_options
+from .base import CachedSources, Kernel, debug_flag, debug_launched, debug_options, several_devices
 from ..runtime import launcher as _launcher
 from ..compiler.strings import reduction as _codegen
 from .elementwise import (
@@ -48,7 +47,6 @@ from .elementwise import (
     _pointer,
     _rebuild,
     check_kernel_name,
-    several_devices,
 )
 from ..compiler.strings.params import (
     CTYPES,
@@ -104,7 +102,7 @@ class _Analysis:
     )
 
 
-class ReductionKernel(CachedSources, KernelPartial):
+class ReductionKernel(CachedSources, Kernel):
     """A user-defined reduction kernel, with CuPy's semantics and deterministic results.
 
     ``ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
@@ -117,6 +115,8 @@ class ReductionKernel(CachedSources, KernelPartial):
     ``k(*inputs, out=None, axis=None, keepdims=False, stream=None)``; with several
     outputs all are returned as a tuple.
     """
+
+    _kind = "reduction"
 
     def __init__(
         self,
@@ -167,12 +167,10 @@ class ReductionKernel(CachedSources, KernelPartial):
         self.debug = debug_flag(debug, "ReductionKernel")
         self.options = debug_options(
             self.debug, compiler.normalize_options(options, f"ReductionKernel {self.name!r}"))
-        self._watches: dict = {}  # debug builds: binary key -> debugcheck.Watch
         self._runners: dict = {}
         self._guarded = None  # (axis, keepdims, guarded runner) of the last layout
         self._sources: dict = {}
-        self._functions = self._new_functions()  # (source, symbol) -> a Function per device
-        self._set_call(self._call)
+        self._start()  # self._functions: (source, symbol) -> a Function per device
 
     def __reduce__(self):
         """Pickles as its definition; unpickled, it compiles through the cache."""
@@ -184,14 +182,12 @@ class ReductionKernel(CachedSources, KernelPartial):
             "preamble": self.preamble, "options": self.options, "debug": self.debug})
 
     # -- the call ----------------------------------------------------------------
-    # ``k(*args, ...)`` calls the partial's function (see base.KernelPartial): this one.
-    def _call(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
+    # ``k(*args, ...)`` calls the partial's function (see kernels/base.py): this one.
+    def _launch(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
         """Reduce; returns the output (a tuple of all outputs when there are several).
         ``cluster=`` is refused: the kernel sizes its own grid."""
         if cluster is not None:
             raise cluster_refused("ReductionKernel", self.name)
-        if settings.simulate:  # JITKERN_SIMULATE=1: the C runs in the CPU simulator
-            return self.simulate(*args, out=out, axis=axis, keepdims=keepdims, stream=stream)
         if out is not None:
             args = args + (out if isinstance(out, tuple) else (out,))
         guarded = self._guarded
@@ -211,6 +207,14 @@ class ReductionKernel(CachedSources, KernelPartial):
         if guarded is not None:
             self._guarded = (axis, keepdims, guarded)
         return run(args, stream)
+
+    def _simulated(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
+        return self.simulate(*args, out=out, axis=axis, keepdims=keepdims, stream=stream,
+                             cluster=cluster)  # JITKERN_SIMULATE=1: the C on the CPU
+
+    def _forget_builds(self) -> None:
+        self._runners.clear()
+        self._guarded = None
 
     @property
     def simulate(self) -> _sim_reduction.ReductionSim:
@@ -440,19 +444,7 @@ class ReductionKernel(CachedSources, KernelPartial):
 
     def _function(self, source: str, symbol: str) -> Function:
         """``symbol`` of ``source`` for the current device (built for its arch, loaded there)."""
-        return self._functions.current((source, symbol), symbol, symbol, lambda: source)
-
-    def check_debug(self) -> None:
-        """Synchronise the current device; raise KernelAssertionError if a raw argument
-        was indexed out of bounds (any synchronisation does the same)."""
-        if self._watches:
-            debugcheck.check_watches(list(self._watches.values()),
-                                     [debugcheck.synchronize_current()])
-
-    def _inspect_analysis(self, a, arch):
-        self._remember(a)  # compiled as a launch would, with the mistake's argument named
-        binary = self._compile(a.source, arch)
-        return inspect_binary(binary, self.name)
+        return self._functions.current((source, symbol))
 
     def inspect(self, *args, arch=None, axis=None, keepdims=False, out=None) -> Inspection:
         """Source, CUBIN and resources of the main kernel ``self(*args, axis=...)`` would run.
@@ -471,8 +463,6 @@ class ReductionKernel(CachedSources, KernelPartial):
         """Write the kernels ``self(*args, axis=...)`` would run for these example arguments
         (NumPy arrays stand for device arrays; a dtype for a 1-D array) for ``arch`` as
         ``format``, with a header and a manifest (docs/export.md)."""
-        from ..toolchain import export
-
         export.check_format(format)
         return export.write(path, _export_kinds.reduction_spec(self, args_or_dtypes, axis, keepdims),
                             arch, format)
@@ -708,8 +698,8 @@ class _Launch:
                 ],
             )
             final.launch(self.final_grid, (256, 1, 1), fargs, 0, stream)
-        if self.kernel._watches:  # a debug build
-            debug_launched(self.kernel._watches[fn.binary.key], stream)
+        if fn.watch is not None:  # a debug build
+            debug_launched(fn.watch, stream)
         return outs
 
 

@@ -87,6 +87,9 @@ def resets(namespace: dict, **factories) -> None:
 
 
 _active_uses: list = []  # the driver.use blocks entered and not yet left, outermost first
+#: Changes whenever a driver.use block is entered or left: per-object caches of what was
+#: loaded through the driver (runtime/functions.py) compare it and start again.
+generation = 0
 
 
 class use:
@@ -109,8 +112,10 @@ class use:
         self._saved = ((_driver_module, _initialised, _device_count, _primary_contexts,
                         _attr_cache, _primary_ids),
                        [(ns, {name: ns.get(name) for name in f}) for ns, f in _derived])
+        global generation
         _driver_module, _initialised, _device_count = self.fake, True, self.devices
         _primary_contexts, _attr_cache, _primary_ids = {}, {}, {}
+        generation += 1
         for namespace, factories in _derived:
             for name, factory in factories.items():
                 namespace[name] = factory()
@@ -120,8 +125,10 @@ class use:
     def __exit__(self, *exc):
         global _driver_module, _initialised, _device_count, _primary_contexts, _attr_cache
         global _primary_ids
+        global generation
         own, derived = self._saved
         _active_uses.remove(self)
+        generation += 1
         (_driver_module, _initialised, _device_count, _primary_contexts, _attr_cache,
          _primary_ids) = own
         for namespace, values in derived:

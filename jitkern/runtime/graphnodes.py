@@ -101,6 +101,8 @@ def walk(graph, exec_handle) -> list[KernelNode]:
         kn = _kernel_node(node, params, len(out), exec_handle)
         owner = kn.kernel
         key = id(owner) if owner is not None else (kn.function or int(params.func))
+        if kn.function is not None and kn.function.owners:  # one count per shared Function set
+            key = min(id(k) for k in kn.function.owners)
         kn.index = counts.get(key, 0)
         counts[key] = kn.index + 1
         out.append(kn)
@@ -198,7 +200,10 @@ def of(nodes: list[KernelNode], kernel) -> list[KernelNode]:
     function = kernel if hasattr(kernel, "arg_map") else getattr(kernel, "function", None)
     if function is not None and hasattr(function, "arg_map"):
         return [n for n in nodes if n.function is function]
-    return [n for n in nodes if n.kernel is kernel]
+    # a kernel object: its own nodes, and those of kernel objects of the same definition,
+    # which launch the same Functions (the memo of builds shares them)
+    return [n for n in nodes if n.kernel is kernel
+            or (n.function is not None and kernel in n.function.owners)]
 
 
 def find(nodes: list[KernelNode], target, index: int | None = None) -> KernelNode:

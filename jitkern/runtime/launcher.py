@@ -364,9 +364,10 @@ def make_jit_runner(classes: tuple, guards: list, guard_env: dict, function, ext
 
     It checks ``args`` against the signature (types, then ``guards``) and launches through
     the Function's own fast path; on a mismatch ``general``, the kernel's general launch,
-    handles the call. Used until the Function has a packing plan for this signature;
-    then the kernel's call becomes the Function's whole-launch function with the same
-    guards (see JitKernel._launch).
+    handles the call. ``function`` is the Function, or (on machines with several GPUs)
+    a function returning the current device's. Used until the Function has a packing plan
+    for this signature; then the kernel's call becomes the Function's whole-launch
+    function with the same guards (see JitKernel._launch).
     """
     env = dict(guard_env, _F=function, _extras=extras, tuple=tuple, _general=general)
     code = CodePlan("<jitkern jit launch>", env)
@@ -394,9 +395,10 @@ def make_jit_runner(classes: tuple, guards: list, guard_env: dict, function, ext
         code.guard([f"not ({' and '.join(terms)})"])
     if extras is not None:
         code.add("read", ["args = args + _extras(args)"])
-    code.add("launch", ["fast = _F.fast",
+    fetch = "_F()" if callable(function) else "_F"  # several GPUs: each device's Function
+    code.add("launch", [f"f = {fetch}", "fast = f.fast",
                         "if fast is None or not fast(grid, block, args, shm, stream):",
-                        f"    _F.launch(grid, block, args, shm, stream, {cooperative})"])
+                        f"    f.launch(grid, block, args, shm, stream, {cooperative})"])
     run = code.define("run")
     run.star, run.star_configs = env["star"], {}
     run.star.dims = None  # the Function's launch checks the dims

@@ -10,7 +10,6 @@ import pytest
 
 from jitkern import ElementwiseKernel, KernelArgumentError, LaunchError, ReductionKernel, jit
 from jitkern.runtime import driver, fakedriver, module
-from jitkern.toolchain.nvrtc import compile_source
 from jitkern.kernels.raw import RawKernel
 
 real = pytest.importorskip("cuda.bindings.driver")
@@ -99,9 +98,7 @@ def fake():
 @pytest.fixture
 def raw(fake):
     k = RawKernel(RAW_SOURCE, "scale")
-    fn = module.Function(compile_source(RAW_SOURCE, arch="sm_90"), "scale", params=k._params)
-    k._last = fn
-    return k, fn
+    return k, k.kernel  # the Function the kernel launches on device 0 (loaded, nothing packed)
 
 
 def _packed(ptr, a, n):
@@ -124,7 +121,6 @@ def test_raw_kernel_cluster_launch_config(raw, fake, rng):
 
 def test_cooperative_raw_kernel_sets_both_attributes(fake):
     k = RawKernel(RAW_SOURCE, "scale", enable_cooperative_groups=True)
-    k._last = module.Function(compile_source(RAW_SOURCE, arch="sm_90"), "scale", params=k._params)
     k(4, 32, (DeviceArray(64, 4), np.float32(2), np.int32(4)), cluster=2)
     (call,) = fake.launches
     assert call["attrs"] == {"cluster": (2, 1, 1), "cooperative": 1}

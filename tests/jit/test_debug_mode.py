@@ -115,12 +115,14 @@ def test_on_disk_index_keeps_debug_and_normal_apart(tmp_path, monkeypatch):
     args = (F32, F32, np.int32(4))
     rawkernel(debug=True)(copy_shift).inspect(*args, arch="sm_90")
     # a fresh normal kernel object (as in a new process) must not find the debug entry
+    jitkern.clear_memo()
     fresh_normal = rawkernel()(copy_shift)
     types = fresh_normal._arg_types(args, allow_host=True)
     assert jit_index.load_index(fresh_normal, types) is None
     fresh_normal.inspect(*args, arch="sm_90")
     assert "jk::dbg" not in fresh_normal.cached_code
     # a fresh debug object finds its entry, with the sites of its checks
+    jitkern.clear_memo()
     fresh_debug = rawkernel(debug=True)(copy_shift)
     loaded = jit_index.load_index(fresh_debug, types)
     assert loaded is not None and "jk::dbg" in loaded.source

@@ -110,8 +110,8 @@ class RecordingDriver(FakeDriver):
 
 
 def _function_of(handle):
-    (fn,) = {id(e.function): e.function for k in KERNELS for e in k._entries.values()
-             if e.function.handle(0) == handle}.values()
+    (fn,) = {id(f): f for k in KERNELS for f in k._functions.loaded()
+             if f.handle(0) == handle}.values()
     return fn
 
 
@@ -134,20 +134,21 @@ def launches(monkeypatch):
             general.append(_k)
             return real_launch(_k, *args, **kwargs)
 
-        k._entries.clear()
+        k.clear_memo()
         monkeypatch.setattr(k, "_launch", counting, raising=False)
         k._set_call(k._launch)
     yield types.SimpleNamespace(calls=fake.calls, general=general, queries=fake.queries)
     use.__exit__(None, None, None)
     for k in KERNELS:
-        k._entries.clear()
+        k.clear_memo()
         k._set_call(real_launch.__get__(k))
 
 
 def _signature_of(kernel, handle):
     """The JIT types of the specialisation whose Function the launch ran."""
-    (entry,) = [e for e in kernel._entries.values() if e.function.handle(0) == handle]
-    return list(entry.signature[:3])
+    (key,) = [key for (key, _arch), f in kernel._functions._by_binary.items()
+              if f.handle(0) == handle]
+    return list(kernel._entries[key].signature[:3])
 
 
 def _pointers(rng, n):

@@ -41,6 +41,12 @@ OFFSET = np.float32(0.5)
 """
 
 
+def _fresh(func) -> JitKernel:
+    """A kernel object of ``func`` as in a new process: nothing kept in memory."""
+    jitkern.clear_memo()
+    return JitKernel(func)
+
+
 def load(tmp_path, name, scale):
     path = tmp_path / f"{name}.py"
     path.write_text(MODULE.format(scale=scale))
@@ -64,7 +70,7 @@ def test_fresh_kernel_object_skips_parsing(tmp_path, monkeypatch):
     x = np.zeros(8, np.float32)
     first = mod.scaled.inspect(x, 8, arch="sm_80")
     monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
-    fresh = JitKernel(mod.scaled.py_func)
+    fresh = _fresh(mod.scaled.py_func)
     compiles = cache.stats["compiles"]
     again = fresh.inspect(x, 8, arch="sm_80")
     assert again.source == first.source
@@ -82,7 +88,7 @@ def test_changed_global_invalidates_the_index(tmp_path, monkeypatch):
     mod.OFFSET = np.float32(1.5)  # a global of the kernel
     monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
     with pytest.raises(Parsed):
-        JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+        _fresh(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
 
 
 def test_changed_global_of_a_device_function_invalidates_the_index(tmp_path, monkeypatch):
@@ -92,7 +98,7 @@ def test_changed_global_of_a_device_function_invalidates_the_index(tmp_path, mon
     mod.SCALE = 4  # read by the device function only
     monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
     with pytest.raises(Parsed):
-        JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+        _fresh(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
 
 
 def test_index_key_depends_on_the_signature(tmp_path):
@@ -146,7 +152,7 @@ def test_tampered_index_entry_is_a_miss_and_is_replaced(tmp_path, own_cache, mon
     parsed = []
     real = frontend.parse_function
     monkeypatch.setattr(frontend, "parse_function", lambda f: parsed.append(f) or real(f))
-    again = JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+    again = _fresh(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
     assert parsed, "a tampered entry was trusted"
     assert again.source == first.source
     assert entry.read_bytes() == blob  # replaced by the good entry
@@ -167,7 +173,7 @@ def test_well_formed_entry_with_a_bad_field_is_a_miss(tmp_path, own_cache, monke
     data[field] = bad
     cache.disk_put(key, {}, json.dumps(data).encode(), "jit-index")
     cache.clear_memory()
-    again = JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+    again = _fresh(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
     assert again.source == first.source
     assert json.loads(cache.disk_get(key, "jit-index")[1])[field] != bad  # replaced
 
@@ -179,7 +185,7 @@ def test_upgraded_code_generator_does_not_reuse_old_generated_source(tmp_path, o
     monkeypatch.setattr(cache, "_identity", (version, "another-code-generator"))
     monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
     with pytest.raises(Parsed):
-        JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+        _fresh(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
 
 
 def test_new_jitkern_version_does_not_reuse_old_generated_source(tmp_path, own_cache,
@@ -189,7 +195,7 @@ def test_new_jitkern_version_does_not_reuse_old_generated_source(tmp_path, own_c
     monkeypatch.setattr(cache, "_identity", ("99.0", generator))
     monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
     with pytest.raises(Parsed):
-        JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+        _fresh(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
 
 
 def test_clear_cache_removes_the_index(tmp_path, own_cache, monkeypatch):
@@ -199,7 +205,7 @@ def test_clear_cache_removes_the_index(tmp_path, own_cache, monkeypatch):
     assert _index_entries(own_cache) == []
     monkeypatch.setattr(frontend, "parse_function", refuse_parsing)
     with pytest.raises(Parsed):
-        JitKernel(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
+        _fresh(mod.scaled.py_func).inspect(x, 8, arch="sm_80")
 
 
 def test_cache_clear_command_removes_the_index(tmp_path, own_cache, capsys):

@@ -110,7 +110,7 @@ def test_correct_debug_elementwise_and_normal_after_debug(rng):
     assert set(normal.cached_codes.values()).isdisjoint(debug.cached_codes.values())
     # a kernel object is a partial: after a call, the normal kernel calls its generated
     # entry directly; the debug kernel keeps the general call (it checks after launches)
-    assert normal.func != normal._call and debug.func == debug._call
+    assert normal.func != normal._launch and debug.func == debug._launch
 
 
 def test_reduction_raw_weights_out_of_bounds(rng, launch):

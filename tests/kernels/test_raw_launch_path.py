@@ -47,14 +47,16 @@ def kernel():
 
         cuLaunchCooperativeKernel = cuLaunchKernel
 
-    k = RawKernel('extern "C" __global__ void f(const float* x, float* y, float a) {}', "f")
     fn = module.Function.__new__(module.Function)
-    fn.name, fn.params, fn._check_sizes = "f", k._params, False
+    fn.name, fn._check_sizes = "f", False
     fn.fast, fn._fast_cooperative = None, False
     state = module._DeviceState("H", None, 0, param_layout=[(0, 8), (8, 8), (16, 4)])
     fn._states, fn._last_state, fn._last_device = {0: state}, state, 0
-    k._last = fn
+    fn.owners = set()
     with driver.use(FakeDriver):
+        k = RawKernel('extern "C" __global__ void f(const float* x, float* y, float a) {}', "f")
+        fn.params = k._params
+        k._functions._one_gpu[None] = fn  # what the kernel launches on this one-GPU stand-in
         yield k, calls
 
 

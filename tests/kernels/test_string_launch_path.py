@@ -34,6 +34,7 @@ class FakeDriver(fakedriver.FakeDriver):
 
 class FakeFunction:
     name = "fake"
+    watch = None  # not a debug build
     general: list = []
 
     def launch(self, grid, block, args, shared_mem=0, stream=None):
@@ -262,13 +263,13 @@ def test_keywords_leave_the_fast_entry_and_a_stream_keeps_it(kernel):
 
 def test_only_kernels_with_a_generated_runner_replace_their_call(kernel):
     k, _analyses = kernel
-    assert k.func == k._call  # before any call: the general call
+    assert k.func == k._launch  # before any call: the general call
     k(arr(64, 4096), arr(64, 8192), arr(64, 16384))
-    assert k.func != k._call
+    assert k.func != k._launch
     empty = arr(0, 4096)
     k2 = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x - y", "fake_sub")
     k2(empty, empty, empty)  # nothing to launch: no generated runner
-    assert k2.func == k2._call
+    assert k2.func == k2._launch
 
 
 def test_allocated_outputs_take_blocks_of_the_allocators_cache(kernel):

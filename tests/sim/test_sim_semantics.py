@@ -186,7 +186,7 @@ def test_simulate_turned_on_after_a_gpu_launch_applies_to_the_next_launch(monkey
     float_copy((1,), (128,), (x, y, 100))
     np.testing.assert_array_equal(y, x)
     assert len(gpu_calls) == 1
-    assert float_copy.func == float_copy._launch  # the general launch is the call again
+    assert float_copy.func == float_copy._simulated  # the simulator is the call now
 
 
 def test_reload_turning_simulate_on_uninstalls_launchers(monkeypatch):
@@ -197,7 +197,7 @@ def test_reload_turning_simulate_on_uninstalls_launchers(monkeypatch):
     monkeypatch.setenv("JITKERN_SIMULATE", "1")
     try:
         config.reload()
-        assert float_copy.func == float_copy._launch
+        assert float_copy.func == float_copy._simulated  # the switch's call, not the launcher
     finally:
         monkeypatch.delenv("JITKERN_SIMULATE")
         config.reload()

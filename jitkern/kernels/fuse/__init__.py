@@ -21,9 +21,8 @@ import types as pytypes
 import numpy
 
 from ...arrays import asarray, describe
-from ...config import settings
 from ...errors import JitkernTypeError
-from ..base import KernelPartial
+from ..base import Kernel, memoized
 from . import emit as _fuse_emit, jit as _fuse_jit, ops as _fuse_ops, trace as _fuse_trace
 from .trace import FuseAttributeError, FuseTraceError, Var
 
@@ -96,7 +95,7 @@ def _kwargs_key(kwargs) -> tuple:
     return key
 
 
-class Fused(KernelPartial):
+class Fused(Kernel):
     """A fused function: call it like the original.
 
     ``kernel_for(*args)`` returns the kernel a call with such arguments runs (NumPy arrays
@@ -106,8 +105,12 @@ class Fused(KernelPartial):
     It is a kernel object like the others (kernels/base.py: a partial whose function is the
     call, compared by identity); the kernels it runs are ElementwiseKernel and
     ReductionKernel objects, built through the base's one ``build()`` and compile-error
-    policy.
+    policy. What it traced is kept in the memo of builds (runtime/memo.py) per function
+    (its code, closure values and defaults) and kernel name, so a function fused again
+    (``jitkern.fuse(f)`` inside a loop) traces nothing that was traced before.
     """
+
+    _kind = "fuse"
 
     def __init__(self, fn, kernel_name=None):
         if not callable(fn):
@@ -119,8 +122,8 @@ class Fused(KernelPartial):
         # CuPy's Fusion attribute ``name``: the given name or the function's (``func``, the
         # function, is the property below).
         self.name = kernel_name or getattr(fn, "__name__", "function")
-        self._plans: dict = {}
-        self._set_call(self._call)
+        self._plans: dict = _shared_plans(fn, self.kernel_name)
+        self._start()
 
     @property
     def func(self):
@@ -135,13 +138,9 @@ class Fused(KernelPartial):
     def _call_name(self) -> str:  # Python's own errors for a wrong call name the function
         return getattr(self._fn, "__qualname__", self.name)
 
-    def _call(self, *args, **kwargs):
-        if any(isinstance(a, Var) for a in args) or any(
-            isinstance(v, Var) for v in kwargs.values()
-        ):
+    def _launch(self, *args, **kwargs):
+        if _traced(args, kwargs):
             return self._fn(*args, **kwargs)  # a fused function called from a traced one
-        if settings.simulate:  # JITKERN_SIMULATE=1: the fused kernels' work on the CPU
-            return self.simulate(*args, **kwargs)
         if all(isinstance(a, _HOST_TYPES) for a in args):
             return _numpy_function(self._fn)(*args, **kwargs)
         key = tuple([_signature_key(a) for a in args])
@@ -151,6 +150,14 @@ class Fused(KernelPartial):
         if plan is None or plan.shape_dependent:
             plan = self._plan(args, kwargs, key)
         return plan.run(args)
+
+    def _simulated(self, *args, **kwargs):
+        if _traced(args, kwargs):
+            return self._fn(*args, **kwargs)
+        return self.simulate(*args, **kwargs)  # JITKERN_SIMULATE=1: the kernels' work on the CPU
+
+    def _forget_builds(self) -> None:
+        self._plans.clear()
 
     # -- what a call runs ----------------------------------------------------------
     def _plan(self, args, kwargs, key):
@@ -214,8 +221,9 @@ class Fused(KernelPartial):
         return export.write(path, fused_spec(self, args), arch, format)
 
     def clear_cache(self) -> None:
-        """Forget every traced signature (the next call traces again)."""
-        self._plans.clear()
+        """Forget every traced signature (the next call traces again); CuPy's name for
+        :meth:`clear_memo`."""
+        self.clear_memo()
 
     # -- pickling: by reference to the decorated function ----------------------------
     def __reduce__(self):
@@ -272,6 +280,29 @@ class _Simulate:
 
     def __repr__(self) -> str:
         return f"<simulate of {self._fused!r}>"
+
+
+def _traced(args, kwargs) -> bool:
+    """Whether a fused function is called from a function being traced (its proxies)."""
+    return any(isinstance(a, Var) for a in args) or any(isinstance(v, Var)
+                                                        for v in kwargs.values())
+
+
+def _shared_plans(fn, kernel_name) -> dict:
+    """The traced plans of ``fn`` by signature, shared by every Fused of the same function:
+    its code, the values its closure holds and its defaults (what tracing runs with), kept
+    in the memo of builds; a private dict when those values cannot key it."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return {}
+    try:
+        cells = tuple(c.cell_contents for c in fn.__closure__ or ())
+        key = ("fuse-plans", code, id(fn.__globals__), cells, fn.__defaults__,
+               tuple(sorted((fn.__kwdefaults__ or {}).items())), kernel_name)
+        hash(key)
+    except (TypeError, ValueError):  # an unhashable or empty cell: not shared
+        return {}
+    return memoized(key, dict)
 
 
 def _on_device(a) -> bool:
