@@ -134,8 +134,6 @@ LONG_FUNCTIONS = {
     "jitkern/compiler/builtins/ufuncs.py:_build_ufuncs": "declarative table (one row a ufunc)",
     "jitkern/compiler/builtins/groups.py:_group_methods":
         "declarative table (one row a method: its C++ and its simulator spelling)",
-    "jitkern/runtime/launcher.py:make_fast_launcher": "runtime: one launch generator",
-    "jitkern/runtime/launcher.py:make_runner": "runtime: one launch generator",
 }
 MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 80

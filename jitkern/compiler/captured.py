@@ -8,14 +8,12 @@ reused only when :func:`fingerprints_hold`.
 
 from __future__ import annotations
 
-import itertools
 import types as types_module
 
 from . import frontend
 from .program import function_identity
 
 _MISSING = object()
-_SNAPSHOTS = itertools.count()
 
 
 class CapturedGlobals:
@@ -57,11 +55,12 @@ class CapturedGlobals:
         return None
 
     def guards(self) -> tuple[list, dict]:
-        """(conditions, names they use) for the generated launchers: one identity test each."""
-        serial = next(_SNAPSHOTS)  # new names per snapshot: launchers are cached by their text
+        """(conditions, names they use) for the generated launchers: one identity test each.
+        The names are the same for every snapshot of one kernel (a launcher's text is
+        compiled once); the values are bound to each launcher made (runtime/launcher.py)."""
         terms, env = [], {}
         for k, (holder, name, value, default) in enumerate(self.records):
-            h, v, d = (f"_jk{c}{serial}_{k}" for c in "hvd")
+            h, v, d = (f"_jk{c}_{k}" for c in "hvd")
             env[h], env[v], env[d] = holder, value, default
             if isinstance(holder, dict):
                 terms.append(f"{h}.get({name!r}, {d}) is {v}")

@@ -36,7 +36,7 @@ from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _export_kinds
 from . import _simulated as _sim_strings
-from ..runtime import launcher as _launcher
+from ..runtime import runner as _launcher
 from ..sim import block_size_of
 from ..compiler.strings import elementwise as _codegen
 from ..compiler.strings.params import (
@@ -196,20 +196,39 @@ class ElementwiseKernel(CachedSources, Kernel):
         return _sim_strings.ElementwiseSim(self)
 
     def _runner(self, args, size, block_size, key):
-        """The function that runs calls shaped like ``args`` (built once per call key)."""
-        arrays = self._describe_args(args, host_ok=False)
-        launch = _Launch(self, self._analyze(args, arrays, size), arrays, block_size)
+        """The function that runs calls shaped like ``args`` (built once per call key: its
+        launch and generated text are kept in the memo of builds, for every object of this
+        definition; each binds its own general path)."""
+        def build():
+            return self._launch_of(args, size, block_size)
 
-        def slow(call_args, stream):
-            return self._result(launch.run(call_args, stream))
-
-        run = slow
-        if not launch.zero and not self.debug:
-            run = _direct_runner(self, launch, len(args) == self.nargs, slow, args)
-        run.launch = launch
+        if key is None:
+            launch, launcher = build()
+        else:
+            parts = ("runner", key, driver.current_device_id())
+            launch, launcher = self._memoized(parts, "", build)
+        self._remember(launch.analysis)
+        run = launch.general
+        if launcher is not None:
+            run = _launcher.bind_runner(launcher, self._launch)
+            run.launch = launch
         if key is not None:
             self._runners[key] = run
         return run
+
+    def _launch_of(self, args, size, block_size):
+        """(the decided launch, its generated launcher or None) of calls shaped like ``args``."""
+        arrays = self._describe_args(args, host_ok=False)
+        launch = _Launch(self, self._analyze(args, arrays, size), arrays, block_size)
+        launcher = None
+        if not launch.zero and not self.debug:
+            launcher = _direct_runner(self, launch, len(args) == self.nargs, args)
+        return launch, launcher
+
+    def _definition(self) -> tuple:
+        return (_names(self.in_params), _names(self.out_params), self.operation, self.name,
+                self.reduce_dims, self.preamble, self.no_return, self.return_tuple,
+                self.loop_prep, self.after_loop, self.options, self.debug)
 
     def _result(self, outs):
         if self.no_return:
@@ -488,7 +507,7 @@ def _call_key(args, size, block_size):
     return tuple(key)
 
 
-def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
+def _direct_runner(kernel, launch, out_given: bool, first_args):
     """The generated hot path for ``launch`` on the current device."""
     a = launch.analysis
     kinds, dynamic = [], []
@@ -519,12 +538,12 @@ def _direct_runner(kernel, launch, out_given: bool, slow, first_args):
         kinds=kinds,
         steps=[step],
         result=result,
-        slow=slow,
+        slow=launch.general,
         align_mask=launch.align_mask,
         aligned=aligned,
         first_args=first_args,
         multi_device=several_devices(),
-        entry=(("size", "block_size", "cluster"), kernel._launch),
+        entry=("size", "block_size", "cluster"),
     )
 
 
@@ -540,6 +559,7 @@ class _Launch:
         "analysis",
         "block",
         "fallback",
+        "general",
         "fn",
         "grid",
         "kernel",
@@ -566,6 +586,7 @@ class _Launch:
         )
         self.scalar_types = {k: a.dtypes[k] for k in a.scalar_pos}
         self.fallback = None
+        self.general = _general_run(self)
         self.align_mask = 0
         self._arrays = None
         if a.vector > 1:
@@ -637,6 +658,17 @@ class _Launch:
             b.source = kernel._source(b)
             self.fallback = _Launch(kernel, b, self._arrays, self.block[0])
         return self.fallback
+
+
+def _general_run(launch: _Launch):
+    """``run(args, stream)`` of ``launch`` on the general path (no generated code): the
+    decided launch, then the kernel's result."""
+    result = launch.kernel._result
+
+    def general(call_args, stream):
+        return result(launch.run(call_args, stream))
+
+    return general
 
 
 _pointer = pointer_of

@@ -38,7 +38,7 @@ from ._reduction_args import (  # noqa: F401 - normalize_axis: fuse's and the te
     normalize_axis,
 )
 from .base import CachedSources, Kernel, debug_flag, debug_launched, debug_options, several_devices
-from ..runtime import launcher as _launcher
+from ..runtime import runner as _launcher
 from ..compiler.strings import reduction as _codegen
 from .elementwise import (
     _call_key,
@@ -223,19 +223,31 @@ class ReductionKernel(CachedSources, Kernel):
         return _sim_reduction.ReductionSim(self)
 
     def _runner(self, args, axis, keepdims, key):
-        """The function that runs calls shaped like ``args`` (built once per call key)."""
-        arrays = self._describe_args(args, host_ok=False)
-        launch = _Launch(self, self._analyze(args, arrays, axis, keepdims))
+        """The function that runs calls shaped like ``args`` (built once per call key: its
+        launch and generated text are kept in the memo of builds, for every object of this
+        definition)."""
+        def build():
+            launch = _Launch(self, self._analyze(args, self._describe_args(args, False), axis,
+                                                 keepdims))
+            # debug launches stay on the checked path
+            return launch, (launch.runner(args) if not launch.empty and not self.debug
+                            else None)
 
-        def slow(call_args, stream):
-            return self._result(launch.run(call_args, stream))
-
-        run = slow
-        if not launch.empty and not self.debug:  # debug launches stay on the checked path
-            run = launch.runner(args, slow)
+        if key is None:
+            launch, launcher = build()
+        else:
+            launch, launcher = self._memoized(("runner", key, driver.current_device_id()), "",
+                                              build)
+        self._remember(launch.a)
+        run = _launcher.bind_runner(launcher) if launcher is not None else launch.general
         if key is not None:
             self._runners[key] = run
         return run
+
+    def _definition(self) -> tuple:
+        return (_names(self.in_params), _names(self.out_params), self.map_expr,
+                self.reduce_expr, self.post_map_expr, self.identity, self.name,
+                self.reduce_type, self.reduce_dims, self.preamble, self.options, self.debug)
 
     def _result(self, outs):
         return outs[0] if self.nout == 1 else tuple(outs)
@@ -595,10 +607,14 @@ class _Launch:
             return self._fallback().launch_with(packed, out_ptrs, outs, stream)
         return self.launch_with(packed, out_ptrs, outs, stream)
 
-    def runner(self, first_args, slow):
-        """The generated hot path of this call layout on the current device."""
+    def general(self, call_args, stream):
+        """The call on the general path (no generated code): this launch, then the result."""
+        return self.kernel._result(self.run(call_args, stream))
+
+    def runner(self, first_args):
+        """The generated hot path of this call layout on the current device (a Launcher)."""
         if self.vector_mask and any(x & self.vector_mask for st in self.a.in_ostrides for x in st):
-            return self._fallback().runner(first_args, slow)  # misaligned by layout
+            return self._fallback().runner(first_args)  # misaligned by layout
         kernel, a = self.kernel, self.a
         nin = kernel.nin
         out_given = len(first_args) > nin
@@ -647,7 +663,7 @@ class _Launch:
             kinds=kinds,
             steps=steps,
             result=result,
-            slow=slow,
+            slow=self.general,
             temps=(self.partial_bytes,) if split else (),
             align_mask=self.vector_mask,
             aligned=aligned if self.vector_mask else (),

@@ -172,7 +172,7 @@ class Plan:
     """Packing for one argument-type signature: buffer, pointer array, pack()."""
 
     __slots__ = ("pack", "pack_if_same", "params_ptr", "nargs", "_buffer", "_pointers", "slots",
-                 "dtypes", "types", "fmt", "launchers", "general_launches", "guards",
+                 "dtypes", "types", "fmt", "launchers", "bound", "general_launches", "guards",
                  "guard_env")
 
     def __init__(self, slots: list[Slot], types: tuple, dtypes=None, guards=((), None)):
@@ -186,7 +186,8 @@ class Plan:
         buffer = ParamBuffer(offsets, total)
         self._buffer, self._pointers, self.params_ptr = buffer.raw, buffer.pointers, buffer.params_ptr
         self.types, self.fmt = types, fmt
-        self.launchers: dict = {}  # generated fast launchers, by what they were made for
+        self.launchers: dict = {}  # generated launchers (runtime.launcher.Launcher), by form
+        self.bound: dict = {}  # ... bound to a kernel object's general path: (run, its env)
         self.general_launches = 0  # launches of this plan that took the general path
         self.pack, self.pack_if_same = make_packers(fmt, slots, types, self._buffer)
 

@@ -27,7 +27,7 @@ from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream
 from .driver import check, drv
 from .limits import SHARED_OPTIN_MAX, check_dims, check_shared_mem
 from .bound import BoundLaunch  # noqa: F401 - Function.bind's result, named here too
-from .launcher import make_fast_launcher
+from .launcher import bind_fast_launcher, make_fast_launcher
 from .launch import (
     build_plan,
     device_getter,
@@ -306,30 +306,49 @@ class Function:
 
     def fast_launcher(self, state: _DeviceState, plan, cooperative: bool, fallback=None,
                       positional: bool = False, guards=(), guard_env=None, star=None):
-        """The generated launcher for ``plan`` (see launch.make_fast_launcher), cached on it,
-        so a kernel launched with alternating signatures does not regenerate code."""
-        key = (cooperative, fallback, positional, tuple(guards), star)
-        run = plan.launchers.get(key)
-        if run is None:
-            d = _drv
-            launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
-
-            def fail(err, grid, block, shared_mem, stream):
-                self._launch_failed(err, state, plan, grid, block, shared_mem, stream,
-                                    cooperative)
-
-            # With several GPUs the launcher also checks the current context and each
-            # array's device (a miss takes the general path, which picks the device).
-            device = None
-            if _multi_device:
-                device = (state.device_id, driver.primary_context(state.device_id),
-                          d.cuCtxGetCurrent)
-            run = plan.launchers[key] = make_fast_launcher(
-                plan, launch, state.handle, _dims, STREAMS_IN_USE, fail, block_dims=_block_dims,
-                fallback=fallback, positional=positional, guards=guards, guard_env=guard_env,
-                stream_of=stream_handle, current_stream=current_stream_handle, device=device,
-                star=star, checked_dims=checked_dims)
+        """The generated launcher for ``plan`` (runtime/launcher.make_fast_launcher), its text
+        generated once per plan and form and kept on it (kernel objects of one definition
+        share the plan through the memo of builds), bound here to ``fallback`` (the kernel
+        object's general path) and ``guard_env`` (the values its guards name). The bound
+        function is kept too, per fallback, so a kernel launched with alternating
+        signatures makes nothing again."""
+        guard_env = guard_env or {}
+        form = (cooperative, fallback is not None, positional, tuple(guards), star,
+                tuple(guard_env))
+        bound_key = (form, fallback, id(guard_env) if guard_env else None)
+        bound = plan.bound.get(bound_key)
+        if bound is not None:
+            return bound[0]
+        launcher = plan.launchers.get(form)
+        if launcher is None:
+            launcher = plan.launchers[form] = self._make_fast_launcher(
+                state, plan, cooperative, fallback is not None, positional, guards,
+                tuple(guard_env), star)
+        run = bind_fast_launcher(launcher, fallback, checked_dims, **guard_env)
+        if len(plan.bound) >= 64:  # bound for kernel objects made and dropped per call
+            plan.bound.clear()
+        plan.bound[bound_key] = (run, guard_env)  # (keeps guard_env, whose id is the key)
         return run
+
+    def _make_fast_launcher(self, state, plan, cooperative, fallback: bool, positional, guards,
+                            late, star):
+        d = _drv
+        launch = d.cuLaunchCooperativeKernel if cooperative else d.cuLaunchKernel
+
+        def fail(err, grid, block, shared_mem, stream):
+            self._launch_failed(err, state, plan, grid, block, shared_mem, stream, cooperative)
+
+        # With several GPUs the launcher also checks the current context and each
+        # array's device (a miss takes the general path, which picks the device).
+        device = None
+        if _multi_device:
+            device = (state.device_id, driver.primary_context(state.device_id),
+                      d.cuCtxGetCurrent)
+        return make_fast_launcher(
+            plan, launch, state.handle, _dims, STREAMS_IN_USE, fail, block_dims=_block_dims,
+            fallback=fallback, positional=positional, guards=guards, late=late,
+            stream_of=stream_handle, current_stream=current_stream_handle, device=device,
+            star=star)
 
     def bind(self, grid, block, args, shared_mem: int = 0, stream=None, cooperative: bool = False,
              *, user_count: int | None = None, refresh=None) -> "BoundLaunch":

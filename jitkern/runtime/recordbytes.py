@@ -102,7 +102,7 @@ _PACK_ERRORS = (struct.error, AttributeError, TypeError, OverflowError)
 
 
 def record_read(k: int, first, env: dict) -> list[str]:
-    """The statements of a string kernel's runner (launcher.make_runner) setting ``s{k}`` to
+    """The statements of a string kernel's runner (runner.make_runner) setting ``s{k}`` to
     the bytes of record argument ``a{k}`` (``first``: the one its layout was made for): a
     numpy.void through a VoidBytes; a dataclass/NamedTuple's fields read inline into one
     precompiled ``Struct.pack`` (a value it does not take goes to the general conversion);

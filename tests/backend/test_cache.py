@@ -12,6 +12,15 @@ from jitkern.toolchain import cache, nvrtc as compiler
 from jitkern.config import settings
 
 
+def _define(source: str, filename: str, env: dict, name: str):
+    """What a launcher does with generated text (runtime/launcher.py): run the code object
+    codegen keeps for it, in ``env``; the function named ``name``."""
+    from jitkern.runtime import codegen
+
+    exec(codegen.compiled(source, filename), env)  # noqa: S102 - the test's own text
+    return env[name]
+
+
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(settings, "cache_dir", str(tmp_path))
@@ -250,7 +259,7 @@ def test_clear_disk_removes_every_kind_and_old_layouts_but_nothing_else(cache_di
     from jitkern.jit import rawkernel
 
     compiler.compile_source(_src(), arch="sm_90")
-    codegen.define(f"# {uuid.uuid4()}\ndef f():\n    return 1\n", "<clear test>", {}, "f")
+    _define(f"# {uuid.uuid4()}\ndef f():\n    return 1\n", "<clear test>", {}, "f")
     toolchain._remember_toolchain_facts({"archs": [90], "version": [13, 0]})
     cache.disk_put(cache.make_key("a tuning"), {}, b"{}", kind="autotune")  # kernels.autotune
 

@@ -16,6 +16,15 @@ from jitkern.config import settings
 from jitkern.toolchain import cache, nvrtc as compiler
 
 
+def _define(source: str, filename: str, env: dict, name: str):
+    """What a launcher does with generated text (runtime/launcher.py): run the code object
+    codegen keeps for it, in ``env``; the function named ``name``."""
+    from jitkern.runtime import codegen
+
+    exec(codegen.compiled(source, filename), env)  # noqa: S102 - the test's own text
+    return env[name]
+
+
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
     folder = tmp_path / "cache"
@@ -120,7 +129,7 @@ def _python_entry(tag: str):
     from jitkern.runtime import codegen
 
     source = f"# {tag}\ndef f():\n    return {int.from_bytes(os.urandom(2), 'little')}\n"
-    fn = codegen.define(source, f"<{tag}>", {}, "f")
+    fn = _define(source, f"<{tag}>", {}, "f")
     key = cache.make_key("generated-python", codegen._BYTECODE, f"<{tag}>", source)
     return source, fn, key
 

@@ -10,6 +10,13 @@ from jitkern.runtime import codegen
 from jitkern.config import settings
 
 
+def _define(source: str, filename: str, env: dict, name: str):
+    """What a launcher does with generated text (runtime/launcher.py): run the code object
+    codegen keeps for it, in ``env``; the function named ``name``."""
+    exec(codegen.compiled(source, filename), env)  # noqa: S102 - the test's own text
+    return env[name]
+
+
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
     monkeypatch.setattr(settings, "cache_dir", str(tmp_path))
@@ -30,19 +37,19 @@ def _entries(root):
 
 def test_compiled_once_then_read_back_from_disk(cache_dir, monkeypatch):
     src = _source(3)
-    assert codegen.define(src, "<test gen>", {}, "f")(5) == 15
+    assert _define(src, "<test gen>", {}, "f")(5) == 15
     assert len(_entries(cache_dir)) == 1
     # A fresh process: nothing in memory, compile() must not be needed.
     monkeypatch.setattr(codegen, "_memo", {})
     monkeypatch.setattr(codegen, "compile", lambda *a: pytest.fail("compiled again"),
                         raising=False)
-    assert codegen.define(src, "<test gen>", {}, "f")(7) == 21
+    assert _define(src, "<test gen>", {}, "f")(7) == 21
 
 
 def test_each_env_gets_its_own_function(cache_dir):
     src = "def f():\n    return K\n"
-    one = codegen.define(src, "<test env>", {"K": 1}, "f")
-    two = codegen.define(src, "<test env>", {"K": 2}, "f")
+    one = _define(src, "<test env>", {"K": 1}, "f")
+    two = _define(src, "<test env>", {"K": 2}, "f")
     assert (one(), two()) == (1, 2)
 
 
@@ -57,11 +64,11 @@ def test_damaged_entry_is_recompiled(cache_dir, monkeypatch, damage):
     with open(path, "wb") as f:
         f.write(blob)
     monkeypatch.setattr(codegen, "_memo", {})
-    assert codegen.define(src, "<test damage>", {}, "f")(2) == 8
+    assert _define(src, "<test damage>", {}, "f")(2) == 8
     assert open(path, "rb").read() != blob  # rewritten whole
 
 
 def test_no_disk_cache_still_works(cache_dir, monkeypatch):
     monkeypatch.setattr(settings, "disk_cache", False)
-    assert codegen.define(_source(5), "<test off>", {}, "f")(2) == 10
+    assert _define(_source(5), "<test off>", {}, "f")(2) == 10
     assert _entries(cache_dir) == []

@@ -8,6 +8,7 @@ import pytest
 
 from jitkern import KernelArgumentError
 from jitkern.runtime import launch
+from jitkern.runtime import launcher as launcher_module
 
 
 class FakeArray:
@@ -177,9 +178,15 @@ def _fast(args, **kwargs):
         slow_calls.append((a, k))
         return "slow"
 
-    run = launch.make_fast_launcher(plan, rec, "handle", dims, [0], None, fallback=slow,
-                                    **kwargs)
+    run = _bound(launch.make_fast_launcher(plan, rec, "handle", dims, [0], None, fallback=True,
+                                           **kwargs), slow)
     return run, rec, slow_calls
+
+
+def _bound(launcher, fallback=None):
+    """The run function of a generated launcher, bound to ``fallback`` (a kernel object's
+    general path: kernels bind their own)."""
+    return launcher_module.bind_fast_launcher(launcher, fallback)
 
 
 def test_fast_launcher_packs_and_launches(rng):
@@ -221,9 +228,9 @@ def test_fast_launcher_streams():
     streams = [0]
     plan = launch.build_plan((1,), None)
     rec = Recorder(plan)
-    run = launch.make_fast_launcher(
-        plan, rec, "h", {(1,): (1, 1, 1)}, streams, None, fallback=None,
-        stream_of=lambda s: s * 10, current_stream=lambda: 99)
+    run = _bound(launch.make_fast_launcher(
+        plan, rec, "h", {(1,): (1, 1, 1)}, streams, None,
+        stream_of=lambda s: s * 10, current_stream=lambda: 99))
     assert run((1,), (1,), (1,), 0, None) and rec.calls[-1][3] == 0
     assert run((1,), (1,), (1,), 0, 4) and rec.calls[-1][3] == 40
     streams[0] = 1  # some thread entered `with stream:`: ask for the current one
@@ -234,8 +241,8 @@ def test_fast_launcher_reports_driver_errors():
     plan = launch.build_plan((1,), None)
     rec = Recorder(plan, err=700)
     failures = []
-    run = launch.make_fast_launcher(
-        plan, rec, "h", {(1,): (1, 1, 1)}, [0], lambda *a: failures.append(a), fallback=None)
+    run = _bound(launch.make_fast_launcher(
+        plan, rec, "h", {(1,): (1, 1, 1)}, [0], lambda *a: failures.append(a)))
     assert run((1,), (1,), (1,), 8, None)
     assert failures == [(700, (1, 1, 1), (1, 1, 1), 8, 0)]
 
@@ -257,9 +264,9 @@ def test_fast_launcher_checks_context_and_array_devices():
     args = (DeviceArray(256, 1), 2.0, DeviceArray(512, 1))
     plan = launch.build_plan(args, None)
     rec = Recorder(plan)
-    run = launch.make_fast_launcher(
-        plan, rec, "h", {(1,): (1, 1, 1)}, [0], None, fallback=lambda *a, **k: "slow",
-        device=(1, "ctx1", lambda: (0, current[0])))
+    run = _bound(launch.make_fast_launcher(
+        plan, rec, "h", {(1,): (1, 1, 1)}, [0], None, fallback=True,
+        device=(1, "ctx1", lambda: (0, current[0]))), lambda *a, **k: "slow")
     assert run((1,), (1,), args) is None and len(rec.calls) == 1
     assert run((1,), (1,), (DeviceArray(256, 0), 2.0, DeviceArray(512, 1))) == "slow"
     assert run((1,), (1,), (DeviceArray(256, 1), 2.0, DeviceArray(512, 0))) == "slow"

@@ -248,7 +248,7 @@ def test_gpu_exported_cluster_kernel(tmp_path, rng):
 def test_generated_launchers_hand_cluster_launches_to_the_general_path(positional):
     """After a plain launch a kernel's call is its generated launcher: cluster= must reach
     the general path (which launches through cuLaunchKernelEx), never the plain launch."""
-    from jitkern.runtime import launch
+    from jitkern.runtime import launch, launcher
 
     plan = launch.build_plan((np.int32(1),), None)
     launched, slow = [], []
@@ -261,9 +261,9 @@ def test_generated_launchers_hand_cluster_launches_to_the_general_path(positiona
         slow.append((a, k))
 
     dims = {(4,): (4, 1, 1), (32,): (32, 1, 1)}
-    run = launch.make_fast_launcher(
-        plan, record, "handle", dims, [0], None, fallback=general, positional=positional
-    )
+    run = launcher.bind_fast_launcher(launch.make_fast_launcher(
+        plan, record, "handle", dims, [0], None, fallback=True, positional=positional
+    ), general)
     run((4,), (32,), (np.int32(5),))
     assert len(launched) == 1 and not slow
     run((4,), (32,), (np.int32(5),), cluster=(2, 1, 1))

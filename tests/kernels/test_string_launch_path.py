@@ -15,7 +15,7 @@ from jitkern import KernelArgumentError
 from jitkern.arrays import core
 from jitkern.runtime import driver, fakedriver, memory
 from jitkern.runtime.device import Stream
-from jitkern.runtime import launcher as _launcher
+from jitkern.runtime import runner as _launcher
 from jitkern.kernels import elementwise as E
 
 
@@ -231,7 +231,7 @@ def test_record_scalars_are_packed_as_bytes_and_guarded_by_dtype(kernel):
         step = _launcher.Step(
             RecordFunction(), (1, 1, 1), (32, 1, 1), [("p0", "Q"), _launcher.scalar_slot(1, rec_t)], ()
         )
-        run = _launcher.make_runner(
+        run = _launcher.bind_runner(_launcher.make_runner(
             kernel_name="rec",
             device_id=0,
             kinds=[("array", None), ("scalar", rec_t)],
@@ -239,7 +239,7 @@ def test_record_scalars_are_packed_as_bytes_and_guarded_by_dtype(kernel):
             result="None",
             slow=lambda args, stream: "slow",
             first_args=(arr(8, 4096), rec),
-        )
+        ))
         assert run.guarded((arr(8, 4096), rec), None) is None
         assert seen == [(4096, rec.tobytes())]
         other = np.array([(3, 2.5)], other_t)[0]
@@ -257,7 +257,7 @@ def test_keywords_leave_the_fast_entry_and_a_stream_keeps_it(kernel):
     assert k(x, y, z, stream=Stream.null) is z and k.func is entry
     assert FakeDriver.calls[-1][0] == (1, 256)
     with pytest.raises(KernelArgumentError, match="argument"):
-        k(x, y, z, x)  # four arguments: the entry's unpacking misses, _call explains
+        k(x, y, z, x)  # four arguments: the entry's unpacking misses, _launch explains
     assert len(analyses) == 2
 
 
