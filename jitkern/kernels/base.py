@@ -47,6 +47,7 @@ from ..toolchain import cache, discovery, includes, nvrtc, target
 from ..toolchain.inspection import inspect_binary
 from ..toolchain.nvrtc import Binary
 from ..toolchain.target import Arch
+from ..compiler.strings.params import parse_signature
 from ._user_code import name_the_arguments
 
 
@@ -70,8 +71,16 @@ def resolve_arch(arch) -> Arch:
 
 def device_arch(device_id: int) -> Arch:
     """What to build for device ``device_id`` (target.for_device: CUBIN where NVRTC can,
-    never PTX newer than the driver)."""
-    return target.for_device(driver.compute_capability(device_id), driver.driver_version())
+    never PTX newer than the driver); read once per device."""
+    arch = _device_arches.get(device_id)
+    if arch is None:
+        arch = _device_arches[device_id] = target.for_device(
+            driver.compute_capability(device_id), driver.driver_version())
+    return arch
+
+
+_device_arches: dict = {}
+driver.resets(globals(), _device_arches=dict)  # asked again under driver.use(fake)
 
 
 def _not_ready(*args, **kwargs):  # replaced by the subclass's __init__
@@ -303,9 +312,14 @@ def headers_digest(options, source: str) -> str:
     """The digest of the user's headers a build reads (``-I`` folders and ``-include``
     files among its options): part of its memo keys, as of the disk cache's. Read again at
     each new build: an edited header gives a new entry."""
-    if not any(opt.startswith(_INCLUDE_OPTIONS) for opt in options):
-        return ""
-    return includes.user_headers_digest(source, options)
+    names = _names_headers.get(options)
+    if names is None:
+        names = _names_headers[options] = any(opt.startswith(_INCLUDE_OPTIONS)
+                                              for opt in options)
+    return includes.user_headers_digest(source, options) if names else ""
+
+
+_names_headers: dict = {}  # options -> whether they name the user's own headers
 
 
 _INCLUDE_OPTIONS = ("-I", "--include-path", "-include", "--pre-include")
@@ -340,22 +354,34 @@ def _tell_dask() -> None:
 def _name_as_call(func, qualname: str):
     """``func``, named so that Python's own errors for a wrong call (a missing or unknown
     argument) name the function called: ``RawKernel.__call__`` (or a JIT kernel's own name),
-    not an internal ``_launch``. A method shared by every kernel of a class is copied for
-    this kernel, so two kernels do not rename each other's."""
+    not an internal ``_launch``. A method shared by every kernel of a class is bound to a
+    copy named for this kernel's call (made once per name), so two kernels do not rename
+    each other's."""
     if isinstance(func, types.MethodType) and isinstance(func.__func__, types.FunctionType):
         if getattr(func.__func__, "_jk_renamed", False):
             return func  # this kernel's copy already
         owner, attr = func.__self__, func.__func__.__name__
-        func = types.MethodType(_renamed(func.__func__, qualname), owner)
+        renamed = _copies.get((func.__func__, qualname))
+        if renamed is None:
+            renamed = _copies[(func.__func__, qualname)] = _renamed(func.__func__, qualname)
+        func = types.MethodType(renamed, owner)
         owner.__dict__[attr] = func  # kernel.<attr> is this kernel's copy from now on
         return func
     try:
+        code = _codes.get((func.__code__, qualname))
+        if code is None:  # a generated launcher: its code object renamed once per name
+            code = _codes[(func.__code__, qualname)] = func.__code__.replace(
+                co_name=qualname.rpartition(".")[2], co_qualname=qualname)
         func.__qualname__ = qualname
         func.__name__ = qualname.rpartition(".")[2]
-        func.__code__ = func.__code__.replace(co_name=func.__name__, co_qualname=qualname)
+        func.__code__ = code
     except (AttributeError, TypeError, ValueError):
         pass  # a builtin or a partial: nothing to rename
     return func
+
+
+_copies: dict = {}  # (a kind's method, call name) -> its renamed copy
+_codes: dict = {}  # (a generated function's code, call name) -> the renamed code
 
 
 def _renamed(fn, qualname: str):
@@ -458,6 +484,18 @@ def debug_launched(watch: debugcheck.Watch, stream) -> None:
     debugcheck.launched(watch, driver.current_device_id(), stream_handle(stream))
 
 
+def string_signature(kind: str, name: str, in_params, out_params, kwargs: dict, *,
+                     need_input: bool):
+    """compiler.strings.params.parse_signature, kept in the memo of builds: a string kernel
+    made again from the same parameter strings parses nothing (an error is never kept)."""
+    if kwargs or not isinstance(in_params, str) or not isinstance(out_params, str):
+        return parse_signature(kind, name, in_params, out_params, kwargs,
+                               need_input=need_input)
+    return memoized(("signature", kind, name, in_params, out_params, need_input),
+                    lambda: parse_signature(kind, name, in_params, out_params, kwargs,
+                                            need_input=need_input))
+
+
 class CachedSources:
     """What ElementwiseKernel and ReductionKernel share about their generated sources:
     ``cached_codes``/``cached_code`` over ``self._sources`` (variant key -> source), their
@@ -465,10 +503,6 @@ class CachedSources:
     for each device's arch), ``inspect`` of an analysed call, and the repr."""
 
     _sources: dict
-
-    def _definition(self) -> tuple:
-        # the generated source (each build's key) carries the operation, preamble, loops...
-        return (self.name, self.options, self.debug)
 
     def _source_of(self, key) -> str:
         return key if isinstance(key, str) else key[0]

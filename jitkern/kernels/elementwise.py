@@ -30,7 +30,8 @@ from ..runtime import args as launch_args, driver
 from ..runtime.args import layout_key, pointer_of
 from ..handles import handle_ctype
 from ..toolchain.inspection import Inspection
-from .base import CachedSources, Kernel, debug_flag, debug_launched, debug_options, several_devices
+from .base import (CachedSources, Kernel, debug_flag, debug_launched, debug_options,
+                   several_devices, string_signature)
 from ..runtime.module import Function, cluster_refused
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
@@ -43,7 +44,6 @@ from ..compiler.strings.params import (
     convert_scalar,
     ctype_of,
     param_dtype,
-    parse_signature,
     resolve_placeholders,
     scalar_dtype,
 )
@@ -140,7 +140,7 @@ class ElementwiseKernel(CachedSources, Kernel):
         **kwargs,
     ):
         self.name = check_kernel_name(name)
-        self.in_params, self.out_params = parse_signature(
+        self.in_params, self.out_params = string_signature(
             "ElementwiseKernel", self.name, in_params, out_params, kwargs, need_input=False)
         self.params = self.in_params + self.out_params
         self.nin = len(self.in_params)
@@ -226,9 +226,13 @@ class ElementwiseKernel(CachedSources, Kernel):
         return launch, launcher
 
     def _definition(self) -> tuple:
-        return (_names(self.in_params), _names(self.out_params), self.operation, self.name,
+        key = self.__dict__.get("_definition_key")
+        if key is None:  # (made once: a kernel's definition does not change)
+            key = self._definition_key = (
+                _names(self.in_params), _names(self.out_params), self.operation, self.name,
                 self.reduce_dims, self.preamble, self.no_return, self.return_tuple,
                 self.loop_prep, self.after_loop, self.options, self.debug)
+        return key
 
     def _result(self, outs):
         if self.no_return:
@@ -409,7 +413,7 @@ class ElementwiseKernel(CachedSources, Kernel):
         return self._functions.current(source)
 
     def _remember(self, a: _Analysis) -> None:
-        key = (tuple(dt.name for dt in a.dtypes), a.variant, a.ndim, a.index_type)
+        key = (dtype_names(a.dtypes), a.variant, a.ndim, a.index_type)
         self._sources[key] = a.source
 
     def __reduce__(self):
@@ -466,6 +470,17 @@ def _inner_vector(shape, strides_list, sizes, outputs) -> int:
         if st[-1] and any(x % (v * isz) for x in st[:-1]):
             return 1
     return v
+
+
+def dtype_names(dtypes: tuple) -> tuple:
+    """Each dtype's name (what ``cached_codes`` keys read), made once per dtype tuple."""
+    names = _dtype_names.get(dtypes)
+    if names is None:
+        names = _dtype_names[dtypes] = tuple(dt.name for dt in dtypes)
+    return names
+
+
+_dtype_names: dict = {}
 
 
 def _power_of_two(n: int) -> bool:

@@ -285,7 +285,7 @@ class JitKernel(Kernel):
         entry = self._entries.get(key)
         if entry is None or not entry.globals.same_objects():
             entry = self._entry_for(tuple(args), key)
-        fn = self._functions.current(key, entry.signature)
+        fn = self._functions.current(entry.build, entry.signature, entry.generated)
         launch_args = tuple(args)
         if entry.extras is not None:
             launch_args = launch_args + entry.extras(launch_args)
@@ -293,13 +293,19 @@ class JitKernel(Kernel):
             fn.launch_cluster(grid, block, launch_args, shared_mem, stream, entry.cooperative,
                               cluster, self.allow_nonportable_cluster_size)
             return
-        fn.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
-        if fn.watch is not None:  # debug builds stay on this path: each launch is noted
-            debug_launched(fn.watch, stream)
-            return
-        run = entry.launcher(fn, self._functions, key, args)
+        # a new object of a kept definition goes straight to the launcher of the signature
+        # its Function last launched (a miss comes back here, on the general path)
+        first = (self.func is self._launch and fn.watch is None and entry.extras is None
+                 and fn.last_plan() is not None)
+        if not first:
+            fn.launch(grid, block, launch_args, shared_mem, stream, entry.cooperative)
+            if fn.watch is not None:  # debug builds stay on this path: each launch is noted
+                debug_launched(fn.watch, stream)
+                return None
+        run = entry.launcher(fn, self._functions, args)
         if self.func is not run:
             self._install(run)
+        return run(grid, block, args, shared_mem, stream) if first else None
 
     def _bind_parts(self, args: tuple):
         """For Kernel.bind: the entry's Function and full arguments, and the check that a
@@ -317,7 +323,7 @@ class JitKernel(Kernel):
             return new + entry.extras(new) if entry.extras is not None else new
 
         full = args + entry.extras(args) if entry.extras is not None else args
-        fn = self._functions.current(key, entry.signature)
+        fn = self._functions.current(entry.build, entry.signature, entry.generated)
         return fn, full, entry.cooperative, refresh
 
     def _entry_for(self, args: tuple, key) -> "_Entry":
@@ -326,26 +332,37 @@ class JitKernel(Kernel):
         globals'), from the generated source (through the memo of builds)."""
         if self.device:
             raise JitkernTypeError(f"{self.__name__} is a device function: call it from a kernel")
-        types = self._arg_types(args, allow_host=False)
+        types, guards, arg_env = self._memoized(("entry", key), "",
+                                                lambda: self._signature_of(args))
         try:
-            generated = self._generated(types)
+            generated = self._generated(types, key)
         except JitError as exc:
             raise exc.with_traceback(None) from None
         with self._lock:
             entry = self._entries.get(key)
             if entry is None or not entry.globals.same_objects():
                 captured = CapturedGlobals(self.py_func, generated.fingerprints)
-                guards, guard_env = launch_args.guards(args, layouts(types))
                 global_guards, global_env = captured.guards()
-                guard_env.update(global_env)
+                guard_env = dict(arg_env, **global_env)
                 entry = _Entry(launch_args.derived_params(generated.plans),
                                generated.cooperative, guards + global_guards, guard_env,
                                self._launch)
                 entry.types = tuple(map(type, args))
                 entry.signature = types  # the JIT types this entry was built for
+                entry.generated = generated
+                # what its Functions are kept under: a global's new value generates another
+                entry.build = (key, generated.source)
                 entry.globals = captured
                 self._entries[key] = entry
         return entry
+
+    def _signature_of(self, args: tuple) -> tuple:
+        """(JIT types, the launcher's guards over the arguments, the names they use) of a
+        call key, from sample arguments ``args`` (the same for every key's arguments: kept
+        in the memo of builds)."""
+        types = self._arg_types(args, allow_host=False)
+        guards, env = launch_args.guards(args, layouts(types))
+        return types, guards, env
 
     # -- builds: the generated source, and a device's binary (kernels/base.py) --------
 
@@ -355,11 +372,11 @@ class JitKernel(Kernel):
     def _source_of(self, key) -> str:
         return ""  # the generated source is part of the build's own key (_make_function)
 
-    def _generated(self, types: tuple) -> "Generated":
-        """What emission produces for ``types``: from the memo of builds when this
-        function's source read the same values of every global it captured, else from the
-        on-disk index, else emitted now."""
-        key = self._memo_key(("generated", types), "")
+    def _generated(self, types: tuple, call_key=None) -> "Generated":
+        """What emission produces for ``types`` (of the arguments of ``call_key``, a cheaper
+        key to look up): from the memo of builds when this function's source read the same
+        values of every global it captured, else from the on-disk index, else emitted now."""
+        key = self._memo_key(("generated", types if call_key is None else call_key), "")
         generated = memo.get(key)
         if generated is None or not fingerprints_hold(self.py_func, generated.fingerprints):
             generated = load_index(self, types) or self._generate(types)
@@ -367,12 +384,12 @@ class JitKernel(Kernel):
         self.cached_codes[types] = generated.source
         return generated
 
-    def _make_function(self, key, arch, types) -> "Function":
-        """The Function of call key ``key`` (JIT types ``types``) built for ``arch``: the
-        memo keeps it per generated source (a closure of other values generates another)."""
-        generated = self._generated(types)
-        parts = ("function", key, arch, generated.source)
-        return self._memoized(parts, generated.source,
+    def _make_function(self, build, arch, types, generated) -> "Function":
+        """The Function of ``build``, (call key, generated source), for ``arch`` (``types``:
+        the call's JIT types): the memo keeps it per generated source (a closure of other
+        values generates another)."""
+        key, source = build
+        return self._memoized(("function", build, arch), source,
                               lambda: self._new_function(key, arch, types, generated))
 
     def _function_for(self, key, arch, *extra):
@@ -557,7 +574,7 @@ class _Entry:
     generated launcher made from a device's packing plan (the kernel's call for it)."""
 
     __slots__ = ("extras", "cooperative", "run", "guards", "guard_env", "general", "types",
-                 "signature", "globals")
+                 "signature", "generated", "build", "globals")
 
     def __init__(self, extras, cooperative, guards, guard_env, general):
         self.extras = extras
@@ -566,7 +583,7 @@ class _Entry:
         self.run = None  # the kernel's call for this signature: (grid, block, args, shm, stream)
         self.general = general
 
-    def launcher(self, fn, functions, key, samples):
+    def launcher(self, fn, functions, samples):
         """The generated launcher after a launch of ``fn`` (the current device's Function):
         one generated function that checks the signature, packs and launches, made from
         ``fn``'s packing plan (on several GPUs, the one of the device last launched on:
@@ -581,7 +598,7 @@ class _Entry:
                 guards=tuple(self.guards), guard_env=self.guard_env, star=launch_star)
         elif self.run is None:
             current = fn if not several_devices() else functools.partial(
-                functions.current, key, self.signature)
+                functions.current, self.build, self.signature, self.generated)
             self.run = make_jit_runner(self.types, self.guards, self.guard_env, current,
                                        self.extras, self.cooperative, self.general, samples,
                                        star=launch_star)

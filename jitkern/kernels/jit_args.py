@@ -23,7 +23,10 @@ def arg_type(a, allow_host: bool = False) -> T.Type:
         if isinstance(a, cls):
             return t
     if isinstance(a, (numpy.bool_, numpy.number)):
-        return T.scalar_from_dtype(a.dtype)
+        t = _scalars.get(a.dtype)
+        if t is None:  # NumPy's dtype names are slow to build: once per dtype
+            t = _scalars[a.dtype] = T.scalar_from_dtype(a.dtype)
+        return t
     if isinstance(a, numpy.void) or records.is_record_class(type(a)):
         return _struct_type(a)
     if isinstance(a, numpy.ndarray):

@@ -193,14 +193,20 @@ class RawKernel(Kernel):
             fn.launch_cluster(grid, block, args, shared_mem, stream,
                               self.enable_cooperative_groups, cluster,
                               self.allow_nonportable_cluster_size)
-            return
-        fn.launch(grid, block, args, shared_mem, stream, self.enable_cooperative_groups)
+            return None
+        first = self.func is self._launch and fn.last_plan() is not None
+        if not first:  # (a new object of a kept definition: its launcher first, below)
+            fn.launch(grid, block, args, shared_mem, stream, self.enable_cooperative_groups)
         last = fn.last_plan()
         if last is not None:
             state, plan = last
-            self._install(fn.fast_launcher(state, plan, self.enable_cooperative_groups,
-                                           fallback=self._launch, guards=plan.guards,
-                                           guard_env=plan.guard_env))
+            run = fn.fast_launcher(state, plan, self.enable_cooperative_groups,
+                                   fallback=self._launch, guards=plan.guards,
+                                   guard_env=plan.guard_env)
+            self._install(run)
+            if first:  # the launcher of the signature last launched: a miss comes back here
+                return run(grid, block, args, shared_mem=shared_mem, stream=stream)
+        return None
 
     def _simulated(self, grid, block, args, *, shared_mem: int = 0, stream=None, cluster=None):
         return self.simulate(grid, block, args, shared_mem, stream)  # JITKERN_SIMULATE=1

@@ -37,7 +37,8 @@ from ._reduction_args import (  # noqa: F401 - normalize_axis: fuse's and the te
     _checked_reduce_type,
     normalize_axis,
 )
-from .base import CachedSources, Kernel, debug_flag, debug_launched, debug_options, several_devices
+from .base import (CachedSources, Kernel, debug_flag, debug_launched, debug_options,
+                   several_devices, string_signature)
 from ..runtime import runner as _launcher
 from ..compiler.strings import reduction as _codegen
 from .elementwise import (
@@ -47,6 +48,7 @@ from .elementwise import (
     _pointer,
     _rebuild,
     check_kernel_name,
+    dtype_names,
 )
 from ..compiler.strings.params import (
     CTYPES,
@@ -54,7 +56,6 @@ from ..compiler.strings.params import (
     convert_scalar,
     ctype_of,
     param_dtype,
-    parse_signature,
     resolve_placeholders,
     scalar_dtype,
 )
@@ -135,7 +136,7 @@ class ReductionKernel(CachedSources, Kernel):
         **kwargs,
     ):
         self.name = check_kernel_name(name)
-        self.in_params, self.out_params = parse_signature(
+        self.in_params, self.out_params = string_signature(
             "ReductionKernel", self.name, in_params, out_params, kwargs, need_input=True)
         for p in self.out_params:
             if p.raw:
@@ -245,9 +246,13 @@ class ReductionKernel(CachedSources, Kernel):
         return run
 
     def _definition(self) -> tuple:
-        return (_names(self.in_params), _names(self.out_params), self.map_expr,
+        key = self.__dict__.get("_definition_key")
+        if key is None:  # (made once: a kernel's definition does not change)
+            key = self._definition_key = (
+                _names(self.in_params), _names(self.out_params), self.map_expr,
                 self.reduce_expr, self.post_map_expr, self.identity, self.name,
                 self.reduce_type, self.reduce_dims, self.preamble, self.options, self.debug)
+        return key
 
     def _result(self, outs):
         return outs[0] if self.nout == 1 else tuple(outs)
@@ -444,7 +449,7 @@ class ReductionKernel(CachedSources, Kernel):
     # -- introspection ----------------------------------------------------------------
     def _remember(self, a) -> None:
         key = (
-            tuple(dt.name for dt in a.dtypes),
+            dtype_names(a.dtypes),
             a.strategy,
             a.group,
             a.vector,

@@ -513,7 +513,21 @@ def _array_guards(i: int, a, layout, env: dict) -> list[str]:
 
 def _row_templates(cls: type, row, keyer, pointer_like: bool, index32: bool):
     """The row's inline guard templates for this layout, where its keys come from the same
-    row and the class has every attribute they read; else None."""
+    row and the class has every attribute they read; else None (decided once per class
+    and layout)."""
+    key = (cls, pointer_like, index32)
+    try:
+        return _templates[key]
+    except KeyError:
+        pass
+    templates = _templates[key] = _choose_templates(cls, row, keyer, pointer_like, index32)
+    return templates
+
+
+_templates: dict = {}
+
+
+def _choose_templates(cls: type, row, keyer, pointer_like: bool, index32: bool):
     if row.dims is None or (keyer is not row.key and getattr(keyer, "dims", None) is not row.dims):
         return None
     if pointer_like:

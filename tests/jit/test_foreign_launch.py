@@ -146,7 +146,7 @@ def launches(monkeypatch):
 
 def _signature_of(kernel, handle):
     """The JIT types of the specialisation whose Function the launch ran."""
-    (key,) = [key for (key, _arch), f in kernel._functions._by_binary.items()
+    (key,) = [build[0] for (build, _arch), f in kernel._functions._by_binary.items()
               if f.handle(0) == handle]
     return list(kernel._entries[key].signature[:3])
 
