@@ -27,6 +27,7 @@ from ..errors import (
     JitkernNotImplementedError,
     JitkernRuntimeError,
     JitkernTypeError,
+    JitkernError,
     JitkernValueError,
     LaunchError,
 )
@@ -67,15 +68,18 @@ def _check_flag(check_args) -> bool:
     return check_args
 
 
-def _source_params(source, name: str, check_args: bool):
-    """The parameters the launch is checked against (compiler/strings/c_params): the
-    kernel's, or a name_expressions template's with its arguments put in; None when
-    ``check_args`` is off or the source does not say (sizes from the CUBIN only)."""
-    if not check_args or source is None:
+#: what a kernel's signature is compiled for where no device says (the simulator's checks)
+_NO_DEVICE_ARCH = "sm_90"
+
+
+def _compiled_params(kernel, binary):
+    """The parameters a launch is checked against: the kernel's (or name expression's)
+    signature as NVRTC compiled it into ``binary`` (compiler/strings/c_params); None when
+    ``check_args`` is off or the compiler did not say (sizes from the CUBIN only)."""
+    if not kernel.check_args or kernel._source is None:
         return None
-    if "<" in name:
-        return _signature.template_params(source, name)
-    return _signature.kernel_params(source, name)
+    return _signature.compiled_params(kernel._source, kernel.name,
+                                      binary.signatures.get(kernel.name))
 
 
 def _check_common(code, name, options, backend):
@@ -123,7 +127,6 @@ class RawKernel(KernelPartial):
         self._module = None  # the RawModule this kernel came from, if any
         self._functions = Functions(self._new_function, device_arch)
         self._last: Function | None = None
-        self._params = _source_params(self._source, name, self.check_args)
         self._set_call(self._launch)
 
     @classmethod
@@ -140,7 +143,6 @@ class RawKernel(KernelPartial):
         self._functions = Functions(self._new_function, device_arch)
         self._last = None
         self._set_call(self._launch)
-        self._params = _source_params(module._source, name, self.check_args)
         return self
 
     # -- compile ----------------------------------------------------------
@@ -149,13 +151,32 @@ class RawKernel(KernelPartial):
         if module is not None:
             return module._binary(arch, log_stream)
         return build(self._source, options=self.options, arch=arch,
-                     program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend)
+                     program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend,
+                     signatures=True)
 
     def _new_function(self, arch) -> Function:
-        fn = Function(self._binary(arch), self.name, display_name=self.name, params=self._params)
-        fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(self._params)  # graph updates
+        binary = self._binary(arch)
+        params = _compiled_params(self, binary)
+        fn = Function(binary, self.name, display_name=self.name, params=params)
+        fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(params)  # graph updates
         self._last = fn
         return fn
+
+    @property
+    def _params(self):
+        """The signature launches are checked against: the loaded function's, else (the
+        simulator, no device) as compiled for sm_90, once; None where it cannot be known."""
+        if self._last is not None:
+            return self._last.params
+        if not self.check_args or self._source is None:
+            return None
+        if "_no_device_params" not in self.__dict__:
+            try:
+                params = _compiled_params(self, self._binary(_NO_DEVICE_ARCH))
+            except JitkernError:  # no NVRTC, or code only the simulator runs: not checked
+                params = None
+            self.__dict__["_no_device_params"] = params
+        return self.__dict__["_no_device_params"]
 
     def _function(self) -> Function:
         return self._functions.current()
@@ -208,10 +229,12 @@ class RawKernel(KernelPartial):
 
     def _bind_parts(self, args: tuple):
         """For KernelPartial.bind: the argument count and kinds are checked against the
-        source's parameter list first (no GPU needed for that error)."""
-        if self._params is not None:
-            build_plan(args, None, self._params, self.name)
-        return self._function(), args, self.enable_cooperative_groups, None
+        compiled signature first (no GPU needed for that error)."""
+        fn = self._function() if driver.is_available() else None
+        params = fn.params if fn is not None else self._params
+        if params is not None:
+            build_plan(args, None, params, self.name)
+        return fn or self._function(), args, self.enable_cooperative_groups, None
 
     @property
     def kernel(self) -> Function:
@@ -281,8 +304,8 @@ _SOURCE_KERNELS: dict = {}
 def _run_source(source: str, symbol: str, grid, block, args) -> None:
     """A simulated device's CUDA C kernels (runtime/simdevice.py): run in the simulator."""
     kernel = _SOURCE_KERNELS.get((source, symbol))
-    if kernel is None:
-        kernel = _SOURCE_KERNELS[(source, symbol)] = RawKernel(source, symbol)
+    if kernel is None:  # jitkern's own kernels: not compiled to be checked
+        kernel = _SOURCE_KERNELS[(source, symbol)] = RawKernel(source, symbol, check_args=False)
     kernel.simulate(grid, block, args)
 
 
@@ -451,7 +474,7 @@ class RawModule:
             return self._file_binary
         return build(self._source, options=self.options, name_expressions=self.name_expressions,
                      arch=arch, program_name="raw_module.cu", log_stream=log_stream,
-                     backend=self.backend)
+                     backend=self.backend, signatures=True)
 
     def compile(self, log_stream=None) -> None:
         self._binary(None, log_stream)
@@ -506,7 +529,7 @@ class RawModule:
         if self._file_binary is not None:
             return self._file_binary
         try:
-            return self._binary("sm_90")
+            return self._binary(_NO_DEVICE_ARCH)
         except (CompileError, JitkernValueError):
             return None
 

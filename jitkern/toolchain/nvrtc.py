@@ -16,7 +16,7 @@ import threading
 
 from ..config import settings
 from ..errors import CompileError, JitkernTypeError, JitkernValueError
-from . import cache, discovery as toolchain, includes, nvrtc_options
+from . import cache, discovery as toolchain, includes, nvrtc_options, signatures as _probes
 from .target import Arch, for_device, parse as parse_arch
 
 DEFAULT_STD = "-std=c++17"
@@ -54,6 +54,9 @@ class Binary:
     key: str
     from_cache: bool = False
     variant: str = ""  # "a" for sm_90a, "f" for sm_100f (arch- or family-specific)
+    #: kernel name or name expression -> the lowered name of its signature probe
+    #: (toolchain/signatures.py), for a compile that asked for them
+    signatures: dict = dataclasses.field(default_factory=dict)
 
     @property
     def target(self) -> Arch:
@@ -205,7 +208,7 @@ _include_hash: str | None = None
 
 
 def cache_key(source: str, options: tuple, name_expressions: tuple, arch: Arch,
-              backend: str, extra_includes: tuple) -> str:
+              backend: str, extra_includes: tuple, signatures: bool = False) -> str:
     global _include_hash
     # jitkern's headers can only change what is compiled when the source (or a
     # -include option) includes something; most kernels include nothing, and walking
@@ -221,19 +224,23 @@ def cache_key(source: str, options: tuple, name_expressions: tuple, arch: Arch,
     # that nvrtc_identity() already describes.
     # The user's own headers (-I folders): their contents, since no identity covers them.
     user_headers = includes.user_headers_digest(source, options, extra_includes)
+    probed = ("signatures",) if signatures else ()  # the probes change the binary
     return cache.make_key(source, options, name_expressions, arch.fmt, arch.cc,
                           arch.variant, backend,
-                          version, headers, settings.cuda_home, extra_includes, user_headers)
+                          version, headers, settings.cuda_home, extra_includes, user_headers,
+                          *probed)
 
 
 def compile_source(source: str, *, options=(), name_expressions=(), arch=None, fmt=None,
                    program_name: str = "jitkern_kernel.cu", log_stream=None,
                    backend: str = "nvrtc", extra_include_dirs: tuple = (),
-                   _normalized: bool = False) -> Binary:
+                   signatures: bool = False, _normalized: bool = False) -> Binary:
     """Compile CUDA C++ ``source`` for ``arch`` (default: the current device).
 
     Cached in memory and on disk under the hash of everything that decides the
     binary. Raises :class:`jitkern.CompileError` with the compiler log.
+    ``signatures``: also read each kernel's parameter types as NVRTC compiled them
+    (``Binary.signatures``, toolchain/signatures.py; NVRTC only).
     """
     if not isinstance(source, str):
         raise JitkernTypeError(f"source: expected str, got {type(source).__name__}")
@@ -243,7 +250,8 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
     opts = opts + _generated_code_options(source, opts)
     names = tuple(name_expressions or ())
     chosen = target_for(arch, fmt)
-    key = cache_key(source, opts, names, chosen, backend, tuple(extra_include_dirs))
+    signatures = signatures and backend == "nvrtc"
+    key = cache_key(source, opts, names, chosen, backend, tuple(extra_include_dirs), signatures)
 
     hit = cache.memory_get(key)
     if hit is not None:
@@ -257,7 +265,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
         if binary is None:
             cache.stats["misses"] += 1
             binary = _build(source, opts, names, chosen, program_name, backend,
-                            tuple(extra_include_dirs), key)
+                            tuple(extra_include_dirs), key, signatures)
             cache.stats["compiles"] += 1
             cache.disk_put(key, _header_of(binary), binary.data)
         cache.memory_put(key, binary)
@@ -302,6 +310,7 @@ def _header_of(binary: Binary) -> dict:
         "variant": binary.variant,
         "log": binary.log,
         "lowered_names": binary.lowered_names,
+        "signatures": binary.signatures,
         "resources": {k: dataclasses.asdict(v) for k, v in binary.resources.items()},
     }
 
@@ -318,16 +327,22 @@ def _load_from_disk(key, source, opts, names) -> Binary | None:
             lowered_names=dict(header["lowered_names"]),
             resources={k: Resources(**v) for k, v in header["resources"].items()},
             key=key, from_cache=True, variant=str(header.get("variant", "")),
+            signatures=dict(header.get("signatures", {})),
         )
     except (KeyError, TypeError, ValueError):
         cache.stats["corrupt"] += 1
         return None
 
 
-def _build(source, opts, names, target, program_name, backend, extra_includes, key) -> Binary:
+def _build(source, opts, names, target, program_name, backend, extra_includes, key,
+           signatures: bool = False) -> Binary:
+    probed = {}
     if backend == "nvcc":
         data, log = _build_nvcc(source, opts, target, program_name, extra_includes)
         lowered = {}
+    elif signatures:
+        data, log, lowered, probed = _build_probed(source, opts, names, target, program_name,
+                                                   extra_includes)
     else:
         data, log, lowered = _build_nvrtc(source, opts, names, target, program_name, extra_includes)
     if is_relocatable(opts) and target.fmt == "cubin":
@@ -337,7 +352,31 @@ def _build(source, opts, names, target, program_name, backend, extra_includes, k
         resources = _with_cubin_resources(resources, data)
     return Binary(data=data, fmt=target.fmt, arch=target.cc, log=_user_log(log), source=source,
                   options=opts, name_expressions=names, lowered_names=lowered,
-                  resources=resources, key=key, variant=target.variant)
+                  resources=resources, key=key, variant=target.variant, signatures=probed)
+
+
+def _build_probed(source, opts, names, target, program_name, extra_includes):
+    """_build_nvrtc with each kernel's signature probe (toolchain/signatures.py): (data, log,
+    lowered names, {kernel: its probe's lowered name}). A probe NVRTC refuses (a kernel
+    name the preprocessor removed, a macro) is left out and the source compiled again;
+    an error of the user's own is raised as without probes."""
+    probing = _probes.probes(source, names, opts)
+    while True:
+        exprs = tuple(e for e in probing.values() if e not in names)
+        text = source + _probes.PROBE_SOURCE if probing else source
+        try:
+            data, log, lowered = _build_nvrtc(text, opts, names + exprs, target, program_name,
+                                              extra_includes, user_source=source)
+        except CompileError as exc:
+            if not probing or not _probes.mentions_probes(exc.log or ""):
+                raise
+            bad = _probes.failed(exc.log or "", probing)
+            probing = {k: v for k, v in probing.items() if k not in bad} if bad else {}
+            continue
+        probed = {label: lowered.pop(expr) for label, expr in probing.items()}
+        for expr in exprs:
+            lowered.pop(expr, None)
+        return data, log, {n: lowered[n] for n in names}, probed
 
 
 def _with_cubin_resources(resources: dict, data: bytes) -> dict:
@@ -357,7 +396,7 @@ def _arch_option(target: Arch) -> str:
     return f"--gpu-architecture={target.name}"
 
 
-def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
+def _build_nvrtc(source, opts, names, target, program_name, extra_includes, user_source=None):
     nvrtc = toolchain.nvrtc_module()
     toolchain.nvrtc_version()
     include_opts = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs())]
@@ -376,7 +415,7 @@ def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
         (status,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
         log = _nvrtc_log(nvrtc, prog)
         if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise make_compile_error(source, log, program_name, opts)
+            raise make_compile_error(user_source or source, log, program_name, opts)
         lowered = {}
         for name in names:
             err, low = nvrtc.nvrtcGetLoweredName(prog, name.encode())

@@ -1,15 +1,18 @@
-"""Reading a kernel's parameter list out of CUDA C++ source.
+"""A raw kernel's parameters: their types as NVRTC compiled them, their names from the source.
 
-RawKernel uses this (and backend.export, for the header and manifest of exported
-kernels) to tell a pointer parameter from a scalar one, so that a
-Python float passed where the kernel wants ``float*`` (or an array where it wants
-``int``) is refused with the parameter's name instead of crashing the kernel.
-Only ``extern "C"`` style definitions are read; anything the simple reader does
-not understand yields None and the launch falls back to size checks. Each parameter
-also says what its type means (:mod:`.c_types`): the NumPy dtype of a scalar or of a
-pointer's element, whether a pointer takes any array, the layout of a struct passed by
-value; :func:`template_params` substitutes a ``name_expressions`` entry's template
-arguments into a template kernel's parameter list.
+:func:`compiled_params` is what a RawKernel/RawModule launch is checked against
+(runtime/signature.py). Its types come from the compiler: the lowered name of the kernel's
+signature probe (toolchain/signatures.py), decoded by :mod:`.mangled`, so they are the
+types after ``#if``, ``-D``/``-U``, included headers, typedefs and templates. Each
+parameter says what its type means (:mod:`.c_types`): the NumPy dtype of a scalar or of a
+pointer's element, whether a pointer takes any array, the layout of a struct (the source's
+definition of the compiled type's name, used only where its size and alignment are the
+compiler's), the size of a pointer's element. Where the compiler's answer cannot be read,
+there is no signature, and nothing is checked but what the binary says (sizes).
+
+The source text is read only for what the compiler does not say: the parameters' names,
+for messages (:func:`kernel_params`, which also gives exports their parameter lists), and
+the fields of a struct.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from . import c_types
+from . import c_types, mangled
 
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _STRINGS = re.compile(r'"(?:\\.|[^"\\])*"')
@@ -27,8 +30,8 @@ _STRINGS = re.compile(r'"(?:\\.|[^"\\])*"')
 class Param:
     """One parameter: ``dtype`` is the NumPy dtype name of the value (a scalar) or of the
     element (a pointer), None when unknown; ``any_pointee``: a ``void*``/``char*``/``unsigned
-    char*`` that takes any array; ``struct``: the source's layout of a struct passed by value
-    (or pointed to); ``elem_size``: the size of a pointer's element when known."""
+    char*`` that takes any array; ``struct``: the layout of a struct passed by value (or
+    pointed to); ``elem_size``: the size of a pointer's element when known."""
 
     name: str
     ctype: str
@@ -43,70 +46,100 @@ def _strip(source: str) -> str:
     return _COMMENTS.sub(" ", _STRINGS.sub('""', source))
 
 
+# ---------------------------------------------------------------------------
+# The compiled signature
+
+
+def compiled_params(source: str | None, name: str, lowered: str | None
+                    ) -> tuple[Param, ...] | None:
+    """The parameters of kernel ``name`` (or name expression ``"fx3<float>"``) as the
+    compiler's signature probe ``lowered`` says, or None where there is none or it cannot
+    be decoded (the launch is then checked against the binary's sizes only)."""
+    if lowered is None:
+        return None
+    try:
+        probe = mangled.decode_probe(lowered)
+    except mangled.Undecodable:
+        return None
+    text = _strip(source or "")
+    names = _param_names(text, name, len(probe.params))
+    types = c_types.source_types(text)
+    return tuple(_compiled(names[i], t, probe.sizes[i], probe.aligns[i], types)
+                 for i, t in enumerate(probe.params))
+
+
+_BY_REFERENCE = ("pointer", "ref", "rref")
+
+
+def _compiled(name: str, t: mangled.CType, size: int, align: int, types) -> Param:
+    """One parameter from its compiled type; ``size``/``align``: the compiler's, of what
+    it points to (a pointer or reference) or of itself."""
+    ctype, bare = mangled.spelling(t), mangled.unqualified(t)
+    if bare.kind not in _BY_REFERENCE:
+        dtype, struct = _meaning(bare, size, align, types)
+        return Param(name, ctype, False, dtype, struct=struct)
+    target = mangled.unqualified(bare.inner)
+    if target.kind not in ("builtin", "class"):  # a pointer to pointers, to a function
+        return Param(name, ctype, True)
+    dtype, struct = _meaning(target, size, align, types)
+    known = dtype is not None or target.kind == "class"
+    return Param(name, ctype, True, dtype, any_pointee=target.name in c_types.ANY_POINTEE,
+                 struct=struct, elem_size=size if known and size else None)
+
+
+def _meaning(t: mangled.CType, size: int, align: int, types):
+    """(dtype name, struct layout) of a builtin or class type; the source's struct only
+    where the compiler lays it out the same (size and alignment)."""
+    if t.kind == "builtin":
+        return c_types.scalar_dtype(t.name), None
+    local = mangled.spelling(mangled.CType("class", t.name.split("::")[-1], args=t.args))
+    dtype = c_types.scalar_dtype(local)
+    if dtype is not None:
+        return dtype, None
+    struct = types.structs.get(local) or (c_types.vector_struct(local) if "::" not in t.name
+                                          else None)
+    if struct is not None and size and (struct.size, struct.align) != (size, align):
+        struct = None  # another definition than the one compiled (an #if): not known
+    return None, struct
+
+
+# ---------------------------------------------------------------------------
+# The source's parameter lists: names (and, for exports, the types as spelled)
+
+
 def kernel_params(source: str, name: str) -> tuple[Param, ...] | None:
-    """The parameters of ``__global__`` function ``name`` in ``source``, or None."""
-    text = _strip(source)
-    params = _read_params(text, name)
-    if params is None:
-        return None
-    types = c_types.source_types(text)
-    return tuple(_typed(p, types) for p in params)
+    """The parameters of ``__global__`` function ``name`` as the source spells them (its
+    last definition): names, C types as written, and which are pointers; None where the
+    text does not say. The compiler's types are :func:`compiled_params`'."""
+    lists = _param_lists(_strip(source), name)
+    return tuple(lists[-1]) if lists else None
 
 
-_TEMPLATE_HEAD = r"template\s*<((?:[^<>]|<[^<>]*>)*)>\s*"
+def _param_names(text: str, name: str, count: int) -> list[str]:
+    """The parameters' names where the source's definitions of ``name`` with ``count``
+    parameters agree on them (one live, others under ``#if``), else ``p0``, ``p1``, ..."""
+    base = name.split("<", 1)[0].split("::")[-1].strip()
+    found = {tuple(p.name for p in params) for params in _param_lists(text, base)
+             if len(params) == count}
+    if len(found) == 1:
+        return list(found.pop())
+    return [f"p{i}" for i in range(count)]
 
 
-def template_params(source: str, expression: str) -> tuple[Param, ...] | None:
-    """The parameters of the instantiation ``expression`` (``"fx3<float, 4>"``) of a
-    template kernel in ``source``, its template arguments put in for the template's
-    parameters; None where the source does not say (not found, a default argument)."""
-    m = re.fullmatch(r"\s*([A-Za-z_][\w:]*)\s*<(.*)>\s*", expression, re.S)
-    if m is None:
-        return None
-    name, args = m.group(1).split("::")[-1], _split_top_level(m.group(2))
-    text = _strip(source)
-    head = re.search(_TEMPLATE_HEAD + r"[^;{}()]*__global__[^;{}()]*?\b" + re.escape(name)
-                     + r"\s*\(", text)
-    params = _read_params(text, name)
-    if head is None or params is None:
-        return None
-    names = [re.findall(r"(\w+)\s*(?:=.*)?$", p.strip())
-             for p in _split_top_level(head.group(1))]
-    if len(names) != len(args) or not all(names):
-        return None
-    subs = {n[0]: a for n, a in zip(names, args)}
-    word = re.compile(r"\b(" + "|".join(map(re.escape, subs)) + r")\b")
-    types = c_types.source_types(text)
-    out = []
-    for p in params:
-        ctype = word.sub(lambda w: subs[w.group(1)], p.ctype)
-        out.append(_typed(Param(p.name, ctype, p.pointer or "*" in ctype), types))
-    return tuple(out)
-
-
-def _typed(param: Param, types) -> Param:
-    """``param`` with what its type means (c_types)."""
-    base, stars = c_types.resolve(param.ctype, types)
-    levels = stars or int(param.pointer)  # ``float y[]`` is a pointer too
-    if levels > 1:  # a pointer to pointers: its element is not checked
-        return dataclasses.replace(param, pointer=True)
-    size, _align, dtype, struct = c_types.size_align(base, types)
-    if levels == 0:
-        return dataclasses.replace(param, dtype=dtype, struct=struct)
-    return dataclasses.replace(param, pointer=True, dtype=dtype, struct=struct,
-                               any_pointee=base in c_types.ANY_POINTEE,
-                               elem_size=size or None)
-
-
-def _read_params(text: str, name: str) -> list[Param] | None:
-    """The untyped parameters of ``name`` in comment-free ``text``."""
+def _param_lists(text: str, name: str) -> list[list[Param]]:
+    """The parameter lists of every ``__global__`` definition of ``name`` in comment-free
+    ``text`` that this reader understands, in source order."""
     pattern = re.compile(r"__global__[^;{}()]*?\b" + re.escape(name) + r"\s*\(")
-    found = None
-    for m in pattern.finditer(text):
-        found = m
-    if found is None:
-        return None
-    start = found.end()
+    out = []
+    for found in pattern.finditer(text):
+        params = _read_params(text, found.end())
+        if params is not None:
+            out.append(params)
+    return out
+
+
+def _read_params(text: str, start: int) -> list[Param] | None:
+    """The parameters of the list that opens before ``start``."""
     depth = 1
     i = start
     while i < len(text) and depth:
@@ -118,9 +151,8 @@ def _read_params(text: str, name: str) -> list[Param] | None:
     inner = text[start:i - 1].strip()
     if not inner or inner == "void":
         return []
-    parts = _split_top_level(inner)
     params = []
-    for part in parts:
+    for part in _split_top_level(inner):
         param = _parse_param(part)
         if param is None:
             return None

@@ -1,13 +1,15 @@
 """What a raw kernel's C parameter types are: NumPy dtypes, pointees and struct layouts.
 
-:func:`~.c_params.kernel_params` reads the parameter list; this module says what each
-spelled type means, so that the runtime can check a launch against it
-(runtime/signature.py): the NumPy dtype of a scalar or of a pointer's element, whether a
-pointer takes any array (``void*``, ``char*``, ``unsigned char*``), and the C layout
-(offsets, sizes, alignment, padding) of a ``struct`` defined in the same source. Type
-names come from one table (arrays.dtypes' C++ spellings plus C's and CUDA's aliases),
-``typedef``/``using`` aliases and object-like ``#define`` aliases of the source. A type
-this reader does not know is ``None`` and is checked by size only (the CUBIN's).
+:func:`~.c_params.compiled_params` has each parameter's type from the compiler; this
+module says what the type means, so that the runtime can check a launch against it
+(runtime/signature.py): the NumPy dtype of a scalar or of a pointer's element (one table:
+arrays.dtypes' C++ spellings plus C's and CUDA's names), whether a pointer takes any array
+(``void*``, ``char*``, ``unsigned char*``), and the C layout (offsets, sizes, alignment,
+padding) of a ``struct`` the source defines, read from its text (the compiler names the
+struct and gives its size and alignment, not its fields; the fields' types are read
+through the source's ``typedef``/``using``/``#define`` aliases). A struct the source
+defines twice with different layouts (under ``#if``) is not known here. A type this module
+does not know is ``None`` and is checked by size only.
 """
 
 from __future__ import annotations
@@ -97,20 +99,6 @@ def base_type(ctype: str) -> str:
     return text
 
 
-def resolve(ctype: str, types: SourceTypes) -> tuple[str, int]:
-    """(the base type name this module knows, how many ``*`` the type has in all) of
-    ``ctype``, following the source's aliases (``typedef float* fptr``)."""
-    stars = ctype.count("*")
-    name = base_type(ctype)
-    for _ in range(16):
-        target = types.aliases.get(name)
-        if target is None:
-            break
-        stars += target.count("*")
-        name = base_type(target)
-    return name, stars
-
-
 def resolve_name(name: str, types: SourceTypes, depth: int = 0) -> str:
     """Follow the source's aliases from ``name`` to a name this module knows."""
     while name in types.aliases and depth < 16:
@@ -153,15 +141,16 @@ def source_types(text: str) -> SourceTypes:
         if m.group(2):
             aliases[m.group(2)] = m.group(4)
     types = SourceTypes(aliases, {})
+    twice = set()
     for name, align, body in bodies:  # in source order: a member struct is defined first
         layout = _layout(name, body, int(align) if align else 1, types)
+        if name in types.structs and types.structs[name] != layout:
+            twice.add(name)  # two definitions (an #if): which one is compiled is not known
         if layout is not None:
             types.structs[name] = layout
+    for name in twice:
+        del types.structs[name]
     return types
-
-
-def struct_of(name: str, types: SourceTypes) -> StructDef | None:
-    return types.structs.get(resolve_name(name, types))
 
 
 def size_align(name: str, types: SourceTypes) -> tuple[int, int, str | None, StructDef | None]:
