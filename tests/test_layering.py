@@ -105,8 +105,10 @@ LOCAL_IMPORTS = {
     ("jitkern.kernels.raw", "cupy"): "optional dependency, only for a CuPy-compatible path",
     ("jitkern.sim.runtime", "ml_dtypes"): "optional dependency, only for a float8 kernel",
     ("jitkern.toolchain.export", "fcntl"): "POSIX only: elsewhere exports are not serialised",
-    ("jitkern.sim.csubset", "pycparser"): "optional dependency (the sim extra), only when a "
-                                          "string kernel is simulated",
+    ("jitkern.sim.csubset", "pycparser"): "only when a string kernel is simulated (a "
+                                          "dependency; kept out of `import jitkern`)",
+    ("jitkern.sim.preprocess", "pcpp"): "only when a string kernel is simulated (a dependency; "
+                                        "PLY's lexer is slow to build at import)",
     # cuda-python, kept out of `import jitkern` (tests/test_import.py)
     ("jitkern.runtime.driver", "cuda.bindings"): "loaded on the first driver call",
     ("jitkern.toolchain.discovery", "cuda"): "cuda-pathfinder, on the first toolchain query",

@@ -39,6 +39,7 @@ from ..sim import block_size_of, launch_keywords
 from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused
 from ..sim.cstructs import CStruct, byte_views, struct_argument
 from ..sim.ctemplates import parse
+from ..sim.preprocess import preprocess
 from ..sim.csubset import refuse as _refuse
 from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
 from ..compiler.strings.params import (
@@ -173,6 +174,7 @@ def module_of(owner, code: str, where: str, name: str = "") -> tuple[SimModule, 
     made = owner.__dict__.setdefault("_sim_modules", {})
     key = name if "<" in name else ""
     if key not in made:
+        code = preprocess(code, owner.options, where)  # with the kernel's -D/-U/-I options
         if key:
             code, types, base = _instantiate(code, name, where)
             made[key] = (SimModule(code, where, types), base)
@@ -439,7 +441,7 @@ class _Unit:
     """Parse ``parts`` (``(label, text)``, joined with newlines) as one translation unit;
     errors name the part and its line."""
 
-    def __init__(self, kernel_name: str, parts, types: dict):
+    def __init__(self, kernel_name: str, parts, types: dict, options: tuple = ()):
         self.spans = []
         lines = []
         for label, text in parts:
@@ -450,6 +452,7 @@ class _Unit:
         self.text = "\n".join(lines)
         self.name = kernel_name
         try:
+            self.text = preprocess(self.text, options, kernel_name)
             self.ast, _, self.templates = parse(self.text, kernel_name, types)
         except Refused as exc:
             raise Refused(_locate(self, str(exc))) from None
@@ -573,7 +576,7 @@ class ElementwiseSim(StringSim):
                  ("loop_prep", k.loop_prep + ";"), ("", "while (__jk_loop) {"),
                  ("operation", k.operation + ";"), ("", "}"), ("after_loop", k.after_loop + ";"),
                  ("", "}")]
-        unit = _Unit(k.name, parts, bound)
+        unit = _Unit(k.name, parts, bound, k.options)
         names, params = {}, []
         used = set()
         raw_shapes, raw_names = {}, {}

@@ -62,19 +62,23 @@ def compiled_params(source: str | None, name: str, lowered: str | None
     except mangled.Undecodable:
         return None
     text = _strip(source or "")
-    names = _param_names(text, name, len(probe.params))
+    written = _written(text, name, len(probe.params))
     types = c_types.source_types(text)
-    return tuple(_compiled(names[i], t, probe.sizes[i], probe.aligns[i], types)
+    return tuple(_compiled(*written[i], t, probe.sizes[i], probe.aligns[i], types)
                  for i, t in enumerate(probe.params))
 
 
 _BY_REFERENCE = ("pointer", "ref", "rref")
 
 
-def _compiled(name: str, t: mangled.CType, size: int, align: int, types) -> Param:
-    """One parameter from its compiled type; ``size``/``align``: the compiler's, of what
-    it points to (a pointer or reference) or of itself."""
+def _compiled(name: str, spelled: str | None, t: mangled.CType, size: int, align: int,
+              types) -> Param:
+    """One parameter from its compiled type (named as the source spells it, where that
+    differs: ``size_t (unsigned long)``); ``size``/``align``: the compiler's, of what it
+    points to (a pointer or reference) or of itself."""
     ctype, bare = mangled.spelling(t), mangled.unqualified(t)
+    if spelled is not None and spelled.replace(" ", "") != ctype.replace(" ", ""):
+        ctype = f"{spelled} ({ctype})"
     if bare.kind not in _BY_REFERENCE:
         dtype, struct = _meaning(bare, size, align, types)
         return Param(name, ctype, False, dtype, struct=struct)
@@ -115,15 +119,19 @@ def kernel_params(source: str, name: str) -> tuple[Param, ...] | None:
     return tuple(lists[-1]) if lists else None
 
 
-def _param_names(text: str, name: str, count: int) -> list[str]:
-    """The parameters' names where the source's definitions of ``name`` with ``count``
-    parameters agree on them (one live, others under ``#if``), else ``p0``, ``p1``, ..."""
+def _written(text: str, name: str, count: int) -> list[tuple[str, str | None]]:
+    """(name, type as written or None) of each parameter, where the source's definitions
+    of ``name`` with ``count`` parameters agree on it (one live, others under ``#if``);
+    names ``p0``, ``p1``, ... where they do not. A template's written types name its
+    parameters (``T*``): not used."""
     base = name.split("<", 1)[0].split("::")[-1].strip()
-    found = {tuple(p.name for p in params) for params in _param_lists(text, base)
-             if len(params) == count}
-    if len(found) == 1:
-        return list(found.pop())
-    return [f"p{i}" for i in range(count)]
+    lists = [params for params in _param_lists(text, base) if len(params) == count]
+    names = {tuple(p.name for p in params) for params in lists}
+    out = list(names.pop()) if len(names) == 1 else [f"p{i}" for i in range(count)]
+    if "<" in name or not lists:
+        return [(n, None) for n in out]
+    spelled = [{params[i].ctype for params in lists} for i in range(count)]
+    return [(n, s.pop() if len(s) == 1 else None) for n, s in zip(out, spelled)]
 
 
 def _param_lists(text: str, name: str) -> list[list[Param]]:
