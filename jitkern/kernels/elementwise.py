@@ -237,11 +237,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
                     raise KernelArgumentError(
                         f"{what}: outputs must be arrays, got a scalar {value!r}"
                     )
-                if p.raw:
-                    raise KernelArgumentError(
-                        f"{what}: a raw parameter takes an array, got a scalar {value!r}"
-                    )
-                described.append(None)
+                described.append(None)  # a scalar, raw or not, as in CuPy
             else:
                 described.append(_layout.describe_array(value, what, host_ok=host_ok))
         return described
@@ -378,6 +374,8 @@ class ElementwiseKernel(CachedSources, KernelPartial):
             if k < len(arrays) and arrays[k] is not None:
                 a.raw_dims[k] = (arrays[k].shape, arrays[k].strides)
                 a.raw_contig[k] = arrays[k].c_contiguous
+            elif k in a.scalar_pos:  # a raw scalar is a scalar
+                continue
             else:  # a raw output we allocate
                 a.raw_dims[k] = (a.shape, _layout.c_strides(a.shape, a.dtypes[k].itemsize))
                 a.raw_contig[k] = True

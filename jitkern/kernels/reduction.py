@@ -251,7 +251,7 @@ class ReductionKernel(CachedSources, KernelPartial):
                     f"{what}: texture memory is not supported in ReductionKernel (as in CuPy); "
                     "read the texture in an ElementwiseKernel or RawKernel instead")
             if _layout.is_scalar(value):
-                if p.is_output or p.raw:
+                if p.is_output:  # a raw input scalar is a scalar, as in CuPy
                     raise KernelArgumentError(f"{what}: expected an array, got a scalar {value!r}")
                 described.append(None)
             else:

@@ -137,7 +137,11 @@ _CPP_KEYWORDS = frozenset(
         "xor_eq",
     ]
 )
-RESERVED_NAMES = frozenset({"i", "n"})
+#: Names a kernel's parameters may not take, per kernel kind: CuPy's ElementwiseKernel refuses
+#: ``i`` (its loop index; ``n`` is free: CuPy's loop bound is ``_ind.size()``); its
+#: ReductionKernel declares no plain name. Names starting with ``_`` are refused for both
+#: (CuPy's documentation reserves them; every name jitkern's generated code declares has one).
+RESERVED_NAMES = {"ElementwiseKernel": frozenset({"i"}), "ReductionKernel": frozenset()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,7 +191,8 @@ def _split_items(text: str):
         column += len(item) + 1
 
 
-def parse_params(text: str, *, is_output: bool, what: str | None = None) -> tuple[Param, ...]:
+def parse_params(text: str, *, is_output: bool, what: str | None = None,
+                 reserved: frozenset = RESERVED_NAMES["ElementwiseKernel"]) -> tuple[Param, ...]:
     """Parse a CuPy parameter string into :class:`Param` records.
 
     Raises :class:`ParamError` (a ``ValueError``) naming the string, the parameter's
@@ -202,12 +207,12 @@ def parse_params(text: str, *, is_output: bool, what: str | None = None) -> tupl
         return ()
     params = []
     for index, column, item in _split_items(text):
-        params.append(_parse_item(what, text, index, column, item, is_output))
+        params.append(_parse_item(what, text, index, column, item, is_output, reserved))
     check_unique(params, what, text)
     return tuple(params)
 
 
-def _parse_item(what, text, index, column, item, is_output) -> Param:
+def _parse_item(what, text, index, column, item, is_output, reserved) -> Param:
     tokens = item.split()
     if not tokens:
         _fail(what, text, index, column, item, "empty parameter; expected '[raw] TYPE NAME'")
@@ -227,7 +232,7 @@ def _parse_item(what, text, index, column, item, is_output) -> Param:
         _fail(what, text, index, column, item, "expected '[raw] TYPE NAME'")
     type_name, name = tokens
     dtype = _parse_type(what, text, index, column, item, type_name)
-    _check_name(what, text, index, column, item, name)
+    _check_name(what, text, index, column, item, name, reserved)
     return Param(name=name, type_name=type_name, raw=raw, is_output=is_output, dtype=dtype)
 
 
@@ -249,18 +254,15 @@ def _parse_type(what, text, index, column, item, type_name) -> numpy.dtype | Non
     return dtype
 
 
-def _check_name(what, text, index, column, item, name) -> None:
+def _check_name(what, text, index, column, item, name, reserved) -> None:
     if not _IDENTIFIER.match(name) or name in _CPP_KEYWORDS:
         _fail(what, text, index, column, item, f"{name!r} is not a C identifier")
-    if name in RESERVED_NAMES or name.startswith("_"):
-        _fail(
-            what,
-            text,
-            index,
-            column,
-            item,
-            f"{name!r} is reserved ('i', 'n' and names starting with '_' are jitkern's)",
-        )
+    if name in reserved:
+        _fail(what, text, index, column, item,
+              f"{name!r} is reserved: it is the element's index in the operation")
+    if name.startswith("_"):
+        _fail(what, text, index, column, item,
+              f"{name!r} is reserved: names starting with '_' are the kernel's own (_ind, ...)")
 
 
 def check_unique(params, what: str, text: str) -> None:
@@ -280,8 +282,9 @@ def parse_signature(kind: str, name: str, in_params, out_params, kwargs: dict, *
     both parameter lists and check them against each other."""
     if kwargs:
         raise JitkernTypeError(f"{kind}: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
-    ins = parse_params(in_params, is_output=False)
-    outs = parse_params(out_params, is_output=True)
+    reserved = RESERVED_NAMES[kind]
+    ins = parse_params(in_params, is_output=False, reserved=reserved)
+    outs = parse_params(out_params, is_output=True, reserved=reserved)
     if not outs or (need_input and not ins):
         needs = "at least one input and one output" if need_input else "at least one output"
         raise ParamError(f"{kind} {name!r}: in_params {in_params!r}, out_params {out_params!r}: "
