@@ -22,6 +22,7 @@ import numpy
 from ..arrays import records
 from ..compiler import types as T
 from ..compiler.builtins.thrust import backend_for
+from ..compiler.strings import mapping
 from ..compiler.strings.params import record_ctype
 from ..toolchain import export
 from ..toolchain.nvrtc import normalize_options
@@ -80,7 +81,8 @@ def elementwise_spec(kernel, args, fused=None) -> export.ExportSpec:
             "params": params,
             "nin": kernel.nin,
             "index_dtype": "int32",
-            "block": 256,
+            # CuPy's block where the operation could tell threads apart (strings/mapping.py)
+            "block": mapping.CUPY_BLOCK if mapping.per_thread_reason(kernel) else 256,
             "max_size": _INT32_SIZE,
             "no_return": kernel.no_return,
             "return_tuple": kernel.return_tuple,

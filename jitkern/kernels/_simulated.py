@@ -41,6 +41,7 @@ from ..sim.cstructs import CStruct, byte_views, struct_argument
 from ..sim.ctemplates import parse
 from ..sim.csubset import refuse as _refuse
 from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
+from ..compiler.strings.mapping import CUPY_BLOCK, cupy_dims, per_thread_reason
 from ..compiler.strings.params import (
     DTYPE_BY_NAME,
     HANDLE_DTYPES,
@@ -548,6 +549,8 @@ class ElementwiseSim(StringSim):
         if n:
             block = block_size_of(block_size, BLOCK)[0]
             grid = min(MAX_BLOCKS, -(-n // block))
+            if per_thread_reason(k):  # CuPy's one element per thread (strings/mapping.py)
+                grid, block = cupy_dims(n, block_size_of(block_size, CUPY_BLOCK)[0])
             simulate(kernel, grid, block, (*values, numpy.int64(n)))
         for v, f in writes:
             v[...] = f.reshape(v.shape)

@@ -43,6 +43,7 @@ from . import _simulated as _sim_strings
 from ..runtime import launcher as _launcher
 from ..sim import block_size_of
 from ..compiler.strings import elementwise as _codegen
+from ..compiler.strings import mapping as _mapping
 from ..compiler.strings.params import (
     convert_scalar,
     ctype_of,
@@ -360,6 +361,9 @@ class ElementwiseKernel(CachedSources, KernelPartial):
             a.vector = _inner_vector(shape_c, strides_c, sizes, outputs)
             if a.vector > 1:
                 a.variant = "strided_vector"
+        if _mapping.per_thread_reason(self):  # CuPy's one element per thread (mapping.py)
+            a.variant, a.vector = ("linear" if a.variant == "vector" else "strided"
+                                   if a.variant == "strided_vector" else a.variant), 1
         # The grid covers the whole size (see _grid_size), so a grid-stride step can carry
         # an index up to about twice the size before the loop ends.
         a.index_type = (
@@ -618,8 +622,7 @@ class _Launch:
         if self.zero:
             return
         self.fn = kernel._function(a.source)
-        self.block = _block_size(block_size)
-        self.grid = _grid_size(a, self.block)
+        self.block, self.grid = _launch_dims(kernel, a, block_size)
         self.n_arg = numpy.int32(a.size) if a.index_type == "int" else numpy.int64(a.size)
         self.static = _static_args(kernel, a)
 
@@ -684,6 +687,15 @@ _empty = empty
 
 def _block_size(block_size) -> tuple:
     return block_size_of(block_size, DEFAULT_BLOCK)
+
+
+def _launch_dims(kernel: ElementwiseKernel, a: _Analysis, block_size) -> tuple:
+    """(block, grid): CuPy's exactly where the operation could tell (mapping.py)."""
+    if _mapping.per_thread_reason(kernel):
+        grid, block = _mapping.cupy_dims(a.size, block_size_of(block_size, _mapping.CUPY_BLOCK)[0])
+        return (block, 1, 1), (grid, 1, 1)
+    block = _block_size(block_size)
+    return block, _grid_size(a, block)
 
 
 def _grid_size(a: _Analysis, block: tuple) -> tuple:

@@ -355,9 +355,10 @@ class ExportedElementwiseKernel(ExportedKernel):
             outs = [empty(shape, spec["dtype"]) for spec in self._specs[self.nin :]]
             values += outs
         if n:
-            grid = max(1, min(-(-n // self._block), (1 << 31) - 1))
+            block = min(self._block, n)  # as CuPy: one thread per element, no idle ones
+            grid = max(1, min(-(-n // block), (1 << 31) - 1))
             self._functions.current().launch(
-                grid, self._block, (*values, self._index.type(n)), 0, stream, False
+                grid, block, (*values, self._index.type(n)), 0, stream, False
             )
         if self._no_return:
             return None

@@ -99,3 +99,146 @@ def test_a_raw_scalar_out_of_its_type_is_refused_naming_it():
     with pytest.raises(TypeError) as info:
         k.simulate(np.zeros(4, np.float32), 300)
     assert "'k'" in str(info.value) and "300" in str(info.value)
+
+
+# -- one element per thread where an operation could tell (compiler/strings/mapping.py) -------
+
+
+def cupy_threads(n: int, block_size: int = 128) -> tuple[int, int]:
+    """(blocks, threads per block) CuPy's linear_launch gives n elements."""
+    block = min(block_size, n)
+    return -(-n // block), block
+
+
+def test_a_loop_prep_variable_changed_by_the_operation_starts_fresh_per_element(rng, launch):
+    # CuPy runs one element per thread, so each element sees loop_prep's value; several
+    # elements per thread would alternate 0, 1, 0, 1, ...
+    n = int(rng.integers(*launch.pick((2, 100_000), (8193, 20_000))))  # past 64 blocks of 128
+    flip = jitkern.ElementwiseKernel("T x", "T y", "y = x + flip; flip = 1 - flip;", "flip_lp",
+                                     loop_prep="int flip = 0;")
+    x = rng.standard_normal(n).astype(np.float32)
+    y = launch.poisoned(n, np.float32)
+    launch(flip)(launch.to_device(x), y)
+    np.testing.assert_array_equal(launch.get(y), x)
+
+
+#: element counts below one block, and past the 64 blocks of 128 threads the simulator's
+#: grid-stride launches stop at (where several elements would share a thread)
+SIZES = {"small": (1, 128), "large": (8193, 20_000)}
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("block_size", [None, 32, 100, 1024])
+def test_after_loop_runs_once_per_thread_of_cupys_launch(rng, launch, block_size, size):
+    n = int(rng.integers(*SIZES[size]))
+    count = jitkern.ElementwiseKernel(
+        "T x, raw int32 threads, raw int32 seen", "T y", "y = x * 2; atomicAdd(&seen[0], 1);",
+        "count_threads", loop_prep="atomicAdd(&threads[0], 1);",
+        after_loop="atomicAdd(&threads[1], 1);")
+    x = rng.standard_normal(n)
+    threads, seen = launch.zeros(2, np.int32), launch.zeros(1, np.int32)
+    y = launch.poisoned(n, np.float64)
+    launch(count)(launch.to_device(x), threads, seen, y, block_size=block_size)
+    blocks, per_block = cupy_threads(n, block_size or 128)
+    assert launch.get(threads).tolist() == [blocks * per_block] * 2
+    assert launch.get(seen).tolist() == [n]
+    np.testing.assert_array_equal(launch.get(y), x * 2)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_an_operation_reading_thread_indices_sees_cupys_threads(rng, launch, size):
+    n = int(rng.integers(*SIZES[size]))
+    geo = jitkern.ElementwiseKernel(
+        "T x", "int64 off, int64 bdim, int64 bid",
+        "off = (long long)(blockIdx.x * blockDim.x + threadIdx.x) - i; bdim = blockDim.x;"
+        " bid = blockIdx.x;", "thread_geo")
+    outs = [launch.full(n, -7, np.int64) for _ in range(3)]
+    launch(geo)(launch.to_device(np.zeros(n, np.float32)), *outs)
+    off, bdim, bid = (launch.get(o) for o in outs)
+    _blocks, per_block = cupy_threads(n)
+    np.testing.assert_array_equal(off, np.zeros(n, np.int64))
+    np.testing.assert_array_equal(bdim, np.full(n, per_block))
+    np.testing.assert_array_equal(bid, np.arange(n) // per_block)
+
+
+def _loop_line(kernel, *args) -> str:
+    source = kernel.inspect(*args, arch="sm_90").source
+    return next(line for line in source.splitlines() if "jitkern ElementwiseKernel" in line)
+
+
+@pytest.mark.parametrize("kwargs, reason", [
+    (dict(loop_prep="double w = 0;"), "it has loop_prep"),
+    (dict(after_loop="if (_ind.size() < 0) return;"), "it has after_loop"),
+    (dict(operation="y = x + threadIdx.x"), "its operation names threadIdx"),
+    (dict(operation="y = x + __shfl_xor_sync(0xffffffff, x, 1)"),
+     "its operation names __shfl_xor_sync"),
+    (dict(operation="static int k = 0; y = x + k"), "its operation declares a static variable"),
+    (dict(preamble="__device__ float last = 0;", operation="y = x + last; last = x"),
+     "its preamble declares a __device__ variable"),
+    (dict(preamble="__device__ float shift() { return blockDim.x; }",
+          operation="y = x + shift()"), "its preamble names blockDim"),
+])
+def test_operations_that_could_tell_get_one_element_per_thread(kwargs, reason):
+    kwargs.setdefault("operation", "y = x")
+    k = jitkern.ElementwiseKernel("float32 x", "float32 y", name="per_thread", **kwargs)
+    line = _loop_line(k, np.zeros(1000, np.float32))
+    assert "linear loop" in line and f"one element per thread, as in CuPy, since {reason}" in line
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(),
+    dict(loop_prep="  // nothing here\n ;"),
+    dict(operation="y = x; // threadIdx would matter only if it were code"),
+    dict(preamble="__device__ __forceinline__ float twice(float v) { return v + v; }\n"
+                  "__device__ const float table[2] = {1, 2};\n__constant__ float c[4];\n"
+                  "struct S { __device__ float& operator[](int k); };",
+         operation="y = twice(x) + table[0]"),
+])
+def test_operations_that_cannot_tell_keep_the_vector_loop(kwargs):
+    kwargs.setdefault("operation", "y = x")
+    k = jitkern.ElementwiseKernel("float32 x", "float32 y", name="vectorised", **kwargs)
+    line = _loop_line(k, np.zeros(1000, np.float32))
+    assert "vector loop" in line and "one element per thread" not in line
+    # a 2-d row broadcast keeps its strided vectors too
+    line = _loop_line(k, np.zeros((64, 32), np.float32)[:, :16])
+    assert "strided_vector loop" in line
+
+
+def test_launches_use_cupys_grid_and_block(rng):
+    from jitkern.runtime import driver
+    from jitkern.runtime.fakedriver import FakeDriver
+
+    window = jitkern.ElementwiseKernel("T x", "T y", "y = x * k; k = -k;", "fake_grid",
+                                       loop_prep="T k = 1;")
+    plain = jitkern.ElementwiseKernel("T x", "T y", "y = x * 2", "fake_plain")
+    with driver.use(FakeDriver()) as fake:
+        for _ in range(4):
+            n = int(rng.integers(1, 1 << 20))
+            block_size = int(rng.integers(1, 1025))
+            x = jitkern.empty(n, np.float32)
+            for given in (None, block_size):
+                window(x, block_size=given)
+                blocks, per_block = cupy_threads(n, given or 128)
+                assert fake.launches[-1].grid == (blocks, 1, 1)
+                assert fake.launches[-1].block == (per_block, 1, 1)
+            plain(x)  # four float32 per thread: a quarter of the threads
+            assert fake.launches[-1].block == (256, 1, 1)
+            assert fake.launches[-1].grid == (max(1, -(-n // 1024)), 1, 1)
+
+
+def test_an_exported_kernel_keeps_cupys_grid(tmp_path, rng):
+    from jitkern.runtime import driver
+    from jitkern.runtime.fakedriver import FakeDriver
+
+    k = jitkern.ElementwiseKernel("T x", "T y", "y = x * k; k = -k;", "export_grid",
+                                  loop_prep="T k = 1;")
+    result = k.export(tmp_path / "grid", np.float32, np.float32, arch="sm_90", format="cubin")
+    assert result.manifest["entries"][0]["call"]["block"] == 128
+    with driver.use(FakeDriver()) as fake:
+        loaded = jitkern.load(result.manifest_path).export_grid
+        for n in (int(rng.integers(1, 128)), int(rng.integers(128, 1 << 20))):
+            x = jitkern.empty(n, np.float32)
+            loaded(x, jitkern.empty(n, np.float32))
+            blocks, per_block = cupy_threads(n)
+            assert (fake.launches[-1].grid, fake.launches[-1].block) == (
+                (blocks, 1, 1), (per_block, 1, 1))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from . import mapping as _mapping
 from . import prelude as _cuda
 
 UNROLL = 1  # 16-byte vectors per thread and array in each pass of the vector loop
@@ -255,6 +256,11 @@ def generate(kernel, a) -> str:
     return _place_operation(_generate(kernel, a), kernel.operation, f"{kernel.name}.cu")
 
 
+def _mapping_note(kernel) -> str:
+    reason = _mapping.per_thread_reason(kernel)
+    return f"; one element per thread, as in CuPy, since {reason}" if reason else ""
+
+
 def _generate(kernel, a) -> str:
     code = kernel.preamble + kernel.operation + kernel.loop_prep + kernel.after_loop
     return (
@@ -264,7 +270,7 @@ def _generate(kernel, a) -> str:
         + _cuda.typedefs(a.bound)
         + (f"\n// preamble\n{kernel.preamble}\n" if kernel.preamble else "")
         + f"\n// jitkern ElementwiseKernel {kernel.name!r}: {a.variant} loop, "
-        f"{a.ndim}-d after collapsing, {a.index_type} indices\n"
+        f"{a.ndim}-d after collapsing, {a.index_type} indices{_mapping_note(kernel)}\n"
         + f'extern "C" __global__ void {kernel.name}(\n    {_signature(kernel, a)}) {{\n'
         + f"  const _jk_indexer<{a.index_type}> _ind{{_n}}; (void)_ind;\n"
         + _raw_views(kernel, a)
