@@ -26,7 +26,7 @@ import numpy
 
 from ..arrays import empty, ndarray, pointer_of
 from ..arrays.core import allocate_like, stream_of
-from ..arrays.interop import layout_key
+from ..arrays.interop import layout_key, program_library
 from ..arrays.records import is_record_class
 from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
@@ -515,6 +515,8 @@ def _call_key(args, size, block_size):
                 if not is_record_class(cls):
                     return None
                 key.append(cls)  # a frozen dataclass / NamedTuple: a record scalar
+    if all(type(k) is type for k in key[2:]):  # scalars only (each keyed by its class):
+        key.append(program_library())  # the results are the program's library's arrays
     if several_devices():
         key.append(driver.current_device_id())
     return tuple(key)
