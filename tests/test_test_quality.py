@@ -77,6 +77,24 @@ ALLOWED = {
      "unpoisoned-output"): (
         "the fake driver has no memory behind its arrays: the test checks module loads only"
     ),
+    ("kernels/test_cupy_string_semantics.py", "test_launches_use_cupys_grid_and_block",
+     "unpoisoned-output"): (
+        "the fake driver runs nothing: the test checks the grid and block each launch was given"
+    ),
+    ("kernels/test_cupy_string_semantics.py", "test_an_exported_kernel_keeps_cupys_grid",
+     "unpoisoned-output"): (
+        "the fake driver runs nothing: the test checks the grid and block of the loaded export"
+    ),
+    ("kernels/test_raw_module_files.py", "test_a_file_loads_as_it_is_and_its_kernel_launches",
+     "unpoisoned-output"): (
+        "the fake driver runs nothing: the test checks the image loaded and the packed "
+        "arguments (the pointer among them); test_raw_module_files_gpu.py checks values"
+    ),
+    ("kernels/test_raw_module_files.py", "test_a_fatbin_loads_and_launches",
+     "unpoisoned-output"): (
+        "the fake driver runs nothing: the test checks the image loaded and the packed "
+        "arguments; test_raw_module_files_gpu.py checks values"
+    ),
     ("compat/test_namespace.py", "test_module_seed_restarts_the_global_stream", "fixed-seed"): (
         "the test is about jitkern.random.seed itself; the seed it passes comes from the rng "
         "fixture, fresh each run"
