@@ -95,8 +95,8 @@ def test_nvrtc_ptx_runs_or_says_the_driver_is_too_old(tmp_path, rng):
 def test_cubin_and_fatbin_files_run(tmp_path, rng):
     source = SOURCE + f"// {uuid.uuid4()}\n"
     cubin = tmp_path / "k.cubin"
-    cubin.write_bytes(jitkern.RawKernel(source, "scale_k").inspect(arch=f"sm_{_device_arch()}").cubin)
+    arch = f"sm_{_device_arch()}"
+    cubin.write_bytes(jitkern.RawKernel(source, "scale_k").inspect(arch=arch).cubin)
     _run(jitkern.RawModule(path=str(cubin)), rng)
-    jitkern.RawKernel(source, "scale_k").export(tmp_path / "f", arch=(f"sm_{_device_arch()}",),
-                                                 format="fatbin")
+    jitkern.RawKernel(source, "scale_k").export(tmp_path / "f", arch=(arch,), format="fatbin")
     _run(jitkern.RawModule(path=str(tmp_path / "f.fatbin")), rng)
