@@ -68,11 +68,14 @@ def test_reduction_refuses_underscore_names_but_not_i():
 
 def test_raw_scalars_take_python_scalars(rng, launch):
     x = rng.standard_normal(int(rng.integers(1, 5000))).astype(np.float32)
-    a, k0 = float(rng.standard_normal()), int(rng.integers(-50, 50))
     k = jitkern.ElementwiseKernel("T x, raw T a, raw int32 k", "T y", "y = x * a + k", "raw_sc")
-    y = launch.poisoned(x.shape, np.float32)
-    launch(k)(launch.to_device(x), a, k0, y)
-    np.testing.assert_array_equal(launch.get(y), x * np.float32(a) + np.float32(k0))
+    d = launch.to_device(x)
+    draws = [(float(rng.standard_normal()), int(rng.integers(-50, 50))) for _ in range(2)]
+    draws.append((np.float32(rng.standard_normal()), np.int32(rng.integers(-50, 50))))
+    for a, k0 in draws:  # the general path, the generated one, NumPy scalars
+        y = launch.poisoned(x.shape, np.float32)
+        launch(k)(d, a, k0, y)
+        np.testing.assert_array_equal(launch.get(y), x * np.float32(a) + np.float32(k0))
 
 
 def test_raw_scalar_sets_the_length_of_an_all_raw_kernel(rng, launch):
