@@ -236,6 +236,7 @@ def _program_results() -> NewResult | None:
             f"(jitkern.config.settings.results / JITKERN_RESULTS = {settings.results!r}), but "
             f"{library} cannot be imported: {exc}") from None
 
+
 def _key_generic(obj):
     info = describe(obj)
     return (type(obj), info.dtype, info.shape, info.strides)
