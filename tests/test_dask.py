@@ -303,3 +303,27 @@ def test_separate_processes_run_the_example_and_survive_a_killed_worker(tmp_path
     assert len(after) == 3 and pid not in after and len(after - pids) == 1, (pids, after)
     assert got_xy.shape == (2, 192, 8) and got_norms.shape == (192,)
     ex.check(got_xy, got_norms, float(got_total))
+
+
+def test_scaling_benchmark_runs_in_the_simulator(tmp_path):
+    """benchmarks/bench_dask_scaling.py --simulate: its plumbing (a worker per device, chunks
+    placed before the clock, calibration, the three kernels checked against NumPy on every
+    worker, the tree reduction's total checked, the table and --json) on 1 and 2 workers."""
+    pytest.importorskip("dask.distributed")
+    out = tmp_path / "scaling.json"
+    env = dict(os.environ, JITKERN_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=_pythonpath(),
+               DASK_TEMPORARY_DIRECTORY=str(tmp_path / "dask"))
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_dask_scaling.py"),
+                           "--simulate", "--workers", "1,2", "--repeats", "1",
+                           "--chunk-seconds", "0.01", "--json", str(out)],
+                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    figures = json.loads(out.read_text())
+    rows = {(r["kernel"], r["workers"]): r for r in figures["rows"]}
+    assert sorted(rows) == sorted((k, w) for k in ("compute", "bandwidth", "reduction")
+                                  for w in (1, 2))
+    assert all(rows[k, 1]["speedup"] == 1.0 for k in ("compute", "bandwidth", "reduction"))
+    assert all(r["seconds"] > 0 and r["per_gpu_throughput"] > 0 for r in rows.values())
+    assert [w["visible"] for w in figures["workers"]] == ["0", "1"]
+    assert 0 < figures["bytes_moved_between_workers"] < 4 * figures["elements"]  # partials only
+    assert "| compute-bound @rawkernel | 2 |" in proc.stdout
