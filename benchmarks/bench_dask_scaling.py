@@ -154,7 +154,7 @@ def describe_device() -> str:
     if jitkern.config.settings.simulate:
         return "the simulator"
     device = jitkern.Device(0)
-    return f"{device.name} ({device.arch}, PCI bus {device.attribute('PCI_BUS_ID')})"
+    return f"{device.name} ({device.arch}, PCI bus {device.attribute('pci_bus_id')})"
 
 
 def calibrate(kind, x, seconds):
