@@ -40,6 +40,14 @@ def _run_example(*flags, tmp_path):
                           capture_output=True, text=True, timeout=540)
 
 
+def _scratch_in(tmp_path):
+    """Dask's scratch folders (the scheduler's and workers' lock files) under ``tmp_path``,
+    not in the system's temporary folder."""
+    import dask
+
+    return dask.config.set({"temporary-directory": str(tmp_path / "dask")})
+
+
 def _example(monkeypatch):
     """examples/dask_map_blocks.py as the module ``dask_map_blocks``, which the workers import
     too (so its kernels and block functions pickle by reference)."""
@@ -85,8 +93,8 @@ def test_kernels_pickle_into_other_processes_and_match_numpy(rng, tmp_path):
         return f.simulate(a, a), out, os.getpid()
 
     x = rng.standard_normal((64,)).astype(np.float32)
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, local_directory=tmp_path) as cluster:
+    with _scratch_in(tmp_path), distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
             hyp, tripled, pid = client.submit(in_worker, fused, scale, x).result()
     assert pid != os.getpid()
@@ -161,8 +169,9 @@ def test_workers_see_one_gpu_each_and_share_the_cache_per_arch(tmp_path, monkeyp
     monkeypatch.setenv("JITKERN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("PYTHONPATH", _pythonpath())
     ccs = {"0": (9, 0), "1": (9, 0), "2": (8, 0), "3": (8, 0)}
-    with jitkern.dask.local_cluster(list(ccs), simulate=False, dask_cuda=False,
-                                    local_directory=tmp_path / "dask") as cluster, \
+    with _scratch_in(tmp_path), jitkern.dask.local_cluster(
+            list(ccs), simulate=False, dask_cuda=False,
+            local_directory=tmp_path / "workers") as cluster, \
             distributed.Client(cluster) as client:
         addresses = {v: a for a, v in client.run(_visible_device()).items()}
         assert sorted(addresses) == sorted(ccs)  # one worker per entry, each its own
