@@ -73,18 +73,10 @@ def sum_of_squares(x):
 
 # -- on the workers
 
-def library():
-    """The chunks' array library on this worker: CuPy, or NumPy in the simulator."""
-    if jitkern.config.settings.simulate:
-        return np
-    import cupy
-
-    return cupy
-
-
 def make_chunk(n, seed, index):
     """Chunk ``index``: ``n`` float32 in [0, 1), drawn on this worker's device."""
-    rng = library().random.default_rng(int(np.random.SeedSequence([seed, index]).generate_state(1)[0]))
+    chunk_seed = np.random.SeedSequence([seed, index]).generate_state(1)[0]
+    rng = jitkern.dask.array_module().random.default_rng(int(chunk_seed))
     x = rng.random(n, dtype=np.float32)
     jitkern.synchronize()
     return x
@@ -92,7 +84,7 @@ def make_chunk(n, seed, index):
 
 def compute_task(x, iters, run=0):
     """``iters`` rounds of the four chains over the chunk; ``run`` only names the task."""
-    out = library().empty_like(x)
+    out = jitkern.dask.array_module().empty_like(x)
     multiply_add_chains[(x.size + 255) // 256, 256](x, out, np.int32(x.size), np.int32(iters),
                                                     A, B)
     jitkern.synchronize()
@@ -101,7 +93,7 @@ def compute_task(x, iters, run=0):
 
 def bandwidth_task(x, reps, run=0):
     """``reps`` launches of y = a * x, back and forth between two buffers (x is not touched)."""
-    xp = library()
+    xp = jitkern.dask.array_module()
     buffers = [xp.empty_like(x), xp.empty_like(x)]
     src = x
     for r in range(reps):
@@ -112,7 +104,7 @@ def bandwidth_task(x, reps, run=0):
 
 def reduction_chunk(x, axis, keepdims, reps=1):
     """da.reduction's chunk step: ``reps`` fused sums of squares of the chunk, added."""
-    xp = library()
+    xp = jitkern.dask.array_module()
     total = xp.zeros((), np.float64)
     for _ in range(reps):
         total += xp.asarray(sum_of_squares(x))
@@ -138,7 +130,7 @@ def warm_up():
     """Compile (or load) and check every kernel on this worker, on a small chunk, against
     NumPy in float64. Returns (CUDA_VISIBLE_DEVICES, the device)."""
     host = np.random.default_rng().random(4096, dtype=np.float32)
-    x = library().asarray(host)
+    x = jitkern.dask.array_module().asarray(host)
     got = jitkern.asnumpy(compute_task(x, 3))
     v = [host.astype(np.float64) + k for k in range(CHAINS)]
     for _ in range(3):
@@ -362,7 +354,7 @@ def main(argv=None) -> int:
             jitkern.dask.local_cluster(counts[-1], simulate=opts.simulate) as cluster, \
             distributed.Client(cluster) as client:
         described, work, rows, moved = run(opts, counts, client, xp)
-    print(f"Dask scaling, {counts[-1]} worker(s), one per GPU, {datetime.date.today().isoformat()}, "
+    print(f"Dask scaling, {counts[-1]} worker(s), one per GPU, {datetime.date.today()}, "
           f"jitkern {jitkern.__version__}, dask {dask.__version__}, distributed "
           f"{distributed.__version__}")
     for i, (visible, device) in enumerate(described):

@@ -40,15 +40,6 @@ def sum_of_squares(z):
     return (z * z).sum(dtype=np.float64)
 
 
-def chunk_library():
-    """The array library of this worker's chunks: CuPy on a GPU, NumPy in the simulator."""
-    if jitkern.config.settings.simulate:
-        return np
-    import cupy
-
-    return cupy
-
-
 def to_host(a):
     """A NumPy copy of a chunk or result (CuPy, jitkern or NumPy): the one conversion."""
     return jitkern.asnumpy(a)
@@ -59,26 +50,28 @@ def random_pair(seed, block_info=None):
     seed of its own, so a chunk lost with its worker is drawn again the same elsewhere."""
     info = block_info[None]
     chunk_seed = np.random.SeedSequence([seed, *info["chunk-location"]]).generate_state(1)[0]
-    rng = chunk_library().random.default_rng(int(chunk_seed))
+    rng = jitkern.dask.array_module().random.default_rng(int(chunk_seed))
     return rng.standard_normal(info["chunk-shape"], dtype=np.float32)
 
 
 def saxpy_block(xy, a):
     """z = a * x + y of one chunk, into a new array of the chunk's library."""
     x, y = xy[0], xy[1]  # chunks are C-contiguous: x and y are contiguous views
-    out = chunk_library().empty_like(x)
+    out = jitkern.dask.array_module().empty_like(x)
     flat = [v.reshape(-1) for v in (x, y, out)]
     saxpy[(x.size + 255) // 256, 256](np.float32(a), *flat, np.int32(x.size))
     return out
 
 
 def norms_block(z):
-    return chunk_library().asarray(row_norms(z))  # results follow the inputs: CuPy stays CuPy
+    # results follow the inputs (CuPy in, CuPy out); asarray makes any other result a chunk of
+    # the chunks' library
+    return jitkern.dask.array_module().asarray(row_norms(z))
 
 
 def squares_chunk(z, axis, keepdims):
     """da.reduction's chunk step: one fused reduction per chunk, kept as a (1, 1) partial."""
-    return chunk_library().asarray(sum_of_squares(z)).reshape((1, 1))
+    return jitkern.dask.array_module().asarray(sum_of_squares(z)).reshape((1, 1))
 
 
 def add_partials(partials, axis, keepdims):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 
+import numpy
 from distributed import Nanny, Scheduler, SpecCluster, WorkerPlugin, system
 
 from . import config
@@ -64,6 +65,22 @@ def local_cluster(devices=None, *, simulate=None, dask_cuda=None, threads_per_wo
                                 local_directory=local_directory, **worker_options)
     return _spec_cluster(entries, simulate, threads_per_worker, dashboard_address,
                          local_directory, worker_options)
+
+
+def array_module():
+    """The array library of the chunks a worker makes: ``cupy`` on a GPU, ``numpy`` while the
+    worker simulates (``JITKERN_SIMULATE=1``, ``local_cluster(simulate=True)``), whose chunks
+    Dask moves and joins as it does any NumPy array. One block function serves both::
+
+        def random_chunk(seed, block_info=None):
+            xp = jitkern.dask.array_module()
+            return xp.random.default_rng(seed).random(block_info[None]["chunk-shape"])
+    """
+    if config.settings.simulate:
+        return numpy
+    import cupy
+
+    return cupy
 
 
 def visible_devices() -> list[str]:

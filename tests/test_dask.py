@@ -71,7 +71,8 @@ def test_example_runs_a_worker_per_gpu(tmp_path, launch):
     counts = out.stdout.split("compiles per worker:")[1].strip().splitlines()[0]
     if launch.simulated:
         assert "2 workers, 4 chunks in the simulator" in out.stdout
-        assert sorted(entries) == ["0", "1"] and counts == "[0, 0]"  # the simulator compiles nothing
+        assert sorted(entries) == ["0", "1"]
+        assert counts == "[0, 0]"  # the simulator compiles nothing
         assert all(w.endswith(": the simulator, 0 compiles") for w in workers), workers
     # each worker compiles each of its three kernels at most once (or loads them from the
     # disk cache another worker wrote)

@@ -106,6 +106,7 @@ LOCAL_IMPORTS = {
     ("jitkern.sim.runtime", "ml_dtypes"): "optional dependency, only for a float8 kernel",
     ("jitkern.dask", "dask_cuda"): "optional dependency (the dask extra), only where a "
                                    "local cluster uses LocalCUDACluster",
+    ("jitkern.dask", "cupy"): "optional dependency, only for a GPU worker's chunks",
     ("jitkern.toolchain.export", "fcntl"): "POSIX only: elsewhere exports are not serialised",
     ("jitkern.sim.csubset", "pycparser"): "optional dependency (the sim extra), only when a "
                                           "string kernel is simulated",
