@@ -15,7 +15,7 @@ import logging
 import os
 
 import numpy
-from distributed import Nanny, Scheduler, SpecCluster, WorkerPlugin, system
+from distributed import Nanny, Scheduler, SpecCluster, WorkerPlugin
 
 from . import config
 from .errors import CUDAError, JitkernTypeError, JitkernValueError
@@ -49,7 +49,9 @@ def local_cluster(devices=None, *, simulate=None, dask_cuda=None, threads_per_wo
     ``dashboard_address``: where the scheduler's dashboard listens (``":8787"``); None: no
     dashboard. ``local_directory``: the workers' scratch folder (Dask's default otherwise).
     ``worker_options``: passed to each worker (``memory_limit=``, ...). Without dask-cuda
-    the host's memory is shared among the workers, as ``LocalCluster`` does.
+    the workers have no memory limit unless given one: Dask counts a CuPy chunk's bytes as
+    the worker's memory, and a host limit would spill GPU chunks through the host to disk
+    (dask-cuda tracks device memory itself).
 
     Where no GPU is visible and ``simulate`` is off, raises :class:`jitkern.CUDAError`.
     Like any cluster of processes, make it under ``if __name__ == "__main__":`` in a script.
@@ -146,7 +148,7 @@ def _use_dask_cuda(choice, simulate: bool) -> bool:
 
 def _spec_cluster(entries, simulate, threads_per_worker, dashboard_address, local_directory,
                   worker_options):
-    options = {"memory_limit": system.MEMORY_LIMIT // len(entries), "host": "127.0.0.1",
+    options = {"memory_limit": 0, "host": "127.0.0.1",
                "nthreads": threads_per_worker, "silence_logs": logging.WARN,
                "local_directory": local_directory, "plugins": {ReadSettings()},
                **worker_options}

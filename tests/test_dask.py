@@ -176,6 +176,8 @@ def test_workers_see_one_gpu_each_and_share_the_cache_per_arch(tmp_path, monkeyp
             distributed.Client(cluster) as client:
         addresses = {v: a for a, v in client.run(_visible_device()).items()}
         assert sorted(addresses) == sorted(ccs)  # one worker per entry, each its own
+        limits = {w["memory_limit"] for w in client.scheduler_info()["workers"].values()}
+        assert limits == {0}  # GPU chunks are not host memory: nothing spills them to disk
         compile_on = _fake_gpu_compiler()
 
         def on(entries):
