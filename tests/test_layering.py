@@ -107,6 +107,8 @@ LOCAL_IMPORTS = {
     ("jitkern.dask", "dask_cuda"): "optional dependency (the dask extra), only where a "
                                    "local cluster uses LocalCUDACluster",
     ("jitkern.dask", "cupy"): "optional dependency, only for a GPU worker's chunks",
+    ("jitkern.kernels.base", "cloudpickle"): "optional dependency, only to pickle a kernel "
+                                             "defined in a script (__main__) by value",
     ("jitkern.toolchain.export", "fcntl"): "POSIX only: elsewhere exports are not serialised",
     ("jitkern.sim.csubset", "pycparser"): "optional dependency (the sim extra), only when a "
                                           "string kernel is simulated",
