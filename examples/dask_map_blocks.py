@@ -165,14 +165,14 @@ def _ready(args) -> str | None:
         import dask.distributed  # noqa: F401
     except ImportError:
         return 'This example needs Dask: pip install "dask[distributed]"'
-    if args.simulate or args.scheduler:
+    if args.simulate:
         return None
-    if not jitkern.is_available():
+    if not args.scheduler and not jitkern.is_available():
         return "This example needs a CUDA GPU and none was found; run it with --simulate."
     try:
         import cupy  # noqa: F401
     except ImportError:
-        return "On a GPU this example needs CuPy for the Dask array's chunks."
+        return "On GPUs this example needs CuPy for the Dask array's chunks."
     return None
 
 

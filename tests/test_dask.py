@@ -277,9 +277,10 @@ def _hold_first_chunk():
 def test_separate_processes_run_the_example_and_survive_a_killed_worker(tmp_path, monkeypatch):
     """A scheduler and three workers started as their own processes (``dask scheduler``,
     ``dask worker`` with one CUDA_VISIBLE_DEVICES entry each, in the simulator), on 127.0.0.1:
-    the example's kernels over six chunks match NumPy, though the worker holding the first
-    chunk is killed mid-run: its nanny starts a fresh worker, and Dask draws the lost chunks
-    again (each from its own seed) and retries the task that was running."""
+    the example program given the scheduler's address runs there and matches NumPy; then the
+    example's kernels over six chunks match NumPy though the worker holding the first chunk
+    is killed mid-run: its nanny starts a fresh worker, and Dask draws the lost chunks again
+    (each from its own seed) and retries the task that was running."""
     distributed = pytest.importorskip("dask.distributed")
     ex = _example(monkeypatch)
     env = dict(os.environ, PYTHONPATH=_pythonpath(), JITKERN_SIMULATE="1",
@@ -299,6 +300,10 @@ def test_separate_processes_run_the_example_and_survive_a_killed_worker(tmp_path
         with distributed.Client(address, timeout=120) as client:
             client.wait_for_workers(3, timeout=300)
             pids = set(client.run(os.getpid).values())
+            program = subprocess.run(  # the example itself, given the scheduler's address
+                [sys.executable, str(EXAMPLE), "--simulate", "--scheduler", address], env=env,
+                cwd=tmp_path, capture_output=True, text=True, timeout=300)
+            assert program.returncode == 0, program.stdout + program.stderr + procs.logs()
             seed = int.from_bytes(os.urandom(4), "little")
             xy = ex.draw(seed, rows=192, cols=8, chunk_rows=32, xp=np)
             held = xy.map_blocks(_hold_first_chunk(), dtype=np.float32,
@@ -312,6 +317,9 @@ def test_separate_processes_run_the_example_and_survive_a_killed_worker(tmp_path
             got_xy, got_norms, got_total = (f.result(timeout=300) for f in futures)
             client.wait_for_workers(3, timeout=300)
             after = set(client.run(os.getpid).values())
+    assert "3 workers, 6 chunks in the simulator: row norms and sum of squares" in program.stdout
+    for entry in "012":
+        assert f"worker with CUDA_VISIBLE_DEVICES={entry}: the simulator" in program.stdout
     assert len(after) == 3 and pid not in after and len(after - pids) == 1, (pids, after)
     assert got_xy.shape == (2, 192, 8) and got_norms.shape == (192,)
     ex.check(got_xy, got_norms, float(got_total))
