@@ -166,9 +166,8 @@ def test_workers_see_one_gpu_each_and_share_the_cache_per_arch(tmp_path, monkeyp
     distributed = pytest.importorskip("dask.distributed")
     import jitkern.dask
 
-    _example(monkeypatch)
+    _example(monkeypatch)  # the workers import it too: a spawned process takes our sys.path
     monkeypatch.setenv("JITKERN_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("PYTHONPATH", _pythonpath())
     ccs = {"0": (9, 0), "1": (9, 0), "2": (8, 0), "3": (8, 0)}
     with _scratch_in(tmp_path), jitkern.dask.local_cluster(
             list(ccs), simulate=False, dask_cuda=False,
