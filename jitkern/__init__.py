@@ -98,7 +98,7 @@ _LAZY = {
 #: public submodules that live elsewhere in the package
 _SUBMODULE_PATHS = {"random": "jitkern.compat.random"}
 _SUBMODULES = {
-    "jit", "backend", "arrays", "kernels", "config", "errors", "texture", "cuda", "graph",
+    "jit", "backend", "arrays", "kernels", "config", "errors", "texture", "cuda", "graph", "dask",
 }
 
 

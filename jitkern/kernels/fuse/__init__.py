@@ -23,7 +23,7 @@ import numpy
 from ...arrays import asarray, describe
 from ...config import settings
 from ...errors import JitkernTypeError
-from ..base import KernelPartial
+from ..base import KernelPartial, function_from_bytes, main_function_bytes
 from . import emit as _fuse_emit, jit as _fuse_jit, ops as _fuse_ops, trace as _fuse_trace
 from .trace import FuseAttributeError, FuseTraceError, Var
 
@@ -219,12 +219,15 @@ class Fused(KernelPartial):
 
     # -- pickling: by reference to the decorated function ----------------------------
     def __reduce__(self):
-        module = sys.modules.get(getattr(self, "__module__", None) or "")
-        found = module
+        module_name = getattr(self, "__module__", None) or ""
+        found = sys.modules.get(module_name)
         for part in getattr(self, "__qualname__", "").split("."):
             found = getattr(found, part, None)
         if found is self:
-            return self.__qualname__  # a module-level name: pickled as a reference
+            blob = main_function_bytes(module_name, self._fn)  # a script's: by value
+            if blob is None:
+                return self.__qualname__  # a module-level name: pickled as a reference
+            return (_rebuild_from_bytes, (blob, self.kernel_name))
         return (_rebuild, (self._fn, self.kernel_name))
 
     def __repr__(self) -> str:
@@ -280,6 +283,10 @@ def _on_device(a) -> bool:
 
 def _rebuild(fn, kernel_name):
     return Fused(fn, kernel_name)
+
+
+def _rebuild_from_bytes(blob, kernel_name):
+    return Fused(function_from_bytes(blob), kernel_name)
 
 
 def fuse(*args, kernel_name=None):
