@@ -353,6 +353,13 @@ def _with_cubin_resources(resources: dict, data: bytes) -> dict:
     return out
 
 
+# Every kernel is compiled with jitkern/environment.h pre-included: the names every kernel
+# sees with no #include (M_PI, CUDART_INF, ...; docs/compat.md, "CuPy's C++ environment").
+# Pre-included, not pasted in, so the kernel's source and its line numbers stay the user's.
+# Not in the cache key as an option: the header and this line are part of jitkern's identity.
+_ENVIRONMENT = f"--pre-include={toolchain.ENVIRONMENT_HEADER}"
+
+
 def _arch_option(target: Arch) -> str:
     return f"--gpu-architecture={target.name}"
 
@@ -361,7 +368,7 @@ def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
     nvrtc = toolchain.nvrtc_module()
     toolchain.nvrtc_version()
     include_opts = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs())]
-    full = [_arch_option(target), *opts, *include_opts]
+    full = [_arch_option(target), _ENVIRONMENT, *opts, *include_opts]
     if target.fmt == "cubin":
         full.append("-Xptxas=-v")
     elif target.fmt == "ltoir":  # link-time-optimisable IR, for nvJitLink (ahead-of-time export)
@@ -456,7 +463,7 @@ def _build_nvcc(source, opts, target, program_name, extra_includes):
         family = "sm" if target.fmt == "cubin" else "compute"
         arch = f"-arch={family}_{target.cc}{target.variant}"
         incs = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs()[:1])]
-        cmd = [nvcc, kind, arch, "-Xptxas=-v", *nv_opts, *incs, "-o", out, src]
+        cmd = [nvcc, kind, arch, "-Xptxas=-v", _ENVIRONMENT, *nv_opts, *incs, "-o", out, src]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         log = (proc.stdout + proc.stderr).strip()
         if proc.returncode != 0:
