@@ -33,20 +33,31 @@ CUPY_DEFAULT_HEADERS = ("cupy/complex.cuh", "cupy/carray.cuh", "cupy/atomics.cuh
 #: Headers whose constants the simulator knows (the pre-included ones).
 _CONSTANT_HEADERS = ("jitkern/math_names.h", "cupy/math_constants.h")
 
-_HALF_WORDS = re.compile(r"\b(half|__half|float16)\b")
-_BFLOAT_WORDS = re.compile(r"\b(__nv_bfloat16|nv_bfloat16|bfloat16)\b")
+# The headers a kernel gets only where its types or its code need them (each costs a few
+# milliseconds of every compile): header -> (dtype kinds or names, words of the code).
+_WHERE_USED = {
+    "cupy/complex.cuh": (("c",), re.compile(r"\bcomplex\b")),
+    "cupy/float16.cuh": (("float16",), re.compile(r"\b(half|__half|float16)\b")),
+    "cupy/bfloat16.cuh": (("bfloat16",), re.compile(r"\b(__nv_bfloat16|nv_bfloat16|bfloat16)\b")),
+    "cuda_fp8.h": (("float8_e4m3fn", "float8_e5m2"), re.compile(r"__nv_fp8")),
+}
+
+# Defined before the headers: carray.cuh then leaves out complex.cuh and float16.cuh, which
+# a direct #include of it brings in (_WHERE_USED decides them here).
+ENVIRONMENT_MACRO = "JITKERN_STRING_KERNEL_ENVIRONMENT"
 
 
-def default_includes(dtype_names, code: str) -> str:
-    """The ``#include`` lines of an elementwise or reduction kernel's environment: CuPy's
-    default headers, then ``cupy/float16.cuh`` / ``cupy/bfloat16.cuh`` when a dtype of the
-    kernel or a word of its code (``code``: preamble, operation...) needs the type."""
-    names = list(CUPY_DEFAULT_HEADERS)
-    if "float16" in dtype_names or _HALF_WORDS.search(code):
-        names.append("cupy/float16.cuh")
-    if "bfloat16" in dtype_names or _BFLOAT_WORDS.search(code):
-        names.append("cupy/bfloat16.cuh")
-    return "".join(f"#include <{n}>\n" for n in names)
+def default_includes(dtypes, code: str) -> str:
+    """The lines that give an elementwise or reduction kernel CuPy's environment: CuPy's
+    default headers (complex numbers only where a dtype is complex or the code says
+    ``complex``), and ``float16``/``bfloat16``/float8 where a dtype of the kernel or a word
+    of its code (``code``: preamble, operation, ...) names the type."""
+    kinds = {d.kind for d in dtypes} | {d.name for d in dtypes}
+    used = [h for h, (of, words) in _WHERE_USED.items()
+            if kinds.intersection(of) or words.search(code)]
+    names = [h for h in CUPY_DEFAULT_HEADERS if h not in _WHERE_USED or h in used]
+    names += [h for h in used if h not in CUPY_DEFAULT_HEADERS]
+    return f"#define {ENVIRONMENT_MACRO} 1\n" + "".join(f"#include <{n}>\n" for n in names)
 
 
 _DEFINE = re.compile(r"^#define\s+(\w+)\s+(.+?)\s*(?://.*)?$", re.M)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy
 
 from ...debugrecord import DEVICE_SOURCE as DEBUG_DEVICE_SOURCE
+from .environment import default_includes
 from .params import c_alignment, ctype_of, record_ctype, record_fields
 
 PRELUDE = r"""
@@ -134,10 +135,6 @@ def debug_prelude(kernel) -> str:
     return DEBUG_PRELUDE if getattr(kernel, "debug", False) else ""
 
 
-_HALF_INCLUDE = "#include <cuda_fp16.h>\n"
-_COMPLEX_INCLUDE = "#include <jitkern/complex.cuh>\n"
-
-
 def type_name(p, dtype) -> str:
     """The C type a parameter is declared with: its placeholder name, or its dtype's C type."""
     return p.type_name if p.placeholder else ctype_of(dtype)
@@ -154,19 +151,9 @@ def _leaves(dtypes):
 
 
 def includes_for(dtypes, extra_code: str = "") -> str:
-    """The #includes the kernel's types need (half and complex only when used)."""
-    kinds = set(_leaves(dtypes))
-    out = []
-    if numpy.dtype(numpy.float16) in kinds or "half" in extra_code:
-        out.append(_HALF_INCLUDE)
-    names = {d.name for d in kinds}
-    if "bfloat16" in names or "__nv_bfloat16" in extra_code:
-        out.append("#include <cuda_bf16.h>\n")
-    if names & {"float8_e4m3fn", "float8_e5m2"} or "__nv_fp8" in extra_code:
-        out.append("#include <cuda_fp8.h>\n")
-    if any(d.kind == "c" for d in kinds) or "complex<" in extra_code:
-        out.append(_COMPLEX_INCLUDE)
-    return "".join(out)
+    """The #includes of the kernel's C++ environment: CuPy's default headers, and the ones
+    its types or its code (``extra_code``) need (environment.py)."""
+    return default_includes(set(_leaves(dtypes)), extra_code)
 
 
 def typedefs(bound: dict) -> str:
