@@ -189,9 +189,31 @@ def _define_record(dtype: numpy.dtype, done: dict) -> None:
         lines.append(f"  char _jk_tail[{dtype.itemsize - pos}];\n")
     done[dtype] = (
         f"// numpy dtype {dtype}\n"
-        f"struct alignas({align}) {name} {{\n{''.join(lines)}}};\n"
+        f"struct alignas({align}) {name} {{\n{''.join(lines)}{_positional_access(dtype)}}};\n"
         f"static_assert(sizeof({name}) == {dtype.itemsize}, \"record layout\");\n"
+        + _field_positions(dtype, name)
     )
+
+
+def _positional_access(dtype: numpy.dtype) -> str:
+    """The members CuPy's record type (cupy::StructView) has besides the fields' names:
+    T::field_count, T::size, T::alignment, and x.at<I>(), field I in the dtype's order."""
+    return (
+        f"  static constexpr size_t field_count = {len(dtype.names)};\n"
+        f"  static constexpr size_t size = {dtype.itemsize};\n"
+        f"  static constexpr size_t alignment = {c_alignment(dtype)};\n"
+        "  template <size_t I> __device__ auto& at();\n"
+        "  template <size_t I> __device__ const auto& at() const;\n"
+    )
+
+
+def _field_positions(dtype: numpy.dtype, name: str) -> str:
+    out = []
+    for k, field in enumerate(dtype.names):
+        for const in ("", "const "):
+            out.append(f"template <> __device__ inline {const}auto& {name}::at<{k}>() "
+                       f"{const}{{ return {field}; }}\n")
+    return "".join(out)
 
 
 def dims_struct(shape, strides) -> numpy.void:
