@@ -1,0 +1,3 @@
+// jitify=True: <memory.h> is <string.h>, as in the C libraries that have it.
+#pragma once
+#include <string.h>
