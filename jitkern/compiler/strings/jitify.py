@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from ...toolchain.discovery import PACKAGE_INCLUDE
+from ...config import PACKAGE_INCLUDE
 
 JITIFY_INCLUDE = os.path.join(PACKAGE_INCLUDE, "jitkern", "jitify")
 
