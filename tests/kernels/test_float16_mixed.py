@@ -145,13 +145,22 @@ def test_every_operator_computes_numpys_value(launch, rng, other):
         np.testing.assert_array_equal(got[:, col], want, err_msg=f"{a} {op} {b} ({other})")
 
 
+CLASS_VALUES = jitkern.ElementwiseKernel(
+    "float16 x, float16 y, float64 d", "float32 p, float64 q, float16 r, float16 s",
+    "float16 a = x, b = y; p = a * b; q = a * d; r = a * d; s = a; s += d;", "class_values")
+
+
+def test_the_float16_class_kernel_compiles():
+    h, d = np.zeros(4, np.float16), np.zeros(4)
+    info = CLASS_VALUES.inspect(h, h, d, np.zeros(4, np.float32), d, h, h, arch=ARCH)
+    assert info.cubin[:4] == b"\x7fELF"
+
+
 @pytest.mark.gpu
 def test_the_float16_class_computes_cupys_values(rng):
     """CuPy's float16 class: arithmetic in float (double with a double), assignment rounding
     once, against NumPy."""
-    k = jitkern.ElementwiseKernel(
-        "float16 x, float16 y, float64 d", "float32 p, float64 q, float16 r, float16 s",
-        "float16 a = x, b = y; p = a * b; q = a * d; r = a * d; s = a; s += d;", "class_values")
+    k = CLASS_VALUES
     n = 40_000
     x = (rng.standard_normal(n) * 8).astype(np.float16)
     y = (rng.standard_normal(n) * 8).astype(np.float16)
