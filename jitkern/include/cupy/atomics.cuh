@@ -25,16 +25,36 @@
 template <typename T>
 struct complex;  // cupy/complex.cuh (needed only where a complex atomicAdd is called)
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600
-__device__ inline double atomicAdd(double* address, double val) {
-    unsigned long long* word = reinterpret_cast<unsigned long long*>(address);
-    unsigned long long seen = *word, expected;
+namespace jitkern {
+namespace atomics {
+
+// *address = update(*address) as one atomic step: a compare-and-swap loop on its bits
+// (Word: the unsigned type of T's size). Returns the value it replaced.
+template <typename Word, typename T, typename Update>
+__device__ T exchange(T* address, Update update) {
+    Word* word = reinterpret_cast<Word*>(address);
+    Word seen = *word, expected;
     do {
         expected = seen;
-        seen = atomicCAS(word, expected,
-                         __double_as_longlong(__longlong_as_double(expected) + val));
+        T before, after;
+        memcpy(&before, &expected, sizeof(T));
+        after = update(before);
+        Word bits;
+        memcpy(&bits, &after, sizeof(T));
+        seen = atomicCAS(word, expected, bits);
     } while (seen != expected);
-    return __longlong_as_double(seen);
+    T replaced;
+    memcpy(&replaced, &seen, sizeof(T));
+    return replaced;
+}
+
+}  // namespace atomics
+}  // namespace jitkern
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600
+__device__ inline double atomicAdd(double* address, double val) {
+    return jitkern::atomics::exchange<unsigned long long>(
+        address, [val](double old) { return old + val; });
 }
 #endif
 
@@ -47,16 +67,12 @@ __device__ T atomicAdd(T* address, T val) {
     const size_t at = reinterpret_cast<size_t>(address);
     unsigned int* word = reinterpret_cast<unsigned int*>(at & ~static_cast<size_t>(3));
     const unsigned int shift = (at & 2) ? 16u : 0u;
-    unsigned int seen = *word, expected;
-    unsigned short before;
-    do {
-        expected = seen;
-        before = static_cast<unsigned short>(expected >> shift);
-        const T sum = T::from_bits(before) + val;
-        const unsigned int bits = static_cast<unsigned int>(sum.to_bits()) << shift;
-        seen = atomicCAS(word, expected, (expected & ~(0xffffu << shift)) | bits);
-    } while (seen != expected);
-    return T::from_bits(before);
+    const unsigned int before = jitkern::atomics::exchange<unsigned int>(
+        word, [val, shift](unsigned int w) {
+            const T sum = T::from_bits(static_cast<unsigned short>(w >> shift)) + val;
+            return (w & ~(0xffffu << shift)) | (static_cast<unsigned int>(sum.to_bits()) << shift);
+        });
+    return T::from_bits(static_cast<unsigned short>(before >> shift));
 }
 
 __device__ inline long long atomicAdd(long long* address, long long val) {
@@ -65,45 +81,18 @@ __device__ inline long long atomicAdd(long long* address, long long val) {
 }
 
 __device__ inline float atomicMax(float* address, float val) {
-    int* word = reinterpret_cast<int*>(address);
-    int seen = *word, expected;
-    do {
-        expected = seen;
-        seen = atomicCAS(word, expected, __float_as_int(fmaxf(val, __int_as_float(expected))));
-    } while (seen != expected);
-    return __int_as_float(seen);
+    return jitkern::atomics::exchange<unsigned int>(address, [val](float v) { return fmaxf(val, v); });
 }
-
 __device__ inline float atomicMin(float* address, float val) {
-    int* word = reinterpret_cast<int*>(address);
-    int seen = *word, expected;
-    do {
-        expected = seen;
-        seen = atomicCAS(word, expected, __float_as_int(fminf(val, __int_as_float(expected))));
-    } while (seen != expected);
-    return __int_as_float(seen);
+    return jitkern::atomics::exchange<unsigned int>(address, [val](float v) { return fminf(val, v); });
 }
-
 __device__ inline double atomicMax(double* address, double val) {
-    unsigned long long* word = reinterpret_cast<unsigned long long*>(address);
-    unsigned long long seen = *word, expected;
-    do {
-        expected = seen;
-        seen = atomicCAS(word, expected,
-                         __double_as_longlong(fmax(val, __longlong_as_double(expected))));
-    } while (seen != expected);
-    return __longlong_as_double(seen);
+    return jitkern::atomics::exchange<unsigned long long>(address,
+                                                          [val](double v) { return fmax(val, v); });
 }
-
 __device__ inline double atomicMin(double* address, double val) {
-    unsigned long long* word = reinterpret_cast<unsigned long long*>(address);
-    unsigned long long seen = *word, expected;
-    do {
-        expected = seen;
-        seen = atomicCAS(word, expected,
-                         __double_as_longlong(fmin(val, __longlong_as_double(expected))));
-    } while (seen != expected);
-    return __longlong_as_double(seen);
+    return jitkern::atomics::exchange<unsigned long long>(address,
+                                                          [val](double v) { return fmin(val, v); });
 }
 
 template <typename T>

@@ -39,69 +39,32 @@ struct traits<__nv_bfloat16> {
 }  // namespace narrow
 }  // namespace jitkern
 
-class bfloat16 {
-private:
-    __nv_bfloat16 data_;
-
-    template <typename T>
-    struct number {  // an arithmetic type other than float (they convert explicitly)
-        static const bool value = jitkern::narrow::arithmetic<T>::value &&
-                                  !jitkern::narrow::same<T, float>::value;
-    };
+class bfloat16 : public jitkern::narrow::value<bfloat16, __nv_bfloat16> {
+    typedef jitkern::narrow::value<bfloat16, __nv_bfloat16> base;
 
 public:
     bfloat16() = default;
-    __device__ bfloat16(float v) : data_(__float2bfloat16_rn(v)) {}
-    __device__ bfloat16(const __nv_bfloat16& v) : data_(v) {}
-    template <typename T, typename = typename jitkern::narrow::enable_if<number<T>::value>::type>
-    explicit __device__ bfloat16(T v) : data_(__double2bfloat16(static_cast<double>(v))) {}
+    __device__ bfloat16(float v) : base(__float2bfloat16_rn(v)) {}
+    __device__ bfloat16(const __nv_bfloat16& v) : base(v) {}
+    template <typename T, typename = typename jitkern::narrow::enable_if<
+                              jitkern::narrow::other_number<T>::value>::type>
+    explicit __device__ bfloat16(T v) : base(__double2bfloat16(static_cast<double>(v))) {}
     template <typename T, typename = typename cupy::type_traits::enable_if<
                               cupy::type_traits::is_same<T, float16>::value>::type,
               typename = void>
-    explicit __device__ bfloat16(T v) : data_(__float2bfloat16_rn(float(v))) {}
-
-    __device__ operator float() const { return __bfloat162float(data_); }
+    explicit __device__ bfloat16(T v) : base(__float2bfloat16_rn(float(v))) {}
 
     bfloat16& operator=(const bfloat16&) = default;
     template <typename T>
     __device__ bfloat16& operator=(const T& rhs) {
-        *this = static_cast<bfloat16>(rhs);
-        return *this;
+        return *this = static_cast<bfloat16>(rhs);
     }
-
-    __device__ unsigned short to_bits() const { return __bfloat16_as_ushort(data_); }
-    __device__ static bfloat16 from_bits(unsigned short v) {
-        return bfloat16(__ushort_as_bfloat16(v));
-    }
-
-    __device__ int iszero() const { return (to_bits() & 0x7fffu) == 0; }
-    __device__ int isnan() const { return (to_bits() & 0x7fffu) > 0x7f80u; }
-    __device__ int isinf() const { return (to_bits() & 0x7fffu) == 0x7f80u; }
-    __device__ int isfinite() const { return (to_bits() & 0x7f80u) != 0x7f80u; }
-
-    template <typename T>
-    __device__ bfloat16& operator+=(const T& rhs) { return *this = *this + rhs; }
-    template <typename T>
-    __device__ bfloat16& operator-=(const T& rhs) { return *this = *this - rhs; }
-    template <typename T>
-    __device__ bfloat16& operator*=(const T& rhs) { return *this = *this * rhs; }
-    template <typename T>
-    __device__ bfloat16& operator/=(const T& rhs) { return *this = *this / rhs; }
 };
 
 namespace jitkern {
 namespace narrow {
 template <>
-struct traits<bfloat16> {
-    static const bool value = true;
-    static const bool cuda = false;
-    static const unsigned sign = 0x8000u, exponent = 0x7f80u, quiet_nan = 0x7fc0u;
-    __device__ static unsigned short bits(const bfloat16& x) { return x.to_bits(); }
-    __device__ static bfloat16 from_bits(unsigned u) { return bfloat16::from_bits((unsigned short)u); }
-    __device__ static float to_float(const bfloat16& x) { return float(x); }
-    __device__ static bfloat16 from(float v) { return bfloat16(v); }
-    __device__ static bfloat16 from(double v) { return bfloat16(v); }
-};
+struct traits<bfloat16> : class_traits<bfloat16, __nv_bfloat16> {};
 }  // namespace narrow
 }  // namespace jitkern
 

@@ -43,70 +43,35 @@ struct traits<__half> {
 }  // namespace narrow
 }  // namespace jitkern
 
-class float16 {
-private:
-    __half data_;
-
-    template <typename T>
-    struct number {  // an arithmetic type other than float (they convert explicitly)
-        static const bool value = jitkern::narrow::arithmetic<T>::value &&
-                                  !jitkern::narrow::same<T, float>::value;
-    };
+class float16 : public jitkern::narrow::value<float16, __half> {
+    typedef jitkern::narrow::value<float16, __half> base;
 
 public:
+    static const unsigned short nan = 0x7e00u;
+
     float16() = default;
-    __device__ float16(float v) : data_(__float2half_rn(v)) {}
-    __device__ float16(const __half& v) : data_(v) {}
-    explicit __device__ float16(const __half_raw& v) : data_(v) {}
-    template <typename T, typename = typename jitkern::narrow::enable_if<number<T>::value>::type>
-    explicit __device__ float16(T v) : data_(__double2half(static_cast<double>(v))) {}
+    __device__ float16(float v) : base(__float2half_rn(v)) {}
+    __device__ float16(const __half& v) : base(v) {}
+    explicit __device__ float16(const __half_raw& v) : base(__half(v)) {}
+    template <typename T, typename = typename jitkern::narrow::enable_if<
+                              jitkern::narrow::other_number<T>::value>::type>
+    explicit __device__ float16(T v) : base(__double2half(static_cast<double>(v))) {}
     template <typename T, typename = typename cupy::type_traits::enable_if<
                               cupy::type_traits::is_same<T, bfloat16>::value>::type,
               typename = void>
-    explicit __device__ float16(T v) : data_(__float2half_rn(float(v))) {}
-
-    __device__ operator float() const { return __half2float(data_); }
+    explicit __device__ float16(T v) : base(__float2half_rn(float(v))) {}
 
     float16& operator=(const float16&) = default;
     template <typename T>
     __device__ float16& operator=(const T& rhs) {
-        *this = static_cast<float16>(rhs);
-        return *this;
+        return *this = static_cast<float16>(rhs);
     }
-
-    static const unsigned short nan = 0x7e00u;
-    __device__ unsigned short to_bits() const { return __half_as_ushort(data_); }
-    __device__ static float16 from_bits(unsigned short v) { return float16(__ushort_as_half(v)); }
-
-    __device__ int iszero() const { return (to_bits() & 0x7fffu) == 0; }
-    __device__ int isnan() const { return (to_bits() & 0x7fffu) > 0x7c00u; }
-    __device__ int isinf() const { return (to_bits() & 0x7fffu) == 0x7c00u; }
-    __device__ int isfinite() const { return (to_bits() & 0x7c00u) != 0x7c00u; }
-    __device__ int signbit() const { return (to_bits() & 0x8000u) != 0; }
-
-    template <typename T>
-    __device__ float16& operator+=(const T& rhs) { return *this = *this + rhs; }
-    template <typename T>
-    __device__ float16& operator-=(const T& rhs) { return *this = *this - rhs; }
-    template <typename T>
-    __device__ float16& operator*=(const T& rhs) { return *this = *this * rhs; }
-    template <typename T>
-    __device__ float16& operator/=(const T& rhs) { return *this = *this / rhs; }
 };
 
 namespace jitkern {
 namespace narrow {
 template <>
-struct traits<float16> {
-    static const bool value = true;
-    static const bool cuda = false;
-    static const unsigned sign = 0x8000u, exponent = 0x7c00u, quiet_nan = 0x7e00u;
-    __device__ static unsigned short bits(const float16& x) { return x.to_bits(); }
-    __device__ static float16 from_bits(unsigned u) { return float16::from_bits((unsigned short)u); }
-    __device__ static float to_float(const float16& x) { return float(x); }
-    __device__ static float16 from(float v) { return float16(v); }
-    __device__ static float16 from(double v) { return float16(v); }
-};
+struct traits<float16> : class_traits<float16, __half> {};
 }  // namespace narrow
 }  // namespace jitkern
 

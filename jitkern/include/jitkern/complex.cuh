@@ -1,6 +1,6 @@
 // jitkern/complex.cuh: complex<float> and complex<double> for CUDA kernels.
 //
-// A light header written for NVRTC: it includes nothing (no <cmath>, no
+// A light header written for NVRTC: it includes only jitkern/traits.cuh (no <cmath>, no
 // <cuda/std/complex>, no cuda_fp16.h) and relies only on the math functions
 // NVRTC declares by itself, so it adds a few milliseconds to a compile instead
 // of the ~2 s that <cuda/std/complex> costs.
@@ -25,45 +25,18 @@
 #ifndef JITKERN_COMPLEX_CUH
 #define JITKERN_COMPLEX_CUH
 
+#include <jitkern/traits.cuh>
+
 #define JITKERN_CX_FN __host__ __device__ __forceinline__
 #define JITKERN_CX_BIG __host__ __device__ inline
 
 namespace jitkern {
 namespace cx_detail {
 
-// ---- tiny traits (no <type_traits>) ---------------------------------------
+// ---- tiny traits (no <type_traits>): jitkern/traits.cuh ---------------------
 
-template <bool B, typename T = void>
-struct enable_if {};
-template <typename T>
-struct enable_if<true, T> {
-    typedef T type;
-};
-
-template <typename T>
-struct is_arithmetic {
-    static const bool value = false;
-};
-#define JITKERN_CX_ARITH(T)                \
-    template <>                            \
-    struct is_arithmetic<T> {              \
-        static const bool value = true;    \
-    };
-JITKERN_CX_ARITH(bool)
-JITKERN_CX_ARITH(char)
-JITKERN_CX_ARITH(signed char)
-JITKERN_CX_ARITH(unsigned char)
-JITKERN_CX_ARITH(short)
-JITKERN_CX_ARITH(unsigned short)
-JITKERN_CX_ARITH(int)
-JITKERN_CX_ARITH(unsigned int)
-JITKERN_CX_ARITH(long)
-JITKERN_CX_ARITH(unsigned long)
-JITKERN_CX_ARITH(long long)
-JITKERN_CX_ARITH(unsigned long long)
-JITKERN_CX_ARITH(float)
-JITKERN_CX_ARITH(double)
-#undef JITKERN_CX_ARITH
+using ::jitkern::traits::enable_if;
+using ::jitkern::traits::is_arithmetic;
 
 // The usual arithmetic conversions: complex<float> op double -> complex<double>,
 // complex<float> op int -> complex<float>.

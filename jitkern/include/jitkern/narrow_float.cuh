@@ -22,56 +22,18 @@
 #ifndef JITKERN_NARROW_FLOAT_CUH
 #define JITKERN_NARROW_FLOAT_CUH
 
+#include <cupy/carray.cuh>  // cupy::type_traits
+#include <jitkern/traits.cuh>
+
 namespace jitkern {
 namespace narrow {
 
-template <bool B, typename T = void>
-struct enable_if {};
-template <typename T>
-struct enable_if<true, T> {
-    typedef T type;
-};
+using cupy::type_traits::enable_if;
 template <typename A, typename B>
-struct same {
-    static const bool value = false;
-};
-template <typename A>
-struct same<A, A> {
-    static const bool value = true;
-};
-template <typename T>
-struct strip {  // the type of a `const T&` argument, without const or volatile
-    typedef T type;
-};
-template <typename T>
-struct strip<const T> : strip<T> {};
-template <typename T>
-struct strip<volatile T> : strip<T> {};
+struct same : cupy::type_traits::is_same<A, B> {};
 
 template <typename T>
-struct arithmetic {
-    static const bool value = false;
-};
-#define JITKERN_NARROW_ARITHMETIC(T) \
-    template <>                      \
-    struct arithmetic<T> {           \
-        static const bool value = true; \
-    };
-JITKERN_NARROW_ARITHMETIC(bool)
-JITKERN_NARROW_ARITHMETIC(char)
-JITKERN_NARROW_ARITHMETIC(signed char)
-JITKERN_NARROW_ARITHMETIC(unsigned char)
-JITKERN_NARROW_ARITHMETIC(short)
-JITKERN_NARROW_ARITHMETIC(unsigned short)
-JITKERN_NARROW_ARITHMETIC(int)
-JITKERN_NARROW_ARITHMETIC(unsigned int)
-JITKERN_NARROW_ARITHMETIC(long)
-JITKERN_NARROW_ARITHMETIC(unsigned long)
-JITKERN_NARROW_ARITHMETIC(long long)
-JITKERN_NARROW_ARITHMETIC(unsigned long long)
-JITKERN_NARROW_ARITHMETIC(float)
-JITKERN_NARROW_ARITHMETIC(double)
-#undef JITKERN_NARROW_ARITHMETIC
+struct arithmetic : ::jitkern::traits::is_arithmetic<T> {};
 
 // One specialisation per 16-bit type (in float16.cuh, bfloat16.cuh), with
 //   value = true; cuda (a CUDA type whose `op` with itself its header defines);
@@ -104,6 +66,66 @@ struct mixed {
         ((traits<A>::value && (arithmetic<B>::value || traits<B>::value)) ||
          (arithmetic<A>::value && traits<B>::value)) &&
         !(same<A, B>::value && traits<A>::cuda);
+};
+
+// CuPy's float16 and bfloat16 share everything but their constructors: one CUDA value
+// (Cuda: __half, __nv_bfloat16), to float implicitly, the bit-level members, and
+// `+= -= *= /=` computed as `x op v` (the operators below) and rounded once, by Self's
+// assignment. Self derives from value<Self, Cuda> and adds its constructors and operator=.
+template <class Self, class Cuda>
+class value {
+protected:
+    Cuda data_;
+    typedef traits<Cuda> cuda_traits;
+
+public:
+    value() = default;
+    __device__ explicit value(const Cuda& v) : data_(v) {}
+
+    __device__ operator float() const { return cuda_traits::to_float(data_); }
+
+    __device__ unsigned short to_bits() const { return cuda_traits::bits(data_); }
+    __device__ static Self from_bits(unsigned short v) { return Self(cuda_traits::from_bits(v)); }
+
+    __device__ int iszero() const { return (to_bits() & 0x7fffu) == 0; }
+    __device__ int isnan() const { return (to_bits() & 0x7fffu) > cuda_traits::exponent; }
+    __device__ int isinf() const { return (to_bits() & 0x7fffu) == cuda_traits::exponent; }
+    __device__ int isfinite() const {
+        return (to_bits() & cuda_traits::exponent) != cuda_traits::exponent;
+    }
+    __device__ int signbit() const { return (to_bits() & 0x8000u) != 0; }
+
+    template <typename T>
+    __device__ Self& operator+=(const T& rhs) { return self() = self() + rhs; }
+    template <typename T>
+    __device__ Self& operator-=(const T& rhs) { return self() = self() - rhs; }
+    template <typename T>
+    __device__ Self& operator*=(const T& rhs) { return self() = self() * rhs; }
+    template <typename T>
+    __device__ Self& operator/=(const T& rhs) { return self() = self() / rhs; }
+
+private:
+    __device__ Self& self() { return static_cast<Self&>(*this); }
+};
+
+// traits of a class made on value<Self, Cuda>: its CUDA type's, through the class.
+template <class Self, class Cuda>
+struct class_traits {
+    static const bool value = true;
+    static const bool cuda = false;
+    static const unsigned sign = traits<Cuda>::sign, exponent = traits<Cuda>::exponent,
+                          quiet_nan = traits<Cuda>::quiet_nan;
+    __device__ static unsigned short bits(const Self& x) { return x.to_bits(); }
+    __device__ static Self from_bits(unsigned u) { return Self::from_bits((unsigned short)u); }
+    __device__ static float to_float(const Self& x) { return float(x); }
+    __device__ static Self from(float v) { return Self(v); }
+    __device__ static Self from(double v) { return Self(v); }
+};
+
+// An arithmetic type other than float: such a value makes a 16-bit class explicitly.
+template <typename T>
+struct other_number {
+    static const bool value = arithmetic<T>::value && !same<T, float>::value;
 };
 
 }  // namespace narrow
