@@ -669,3 +669,37 @@ def test_carray_alone_still_gives_complex_and_float16():
            '  z[0] = exp(z[1]); h[0] = float16(2.0f) * 3; }\n')
     info = jitkern.RawKernel(src, "k").inspect(arch=ARCH)
     assert info.cubin[:4] == b"\x7fELF"
+
+
+# ---------------------------------------------------------------------------
+# CuPy's default environment in elementwise kernels: its idioms with no #include
+
+IDIOMS = jitkern.ElementwiseKernel(
+    "raw float64 values, int32 m", "float64 y, int64 q",
+    r"""
+    CArray<const double, 1, true, true> window(&values[0], {m});
+    CIndexer<1> at({m});
+    at.set(m - 1);
+    double total = 0;
+    for (const double* it = window.begin(); it != window.end(); ++it) total += *it;
+    thrust::complex<double> z(total, M_PI);
+    y = abs(z) + window[at.get()] + CUDART_SQRT_2PI;
+    q = _floor_divide((long long)i - 5, (long long)m);
+    """, "idioms")
+
+
+def test_cupys_idioms_compile_in_an_elementwise_kernel_with_no_include():
+    info = IDIOMS.inspect(np.zeros(8), np.int32(8), np.zeros(8), np.zeros(8, np.int64), arch=ARCH)
+    assert info.cubin[:4] == b"\x7fELF"
+    assert "#include <cupy/complex.cuh>" in info.source  # its code says complex
+
+
+@pytest.mark.gpu
+def test_cupys_idioms_compute_numpys_values(rng):
+    n, m = 1000, 37
+    values = rng.standard_normal(m)
+    y, q = jitkern.full(n, np.nan, np.float64), jitkern.full(n, -99, np.int64)
+    IDIOMS(jitkern.asarray(values), np.int32(m), y, q)
+    want = np.hypot(values.sum(), np.pi) + values[m - 1] + np.sqrt(2 * np.pi)
+    np.testing.assert_allclose(y.get(), np.full(n, want), rtol=1e-14)
+    np.testing.assert_array_equal(q.get(), (np.arange(n) - 5) // m)
