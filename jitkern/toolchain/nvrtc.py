@@ -334,7 +334,7 @@ def _load_from_disk(key, source, opts, names) -> Binary | None:
 def _build(source, opts, names, target, program_name, backend, extra_includes, key) -> Binary:
     if backend == "nvcc":
         data, log = _build_nvcc(source, opts, target, program_name, extra_includes)
-        lowered = {}
+        lowered, skipped = {}, ()
     else:
         data, log, lowered, skipped = _build_nvrtc_jitify(source, opts, names, target,
                                                           program_name, extra_includes)

@@ -158,3 +158,13 @@ def test_an_elementwise_kernel_computes_with_the_names(launch, rng):
     want = x * as_float64("M_PI") + as_float64("M_SQRT1_2") * as_float64("CUDART_SQRT_2PI") \
         - as_float64("CUDART_PI_F")
     np.testing.assert_allclose(launch.get(out), want, rtol=1e-15, atol=1e-15)
+
+
+def test_the_names_with_the_nvcc_backend_too():
+    import shutil
+
+    if shutil.which("nvcc") is None and not os.environ.get("CUDA_HOME"):
+        pytest.skip("no nvcc")
+    src = _checks() + WRITE_ALL
+    info = jitkern.RawKernel(src, "all_names", backend="nvcc").inspect(arch=ARCH)
+    assert info.cubin[:4] == b"\x7fELF"
