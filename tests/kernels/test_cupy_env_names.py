@@ -168,3 +168,19 @@ def test_the_names_with_the_nvcc_backend_too():
     src = _checks() + WRITE_ALL
     info = jitkern.RawKernel(src, "all_names", backend="nvcc").inspect(arch=ARCH)
     assert info.cubin[:4] == b"\x7fELF"
+
+
+def test_jit_locals_named_like_the_macros_are_the_users(launch, rng):
+    """A JIT kernel's local named M_E or CUDART_PI is the user's variable, not the macro."""
+    from jitkern import jit
+
+    @jit.rawkernel()
+    def scaled(x, y):
+        M_E = x[1]
+        CUDART_PI = x[0]
+        y[0] = M_E * CUDART_PI
+
+    x = rng.standard_normal(2)
+    y = launch.poisoned(1, np.float64)
+    launch(scaled)((1,), (1,), (launch.to_device(x), y))
+    np.testing.assert_array_equal(launch.get(y), [x[1] * x[0]])
