@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from .errors import JitkernValueError
 
 VERSION = "0.1.0"  # jitkern's version (``jitkern.__version__``); part of every cache key
+# jitkern's own CUDA headers (jitkern/..., and CuPy's names cupy/...): first on NVRTC's include
+# path (toolchain/discovery.py); the string kernels' C++ environment reads them too.
+PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 _FLAG_VALUES = {"1": True, "true": True, "yes": True, "on": True,
                 "0": False, "false": False, "no": False, "off": False}

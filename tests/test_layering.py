@@ -62,9 +62,6 @@ RUNTIME_FROM_TOOLCHAIN = {"jitkern.toolchain.cache", "jitkern.toolchain.cubin"}
 
 #: (importer, imported) -> why the rule is broken today, and which file owns the fix
 LAYER_EXCEPTIONS = {
-    ("jitkern.compiler.strings.jitify", "jitkern.toolchain.discovery"):
-        "jitify=True reads the toolchain's header folders; pass them in (kernelbase, "
-        "kernels/raw.py)",
     ("jitkern.compiler.strings.layout", "jitkern.runtime.launch"):
         "ArrayArg/describe_array read argument arrays: they belong to the one argument "
         "table (runtime, runtime/launch.py)",

@@ -12,6 +12,7 @@ import math
 
 import numpy
 
+from ..compiler.strings.environment import constant_values
 from . import ccomplex, ctextures
 from .csubset import (
     BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val,
@@ -20,12 +21,9 @@ from .csubset import (
 from .cstructs import CStruct, Ref
 
 _CONSTANTS = {
+    **constant_values(),  # every kernel's M_* and CUDART_* (compiler/strings/environment.py)
     "INFINITY": (F32, "math.inf"), "NAN": (F32, "math.nan"), "HUGE_VALF": (F32, "math.inf"),
-    "HUGE_VAL": (F64, "math.inf"), "CUDART_INF_F": (F32, "math.inf"),
-    "CUDART_INF": (F64, "math.inf"), "CUDART_NAN_F": (F32, "math.nan"),
-    "CUDART_NAN": (F64, "math.nan"), "CUDART_PI_F": (F32, repr(math.pi)),
-    "CUDART_PI": (F64, repr(math.pi)), "M_PI": (F64, repr(math.pi)),
-    "M_E": (F64, repr(math.e)), "FLT_MAX": (F32, repr(float(numpy.finfo(F32).max))),
+    "HUGE_VAL": (F64, "math.inf"), "FLT_MAX": (F32, repr(float(numpy.finfo(F32).max))),
     "DBL_MAX": (F64, repr(float(numpy.finfo(F64).max))),
     "FLT_MIN": (F32, repr(float(numpy.finfo(F32).tiny))),
     "FLT_EPSILON": (F32, repr(float(numpy.finfo(F32).eps))),

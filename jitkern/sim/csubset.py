@@ -85,8 +85,9 @@ def common(a, b):
                 key=lambda t: t.itemsize)
         return C128 if r == F64 else C64
     if a.kind == "f" or b.kind == "f":
-        floats = [t for t in (a, b) if t.kind == "f"]
-        return max(floats, key=lambda t: t.itemsize)
+        widest = max((t for t in (a, b) if t.kind == "f"), key=lambda t: t.itemsize)
+        # half meets any other type as a float (cupy/float16.cuh); half op half stays half
+        return F32 if widest == F16 and a != b else widest
     a, b = promote(a), promote(b)
     if a == b:
         return a

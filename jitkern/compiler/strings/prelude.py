@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy
 
 from ...debugrecord import DEVICE_SOURCE as DEBUG_DEVICE_SOURCE
+from .environment import default_includes
 from .params import c_alignment, ctype_of, record_ctype, record_fields
 
 PRELUDE = r"""
@@ -134,10 +135,6 @@ def debug_prelude(kernel) -> str:
     return DEBUG_PRELUDE if getattr(kernel, "debug", False) else ""
 
 
-_HALF_INCLUDE = "#include <cuda_fp16.h>\n"
-_COMPLEX_INCLUDE = "#include <jitkern/complex.cuh>\n"
-
-
 def type_name(p, dtype) -> str:
     """The C type a parameter is declared with: its placeholder name, or its dtype's C type."""
     return p.type_name if p.placeholder else ctype_of(dtype)
@@ -154,19 +151,9 @@ def _leaves(dtypes):
 
 
 def includes_for(dtypes, extra_code: str = "") -> str:
-    """The #includes the kernel's types need (half and complex only when used)."""
-    kinds = set(_leaves(dtypes))
-    out = []
-    if numpy.dtype(numpy.float16) in kinds or "half" in extra_code:
-        out.append(_HALF_INCLUDE)
-    names = {d.name for d in kinds}
-    if "bfloat16" in names or "__nv_bfloat16" in extra_code:
-        out.append("#include <cuda_bf16.h>\n")
-    if names & {"float8_e4m3fn", "float8_e5m2"} or "__nv_fp8" in extra_code:
-        out.append("#include <cuda_fp8.h>\n")
-    if any(d.kind == "c" for d in kinds) or "complex<" in extra_code:
-        out.append(_COMPLEX_INCLUDE)
-    return "".join(out)
+    """The #includes of the kernel's C++ environment: CuPy's default headers, and the ones
+    its types or its code (``extra_code``) need (environment.py)."""
+    return default_includes(set(_leaves(dtypes)), extra_code)
 
 
 def typedefs(bound: dict) -> str:
@@ -202,9 +189,31 @@ def _define_record(dtype: numpy.dtype, done: dict) -> None:
         lines.append(f"  char _jk_tail[{dtype.itemsize - pos}];\n")
     done[dtype] = (
         f"// numpy dtype {dtype}\n"
-        f"struct alignas({align}) {name} {{\n{''.join(lines)}}};\n"
+        f"struct alignas({align}) {name} {{\n{''.join(lines)}{_positional_access(dtype)}}};\n"
         f"static_assert(sizeof({name}) == {dtype.itemsize}, \"record layout\");\n"
+        + _field_positions(dtype, name)
     )
+
+
+def _positional_access(dtype: numpy.dtype) -> str:
+    """The members CuPy's record type (cupy::StructView) has besides the fields' names:
+    T::field_count, T::size, T::alignment, and x.at<I>(), field I in the dtype's order."""
+    return (
+        f"  static constexpr size_t field_count = {len(dtype.names)};\n"
+        f"  static constexpr size_t size = {dtype.itemsize};\n"
+        f"  static constexpr size_t alignment = {c_alignment(dtype)};\n"
+        "  template <size_t I> __device__ auto& at();\n"
+        "  template <size_t I> __device__ const auto& at() const;\n"
+    )
+
+
+def _field_positions(dtype: numpy.dtype, name: str) -> str:
+    out = []
+    for k, field in enumerate(dtype.names):
+        for const in ("", "const "):
+            out.append(f"template <> __device__ inline {const}auto& {name}::at<{k}>() "
+                       f"{const}{{ return {field}; }}\n")
+    return "".join(out)
 
 
 def dims_struct(shape, strides) -> numpy.void:
