@@ -24,7 +24,9 @@ from ...arrays import asarray, describe
 from ...config import settings
 from ...errors import JitkernTypeError
 from ..base import KernelPartial
-from . import emit as _fuse_emit, jit as _fuse_jit, ops as _fuse_ops, trace as _fuse_trace
+from . import alias as _fuse_alias, dispatch as _fuse_dispatch, jit as _fuse_jit
+from . import ops as _fuse_ops, trace as _fuse_trace, views as _fuse_views
+from .graph import ReadsWrittenMemory
 from .trace import FuseAttributeError, FuseTraceError, Var
 
 #: Modules a fused function may be written against and that fuse reads as NumPy's
@@ -80,7 +82,7 @@ def _signature_key(a):
 
 
 def _shapes(args) -> tuple:
-    return tuple(None if _signature_key(a) is type(a) else _fuse_trace.array_shape(a)
+    return tuple(None if _signature_key(a) is type(a) else _fuse_views.array_shape(a)
                  for a in args)
 
 
@@ -150,29 +152,50 @@ class Fused(KernelPartial):
         plan = self._plans.get(key)
         if plan is None or plan.shape_dependent:
             plan = self._plan(args, kwargs, key)
-        return plan.run(args)
+        if plan.guard is None:  # writes nothing: no argument can alias what a kernel writes
+            return plan.run(args)
+        return _fuse_alias.execute(
+            plan, args, lambda: self._memory_order(args, kwargs, key), _run_on_device)
 
     # -- what a call runs ----------------------------------------------------------
     def _plan(self, args, kwargs, key):
         """The plan for ``key``; a function that read ``x.shape`` has one per set of shapes."""
+        return self._cached(key, args, lambda: self._new_plan(self._traced(args, kwargs)))
+
+    def _memory_order(self, args, kwargs, key):
+        """The plan in memory order for ``key``, traced the first time a call needs it (its
+        arguments share memory that it writes: kernels/fuse/alias.py)."""
+        return self._cached((key, "memory order"), args, lambda: self._new_plan(
+            self._trace(args, kwargs, sequential=True)))
+
+    def _cached(self, key, args, make):
         plan = self._plans.get(key)
         if plan is not None and plan.shape_dependent:
             key = (key, _shapes(args))
             plan = self._plans.get(key)
         if plan is None:
-            graph = self._trace(args, kwargs)
-            try:
-                plan = _fuse_emit.Plan(graph, self.kernel_name)
-            except FuseTraceError as exc:
-                raise exc.with_traceback(None) from None
-            if graph.shape_dependent:
+            plan = make()
+            if plan.shape_dependent:
                 self._plans.setdefault(key, plan)
                 key = (key, _shapes(args))
             self._plans[key] = plan
         return plan
 
-    def _trace(self, args, kwargs):
-        return _fuse_trace.trace(_numpy_function(self._fn), args, kwargs)
+    def _traced(self, args, kwargs):
+        try:
+            return self._trace(args, kwargs)
+        except ReadsWrittenMemory:  # it reads part of an argument it wrote: memory order
+            return self._trace(args, kwargs, sequential=True)
+
+    def _new_plan(self, graph):
+        try:
+            return _fuse_alias.plan_for(graph, self.kernel_name)
+        except FuseTraceError as exc:
+            raise exc.with_traceback(None) from None
+
+    def _trace(self, args, kwargs, sequential=False):
+        return _fuse_trace.trace(_numpy_function(self._fn), args, kwargs, _fuse_dispatch,
+                                 sequential)
 
     def _key(self, args, kwargs):
         key = tuple(_signature_key(a) for a in args)
@@ -252,12 +275,14 @@ class _Simulate:
     def __call__(self, *args, **kwargs):
         """Run the fused function's kernels on the CPU. Writes into argument arrays are
         copied back; results are NumPy arrays, or jitkern arrays when an argument was one."""
-        host = tuple(a.get() if _on_device(a) else a for a in args)
+        host, write_back = _fuse_alias.host_arguments(args)
+        fused = self._fused
+        key = fused._key(host, kwargs)
         plan = self._plan(host, kwargs)
-        result = plan.run_with(host, _fuse_jit.runners(plan), numpy.empty)
-        for original, copy in zip(args, host):
-            if copy is not original:
-                original.set(copy)
+        result = _fuse_alias.execute(
+            plan, host, lambda: fused._memory_order(host, kwargs, key), _run_simulated)
+        for write in write_back:
+            write()
         if not any(_on_device(a) for a in args):
             return result
         if isinstance(result, tuple):
@@ -268,7 +293,8 @@ class _Simulate:
         """The JIT kernels (Python source, one per stage) a simulated call with arguments
         like ``args`` runs."""
         host = tuple(a.get() if _on_device(a) else a for a in args)
-        return _fuse_jit.source(self._plan(host, kwargs))
+        plan = self._plan(host, kwargs)
+        return "\n\n".join(_fuse_jit.source(p) for p in getattr(plan, "plans", [plan]))
 
     def __repr__(self) -> str:
         return f"<simulate of {self._fused!r}>"
@@ -276,6 +302,14 @@ class _Simulate:
 
 def _on_device(a) -> bool:
     return hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__")
+
+
+def _run_on_device(plan, args):
+    return plan.run(args)
+
+
+def _run_simulated(plan, args):
+    return plan.run_with(args, _fuse_jit.runners(plan), numpy.empty)
 
 
 def _rebuild(fn, kernel_name):

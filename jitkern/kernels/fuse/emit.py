@@ -26,12 +26,14 @@ from ...arrays import describe
 from ...arrays.core import allocate_like, stream_of
 from ...compiler.program import PRELUDE
 from . import ops
+from .graph import _thaw
 from .trace import FuseTraceError, Graph, Input, Node
 from ..elementwise import ElementwiseKernel
 from ..reduction import ReductionKernel
 
 REDUCED = "reduced"  # (REDUCED, node): a kernel input that is an earlier stage's result
 COUNT = "count"  # (COUNT, node): how many elements that stage reduced per output
+VIEW = "view"  # (VIEW, node): an earlier stage's result, indexed (node.attrs[0]: the keys)
 
 
 class NodeWalker:
@@ -145,7 +147,7 @@ def _reachable(roots, stop=()) -> list:
         if not isinstance(node, Node) or id(node) in seen:
             return
         seen.add(id(node))
-        if node not in stop:
+        if node not in stop and node.op != "view":  # a view reads a result: an input
             for a in node.args:
                 visit(a)
         out.append(node)
@@ -176,19 +178,34 @@ class Stage:
 
     def inputs(self, args, results=None) -> list:
         """The kernel's input values: argument views, and earlier stages' ``results``."""
-        return [s.value(args) if isinstance(s, Input) else results[s[1]] for s in self.sources]
+        return [s.value(args) if isinstance(s, Input) else _result(s, results)
+                for s in self.sources]
+
+
+def _result(source, results):
+    kind, node = source
+    if kind != VIEW:
+        return results[node]
+    value = results[node.args[0]]
+    for key in node.attrs[0]:
+        value = value[_thaw(key)]
+    return value
+
+
+_SOURCE_KINDS = {"reduce": REDUCED, "count": COUNT, "view": VIEW}
+
+#: The nodes a stage reads as kernel inputs: arguments, earlier stages' results (also
+#: indexed: views) and reduction counts.
+INPUT_OPS = ("arg", *_SOURCE_KINDS)
 
 
 def _sources(in_nodes) -> list:
-    return [
-        n.attrs[0] if n.op == "arg" else (REDUCED if n.op == "reduce" else COUNT, n)
-        for n in in_nodes
-    ]
+    return [n.attrs[0] if n.op == "arg" else (_SOURCE_KINDS[n.op], n) for n in in_nodes]
 
 
 def _stage_inputs(nodes) -> list:
-    """The nodes a stage reads as kernel inputs: arguments, reduced values and counts."""
-    return [n for n in nodes if n.op in ("arg", "count", "reduce")]
+    """The nodes a stage reads as kernel inputs."""
+    return [n for n in nodes if n.op in INPUT_OPS]
 
 
 def _params(nodes, sources) -> str:
@@ -276,6 +293,10 @@ def _reduction_stage(name, reduce_node: Node, post: Node | None, earlier=()) -> 
 class Plan:
     """The kernels of one traced signature and how a call runs them."""
 
+    #: The per-call check of a plan that writes arguments (kernels/fuse/alias.py): None
+    #: where nothing the plan writes can share memory with what it reads.
+    guard = None
+
     def __init__(self, graph: Graph, name: str):
         self.graph = graph
         self.tuple_result = graph.tuple_result
@@ -336,8 +357,7 @@ class Plan:
             return None
         post = self.returned[0]
         nodes = _reachable([post], stop=tuple(self.reduces))
-        if last not in nodes or any(n.op in ("arg", "count", "reduce") and n is not last
-                                    for n in nodes):
+        if last not in nodes or any(n.op in INPUT_OPS and n is not last for n in nodes):
             return None
         return None if post is last else post
 

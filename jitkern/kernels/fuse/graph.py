@@ -45,6 +45,12 @@ class FuseAttributeError(JitkernAttributeError):
     """An array attribute or method fuse does not record."""
 
 
+class ReadsWrittenMemory(Exception):
+    """Internal, never seen by users: the function reads an argument through a view after
+    writing it, which one kernel cannot express; fuse traces it again in memory order
+    (:class:`SequentialGraph`)."""
+
+
 def user_location():
     """(file, line) of the innermost frame outside jitkern and NumPy: the user's code."""
     frame = sys._getframe(1)
@@ -62,7 +68,7 @@ def user_location():
 
 @dataclasses.dataclass(eq=False)
 class Node:
-    op: str  # 'arg' 'const' 'ufunc' 'cast' 'where' 'reduce' 'real' 'imag'
+    op: str  # 'arg' 'const' 'ufunc' 'cast' 'where' 'reduce' 'count' 'view' 'real' 'imag'
     args: tuple
     dtype: numpy.dtype
     ndim: int
@@ -144,3 +150,36 @@ class Graph:
         for node in [*self.outputs, *self.writes.values()]:
             visit(node)
         return out
+
+
+@dataclasses.dataclass
+class SequentialGraph:
+    """A trace in memory order, NumPy's own: each write into an argument (or a view of
+    one) is a step, run after the ones before it, and each read of argument memory is the
+    memory after so many writes. Reads and write targets are *slots*: ``Input``s whose
+    position counts on after the arguments, filled per call with the live view or, where a
+    later write changes that memory first, a copy taken in time (kernels/fuse/alias.py)."""
+
+    nargs: int
+    reads: dict  # slot Input -> (the argument view Input, how many writes came before)
+    targets: dict  # slot Input -> the argument view Input it writes
+    steps: list  # (target slot Input, node), in the order the function wrote them
+    outputs: tuple  # returned nodes (or plain Python values), read after every write
+    tuple_result: bool
+    shape_dependent: bool = False
+
+    def describe(self) -> str:
+        """The steps and the result, one block each (for tests and docs)."""
+        parts = []
+        for k, (slot, node) in enumerate(self.steps):
+            view = self.targets[slot]
+            parts.append(f"step {k}: write argument {view.position} {view.keys or ''}\n"
+                         + _describe([node]))
+        returned = [o for o in self.outputs if isinstance(o, Node)]
+        parts.append("result:\n" + _describe(returned))
+        return "\n".join(parts)
+
+
+def _describe(roots) -> str:
+    graph = Graph([], [], tuple(roots), False, {})
+    return graph.describe()
