@@ -152,10 +152,12 @@ class Fused(KernelPartial):
         plan = self._plans.get(key)
         if plan is None or plan.shape_dependent:
             plan = self._plan(args, kwargs, key)
-        if plan.guard is None:  # writes nothing: no argument can alias what a kernel writes
+        guard = plan.guard  # None: it writes no argument, nothing can alias what it writes
+        shared = guard is not None and guard(args)
+        if not shared:
             return plan.run(args)
-        return _fuse_alias.execute(
-            plan, args, lambda: self._memory_order(args, kwargs, key), _run_on_device)
+        return _fuse_alias.in_memory_order(
+            plan, args, lambda: self._memory_order(args, kwargs, key), _run_on_device, shared)
 
     # -- what a call runs ----------------------------------------------------------
     def _plan(self, args, kwargs, key):
@@ -201,13 +203,25 @@ class Fused(KernelPartial):
         key = tuple(_signature_key(a) for a in args)
         return key + ((_kwargs_key(kwargs),) if kwargs else ())
 
+    def _plan_for_call(self, args, kwargs):
+        """The plan a call with ``args`` runs: in memory order where they share memory
+        that the function writes (NumPy arrays stand for device arrays, sharing included)."""
+        key = self._key(args, kwargs)
+        plan = self._plan(args, kwargs, key)
+        if plan.guard is not None and plan.guard(args):
+            return plan if isinstance(plan, _fuse_alias.SequentialPlan) else \
+                self._memory_order(args, kwargs, key)
+        return plan
+
     def graph_for(self, *args, **kwargs):
-        """The recorded operations for arguments like ``args`` (NumPy arrays allowed)."""
-        return self._plan(args, kwargs, self._key(args, kwargs)).graph
+        """The recorded operations for arguments like ``args`` (NumPy arrays allowed): a
+        ``Graph``, or a ``SequentialGraph`` (memory order) where the arguments share memory
+        the function writes."""
+        return self._plan_for_call(args, kwargs).graph
 
     def kernels_for(self, *args, **kwargs) -> tuple:
         """Every kernel a call with such arguments runs, in order."""
-        return self._plan(args, kwargs, self._key(args, kwargs)).kernels
+        return self._plan_for_call(args, kwargs).kernels
 
     def kernel_for(self, *args, **kwargs):
         """The (first) ElementwiseKernel or ReductionKernel run for arguments like ``args``."""
@@ -216,8 +230,7 @@ class Fused(KernelPartial):
     def inspect(self, *args, arch=None, **kwargs):
         """Source, CUBIN and resource use of the (first) kernel for ``args``; NumPy arrays
         stand for device arrays, and with ``arch`` no GPU is needed."""
-        plan = self._plan(args, kwargs, self._key(args, kwargs))
-        return plan.inspect(args, arch)
+        return self._plan_for_call(args, kwargs).inspect(args, arch)
 
     @property
     def simulate(self) -> _Simulate:

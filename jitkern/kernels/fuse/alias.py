@@ -26,7 +26,6 @@ from __future__ import annotations
 import numpy
 
 from ...arrays import describe
-from ...arrays.layout import span
 from ...runtime import memory, simdevice
 from ...runtime.device import synchronize
 from .emit import Plan
@@ -42,12 +41,20 @@ MAX_WORK = 1 << 14
 
 
 def region(a) -> tuple[int, int]:
-    """The byte range ``[lo, hi)`` array ``a`` (NumPy or device) spans; empty: ``lo == hi``."""
+    """The byte range ``[lo, hi)`` array ``a`` (NumPy or device) spans; empty: ``(0, 0)``.
+    On every call of a plan that writes: kept to one describe() and a loop over the axes."""
     if isinstance(a, numpy.ndarray):
         return numpy.lib.array_utils.byte_bounds(a) if a.size else (0, 0)
     info = describe(a)
-    lo, hi = span(info.shape, info.strides, info.dtype.itemsize)
-    return info.ptr + lo, info.ptr + hi
+    lo = hi = info.ptr
+    for n, stride in zip(info.shape, info.strides):
+        if n == 0:
+            return 0, 0
+        if stride < 0:
+            lo += (n - 1) * stride
+        else:
+            hi += (n - 1) * stride
+    return lo, hi + info.dtype.itemsize
 
 
 class _Interface:
@@ -72,6 +79,10 @@ def shadow(a) -> numpy.ndarray:
     return numpy.asarray(_Interface(info.ptr, info.shape, info.strides, info.dtype.itemsize))
 
 
+def _bounds(a: numpy.ndarray) -> tuple:
+    return numpy.lib.array_utils.byte_bounds(a) if a.size else (0, 0)
+
+
 class Shadows:
     """The shadows of one call's argument views, made once each."""
 
@@ -89,6 +100,8 @@ class Shadows:
 
     def shared(self, a: Input, b: Input) -> bool:
         """Whether views ``a`` and ``b`` share a byte (NumPy's exact test, bounded)."""
+        if a == b:
+            return self[a].size > 0
         try:
             return numpy.shares_memory(self[a], self[b], max_work=MAX_WORK)
         except numpy.exceptions.TooHardError:
@@ -97,9 +110,11 @@ class Shadows:
     def same(self, a: Input, b: Input) -> bool:
         """Whether ``a`` and ``b`` are the same elements at the same places (element ``i``
         of one is element ``i`` of the other, byte for byte)."""
+        if a == b:
+            return True
         x, y = self[a], self[b]
-        return (x.__array_interface__["data"][0] == y.__array_interface__["data"][0]
-                and x.shape == y.shape and x.strides == y.strides and x.itemsize == y.itemsize)
+        return (x.shape == y.shape and x.strides == y.strides and x.itemsize == y.itemsize
+                and _bounds(x) == _bounds(y))
 
 
 # ---------------------------------------------------------------------------
@@ -117,7 +132,9 @@ class Guard:
         pairs = {frozenset((w, t)) for w in written for t in touched if t != w}
         self.pairs = [tuple(sorted(p, key=repr)) for p in pairs]
         self.same_argument = any(a.position == b.position for a, b in self.pairs)
-        self.crossing = tuple({(a.position, b.position) for a, b in self.pairs})
+        self.positions = sorted({i.position for pair in self.pairs for i in pair})
+        index = {p: k for k, p in enumerate(self.positions)}
+        self.crossing = tuple({(index[a.position], index[b.position]) for a, b in self.pairs})
 
     @classmethod
     def of(cls, graph: Graph):
@@ -125,30 +142,34 @@ class Guard:
         share nothing a kernel writes: no check at all)."""
         return cls(graph) if graph.writes else None
 
-    def __call__(self, args) -> bool:
-        if not self.same_argument and not self._spans_meet(args):
-            return False
+    def __call__(self, args):
+        """False, or (shared memory found) the call's :class:`Shadows`, for the steps."""
+        if not self.same_argument:  # every pair spans two arguments: compare their spans
+            spans = [region(args[p]) for p in self.positions]
+            for i, j in self.crossing:
+                if spans[i][0] < spans[j][1] and spans[j][0] < spans[i][1]:
+                    break
+            else:
+                return False
         shadows = Shadows(args)
-        return any(shadows.shared(a, b) for a, b in self.pairs)
-
-    def _spans_meet(self, args) -> bool:
-        spans = {}
-        for p, q in self.crossing:
-            a = spans.get(p) or spans.setdefault(p, region(args[p]))
-            b = spans.get(q) or spans.setdefault(q, region(args[q]))
-            if a[0] < b[1] and b[0] < a[1]:
-                return True
-        return False
+        return any(shadows.shared(a, b) for a, b in self.pairs) and shadows
 
 
 def execute(plan, args, sequential, run_plan):
     """A call: ``run_plan(plan, args)``, or where its arguments share memory the memory-order
-    plan ``sequential()`` (traced on first need) run step by step with ``run_plan``."""
+    plan ``sequential()`` (traced on first need) run step by step with ``run_plan``.
+    (``Fused.__call__`` inlines the first half: the check is its only cost.)"""
     guard = plan.guard
-    if guard is None or not guard(args):
+    shared = guard is not None and guard(args)
+    if not shared:
         return run_plan(plan, args)
+    return in_memory_order(plan, args, sequential, run_plan, shared)
+
+
+def in_memory_order(plan, args, sequential, run_plan, shadows=None):
+    """A call whose arguments share memory the plan writes: step by step."""
     memory_order = plan if isinstance(plan, SequentialPlan) else sequential()
-    return memory_order.run(args, run_plan)
+    return memory_order.run(args, run_plan, shadows if isinstance(shadows, Shadows) else None)
 
 
 def plan_for(graph, name: str):
@@ -197,9 +218,9 @@ class SequentialPlan:
     def kernels(self) -> tuple:
         return tuple(k for plan in self.plans for k in plan.kernels)
 
-    def run(self, args, run_plan):
+    def run(self, args, run_plan, shadows=None):
         """The steps for ``args``: each after the ones before, copies taken in time."""
-        shadows = Shadows(args)
+        shadows = shadows or Shadows(args)
         operands = [*args, *([None] * (len(self.graph.reads) + len(self.graph.targets)))]
         for slot, view in self.graph.targets.items():
             operands[slot.position] = view.value(args)

@@ -367,15 +367,18 @@ class Plan:
 
     # -- running ---------------------------------------------------------------
     def _fast_runner(self):
-        """The call for the common plan (one kernel reading whole arguments, no writes), or
-        None: no dict of results, no views, no Input objects on the way."""
+        """The call for the common plans (one kernel reading whole arguments, returning
+        arrays or writing whole arguments), or None: no dict of results, no views, no Input
+        objects on the way."""
         if not self.stages:
             return lambda args: self._result(args, {})
-        if len(self.stages) != 1 or self.writes:
+        if len(self.stages) != 1:
             return None
         stage = self.stages[0]
         if not all(isinstance(s, Input) and not s.keys for s in stage.sources):
             return None
+        if self.writes:
+            return self._fast_writer(stage)
         if not all(isinstance(o, Node) for o in self.graph.outputs):
             return None
         positions = tuple(s.position for s in stage.sources)
@@ -387,6 +390,23 @@ class Plan:
         if as_tuple:
             return lambda args: kernel(*[args[p] for p in positions])
         return lambda args: kernel(*[args[p] for p in positions])[0]
+
+    def _fast_writer(self, stage):
+        """``x += y``-like plans: one elementwise kernel writing whole arguments and
+        returning no array; it is called with its inputs and then the written arguments."""
+        if stage.n_returned or any(w.keys for w in stage.writes):
+            return None
+        if any(isinstance(o, Node) for o in self.graph.outputs):
+            return None
+        positions = tuple(s.position for s in stage.sources)
+        targets = tuple(w.position for w in stage.writes)
+        kernel, result = stage.kernel, self._result
+
+        def run(args):
+            kernel(*[args[p] for p in positions], *[args[q] for q in targets])
+            return result(args, {})
+
+        return run
 
     def run(self, args):
         fast = self.fast

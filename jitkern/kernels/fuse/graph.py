@@ -89,10 +89,19 @@ class Input:
     scalar: bool
 
     def value(self, args):
+        """This view of the argument: a view even where every index is an int (NumPy
+        would give a copy of the element, and a kernel must read and write the memory)."""
         v = args[self.position]
         for key in self.keys:
-            v = v[_thaw(key)]
+            v = v[_as_view(_thaw(key))]
         return v
+
+
+def _as_view(key):
+    items = key if isinstance(key, tuple) else (key,)
+    if any(k is Ellipsis for k in items):
+        return key
+    return (*items, Ellipsis)
 
 
 def _freeze(key):
