@@ -48,16 +48,17 @@ def _is_array_module(value) -> bool:
 
 
 def _numpy_function(fn):
-    """``fn`` with the ``cupy`` modules its globals name bound to NumPy (``fn`` when none);
-    module-level helpers of the same module are rebound too, so ``cupy.exp`` in a helper
-    reads as ``numpy.exp``."""
+    """``fn`` with the ``cupy`` modules its globals name bound to NumPy's namespace
+    (``dispatch.CUPY_AS_NUMPY``: with ``get_array_module``), ``fn`` when none; module-level
+    helpers of the same module are rebound too, so ``cupy.exp`` in a helper reads as
+    ``numpy.exp``."""
     env = getattr(fn, "__globals__", None)  # None: a ufunc or another callable object
     if env is None or not any(_is_array_module(v) for v in env.values()):
         return fn
     new_env = dict(env)
     for name, value in env.items():
         if _is_array_module(value):
-            new_env[name] = numpy
+            new_env[name] = _fuse_dispatch.CUPY_AS_NUMPY
         elif isinstance(value, pytypes.FunctionType) and value.__globals__ is env:
             new_env[name] = _clone(value, new_env)
     return _clone(fn, new_env)

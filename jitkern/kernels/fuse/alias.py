@@ -29,7 +29,7 @@ from ...arrays import describe
 from ...runtime import memory, simdevice
 from ...runtime.device import synchronize
 from .emit import Plan
-from .graph import Graph, Input, Node, SequentialGraph, _thaw
+from .graph import Graph, Input, Node, SequentialGraph, _thaw, as_view
 from .views import array_signature
 
 #: Work NumPy's exact overlap test may do before it answers "maybe" (taken as shared).
@@ -94,7 +94,7 @@ class Shadows:
         if s is None:
             s = shadow(self.args[view.position])
             for key in view.keys:
-                s = s[_thaw(key)]
+                s = s[as_view(_thaw(key))]
             self.made[view] = s
         return s
 

@@ -9,6 +9,7 @@ override hooks (``cupy.sin(x)``, ``cupy.sum(x)``, ``cupy.fix(x)``, ...) land her
 from __future__ import annotations
 
 import sys
+import types
 
 import numpy
 
@@ -18,6 +19,23 @@ from .trace import (
     FuseTraceError, Trace, Var, assign, call_ufunc, cast_var, clip, copyto, operand, part,
     reduce, where,
 )
+
+
+class CupyAsNumpy(types.ModuleType):
+    """What a global bound to CuPy reads as in a fused function (traced, or run by NumPy
+    on NumPy arrays): NumPy's namespace, plus CuPy's ``get_array_module``, which gives this
+    module for a traced value (as ``cupy.get_array_module`` gives ``cupy`` for CuPy's
+    own fusion proxies) and NumPy otherwise."""
+
+    def __getattr__(self, name):
+        return getattr(numpy, name)
+
+    def get_array_module(self, *args):
+        return self if any(isinstance(a, Var) for a in args) else numpy
+
+
+#: The one module CuPy reads as.
+CUPY_AS_NUMPY = CupyAsNumpy("cupy", "CuPy read as NumPy inside a jitkern.fuse function")
 
 
 def numpy_function(trace: Trace, func, args, kwargs):
@@ -197,5 +215,5 @@ class recording:
             del local.history
 
 
-__all__ = ["FUNCTIONS", "SUPPORTED_FUNCTION_NAMES", "cupy_reduction", "cupy_ufunc",
+__all__ = ["CUPY_AS_NUMPY", "FUNCTIONS", "SUPPORTED_FUNCTION_NAMES", "cupy_reduction", "cupy_ufunc",
            "numpy_function", "recording"]  # fmt: skip

@@ -306,7 +306,6 @@ class Plan:
         self.reduces = [n for n in graph.order() if n.op == "reduce"]
         self.reduce = self.reduces[0] if len(self.reduces) == 1 else None
         self.shape_dependent = graph.shape_dependent
-        self._check_ndims()
         if not self.returned and not self.writes:
             pass  # nothing to compute: the function returns None or Python values
         elif not self.reduces:
@@ -315,21 +314,31 @@ class Plan:
             self._plan_reductions(name)
         self.fast = self._fast_runner()
 
-    def _check_ndims(self) -> None:
-        nodes = [n for n in self.returned if n.op != "reduce"]
-        if len({n.ndim for n in nodes}) > 1:
-            raise FuseTraceError(
-                "the returned arrays have different numbers of dimensions; a fused kernel's "
-                "outputs share one shape",
-                "return them from separate fused functions",
-                location=("", 0),
-            )
-
     def _plan_elementwise(self, name) -> None:
-        nodes = _reachable([*self.returned, *(n for _, n in self.writes)])
-        in_nodes = [n for n in nodes if n.op == "arg"]
-        sources = [n.attrs[0] for n in in_nodes]
-        self.stages.append(_elementwise_stage(name, in_nodes, sources, self.returned, self.writes))
+        self._elementwise_stages(name, self.returned, ())
+
+    def _elementwise_stages(self, name, returned, stop) -> None:
+        """The ElementwiseKernels of ``returned`` and the writes: one per set of arrays the
+        outputs are computed from (a kernel's outputs share one shape, NumPy's outputs only
+        where they read the same arrays: ``t[:, None] - t`` is (n, n), ``t[:, None]`` is
+        (n, 1)); the writes last, as everything before them reads the arguments as they
+        were on entry."""
+
+        def reads(nodes):
+            leaves = _stage_inputs(_reachable(nodes, stop=stop))
+            return frozenset(id(n) for n in leaves if n.ndim)
+
+        groups: dict = {}
+        for node in returned:
+            groups.setdefault(reads([node]), []).append(node)
+        written = reads([n for _, n in self.writes]) if self.writes else None
+        order = [k for k in groups if k != written] + ([written] if self.writes else [])
+        for k, key in enumerate(order):
+            nodes, writes = groups.get(key, []), (self.writes if key == written else [])
+            in_nodes = _stage_inputs(_reachable([*nodes, *(n for _, n in writes)], stop=stop))
+            label = f"{name}_{k}" if k else name
+            self.stages.append(
+                _elementwise_stage(label, in_nodes, _sources(in_nodes), nodes, writes))
 
     def _plan_reductions(self, name) -> None:
         """One ReductionKernel per reduction, in order; the last one also computes a lone
@@ -344,12 +353,8 @@ class Plan:
         if post is not None:
             return
         rest = [n for n in self.returned if n.op != "reduce"]
-        if not rest and not self.writes:
-            return
-        nodes = _reachable([*rest, *(n for _, n in self.writes)], stop=tuple(self.reduces))
-        in_nodes = _stage_inputs(nodes)
-        self.stages.append(
-            _elementwise_stage(f"{name}_post", in_nodes, _sources(in_nodes), rest, self.writes))
+        if rest or self.writes:
+            self._elementwise_stages(f"{name}_post", rest, tuple(self.reduces))
 
     def _lone_post(self, last: Node):
         """The returned value computed from ``last`` alone (its post_map), or None."""
@@ -442,7 +447,7 @@ class Plan:
         return kernel(*values, *outs, *targets)[: stage.n_returned]
 
     def _stage_returned(self, stage):
-        return [n for n in self.returned if n.op != "reduce"][: stage.n_returned]
+        return list(stage.outputs[: stage.n_returned])
 
     def _result(self, args, results):
         items = []

@@ -93,11 +93,12 @@ class Input:
         would give a copy of the element, and a kernel must read and write the memory)."""
         v = args[self.position]
         for key in self.keys:
-            v = v[_as_view(_thaw(key))]
+            v = v[as_view(_thaw(key))]
         return v
 
 
-def _as_view(key):
+def as_view(key):
+    """``key`` such that indexing gives a view even where every index is an int."""
     items = key if isinstance(key, tuple) else (key,)
     if any(k is Ellipsis for k in items):
         return key
