@@ -163,13 +163,13 @@ class Fused(KernelPartial):
     # -- what a call runs ----------------------------------------------------------
     def _plan(self, args, kwargs, key):
         """The plan for ``key``; a function that read ``x.shape`` has one per set of shapes."""
-        return self._cached(key, args, lambda: self._new_plan(self._traced(args, kwargs)))
+        return self._cached(key, args, lambda: self._new_plan(args, kwargs))
 
     def _memory_order(self, args, kwargs, key):
         """The plan in memory order for ``key``, traced the first time a call needs it (its
         arguments share memory that it writes: kernels/fuse/alias.py)."""
-        return self._cached((key, "memory order"), args, lambda: self._new_plan(
-            self._trace(args, kwargs, sequential=True)))
+        return self._cached((key, "memory order"), args,
+                            lambda: self._new_plan(args, kwargs, sequential=True))
 
     def _cached(self, key, args, make):
         plan = self._plans.get(key)
@@ -184,15 +184,14 @@ class Fused(KernelPartial):
             self._plans[key] = plan
         return plan
 
-    def _traced(self, args, kwargs):
+    def _new_plan(self, args, kwargs, sequential=False):
         try:
-            return self._trace(args, kwargs)
-        except ReadsWrittenMemory:  # it reads part of an argument it wrote: memory order
-            return self._trace(args, kwargs, sequential=True)
-
-    def _new_plan(self, graph):
-        try:
-            return _fuse_alias.plan_for(graph, self.kernel_name)
+            try:
+                return _fuse_alias.plan_for(self._trace(args, kwargs, sequential),
+                                            self.kernel_name)
+            except ReadsWrittenMemory:  # reads what it wrote, where one kernel cannot
+                return _fuse_alias.plan_for(self._trace(args, kwargs, sequential=True),
+                                            self.kernel_name)
         except FuseTraceError as exc:
             raise exc.with_traceback(None) from None
 

@@ -26,7 +26,7 @@ from ...arrays import describe
 from ...arrays.core import allocate_like, stream_of
 from ...compiler.program import PRELUDE
 from . import ops
-from .graph import _thaw
+from .graph import ReadsWrittenMemory, _thaw
 from .trace import FuseTraceError, Graph, Input, Node
 from ..elementwise import ElementwiseKernel
 from ..reduction import ReductionKernel
@@ -321,20 +321,30 @@ class Plan:
         """The ElementwiseKernels of ``returned`` and the writes: one per set of arrays the
         outputs are computed from (a kernel's outputs share one shape, NumPy's outputs only
         where they read the same arrays: ``t[:, None] - t`` is (n, n), ``t[:, None]`` is
-        (n, 1)); the writes last, as everything before them reads the arguments as they
-        were on entry."""
+        (n, 1); a write's own target counts), the writes last: the kernels before them
+        read the arguments as they were on entry."""
+        args = dict(zip(self.graph.inputs, self.graph.arg_nodes))
 
-        def reads(nodes):
+        def reads(nodes, target=None):
             leaves = _stage_inputs(_reachable(nodes, stop=stop))
-            return frozenset(id(n) for n in leaves if n.ndim)
+            ids = {id(n) for n in leaves if n.ndim}
+            if target in args:
+                ids.add(id(args[target]))
+            return frozenset(ids)
 
         groups: dict = {}
         for node in returned:
-            groups.setdefault(reads([node]), []).append(node)
-        written = reads([n for _, n in self.writes]) if self.writes else None
-        order = [k for k in groups if k != written] + ([written] if self.writes else [])
+            groups.setdefault(reads([node]), ([], []))[0].append(node)
+        writing: dict = {}
+        for target, node in self.writes:
+            key = reads([node], target)
+            (groups if key in groups else writing).setdefault(key, ([], []))[1].append(
+                (target, node))
+        table = {**groups, **writing}
+        order = [k for k, (_, w) in table.items() if not w] + [k for k, (_, w) in table.items() if w]
+        _check_write_order([table[k] for k in order if table[k][1]])
         for k, key in enumerate(order):
-            nodes, writes = groups.get(key, []), (self.writes if key == written else [])
+            nodes, writes = table[key]
             in_nodes = _stage_inputs(_reachable([*nodes, *(n for _, n in writes)], stop=stop))
             label = f"{name}_{k}" if k else name
             self.stages.append(
@@ -468,6 +478,20 @@ class Plan:
             targets = [inp.value(args) for inp in stage.writes]
             return stage.kernel.inspect(*values, *outs, *targets, arch=arch)
         return stage.kernel.inspect(*values, arch=arch, **stage.options)
+
+
+def _check_write_order(groups) -> None:
+    """Kernels that write arguments each read them as they were on entry: where one reads
+    what another writes, only memory order says what NumPy computes (kernels/fuse/alias.py
+    traces the function again)."""
+    if len(groups) < 2:
+        return
+    for k, (nodes, writes) in enumerate(groups):
+        read = {n.attrs[0] for n in _reachable([*nodes, *(n for _, n in writes)])
+                if n.op == "arg"}
+        if any(target in read for j, (_, other) in enumerate(groups) if j != k
+               for target, _ in other):
+            raise ReadsWrittenMemory
 
 
 def _results_like(args):
