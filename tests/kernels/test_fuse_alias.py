@@ -282,3 +282,26 @@ def test_simulate_of_gpu_arrays_keeps_their_sharing(rng, name):
     device = jitkern.asarray(host)
     got_result = fn.simulate(*views(device))
     _compare(device.get(), want, got_result, want_result)
+
+
+# ---------------------------------------------------------------------------
+# every kernel these calls run compiles (NVRTC, no GPU)
+
+
+def compile_every_kernel(fused, *args):
+    """Compile for sm_90 each kernel a call with ``args`` runs (NumPy arrays stand for
+    device arrays): the C++ the GPU twins run is checked here without a GPU. Returns how
+    many kernels it compiled."""
+    kernels = fused.kernels_for(*args)
+    for kernel in kernels:
+        arrays = [np.zeros(4, p.dtype) for p in kernel.params
+                  if not p.is_output or not isinstance(kernel, jitkern.ReductionKernel)]
+        assert kernel.inspect(*arrays, arch="sm_90").cubin
+    return len(kernels)
+
+
+@pytest.mark.parametrize("name", ["same array twice", "reversed view", "reduction into a row",
+                                  "out= overlaps both inputs", "a value read before a write"])
+def test_memory_order_kernels_compile(name):
+    fn, shape, views = CASES[name]
+    assert compile_every_kernel(fn, *views(np.zeros(shape))) >= 2  # a step per write

@@ -16,6 +16,7 @@ import pytest
 
 import jitkern
 from jitkern.kernels.fuse import FuseTraceError
+from test_fuse_alias import compile_every_kernel
 
 #: rtol, atol per result dtype char
 _TOL = {"e": (2e-3, 2e-3), "f": (4e-6, 1e-6), "d": (1e-13, 1e-14), "F": (4e-6, 1e-6),
@@ -101,6 +102,14 @@ def test_routines_match_numpy(launch, rng, name):
         _check(got, same, wide)
 
 
+@pytest.mark.parametrize("name", list(CASES))
+def test_routine_kernels_compile(rng, name):
+    body, dtypes = CASES[name]
+    fused = jitkern.fuse(body)
+    for dtype in dtypes:
+        assert compile_every_kernel(fused, _input(rng, dtype)) >= 1
+
+
 def test_copyto_into_argument_views(launch, rng):
     @jitkern.fuse()
     def copies(dst, src):
@@ -108,7 +117,7 @@ def test_copyto_into_argument_views(launch, rng):
         np.copyto(dst[:1], 7.5, casting="unsafe")
 
     dst, src = _input(rng, "int32"), _input(rng, "int16")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="Cannot cast"):
         copies.func(dst.copy(), src.astype(np.float64))  # NumPy: same_kind, no float into int
     with pytest.raises(FuseTraceError, match="cannot cast float64 to int32"):
         launch(copies)(launch.to_device(dst), launch.to_device(src.astype(np.float64)))

@@ -15,6 +15,7 @@ import pytest
 import jitkern
 from jitkern.kernels.fuse import FuseTraceError
 from jitkern.kernels.fuse.graph import SequentialGraph
+from test_fuse_alias import compile_every_kernel
 
 # A stand-in for CuPy: fuse reads a module named cupy as NumPy's namespace.
 cp = types.ModuleType("cupy")
@@ -162,7 +163,7 @@ def test_in_place_on_an_int_array_temporary_is_refused_as_numpy_refuses():
         t += 1.5
         return t
 
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="Cannot cast"):
         temp(np.ones(3, np.int32))  # NumPy's UFuncTypeError
     with pytest.raises(FuseTraceError, match="cannot cast float64 to int32"):
         jitkern.fuse(temp).graph_for(np.ones(3, np.int32))
@@ -252,3 +253,18 @@ def test_get_array_module_on_traced_values(launch, rng):
         want = fn(x)  # NumPy arrays: the NumPy path, where get_array_module gives numpy
         assert isinstance(want, np.ndarray) and MODULES_SEEN[-1:] in ([], [False])
         np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-14)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (set_row_and_element, (np.zeros((4, 6), np.int16), np.zeros(6), 2.5)),
+    (set_then_read_whole, (np.zeros((4, 6)), np.zeros(1))),
+    (element_in_place, (np.zeros((4, 6)),)),
+    (batch_norm, (np.zeros((2, 3, 4, 5), np.float32), np.zeros(3, np.float32),
+                  np.zeros(3, np.float32), 1e-5)),
+    (outer_of_computed, (np.zeros(7), np.zeros(7))),
+    (index_a_reduction, (np.zeros((5, 4)),)),
+    (scalar_updates, (np.zeros((3, 5), np.int32), 2, np.int16(3))),
+], ids=["setitem", "read back", "element", "batch norm", "outer", "reduction index",
+        "scalars"])
+def test_kernels_compile(fn, args):
+    assert compile_every_kernel(fn, *args) >= 1
