@@ -305,3 +305,9 @@ def compile_every_kernel(fused, *args):
 def test_memory_order_kernels_compile(name):
     fn, shape, views = CASES[name]
     assert compile_every_kernel(fn, *views(np.zeros(shape))) >= 2  # a step per write
+
+
+def test_a_function_writing_its_arguments_is_not_exported(tmp_path):
+    with pytest.raises(NotImplementedError, match="writes its arguments") as info:
+        add_twice.export(tmp_path / "k", np.zeros(8, np.float32), np.zeros(8, np.float32))
+    assert isinstance(info.value, jitkern.JitkernError) and not list(tmp_path.iterdir())
