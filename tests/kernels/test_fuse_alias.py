@@ -311,3 +311,15 @@ def test_a_function_writing_its_arguments_is_not_exported(tmp_path):
     with pytest.raises(NotImplementedError, match="writes its arguments") as info:
         add_twice.export(tmp_path / "k", np.zeros(8, np.float32), np.zeros(8, np.float32))
     assert isinstance(info.value, jitkern.JitkernError) and not list(tmp_path.iterdir())
+
+
+def test_functions_writing_only_what_they_read_run_one_plan(rng):
+    """x *= 2 and x -= x.mean(): no other view to share memory with, one plan always."""
+    scale = jitkern.fuse(lambda x: x.__imul__(2))
+    centre = jitkern.fuse(lambda x: x.__isub__(x.mean()))
+    b = _buffer(rng, (6, 8))
+    for fn, want in ((scale, b * 2), (centre, b - b.mean())):
+        assert isinstance(fn.graph_for(b), Graph) and len(fn.kernels_for(b)) == (1 if fn is scale else 2)
+        got = b.copy()
+        fn.simulate(got)
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-15)

@@ -138,9 +138,11 @@ class Guard:
 
     @classmethod
     def of(cls, graph: Graph):
-        """The guard of a plan that writes arguments; None for one that does not (it can
-        share nothing a kernel writes: no check at all)."""
-        return cls(graph) if graph.writes else None
+        """The guard of a plan that writes arguments; None for one that does not, or that
+        touches no view but the ones it writes (``x *= 2``, ``x -= x.mean()``): nothing
+        can share memory with what it writes, so a call checks nothing."""
+        guard = cls(graph) if graph.writes else None
+        return guard if guard is not None and guard.pairs else None
 
     def __call__(self, args):
         """False, or (shared memory found) the call's :class:`Shadows`, for the steps."""
