@@ -341,7 +341,7 @@ class Plan:
             (groups if key in groups else writing).setdefault(key, ([], []))[1].append(
                 (target, node))
         table = {**groups, **writing}
-        order = [k for k, (_, w) in table.items() if not w] + [k for k, (_, w) in table.items() if w]
+        order = sorted(table, key=lambda k: bool(table[k][1]))  # (stable: readers first)
         _check_write_order([table[k] for k in order if table[k][1]])
         for k, key in enumerate(order):
             nodes, writes = table[key]
