@@ -217,10 +217,24 @@ def test_indexing_computed_values_and_reductions(launch, rng):
     _same(*_run(launch, index_a_reduction, _f64(rng, (5, 4))), exact=False)
 
 
-def test_narrowing_a_computed_value_is_refused_with_what_works():
-    with pytest.raises(FuseTraceError, match="only with None, ':' and '...'") as info:
-        jitkern.fuse(lambda x: (x + 1)[1:]).graph_for(np.zeros(4))
-    assert "index the arguments" in str(info.value)
+@jitkern.fuse()
+def narrowed(x, y):
+    t = x * y  # y broadcasts along some axes: those keep their one element
+    d = np.exp(t)
+    return t[1:, ::-1] + t[0], d[:, 1:] - d[:, :-1], t[-1, 2]
+
+
+@pytest.mark.parametrize("xs, ys", [((3, 4), (4,)), ((3, 1), (4,)), ((1, 4), (3, 1))])
+def test_any_basic_index_of_a_computed_value(launch, rng, xs, ys):
+    _same(*_run(launch, narrowed, _f64(rng, xs), _f64(rng, ys)), exact=False)
+
+
+def test_a_narrowed_computed_value_makes_the_plan_per_shape(rng):
+    finite_difference = jitkern.fuse(lambda x: np.exp(x)[1:] - np.exp(x)[:-1])
+    for n in (5, 9, 5):
+        x = _f64(rng, (n,))
+        got = finite_difference.simulate(x)
+        np.testing.assert_allclose(got, np.exp(x)[1:] - np.exp(x)[:-1], rtol=1e-15)
 
 
 # ---------------------------------------------------------------------------
@@ -263,8 +277,9 @@ def test_get_array_module_on_traced_values(launch, rng):
                   np.zeros(3, np.float32), 1e-5)),
     (outer_of_computed, (np.zeros(7), np.zeros(7))),
     (index_a_reduction, (np.zeros((5, 4)),)),
+    (narrowed, (np.zeros((3, 1)), np.zeros(4))),
     (scalar_updates, (np.zeros((3, 5), np.int32), 2, np.int16(3))),
 ], ids=["setitem", "read back", "element", "batch norm", "outer", "reduction index",
-        "scalars"])
+        "narrowed", "scalars"])
 def test_kernels_compile(fn, args):
     assert compile_every_kernel(fn, *args) >= 1

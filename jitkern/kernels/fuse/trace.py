@@ -154,18 +154,18 @@ class Trace:
         return self._memory_var(inp, dtype, len(shape), keep=not write)
 
     def _computed_view(self, var: Var, key) -> Var:
+        """``value[key]`` of a value computed in the function (or an argument after a
+        write): its operations read through views of their operands; a reduction's result,
+        an array by the next kernel, read through a view. Keys other than ``None``, ``:``
+        and ``...`` depend on this call's shapes: the plan is then per shape."""
         node = var._node
         if node.op in MATERIALIZED and node.ndim:
             return Var(self, view_node(node, (key,), self.shape_of(node, record=False)))
         if expands_only(key):
             return Var(self, reindex(node, key, self._leaf_view))
-        if var._target is not None:
-            raise ReadsWrittenMemory  # a written argument, partly: read in memory order
-        raise FuseTraceError(
-            "fuse indexes a computed value only with None, ':' and '...' (new axes); a "
-            "reduction's result, and the arguments, with any basic index",
-            "index the arguments (x[0], x[1:]) before computing with them",
-        )
+        self.shape_read = True
+        shape_of = lambda n: self.shape_of(n, record=False)  # noqa: E731
+        return Var(self, reindex(node, key, self._leaf_view, shape_of))
 
     def _leaf_view(self, leaf: Node, keys: tuple) -> Node:
         inp = leaf.attrs[0]

@@ -91,18 +91,25 @@ def expands_only(key) -> bool:
 # indexing a computed value
 
 
-def reindex(node: Node, key, leaf_view) -> Node:
-    """``node[key]`` for an expand-only ``key``: the elementwise operations that made
-    ``node`` rebuilt over views of their leaves. ``leaf_view(leaf, keys)`` gives an
-    argument leaf read through ``keys`` (one after the other); a leaf of ndim m under a
-    value of ndim n first gets n - m leading axes, so NumPy's broadcasting lines up."""
+def reindex(node: Node, key, leaf_view, shape_of=None) -> Node:
+    """``node[key]``: the elementwise operations that made ``node`` rebuilt over views of
+    their leaves. ``leaf_view(leaf, keys)`` gives an argument leaf read through ``keys`` (one
+    after the other); a leaf of ndim m under a value of ndim n first gets n - m leading axes,
+    so NumPy's broadcasting lines up. An expand-only ``key`` (``None``, ``:``, ``...``) reads
+    every leaf alike; any other needs this call's shapes (``shape_of(node)``): a leaf that
+    broadcasts along an axis keeps its one element there."""
     n = node.ndim
-    ndim = len(indexed_shape((1,) * n, key))
+    shape = shape_of(node) if shape_of is not None else (1,) * n
+    ndim = len(indexed_shape(shape, key))
+    items = None if shape_of is None else _axis_items(key, n)
     memo: dict = {}
 
     def leaf_keys(leaf: Node) -> tuple:
         align = () if leaf.ndim == n else ((None,) * (n - leaf.ndim) + (Ellipsis,),)
-        return (*align, key)
+        if items is None:
+            return (*align, key)
+        own = (1,) * (n - leaf.ndim) + tuple(shape_of(leaf))
+        return (*align, _leaf_key(items, shape, own))
 
     def visit(v):
         if not isinstance(v, Node):
@@ -115,7 +122,7 @@ def reindex(node: Node, key, leaf_view) -> Node:
         elif v.op == "arg":
             out = leaf_view(v, leaf_keys(v))
         elif v.op in MATERIALIZED:
-            out = view_node(v, leaf_keys(v))
+            out = view_node(v, leaf_keys(v), shape_of(v) if shape_of is not None else None)
         else:
             args = tuple(visit(a) for a in v.args)
             dims = [a.ndim for a in args if isinstance(a, Node)]
@@ -126,10 +133,40 @@ def reindex(node: Node, key, leaf_view) -> Node:
     result = visit(node)
     if result.ndim != ndim:
         raise FuseTraceError(
-            "indexing a value computed from scalars only adds no axes in a kernel",
+            "indexing a value computed from scalars only: it has no axes in a kernel",
             "index an array (an argument, or a value computed from one)",
         )
     return result
+
+
+def _axis_items(key, ndim: int) -> list:
+    """``key`` per axis of an ``ndim``-d value: None (a new axis), or the int or slice that
+    indexes the next axis (``...`` and the missing trailing axes become ``:``)."""
+    items = list(key) if isinstance(key, tuple) else [key]
+    used = sum(1 for k in items if k is not None and k is not Ellipsis)
+    if Ellipsis not in items:
+        items.append(Ellipsis)
+    at = items.index(Ellipsis)
+    return items[:at] + [slice(None)] * (ndim - used) + items[at + 1:]
+
+
+def _leaf_key(items, shape, own) -> tuple:
+    """The key that reads a leaf of (aligned) shape ``own`` for ``value[key]``, ``value``
+    of ``shape``: the same index where the leaf spans the axis, its one element where it
+    broadcasts."""
+    out, axis = [], 0
+    for item in items:
+        if item is None:
+            out.append(None)
+            continue
+        if own[axis] == shape[axis]:
+            out.append(item)
+        elif isinstance(item, slice):
+            out.append(slice(0, min(1, len(range(*item.indices(shape[axis]))))))
+        else:
+            out.append(0)
+        axis += 1
+    return tuple(out)
 
 
 def view_node(node: Node, keys: tuple, shape: tuple | None = None) -> Node:
