@@ -324,3 +324,22 @@ def test_functions_writing_only_what_they_read_run_one_plan(rng):
         got = b.copy()
         fn.simulate(got)
         np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-15)
+
+
+@pytest.mark.parametrize("name", ["same array twice", "reversed view", "out= aliases an input",
+                                  "no sharing"])
+def test_simulate_copies_device_arrays_keeping_their_sharing(rng, name, monkeypatch):
+    """.simulate of device arrays that are not a simulated device's (a GPU's): host copies,
+    one per group of arrays that share memory, written back after. Run on a simulated
+    device with its zero-copy views turned off, so the copies are the GPU path's."""
+    from jitkern.runtime import simdevice
+
+    fn, shape, views = CASES[name]
+    host = _buffer(rng, shape)
+    want, want_result = _reference(fn, host, views)
+    with jitkern.simulated_device():
+        monkeypatch.setattr(simdevice, "host_view", lambda a: None)
+        device = jitkern.asarray(host)
+        got_result = fn.simulate(*views(device))
+        got_result = None if got_result is None else got_result.get()
+        _compare(device.get(), want, got_result, want_result)
