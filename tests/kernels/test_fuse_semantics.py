@@ -278,8 +278,10 @@ def test_get_array_module_on_traced_values(launch, rng):
     (outer_of_computed, (np.zeros(7), np.zeros(7))),
     (index_a_reduction, (np.zeros((5, 4)),)),
     (narrowed, (np.zeros((3, 1)), np.zeros(4))),
+    (set_ellipsis, (np.zeros((3, 4), np.int32), np.zeros((3, 4), np.complex128))),
+    (set_colon, (np.zeros((3, 4), np.float16), np.zeros(4, np.uint8))),
     (scalar_updates, (np.zeros((3, 5), np.int32), 2, np.int16(3))),
 ], ids=["setitem", "read back", "element", "batch norm", "outer", "reduction index",
-        "narrowed", "scalars"])
+        "narrowed", "complex into int", "uint8 into half", "scalars"])
 def test_kernels_compile(fn, args):
     assert compile_every_kernel(fn, *args) >= 1
