@@ -239,18 +239,17 @@ def _program(statements, result):
 @given(views=st.lists(_VIEWS, min_size=3, max_size=3),
        statements=st.lists(_STATEMENTS, min_size=1, max_size=5),
        result=st.integers(0, 2), length=st.integers(1, 6), seed=st.integers(0, 2**32 - 1))
-def test_random_in_place_programs_over_overlapping_views_match_numpy(views, statements, result,
+def test_random_in_place_programs_over_overlapping_views_match_numpy(on_device, views,
+                                                                     statements, result,
                                                                      length, seed):
+    """On the GPU ([gpu]: where a missing copy would show) and on a simulated device."""
     host = np.random.default_rng(seed).integers(-5, 6, 24).astype(np.float64)
     fn = _program(statements, result)
     want = host.copy()
     want_result = fn(*[_view(want, s, k, length) for s, k in views])
-    fused = jitkern.fuse(fn)
-    with jitkern.simulated_device():
-        device = jitkern.asarray(host)
-        got_result = fused(*[_view(device, s, k, length) for s, k in views]).get()
-        got = device.get()
-    np.testing.assert_array_equal(got, want)
+    device = jitkern.asarray(host)
+    got_result = jitkern.fuse(fn)(*[_view(device, s, k, length) for s, k in views]).get()
+    np.testing.assert_array_equal(device.get(), want)
     np.testing.assert_array_equal(got_result, want_result)
 
 
