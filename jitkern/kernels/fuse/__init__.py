@@ -306,15 +306,14 @@ class _Simulate:
         """The JIT kernels (Python source, one per stage) a simulated call with arguments
         like ``args`` runs."""
         host = tuple(a.get() if _on_device(a) else a for a in args)
-        plan = self._plan(host, kwargs)
+        plan = self._fused._plan_for_call(host, kwargs)
         return "\n\n".join(_fuse_jit.source(p) for p in getattr(plan, "plans", [plan]))
 
     def __repr__(self) -> str:
         return f"<simulate of {self._fused!r}>"
 
 
-def _on_device(a) -> bool:
-    return hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__")
+_on_device = _fuse_alias.on_device
 
 
 def _run_on_device(plan, args):

@@ -285,7 +285,7 @@ def host_arguments(args) -> tuple[tuple, list]:
     per group of arguments that share memory, so that they still share it."""
     host, back, copied = list(args), [], []
     for k, a in enumerate(args):
-        if not _on_device(a):
+        if not on_device(a):
             continue
         view = simdevice.host_view(a)
         if view is not None:
@@ -331,9 +331,10 @@ def _copy_group(args, group, host):
     return lambda: memory.memcpy_htod(lo, raw, hi - lo)
 
 
-def _on_device(a) -> bool:
+def on_device(a) -> bool:
+    """Whether ``a`` is a device array ``Fused.simulate`` copies to the host and back."""
     return hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__")
 
 
-__all__ = ["Guard", "SequentialPlan", "execute", "host_arguments", "plan_for", "region",
-           "shadow"]  # fmt: skip
+__all__ = ["Guard", "SequentialPlan", "execute", "host_arguments", "on_device", "plan_for",
+           "region", "shadow"]  # fmt: skip
