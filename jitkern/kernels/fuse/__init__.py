@@ -154,7 +154,9 @@ class Fused(KernelPartial):
         if plan is None or plan.shape_dependent:
             plan = self._plan(args, kwargs, key)
         guard = plan.guard  # None: it writes no argument, nothing can alias what it writes
-        shared = guard is not None and guard(args)
+        if guard is None:
+            return plan.run(args)
+        shared = guard(args)
         if not shared:
             return plan.run(args)
         return _fuse_alias.in_memory_order(
