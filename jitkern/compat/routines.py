@@ -147,7 +147,8 @@ def squeeze(a, axis=None):
 
 def get_array_module(*args):
     """``jitkern`` when an argument is a jitkern array, else ``numpy`` (CuPy's
-    ``cupy.get_array_module``)."""
+    ``cupy.get_array_module``). Inside a fused function a traced value gives ``numpy``,
+    whose routines fuse records (docs/fuse.md)."""
     if any(isinstance(a, arrays.ndarray) for a in args):
         return sys.modules["jitkern"]
     return numpy

@@ -129,6 +129,12 @@ def fused_spec(fused, args) -> export.ExportSpec:
     for device arrays), with where its arguments come from in the function's."""
     plan = fused._plan(args, {}, fused._key(args, {}))
     kernel = plan.kernels[0] if len(plan.kernels) == 1 else None
+    writes = getattr(plan, "writes", None)  # a plan writing arguments (its fast call too)
+    if writes:
+        raise JitkernNotImplementedError(
+            f"{fused.kernel_name or 'the fused function'}.export: a fused function that "
+            "writes its arguments (x += y, x[...] = v, out=) is not exported yet; export one "
+            "that returns the new values")
     if plan.fast is None or kernel is None or kernel.__class__.__name__ != "ElementwiseKernel":
         raise JitkernNotImplementedError(
             f"{fused.kernel_name or 'the fused function'}.export: only fused functions that "
