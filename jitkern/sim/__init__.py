@@ -83,7 +83,7 @@ class Simulator:
         # every limit the GPU checks, before any argument is copied or any block is built
         shared_mem = check_launch(kernel.__name__, dim3(grid, "grid"), dim3(block, "block"),
                                   shared_mem, _shared_limit(kernel), grid, block)
-        host, back = _host_arguments(args)
+        host, back = _host_arguments(args, kernel.__name__)
         simulated = self.build(host)
         vector.run(kernel, simulated, grid, block, host, int(shared_mem), racecheck, cluster)
         for original, copy in back:
@@ -268,16 +268,17 @@ def block_size_of(block_size, default: int) -> tuple:
 _PY_SCALARS = {cls: dt.type for cls, dt in dtypes.PYTHON_SCALARS.items()}
 
 
-def _host_arguments(args):
+def _host_arguments(args, name: str = ""):
     """(arguments as the simulator takes them, [(device array, host copy)] to copy back)."""
     if not isinstance(args, (tuple, list)):
         raise KernelArgumentError(f"args: expected a tuple of arguments, got {type(args).__name__}")
     host, back = [], []
     for i, a in enumerate(args):
+        where = f"{name}: argument {i}" if name else f"argument {i}"
         cls = _PY_SCALARS.get(type(a))
         if cls is not None:
             if cls is numpy.int64 and not -(1 << 63) <= a < (1 << 63):
-                raise KernelArgumentError(f"argument {i}: {a} does not fit in int64")
+                raise KernelArgumentError(f"{where}: {a} does not fit in int64")
             host.append(cls(a))
         elif isinstance(a, numpy.void):  # a struct by value: the kernel gets a copy
             host.append(a.copy())
@@ -285,7 +286,7 @@ def _host_arguments(args):
             try:
                 host.append(records.as_void(a))
             except JitkernTypeError as exc:
-                raise KernelArgumentError(f"argument {i}: {exc}") from None
+                raise KernelArgumentError(f"{where}: {exc}") from None
         elif isinstance(a, (numpy.ndarray, numpy.generic)):
             host.append(a)
         elif (view := simdevice.host_view(a)) is not None:
@@ -294,9 +295,11 @@ def _host_arguments(args):
             copy = a.get()
             host.append(copy)
             back.append((a, copy))
+        elif hasattr(a, "__cuda_array_interface__"):
+            raise simdevice.not_modelled(a, where)
         else:
             raise KernelArgumentError(
-                f"argument {i}: the simulator takes NumPy arrays, jitkern arrays and scalars, "
+                f"{where}: the simulator takes NumPy arrays, jitkern arrays and scalars, "
                 f"got {type(a).__name__}"
             )
     return tuple(host), back

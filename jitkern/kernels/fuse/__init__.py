@@ -23,6 +23,7 @@ import numpy
 from ...arrays import asarray, describe
 from ...config import settings
 from ...errors import JitkernTypeError
+from ...runtime import simdevice
 from ..base import KernelPartial
 from . import emit as _fuse_emit, jit as _fuse_jit, ops as _fuse_ops, trace as _fuse_trace
 from .trace import FuseAttributeError, FuseTraceError, Var
@@ -252,11 +253,11 @@ class _Simulate:
     def __call__(self, *args, **kwargs):
         """Run the fused function's kernels on the CPU. Writes into argument arrays are
         copied back; results are NumPy arrays, or jitkern arrays when an argument was one."""
-        host = tuple(a.get() if _on_device(a) else a for a in args)
+        host = tuple(_host(a, i, self._fused.__name__) for i, a in enumerate(args))
         plan = self._plan(host, kwargs)
         result = plan.run_with(host, _fuse_jit.runners(plan), numpy.empty)
         for original, copy in zip(args, host):
-            if copy is not original:
+            if _on_device(original):  # a view of simulated memory was written in place
                 original.set(copy)
         if not any(_on_device(a) for a in args):
             return result
@@ -276,6 +277,20 @@ class _Simulate:
 
 def _on_device(a) -> bool:
     return hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__")
+
+
+def _host(a, i: int, name: str):
+    """Argument ``i`` as the simulator takes it: a device array's host copy (copied back
+    after the call), a view of a simulated device's memory; another library's GPU array
+    is refused (the simulator cannot read it)."""
+    if _on_device(a):
+        return a.get()
+    if isinstance(a, numpy.ndarray) or not hasattr(a, "__cuda_array_interface__"):
+        return a
+    view = simdevice.host_view(a)
+    if view is None:
+        raise simdevice.not_modelled(a, f"{name}: argument {i}")
+    return view
 
 
 def _rebuild(fn, kernel_name):
