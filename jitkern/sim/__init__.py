@@ -27,7 +27,13 @@ from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
 from ..compiler.captured import CapturedGlobals
 from ..runtime import simdevice
 from ..runtime.module import check_cluster
-from ..errors import JitError, JitkernIndexError, JitkernTypeError, JitkernValueError
+from ..errors import (
+    JitError,
+    JitkernIndexError,
+    JitkernOverflowError,
+    JitkernTypeError,
+    JitkernValueError,
+)
 from ..errors import KernelArgumentError
 from . import emit, runtime, scheduler, textures, thrust, vector
 
@@ -54,9 +60,9 @@ class Simulated:
 class Simulator:
     """``kernel.simulate``: launch like the kernel, run on the CPU."""
 
-    def __init__(self, kernel, arg_type):
+    def __init__(self, kernel, arg_types):
         self._kernel = kernel
-        self._arg_type = arg_type
+        self._arg_types = arg_types  # (host arguments) -> their JIT types, naming a bad one
         self._builds: dict = {}  # argument types -> Simulated
 
     def __getitem__(self, config):
@@ -102,14 +108,14 @@ class Simulator:
         """The simulator's argument types of ``args`` (what a simulated build is kept by)."""
         host, _ = _host_arguments(tuple(args))
         try:
-            return tuple(self._arg_type(a, allow_host=True) for a in host)
+            return self._arg_types(host)
         except JitError as exc:
             raise exc.with_traceback(None) from None
 
     def build(self, host_args) -> Simulated:
         kernel = self._kernel
         try:
-            types = tuple(self._arg_type(a, allow_host=True) for a in host_args)
+            types = self._arg_types(host_args)
         except JitError as exc:
             raise exc.with_traceback(None) from None
         simulated = self._builds.get(types)
@@ -278,15 +284,19 @@ def _host_arguments(args, name: str = ""):
         cls = _PY_SCALARS.get(type(a))
         if cls is not None:
             if cls is numpy.int64 and not -(1 << 63) <= a < (1 << 63):
-                raise KernelArgumentError(f"{where}: {a} does not fit in int64")
+                raise JitkernOverflowError(f"{where}: {a} does not fit the parameter's int64")
             host.append(cls(a))
         elif isinstance(a, numpy.void):  # a struct by value: the kernel gets a copy
             host.append(a.copy())
         elif records.is_record_class(type(a)):  # a frozen dataclass / NamedTuple
-            try:
-                host.append(records.as_void(a))
-            except JitkernTypeError as exc:
+            try:  # each field as the GPU launch packs it (struct.pack: no float in an int)
+                problem = records.field_error(a, True)
+            except JitkernTypeError as exc:  # a class that is no C struct
                 raise KernelArgumentError(f"{where}: {exc}") from None
+            if problem is not None:
+                raise (JitkernOverflowError if isinstance(problem, OverflowError)
+                       else KernelArgumentError)(f"{where}: {problem}")
+            host.append(records.as_void(a))
         elif isinstance(a, (numpy.ndarray, numpy.generic)):
             host.append(a)
         elif (view := simdevice.host_view(a)) is not None:
