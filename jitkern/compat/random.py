@@ -23,7 +23,8 @@ import os
 import numpy
 
 from .. import arrays
-from ..runtime.simdevice import host_arrays
+from ..config import settings
+from ..runtime.simdevice import host_arrays, host_view
 from ..errors import JitkernOverflowError, JitkernTypeError, JitkernValueError
 from . import philox
 
@@ -157,8 +158,11 @@ class _Stream:
         nblocks = philox.blocks_for(kind, dtype, n)
         offset = self.offset
         self.offset = (offset + nblocks) % 2**64
-        if host_arrays():
-            return _HOST_DRAW[kind](n, dtype, self.seed, offset, a, b).reshape(shape)
+        if settings.simulate:  # the kernels' numbers from their NumPy twin (bit-identical),
+            out = None if host_arrays() else arrays.empty(n, dtype)  # a simulated device's,
+            into = None if out is None else host_view(out)  # written in place
+            host = _HOST_DRAW[kind](n, dtype, self.seed, offset, a, b, into)
+            return (host if out is None else out).reshape(shape)
         out = arrays.empty(n, dtype)  # the kernels index the values in one dimension
         if n:
             grid, block = philox.launch_shape(nblocks)
