@@ -279,7 +279,8 @@ class Generator:
         is None."""
         if high is None:
             low, high = 0, low
-        high = int(high) + 1 if endpoint else high
+        if endpoint:
+            high = _integer(high, "high", "Generator.integers") + 1
         return self._stream.integers(low, high, size, dtype, "Generator.integers")
 
 

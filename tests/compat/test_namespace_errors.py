@@ -72,6 +72,10 @@ CASES = [
      ["normal", "-1"]),
     ("randint(5, 5)", lambda: cp.random.randint(5, 5), lambda: np.random.randint(5, 5),
      ["randint", "5 >= 5"]),
+    ("integers(0, 2**70)", lambda: cp.random.default_rng(1).integers(0, 2**70),
+     lambda: np.random.default_rng(1).integers(0, 2**70), ["Generator.integers", str(2**70)]),
+    ("integers(5, 2, endpoint)", lambda: cp.random.default_rng(1).integers(5, 2, endpoint=True),
+     lambda: np.random.default_rng(1).integers(5, 2, endpoint=True), ["Generator.integers"]),
     ("standard_normal int dtype", lambda: cp.random.default_rng(1).standard_normal(
         3, dtype=np.int32), lambda: np.random.default_rng(1).standard_normal(3, dtype=np.int32),
      ["standard_normal", "int32"]),
