@@ -224,7 +224,8 @@ class RandomState:
         """Uniform values in [low, high)."""
         dt = _float_dtype(dtype, "uniform")
         low, high = _scalar(low, "low", "uniform"), _scalar(high, "high", "uniform")
-        return self._stream.draw("uniform", _shape(size, "uniform"), dt, low, _range(low, high, "uniform"))
+        return self._stream.draw("uniform", _shape(size, "uniform"), dt, low,
+                                 _range(low, high, "uniform"))
 
     def standard_normal(self, size=None, dtype=float):
         """Normal values of mean 0 and standard deviation 1."""
@@ -255,7 +256,8 @@ class Generator:
     def random(self, size=None, dtype=numpy.float64, out=None):
         """Uniform values in [0, 1)."""
         dt = _float_dtype(dtype, "Generator.random")
-        return _into(out, self._stream.draw("uniform", _out_shape(size, out, "Generator.random"), dt, 0.0, 1.0))
+        shape = _out_shape(size, out, "Generator.random")
+        return _into(out, self._stream.draw("uniform", shape, dt, 0.0, 1.0))
 
     def uniform(self, low=0.0, high=1.0, size=None, dtype=numpy.float64):
         """Uniform values in [low, high)."""
@@ -268,7 +270,8 @@ class Generator:
     def standard_normal(self, size=None, dtype=numpy.float64, out=None):
         """Normal values of mean 0 and standard deviation 1."""
         dt = _float_dtype(dtype, "Generator.standard_normal")
-        return _into(out, self._stream.draw("normal", _out_shape(size, out, "Generator.standard_normal"), dt, 0.0, 1.0))
+        shape = _out_shape(size, out, "Generator.standard_normal")
+        return _into(out, self._stream.draw("normal", shape, dt, 0.0, 1.0))
 
     def normal(self, loc=0.0, scale=1.0, size=None, dtype=numpy.float64):
         """Normal values of mean ``loc`` and standard deviation ``scale``."""

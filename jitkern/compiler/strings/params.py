@@ -120,14 +120,8 @@ def _parse_item(what, text, index, column, item, is_output) -> Param:
     if len(tokens) == 3 and tokens[0] == "raw":
         raw, tokens = True, tokens[1:]
     elif len(tokens) == 3:
-        _fail(
-            what,
-            text,
-            index,
-            column,
-            item,
-            f"unknown keyword {tokens[0]!r}; only 'raw' may precede the type",
-        )
+        why = f"unknown keyword {tokens[0]!r}; only 'raw' may precede the type"
+        _fail(what, text, index, column, item, why)
     if len(tokens) != 2:
         _fail(what, text, index, column, item, "expected '[raw] TYPE NAME'")
     type_name, name = tokens
@@ -158,14 +152,8 @@ def _check_name(what, text, index, column, item, name) -> None:
     if not _IDENTIFIER.match(name) or name in CPP_KEYWORDS:
         _fail(what, text, index, column, item, f"{name!r} is not a C identifier")
     if name in RESERVED_NAMES or name.startswith("_"):
-        _fail(
-            what,
-            text,
-            index,
-            column,
-            item,
-            f"{name!r} is reserved ('i', 'n' and names starting with '_' are jitkern's)",
-        )
+        why = f"{name!r} is reserved ('i', 'n' and names starting with '_' are jitkern's)"
+        _fail(what, text, index, column, item, why)
 
 
 def check_unique(params, what: str, text: str) -> None:
