@@ -50,3 +50,28 @@ def test_calls_that_borrow_a_device_leave_no_context_current():
         assert total == 1 << 20 and device.current == 0
         jitkern.Device(1).synchronize()
         assert device.current == 0
+
+
+@pytest.mark.gpu
+def test_gpu_a_block_in_a_fresh_process_leaves_no_context_current():
+    """The real driver: a fresh process has no current context, and has none after the
+    block (cuCtxSetCurrent takes the null context cuCtxGetCurrent gave)."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import jitkern\n"
+        "from cuda.bindings import driver as d\n"
+        "d.cuInit(0)\n"
+        "before = int(d.cuCtxGetCurrent()[1])\n"
+        "with jitkern.Device(0):\n"
+        "    inside = int(d.cuCtxGetCurrent()[1])\n"
+        "after = int(d.cuCtxGetCurrent()[1])\n"
+        "print(before, inside != 0, after)\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.abspath(jitkern.__file__)))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=root), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "True", "0"]

@@ -63,7 +63,7 @@ def test_python_int_arguments_follow_it_and_a_float_base_is_pythons_float(rng):
     @jitkern.rawkernel()
     def scalar_power(a, b, out):
         out[0] = a ** b
-        out[1] = float(a) ** b
+        out[1] = np.float64(a) ** b
 
     a = int(rng.choice([-2, -1, 1, 2, 3]))
     b = int(rng.integers(-5, 0))
