@@ -37,7 +37,7 @@ def test_nested_blocks_restore_each_outer_device(fake):
 
 def test_a_block_left_by_an_exception_restores_too(fake):
     jitkern.Device(0).use()
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="inside"):
         with jitkern.Device(1):
             raise KeyError("inside")
     assert fake.current == FakeDriver.context(0)
