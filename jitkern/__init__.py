@@ -97,9 +97,7 @@ _LAZY = {
 }
 #: public submodules that live elsewhere in the package
 _SUBMODULE_PATHS = {"random": "jitkern.compat.random"}
-_SUBMODULES = {
-    "jit", "backend", "arrays", "kernels", "config", "errors", "texture", "cuda", "graph", "dask",
-}
+_SUBMODULES = {"jit", "arrays", "kernels", "config", "errors", "cuda", "graph", "dask"}
 
 
 def __getattr__(name: str):

@@ -119,11 +119,14 @@ def _is_device_array(a) -> bool:
             and hasattr(a, "__cuda_array_interface__"))
 
 
-def host_copies(args) -> tuple[list, list]:
-    """(arguments with device arrays replaced by host copies, [(device, copy)])."""
+def host_copies(args, name: str, params=()) -> tuple[list, list]:
+    """(arguments with device arrays replaced by host copies, [(device, copy)]); another
+    library's GPU array (kernel ``name``'s argument, ``params`` naming them) is refused:
+    the simulator cannot read it."""
     host, back = [], []
-    for a in args:
-        view = simdevice.host_view(a) if _is_device_array(a) else None
+    for i, a in enumerate(args):
+        gpu = not isinstance(a, numpy.ndarray) and hasattr(a, "__cuda_array_interface__")
+        view = simdevice.host_view(a) if gpu else None
         if view is not None:  # a simulated device's memory, written in place: no copy
             host.append(view)
             back.append((a, None))
@@ -131,6 +134,9 @@ def host_copies(args) -> tuple[list, list]:
             copy = a.get()
             host.append(copy)
             back.append((a, copy))
+        elif gpu:
+            named = f" ({params[i]})" if i < len(params) else ""
+            raise simdevice.not_modelled(a, f"{name}: argument {i}{named}")
         else:
             host.append(a)
     return host, back
@@ -229,8 +235,8 @@ def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False, cluster=No
         raise KernelArgumentError(f"{name}: args must be a tuple, got {type(args).__name__}")
     if kernel._params is not None:  # what a GPU launch checks once compiled (check_args=True)
         check_simulated(tuple(args), kernel._params, name)
-    host, back = host_copies(args)
     fn = module.functions[cname]
+    host, back = host_copies(args, name, [p for p, _ in fn.params])
     values = raw_arguments(name, fn.params, host) + byte_views(fn.views, host)
     jk = module.kernels[cname]
     # the dynamic shared memory the RawKernel opted in to (its attribute's setter keeps it)
@@ -501,7 +507,7 @@ class ElementwiseSim(StringSim):
         k = self._kernel
         if cluster is not None:
             raise cluster_refused("ElementwiseKernel", k.name)
-        host, back = host_copies(args)
+        host, back = host_copies(args, k.name, [p.name for p in k.params])
         arrays = k._describe_args(host, host_ok=True)
         nin = k.nin
         a = SimpleNamespace()  # what the kernel's own shape rules fill in

@@ -51,7 +51,7 @@ class ReductionSim(StringSim):
             args = args + (out if isinstance(out, tuple) else (out,))
         if type(axis) is list:
             axis = tuple(axis)
-        host, back = host_copies(args)
+        host, back = host_copies(args, k.name, [p.name for p in k.params])
         arrays = k._describe_args(host, host_ok=True)
         nin = k.nin
         a = SimpleNamespace()  # what the kernel's own shape rules fill in

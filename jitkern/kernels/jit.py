@@ -270,7 +270,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args, shared_mem=0)``."""
         simulator = self._simulator
         if simulator is None:
-            simulator = self._simulator = Simulator(self, arg_type)
+            simulator = self._simulator = Simulator(self, lambda a: self._arg_types(a, True))
         return simulator
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):

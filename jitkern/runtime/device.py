@@ -40,9 +40,9 @@ class Device:
         return self
 
     def __exit__(self, *exc) -> None:
-        prev = self._saved.pop()
-        if int(prev) != 0:
-            check(drv().cuCtxSetCurrent(prev), "cuCtxSetCurrent")
+        # what was current before, "no context" included (a fresh process, a thread that
+        # had not used the GPU): the block leaves the thread as it found it
+        check(drv().cuCtxSetCurrent(self._saved.pop()), "cuCtxSetCurrent")
 
     def synchronize(self) -> None:
         memory.refuse_during_capture(None, "Device.synchronize()")

@@ -13,6 +13,7 @@ import math
 import numpy
 
 from ..compiler.strings.environment import constant_values
+from ..arrays.records import c_members
 from . import ccomplex, ctextures
 from .csubset import (
     BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val,
@@ -400,11 +401,13 @@ class Expressions:
             base = self.expr(node.name)
             fields = (None if base.is_pointer or base.type is None
                       else getattr(base.type, "fields", None))
-            if fields is not None and node.field.name in fields:
-                field_type = fields[node.field.name][0]
+            # the C++ member (records.c_members: ``new_`` for a field ``new``) -> the field
+            field = {m: f for f, m in c_members(fields or ()).items()}.get(node.field.name)
+            if field is not None:
+                field_type = fields[field][0]
                 if field_type.shape:  # the JIT reads no sub-array field
-                    raise self.refuse(f"the sub-array field {node.field.name!r} of a record", node)
-                return Val(f"{base.code}.{node.field.name}", field_type, base.lvalue)
+                    raise self.refuse(f"the sub-array field {field!r} of a record", node)
+                return Val(f"{base.code}.{field}", field_type, base.lvalue)
             if fields is not None:
                 raise self.refuse(f"field {node.field.name!r}, which the record has not "
                                   f"(its fields: {', '.join(fields)})", node)

@@ -238,8 +238,8 @@ class PyEmitter(FunctionEmitter):
 
     # -- structs: numpy.void records (an array element's is a view of it) ------------
 
-    def render_field(self, code: str, attr: str) -> str:
-        out = f"{code}[{attr!r}]"
+    def render_field(self, code: str, attr: str, member: str = "") -> str:
+        out = f"{code}[{attr!r}]"  # NumPy's field name (the C++ member's is not used here)
         self.fields[out] = (code, attr)
         return out
 

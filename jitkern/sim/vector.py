@@ -86,7 +86,7 @@ class VectorEmitter(emit.PyEmitter):
     def refuse(self, why: str):
         raise NotVectorised(why)
 
-    def render_field(self, code: str, attr: str) -> str:
+    def render_field(self, code: str, attr: str, member: str = "") -> str:
         element = self.elements.get(code)
         if element is not None:  # p[i].x: element i of the field's view p['x'] (NumPy's)
             array, index = element

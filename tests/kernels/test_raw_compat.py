@@ -188,9 +188,13 @@ def test_record_layouts_c_cannot_express_are_refused():
     k = jitkern.ElementwiseKernel("T x", "float64 y", "y = x.b;", name="packed")
     with pytest.raises(TypeResolutionError, match="field 'b' is at offset 4.*align=True"):
         k.inspect(np.zeros(4, packed), arch=ARCH)
-    odd = np.dtype({"names": ["class"], "formats": ["f4"]})
-    with pytest.raises(TypeResolutionError, match="'class' is not a C identifier"):
+    odd = np.dtype({"names": ["my field"], "formats": ["f4"]})
+    with pytest.raises(TypeResolutionError, match="'my field' is not a C identifier"):
         k.inspect(np.zeros(4, odd), arch=ARCH)
+    # a C++ keyword is a fine Python name: its member is spelled class_ (issue 27)
+    keyword = np.dtype({"names": ["class"], "formats": ["f4"]})
+    reads = jitkern.ElementwiseKernel("T x", "float64 y", "y = x.class_;", name="keyword")
+    assert "float class_;" in reads.inspect(np.zeros(4, keyword), arch=ARCH).source
 
 
 def test_record_scalar_of_another_dtype_is_refused():

@@ -182,7 +182,7 @@ def _define_record(dtype: numpy.dtype, done: dict) -> None:
     for k, f in enumerate(record_fields(dtype)):
         if f.offset > pos:
             lines.append(f"  char _jk_pad{k}[{f.offset - pos}];\n")
-        lines.append(f"  {f.ctype} {f.name}{f'[{f.count}]' if f.count > 1 else ''};\n")
+        lines.append(f"  {f.ctype} {f.member}{f'[{f.count}]' if f.count > 1 else ''};\n")
         pos = f.offset + dtype.fields[f.name][0].itemsize
     align = c_alignment(dtype)
     if dtype.itemsize > -(-pos // align) * align:  # NumPy's itemsize has extra tail bytes

@@ -293,8 +293,8 @@ class _Simulate:
     def __call__(self, *args, **kwargs):
         """Run the fused function's kernels on the CPU. Writes into argument arrays are
         copied back; results are NumPy arrays, or jitkern arrays when an argument was one."""
-        host, write_back = _fuse_alias.host_arguments(args)
         fused = self._fused
+        host, write_back = _fuse_alias.host_arguments(args, fused.__name__)
         key = fused._key(host, kwargs)
         plan = self._plan(host, kwargs)
         result = _fuse_alias.execute(

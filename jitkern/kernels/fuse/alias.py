@@ -279,13 +279,20 @@ def copy_plan(dtype, ndim: int) -> Plan:
 # Fused.simulate: host arrays that share memory as the device arrays do
 
 
-def host_arguments(args) -> tuple[tuple, list]:
+def host_arguments(args, name: str = "fused function") -> tuple[tuple, list]:
     """(``args`` with device arrays as NumPy arrays, the write-backs to run after): views
     of a simulated device's memory (written in place), else copies, one copy of the bytes
-    per group of arguments that share memory, so that they still share it."""
+    per group of arguments that share memory, so that they still share it. Another
+    library's GPU array is refused unless it lies in a simulated device's memory (the
+    simulator cannot read a real GPU's)."""
     host, back, copied = list(args), [], []
     for k, a in enumerate(args):
         if not on_device(a):
+            if hasattr(a, "__cuda_array_interface__") and not isinstance(a, numpy.ndarray):
+                view = simdevice.host_view(a)
+                if view is None:
+                    raise simdevice.not_modelled(a, f"{name}: argument {k}")
+                host[k] = view
             continue
         view = simdevice.host_view(a)
         if view is not None:
