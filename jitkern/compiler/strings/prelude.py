@@ -209,7 +209,7 @@ def _positional_access(dtype: numpy.dtype) -> str:
 
 def _field_positions(dtype: numpy.dtype, name: str) -> str:
     out = []
-    for k, field in enumerate(dtype.names):
+    for k, field in enumerate(f.member for f in record_fields(dtype)):
         for const in ("", "const "):
             out.append(f"template <> __device__ inline {const}auto& {name}::at<{k}>() "
                        f"{const}{{ return {field}; }}\n")
