@@ -12,8 +12,8 @@
 //
 // Functions, for each 16-bit type H (template, so an exact match beats the float ones):
 //   int isnan(H), isinf(H), isfinite(H), signbit(H), iszero(H)
-//   H copysign(H, H), nextafter(H, H) (NumPy's float16 one: one step of H toward y; x
-//     where x == y; nan where either is),
+//   H copysign(H, H), nextafter(H, H) (one step of H toward y; y where x == y, as C's and
+//     NumPy's float32/64 and (from NumPy 2.5) float16 ones; nan where either is),
 //   H min(H, H), max(H, H), fmin(H, H), fmax(H, H) (of a NaN and a number: the number),
 //   H _floor_divide(H, H) (floor(x / y))
 //
@@ -201,7 +201,7 @@ JITKERN_NARROW_FN(H) nextafter(H x, H y) {
     typedef jitkern::narrow::traits<H> t;
     const float fx = t::to_float(x), fy = t::to_float(y);
     if (isnan(x) || isnan(y)) return t::from_bits(t::quiet_nan);
-    if (fx == fy) return x;  // NumPy's for float16: nextafter(0, -0) is 0
+    if (fx == fy) return y;  // C's rule: nextafter(0, -0) is -0
     if (iszero(x)) return t::from_bits((t::bits(y) & t::sign) | 1u);  // the smallest subnormal
     // away from zero when y lies beyond x, else toward it: one unit of the bit pattern
     const bool away = (fy > fx) == !signbit(x);
