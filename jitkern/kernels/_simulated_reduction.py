@@ -132,7 +132,9 @@ class ReductionSim(StringSim):
                 return ""
             return entry
 
-        index = {"_j": Var("_c_r0", I64, readonly=True), "_i": Var("_c_o", I64, readonly=True)}
+        # CuPy's names: _J within the reduction, _j in the reduced-axes-first input space
+        index = {"_J": Var("_c_r0", I64, readonly=True), "_i": Var("_c_o", I64, readonly=True),
+                 "_j": Var("(_c_r0 * _c_nout + _c_o)", I64, readonly=True)}
         entries = {"__jk_map": body({**inputs, **index}), "__jk_combine": body(ab),
                    "__jk_post": body({"a": ab["a"], **post_names}),
                    "__jk_identity": body({})}
