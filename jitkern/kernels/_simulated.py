@@ -36,12 +36,13 @@ from ..runtime.handles import handle_ctype, handle_value
 from ..runtime.launch import check_simulated
 from ..runtime.module import cluster_refused
 from ..sim import block_size_of, launch_keywords
-from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused
+from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused, cupy_element
 from ..sim.cstructs import CStruct, byte_views, struct_argument
 from ..sim.ctemplates import parse
 from ..sim.csubset import refuse as _refuse
 from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
 from ..compiler.strings.mapping import CUPY_BLOCK, cupy_dims, per_thread_reason
+from ..compiler.strings.mapping import raw_names as raw_names_used
 from ..compiler.strings.params import (
     DTYPE_BY_NAME,
     HANDLE_DTYPES,
@@ -433,7 +434,8 @@ def _resolved_type(ctype: str, bound: dict):
 
 
 def _placeholder_types(bound: dict) -> dict:
-    return {k: numpy.dtype(v) for k, v in bound.items() if len(k) and k.isidentifier()}
+    return {k: cupy_element(numpy.dtype(v)) for k, v in bound.items()
+            if len(k) and k.isidentifier()}
 
 
 class _Unit:
@@ -579,15 +581,19 @@ class ElementwiseSim(StringSim):
         unit = _Unit(k.name, parts, bound)
         names, params = {}, []
         used = set()
-        raw_shapes, raw_names = {}, {}
+        raw_shapes, raw_names, arrays = {}, {}, {}
         for idx, p in enumerate(k.params):
-            py = _py_name(p.name, used)
+            py = arrays[p.name] = _py_name(p.name, used)
             names[p.name], more = _param_var(p, py, dtypes[idx], idx in scalars, "i")
             params += more
             if p.raw and idx not in scalars and ndim is not None:
                 params.append(py + "_shape")
                 raw_shapes[py] = (py + "_shape", max(ndim, 1))
                 raw_names[py] = p.name
+        for idx, p in enumerate(k.params):  # CuPy's _raw_<name>: the whole (broadcast) array
+            if p.name in raw_names_used(k) and idx not in scalars:
+                names["_raw_" + p.name] = Var(arrays[p.name], Pointer(cupy_element(dtypes[idx])),
+                                              size="_c_n")
         names["i"] = Var("i", I64, readonly=True)
         names["_ind"] = Var("_c_n", I64, readonly=True)
         prologue, each_pass = [], []
@@ -668,6 +674,7 @@ def _py_name(name: str, used: set) -> str:
 def _param_var(p, py: str, t, is_scalar: bool, index: str):
     """(the C name's translation, the kernel parameters it takes) of one string-kernel
     parameter: a scalar, a raw pointer with its size, or this thread's element."""
+    t = cupy_element(t)
     if is_scalar:
         return Var(py, t), [py]
     if p.raw:

@@ -34,6 +34,9 @@ DTYPE_BY_NAME: dict[str, numpy.dtype] = {dt.name: dt for dt in CTYPES}
 HANDLE_DTYPES: dict[str, numpy.dtype] = {
     ctype: numpy.dtype([(ctype, "<u8")]) for ctype in HANDLE_CTYPES.values()}
 CTYPES.update({dt: ctype for ctype, dt in HANDLE_DTYPES.items()})
+# ElementwiseKernel and ReductionKernel spell float16 elements as CuPy does: its float16
+# class (cupy/float16.cuh: x.isnan(), T::from_bits, arithmetic in float), not __half.
+CUPY_CTYPES: dict[numpy.dtype, str] = {numpy.dtype(numpy.float16): "float16"}
 _HANDLE_OF_DTYPE = {dt: ctype for ctype, dt in HANDLE_DTYPES.items()}
 
 # The type a scalar argument brings to a placeholder bound by scalars only.
@@ -407,8 +410,9 @@ def param_dtype(p: Param, bound: dict) -> numpy.dtype:
 
 
 def ctype_of(dtype: numpy.dtype) -> str:
+    """The C++ type of ``dtype``'s elements in a string kernel (CuPy's spelling)."""
     try:
-        return CTYPES[dtype]
+        return CUPY_CTYPES.get(dtype) or CTYPES[dtype]
     except KeyError:
         pass
     if dtype.fields is not None:
