@@ -27,6 +27,7 @@ from ._simulated import (
     _kernel,
     _last_source,
     _param_var,
+    raw_values,
     _placeholder_types,
     _py_name,
     _resolved_type,
@@ -75,7 +76,7 @@ class ReductionSim(StringSim):
                 scalars.append(idx)
             elif p.raw:
                 f, _ = flat(v)
-                values += [f, numpy.int64(v.size)]
+                values += raw_values(f, v)
             else:
                 full = numpy.broadcast_to(v, a.in_shape).transpose(order)
                 values.append(numpy.ascontiguousarray(full).reshape(-1))

@@ -157,6 +157,8 @@ class Var:
     offset: str | None = None
     readonly: bool = False
     size: str | None = None  # raw arrays of ElementwiseKernel: x.size()
+    shape: str | None = None  # and x.shape(), x.strides(): int64 arrays
+    strides: str | None = None
     parts: dict | None = None  # a struct's fields: name -> Var (.cstructs)
 
     def val(self) -> Val:

@@ -298,3 +298,44 @@ def test_float16_arithmetic_is_cupys(launch, rng):
     x32, y32 = x.astype(np.float32), y.astype(np.float32)
     np.testing.assert_array_equal(launch.get(p), x32 * y32)
     np.testing.assert_array_equal(launch.get(q), (x32 * y32 + x32).astype(np.float16))
+
+
+# ---------------------------------------------------------------------------
+# CuPy's signal kernels: C++11 brace-initialised constants, shapes per dimension
+
+
+def test_brace_initialised_loop_prep_constants(launch):
+    """The window kernels' idiom: no array at all, constants braced in loop_prep."""
+    k = jitkern.ElementwiseKernel(
+        "float64 alpha", "float64 w",
+        "const double x { i * delta - 1.0 }; w = alpha * x * x + (odd ? 1.0 : 0.0);",
+        "braced_window",
+        loop_prep="const double delta { 2.0 / ( _ind.size() - 1 ) }; "
+                  "const bool odd { (_ind.size() & 1) != 0 };")
+    for m in (7, 10):
+        got = launch.get(launch(k)(np.float64(0.5), size=m))
+        x = np.linspace(-1, 1, m)
+        np.testing.assert_allclose(got, 0.5 * x * x + (m % 2), rtol=1e-14, atol=1e-15)
+
+
+def test_raw_shape_and_strides_per_dimension(launch, rng):
+    k = jitkern.ElementwiseKernel(
+        "raw T x", "T y",
+        "const ptrdiff_t cols = x.shape()[1], row_step = x.strides()[0] / sizeof(T);"
+        "ptrdiff_t r = i % x.shape()[0], c = i / x.shape()[0];"
+        "y = x[r * row_step + c] + x.shape()[0] * 100 + cols;",
+        "shape_strides")
+    x = rng.standard_normal((4, 6))
+    y = launch.poisoned(24, np.float64)
+    launch(k)(launch.to_device(x), y)
+    np.testing.assert_allclose(launch.get(y), x.T.reshape(-1) + 406, rtol=1e-14)
+
+
+def test_a_parameter_named_like_a_raw_arrays_helpers(launch, rng):
+    """The simulator's names for a raw array's size and shape never meet a parameter's."""
+    k = jitkern.ElementwiseKernel("raw T a, int32 a_size, int32 a_shape", "T y",
+                                  "y = a[i % a_size] * a_shape + a.size();", "packbits_like")
+    a = rng.standard_normal(5)
+    y = launch.poisoned(12, np.float64)
+    launch(k)(launch.to_device(a), np.int32(3), np.int32(2), y)
+    np.testing.assert_allclose(launch.get(y), a[np.arange(12) % 3] * 2 + 5, rtol=1e-14)
