@@ -452,7 +452,8 @@ def record_fields(dtype: numpy.dtype) -> list[RecordField]:
                 f"of its alignment {align} in C; make the dtype with align=True "
                 "(numpy.dtype([...], align=True))")
         count = int(numpy.prod(field_dtype.shape, dtype=numpy.int64)) if field_dtype.shape else 1
-        fields.append(RecordField(name, ctype_of(base), count, int(offset)))
+        # the storage spelling (__half): JIT kernels share these structs
+        fields.append(RecordField(name, CTYPES.get(base) or ctype_of(base), count, int(offset)))
     fields.sort(key=lambda f: f.offset)
     align = c_alignment(dtype)
     if dtype.itemsize % align:
