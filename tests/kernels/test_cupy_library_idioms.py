@@ -339,3 +339,83 @@ def test_a_parameter_named_like_a_raw_arrays_helpers(launch, rng):
     y = launch.poisoned(12, np.float64)
     launch(k)(launch.to_device(a), np.int32(3), np.int32(2), y)
     np.testing.assert_allclose(launch.get(y), a[np.arange(12) % 3] * 2 + 5, rtol=1e-14)
+
+
+# ---------------------------------------------------------------------------
+# An ndimage-style filter: everything above at once, as CuPy's generated filters combine it
+
+
+FILTER_PREAMBLE = r"""
+#include <cupy/cuda_workaround.h>
+template <class B, class A>
+__device__ __forceinline__ typename std::enable_if<
+    !std::is_floating_point<A>::value || std::is_signed<B>::value, B>::type
+cast(A a) { return (B)a; }
+template <class B, class A>
+__device__ __forceinline__ typename std::enable_if<
+    std::is_floating_point<A>::value && !std::is_signed<B>::value, B>::type
+cast(A a) { return (a >= 0) ? (B)a : -(B)(-a); }
+__device__ __forceinline__ int mirror_index(int k, int n) {  // scipy's 'reflect'
+  if (n == 1) return 0;
+  const int period = 2 * n;
+  k %= period;
+  if (k < 0) k += period;
+  return k < n ? k : period - 1 - k;
+}
+"""
+
+FILTER_OPERATION = r"""
+const int rows = _raw_y.shape()[0], cols = _raw_y.shape()[1];
+const int r = _ind.get()[0], c = _ind.get()[1];
+if (r >= rows || c >= cols) return;
+const unsigned char* data = (const unsigned char*)&x[0];
+W sum = (W)0;
+int k = 0;
+for (int dr = 0; dr < w.shape()[0]; ++dr) {
+  const int rr = mirror_index(r + dr - (int)w.shape()[0] / 2, (int)x.shape()[0]);
+  for (int dc = 0; dc < w.shape()[1]; ++dc, ++k) {
+    const int cc = mirror_index(c + dc - (int)w.shape()[1] / 2, (int)x.shape()[1]);
+    sum += cast<W>(*(const X*)&data[rr * x.strides()[0] + cc * x.strides()[1]]) * w[k];
+  }
+}
+y = cast<Y>(sum);
+"""
+
+
+def _correlate_kernel():
+    return jitkern.ElementwiseKernel("raw X x, raw W w", "Y y", FILTER_OPERATION,
+                                     "correlate_reflect_2d", reduce_dims=False,
+                                     preamble=FILTER_PREAMBLE)
+
+
+def _numpy_correlate(x, w):
+    pr, pc = w.shape[0] // 2, w.shape[1] // 2
+    padded = np.pad(x.astype(np.float64), ((pr, w.shape[0] - 1 - pr), (pc, w.shape[1] - 1 - pc)),
+                    mode="symmetric")
+    out = np.zeros(x.shape)
+    for dr in range(w.shape[0]):
+        for dc in range(w.shape[1]):
+            out += w[dr, dc] * padded[dr:dr + x.shape[0], dc:dc + x.shape[1]]
+    return out
+
+
+def test_an_ndimage_style_filter_compiles_for_every_layout():
+    k = _correlate_kernel()
+    x = np.zeros((40, 30), np.float32)
+    for view in (x, x.T, x[::2, ::3]):
+        info = k.inspect(view, np.zeros((3, 5)), np.zeros(view.shape, np.float64), arch=ARCH)
+        assert "one element per thread, as in CuPy" in info.source
+        assert info.cubin[:4] == b"\x7fELF" and info.spill_stores == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["c", "transposed", "strided"])
+def test_an_ndimage_style_filter_computes_numpys_correlation(rng, layout):
+    base = rng.standard_normal((41, 33)).astype(np.float32)
+    host = {"c": base, "transposed": base.T, "strided": base[::2, ::3]}[layout]
+    device = jitkern.asarray(base)
+    x = {"c": device, "transposed": device.T, "strided": device[::2, ::3]}[layout]
+    w = rng.standard_normal((3, 5))
+    y = jitkern.full(host.shape, np.nan, np.float64)
+    _correlate_kernel()(x, jitkern.asarray(w), y)
+    np.testing.assert_allclose(y.get(), _numpy_correlate(host, w), rtol=1e-5, atol=1e-5)
