@@ -192,6 +192,27 @@ def test_an_identity_naming_a_parameter_compiles_split_and_unsplit():
         assert info.cubin[:4] == b"\x7fELF"
 
 
+POST_MAP_SCALED = ("T x, T scale, int64 n", "T y", "x", "a + b", "y = a * scale / n", "0",
+                   "scaled_mean")
+
+
+def test_post_map_naming_parameters_compiles_split_and_unsplit():
+    """A split reduction's post_map_expr runs in its _final kernel, which gets the scalars."""
+    k = jitkern.ReductionKernel(*POST_MAP_SCALED)
+    info = k.inspect(np.zeros(1 << 22, np.float32), np.float32(2), np.int64(3), arch=ARCH)
+    assert "T* _p_y, T scale, long long n, int _out_size, int _splits" in info.source
+    assert info.cubin[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("shape,axis", [((1 << 22,), None), ((64, 20000), 1), ((20000, 64), 0)])
+def test_post_map_naming_parameters(launch, rng, shape, axis):
+    shape = launch.pick(shape, tuple(min(d, 300) for d in shape))
+    x = rng.standard_normal(shape)
+    got = launch.get(launch(jitkern.ReductionKernel(*POST_MAP_SCALED))(
+        launch.to_device(x), 2.5, np.int64(7), axis=axis))
+    np.testing.assert_allclose(got, x.sum(axis=axis) * 2.5 / 7, rtol=1e-9, atol=1e-9)
+
+
 # ---------------------------------------------------------------------------
 # complex numbers: thrust:: names, NumPy's order
 

@@ -393,9 +393,12 @@ def _final_kernel(kernel, a) -> str:
         for j, p in enumerate(kernel.out_params)
     )
     strides = "".join(f", _jk_shape<{a.out_nd}> _os_{p.name}" for p in kernel.out_params)
+    # the scalar inputs, after the outputs: post_map_expr may name them, as in CuPy
+    scalars = "".join(f", {_tname(kernel.in_params[k], a.dtypes[k])} {kernel.in_params[k].name}"
+                      for k in sorted(a.scalar_pos))
     return (
         f'extern "C" __global__ void {kernel.name}_final(\n'
-        f"    const _jk_acc* _partial, {outs}, {it} _out_size, int _splits,"
+        f"    const _jk_acc* _partial, {outs}{scalars}, {it} _out_size, int _splits,"
         f" _jk_shape<{a.out_nd}> _oshape{strides}) {{\n"
         f"  const {it} _row = ({it})blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);\n"
         "  const int _lane = threadIdx.x & 31;\n  if (_row >= _out_size) return;\n"
