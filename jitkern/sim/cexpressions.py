@@ -750,8 +750,10 @@ class Expressions:
             if node.args is not None and node.args.exprs:
                 return ccomplex.set_part(self, obj, field, self.args(node), node)
             return Val(f"{obj.code}.{field}", real_of(obj.type))
-        if field == "size" and obj.is_pointer and type(obj_node).__name__ == "ID":
+        if field in ("size", "shape", "strides") and obj.is_pointer and \
+                type(obj_node).__name__ == "ID":
             var = self.lookup(obj_node.name)
-            if var is not None and var.size is not None:
-                return Val(var.size, I64)
+            got = getattr(var, field, None) if var is not None else None
+            if got is not None:
+                return Val(got, I64) if field == "size" else Val(got, Pointer(I64), False, got)
         raise self.refuse(f"the method .{field}()", node)

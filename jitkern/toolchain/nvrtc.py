@@ -593,12 +593,14 @@ def _user_log(log: str) -> str:
     internal array types spelled as the user knows them (a ``raw`` parameter: CArray)."""
     kept = [ln for ln in log.splitlines() if not ln.startswith("ptxas") or "warning" in ln
             or "error" in ln]
-    return _INTERNAL_ARRAY.sub(r"CArray<\1, \2>", "\n".join(kept)).strip()
+    return _INTERNAL_ARRAY.sub(r"CArray<\1>", "\n".join(kept)).strip()
 
 
-#: ``_jk_carray<T, N, contiguous>`` / ``_jk_dcarray<T, N, contiguous, site>``: the C++ type
-#: of a ``raw`` parameter of ElementwiseKernel/ReductionKernel (CuPy's ``CArray<T, N>``).
-_INTERNAL_ARRAY = re.compile(r"_jk_d?carray<\s*([^,<>]+?)\s*,\s*(\d+)\s*(?:,[^<>]*)?>")
+#: ``_jk_dcarray<T, N, contiguous, 32-bit, site>``: a ``raw`` parameter of
+#: ElementwiseKernel/ReductionKernel in a debug build, CuPy's ``CArray<T, N, c, i>`` checked.
+_INTERNAL_ARRAY = re.compile(r"_jk_dcarray<\s*([^<>]+?)\s*,\s*\d+\s*>")
+#: A CArray named as a type in a message: a raw parameter used as something else.
+_ARRAY_MISUSE = re.compile(r'"(?:const )?(?:CArray|_jk_dcarray)<')
 
 
 _MISSING_HEADER = re.compile(r'cannot open source file "([^"]+)"')
@@ -637,7 +639,7 @@ def make_compile_error(source: str, log: str, program_name: str, options: tuple)
     hint = missing_header_hint(log, options)
     if hint:
         parts += ["", hint]
-    if _INTERNAL_ARRAY.search(log):
+    if _ARRAY_MISUSE.search(log):
         parts += ["", "a `raw` parameter is the whole array (a CArray<T, N>), not one element: "
                   "index it, x[i] (x[_ind.get()] for this thread's element), or read x.size()"]
     if wanted:

@@ -311,7 +311,7 @@ def test_an_empty_identity_keeps_the_accumulator_that_starts_from_the_first_elem
         src = k.inspect(x, axis=1, arch="sm_90").source
         assert "_type_reduce v; int has;" in src and "_type_reduce()" not in src
     with_zero = jitkern.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "ksum")
-    assert "v = _type_reduce(0);" in with_zero.inspect(x, axis=1, arch="sm_90").source
+    assert "_s.v = _type_reduce((0));" in with_zero.inspect(x, axis=1, arch="sm_90").source
 
 
 def test_zero_size_reduction_without_identity_is_refused_for_none_and_empty():

@@ -1,8 +1,10 @@
-"""float16 in mixed expressions (issue 25, section 1): a string kernel's float16 value with a
-float, a double, an int or another float16, under every arithmetic and comparison operator
-and each compound assignment, compiles (cuda_fp16.h alone finds `h * 2.0f` ambiguous) and
-computes what CuPy's float16 computes: the operation in float (in double with a double),
-half op half in half, a compound assignment rounded once to half.
+"""float16 in mixed expressions (issue 25, section 1): a string kernel's float16 value (CuPy's
+float16 class, as in CuPy) with a float, a double, an int or another float16, under every
+arithmetic and comparison operator and each compound assignment, compiles and computes what
+CuPy's float16 computes: the operation in float (in double with a double), float16 op
+float16 in float too, a compound assignment rounded once to float16. cuda_fp16.h's __half
+mixes the same way with the other types (alone, that header finds `h * 2.0f` ambiguous),
+and `__half op __half` stays __half.
 
 CPU: the C type of every expression (static_asserts, through inspect). GPU and simulator
 (twins): every value against NumPy computing in that type.
@@ -17,7 +19,7 @@ ARCH = "sm_90"
 ARITH = ["+", "-", "*", "/"]
 COMPARE = ["==", "!=", "<", "<=", ">", ">="]
 #: the other operand's dtype -> the C type of `half op other` (arithmetic)
-RESULT = {"float32": "float", "float64": "double", "int32": "float", "float16": "__half"}
+RESULT = {"float32": "float", "float64": "double", "int32": "float", "float16": "float"}
 NUMPY_TYPE = {"float": np.float32, "double": np.float64, "__half": np.float16}
 
 _SAME = "template <class A, class B> struct jk_same { enum { v = 0 }; };\n" \
@@ -39,8 +41,10 @@ def _type_checks(left: str, right: str, arith_type: str) -> str:
 def test_every_operator_has_cupys_result_type(other):
     body = [_type_checks("x", "v", RESULT[other]), _type_checks("v", "x", RESULT[other])]
     for op in ARITH:  # compound assignment: back to half
-        body.append(f'{{ __half t = x; static_assert(jk_same<decltype(t {op}= v), __half&>::v, '
+        body.append(f'{{ float16 t = x; static_assert(jk_same<decltype(t {op}= v), float16&>::v, '
                     f'"{op}="); t {op}= v; z = t; }}')
+        body.append(f'{{ __half t = __half(float(x)); static_assert(jk_same<decltype(t {op}= v), '
+                    f'__half&>::v, "{op}= on __half"); t {op}= v; z = float(t); }}')
     k = jitkern.ElementwiseKernel(f"float16 x, {other} v", "float16 z", "\n".join(body),
                                   f"types_{other}", preamble=_SAME)
     info = k.inspect(np.zeros(4, np.float16), np.zeros(4, other), np.zeros(4, np.float16),
@@ -56,7 +60,12 @@ static_assert(jk_same<decltype(a * 2.0), double>::v, "float16 * double");
 static_assert(jk_same<decltype(a * 2), float>::v, "float16 * int");
 static_assert(jk_same<decltype(2 * a), float>::v, "int * float16");
 static_assert(jk_same<decltype(a < 1), bool>::v, "float16 < int");
-static_assert(jk_same<decltype(a == x), bool>::v, "float16 == __half");
+static_assert(jk_same<decltype(x), const float16&>::v, "a float16 element is CuPy's class");
+__half h = __float2half(1.5f), g = __float2half(0.5f);
+static_assert(jk_same<decltype(a == h), bool>::v, "float16 == __half");
+static_assert(jk_same<decltype(a * h), float>::v, "float16 * __half");
+static_assert(jk_same<decltype(h * g), __half>::v, "__half * __half: cuda_fp16.h's");
+static_assert(jk_same<decltype(h * 2.0f), float>::v, "__half * float");
 static_assert(jk_same<decltype(-a), float>::v, "-float16");
 static_assert(jk_same<decltype(a += 1.5), float16&>::v, "float16 += double");
 bfloat16 c = 1.5f;
@@ -65,7 +74,7 @@ static_assert(jk_same<decltype(c * a), float>::v, "bfloat16 * float16");
 __nv_bfloat16 d = __float2bfloat16(1.5f);
 static_assert(jk_same<decltype(d * 2.0f), float>::v, "__nv_bfloat16 * float");
 static_assert(jk_same<decltype(d < 1), bool>::v, "__nv_bfloat16 < int");
-z = a * b + c * 2.0 + (d < 1);
+z = a * b + c * 2.0 + (d < 1) + float(h * g);
 """
 
 
@@ -88,7 +97,7 @@ def _expressions():
         out.append((f"(double)(x {op} v)", ("x", op, "v")))
         out.append((f"(double)(v {op} x)", ("v", op, "x")))
     for op in ARITH:
-        out.append((f"[&]() {{ __half t = x; t {op}= v; return (double)t; }}()", ("x", op + "=", "v")))
+        out.append((f"[&]() {{ float16 t = x; t {op}= v; return (double)t; }}()", ("x", op + "=", "v")))
     return out
 
 
@@ -97,7 +106,7 @@ def _compound_free(exprs):
     lines = []
     for k, (code, (a, op, b)) in enumerate(exprs):
         if op.endswith("=") and op not in COMPARE:
-            lines.append(f"{{ __half t = x; t {op} v; out[i * K + {k}] = (double)t; }}")
+            lines.append(f"{{ float16 t = x; t {op} v; out[i * K + {k}] = (double)t; }}")
         else:
             lines.append(f"out[i * K + {k}] = {code};")
     return "\n".join(lines)

@@ -132,7 +132,7 @@ def test_call_errors(l2norm):
     kmax = ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", None, "kmax_e")
     with pytest.raises(ValueError, match="no identity"):
         kmax.inspect(np.zeros((0, 4), np.float32), axis=0, arch="sm_90")
-    raw = ReductionKernel("T x, raw T w", "T y", "x * w[_j]", "a + b", "y = a", "0", "raw_w")
+    raw = ReductionKernel("T x, raw T w", "T y", "x * w[_J]", "a + b", "y = a", "0", "raw_w")
     with pytest.raises(ValueError, match="lead"):
         raw.inspect(x, np.zeros(4, np.float32), axis=1, arch="sm_90")
     assert raw.inspect(x, np.zeros(3, np.float32), axis=0, arch="sm_90").cubin
@@ -164,7 +164,7 @@ def test_split_row_reductions_interleave_their_tiles(l2norm, arch, dtype):
         r"_vb < _v1; _vb \+= \(int\)gridDim\.y \* \(int\)blockDim\.x \* 4\)",
         src,
     )
-    assert re.search(r"if \(blockIdx\.y == 0\)\n  for \(int _j = _v1 \* \d \+ _lane", src)
+    assert re.search(r"if \(blockIdx\.y == 0\)\n  for \(int _J = _v1 \* \d \+ _lane", src)
     assert ins.registers <= 64 and ins.spill_stores == 0
 
 

@@ -32,6 +32,19 @@ _STATIC = re.compile(r"\bstatic\b")
 _DEVICE_DECL = re.compile(r"\b__(?:device|managed)__\b([^(;=\[{]*)([(;=\[{])")
 _READ_ONLY = re.compile(r"\b(const|constexpr|__constant__)\b|\boperator\s*$")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_RAW_NAME = re.compile(r"\b_raw_(\w+)")
+#: ``return`` ends a thread's loop over its elements: with one element per thread (CuPy's
+#: launch) it ends that element only.
+_RETURN = re.compile(r"\breturn\b")
+
+
+def raw_names(kernel) -> frozenset:
+    """The parameters whose CuPy name ``_raw_<name>`` (the whole array of a non-raw
+    parameter, a CArray) the kernel's code uses."""
+    code = _COMMENT.sub(" ", " ".join((kernel.operation, kernel.preamble, kernel.loop_prep,
+                                       kernel.after_loop)))
+    named = set(_RAW_NAME.findall(code))
+    return frozenset(p.name for p in kernel.params if not p.raw and p.name in named)
 
 
 def per_thread_reason(kernel) -> str | None:
@@ -47,6 +60,9 @@ def per_thread_reason(kernel) -> str | None:
       (``threadIdx``, ``blockDim``, ``__syncthreads``, ``__shfl_*``, ``__shared__``, inline
       ``asm``, ...);
     * the operation declares a ``static`` variable;
+    * the operation says ``return`` (in CuPy it ends the thread's one element);
+    * the code names ``_raw_<name>``, the whole of a non-raw array (the elements other
+      threads write are visible through it);
     * the preamble declares a ``__device__``/``__managed__`` variable the operation may
       update between elements.
     """
@@ -70,6 +86,11 @@ def _reason(kernel) -> str | None:
             return f"its {what} names {found.group(1)}"
     if _STATIC.search(operation):
         return "its operation declares a static variable"
+    if _RETURN.search(operation):
+        return "its operation returns"
+    named = raw_names(kernel)
+    if named:
+        return f"it reads _raw_{min(named)} (the whole array)"
     if any(m.group(2) != "(" and not _READ_ONLY.search(m.group(1))
            for m in _DEVICE_DECL.finditer(preamble)):
         return "its preamble declares a __device__ variable"

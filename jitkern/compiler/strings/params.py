@@ -35,6 +35,9 @@ DTYPE_BY_NAME: dict[str, numpy.dtype] = {dt.name: dt for dt in CTYPES}
 HANDLE_DTYPES: dict[str, numpy.dtype] = {
     ctype: numpy.dtype([(ctype, "<u8")]) for ctype in HANDLE_CTYPES.values()}
 CTYPES.update({dt: ctype for ctype, dt in HANDLE_DTYPES.items()})
+# ElementwiseKernel and ReductionKernel spell float16 elements as CuPy does: its float16
+# class (cupy/float16.cuh: x.isnan(), T::from_bits, arithmetic in float), not __half.
+CUPY_CTYPES: dict[numpy.dtype, str] = {numpy.dtype(numpy.float16): "float16"}
 _HANDLE_OF_DTYPE = {dt: ctype for ctype, dt in HANDLE_DTYPES.items()}
 
 # The type a scalar argument brings to a placeholder bound by scalars only.
@@ -306,8 +309,9 @@ def param_dtype(p: Param, bound: dict) -> numpy.dtype:
 
 
 def ctype_of(dtype: numpy.dtype) -> str:
+    """The C++ type of ``dtype``'s elements in a string kernel (CuPy's spelling)."""
     try:
-        return CTYPES[dtype]
+        return CUPY_CTYPES.get(dtype) or CTYPES[dtype]
     except KeyError:
         pass
     if dtype.fields is not None:
@@ -348,7 +352,9 @@ def record_fields(dtype: numpy.dtype) -> list[RecordField]:
                 f"structured dtype {dtype}: field {name!r} is at offset {offset}, not "
                 f"a multiple of its alignment {align} in C{_c_layout_advice(dtype)}")
         count = int(numpy.prod(field_dtype.shape, dtype=numpy.int64)) if field_dtype.shape else 1
-        fields.append(RecordField(name, ctype_of(base), count, int(offset), members[name]))
+        # the storage spelling (__half): JIT kernels share these structs
+        fields.append(RecordField(name, CTYPES.get(base) or ctype_of(base), count, int(offset),
+                                  members[name]))
     fields.sort(key=lambda f: f.offset)
     align = c_alignment(dtype)
     if dtype.itemsize % align:

@@ -345,6 +345,29 @@ JITKERN_CX_FN typename jitkern::cx_detail::if_scalar<U, bool>::type operator!=(c
     return !(a == s);
 }
 
+// NumPy's order (CuPy's complex has it too): by the real parts, then the imaginary ones;
+// a NaN part makes every comparison false. A real number compares as x + 0i.
+#define JITKERN_CX_ORDER(OP, STRICT)                                                      \
+    template <typename T, typename U>                                                   \
+    JITKERN_CX_FN bool operator OP(const complex<T>& a, const complex<U>& b) {          \
+        return a.x STRICT b.x || (a.x == b.x && a.y OP b.y);                            \
+    }                                                                                   \
+    template <typename T, typename U>                                                   \
+    JITKERN_CX_FN typename jitkern::cx_detail::if_scalar<U, bool>::type operator OP(    \
+        const complex<T>& a, const U& s) {                                              \
+        return a.x STRICT s || (a.x == s && a.y OP T(0));                               \
+    }                                                                                   \
+    template <typename T, typename U>                                                   \
+    JITKERN_CX_FN typename jitkern::cx_detail::if_scalar<U, bool>::type operator OP(    \
+        const U& s, const complex<T>& a) {                                              \
+        return s STRICT a.x || (s == a.x && T(0) OP a.y);                               \
+    }
+JITKERN_CX_ORDER(<, <)
+JITKERN_CX_ORDER(<=, <)
+JITKERN_CX_ORDER(>, >)
+JITKERN_CX_ORDER(>=, >)
+#undef JITKERN_CX_ORDER
+
 // ---- parts, magnitude, classification ------------------------------------------
 
 template <typename T>
@@ -687,43 +710,47 @@ JITKERN_CX_FN complex<T> atan(const complex<T>& z) {
 #undef JITKERN_CX_PROMOTED
 #undef JITKERN_CX_SCALAR_RESULT
 
-// jitkern::complex and qualified calls such as jitkern::exp(z).
+// Every name of complex numbers, for a namespace to take in: jitkern::complex and
+// qualified calls such as jitkern::exp(z); cupy/complex.cuh's thrust:: names.
+#define JITKERN_CX_NAMES \
+    using ::complex; \
+    using ::real; \
+    using ::imag; \
+    using ::abs; \
+    using ::arg; \
+    using ::norm; \
+    using ::conj; \
+    using ::proj; \
+    using ::polar; \
+    using ::exp; \
+    using ::log; \
+    using ::log10; \
+    using ::log2; \
+    using ::log1p; \
+    using ::expm1; \
+    using ::rint; \
+    using ::min; \
+    using ::max; \
+    using ::sqrt; \
+    using ::pow; \
+    using ::sin; \
+    using ::cos; \
+    using ::tan; \
+    using ::sinh; \
+    using ::cosh; \
+    using ::tanh; \
+    using ::asin; \
+    using ::acos; \
+    using ::atan; \
+    using ::asinh; \
+    using ::acosh; \
+    using ::atanh; \
+    using ::isnan; \
+    using ::isinf; \
+    using ::isfinite;
+
 namespace jitkern {
-using ::complex;
-using ::real;
-using ::imag;
-using ::abs;
-using ::arg;
-using ::norm;
-using ::conj;
-using ::proj;
-using ::polar;
-using ::exp;
-using ::log;
-using ::log10;
-using ::log2;
-using ::log1p;
-using ::expm1;
-using ::rint;
-using ::min;
-using ::max;
-using ::sqrt;
-using ::pow;
-using ::sin;
-using ::cos;
-using ::tan;
-using ::sinh;
-using ::cosh;
-using ::tanh;
-using ::asin;
-using ::acos;
-using ::atan;
-using ::asinh;
-using ::acosh;
-using ::atanh;
-using ::isnan;
-using ::isinf;
-using ::isfinite;
+JITKERN_CX_NAMES
 }  // namespace jitkern
 
 #endif  // JITKERN_COMPLEX_CUH
