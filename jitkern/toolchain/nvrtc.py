@@ -371,9 +371,13 @@ def _build_probed(source, opts, names, target, program_name, extra_includes):
     NVRTC refuses (a kernel name the preprocessor removed, a macro) is left out and the
     source compiled again; an error of the user's own is raised as without probes."""
     probing = _probes.probes(source, names, opts)
+    if probing:
+        headers = [data.decode(errors="replace")
+                   for _path, data in includes.user_headers(source, opts, extra_includes)]
+        suffix = _probes.probe_source(_probes.member_names([source, *headers]))
     while True:
         exprs = tuple(e for e in probing.values() if e not in names)
-        suffix = _probes.PROBE_SOURCE if probing else ""
+        suffix = suffix if probing else ""
         try:
             data, log, lowered, skipped = _build_nvrtc_jitify(
                 source, opts, names + exprs, target, program_name, extra_includes, suffix)

@@ -2,20 +2,29 @@
 
 A raw kernel's launch is checked against its C signature (runtime/signature.py). Only the
 compiler knows that signature for sure: after ``#if``/``#ifdef``, ``-D``/``-U``, included
-headers, typedefs and templates. So the compile of a RawKernel/RawModule appends one
-variable template, :data:`PROBE_SOURCE`, and adds, for each kernel it can name, the name
-expression ``&__jitkern_signature<decltype(&kernel)>``. NVRTC lowers (mangles) that name;
-the mangled name spells the kernel's function type exactly, and the template's defaulted
-arguments the size and alignment of what each parameter points to (or of the parameter),
-so a struct read from the source can be checked against the compiler's layout
-(compiler/strings/mangled.py decodes it). The probe adds one byte of ``__device__`` data
-per kernel to the module, no kernel and no code; the names are kept with the binary
-(``Binary.signatures``) in the cache.
+headers, typedefs and templates. So the compile of a RawKernel/RawModule appends a few
+templates (:func:`probe_source`) and adds, for each kernel it can name, the name
+expression ``&__jitkern_signature<decltype(&kernel)>``: a variable template (one byte of
+``__device__`` data, no kernel, no code). NVRTC lowers (mangles) that name, and the mangled
+name spells, as the compiler sees them (compiler/strings/mangled.py decodes it):
 
-Which kernels: every non-template ``__global__`` function the source text defines (with
-its enclosing namespaces), and every name expression. A name the preprocessor removed
-(a kernel under ``#if 0``) or that the source spells through a macro makes its probe fail:
-the compile is then run again without the failed probes, and that kernel is not checked
+- the kernel's function type: each parameter's type;
+- the size and alignment of what each parameter points to (or of the parameter);
+- for each parameter that is (or points to) a class, its data members: type, offset,
+  size and alignment, and the same for a member that is itself a class.
+
+C++ cannot list a class's members, so the probe asks by name: every identifier that ends
+a declaration in a ``struct``/``class``/``union`` body of the source or of a header from the
+user's folders (:func:`member_names`) is tried on each class (``&T::name``, in a SFINAE
+context: a name that is no data member of ``T`` answers "none"). A member the probe did not
+ask about leaves a gap in the class, and such a class is then checked by size only (the
+reader, compiler/strings/c_params.py, says so). Only names come from the text; every type,
+offset and size comes from the compiler.
+
+Which kernels: every non-template ``__global__`` function the source text defines (with its
+enclosing namespaces), and every name expression. A name the preprocessor removed (a
+kernel under ``#if 0``) or that the source spells through a macro makes its probe fail: the
+compile is then run again without the failed probes, and that kernel is not checked
 (:func:`failed`). C++ before C++14 has no variable templates: nothing is probed.
 """
 
@@ -26,27 +35,101 @@ import re
 TEMPLATE = "__jitkern_signature"
 PROBE_FILE = "jitkern-signatures"
 
-# Its own file name (#line), so an error in it is never shown as a line of the user's.
-PROBE_SOURCE = f"""
-#line 1 "{PROBE_FILE}"
+# The templates every probe uses. Its own file name (#line), so an error in it is never
+# shown as a line of the user's. What each says:
+#   target<T>: what a pointer or reference parameter points to (else T);
+#   base<T>:   the element type of an array member, without const/volatile;
+#   size<T>:   sizeof and alignof, 0 for an incomplete type (a struct only declared, void);
+#   data<P>:   whether a pointer to member P points to a data member (a member function's
+#              type ignores const: const M is M);
+#   field<N, P, O>: member N (a __jitkern_name_N tag) of type P at offset O, or none;
+#   record<T>: for a complete class T, its members as fields (filled in by probe_source).
+_COMMON = """
+#line 1 "{file}"
 template <class T> struct __jitkern_target {{ typedef T type; }};
 template <class T> struct __jitkern_target<T*> {{ typedef T type; }};
 template <class T> struct __jitkern_target<T&> {{ typedef T type; }};
 template <class T> struct __jitkern_target<T&&> {{ typedef T type; }};
+template <class T> struct __jitkern_base {{ typedef T type; }};
+template <class T, unsigned long long N> struct __jitkern_base<T[N]> {{
+  typedef typename __jitkern_base<T>::type type; }};
+template <class T> struct __jitkern_base<const T> {{ typedef typename __jitkern_base<T>::type type; }};
+template <class T> struct __jitkern_base<volatile T> {{
+  typedef typename __jitkern_base<T>::type type; }};
+template <class T> struct __jitkern_base<const volatile T> {{
+  typedef typename __jitkern_base<T>::type type; }};
 template <class T, class = void> struct __jitkern_size {{
   static const unsigned long long size = 0, align = 0; }};
 template <class T> struct __jitkern_size<T, decltype(void(sizeof(T)))> {{
   static const unsigned long long size = sizeof(T), align = alignof(T); }};
+template <class T> struct __jitkern_const {{ static const bool value = false; }};
+template <class T> struct __jitkern_const<const T> {{ static const bool value = true; }};
+template <class P> struct __jitkern_data {{ static const bool value = false; }};
+template <class M, class C> struct __jitkern_data<M C::*> {{
+  static const bool value = __jitkern_const<const M>::value; }};
+template <bool B> struct __jitkern_if {{}};
+template <> struct __jitkern_if<true> {{ typedef void type; }};
 template <unsigned long long...> struct __jitkern_values {{}};
-template <class F> struct __jitkern_layout {{ typedef void sizes; typedef void aligns; }};
+template <class...> struct __jitkern_types {{}};
+struct __jitkern_none;
+template <class T, class = void> struct __jitkern_record {{ typedef void type; }};
+template <class N, class M, unsigned long long O, unsigned long long S, unsigned long long A,
+          class R> struct __jitkern_member {{}};
+template <class N, class P, unsigned long long O, bool = __jitkern_data<P>::value>
+struct __jitkern_field {{ typedef __jitkern_none type; }};
+template <class N, class M, class C, unsigned long long O> struct __jitkern_field<N, M C::*, O, true> {{
+  typedef __jitkern_member<N, M, O, sizeof(M), alignof(M),
+      typename __jitkern_record<typename __jitkern_base<M>::type>::type> type; }};
+"""
+
+# One member name: its tag type, its offset (asked only of a data member: offsetof of a
+# member function does not compile) and its field. Skipped where the name is a macro.
+_MEMBER = """#ifndef {n}
+struct __jitkern_name_{n};
+template <class T, bool = __jitkern_data<decltype(&T::{n})>::value> struct __jitkern_at_{n} {{
+  static const unsigned long long at = __builtin_offsetof(T, {n}); }};
+template <class T> struct __jitkern_at_{n}<T, false> {{ static const unsigned long long at = 0; }};
+template <class T, class = void> struct __jitkern_m_{n} {{ typedef __jitkern_none type; }};
+template <class T> struct __jitkern_m_{n}<T, decltype(void(&T::{n}))> {{
+  typedef typename __jitkern_field<__jitkern_name_{n}, decltype(&T::{n}),
+                                   __jitkern_at_{n}<T>::at>::type type; }};
+#endif
+"""
+
+_RECORD = """template <class T>
+struct __jitkern_record<T, typename __jitkern_if<__is_class(T) && sizeof(T) != 0>::type> {{
+  typedef __jitkern_types<
+{fields}__jitkern_none> type; }};
+"""
+
+_SIGNATURE = f"""template <class F> struct __jitkern_layout {{
+  typedef void sizes; typedef void aligns; typedef void records; }};
 template <class R, class... A> struct __jitkern_layout<R (*)(A...)> {{
   typedef __jitkern_values<__jitkern_size<typename __jitkern_target<A>::type>::size...> sizes;
   typedef __jitkern_values<__jitkern_size<typename __jitkern_target<A>::type>::align...> aligns;
+  typedef __jitkern_types<typename __jitkern_record<
+      typename __jitkern_base<typename __jitkern_target<A>::type>::type>::type...> records;
 }};
 template <class F, class S = typename __jitkern_layout<F>::sizes,
-          class A = typename __jitkern_layout<F>::aligns>
+          class A = typename __jitkern_layout<F>::aligns,
+          class R = typename __jitkern_layout<F>::records>
 __device__ const char {TEMPLATE} = 0;
 """
+
+#: the members of CUDA's vector types (float3, ...), asked of every class
+_VECTOR_MEMBERS = ("x", "y", "z", "w")
+#: more names than this in the source's classes: members are not asked about (the probe
+#: would cost more to compile than the kernel); classes are then checked by size
+MAX_MEMBER_NAMES = 400
+
+
+def probe_source(names) -> str:
+    """The text appended to the user's source: the templates, one record of ``names``."""
+    members = "".join(_MEMBER.format(n=n) for n in names)
+    fields = "".join(f"#ifndef {n}\ntypename __jitkern_m_{n}<T>::type,\n#endif\n"
+                     for n in names)
+    return _COMMON.format(file=PROBE_FILE) + members + _RECORD.format(fields=fields) + _SIGNATURE
+
 
 _OLD_STD = re.compile(r"^--?std=c\+\+(98|03|0x|11)$")
 _COMMENT_OR_STRING = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'',
@@ -76,11 +159,15 @@ def _probe(name: str) -> str:
     return f"&{TEMPLATE}<decltype(&{name})>"
 
 
+def _code(text: str) -> str:
+    """``text`` without comments, strings and preprocessor lines."""
+    return _DIRECTIVE.sub("", _COMMENT_OR_STRING.sub(" ", text))
+
+
 def kernel_names(source: str) -> list[tuple[str, str]]:
     """(name, name qualified by its namespaces) of each non-template ``__global__``
     function the text defines or declares; preprocessor lines are not read."""
-    text = _COMMENT_OR_STRING.sub(" ", source)
-    text = _DIRECTIVE.sub("", text)
+    text = _code(source)
     found, scopes = [], []
     for m in _TOKENS.finditer(text):
         token = m.group(0)
@@ -99,16 +186,19 @@ def kernel_names(source: str) -> list[tuple[str, str]]:
     return found
 
 
-def _templated(text: str, at: str) -> bool:
+def _templated(text: str, at: int) -> bool:
     """Whether the declaration ``__global__`` at ``at`` is in has a template header."""
     start = max(text.rfind(";", 0, at), text.rfind("}", 0, at), text.rfind("{", 0, at))
     return re.search(r"\btemplate\s*<", text[start + 1:at]) is not None
 
 
+_CALLED = re.compile(r"([A-Za-z_]\w*)\s*\(|[;{}]")
+
+
 def _name_after(text: str, pos: int) -> str | None:
     """The kernel's name: the first word before a parenthesis that is not an attribute's."""
     while True:
-        m = re.compile(r"([A-Za-z_]\w*)\s*\(|[;{}]").search(text, pos)
+        m = _CALLED.search(text, pos)
         if m is None or m.group(1) is None:
             return None
         if m.group(1) not in _ATTRIBUTES:
@@ -126,6 +216,50 @@ def _closing(text: str, open_at: int) -> int | None:
             return k + 1
     return None
 
+
+# ---------------------------------------------------------------------------
+# The member names to ask about
+
+_CLASS_HEAD = re.compile(r"\b(?:struct|class|union)\b[^;{}()]*(?:\([^()]*\)[^;{}()]*)*\{")
+#: an identifier that ends a member's declarator: `a;`, `a, b`, `m[4]`, `f : 3`, `x = 0`, `y{}`
+_DECLARED = re.compile(r"\b([A-Za-z_]\w*)\s*(?=[;,\[={]|:(?!:))")
+_KEYWORDS = frozenset("""
+alignas alignof and asm auto bool break case catch char char16_t char32_t char8_t class const
+const_cast consteval constexpr constinit continue decltype default delete do double
+dynamic_cast else enum explicit export extern false float for friend goto if inline int long
+mutable namespace new noexcept not nullptr operator or private protected public register
+reinterpret_cast restrict return short signed sizeof static static_assert static_cast struct
+switch template this thread_local throw true try typedef typeid typename union unsigned using
+virtual void volatile wchar_t while""".split())
+
+
+def member_names(texts) -> tuple[str, ...]:
+    """The names the probe asks every class about: each identifier that ends a declaration
+    in a class body of ``texts`` (a superset of the members: a name that is no member of a
+    class costs nothing), and x/y/z/w (CUDA's vector types); () when there are too many."""
+    names = set(_VECTOR_MEMBERS)
+    for text in texts:
+        code = _code(text)
+        for head in _CLASS_HEAD.finditer(code):
+            body = code[head.end():_matching_brace(code, head.end())]
+            names.update(n for n in _DECLARED.findall(body)
+                         if n not in _KEYWORDS and not n.startswith("__"))
+            if len(names) > MAX_MEMBER_NAMES:
+                return ()
+    return tuple(sorted(names))
+
+
+def _matching_brace(text: str, start: int) -> int:
+    depth = 1
+    for k in range(start, len(text)):
+        depth += (text[k] == "{") - (text[k] == "}")
+        if depth == 0:
+            return k
+    return len(text)
+
+
+# ---------------------------------------------------------------------------
+# A compile the probes broke
 
 _PRAGMA = re.compile(r"#pragma nv_mangled_name (.*)$", re.M)
 

@@ -1,18 +1,19 @@
 """A raw kernel's parameters: their types as NVRTC compiled them, their names from the source.
 
 :func:`compiled_params` is what a RawKernel/RawModule launch is checked against
-(runtime/signature.py). Its types come from the compiler: the lowered name of the kernel's
-signature probe (toolchain/signatures.py), decoded by :mod:`.mangled`, so they are the
-types after ``#if``, ``-D``/``-U``, included headers, typedefs and templates. Each
-parameter says what its type means (:mod:`.c_types`): the NumPy dtype of a scalar or of a
-pointer's element, whether a pointer takes any array, the layout of a struct (the source's
-definition of the compiled type's name, used only where its size and alignment are the
-compiler's), the size of a pointer's element. Where the compiler's answer cannot be read,
-there is no signature, and nothing is checked but what the binary says (sizes).
+(runtime/signature.py). Everything it says of a type comes from the compiler: the lowered
+name of the kernel's signature probe (toolchain/signatures.py), decoded by :mod:`.mangled`,
+spells each parameter's type after ``#if``, ``-D``/``-U``, included headers, typedefs and
+templates, the size and alignment of what it points to, and a struct's members (type,
+offset, size). Each parameter says what its type means (:mod:`.c_types`): the NumPy dtype
+of a scalar or of a pointer's element, whether a pointer takes any array, a struct's
+layout, the size of a pointer's element. Where the compiler's answer cannot be read there
+is no signature, and nothing is checked but what the binary says (sizes); a struct whose
+members the probe could not all see is checked by size.
 
-The source text is read only for what the compiler does not say: the parameters' names,
-for messages (:func:`kernel_params`, which also gives exports their parameter lists), and
-the fields of a struct.
+The source text is read only for names: the parameters' (for messages; :func:`kernel_params`
+also gives exports their parameter lists) and the spelling the source gives a type, shown
+beside the compiled one (``size_t (unsigned long)``).
 """
 
 from __future__ import annotations
@@ -61,50 +62,86 @@ def compiled_params(source: str | None, name: str, lowered: str | None
         probe = mangled.decode_probe(lowered)
     except mangled.Undecodable:
         return None
-    text = _strip(source or "")
-    written = _written(text, name, len(probe.params))
-    types = c_types.source_types(text)
-    return tuple(_compiled(*written[i], t, probe.sizes[i], probe.aligns[i], types)
+    written = _written(_strip(source or ""), name, len(probe.params))
+    return tuple(_compiled(*written[i], t, probe.sizes[i], probe.aligns[i], probe.records[i])
                  for i, t in enumerate(probe.params))
 
 
 _BY_REFERENCE = ("pointer", "ref", "rref")
+#: what the source may write in a parameter that is not part of its type (a top-level
+#: qualifier of the function's type, CUDA's parameter attributes)
+_NOT_IN_THE_TYPE = re.compile(r"\b(?:__restrict__|__restrict|__grid_constant__)\b")
 
 
 def _compiled(name: str, spelled: str | None, t: mangled.CType, size: int, align: int,
-              types) -> Param:
+              record) -> Param:
     """One parameter from its compiled type (named as the source spells it, where that
-    differs: ``size_t (unsigned long)``); ``size``/``align``: the compiler's, of what it
-    points to (a pointer or reference) or of itself."""
+    differs: ``size_t (unsigned long)``); ``size``/``align``/``record``: the compiler's,
+    of what it points to (a pointer or reference) or of itself."""
     ctype, bare = mangled.spelling(t), mangled.unqualified(t)
-    if spelled is not None and spelled.replace(" ", "") != ctype.replace(" ", ""):
+    if spelled is not None:
+        spelled = " ".join(_NOT_IN_THE_TYPE.sub(" ", spelled).split())
+    if spelled and spelled.replace(" ", "") != ctype.replace(" ", ""):
         ctype = f"{spelled} ({ctype})"
     if bare.kind not in _BY_REFERENCE:
-        dtype, struct = _meaning(bare, size, align, types)
+        dtype, struct = _meaning(bare, size, align, record)
         return Param(name, ctype, False, dtype, struct=struct)
     target = mangled.unqualified(bare.inner)
     if target.kind not in ("builtin", "class"):  # a pointer to pointers, to a function
         return Param(name, ctype, True)
-    dtype, struct = _meaning(target, size, align, types)
+    dtype, struct = _meaning(target, size, align, record)
     known = dtype is not None or target.kind == "class"
     return Param(name, ctype, True, dtype, any_pointee=target.name in c_types.ANY_POINTEE,
                  struct=struct, elem_size=size if known and size else None)
 
 
-def _meaning(t: mangled.CType, size: int, align: int, types):
-    """(dtype name, struct layout) of a builtin or class type; the source's struct only
-    where the compiler lays it out the same (size and alignment)."""
+def _meaning(t: mangled.CType, size: int, align: int, record):
+    """(dtype name, struct layout) of a builtin or class type."""
     if t.kind == "builtin":
         return c_types.scalar_dtype(t.name), None
-    local = mangled.spelling(mangled.CType("class", t.name.split("::")[-1], args=t.args))
-    dtype = c_types.scalar_dtype(local)
+    dtype = c_types.class_dtype(mangled.spelling(t), size)
     if dtype is not None:
         return dtype, None
-    struct = types.structs.get(local) or (c_types.vector_struct(local) if "::" not in t.name
-                                          else None)
-    if struct is not None and size and (struct.size, struct.align) != (size, align):
-        struct = None  # another definition than the one compiled (an #if): not known
-    return None, struct
+    return None, _struct(mangled.spelling(t), size, align, record)
+
+
+def _struct(name: str, size: int, align: int, record) -> c_types.StructDef | None:
+    """The layout of a class from its members as compiled; None where the members the
+    probe saw do not make up the class (one it did not ask about, a bit-field, a union,
+    an enum member, an incomplete type): such a struct is checked by size only."""
+    if not record or not size:
+        return None
+    fields, pos = [], 0
+    for m in sorted(record, key=lambda m: m.offset):
+        field = _field(m)
+        if field is None or m.offset != pos + (-pos) % max(m.align, 1):
+            return None
+        fields.append(field)
+        pos = m.offset + m.size
+    if pos + (-pos) % max(align, 1) != size:
+        return None
+    return c_types.StructDef(name, tuple(fields), size, align)
+
+
+def _field(m: mangled.Member) -> c_types.Field | None:
+    """One member as a :class:`~.c_types.Field`; None where its type is not understood."""
+    element, count = mangled.unqualified(m.type), 1
+    while element.kind == "array" and element.name:
+        count *= int(element.name)
+        element = mangled.unqualified(element.inner)
+    if count == 0 or m.size % count:
+        return None
+    item = m.size // count
+    if element.kind == "pointer":
+        dtype, struct = "uint64", None
+    elif element.kind in ("builtin", "class"):
+        dtype, struct = _meaning(element, item, m.align, m.record)
+        if dtype is None and struct is None:
+            return None
+    else:
+        return None
+    return c_types.Field(m.name, mangled.spelling(m.type), dtype, struct, count, m.offset,
+                         m.size, m.align)
 
 
 # ---------------------------------------------------------------------------

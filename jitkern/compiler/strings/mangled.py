@@ -266,19 +266,38 @@ _TYPE_CODES = {
 
 
 @dataclasses.dataclass(frozen=True)
+class Member:
+    """A data member of a class, as the compiler laid it out: ``record`` is the member's
+    own members where its element type is a class (else None)."""
+
+    name: str
+    type: CType
+    offset: int
+    size: int
+    align: int
+    record: "tuple[Member, ...] | None"
+
+
+@dataclasses.dataclass(frozen=True)
 class Probe:
-    """What one signature probe says: the parameters' types, and per parameter the size and
+    """What one signature probe says: the parameters' types; per parameter the size and
     alignment of what it points to (a pointer, a reference) or of itself (a value), 0
-    where C++ has none (``void``, a function, a type only declared)."""
+    where C++ has none (``void``, a function, a type only declared); and where that is a
+    class, the members the probe asked about (``records``, else None)."""
 
     params: tuple
     sizes: tuple
     aligns: tuple
+    records: tuple
+
+
+#: the probe's tag for member NAME (toolchain/signatures.py)
+_NAME_TAG = "__jitkern_name_"
 
 
 def decode_probe(mangled: str) -> Probe:
     """The :class:`Probe` of the lowered name of ``probe<decltype(&kernel)>`` (a variable
-    template whose defaulted arguments are the sizes and the alignments)."""
+    template whose defaulted arguments are the sizes, the alignments and the records)."""
     r = _Reader(mangled)
     if not mangled.startswith("_Z"):
         raise Undecodable("not a mangled name")
@@ -287,20 +306,39 @@ def decode_probe(mangled: str) -> Probe:
     args = r.template_args()
     if r.pos != len(mangled):
         raise Undecodable(f"{len(mangled) - r.pos} characters left over")
-    if len(args) != 3 or args[0].kind != "pointer" or args[0].inner.kind != "function":
+    if len(args) != 4 or args[0].kind != "pointer" or args[0].inner.kind != "function":
         raise Undecodable("not a pointer to a function")
     params = args[0].inner.args
-    sizes, aligns = (_values(a) for a in args[1:])
-    if len(sizes) != len(params) or len(aligns) != len(params):
+    sizes, aligns = (tuple(int(a.name) for a in _pack(t)) for t in args[1:3])
+    records = tuple(_record(t) for t in _pack(args[3]))
+    if not len(sizes) == len(aligns) == len(records) == len(params):
         raise Undecodable("sizes that do not match the parameters")
-    return Probe(params, sizes, aligns)
+    return Probe(params, sizes, aligns, records)
 
 
-def _values(t: CType) -> tuple:
-    """The numbers of a ``values<N...>`` template-id."""
+def _pack(t: CType) -> tuple:
+    """The arguments of a ``values<N...>`` or ``types<T...>`` template-id."""
     if t.kind != "class" or len(t.args) != 1 or t.args[0].kind != "pack":
-        raise Undecodable("not a list of values")
-    return tuple(int(a.name) for a in t.args[0].args)
+        raise Undecodable("not a list")
+    return t.args[0].args
+
+
+def _record(t: CType):
+    """The members a ``types<member<name, M, offset, size, align, record>..., none>`` lists
+    (``void``: not a class: None)."""
+    if t.kind == "builtin" and t.name == "void":
+        return None
+    members = []
+    for m in _pack(t):
+        if m.kind == "class" and not m.args:
+            continue  # a name that is no data member of this class
+        tag, member, *numbers, record = m.args
+        if not tag.name.startswith(_NAME_TAG) or len(numbers) != 3:
+            raise Undecodable("not a member")
+        offset, size, align = (int(n.name) for n in numbers)
+        members.append(Member(tag.name[len(_NAME_TAG):], member, offset, size, align,
+                              _record(record)))
+    return tuple(members)
 
 
 # ---------------------------------------------------------------------------
