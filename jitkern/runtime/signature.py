@@ -68,6 +68,11 @@ def _describe(arg) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _describe_array(arg, have: numpy.dtype) -> str:
+    """An array argument, its dtype named once (a NumPy array's description has it)."""
+    return _describe(arg) if isinstance(arg, numpy.ndarray) else f"{_describe(arg)} of {have}"
+
+
 # ---------------------------------------------------------------------------
 # Scalars and structs by value
 
@@ -317,15 +322,14 @@ def check_pointer(arg, index: int, param) -> bool:
     if have is None:
         return False  # a device allocation: untyped memory
     if want is not None and have != want:
-        raise _fail(index, param, f"{param.ctype}, a pointer to {want}",
-                    f"{_describe(arg)} of {have}",
+        raise _fail(index, param, f"{param.ctype}, a pointer to {want}", _describe_array(arg, have),
                     f"pass an array of {want} (x.astype(numpy.{want.name})), or declare the "
                     "parameter void* to take any array")
     if want is None and have.fields is not None and param.struct is not None:
         _check_records(arg, index, param, have)
     elif want is None and have.itemsize != param.elem_size and not _fills(have, param.struct):
         raise _fail(index, param, f"{param.ctype}, a pointer to {param.elem_size}-byte "
-                    "elements", f"{_describe(arg)} of {have} ({have.itemsize} bytes)",
+                    "elements", f"{_describe_array(arg, have)} ({have.itemsize} bytes)",
                     "pass an array of a record dtype of that size, or of the struct's one "
                     "field type")
     return True

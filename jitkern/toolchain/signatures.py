@@ -53,7 +53,8 @@ template <class T> struct __jitkern_target<T&&> {{ typedef T type; }};
 template <class T> struct __jitkern_base {{ typedef T type; }};
 template <class T, unsigned long long N> struct __jitkern_base<T[N]> {{
   typedef typename __jitkern_base<T>::type type; }};
-template <class T> struct __jitkern_base<const T> {{ typedef typename __jitkern_base<T>::type type; }};
+template <class T> struct __jitkern_base<const T> {{
+  typedef typename __jitkern_base<T>::type type; }};
 template <class T> struct __jitkern_base<volatile T> {{
   typedef typename __jitkern_base<T>::type type; }};
 template <class T> struct __jitkern_base<const volatile T> {{
@@ -77,7 +78,8 @@ template <class N, class M, unsigned long long O, unsigned long long S, unsigned
           class R> struct __jitkern_member {{}};
 template <class N, class P, unsigned long long O, bool = __jitkern_data<P>::value>
 struct __jitkern_field {{ typedef __jitkern_none type; }};
-template <class N, class M, class C, unsigned long long O> struct __jitkern_field<N, M C::*, O, true> {{
+template <class N, class M, class C, unsigned long long O>
+struct __jitkern_field<N, M C::*, O, true> {{
   typedef __jitkern_member<N, M, O, sizeof(M), alignof(M),
       typename __jitkern_record<typename __jitkern_base<M>::type>::type> type; }};
 """
