@@ -154,7 +154,7 @@ class RawKernel(KernelPartial):
             return module._binary(arch, log_stream, device)
         return build(self._source, options=self.options, arch=arch,
                      program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend,
-                     signatures=True)
+                     signatures=self.check_args)
 
     def _new_function(self, arch) -> Function:
         binary = self._binary(arch, device=True)

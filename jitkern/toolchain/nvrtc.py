@@ -244,8 +244,8 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
 
     Cached in memory and on disk under the hash of everything that decides the
     binary. Raises :class:`jitkern.CompileError` with the compiler log.
-    ``signatures``: also read each kernel's parameter types as NVRTC compiled them
-    (``Binary.signatures``, toolchain/signatures.py; NVRTC only).
+    ``signatures``: also read each kernel's parameter types as the compiler compiled them
+    (``Binary.signatures``, toolchain/signatures.py).
     """
     if not isinstance(source, str):
         raise JitkernTypeError(f"source: expected str, got {type(source).__name__}")
@@ -255,7 +255,6 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
     opts = opts + _generated_code_options(source, opts)
     names = tuple(name_expressions or ())
     chosen = target_for(arch, fmt)
-    signatures = signatures and backend == "nvrtc"
     key = cache_key(source, opts, names, chosen, backend, tuple(extra_include_dirs), signatures)
 
     hit = cache.memory_get(key)
@@ -344,16 +343,21 @@ def _load_from_disk(key, source, opts, names) -> Binary | None:
 
 def _build(source, opts, names, target, program_name, backend, extra_includes, key,
            signatures: bool = False) -> Binary:
+    def compile_with(suffix, exprs):
+        if backend == "nvcc":
+            data, log = _build_nvcc(source, opts, target, program_name, extra_includes, suffix)
+            return data, log, {}, ()
+        return _build_nvrtc_jitify(source, opts, names + exprs, target, program_name,
+                                   extra_includes, suffix)
+
     probed = {}
-    if backend == "nvcc":
-        data, log = _build_nvcc(source, opts, target, program_name, extra_includes)
-        lowered, skipped = {}, ()
-    elif signatures:
-        data, log, lowered, skipped, probed = _build_probed(source, opts, names, target,
-                                                            program_name, extra_includes)
+    if signatures:
+        headers = [data.decode(errors="replace")
+                   for _path, data in includes.user_headers(source, opts, extra_includes)]
+        (data, log, lowered, skipped), probed = _probes.build_probed(
+            source, names, opts, headers, compile_with, backend == "nvcc")
     else:
-        data, log, lowered, skipped = _build_nvrtc_jitify(source, opts, names, target,
-                                                          program_name, extra_includes)
+        data, log, lowered, skipped = compile_with("", ())
     if is_relocatable(opts) and target.fmt == "cubin":
         data = _link_relocatable(data, f"{target.cc}{target.variant}")
     resources = parse_resources(log)
@@ -363,32 +367,6 @@ def _build(source, opts, names, target, program_name, backend, extra_includes, k
                   options=opts, name_expressions=names, lowered_names=lowered,
                   resources=resources, key=key, variant=target.variant,
                   skipped_includes=tuple(skipped), signatures=probed)
-
-
-def _build_probed(source, opts, names, target, program_name, extra_includes):
-    """_build_nvrtc_jitify with each kernel's signature probe (toolchain/signatures.py):
-    (data, log, lowered names, skipped includes, {kernel: its probe's lowered name}). A probe
-    NVRTC refuses (a kernel name the preprocessor removed, a macro) is left out and the
-    source compiled again; an error of the user's own is raised as without probes."""
-    probing = _probes.probes(source, names, opts)
-    if probing:
-        headers = [data.decode(errors="replace")
-                   for _path, data in includes.user_headers(source, opts, extra_includes)]
-        suffix = _probes.probe_source(_probes.member_names([source, *headers]))
-    while True:
-        exprs = tuple(e for e in probing.values() if e not in names)
-        suffix = suffix if probing else ""
-        try:
-            data, log, lowered, skipped = _build_nvrtc_jitify(
-                source, opts, names + exprs, target, program_name, extra_includes, suffix)
-        except CompileError as exc:
-            if not probing or not _probes.mentions_probes(exc.log or ""):
-                raise
-            bad = _probes.failed(exc.log or "", probing)
-            probing = {k: v for k, v in probing.items() if k not in bad} if bad else {}
-            continue
-        probed = {label: lowered[expr] for label, expr in probing.items()}
-        return data, log, {n: lowered[n] for n in names}, skipped, probed
 
 
 def _build_nvrtc_jitify(source, opts, names, target, program_name, extra_includes, suffix=""):
@@ -520,7 +498,7 @@ def _nvcc_version() -> str:
     return out.strip().splitlines()[-1] if out.strip() else "unknown"
 
 
-def _build_nvcc(source, opts, target, program_name, extra_includes):
+def _build_nvcc(source, opts, target, program_name, extra_includes, suffix=""):
     import subprocess
     import tempfile
 
@@ -535,7 +513,7 @@ def _build_nvcc(source, opts, target, program_name, extra_includes):
             src += ".cu"
         out = os.path.join(tmp, "out." + target.fmt)
         with open(src, "w") as f:
-            f.write(source)
+            f.write(source + suffix)
         kind = "-cubin" if target.fmt == "cubin" else "-ptx"
         family = "sm" if target.fmt == "cubin" else "compute"
         arch = f"-arch={family}_{target.cc}{target.variant}"

@@ -32,7 +32,11 @@ from __future__ import annotations
 
 import re
 
+from ..errors import CompileError
+
 TEMPLATE = "__jitkern_signature"
+#: the probe of kernel i is told apart by its label type (nvcc's symbols say no more)
+LABEL = "__jitkern_label_"
 PROBE_FILE = "jitkern-signatures"
 
 # The templates every probe uses. Its own file name (#line), so an error in it is never
@@ -46,6 +50,8 @@ PROBE_FILE = "jitkern-signatures"
 #   record<T>: for a complete class T, its members as fields (filled in by probe_source).
 _COMMON = """
 #line 1 "{file}"
+#pragma nv_diagnostic push
+#pragma nv_diag_suppress 1427
 template <class T> struct __jitkern_target {{ typedef T type; }};
 template <class T> struct __jitkern_target<T*> {{ typedef T type; }};
 template <class T> struct __jitkern_target<T&> {{ typedef T type; }};
@@ -112,10 +118,11 @@ template <class R, class... A> struct __jitkern_layout<R (*)(A...)> {{
   typedef __jitkern_types<typename __jitkern_record<
       typename __jitkern_base<typename __jitkern_target<A>::type>::type>::type...> records;
 }};
-template <class F, class S = typename __jitkern_layout<F>::sizes,
+template <class F, class L, class S = typename __jitkern_layout<F>::sizes,
           class A = typename __jitkern_layout<F>::aligns,
           class R = typename __jitkern_layout<F>::records>
 __device__ const char {TEMPLATE} = 0;
+#pragma nv_diagnostic pop
 """
 
 #: the members of CUDA's vector types (float3, ...), asked of every class
@@ -125,12 +132,15 @@ _VECTOR_MEMBERS = ("x", "y", "z", "w")
 MAX_MEMBER_NAMES = 400
 
 
-def probe_source(names) -> str:
-    """The text appended to the user's source: the templates, one record of ``names``."""
+def probe_source(names, labels: int) -> str:
+    """The text appended to the user's source: the templates, one record of ``names``,
+    ``labels`` label types (one per kernel probed)."""
     members = "".join(_MEMBER.format(n=n) for n in names)
     fields = "".join(f"#ifndef {n}\ntypename __jitkern_m_{n}<T>::type,\n#endif\n"
                      for n in names)
-    return _COMMON.format(file=PROBE_FILE) + members + _RECORD.format(fields=fields) + _SIGNATURE
+    tags = "".join(f"struct {LABEL}{i};\n" for i in range(labels))
+    return (_COMMON.format(file=PROBE_FILE) + members + _RECORD.format(fields=fields)
+            + _SIGNATURE + tags)
 
 
 _OLD_STD = re.compile(r"^--?std=c\+\+(98|03|0x|11)$")
@@ -146,19 +156,13 @@ _ATTRIBUTES = frozenset({"__launch_bounds__", "__cluster_dims__", "__maxnreg__",
 
 
 def probes(source: str, name_expressions: tuple, options: tuple) -> dict[str, str]:
-    """{kernel name or name expression: the name expression that probes its signature}."""
+    """{kernel name or name expression: the expression that probes its signature}."""
     if any(_OLD_STD.match(o) for o in options):
         return {}
-    labels = {name: qualified for name, qualified in kernel_names(source)}
-    out = {name: _probe(qualified) for name, qualified in labels.items()}
-    for expr in name_expressions:
-        if not expr.lstrip().startswith("&"):  # a variable's address: not a kernel
-            out[expr] = _probe(expr)
-    return out
-
-
-def _probe(name: str) -> str:
-    return f"&{TEMPLATE}<decltype(&{name})>"
+    named = dict(kernel_names(source))
+    named.update((e, e) for e in name_expressions if not e.lstrip().startswith("&"))
+    return {label: f"{TEMPLATE}<decltype(&{name}), {LABEL}{i}>"
+            for i, (label, name) in enumerate(named.items())}
 
 
 def _code(text: str) -> str:
@@ -261,15 +265,78 @@ def _matching_brace(text: str, start: int) -> int:
 
 
 # ---------------------------------------------------------------------------
-# A compile the probes broke
+# The compile with the probes
+
+
+def build_probed(source: str, names: tuple, options: tuple, headers, compile, nvcc: bool):
+    """``compile(suffix, name_expressions) -> (data, log, lowered, skipped)`` run with
+    the probes of ``source``'s kernels and of ``names`` (``headers``: the text of the
+    user's headers it may include): (compile's result for ``names``, {label: mangled
+    name of its probe}). NVRTC lowers each probe as a name expression; with nvcc, each is
+    instantiated explicitly and read back from the binary's symbols. A probe the
+    compiler refuses (a kernel the preprocessor removed, a name spelled by a macro) is
+    left out and the source compiled again; an error of the user's own is raised."""
+    probing = probes(source, names, options)
+    common = (probe_source(member_names([source, *headers]), len(probing)) if probing
+              else "")
+    while probing:
+        exprs = tuple(f"&{e}" for e in probing.values())
+        instances = "".join(f"template __device__ const char {e};\n" for e in probing.values())
+        try:
+            if nvcc:
+                out = compile(common + instances, ())
+                return out, _from_symbols(out[0], probing)
+            data, log, lowered, skipped = compile(common, exprs)
+        except CompileError as exc:
+            if not mentions_probes(exc.log or ""):
+                raise
+            first = common.count("\n") - 1 if nvcc else None  # after #line 1
+            bad = failed(exc.log or "", probing, first)
+            probing = {k: v for k, v in probing.items() if k not in bad} if bad else {}
+            continue
+        found = {label: lowered[f"&{e}"] for label, e in probing.items()}
+        return (data, log, {n: lowered[n] for n in names}, skipped), found
+    return compile("", ()), {}
+
+
+_SYMBOL = re.compile(rb"_Z\w*" + TEMPLATE.encode() + rb"I\w*")
+#: a label type in a mangled name: its length, then its name (the next name's length follows)
+_MANGLED_LABEL = re.compile(r"(\d+)" + LABEL)
+
+
+def _from_symbols(binary: bytes, probing: dict[str, str]) -> dict[str, str]:
+    """{label: mangled name} of the probe variables among ``binary``'s symbols (nvcc)."""
+    by_name = {}
+    for symbol in set(_SYMBOL.findall(binary)):
+        text = symbol.decode("ascii")
+        m = _MANGLED_LABEL.search(text)
+        if m is not None:
+            by_name[text[m.end(1):m.end(1) + int(m.group(1))]] = text
+    out = {}
+    for label, expr in probing.items():
+        tag = expr.rsplit(", ", 1)[1].rstrip(">")
+        if tag in by_name:
+            out[label] = by_name[tag]
+    return out
+
 
 _PRAGMA = re.compile(r"#pragma nv_mangled_name (.*)$", re.M)
+_PROBE_LINE = re.compile(re.escape(PROBE_FILE) + r'"?\((\d+)\)')
 
 
-def failed(log: str, probing: dict[str, str]) -> set[str]:
-    """The labels of ``probing`` whose probe the compile log shows an error in."""
+def failed(log: str, probing: dict[str, str], first_instance: int | None = None) -> set[str]:
+    """The labels of ``probing`` whose probe the compile log shows an error in: NVRTC
+    quotes a name expression; nvcc names the line of an explicit instantiation (the
+    first at line ``first_instance`` of the probe's text, one a line, in order)."""
     named = {m.group(1).strip() for m in _PRAGMA.finditer(log)}
-    return {label for label, expr in probing.items() if expr in named}
+    out = {label for label, expr in probing.items() if f"&{expr}" in named}
+    if first_instance is not None:
+        labels = list(probing)
+        for m in _PROBE_LINE.finditer(log):
+            k = int(m.group(1)) - first_instance
+            if 0 <= k < len(labels):
+                out.add(labels[k])
+    return out
 
 
 def mentions_probes(log: str) -> bool:

@@ -142,6 +142,13 @@ class _Reader:
             params = []
         return self.added(CType("function", inner=result, args=tuple(params)))
 
+    def member_pointer(self) -> CType:
+        """``M <class> <member type>``: a pointer to member (spelled ``int C::*``)."""
+        self.take("M")
+        owner = self.type()
+        return self.added(CType("member", owner.name if owner.kind == "class" else "",
+                                self.type()))
+
     def array(self) -> CType:
         self.take("A")
         bound = str(self.number()) if self.peek().isdigit() else ""
@@ -260,6 +267,7 @@ _TYPE_CODES = {
     "D": _Reader.d_type,
     "F": _Reader.function,
     "A": _Reader.array,
+    "M": _Reader.member_pointer,
     "N": _Reader.nested,
     "S": _Reader.substituted_type,
 }
@@ -302,15 +310,18 @@ def decode_probe(mangled: str) -> Probe:
     if not mangled.startswith("_Z"):
         raise Undecodable("not a mangled name")
     r.pos = 2
-    r.subs.append(CType("class", r.source_name()))  # an unscoped template name: a candidate
-    args = r.template_args()
+    if r.peek() == "N":  # in a namespace (nvcc's internal one, for a module's own variable)
+        args = r.nested().args
+    else:
+        r.subs.append(CType("class", r.source_name()))  # an unscoped template name
+        args = r.template_args()
     if r.pos != len(mangled):
         raise Undecodable(f"{len(mangled) - r.pos} characters left over")
-    if len(args) != 4 or args[0].kind != "pointer" or args[0].inner.kind != "function":
+    if len(args) != 5 or args[0].kind != "pointer" or args[0].inner.kind != "function":
         raise Undecodable("not a pointer to a function")
-    params = args[0].inner.args
-    sizes, aligns = (tuple(int(a.name) for a in _pack(t)) for t in args[1:3])
-    records = tuple(_record(t) for t in _pack(args[3]))
+    params = args[0].inner.args  # args[1]: the probe's label
+    sizes, aligns = (tuple(int(a.name) for a in _pack(t)) for t in args[2:4])
+    records = tuple(_record(t) for t in _pack(args[4]))
     if not len(sizes) == len(aligns) == len(records) == len(params):
         raise Undecodable("sizes that do not match the parameters")
     return Probe(params, sizes, aligns, records)
@@ -369,6 +380,8 @@ def spelling(t: CType) -> str:
         return f"{t.name} {spelling(t.inner)}"
     if kind == "function":
         return f"{spelling(t.inner)} ({', '.join(spelling(a) for a in t.args)})"
+    if kind == "member":
+        return f"{spelling(t.inner)} {t.name}::*"
     mark = {"pointer": "*", "ref": "&", "rref": "&&"}.get(kind)
     if mark is not None:
         if t.inner.kind == "function":
