@@ -107,9 +107,13 @@ _HINTS = {"i": "pass an int (int(x)): a float is not converted to an integer par
 
 
 def _python_scalar(arg, index: int, param, want: numpy.dtype, kernel: str):
-    kind, have = want.kind, _PY_KINDS[type(arg)]
-    if kind not in _PY_ACCEPTS[have]:
+    narrow = want.char not in STRUCT_CODES  # ml_dtypes' bfloat16 and float8 (kind 'V')
+    kind, have = "f" if narrow else want.kind, _PY_KINDS[type(arg)]
+    if kind not in _PY_ACCEPTS[have] or (narrow and have == "c"):
         raise _fail(index, param, f"{param.ctype} ({want})", _describe(arg), _HINTS.get(kind, ""))
+    if narrow:  # struct has no code for them: NumPy rounds, as for any float parameter
+        return (f"{want.itemsize}s", want.itemsize, want.itemsize, "{cv}({a})",
+                {"cv": lambda value, _dt=want: numpy.array(value, _dt).tobytes()})
     if kind in "iu":
         expr, env = _range_checked(index, param, want, kernel)
     elif kind == "c":

@@ -3,16 +3,22 @@ part 2): after #if/#ifdef, -D/-U options, included headers, typedefs, macros and
 No GPU: the kernels compile for the fake driver's device (sm_90) and the fake driver records
 the bytes each cuLaunchKernel would have received."""
 
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import jitkern
 from jitkern import KernelArgumentError
+from jitkern.compat.texture import TextureObject
 from jitkern.compiler.strings.c_params import kernel_params
 from jitkern.runtime import driver
 from jitkern.runtime.fakedriver import FakeDriver
-from jitkern.toolchain import cache
 
 
 @pytest.fixture
@@ -207,17 +213,49 @@ def test_kernels_in_a_namespace_and_behind_macros(fake, rng):
     assert len(fake.launches) == 3
 
 
-def test_the_signature_comes_from_the_disk_cache_with_the_binary(fake, rng):
-    src = PRECISION.replace("scale", "scale_cached")
-    jitkern.RawKernel(src, "scale_cached", options=("-DPRECISION=2",)).compile()
-    cache.clear_memory()
-    compiles = cache.stats["compiles"]
-    k = jitkern.RawKernel(src, "scale_cached", options=("-DPRECISION=2",))
+_REPEAT = """
+import sys, uuid
+import numpy as np
+import jitkern
+from jitkern.runtime import driver
+from jitkern.runtime.fakedriver import FakeDriver
+from jitkern.toolchain import cache
+sys.path.insert(0, sys.argv[2])
+from test_signature import PRECISION, Dev
+
+rng = np.random.default_rng(int(sys.argv[3]))
+with driver.use(FakeDriver()) as fake:
+    src = PRECISION + "// " + sys.argv[1]
+    k = jitkern.RawKernel(src, "scale", options=("-DPRECISION=2",))
     x = Dev(rng, np.float64)
     k((1,), (32,), (x, x, 1.0, 4))
-    assert cache.stats["compiles"] == compiles
-    assert k.kernel.params is not None and k.kernel.params[0].dtype == "float64"
-    assert "pointer to float64" in refused(k, (Dev(rng, np.float32), x, 1.0, 4))
+    try:
+        k((1,), (32,), (Dev(rng, np.float32), x, 1.0, 4))
+        refused = "no"
+    except jitkern.KernelArgumentError as exc:
+        refused = str(exc)
+    print(cache.identity()[1], cache.stats["compiles"], len(fake.launches), refused, sep="|")
+"""
+
+
+def test_a_repeat_build_in_a_fresh_process_compiles_nothing_and_still_checks(
+        tmp_path, rng, shared_identity):
+    env = dict(os.environ, JITKERN_CACHE_DIR=str(tmp_path / "cache"))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(jitkern.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    tag, here = uuid.uuid4().hex, os.path.dirname(os.path.abspath(__file__))
+    runs = [subprocess.run([sys.executable, "-c", _REPEAT, tag, here,
+                            str(rng.integers(2**32))],
+                           env=env, capture_output=True, text=True, timeout=600)
+            for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    first, second = (r.stdout.strip().split("|") for r in runs)
+    assert first[0] == second[0] == shared_identity[1], "jitkern's files changed meanwhile"
+    assert (first[1], second[1]) == ("1", "0")  # the second process compiled nothing
+    for out in (first, second):
+        assert out[2] == "1"  # the refused launch never reached the driver
+        assert out[3].startswith("scale: argument 0 (x): the kernel expects const TYPE* "
+                                 "(const double*), a pointer to float64"), out[3]
 
 
 def test_the_probe_adds_no_kernel(fake):
@@ -227,6 +265,99 @@ def test_the_probe_adds_no_kernel(fake):
     from jitkern.kernels.raw import available_kernels
 
     assert available_kernels(module._binary("sm_90")) == ["scale"]
+
+
+def test_a_cpp_kernel_and_several_kernels_of_one_module(fake, rng):
+    src = r"""
+    __global__ void cpp_kernel(const double* x, long long n) {}
+    extern "C" __global__ void first(const float* a, unsigned short b) {}
+    extern "C" { __global__ void second(const int* a, const signed char* b) {} }
+    """
+    module = jitkern.RawModule(code=src, name_expressions=("cpp_kernel",))
+    cpp, first, second = (module.get_function(n) for n in ("cpp_kernel", "first", "second"))
+    n = int(rng.integers(-(2**62), 2**62))
+    cpp((1,), (32,), (Dev(rng, np.float64), n))
+    assert fake.launches[-1].raw(1, 8) == np.int64(n).tobytes()
+    assert "argument 0 (x): the kernel expects const double*" in refused(
+        cpp, (Dev(rng, np.float32), n))
+    first((1,), (32,), (Dev(rng, np.float32), 65535))
+    assert fake.launches[-1].raw(1, 2) == np.uint16(65535).tobytes()
+    with pytest.raises(jitkern.JitkernOverflowError, match="unsigned short"):
+        first((1,), (32,), (Dev(rng, np.float32), 65536))
+    second((1,), (32,), (Dev(rng, np.int32), Dev(rng, np.int8)))
+    assert "const signed char*, a pointer to int8" in refused(
+        second, (Dev(rng, np.int32), Dev(rng, np.uint16)))
+    assert len(fake.launches) == 3
+
+
+def test_restrict_grid_constant_and_texture_handles(fake, rng):
+    src = r"""
+    struct Params { float scale; int count; };
+    extern "C" __global__ void k(const float* __restrict__ x, float* __restrict__ y,
+                                 const __grid_constant__ Params p, cudaTextureObject_t tex,
+                                 void* any, const char* bytes) {}
+    """
+    k = jitkern.RawKernel(src, "k")
+    params = np.dtype([("scale", "f4"), ("count", "i4")])
+    p = np.zeros((), params)[()]
+    p["scale"], p["count"] = rng.standard_normal(), rng.integers(1000)
+    tex, handle = TextureObject.__new__(TextureObject), int(rng.integers(1, 2**62))
+    tex._handle = handle
+    x = Dev(rng, np.float32)
+    anything = [Dev(rng, dtype) for dtype in (np.complex128, np.int16)]
+    try:
+        k((1,), (32,), (x, x, p, tex, *anything))
+        k((1,), (32,), (x, x, p, tex, *anything[::-1]))  # void*, char*: any array
+    finally:
+        tex._handle = None  # a handle no driver made: nothing to destroy
+    assert fake.launches[-1].raw(2, 8) == p.tobytes()
+    assert fake.launches[-1].words(6)[3:] == [handle, anything[1].ptr, anything[0].ptr]
+    message = refused(k, (x, Dev(rng, np.float64), p, 0, *anything))
+    assert "argument 1 (y): the kernel expects float*, a pointer to float32" in message
+    wrong = np.zeros((), np.dtype([("count", "i4"), ("scale", "f4")]))[()]
+    message = refused(k, (x, x, wrong, 0, *anything))
+    assert "argument 2 (p): the kernel expects struct const Params (Params)" in message, message
+
+
+def test_jitify_and_nvcc_builds_are_checked_as_compiled(fake, rng):
+    pytest.importorskip("cuda.bindings.nvrtc")
+    src = r"""
+    #include <type_traits>
+    #include <not_a_header_anywhere.h>
+    typedef std::conditional<(PRECISION > 1), double, float>::type real;
+    extern "C" __global__ void k(const real* x, real a) {}
+    """
+    with pytest.warns(UserWarning, match="not_a_header_anywhere.h"):
+        k = jitkern.RawKernel(src, "k", jitify=True, options=("-DPRECISION=2",))
+        k((1,), (32,), (Dev(rng, np.float64), 2.0))
+    assert fake.launches[-1].raw(1, 8) == np.float64(2.0).tobytes()
+    assert "const real* (const double*)" in refused(k, (Dev(rng, np.float32), 2.0))
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed")
+    nv = jitkern.RawKernel(PRECISION, "scale", backend="nvcc", options=("-DPRECISION=2",))
+    x = Dev(rng, np.float64)
+    nv((1,), (32,), (x, x, 0.5, 4))
+    assert fake.launches[-1].raw(2, 8) == np.float64(0.5).tobytes()
+    assert "const TYPE* (const double*)" in refused(nv, (Dev(rng, np.float32), x, 0.5, 4))
+
+
+def test_cupy_bfloat16_and_cuda_bfloat16(fake, rng):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    src = r"""
+    #include <cupy/bfloat16.cuh>
+    extern "C" __global__ void k(const bfloat16* x, __nv_bfloat16* y, bfloat16 a) {}
+    """
+    k = jitkern.RawKernel(src, "k")
+    bf16 = np.dtype(ml_dtypes.bfloat16)
+    a = float(rng.standard_normal())
+    x, y = jitkern.empty(4, bf16), jitkern.empty(4, bf16)  # (CUDA's array interface has no
+    k((1,), (32,), (x, y, a))                              # bfloat16: jitkern's arrays)
+    assert fake.launches[-1].raw(2, 2) == np.array(a, bf16).tobytes()
+    assert fake.launches[-1].words(2) == [x.data.ptr, y.data.ptr]
+    k((1,), (32,), (x, y, bf16.type(-a)))
+    assert fake.launches[-1].raw(2, 2) == np.array(-a, bf16).tobytes()
+    assert "argument 1 (y): the kernel expects __nv_bfloat16*, a pointer to bfloat16" in refused(
+        k, (x, jitkern.empty(4, np.float16), a))
 
 
 def test_an_old_standard_is_not_probed_and_not_checked(fake, rng):
