@@ -40,7 +40,9 @@ LABEL = "__jitkern_label_"
 PROBE_FILE = "jitkern-signatures"
 
 # The templates every probe uses. Its own file name (#line), so an error in it is never
-# shown as a line of the user's. What each says:
+# shown as a line of the user's. Every name it declares is reserved (__jk..., __jitkern_...):
+# the user's macros are live where it is appended (#define N 256, #define T float). What each
+# template says:
 #   target<T>: what a pointer or reference parameter points to (else T);
 #   base<T>:   the element type of an array member, without const/volatile;
 #   size<T>:   sizeof and alignof, 0 for an incomplete type (a struct only declared, void);
@@ -52,75 +54,83 @@ _COMMON = """
 #line 1 "{file}"
 #pragma nv_diagnostic push
 #pragma nv_diag_suppress 1427
-template <class T> struct __jitkern_target {{ typedef T type; }};
-template <class T> struct __jitkern_target<T*> {{ typedef T type; }};
-template <class T> struct __jitkern_target<T&> {{ typedef T type; }};
-template <class T> struct __jitkern_target<T&&> {{ typedef T type; }};
-template <class T> struct __jitkern_base {{ typedef T type; }};
-template <class T, unsigned long long N> struct __jitkern_base<T[N]> {{
-  typedef typename __jitkern_base<T>::type type; }};
-template <class T> struct __jitkern_base<const T> {{
-  typedef typename __jitkern_base<T>::type type; }};
-template <class T> struct __jitkern_base<volatile T> {{
-  typedef typename __jitkern_base<T>::type type; }};
-template <class T> struct __jitkern_base<const volatile T> {{
-  typedef typename __jitkern_base<T>::type type; }};
-template <class T, class = void> struct __jitkern_size {{
-  static const unsigned long long size = 0, align = 0; }};
-template <class T> struct __jitkern_size<T, decltype(void(sizeof(T)))> {{
-  static const unsigned long long size = sizeof(T), align = alignof(T); }};
-template <class T> struct __jitkern_const {{ static const bool value = false; }};
-template <class T> struct __jitkern_const<const T> {{ static const bool value = true; }};
-template <class P> struct __jitkern_data {{ static const bool value = false; }};
-template <class M, class C> struct __jitkern_data<M C::*> {{
-  static const bool value = __jitkern_const<const M>::value; }};
-template <bool B> struct __jitkern_if {{}};
-template <> struct __jitkern_if<true> {{ typedef void type; }};
+template <class __jkT> struct __jitkern_target {{ typedef __jkT __jktype; }};
+template <class __jkT> struct __jitkern_target<__jkT*> {{ typedef __jkT __jktype; }};
+template <class __jkT> struct __jitkern_target<__jkT&> {{ typedef __jkT __jktype; }};
+template <class __jkT> struct __jitkern_target<__jkT&&> {{ typedef __jkT __jktype; }};
+template <class __jkT> struct __jitkern_base {{ typedef __jkT __jktype; }};
+template <class __jkT, unsigned long long __jkN> struct __jitkern_base<__jkT[__jkN]> {{
+  typedef typename __jitkern_base<__jkT>::__jktype __jktype; }};
+template <class __jkT> struct __jitkern_base<const __jkT> {{
+  typedef typename __jitkern_base<__jkT>::__jktype __jktype; }};
+template <class __jkT> struct __jitkern_base<volatile __jkT> {{
+  typedef typename __jitkern_base<__jkT>::__jktype __jktype; }};
+template <class __jkT> struct __jitkern_base<const volatile __jkT> {{
+  typedef typename __jitkern_base<__jkT>::__jktype __jktype; }};
+template <class __jkT, class = void> struct __jitkern_size {{
+  static const unsigned long long __jksize = 0, __jkalign = 0; }};
+template <class __jkT> struct __jitkern_size<__jkT, decltype(void(sizeof(__jkT)))> {{
+  static const unsigned long long __jksize = sizeof(__jkT), __jkalign = alignof(__jkT); }};
+template <class __jkT> struct __jitkern_const {{ static const bool __jkvalue = false; }};
+template <class __jkT> struct __jitkern_const<const __jkT> {{
+  static const bool __jkvalue = true; }};
+template <class __jkP> struct __jitkern_data {{ static const bool __jkvalue = false; }};
+template <class __jkM, class __jkC> struct __jitkern_data<__jkM __jkC::*> {{
+  static const bool __jkvalue = __jitkern_const<const __jkM>::__jkvalue; }};
+template <bool __jkB> struct __jitkern_if {{}};
+template <> struct __jitkern_if<true> {{ typedef void __jktype; }};
 template <unsigned long long...> struct __jitkern_values {{}};
 template <class...> struct __jitkern_types {{}};
 struct __jitkern_none;
-template <class T, class = void> struct __jitkern_record {{ typedef void type; }};
-template <class N, class M, unsigned long long O, unsigned long long S, unsigned long long A,
-          class R> struct __jitkern_member {{}};
-template <class N, class P, unsigned long long O, bool = __jitkern_data<P>::value>
-struct __jitkern_field {{ typedef __jitkern_none type; }};
-template <class N, class M, class C, unsigned long long O>
-struct __jitkern_field<N, M C::*, O, true> {{
-  typedef __jitkern_member<N, M, O, sizeof(M), alignof(M),
-      typename __jitkern_record<typename __jitkern_base<M>::type>::type> type; }};
+template <class __jkT, class = void> struct __jitkern_record {{ typedef void __jktype; }};
+template <class __jkN, class __jkM, unsigned long long __jkO, unsigned long long __jkS,
+          unsigned long long __jkA, class __jkR> struct __jitkern_member {{}};
+template <class __jkN, class __jkP, unsigned long long __jkO,
+          bool = __jitkern_data<__jkP>::__jkvalue>
+struct __jitkern_field {{ typedef __jitkern_none __jktype; }};
+template <class __jkN, class __jkM, class __jkC, unsigned long long __jkO>
+struct __jitkern_field<__jkN, __jkM __jkC::*, __jkO, true> {{
+  typedef __jitkern_member<__jkN, __jkM, __jkO, sizeof(__jkM), alignof(__jkM),
+      typename __jitkern_record<typename __jitkern_base<__jkM>::__jktype>::__jktype>
+      __jktype; }};
 """
 
 # One member name: its tag type, its offset (asked only of a data member: offsetof of a
 # member function does not compile) and its field. Skipped where the name is a macro.
 _MEMBER = """#ifndef {n}
 struct __jitkern_name_{n};
-template <class T, bool = __jitkern_data<decltype(&T::{n})>::value> struct __jitkern_at_{n} {{
-  static const unsigned long long at = __builtin_offsetof(T, {n}); }};
-template <class T> struct __jitkern_at_{n}<T, false> {{ static const unsigned long long at = 0; }};
-template <class T, class = void> struct __jitkern_m_{n} {{ typedef __jitkern_none type; }};
-template <class T> struct __jitkern_m_{n}<T, decltype(void(&T::{n}))> {{
-  typedef typename __jitkern_field<__jitkern_name_{n}, decltype(&T::{n}),
-                                   __jitkern_at_{n}<T>::at>::type type; }};
+template <class __jkT, bool = __jitkern_data<decltype(&__jkT::{n})>::__jkvalue>
+struct __jitkern_at_{n} {{
+  static const unsigned long long __jkat = __builtin_offsetof(__jkT, {n}); }};
+template <class __jkT> struct __jitkern_at_{n}<__jkT, false> {{
+  static const unsigned long long __jkat = 0; }};
+template <class __jkT, class = void> struct __jitkern_m_{n} {{
+  typedef __jitkern_none __jktype; }};
+template <class __jkT> struct __jitkern_m_{n}<__jkT, decltype(void(&__jkT::{n}))> {{
+  typedef typename __jitkern_field<__jitkern_name_{n}, decltype(&__jkT::{n}),
+                                   __jitkern_at_{n}<__jkT>::__jkat>::__jktype __jktype; }};
 #endif
 """
 
-_RECORD = """template <class T>
-struct __jitkern_record<T, typename __jitkern_if<__is_class(T) && sizeof(T) != 0>::type> {{
+_RECORD = """template <class __jkT> struct __jitkern_record<
+    __jkT, typename __jitkern_if<__is_class(__jkT) && sizeof(__jkT) != 0>::__jktype> {{
   typedef __jitkern_types<
-{fields}__jitkern_none> type; }};
+{fields}__jitkern_none> __jktype; }};
 """
 
-_SIGNATURE = f"""template <class F> struct __jitkern_layout {{
-  typedef void sizes; typedef void aligns; typedef void records; }};
-template <class R, class... A> struct __jitkern_layout<R (*)(A...)> {{
-  typedef __jitkern_values<__jitkern_size<typename __jitkern_target<A>::type>::size...> sizes;
-  typedef __jitkern_values<__jitkern_size<typename __jitkern_target<A>::type>::align...> aligns;
-  typedef __jitkern_types<typename __jitkern_record<
-      typename __jitkern_base<typename __jitkern_target<A>::type>::type>::type...> records;
+_SIGNATURE = f"""template <class __jkF> struct __jitkern_layout {{
+  typedef void __jksizes; typedef void __jkaligns; typedef void __jkrecords; }};
+template <class __jkR, class... __jkA> struct __jitkern_layout<__jkR (*)(__jkA...)> {{
+  typedef __jitkern_values<
+      __jitkern_size<typename __jitkern_target<__jkA>::__jktype>::__jksize...> __jksizes;
+  typedef __jitkern_values<
+      __jitkern_size<typename __jitkern_target<__jkA>::__jktype>::__jkalign...> __jkaligns;
+  typedef __jitkern_types<typename __jitkern_record<typename __jitkern_base<
+      typename __jitkern_target<__jkA>::__jktype>::__jktype>::__jktype...> __jkrecords;
 }};
-template <class F, class L, class S = typename __jitkern_layout<F>::sizes,
-          class A = typename __jitkern_layout<F>::aligns,
-          class R = typename __jitkern_layout<F>::records>
+template <class __jkF, class __jkL, class __jkS = typename __jitkern_layout<__jkF>::__jksizes,
+          class __jkA = typename __jitkern_layout<__jkF>::__jkaligns,
+          class __jkR = typename __jitkern_layout<__jkF>::__jkrecords>
 __device__ const char {TEMPLATE} = 0;
 #pragma nv_diagnostic pop
 """
@@ -136,7 +146,7 @@ def probe_source(names, labels: int) -> str:
     """The text appended to the user's source: the templates, one record of ``names``,
     ``labels`` label types (one per kernel probed)."""
     members = "".join(_MEMBER.format(n=n) for n in names)
-    fields = "".join(f"#ifndef {n}\ntypename __jitkern_m_{n}<T>::type,\n#endif\n"
+    fields = "".join(f"#ifndef {n}\ntypename __jitkern_m_{n}<__jkT>::__jktype,\n#endif\n"
                      for n in names)
     tags = "".join(f"struct {LABEL}{i};\n" for i in range(labels))
     return (_COMMON.format(file=PROBE_FILE) + members + _RECORD.format(fields=fields)
@@ -236,7 +246,8 @@ dynamic_cast else enum explicit export extern false float for friend goto if inl
 mutable namespace new noexcept not nullptr operator or private protected public register
 reinterpret_cast restrict return short signed sizeof static static_assert static_cast struct
 switch template this thread_local throw true try typedef typeid typename union unsigned using
-virtual void volatile wchar_t while""".split())
+virtual void volatile wchar_t while xor bitand bitor compl and_eq or_eq xor_eq not_eq
+co_await co_yield co_return concept requires""".split())
 
 
 def member_names(texts) -> tuple[str, ...]:

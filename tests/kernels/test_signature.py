@@ -194,6 +194,28 @@ def test_template_kernels_are_checked_as_instantiated(fake, rng):
     assert message.startswith("tk<double, 2>: argument 0 (x): the kernel expects const double*")
 
 
+def test_common_macro_names_do_not_break_the_probe(fake, rng):
+    # the probe is appended after the user's code, where these macros are still defined
+    src = r"""
+    #define N 256
+    #define T float
+    #define type int
+    #define value 3
+    #define size 4
+    #define at(i) i
+    struct Item { T weight; int count; };
+    extern "C" __global__ void k(const T* x, Item item, type n) {}
+    """
+    k = jitkern.RawKernel(src, "k")
+    item = np.zeros((), np.dtype([("weight", "f4"), ("count", "i4")]))[()]
+    k((1,), (32,), (Dev(rng, np.float32), item, 7))
+    assert fake.launches[-1].raw(1, 8) == item.tobytes()
+    assert "const T* (const float*)" in refused(k, (Dev(rng, np.float64), item, 7))
+    swapped = np.zeros((), np.dtype([("count", "i4"), ("weight", "f4")]))[()]
+    assert "disagrees with the struct's field weight" in refused(
+        k, (Dev(rng, np.float32), swapped, 7))
+
+
 def test_kernels_in_a_namespace_and_behind_macros(fake, rng):
     src = r"""
     namespace lib {
