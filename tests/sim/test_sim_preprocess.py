@@ -165,3 +165,37 @@ def test_a_dataclass_with_a_float_for_an_integer_field_is_refused(launch, rng):
     with pytest.raises(KernelArgumentError, match=r"shift"):
         launch(k)((1,), (64,), (x, y, PairClass(1.0, 2.5, 0.0), n))
     assert np.isnan(launch.get(y)).all()
+
+
+class AffineTuple(typing.NamedTuple):
+    scale: float
+    shift: int
+
+
+def test_a_header_struct_and_template_kernels_as_compiled(launch, rng, tmp_path):
+    (tmp_path / "affine.h").write_text(
+        "#ifndef AFFINE_H\n#define AFFINE_H\n"
+        "struct Affine { double scale; int shift; };\n"
+        "#endif\n")
+    src = r"""
+    #include "affine.h"
+    template <typename T>
+    __global__ void apply(const T* x, T* y, Affine a, int n) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x;
+        if (i < n) y[i] = (T)(a.scale * x[i] + a.shift);
+    }
+    """
+    module = jitkern.RawModule(code=src, options=(f"-I{tmp_path}",),
+                               name_expressions=("apply<float>", "apply<double>"))
+    n = int(rng.integers(1, 300))
+    scale, shift = float(rng.standard_normal()), int(rng.integers(-50, 50))
+    affine = AffineTuple(scale, shift)
+    for ctype, dtype, rtol in (("float", np.float32, 1.2e-7), ("double", np.float64, 1e-15)):
+        x = rng.standard_normal(n).astype(dtype)
+        y = launch.poisoned(n, dtype)
+        k = module.get_function(f"apply<{ctype}>")
+        launch(k)(((n + 63) // 64,), (64,), (launch.to_device(x), y, affine, n))
+        want = (scale * x.astype(np.float64) + shift).astype(dtype)
+        np.testing.assert_allclose(launch.get(y), want, rtol=rtol)
+    with pytest.raises(KernelArgumentError, match=r"apply<double>: argument 1 \(y\)"):
+        launch(k)((1,), (64,), (launch.to_device(x), launch.zeros(n, np.float32), affine, n))
