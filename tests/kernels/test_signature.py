@@ -19,25 +19,13 @@ from jitkern.compat.texture import TextureObject
 from jitkern.compiler.strings.c_params import kernel_params
 from jitkern.runtime import driver
 from jitkern.runtime.fakedriver import FakeDriver
+from test_raw_checked_args import Dev  # a device array stand-in at a random address
 
 
 @pytest.fixture
 def fake():
     with driver.use(FakeDriver()) as d:
         yield d
-
-
-class Dev:
-    """A device array stand-in at a random address (the fake driver runs no kernel)."""
-
-    def __init__(self, rng, dtype, n: int = 4):
-        self.ptr = int(rng.integers(1, 1 << 40)) * 256
-        self.typestr, self.n = np.dtype(dtype).str, n
-
-    @property
-    def __cuda_array_interface__(self):
-        return {"data": (self.ptr, False), "shape": (self.n,), "typestr": self.typestr,
-                "version": 3}
 
 
 # CuPy's idiom: the precision is an option, the type a macro.
