@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -25,11 +26,11 @@ from ..errors import (
     CompileError,
     CUDAError,
     FunctionNotFoundError,
+    JitkernError,
     JitkernFileNotFoundError,
     JitkernNotImplementedError,
     JitkernRuntimeError,
     JitkernTypeError,
-    JitkernError,
     JitkernValueError,
     LaunchError,
 )
@@ -167,18 +168,17 @@ class RawKernel(KernelPartial):
     @property
     def _params(self):
         """The signature launches are checked against: the loaded function's, else (the
-        simulator, no device) as compiled for sm_90, once; None where it cannot be known."""
-        if self._last is not None:
-            return self._last.params
+        simulator, no device) as compiled for sm_90; None where it cannot be known."""
+        return self._last.params if self._last is not None else self._no_device_params
+
+    @functools.cached_property
+    def _no_device_params(self):
         if not self.check_args or self._source is None:
             return None
-        if "_no_device_params" not in self.__dict__:
-            try:
-                params = _compiled_params(self, self._binary(_NO_DEVICE_ARCH))
-            except JitkernError:  # no NVRTC, or code only the simulator runs: not checked
-                params = None
-            self.__dict__["_no_device_params"] = params
-        return self.__dict__["_no_device_params"]
+        try:
+            return _compiled_params(self, self._binary(_NO_DEVICE_ARCH))
+        except JitkernError:  # no NVRTC, or code only the simulator runs: not checked
+            return None
 
     def _function(self) -> Function:
         return self._functions.current()
