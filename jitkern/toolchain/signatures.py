@@ -1,25 +1,29 @@
-"""Asking NVRTC, in the compile that builds a raw kernel, for the kernel's parameter types.
+"""Asking the compiler, in the compile that builds a raw kernel, for the kernel's parameter types.
 
 A raw kernel's launch is checked against its C signature (runtime/signature.py). Only the
 compiler knows that signature for sure: after ``#if``/``#ifdef``, ``-D``/``-U``, included
 headers, typedefs and templates. So the compile of a RawKernel/RawModule appends a few
-templates (:func:`probe_source`) and adds, for each kernel it can name, the name
-expression ``&__jitkern_signature<decltype(&kernel)>``: a variable template (one byte of
-``__device__`` data, no kernel, no code). NVRTC lowers (mangles) that name, and the mangled
+templates (:func:`probe_source`) and instantiates, for each kernel it can name, the
+variable template ``__jitkern_signature<decltype(&kernel), label>`` (one byte of
+``__device__`` data, no kernel, no code). The compiler mangles its name, and the mangled
 name spells, as the compiler sees them (compiler/strings/mangled.py decodes it):
 
 - the kernel's function type: each parameter's type;
 - the size and alignment of what each parameter points to (or of the parameter);
-- for each parameter that is (or points to) a class, its data members: type, offset,
-  size and alignment, and the same for a member that is itself a class.
+- for each parameter that is (or points to) an aggregate class, its data members: type,
+  offset, size and alignment, and the same for a member that is itself such a class.
+
+NVRTC hands the mangled names back for name expressions; with ``backend="nvcc"`` the
+probes are instantiated explicitly and their names read from the binary's symbols
+(:func:`build_probed`).
 
 C++ cannot list a class's members, so the probe asks by name: every identifier that ends
 a declaration in a ``struct``/``class``/``union`` body of the source or of a header from the
-user's folders (:func:`member_names`) is tried on each class (``&T::name``, in a SFINAE
-context: a name that is no data member of ``T`` answers "none"). A member the probe did not
-ask about leaves a gap in the class, and such a class is then checked by size only (the
-reader, compiler/strings/c_params.py, says so). Only names come from the text; every type,
-offset and size comes from the compiler.
+user's folders (:func:`member_names`) is tried on each class (``offsetof(T, name)`` in a
+SFINAE context: a name that is no public non-static data member of ``T`` answers "none").
+A member the probe did not ask about leaves a gap in the class, and such a class is then
+checked by size only (compiler/strings/c_params.py). Only names come from the text; every
+type, offset and size comes from the compiler.
 
 Which kernels: every non-template ``__global__`` function the source text defines (with its
 enclosing namespaces), and every name expression. A name the preprocessor removed (a
@@ -46,10 +50,12 @@ PROBE_FILE = "jitkern-signatures"
 #   target<T>: what a pointer or reference parameter points to (else T);
 #   base<T>:   the element type of an array member, without const/volatile;
 #   size<T>:   sizeof and alignof, 0 for an incomplete type (a struct only declared, void);
-#   data<P>:   whether a pointer to member P points to a data member (a member function's
-#              type ignores const: const M is M);
-#   field<N, P, O>: member N (a __jitkern_name_N tag) of type P at offset O, or none;
-#   record<T>: for a complete class T, its members as fields (filled in by probe_source).
+#   m<Tag, T>: member Tag (__jitkern_name_NAME) of class T: its field, or none (one
+#              specialisation per name, below);
+#   field<Tag, M, O>: a member of type M at offset O, its size and alignment, and, for a
+#              class (or an array of them), its own record;
+#   record<T>: for an aggregate class T, its members as fields (filled in by probe_source):
+#              a class with constructors (complex, __half, CuPy's float16) is a number here.
 _COMMON = """
 #line 1 "{file}"
 #pragma nv_diagnostic push
@@ -71,51 +77,40 @@ template <class __jkT, class = void> struct __jitkern_size {{
   static const unsigned long long __jksize = 0, __jkalign = 0; }};
 template <class __jkT> struct __jitkern_size<__jkT, decltype(void(sizeof(__jkT)))> {{
   static const unsigned long long __jksize = sizeof(__jkT), __jkalign = alignof(__jkT); }};
-template <class __jkT> struct __jitkern_const {{ static const bool __jkvalue = false; }};
-template <class __jkT> struct __jitkern_const<const __jkT> {{
-  static const bool __jkvalue = true; }};
-template <class __jkP> struct __jitkern_data {{ static const bool __jkvalue = false; }};
-template <class __jkM, class __jkC> struct __jitkern_data<__jkM __jkC::*> {{
-  static const bool __jkvalue = __jitkern_const<const __jkM>::__jkvalue; }};
-template <bool __jkB> struct __jitkern_if {{}};
-template <> struct __jitkern_if<true> {{ typedef void __jktype; }};
 template <unsigned long long...> struct __jitkern_values {{}};
 template <class...> struct __jitkern_types {{}};
 struct __jitkern_none;
 template <class __jkT, class = void> struct __jitkern_record {{ typedef void __jktype; }};
 template <class __jkN, class __jkM, unsigned long long __jkO, unsigned long long __jkS,
           unsigned long long __jkA, class __jkR> struct __jitkern_member {{}};
-template <class __jkN, class __jkP, unsigned long long __jkO,
-          bool = __jitkern_data<__jkP>::__jkvalue>
-struct __jitkern_field {{ typedef __jitkern_none __jktype; }};
-template <class __jkN, class __jkM, class __jkC, unsigned long long __jkO>
-struct __jitkern_field<__jkN, __jkM __jkC::*, __jkO, true> {{
-  typedef __jitkern_member<__jkN, __jkM, __jkO, sizeof(__jkM), alignof(__jkM),
+template <class __jkTag, class __jkT, class = void> struct __jitkern_m {{
+  typedef __jitkern_none __jktype; }};
+template <class __jkTag, class __jkM, unsigned long long __jkO> struct __jitkern_field {{
+  typedef __jitkern_member<__jkTag, __jkM, __jkO, sizeof(__jkM), alignof(__jkM),
       typename __jitkern_record<typename __jitkern_base<__jkM>::__jktype>::__jktype>
       __jktype; }};
 """
 
-# One member name: its tag type, its offset (asked only of a data member: offsetof of a
-# member function does not compile) and its field. Skipped where the name is a macro.
+# One member name: its tag type, and the specialisation that answers for a class whose
+# non-static data member it is (offsetof compiles: not for a member function, a static or
+# private member, a bit-field). Skipped where the name is a macro.
 _MEMBER = """#ifndef {n}
 struct __jitkern_name_{n};
-template <class __jkT, bool = __jitkern_data<decltype(&__jkT::{n})>::__jkvalue>
-struct __jitkern_at_{n} {{
-  static const unsigned long long __jkat = __builtin_offsetof(__jkT, {n}); }};
-template <class __jkT> struct __jitkern_at_{n}<__jkT, false> {{
-  static const unsigned long long __jkat = 0; }};
-template <class __jkT, class = void> struct __jitkern_m_{n} {{
-  typedef __jitkern_none __jktype; }};
-template <class __jkT> struct __jitkern_m_{n}<__jkT, decltype(void(&__jkT::{n}))> {{
-  typedef typename __jitkern_field<__jitkern_name_{n}, decltype(&__jkT::{n}),
-                                   __jitkern_at_{n}<__jkT>::__jkat>::__jktype __jktype; }};
+template <class __jkT> struct __jitkern_m<__jitkern_name_{n}, __jkT,
+                                          decltype(void(__builtin_offsetof(__jkT, {n})))> {{
+  typedef typename __jitkern_field<__jitkern_name_{n},
+      decltype(static_cast<__jkT*>(nullptr)->{n}), __builtin_offsetof(__jkT, {n})>::__jktype
+      __jktype; }};
 #endif
 """
 
-_RECORD = """template <class __jkT> struct __jitkern_record<
-    __jkT, typename __jitkern_if<__is_class(__jkT) && sizeof(__jkT) != 0>::__jktype> {{
+_RECORD = """template <class __jkT, bool = __is_class(__jkT) && __is_aggregate(__jkT)>
+struct __jitkern_fields {{ typedef void __jktype; }};
+template <class __jkT> struct __jitkern_fields<__jkT, true> {{
   typedef __jitkern_types<
 {fields}__jitkern_none> __jktype; }};
+template <class __jkT> struct __jitkern_record<__jkT, decltype(void(sizeof(__jkT)))>
+    : __jitkern_fields<__jkT> {{}};
 """
 
 _SIGNATURE = f"""template <class __jkF> struct __jitkern_layout {{
@@ -137,17 +132,18 @@ __device__ const char {TEMPLATE} = 0;
 
 #: the members of CUDA's vector types (float3, ...), asked of every class
 _VECTOR_MEMBERS = ("x", "y", "z", "w")
-#: more names than this in the source's classes: members are not asked about (the probe
-#: would cost more to compile than the kernel); classes are then checked by size
-MAX_MEMBER_NAMES = 400
+#: more names than this in the source's classes: only x/y/z/w are asked about, and the
+#: source's structs are checked by size (each name costs about 0.05 ms of compile time,
+#: more with each struct parameter)
+MAX_MEMBER_NAMES = 128
 
 
 def probe_source(names, labels: int) -> str:
     """The text appended to the user's source: the templates, one record of ``names``,
     ``labels`` label types (one per kernel probed)."""
     members = "".join(_MEMBER.format(n=n) for n in names)
-    fields = "".join(f"#ifndef {n}\ntypename __jitkern_m_{n}<__jkT>::__jktype,\n#endif\n"
-                     for n in names)
+    fields = "".join(f"#ifndef {n}\ntypename __jitkern_m<__jitkern_name_{n}, __jkT>::__jktype,"
+                     "\n#endif\n" for n in names)
     tags = "".join(f"struct {LABEL}{i};\n" for i in range(labels))
     return (_COMMON.format(file=PROBE_FILE) + members + _RECORD.format(fields=fields)
             + _SIGNATURE + tags)
@@ -253,7 +249,8 @@ co_await co_yield co_return concept requires""".split())
 def member_names(texts) -> tuple[str, ...]:
     """The names the probe asks every class about: each identifier that ends a declaration
     in a class body of ``texts`` (a superset of the members: a name that is no member of a
-    class costs nothing), and x/y/z/w (CUDA's vector types); () when there are too many."""
+    class answers none), and x/y/z/w (CUDA's vector types); only those where there are
+    more than :data:`MAX_MEMBER_NAMES`."""
     names = set(_VECTOR_MEMBERS)
     for text in texts:
         code = _code(text)
@@ -262,7 +259,7 @@ def member_names(texts) -> tuple[str, ...]:
             names.update(n for n in _DECLARED.findall(body)
                          if n not in _KEYWORDS and not n.startswith("__"))
             if len(names) > MAX_MEMBER_NAMES:
-                return ()
+                return _VECTOR_MEMBERS
     return tuple(sorted(names))
 
 

@@ -146,6 +146,35 @@ def test_types_and_structs_from_an_included_header(fake, rng, tmp_path):
     assert "disagrees with the struct's field" in refused(k, (x, swapped, ps))
 
 
+def test_structs_the_compiler_cannot_describe_are_checked_by_size(fake, rng):
+    src = r"""
+    struct Opaque;                                         // only declared
+    struct Methods { float a; __device__ float twice() const { return 2 * a; }
+                     static const int limit = 4; double b; };
+    struct Hidden { float a; private: float b; };           // not an aggregate
+    struct Bits { int a; unsigned flags : 3; };
+    struct Shaped { int tag; union { float f; int i; }; };
+    extern "C" __global__ void k(Opaque* o, const float* x, Methods m, Hidden h, Bits b,
+                                 Shaped s) {}
+    """
+    k = jitkern.RawKernel(src, "k")
+    methods = np.zeros((), np.dtype([("a", "f4"), ("b", "f8")], align=True))[()]
+    methods["a"], methods["b"] = rng.standard_normal(2)
+    eight = [np.zeros((), np.dtype([(c, "i4") for c in "uv"]))[()] for _ in range(3)]
+    x = Dev(rng, np.float32)
+    for opaque in (Dev(rng, np.int8), Dev(rng, np.complex128)):  # any array for Opaque*
+        k((1,), (32,), (opaque, x, methods, *eight))
+    assert fake.launches[-1].raw(2, 16) == methods.tobytes()
+    # the other parameters are still checked, each as far as the compiler describes it
+    assert "argument 1 (x): the kernel expects const float*" in refused(
+        k, (x, Dev(rng, np.float64), methods, *eight))
+    swapped = np.zeros((), np.dtype([("b", "f8"), ("a", "f4")], align=True))[()]
+    assert "argument 2 (m)" in refused(k, (x, x, swapped, *eight))
+    assert "argument 3 (h): the kernel expects Hidden (8 bytes" in refused(
+        k, (x, x, methods, np.zeros((), np.dtype("f4,f4,f4"))[()], *eight[1:]))
+    assert len(fake.launches) == 2
+
+
 def test_a_struct_defined_under_if_is_the_compiled_one(fake, rng):
     src = r"""
     #ifdef WIDE
