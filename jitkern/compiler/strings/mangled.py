@@ -1,18 +1,18 @@
-"""C++ types read back from a name NVRTC mangled (the Itanium C++ ABI's grammar).
+"""C++ types read back from a name the compiler mangled (the Itanium C++ ABI's grammar).
 
-A raw kernel's parameter types are what NVRTC compiled, after the preprocessor, typedefs
-and templates: the compile instantiates ``__jitkern_signature<decltype(&kernel)>``
-(toolchain/signatures.py) and NVRTC lowers that name. This module decodes the part of the
-grammar such a name uses: builtin types, pointers, references, const/volatile/restrict,
-named classes in namespaces, template-ids (``complex<float>``, ``V<float, 4>``) with
-literal and pack arguments, function types, arrays and substitutions (``S_``, ``S0_``,
-``St``). What it does not know raises :class:`Undecodable`, and the caller then checks
-nothing of that kernel (a type that cannot be known is accepted).
+A raw kernel's parameter types are what the compiler compiled, after the preprocessor,
+typedefs and templates: the compile instantiates ``__jitkern_signature<decltype(&kernel),
+label>`` (toolchain/signatures.py) and the compiler mangles its name. This module decodes
+the part of the grammar such a name uses: builtin types, pointers, references,
+const/volatile/restrict, pointers to members, named classes in namespaces, template-ids
+(``complex<float>``, ``V<float, 4>``) with literal and pack arguments, function types,
+arrays and substitutions (``S_``, ``S0_``, ``St``). What it does not know raises
+:class:`Undecodable`, and the caller then checks nothing of that kernel (a type that cannot
+be known is accepted).
 
-Why not a demangler library: a demangler gives back C++ text, which would then have to be
-parsed again to learn the types; the maintained one (``__cxa_demangle`` through cxxfilt)
-needs the system's libstdc++ at run time, and the pure-Python one is unmaintained. The
-types a kernel takes are a small part of the grammar, decoded here straight into values.
+Why not a demangler: it gives back C++ text, which would have to be parsed again to learn
+the types (the hand-written parse this replaces). The types a kernel takes are a small part
+of the grammar, decoded here straight into values.
 """
 
 from __future__ import annotations
@@ -304,8 +304,9 @@ _NAME_TAG = "__jitkern_name_"
 
 
 def decode_probe(mangled: str) -> Probe:
-    """The :class:`Probe` of the lowered name of ``probe<decltype(&kernel)>`` (a variable
-    template whose defaulted arguments are the sizes, the alignments and the records)."""
+    """The :class:`Probe` of the mangled name of ``probe<decltype(&kernel), label>`` (a
+    variable template whose defaulted arguments are the sizes, the alignments and the
+    records), at namespace scope (NVRTC) or in nvcc's internal namespace."""
     r = _Reader(mangled)
     if not mangled.startswith("_Z"):
         raise Undecodable("not a mangled name")
