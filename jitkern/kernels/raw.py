@@ -77,8 +77,8 @@ _NO_DEVICE_ARCH = "sm_90"
 
 def _compiled_params(kernel, binary):
     """The parameters a launch is checked against: the kernel's (or name expression's)
-    signature as NVRTC compiled it into ``binary`` (compiler/strings/c_params); None when
-    ``check_args`` is off or the compiler did not say (sizes from the CUBIN only)."""
+    signature as the compiler compiled it into ``binary`` (compiler/strings/c_params);
+    None when ``check_args`` is off or the compiler did not say (sizes from the CUBIN)."""
     if not kernel.check_args or kernel._source is None:
         return None
     return _signature.compiled_params(kernel._source, kernel.name,
