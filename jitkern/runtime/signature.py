@@ -6,7 +6,8 @@ says (``compiler/strings/c_params``: objects with ``name``, ``ctype``, ``pointer
 ``dtype``, ``any_pointee``, ``struct``, ``elem_size``):
 
 - a scalar: the kind (bool, integer, float, complex) and width of a NumPy scalar must be
-  the parameter's (signed and unsigned integers of one width are interchangeable); a
+  the parameter's (signed and unsigned integers of one width are interchangeable; a NumPy
+  integer of another width converts to an integer parameter, range-checked like an int); a
   Python ``int`` converts to any integer or floating parameter, range-checked on each call
   by an inline comparison (:class:`~jitkern.JitkernOverflowError` when it does not fit); a
   Python ``float`` converts to a floating parameter only;
@@ -96,7 +97,7 @@ def value_slot(arg, index: int, param, size: int | None, kernel: str = "the kern
     if cls in _PY_KINDS:
         return _python_scalar(arg, index, param, want, kernel)
     if isinstance(arg, numpy.generic):
-        return _numpy_scalar(arg, index, param, want)
+        return _numpy_scalar(arg, index, param, want, kernel)
     return None
 
 
@@ -137,8 +138,14 @@ def _range_checked(index: int, param, want: numpy.dtype, kernel: str):
             {"ovf": out_of_range})
 
 
-def _numpy_scalar(arg, index: int, param, want: numpy.dtype):
+def _numpy_scalar(arg, index: int, param, want: numpy.dtype, kernel: str):
     have = arg.dtype
+    if have.kind in "iu" and want.kind in "iu" and have.itemsize != want.itemsize:
+        # CuPy packs a NumPy integer as its own bytes, so real library code passes an int64
+        # (numpy.ravel_multi_index's) to an int parameter: converted, range-checked as a
+        # Python int is (CuPy would read the low bytes, or past them for a narrower one)
+        expr, env = _range_checked(index, param, want, kernel)
+        return STRUCT_CODES[want.char], want.itemsize, want.itemsize, expr, env
     same_kind = have.kind == want.kind or {have.kind, want.kind} == {"i", "u"}
     if not same_kind or have.itemsize != want.itemsize:
         raise _fail(index, param, f"{param.ctype} ({want})", _describe(arg),
