@@ -3,6 +3,7 @@
     PYTHONPATH=. python3 benchmarks/probe_first_call.py           # GPU: jitkern, CuPy, cupyx.jit
     PYTHONPATH=. python3 benchmarks/probe_first_call.py --cpu     # no GPU: a driver stand-in
     PYTHONPATH=. python3 benchmarks/probe_first_call.py --kinds raw,jit --profile raw
+    PYTHONPATH=. python3 benchmarks/probe_first_call.py --cpu --clock cpu --baseline ../old
 
 Each kind (RawKernel, RawModule, ElementwiseKernel, ReductionKernel, @rawkernel, fuse) runs
 one small program in fresh Python processes: import, copy random inputs to the device, build
@@ -59,8 +60,8 @@ PHASES = ("interpreter", "import", "driver", "first array", "kernel", "launch", 
 # The child: one program per kind, written to a file (the JIT reads its kernel's source).
 CHILD = r'''
 import time
-_clock = lambda: time.clock_gettime(time.CLOCK_MONOTONIC)
-MARKS = [("interpreter", _clock())]
+_clock = lambda: (time.clock_gettime(time.CLOCK_MONOTONIC), time.process_time())
+MARKS = [("interpreter", *_clock())]
 import json, os, sys
 LIB, KIND, CPU = os.environ["PROBE_LIB"], os.environ["PROBE_KIND"], os.environ["PROBE_CPU"] == "1"
 PROFILE = os.environ.get("PROBE_PROFILE") == "1"
@@ -71,7 +72,7 @@ if PROFILE:
 
 
 def mark(name):
-    MARKS.append((name, _clock()))
+    MARKS.append((name, *_clock()))
 
 
 import numpy as np
@@ -184,12 +185,27 @@ def _child_env(opts, folder: str) -> dict:
     return env
 
 
+def contenders(kind: str, opts, env: dict, folder: str) -> dict:
+    """label -> (library the child imports, its environment), in the order they run."""
+    out = {"jitkern": ("jitkern", env)}
+    if opts.baseline:
+        root = os.path.abspath(opts.baseline)
+        path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)
+        out["jitkern (baseline)"] = ("jitkern", dict(
+            env, PYTHONPATH=path, JITKERN_CACHE_DIR=os.path.join(folder, "baseline")))
+    if not opts.cpu and importlib.util.find_spec("cupy") is not None:
+        out[KINDS[kind][1]] = ("cupy", env)
+    return out
+
+
 def _clock() -> float:
     return time.clock_gettime(time.CLOCK_MONOTONIC)  # the children's clock (system-wide)
 
 
-def run_child(script: str, env: dict, lib: str, kind: str, cpu: bool, extra=()) -> dict:
-    """One fresh process; {phase: ms} and 'total' (spawn to the checked result)."""
+def run_child(script: str, env: dict, lib: str, kind: str, cpu: bool, extra=(),
+              clock: str = "wall") -> dict:
+    """One fresh process; {phase: ms} and 'total' (spawn to the checked result; with
+    ``clock='cpu'``, the child's CPU time, from its start, instead)."""
     child_env = dict(env, PROBE_LIB=lib, PROBE_KIND=kind, PROBE_CPU="1" if cpu else "0")
     spawned = _clock()
     proc = subprocess.run([sys.executable, *extra, script], env=child_env, capture_output=True,
@@ -199,30 +215,27 @@ def run_child(script: str, env: dict, lib: str, kind: str, cpu: bool, extra=()) 
         raise SystemExit(f"{lib} {kind}: the child failed (status {proc.returncode}):\n"
                          f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
     marks = json.loads(line[len("PROBE "):])
-    phases, last = {}, spawned
-    for name, at in marks:
-        phases[name] = 1e3 * (at - last)
-        last = at
-    phases["total"] = 1e3 * (marks[-1][1] - spawned)
+    column, start = (1, spawned) if clock == "wall" else (2, 0.0)
+    phases, last = {}, start
+    for mark in marks:
+        phases[mark[0]] = 1e3 * (mark[column] - last)
+        last = mark[column]
+    phases["total"] = 1e3 * (last - start)
     return {"phases": phases, "stdout": proc.stdout, "stderr": proc.stderr}
 
 
-def libraries(kind: str, cpu: bool) -> list[str]:
-    if cpu or importlib.util.find_spec("cupy") is None:
-        return ["jitkern"]
-    return ["jitkern", "cupy"]
-
-
-def measure(script, env, kind, opts) -> dict:
-    """{library: [phases of each measured process]}, libraries alternating in each round."""
-    libs = libraries(kind, opts.cpu)
+def measure(script, kind, opts, runners: dict) -> dict:
+    """{label: [phases of each measured process]}; the contenders alternate in each round."""
+    labels = list(runners)
     for _ in range(opts.warmups):  # the first fills the caches
-        for lib in libs:
-            run_child(script, env, lib, kind, opts.cpu)
-    runs = {lib: [] for lib in libs}
+        for label in labels:
+            run_child(script, runners[label][1], runners[label][0], kind, opts.cpu)
+    runs = {label: [] for label in labels}
     for r in range(opts.processes):
-        for lib in (libs if r % 2 == 0 else libs[::-1]):
-            runs[lib].append(run_child(script, env, lib, kind, opts.cpu)["phases"])
+        for label in (labels if r % 2 == 0 else labels[::-1]):
+            lib, env = runners[label]
+            runs[label].append(run_child(script, env, lib, kind, opts.cpu,
+                                         clock=opts.clock)["phases"])
     return runs
 
 
@@ -236,32 +249,38 @@ def _fmt(value) -> str:
 
 
 def report(kind: str, runs: dict) -> None:
-    label, cupy_label = KINDS[kind]
-    print(f"\n#### {label}: whole process to the first checked result (ms, medians)\n")
+    print(f"\n#### {KINDS[kind][0]}: whole process to the first checked result (ms, medians)\n")
     phases = [p for p in PHASES if any(p in r for rs in runs.values() for r in rs)]
     print("| library | total | min-max | " + " | ".join(phases) + " |")
     print("|---|" + "---|" * (len(phases) + 2))
-    for lib, rs in runs.items():
+    for label, rs in runs.items():
         totals = [r["total"] for r in rs]
-        name = "jitkern" if lib == "jitkern" else cupy_label
         cells = " | ".join(_fmt(_median(rs, p)) for p in phases)
-        print(f"| {name} | {_fmt(statistics.median(totals))} | "
+        print(f"| {label} | {_fmt(statistics.median(totals))} | "
               f"{min(totals):.0f}-{max(totals):.0f} | {cells} |")
 
 
 def summary(results: dict) -> None:
-    print("\n#### Summary: jitkern against CuPy, whole process (ms, median of each)\n")
-    print("| kind | jitkern | CuPy / cupyx.jit | jitkern / CuPy | target |")
-    print("|---|---|---|---|---|")
+    print("\n#### Summary: whole process to the first checked result (ms, medians)\n")
+    others = list(dict.fromkeys(label for runs in results.values() for label in runs
+                                if label != "jitkern"))
+    print("| kind | jitkern | " + " | ".join(f"{o} | jitkern / it" for o in others)
+          + " | target |")
+    print("|---|---|" + "---|---|" * len(others) + "---|")
     for kind, runs in results.items():
         mine = statistics.median(r["total"] for r in runs["jitkern"])
-        theirs = runs.get("cupy")
-        if theirs:
-            other = statistics.median(r["total"] for r in theirs)
-            cells = f"{other:.1f} | {mine / other:.2f}"
-        else:
-            cells = "(not installed) | "
-        print(f"| {KINDS[kind][0]} | {mine:.1f} | {cells} | <= 1 |")
+        cells = [f"{mine:.1f}"]
+        for other in others:
+            theirs = next((rs for label, rs in runs.items() if label == other), None)
+            if theirs:
+                value = statistics.median(r["total"] for r in theirs)
+                cells += [f"{value:.1f}", f"{mine / value:.2f}"]
+            else:
+                cells += ["", ""]
+        target = "<= CuPy's" if any(not o.startswith("jitkern") for o in others) else ""
+        print(f"| {KINDS[kind][0]} | " + " | ".join(cells) + f" | {target} |")
+    if not any(not o.startswith("jitkern") for o in others):
+        print("\n(CuPy is not installed here, or --cpu: no CuPy figures)")
 
 
 def profile(script, env, kind, opts) -> None:
@@ -289,6 +308,11 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=5)
     parser.add_argument("--warmups", type=int, default=2, help="the first fills the caches")
     parser.add_argument("--profile", metavar="KIND", help="also profile one process of KIND")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall: spawn to result (default); cpu: the child's CPU time, "
+                        "steadier on a busy machine")
+    parser.add_argument("--baseline", metavar="DIR",
+                        help="also time the jitkern of another checkout, in the same rounds")
     parser.add_argument("--source", action="store_true",
                         help="keep the caller's bytecode setting (see the module doc)")
     opts = parser.parse_args()
@@ -304,8 +328,9 @@ def main() -> None:
         require_gpu(__file__)
     where = "driver stand-in (--cpu): jitkern's own work" if opts.cpu else "GPU"
     byte = "the caller's setting (--source)" if opts.source else "compiled once, then reused"
-    print(f"## First checked result in a fresh process ({where}); bytecode: {byte}; "
-          f"{opts.warmups} warm-up + {opts.processes} measured processes per library")
+    print(f"## First checked result in a fresh process ({where}); {opts.clock} time; "
+          f"bytecode: {byte}; {opts.warmups} warm-up + {opts.processes} measured processes "
+          "per library")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jitkern-first-call-") as folder:
         script = os.path.join(folder, "first_call_child.py")
@@ -314,7 +339,7 @@ def main() -> None:
         env = _child_env(opts, folder)
         results = {}
         for kind in kinds:
-            results[kind] = measure(script, env, kind, opts)
+            results[kind] = measure(script, kind, opts, contenders(kind, opts, env, folder))
             report(kind, results[kind])
         summary(results)
         if opts.profile:

@@ -145,6 +145,15 @@ LOCAL_IMPORTS = {
     ("jitkern.kernels.raw", "jitkern.compiler.strings.jitify"): "only for jitify=True",
     ("jitkern.kernels.fuse", "jitkern.toolchain.export"): "only when exporting",
     ("jitkern.kernels.fuse", "jitkern.kernels._export_kinds"): "only when exporting",
+    # a fresh process's first kernel loads only what a GPU launch needs (docs/performance.md,
+    # "First result in a fresh process"; tests/test_first_call.py): the simulator's C
+    # translator and fuse's JIT emitter (they load the JIT and sim/) when simulating
+    ("jitkern.kernels.raw", "jitkern.kernels._simulated"): "only when simulating",
+    ("jitkern.kernels.elementwise", "jitkern.kernels._simulated"): "only when simulating",
+    ("jitkern.kernels.reduction", "jitkern.kernels._simulated_reduction"): "only when simulating",
+    ("jitkern.kernels.fuse", "jitkern.kernels.fuse.jit"): "only when simulating",
+    ("jitkern.kernels.elementwise", "jitkern.kernels._export_kinds"): "only when exporting",
+    ("jitkern.kernels.reduction", "jitkern.kernels._export_kinds"): "only when exporting",
     # still to be sorted out by the helpers who own these files (issue 16)
     ("jitkern.kernels.jit_args", "jitkern.arrays.dtypes"): "kernelbase/runtime: hoist",
     ("jitkern.kernels.jit_args", "jitkern.arrays.interop"): "runtime: one argument table",

@@ -24,7 +24,7 @@ from ...arrays import asarray, describe
 from ...config import settings
 from ...errors import JitkernTypeError
 from ..base import KernelPartial
-from . import emit as _fuse_emit, jit as _fuse_jit, ops as _fuse_ops, trace as _fuse_trace
+from . import emit as _fuse_emit, ops as _fuse_ops, trace as _fuse_trace
 from .trace import FuseAttributeError, FuseTraceError, Var
 
 #: Modules a fused function may be written against and that fuse reads as NumPy's
@@ -236,6 +236,14 @@ class Fused(KernelPartial):
         return functools.partial(self, obj)
 
 
+def _simulator():
+    """fuse's JIT emitter (:mod:`._fuse_jit`): it loads the JIT and its simulator, which a
+    fused call on the GPU never needs, so only a simulated call imports it."""
+    from . import jit as fuse_jit
+
+    return fuse_jit
+
+
 class _Simulate:
     """``fused.simulate``: the plan's stages as JIT kernels (:mod:`._fuse_jit`), run with
     ``kernel.simulate[grid, block]`` on host copies of the arguments."""
@@ -254,7 +262,7 @@ class _Simulate:
         copied back; results are NumPy arrays, or jitkern arrays when an argument was one."""
         host = tuple(a.get() if _on_device(a) else a for a in args)
         plan = self._plan(host, kwargs)
-        result = plan.run_with(host, _fuse_jit.runners(plan), numpy.empty)
+        result = plan.run_with(host, _simulator().runners(plan), numpy.empty)
         for original, copy in zip(args, host):
             if copy is not original:
                 original.set(copy)
@@ -268,7 +276,7 @@ class _Simulate:
         """The JIT kernels (Python source, one per stage) a simulated call with arguments
         like ``args`` runs."""
         host = tuple(a.get() if _on_device(a) else a for a in args)
-        return _fuse_jit.source(self._plan(host, kwargs))
+        return _simulator().source(self._plan(host, kwargs))
 
     def __repr__(self) -> str:
         return f"<simulate of {self._fused!r}>"
