@@ -153,6 +153,12 @@ LOCAL_IMPORTS = {
     ("jitkern.kernels.reduction", "jitkern.kernels._simulated_reduction"): "only when simulating",
     ("jitkern.kernels.fuse", "jitkern.kernels.fuse.jit"): "only when simulating",
     ("jitkern.kernels.elementwise", "jitkern.kernels._export_kinds"): "only when exporting",
+    ("jitkern.kernels.jit", "jitkern.kernels._export_kinds"): "only when exporting",
+    ("jitkern.kernels.jit", "jitkern.sim"): "only when simulating",
+    ("jitkern.kernels.jit", "jitkern.compiler.statements"): "the emitter: only to generate "
+        "a kernel's source (a warm first call reads it from the on-disk index)",
+    ("jitkern.kernels.jit", "jitkern.compiler.builtins.thrust"): "only to compile",
+    ("jitkern.jit", "jitkern.compiler.builtins"): "the names kernels use, on the first read",
     ("jitkern.kernels.reduction", "jitkern.kernels._export_kinds"): "only when exporting",
     # still to be sorted out by the helpers who own these files (issue 16)
     ("jitkern.kernels.jit_args", "jitkern.arrays.dtypes"): "kernelbase/runtime: hoist",
