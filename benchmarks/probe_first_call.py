@@ -23,6 +23,9 @@ and the median of each phase:
 - ``launch``: the first call (cache lookup, module load, launcher) until it returns;
 - ``sync``: synchronising, copying the result back and checking it.
 
+``modules`` is how many modules the process had loaded at the end (``sys.modules``): a
+count no busy machine blurs.
+
 The children write Python bytecode to a temporary folder (``PYTHONPYCACHEPREFIX``, with
 ``PYTHONDONTWRITEBYTECODE`` removed), so both libraries start from compiled bytecode, as an
 installed package does; ``--source`` keeps the caller's setting (a checkout run without
@@ -164,7 +167,7 @@ else:
     want = np.float64(A) * hx + hy
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 mark("sync")
-print("PROBE " + json.dumps(MARKS))
+print("PROBE " + json.dumps({"marks": MARKS, "modules": len(sys.modules)}))
 if PROFILE:
     import io, pstats
     _prof.disable()
@@ -214,13 +217,15 @@ def run_child(script: str, env: dict, lib: str, kind: str, cpu: bool, extra=(),
     if proc.returncode != 0 or line is None:
         raise SystemExit(f"{lib} {kind}: the child failed (status {proc.returncode}):\n"
                          f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
-    marks = json.loads(line[len("PROBE "):])
+    result = json.loads(line[len("PROBE "):])
+    marks = result["marks"]
     column, start = (1, spawned) if clock == "wall" else (2, 0.0)
     phases, last = {}, start
     for mark in marks:
         phases[mark[0]] = 1e3 * (mark[column] - last)
         last = mark[column]
     phases["total"] = 1e3 * (last - start)
+    phases["modules"] = result["modules"]
     return {"phases": phases, "stdout": proc.stdout, "stderr": proc.stderr}
 
 
@@ -251,36 +256,38 @@ def _fmt(value) -> str:
 def report(kind: str, runs: dict) -> None:
     print(f"\n#### {KINDS[kind][0]}: whole process to the first checked result (ms, medians)\n")
     phases = [p for p in PHASES if any(p in r for rs in runs.values() for r in rs)]
-    print("| library | total | min-max | " + " | ".join(phases) + " |")
-    print("|---|" + "---|" * (len(phases) + 2))
+    print("| library | total | min-max | " + " | ".join(phases) + " | modules |")
+    print("|---|" + "---|" * (len(phases) + 3))
     for label, rs in runs.items():
         totals = [r["total"] for r in rs]
         cells = " | ".join(_fmt(_median(rs, p)) for p in phases)
         print(f"| {label} | {_fmt(statistics.median(totals))} | "
-              f"{min(totals):.0f}-{max(totals):.0f} | {cells} |")
+              f"{min(totals):.0f}-{max(totals):.0f} | {cells} | {rs[-1]['modules']} |")
 
 
 def summary(results: dict) -> None:
     print("\n#### Summary: whole process to the first checked result (ms, medians)\n")
     others = list(dict.fromkeys(label for runs in results.values() for label in runs
                                 if label != "jitkern"))
-    print("| kind | jitkern | " + " | ".join(f"{o} | jitkern / it" for o in others)
-          + " | target |")
-    print("|---|---|" + "---|---|" * len(others) + "---|")
+    against_cupy = any(not o.startswith("jitkern") for o in others)
+    header = ["kind", "jitkern"] + [c for o in others for c in (o, "jitkern / it")]
+    header += ["target"] if against_cupy else []
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
     for kind, runs in results.items():
         mine = statistics.median(r["total"] for r in runs["jitkern"])
-        cells = [f"{mine:.1f}"]
+        cells = [KINDS[kind][0], f"{mine:.1f}"]
         for other in others:
-            theirs = next((rs for label, rs in runs.items() if label == other), None)
+            theirs = runs.get(other)
             if theirs:
                 value = statistics.median(r["total"] for r in theirs)
                 cells += [f"{value:.1f}", f"{mine / value:.2f}"]
             else:
                 cells += ["", ""]
-        target = "<= CuPy's" if any(not o.startswith("jitkern") for o in others) else ""
-        print(f"| {KINDS[kind][0]} | " + " | ".join(cells) + f" | {target} |")
-    if not any(not o.startswith("jitkern") for o in others):
-        print("\n(CuPy is not installed here, or --cpu: no CuPy figures)")
+        cells += ["<= 1 against CuPy"] if against_cupy else []
+        print("| " + " | ".join(cells) + " |")
+    if not against_cupy:
+        print("\n(no CuPy figures: --cpu, or CuPy is not installed)")
 
 
 def profile(script, env, kind, opts) -> None:
@@ -297,6 +304,17 @@ def profile(script, env, kind, opts) -> None:
     print("slowest imports (self us, cumulative us, module):")
     for self_us, cumulative, name in sorted(rows, reverse=True)[:25]:
         print(f"  {self_us:8d} {cumulative:8d}  {name}")
+
+
+def _gpu_label() -> str:
+    """The device, and CuPy's version where it is installed."""
+    from importlib.metadata import packages_distributions, version
+
+    from common import device_label, today
+
+    label = f"{device_label()}, {today()}"
+    dist = packages_distributions().get("cupy")
+    return label + (f", CuPy {version(dist[0])}" if dist else ", no CuPy")
 
 
 def main() -> None:
@@ -326,7 +344,7 @@ def main() -> None:
         from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
 
         require_gpu(__file__)
-    where = "driver stand-in (--cpu): jitkern's own work" if opts.cpu else "GPU"
+    where = "driver stand-in (--cpu): jitkern's own work" if opts.cpu else _gpu_label()
     byte = "the caller's setting (--source)" if opts.source else "compiled once, then reused"
     print(f"## First checked result in a fresh process ({where}); {opts.clock} time; "
           f"bytecode: {byte}; {opts.warmups} warm-up + {opts.processes} measured processes "

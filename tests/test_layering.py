@@ -159,6 +159,8 @@ LOCAL_IMPORTS = {
         "a kernel's source (a warm first call reads it from the on-disk index)",
     ("jitkern.kernels.jit", "jitkern.compiler.builtins.thrust"): "only to compile",
     ("jitkern.jit", "jitkern.compiler.builtins"): "the names kernels use, on the first read",
+    ("jitkern.toolchain.nvrtc_options", "difflib"): "only to suggest a spelling for an "
+        "unknown option",
     ("jitkern.kernels.reduction", "jitkern.kernels._export_kinds"): "only when exporting",
     # still to be sorted out by the helpers who own these files (issue 16)
     ("jitkern.kernels.jit_args", "jitkern.arrays.dtypes"): "kernelbase/runtime: hoist",
