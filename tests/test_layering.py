@@ -196,7 +196,7 @@ LONG_MODULES = {
 }
 #: functions over 80 lines: declarative tables, or who splits them
 LONG_FUNCTIONS = {
-    "jitkern/compiler/builtins/ufuncs.py:_build_ufuncs": "declarative table (one row a ufunc)",
+    "jitkern/compiler/ufunc_rows.py:_build_ufuncs": "declarative table (one row a ufunc)",
     "jitkern/compiler/builtins/groups.py:_group_methods":
         "declarative table (one row a method: its C++ and its simulator spelling)",
     "jitkern/runtime/launcher.py:make_fast_launcher": "runtime: one launch generator",
