@@ -105,6 +105,9 @@ NEVER = ("cuda.bindings.nvrtc", "cuda.bindings.nvjitlink", "cuda.pathfinder",
          "jitkern.sim", "jitkern.kernels._simulated", "jitkern.kernels._simulated_reduction",
          "jitkern.kernels.fuse.jit", "jitkern.kernels._export_kinds", "jitkern.toolchain.export",
          "jitkern.compiler.statements", "jitkern.compiler.builtins")
+#: the JIT's types, parser and program: only a @rawkernel's launch reads them
+JIT_ONLY = ("jitkern.compiler.types", "jitkern.compiler.frontend", "jitkern.compiler.program",
+            "jitkern.kernels.jit")
 
 
 def _run(script: pathlib.Path, cache: pathlib.Path, *kinds: str) -> dict:
@@ -144,6 +147,8 @@ def test_a_cached_kernel_launches_in_a_fresh_process_without_the_compiler(warm_c
     modules = stages["first launch"]["modules"]
     assert _loaded_of(modules, NEVER) == [], f"{kind} loaded what a cached launch never needs"
     assert stages["first launch"]["libraries"] == [], "NVRTC/nvJitLink library loaded"
+    if kind != "jit":
+        assert _loaded_of(modules, JIT_ONLY) == [], f"{kind} loaded the JIT"
 
 
 def test_import_and_first_array_load_no_kernel_or_compiler_module(warm_cache):
