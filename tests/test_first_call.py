@@ -113,7 +113,8 @@ JIT_ONLY = ("jitkern.compiler.types", "jitkern.compiler.frontend", "jitkern.comp
 def _run(script: pathlib.Path, cache: pathlib.Path, *kinds: str) -> dict:
     env = dict(os.environ, JITKERN_CACHE_DIR=str(cache))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    env.pop("JITKERN_SIMULATE", None)
+    for name in ("JITKERN_SIMULATE", "JITKERN_CACHE"):  # the simulator, no disk cache: not this
+        env.pop(name, None)
     proc = subprocess.run([sys.executable, str(script), *kinds], env=env, capture_output=True,
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
