@@ -349,6 +349,9 @@ def main() -> None:
     print(f"## First checked result in a fresh process ({where}); {opts.clock} time; "
           f"bytecode: {byte}; {opts.warmups} warm-up + {opts.processes} measured processes "
           "per library")
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not opts.source:
+        print("(PYTHONDONTWRITEBYTECODE is set here: the children write their bytecode to a "
+              "temporary folder all the same; --source measures them without it)")
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="jitkern-first-call-") as folder:
         script = os.path.join(folder, "first_call_child.py")
