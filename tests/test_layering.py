@@ -149,6 +149,23 @@ LOCAL_IMPORTS = {
     ("jitkern.kernels.raw", "jitkern.compiler.strings.jitify"): "only for jitify=True",
     ("jitkern.kernels.fuse", "jitkern.toolchain.export"): "only when exporting",
     ("jitkern.kernels.fuse", "jitkern.kernels._export_kinds"): "only when exporting",
+    # a fresh process's first kernel loads only what a GPU launch needs (docs/performance.md,
+    # "First result in a fresh process"; tests/test_first_call.py): the simulator's C
+    # translator and fuse's JIT emitter (they load the JIT and sim/) when simulating
+    ("jitkern.kernels.raw", "jitkern.kernels._simulated"): "only when simulating",
+    ("jitkern.kernels.elementwise", "jitkern.kernels._simulated"): "only when simulating",
+    ("jitkern.kernels.reduction", "jitkern.kernels._simulated_reduction"): "only when simulating",
+    ("jitkern.kernels.fuse", "jitkern.kernels.fuse.jit"): "only when simulating",
+    ("jitkern.kernels.elementwise", "jitkern.kernels._export_kinds"): "only when exporting",
+    ("jitkern.kernels.jit", "jitkern.kernels._export_kinds"): "only when exporting",
+    ("jitkern.kernels.jit", "jitkern.sim"): "only when simulating",
+    ("jitkern.kernels.jit", "jitkern.compiler.statements"): "the emitter: only to generate "
+        "a kernel's source (a warm first call reads it from the on-disk index)",
+    ("jitkern.kernels.jit", "jitkern.compiler.builtins.thrust"): "only to compile",
+    ("jitkern.jit", "jitkern.compiler.builtins"): "the names kernels use, on the first read",
+    ("jitkern.toolchain.nvrtc_options", "difflib"): "only to suggest a spelling for an "
+        "unknown option",
+    ("jitkern.kernels.reduction", "jitkern.kernels._export_kinds"): "only when exporting",
     # still to be sorted out by the helpers who own these files (issue 16)
     ("jitkern.kernels.jit_args", "jitkern.arrays.dtypes"): "kernelbase/runtime: hoist",
     ("jitkern.kernels.jit_args", "jitkern.arrays.interop"): "runtime: one argument table",
@@ -183,7 +200,7 @@ LONG_MODULES = {
 }
 #: functions over 80 lines: declarative tables, or who splits them
 LONG_FUNCTIONS = {
-    "jitkern/compiler/builtins/ufuncs.py:_build_ufuncs": "declarative table (one row a ufunc)",
+    "jitkern/compiler/ufunc_rows.py:_build_ufuncs": "declarative table (one row a ufunc)",
     "jitkern/compiler/builtins/groups.py:_group_methods":
         "declarative table (one row a method: its C++ and its simulator spelling)",
     "jitkern/runtime/launcher.py:make_fast_launcher": "runtime: one launch generator",

@@ -35,7 +35,7 @@ from ..runtime import simdevice
 from ..runtime.handles import handle_ctype, handle_value
 from ..runtime.launch import check_simulated
 from ..runtime.module import cluster_refused
-from ..sim import block_size_of, launch_keywords
+from ..runtime.limits import block_size_of, launch_keywords
 from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused, cupy_element
 from ..sim.cstructs import CStruct, byte_views, struct_argument
 from ..sim.ctemplates import parse

@@ -29,7 +29,7 @@ from ..runtime import debugcheck, driver
 from ..runtime.device import stream_handle
 from ..runtime.functions import Functions, SourceFunctions  # noqa: F401 (the kinds import Functions here)
 from ..runtime.module import load
-from ..sim import launch_keywords
+from ..runtime.limits import launch_keywords
 from ..toolchain import nvrtc, target
 from ..toolchain.inspection import inspect_binary
 from ..toolchain.nvrtc import Binary

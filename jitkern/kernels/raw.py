@@ -37,7 +37,6 @@ from ..errors import (
 from .. import config
 from ..config import settings
 from ..compiler.strings import c_params as _signature
-from . import _simulated as _sim_strings
 
 _BACKENDS = ("nvrtc", "nvcc")
 
@@ -215,18 +214,22 @@ class RawKernel(KernelPartial):
             _INSTALLED.add(self)
 
     @property
-    def simulate(self) -> _sim_strings.RawSimulator:
+    def simulate(self):
         """Run on the CPU in jitkern's simulator (docs/debugging.md):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args,
         shared_mem=0)``, with NumPy arrays. The C is translated into a JIT kernel; what
         is outside the simulator's C subset is refused, naming the construct and line."""
-        return _sim_strings.RawSimulator(self)
+        from ._simulated import RawSimulator  # the C translator: loaded when simulating
+
+        return RawSimulator(self)
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
         """A launch with ``args`` fixed (KernelPartial.bind); while simulate is on it runs
         in the simulator instead."""
         if settings.simulate:
-            return _sim_strings.BoundRaw(self, grid, block, args, shared_mem)
+            from ._simulated import BoundRaw  # the C translator: loaded when simulating
+
+            return BoundRaw(self, grid, block, args, shared_mem)
         return super().bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
 
     def _bind_parts(self, args: tuple):

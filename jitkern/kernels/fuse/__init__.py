@@ -24,7 +24,7 @@ from ...arrays import asarray, describe
 from ...config import settings
 from ...errors import JitkernTypeError
 from ..base import KernelPartial, function_from_bytes, main_function_bytes
-from . import alias as _fuse_alias, dispatch as _fuse_dispatch, jit as _fuse_jit
+from . import alias as _fuse_alias, dispatch as _fuse_dispatch
 from . import ops as _fuse_ops, trace as _fuse_trace, views as _fuse_views
 from .graph import ReadsWrittenMemory
 from .trace import FuseAttributeError, FuseTraceError, Var
@@ -277,6 +277,14 @@ class Fused(KernelPartial):
         return functools.partial(self, obj)
 
 
+def _simulator():
+    """fuse's JIT emitter (:mod:`._fuse_jit`): it loads the JIT and its simulator, which a
+    fused call on the GPU never needs, so only a simulated call imports it."""
+    from . import jit as fuse_jit
+
+    return fuse_jit
+
+
 class _Simulate:
     """``fused.simulate``: the plan's stages as JIT kernels (:mod:`._fuse_jit`), run with
     ``kernel.simulate[grid, block]`` on host copies of the arguments."""
@@ -312,7 +320,7 @@ class _Simulate:
         like ``args`` runs."""
         host = tuple(a.get() if _on_device(a) else a for a in args)
         plan = self._fused._plan_for_call(host, kwargs)
-        return "\n\n".join(_fuse_jit.source(p) for p in getattr(plan, "plans", [plan]))
+        return "\n\n".join(_simulator().source(p) for p in getattr(plan, "plans", [plan]))
 
     def __repr__(self) -> str:
         return f"<simulate of {self._fused!r}>"
@@ -326,7 +334,7 @@ def _run_on_device(plan, args):
 
 
 def _run_simulated(plan, args):
-    return plan.run_with(args, _fuse_jit.runners(plan), numpy.empty)
+    return plan.run_with(args, _simulator().runners(plan), numpy.empty)
 
 
 def _rebuild(fn, kernel_name):
