@@ -17,7 +17,7 @@ import warnings
 import numpy
 
 from ...compiler.ufunc_rows import COMPLEX_HELPERS, HELPERS, UFUNC_ROWS, Ufunc
-from ...compiler.strings.params import ctype_of
+from ...compiler.strings.params import CTYPES, ctype_of  # noqa: F401 - CTYPES: promotion.py reads ops.CTYPES
 
 
 #: NumPy's ufuncs as the JIT's ufunc builtins have them (one table for both; its rows'
