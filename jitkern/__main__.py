@@ -10,23 +10,28 @@ import tempfile
 import warnings
 
 from jitkern.config import settings
+from jitkern.lazy import lazy_import
+
+# each subcommand's modules, loaded when it runs (`--version` stays instant)
+jitkern = lazy_import("jitkern")  # the package face: `info`, `demo`, `--version`
+_metadata = lazy_import("importlib.metadata")  # slow to import; only for `info`
+_discovery = lazy_import("jitkern.toolchain.discovery")  # only `info` queries the toolchain
+driver = lazy_import("jitkern.runtime.driver")  # only `info` touches the driver
+cache = lazy_import("jitkern.toolchain.cache")  # only `cache`/`info` read the cache
+_demo = lazy_import("jitkern.cli.demo")  # only `demo` needs it
 
 # cuda-python is a metapackage; what jitkern uses are its parts, which install alone
 _CUDA_PARTS = ("cuda-bindings", "cuda-core", "cuda-pathfinder")
 
 
 def _version_of(dist: str) -> str | None:
-    import importlib.metadata as md
-
     try:
-        return md.version(dist)
-    except md.PackageNotFoundError:
+        return _metadata.version(dist)
+    except _metadata.PackageNotFoundError:
         return None
 
 
 def _versions() -> list[tuple[str, str]]:
-    import jitkern
-
     rows = [("jitkern", f"{jitkern.__version__} ({os.path.dirname(jitkern.__file__)})")]
     meta = _version_of("cuda-python")
     parts = {part: _version_of(part) for part in _CUDA_PARTS}
@@ -40,18 +45,14 @@ def _versions() -> list[tuple[str, str]]:
         rows.append((f"  {part}", version or "not installed"))
     rows.append(("numpy", _version_of("numpy") or "not installed"))
     try:
-        from jitkern.toolchain import discovery as toolchain
-
-        rows.append(("NVRTC", "{}.{}".format(*toolchain.nvrtc_version())))
-        rows.append(("NVRTC archs", " ".join(f"sm_{a}" for a in toolchain.supported_archs())))
+        rows.append(("NVRTC", "{}.{}".format(*_discovery.nvrtc_version())))
+        rows.append(("NVRTC archs", " ".join(f"sm_{a}" for a in _discovery.supported_archs())))
     except Exception as exc:  # noqa: BLE001 - report, do not fail
         rows.append(("NVRTC", f"unavailable ({exc})"))
     return rows
 
 
 def _devices() -> list[str]:
-    from jitkern.runtime import driver
-
     try:
         v = driver.driver_version()
         lines = [f"{'CUDA driver':18s} {v // 1000}.{v % 1000 // 10}"]
@@ -70,8 +71,6 @@ def _devices() -> list[str]:
 
 def folder_state(path: str) -> str:
     """'usable', or why the cache folder cannot be written ('read-only ...', 'unusable ...')."""
-    from jitkern.toolchain import cache
-
     existing = path
     while not os.path.lexists(existing):
         parent = os.path.dirname(existing)
@@ -94,8 +93,6 @@ def folder_state(path: str) -> str:
 
 
 def _cache_lines() -> list[str]:
-    from jitkern.toolchain import cache
-
     usage = cache.disk_usage_by_kind()
     entries = sum(c for c, _s in usage.values())
     size = sum(s for _c, s in usage.values())
@@ -133,8 +130,6 @@ def cmd_info(_args) -> int:
 
 
 def cmd_cache(args) -> int:
-    from jitkern.toolchain import cache
-
     if args.action != "clear":
         for line in _cache_lines():
             print(line)
@@ -156,15 +151,26 @@ def cmd_cache(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    from jitkern.cli.demo import run_demo
+    return _demo.run_demo(arch=args.arch, simulate=args.simulate, full=args.full, prog=args.prog)
 
-    return run_demo(arch=args.arch, simulate=args.simulate, full=args.full)
+
+def not_a_package() -> str | None:
+    """Why ``import jitkern`` gave something other than the jitkern package: a ``jitkern/``
+    folder without ``__init__.py`` in the current folder (a clone's root, say) that Python
+    imports as a namespace package ahead of an editable install; None when it is the
+    package."""
+    if getattr(jitkern, "__file__", None):
+        return None
+    where = ", ".join(getattr(jitkern, "__path__", None) or []) or "a folder"
+    return (f"error: 'import jitkern' found {where}, a jitkern/ folder that is not the jitkern "
+            "package (it has no __init__.py: a clone's root?), ahead of the installed jitkern; "
+            "run from another folder, or from inside the clone")
 
 
 def shadowed_install() -> str | None:
     """The installed jitkern hidden by a ``jitkern/`` folder in the current folder, if any."""
-    import jitkern
-
+    if not getattr(jitkern, "__file__", None):
+        return None  # not the package at all: not_a_package() says so
     here = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(jitkern.__file__))))
     cwd = os.path.realpath(os.getcwd())
     if here != cwd:
@@ -185,12 +191,17 @@ def shadowed_install() -> str | None:
     return None
 
 
-def _parser() -> argparse.ArgumentParser:
-    import jitkern
+def _prog() -> str:
+    """How the command was run: ``jitkern`` (the console script) or ``python -m jitkern``."""
+    name = os.path.splitext(os.path.basename(sys.argv[0] if sys.argv else ""))[0]
+    return "jitkern" if name == "jitkern" else "python -m jitkern"
 
+
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m jitkern",
+        prog=_prog(),
         description="jitkern: CUDA kernels from Python, compiled with NVRTC.")
+    parser.set_defaults(prog=parser.prog)
     parser.add_argument("--version", action="version", version=f"jitkern {jitkern.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     info = sub.add_parser("info", help="show versions, devices and the kernel cache",
@@ -217,15 +228,27 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    problem = not_a_package()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
     hidden = shadowed_install()
     if hidden is not None:
-        import jitkern
-
         print(f"note: running the jitkern in {os.path.dirname(jitkern.__file__)} (a jitkern/ "
               f"folder in the current folder), which shadows the installed one in {hidden}; "
               "run from another folder to use the installed jitkern", file=sys.stderr)
     args = _parser().parse_args(argv)
-    return args.func(args)
+    try:
+        status = args.func(args)
+        sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit
+    except BrokenPipeError:
+        # the output's reader stopped reading: not an error of the command; point stdout at
+        # /dev/null so Python's exit does not fail flushing it again (Python's docs, "Note on
+        # SIGPIPE"), and exit as a program the pipe's SIGPIPE ended does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13
+    return status
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from .errors import JitkernValueError
 
 VERSION = "0.1.0"  # jitkern's version (``jitkern.__version__``); part of every cache key
+# jitkern's own CUDA headers (jitkern/..., and CuPy's names cupy/...): first on NVRTC's include
+# path (toolchain/discovery.py); the string kernels' C++ environment reads them too.
+PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 _FLAG_VALUES = {"1": True, "true": True, "yes": True, "on": True,
                 "0": False, "false": False, "no": False, "off": False}
@@ -44,6 +47,24 @@ def _count(name: str, default: int) -> int:
     return value
 
 
+#: JITKERN_RESULTS: the library of the arrays a kernel with no array arguments returns
+#: (docs/arrays.md, "Results follow the inputs"); 'auto' is the program's: CuPy's where it is
+#: imported, else PyTorch's where it is, else jitkern's.
+RESULTS = ("auto", "jitkern", "cupy", "torch")
+
+
+def _choice(name: str, value: str, allowed: tuple) -> str:
+    if value not in allowed:
+        raise JitkernValueError(
+            f"{name}: expected one of {', '.join(map(repr, allowed))}, got {value!r}")
+    return value
+
+
+def _results_from_environ() -> str:
+    raw = os.environ.get("JITKERN_RESULTS", "").strip().lower() or "auto"
+    return _choice(f"environment variable JITKERN_RESULTS={raw!r}", raw, RESULTS)
+
+
 def _default_cache_dir() -> str:
     explicit = os.environ.get("JITKERN_CACHE_DIR")
     if explicit:  # a relative folder is resolved once, here: a later os.chdir does not move it
@@ -72,8 +93,11 @@ class Settings:
     # JITKERN_MEMO_SIZE: kernel builds kept in memory for new kernel objects of the same
     # definition (runtime/memo.py, docs/cache.md); 0 keeps none
     memo_size: int = 1024
+    results: str = "auto"  # JITKERN_RESULTS: what a kernel with no array arguments returns
 
     def __setattr__(self, name, value):
+        if name == "results":
+            value = _choice("jitkern.config.settings.results", value, RESULTS)
         changed = getattr(self, name, None) != value
         object.__setattr__(self, name, value)
         if changed and name == "simulate":
@@ -94,6 +118,7 @@ class Settings:
             debug=_flag("JITKERN_DEBUG", False),
             exact_alloc=_flag("JITKERN_EXACT_ALLOC", False),
             memo_size=_count("JITKERN_MEMO_SIZE", 1024),
+            results=_results_from_environ(),
         )
 
 

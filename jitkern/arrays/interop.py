@@ -84,6 +84,7 @@ pointer_of = _args.pointer_of
 fast_read = _args.fast_read
 layout_key = _args.layout_key
 new_result = _args.new_result
+program_library = _args.program_library
 extractor_for = _libraries.extractor_for
 
 _libraries.use_dlpack(lambda obj: _from_dlpack(obj))  # the table's DLPack capsule parser

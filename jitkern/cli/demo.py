@@ -13,7 +13,10 @@ import textwrap
 
 import numpy as np
 
+import jitkern
+from ..runtime import driver
 from ..toolchain import nvrtc
+from .demo_kernels import block_sum, grid_stride_copy
 
 ADD_SOURCE = r"""
 extern "C" __global__
@@ -25,8 +28,6 @@ void my_add(const float* x1, const float* x2, float* y, int n) {
 
 
 def _raw_demo(rng, on_gpu: bool, arch):
-    import jitkern
-
     k = jitkern.RawKernel(ADD_SOURCE, "my_add")
     if not on_gpu:
         return "RawKernel my_add", (k.inspect(arch=arch), ADD_SOURCE.strip())
@@ -38,8 +39,6 @@ def _raw_demo(rng, on_gpu: bool, arch):
 
 
 def _elementwise_demo(rng, on_gpu: bool, arch):
-    import jitkern
-
     k = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z",
                                   "z = (x - y) * (x - y)", "squared_diff")
     x = rng.standard_normal((512, 1024)).astype(np.float32)
@@ -53,8 +52,6 @@ def _elementwise_demo(rng, on_gpu: bool, arch):
 
 
 def _reduction_demo(rng, on_gpu: bool, arch):
-    import jitkern
-
     k = jitkern.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
     x = rng.standard_normal((256, 4096)).astype(np.float32)
     if not on_gpu:
@@ -67,19 +64,13 @@ def _reduction_demo(rng, on_gpu: bool, arch):
 
 
 def _jit_demo(rng, on_gpu: bool, arch):
-    from jitkern import jit
-    from jitkern.cli.demo_kernels import grid_stride_copy
-
     x = rng.standard_normal(1 << 20).astype(np.float32)
     if not on_gpu:
         return "@jit.rawkernel grid_stride_copy", (grid_stride_copy.inspect(
             x, x, np.uint32(x.size), arch=arch),
             _pyinspect.getsource(grid_stride_copy.py_func).strip())
-    import jitkern
-
     y = jitkern.full(x.size, np.nan, np.float32)
     grid_stride_copy[128, 1024](jitkern.asarray(x), y, np.uint32(x.size))
-    del jit
     return "@jit.rawkernel grid_stride_copy", np.array_equal(y.get(), x)
 
 
@@ -103,8 +94,6 @@ def check_arch(arch) -> str | None:
 
 def _simulated_demos(rng) -> int:
     """``demo --simulate``: the JIT demos on the CPU (jitkern's simulator), checked."""
-    from jitkern.cli.demo_kernels import block_sum, grid_stride_copy
-
     print("Running the demos of every kernel kind in the simulator (on the CPU, GPU semantics).")
     x = rng.standard_normal(1 << 16).astype(np.float32)
     y = np.full(x.size, np.nan, np.float32)
@@ -125,8 +114,6 @@ def _simulated_demos(rng) -> int:
 def _simulated_string_demos(rng) -> bool:
     """The RawKernel, ElementwiseKernel and ReductionKernel demos in the simulator (their
     C translated into JIT kernels), checked against NumPy."""
-    import jitkern
-
     n = 1 << 12
     a, b = rng.standard_normal((2, n)).astype(np.float32)
     y = np.full(n, np.nan, np.float32)
@@ -148,9 +135,7 @@ def _simulated_string_demos(rng) -> bool:
     return all(ok for _, ok in results)
 
 
-def run_demo(arch=None, simulate=False, full=False) -> int:
-    from jitkern.runtime import driver
-
+def run_demo(arch=None, simulate=False, full=False, prog="python -m jitkern") -> int:
     problem = check_arch(arch)
     if problem is not None:
         print(f"demo: --arch {arch}: {problem}", file=sys.stderr)
@@ -171,6 +156,8 @@ def run_demo(arch=None, simulate=False, full=False) -> int:
         except Exception as exc:  # noqa: BLE001
             why = str(exc)
         print(f"no GPU here ({why}).")
+        print(f"To run every demo on the CPU instead, in jitkern's simulator: {prog} demo "
+              "--simulate")
         shown = "the CUDA each demo generates" if full else "each demo kernel as written"
         print(f"Showing {shown} and its resource use when compiled for {arch}.\n")
     failures = 0

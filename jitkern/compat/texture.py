@@ -40,6 +40,9 @@ from ..cuda.runtime import (
 )
 from ..arrays.layout import c_strides
 from ..errors import JitkernNotImplementedError, JitkernTypeError, JitkernValueError
+from ..lazy import lazy_import
+
+_interop = lazy_import("jitkern.arrays.interop")  # array interop, only when an array is bound
 
 # The runtime constants CuPy users pass, re-exported for ``from jitkern.compat.texture import *``.
 _RUNTIME_NAMES = [n for n in dir(runtime) if n.startswith("cuda")]
@@ -339,13 +342,11 @@ _RESOURCE_CHECKS = {
 
 def _device_array(arr, what: str) -> tuple[int, int]:
     """(pointer, bytes) of a C-contiguous GPU array (host arrays refused)."""
-    from ..arrays.interop import describe
-
     if isinstance(arr, numpy.ndarray):
         raise JitkernTypeError(f"{what}: a numpy.ndarray lives in host memory; textures read GPU "
                                "memory: copy it with jitkern.asarray(x) first")
     try:
-        info = describe(arr)
+        info = _interop.describe(arr)
     except TypeError as exc:
         raise JitkernTypeError(f"{what}: expected a GPU array, got {type(arr).__name__} ({exc})"
                                ) from None
@@ -449,9 +450,7 @@ class CUDAarray:
             size, itemsize, ptr, host = arr.size, arr.dtype.itemsize, arr.ctypes.data, True
         else:
             ptr, nbytes = _device_array(arr, what)
-            from ..arrays.interop import describe
-
-            info = describe(arr)
+            info = _interop.describe(arr)
             itemsize = numpy.dtype(info.dtype).itemsize
             size, host = nbytes // itemsize, False
         if itemsize * 8 != self.desc.channel_bits or size * itemsize != self.nbytes:

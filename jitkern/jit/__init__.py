@@ -15,5 +15,14 @@ Pipeline (one module per stage, imports flowing one way)::
     kernel        specialisation, compile cache, on-disk index, launch
 """
 
-from ..kernels.jit_names import *  # noqa: F403 - the face of cupyx.jit's names
-from ..kernels.jit_names import __all__  # noqa: F401
+from ..kernels import jit_names as _names
+from ..kernels.jit_names import JitKernel, __all__, rawkernel  # noqa: F401
+
+
+def __getattr__(name: str):
+    value = globals()[name] = _names.builtin(name, __name__)
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -30,8 +30,10 @@ without one), ``_definition()`` (what decides its builds, for the memo) and
 from __future__ import annotations
 
 import functools
+import pickle
 import re
 import sys
+import threading
 import types
 import weakref
 
@@ -41,8 +43,8 @@ from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError, Launch
 from ..runtime import debugcheck, driver, memo
 from ..runtime.device import stream_handle
 from ..runtime.functions import Functions, SourceFunctions  # noqa: F401 (the kinds import Functions here)
+from ..runtime.limits import launch_keywords
 from ..runtime.module import Function, load
-from ..sim import launch_keywords
 from ..toolchain import cache, discovery, includes, nvrtc, target
 from ..toolchain.inspection import inspect_binary
 from ..toolchain.nvrtc import Binary
@@ -83,6 +85,38 @@ _device_arches: dict = {}
 driver.resets(globals(), _device_arches=dict)  # asked again under driver.use(fake)
 
 
+_BY_VALUE = threading.local()  # ids of the functions being pickled by value on this thread
+
+
+def main_function_bytes(module: str | None, func) -> bytes | None:
+    """``func`` pickled by value (its code and the globals it reads, through cloudpickle) for
+    a kernel defined in a script: a process that never ran the script (a Dask scheduler or
+    worker started on its own) cannot find ``__main__.name``. Bytes, so that any pickler
+    carries them. None for a kernel of any other module (pickled by name: the other process
+    imports it), where cloudpickle is not installed (by name: found where the process runs
+    the script as ``__main__``, as multiprocessing's do), or for a kernel that reads itself
+    (a recursive device function) while its bytes are being made."""
+    if module != "__main__":
+        return None
+    try:
+        import cloudpickle
+    except ImportError:
+        return None
+    busy = _BY_VALUE.__dict__.setdefault("ids", set())
+    if id(func) in busy:
+        return None
+    busy.add(id(func))
+    try:
+        return cloudpickle.dumps(func)
+    finally:
+        busy.discard(id(func))
+
+
+def function_from_bytes(blob: bytes):
+    """The function :func:`main_function_bytes` pickled."""
+    return pickle.loads(blob)
+
+
 def _not_ready(*args, **kwargs):  # replaced by the subclass's __init__
     raise JitkernRuntimeError("the kernel object is not initialised")
 
@@ -97,6 +131,14 @@ def _switch_changed(on: bool) -> None:
 
 
 config.on_simulate.append(_switch_changed)
+
+
+def _driver_swapped() -> None:
+    for kernel in list(_KERNELS):
+        kernel._drop_loaded()
+
+
+driver.on_swap.append(_driver_swapped)  # driver.use: the next launch goes through the new one
 
 
 class Kernel(functools.partial):
@@ -261,15 +303,28 @@ class Kernel(functools.partial):
         """Forget this kernel's builds (its loaded Functions, generated launchers and the
         memo's entries for its definition): the next call builds again, from the compile
         cache (jitkern.clear_memo() does this for every kernel)."""
-        if self._definition() is not None:
+        if self._definition() is not None:  # its builds, and the simulator's translations
             definition = (self._kind, self._definition())
-            memo.forget(lambda key: key[:2] == definition)
+            memo.forget(lambda key: key[:2] == definition or key[1:3] == definition)
         self._functions.clear()
         self._forget_builds()
         self._follow_switch(settings.simulate)
 
     def _forget_builds(self) -> None:
         """The kind's own per-object caches of builds, forgotten by :meth:`clear_memo`."""
+
+    def _drop_loaded(self) -> None:
+        """Forget what was loaded or generated through the driver in use until now (another
+        one is swapped in by ``driver.use``, the test seam): the Functions, the kind's
+        launchers, the installed call. The next call loads through the new driver."""
+        self._functions.clear()
+        self._forget_loaded()
+        self._follow_switch(settings.simulate)
+
+    def _forget_loaded(self) -> None:
+        """The kind's per-object state bound to the driver (launchers holding its Functions):
+        by default its caches of builds."""
+        self._forget_builds()
 
     # -- identity ------------------------------------------------------------------------
 
@@ -401,7 +456,8 @@ _MESSAGE_START = re.compile(r"^\S+\(\d+\): ")
 
 
 def build(source: str, *, options, program_name: str, arch=None, backend: str = "nvrtc",
-          name_expressions=(), log_stream=None, normalized: bool = True, explain=None) -> Binary:
+          name_expressions=(), log_stream=None, normalized: bool = True, explain=None,
+          signatures: bool = False) -> Binary:
     """CUDA C++ -> Binary for every kernel kind (raw, JIT, elementwise, reduction), with one
     compile-error policy: each compiler message is shown once (generated code repeats an
     operation in several loops, each given one place by ``#line``, so NVRTC reports its
@@ -409,7 +465,8 @@ def build(source: str, *, options, program_name: str, arch=None, backend: str = 
     ``explain(exc) -> message`` (the JIT: the user's Python lines and what to change).
 
     ``arch``: an Arch (see :func:`resolve_arch`), any spelling target.parse reads, or None
-    for the current device.
+    for the current device. ``signatures``: read the kernels' parameter types as compiled
+    (raw kernels: toolchain/signatures.py).
     """
     if not isinstance(arch, Arch):
         arch = resolve_arch(arch)
@@ -417,7 +474,7 @@ def build(source: str, *, options, program_name: str, arch=None, backend: str = 
         return nvrtc.compile_source(
             source, options=options, name_expressions=name_expressions, arch=arch,
             program_name=program_name, log_stream=log_stream, backend=backend,
-            _normalized=normalized)
+            signatures=signatures, _normalized=normalized)
     except CompileError as exc:
         if explain is not None:
             raise CompileError(explain(exc), log=exc.log, source=exc.source, name=exc.name,

@@ -17,10 +17,12 @@ changed is ignored.
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import linecache
 import os
 import re
+import sys
 import threading
 import types as types_module
 import weakref
@@ -31,9 +33,8 @@ from ..runtime import args as launch_args
 from ..runtime.args import KEYERS, key_of, key_reader
 from ..runtime.graphargs import ArgMap
 from ..runtime.launcher import make_jit_runner
-from . import _export_kinds
-from .base import (Kernel, build, debug_flag, debug_launched, debug_watch, launch_star,
-                   resolve_arch, several_devices)
+from .base import (Kernel, build, debug_flag, debug_launched, debug_watch, function_from_bytes,
+                   launch_star, main_function_bytes, resolve_arch, several_devices)
 from .jit_args import arg_type, argument_error, describe_for_bind, layouts
 from .jit_index import Generated, binary_slot, load_index, store_index
 from ..runtime.module import Function, check_cluster
@@ -49,12 +50,19 @@ from ..errors import (
 )
 from ..compiler import frontend, infer
 from ..compiler import types as T
-from ..compiler.builtins.thrust import backend_for
 from ..compiler.captured import CapturedGlobals, fingerprints_hold
 from ..compiler.diagnostics import arch_guard, arch_needs, check_target, compile_message
 from ..compiler.program import Program, function_identity
-from ..sim import Simulator
-from ..compiler.statements import FunctionEmitter, ascii_spelling, generated_name, user_c_name
+from ..toolchain.inspection import inspect_binary
+from ..lazy import lazy_import
+
+# off a warm first call's path (the on-disk index names the source and the binary:
+# tests/test_first_call.py): loaded when first used
+_statements = lazy_import("jitkern.compiler.statements")  # the emitter: to generate a kernel
+_thrust = lazy_import("jitkern.compiler.builtins.thrust")  # the builtins: only to compile
+_sim = lazy_import("jitkern.sim")  # the simulator: only when simulating
+export = lazy_import("jitkern.toolchain.export")  # only when exporting
+_export_kinds = lazy_import("jitkern.kernels._export_kinds")  # only when exporting
 
 
 def rawkernel(
@@ -103,6 +111,11 @@ def _rebuild_kernel(func, mode, device, options, debug=False, source=None) -> "J
                      lineinfo="-lineinfo" in options)
 
 
+def _rebuild_from_bytes(blob, *settings) -> "JitKernel":
+    """A kernel of a script, its function pickled by value (:func:`main_function_bytes`)."""
+    return _rebuild_kernel(function_from_bytes(blob), *settings)
+
+
 def _source_of(func):
     """(file name, first line, lines) of ``func``'s source, carried in a by-value pickle:
     cloudpickle (Dask, multiprocessing) names rebuilt functions ``<dynamic-code>``."""
@@ -126,8 +139,6 @@ def _with_source(func, filename, first, lines):
 
 def _attribute(module: str, qualname: str):
     """``module.qualname`` if that module is loaded and has it, else None."""
-    import sys
-
     obj = sys.modules.get(module)
     for part in qualname.split("."):
         obj = getattr(obj, part, None)
@@ -135,8 +146,6 @@ def _attribute(module: str, qualname: str):
 
 
 def _kernel_by_name(module: str, qualname: str) -> "JitKernel":
-    import importlib
-
     importlib.import_module(module)
     kernel = _attribute(module, qualname)
     if not isinstance(kernel, JitKernel):
@@ -160,14 +169,18 @@ class JitKernel(Kernel):
 
     def __reduce__(self):
         # Pickled by reference, like a function: as the module attribute the decorator
-        # replaced (or the Python function and the decorator's settings). Unpickled, the
-        # on-disk index and the compile cache give the binary back without compiling.
+        # replaced (a script's kernel by value: main_function_bytes), or else as the Python
+        # function and the decorator's settings. Unpickled, the on-disk index and the
+        # compile cache give the binary back without compiling.
         func = self.py_func
         module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
+        settings = (self.mode, self.device, self.options, self.debug, _source_of(func))
         if module and _attribute(module, qualname) is self:
-            return _kernel_by_name, (module, qualname)
-        return _rebuild_kernel, (func, self.mode, self.device, self.options, self.debug,
-                                 _source_of(func))
+            blob = main_function_bytes(module, func)
+            if blob is None:
+                return _kernel_by_name, (module, qualname)
+            return _rebuild_from_bytes, (blob, *settings)
+        return _rebuild_kernel, (func, *settings)
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=(),
                  debug: bool | None = None, lineinfo: bool = True):
@@ -244,12 +257,12 @@ class JitKernel(Kernel):
     # kernel[grid, block](*args): KernelPartial.__getitem__ (kernels.base).
 
     @property
-    def simulate(self) -> Simulator:
+    def simulate(self):
         """Run on the CPU with the GPU build's semantics and checks (docs/debugging.md):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args, shared_mem=0)``."""
         simulator = self._simulator
         if simulator is None:
-            simulator = self._simulator = Simulator(self, arg_type)
+            simulator = self._simulator = _sim.Simulator(self, lambda a: self._arg_types(a, True))
         return simulator
 
     def _check_call(self, grid, block, args, cluster) -> None:
@@ -412,6 +425,7 @@ class JitKernel(Kernel):
     def _forget_builds(self) -> None:
         self._entries.clear()
         self._by_types.clear()
+        self._simulator = None  # its translations, per argument types
 
     # -- inspection ----------------------------------------------------------
 
@@ -429,8 +443,6 @@ class JitKernel(Kernel):
 
         NumPy arrays stand for device arrays of the same dtype, shape and layout.
         """
-        from ..toolchain.inspection import inspect_binary
-
         types = self._arg_types(args, allow_host=True)
         try:
             built = self._build(types, arch=arch)
@@ -443,8 +455,6 @@ class JitKernel(Kernel):
         standing for device arrays, scalars or Type objects), for ``arch`` as ``format``
         ('fatbin', 'cubin', 'ptx' or 'ltoir'), with a C++ header and a manifest
         (docs/export.md). ``jitkern.load(path)`` launches it again without NVRTC."""
-        from ..toolchain import export
-
         if self.device:
             raise JitkernTypeError(f"{self.__name__} is a device function: export the kernels "
                                    "that call it")
@@ -519,7 +529,7 @@ class JitKernel(Kernel):
         parsed = self.parsed()
         program = Program(self.mode, debug=self.debug)
         symbol = _symbol_name(parsed.name)
-        emitter = FunctionEmitter(parsed, types, self.mode, program, "kernel", symbol)
+        emitter = _statements.FunctionEmitter(parsed, types, self.mode, program, "kernel", symbol)
         program.stack.append(self.py_func)
         try:
             code = emitter.emit()
@@ -629,9 +639,9 @@ def _describe_callable(obj) -> str:
 def _symbol_name(name: str) -> str:
     """The kernel's C symbol: its Python name when that is a plain C name, else a made-up one
     (a reserved, CUDA or non-ASCII name would not compile, or would hide CUDA's function)."""
-    if user_c_name(name) == name and not name.startswith("_"):
+    if _statements.user_c_name(name) == name and not name.startswith("_"):
         return name
-    return generated_name("kernel", ascii_spelling(name).lstrip("_"))
+    return _statements.generated_name("kernel", _statements.ascii_spelling(name).lstrip("_"))
 
 
 # ---------------------------------------------------------------------------
@@ -658,7 +668,7 @@ def _compile(generated: Generated, options: tuple, target, arch):
     def explain(exc: CompileError) -> str:
         return compile_message(exc, generated.source, generated.filename, options, arch)
 
-    backend = backend_for(generated.source)
+    backend = _thrust.backend_for(generated.source)
     if backend == "nvcc":
         _require_nvcc(generated.filename)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -12,7 +13,7 @@ from ..toolchain import nvrtc as compiler
 from ..runtime import driver
 from ..runtime import simdevice
 from ..toolchain.nvrtc import Binary
-from ..toolchain import export
+from ..toolchain import binary_files
 from ..toolchain.cubin import cubin_params, elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
 from .base import Kernel, build, headers_digest, memoized, resolve_arch, simulating
@@ -22,7 +23,9 @@ from ..runtime.memory import MemoryPointer
 from ..runtime.module import SETTABLE_ATTRIBUTES, Function, load
 from ..errors import (
     CompileError,
+    CUDAError,
     FunctionNotFoundError,
+    JitkernError,
     JitkernFileNotFoundError,
     JitkernNotImplementedError,
     JitkernRuntimeError,
@@ -33,7 +36,11 @@ from ..errors import (
 from ..compiler.strings import c_params as _signature
 from ..compiler.strings import cucomplex
 from ..toolchain.jitify import jitify_options
-from . import _simulated as _sim_strings
+from ..lazy import lazy_import
+
+# off a cached first launch's path (tests/test_first_call.py): loaded when first used
+export = lazy_import("jitkern.toolchain.export")  # only when exporting
+_sim_strings = lazy_import("jitkern.kernels._simulated")  # only when simulating
 
 _BACKENDS = ("nvrtc", "nvcc")
 
@@ -78,20 +85,18 @@ def _check_flag(check_args) -> bool:
     return check_args
 
 
-def _source_params(source, name: str, check_args: bool):
-    """The parameters the launch is checked against (compiler/strings/c_params): the
-    kernel's, or a name_expressions template's with its arguments put in; None when
-    ``check_args`` is off or the source does not say (sizes from the CUBIN only). Kept in
-    the memo of builds: read once per source and name."""
-    if not check_args or source is None:
+#: what a kernel's signature is compiled for where no device says (the simulator's checks)
+_NO_DEVICE_ARCH = "sm_90"
+
+
+def _compiled_params(kernel, binary):
+    """The parameters a launch is checked against: the kernel's (or name expression's)
+    signature as the compiler compiled it into ``binary`` (compiler/strings/c_params);
+    None when ``check_args`` is off or the compiler did not say (sizes from the CUBIN)."""
+    if not kernel.check_args or kernel._source is None:
         return None
-    return memoized(("c-params", source, name), lambda: (_read_params(source, name),))[0]
-
-
-def _read_params(source, name: str):
-    if "<" in name:
-        return _signature.template_params(source, name)
-    return _signature.kernel_params(source, name)
+    return _signature.compiled_params(kernel._source, kernel.name,
+                                      binary.signatures.get(kernel.name))
 
 
 def _check_common(code, name, options, backend):
@@ -135,7 +140,6 @@ class RawKernel(Kernel):
         self._source, self.options = _prepared(code, options, translate_cucomplex, jitify,
                                                f"RawKernel {name!r}", backend)
         self._module = None  # the RawModule this kernel came from, if any
-        self._params = _source_params(self._source, name, self.check_args)
         self._start()
 
     @classmethod
@@ -149,7 +153,6 @@ class RawKernel(Kernel):
         self.options = module.options
         self._source = module._source
         self._module = module
-        self._params = _source_params(module._source, name, self.check_args)
         self._start()
         return self
 
@@ -161,24 +164,43 @@ class RawKernel(Kernel):
         names = module.name_expressions if module is not None else ()
         return (self._source, self.name, self.options, self.backend, names, self.check_args)
 
-    def _binary(self, arch=None, log_stream=None) -> Binary:
+    def _binary(self, arch=None, log_stream=None, device=False) -> Binary:
         module = self._module
         if module is not None:
-            return module._binary(arch, log_stream)
+            return module._binary(arch, log_stream, device)
         return build(self._source, options=self.options, arch=arch,
-                     program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend)
+                     program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend,
+                     signatures=self.check_args)
 
     def _make_function(self, key, arch) -> Function:
-        fn = Function(self._binary(arch), self.name, display_name=self.name, params=self._params)
-        fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(self._params)  # graph updates
+        binary = self._binary(arch, device=True)
+        params = _compiled_params(self, binary)
+        fn = Function(binary, self.name, display_name=self.name, params=params)
+        fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(params)  # graph updates
         return fn
+
+    @property
+    def _params(self):
+        """The signature launches are checked against: the loaded function's, else (the
+        simulator, no device) as compiled for sm_90; None where it cannot be known."""
+        loaded = self._functions.loaded()
+        return loaded[-1].params if loaded else self._no_device_params
+
+    @functools.cached_property
+    def _no_device_params(self):
+        if not self.check_args or self._source is None:
+            return None
+        try:
+            return _compiled_params(self, self._binary(_NO_DEVICE_ARCH))
+        except JitkernError:  # no NVRTC, or code only the simulator runs: not checked
+            return None
 
     def _function(self) -> Function:
         return self._functions.current()
 
     def compile(self, log_stream=None) -> None:
         """Compile (and load on the current device) now; write the compiler log to ``log_stream``."""
-        self._binary(resolve_arch(None), log_stream)
+        self._binary(resolve_arch(None), log_stream, device=True)
         self._function()
 
     # -- launch -----------------------------------------------------------
@@ -208,6 +230,9 @@ class RawKernel(Kernel):
                 return run(grid, block, args, shared_mem=shared_mem, stream=stream)
         return None
 
+    def _forget_builds(self) -> None:
+        self.__dict__.pop("_sim_modules", None)  # the simulator's translations
+
     def _simulated(self, grid, block, args, *, shared_mem: int = 0, stream=None, cluster=None):
         return self.simulate(grid, block, args, shared_mem, stream)  # JITKERN_SIMULATE=1
 
@@ -215,7 +240,7 @@ class RawKernel(Kernel):
         return _sim_strings.BoundRaw(self, grid, block, args, shared_mem)
 
     @property
-    def simulate(self) -> _sim_strings.RawSimulator:
+    def simulate(self):
         """Run on the CPU in jitkern's simulator (docs/debugging.md):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args,
         shared_mem=0)``, with NumPy arrays. The C is translated into a JIT kernel; what
@@ -224,10 +249,12 @@ class RawKernel(Kernel):
 
     def _bind_parts(self, args: tuple):
         """For Kernel.bind: the argument count and kinds are checked against the
-        source's parameter list first (no GPU needed for that error)."""
-        if self._params is not None:
-            build_plan(args, None, self._params, self.name)
-        return self._function(), args, self.enable_cooperative_groups, None
+        compiled signature first (no GPU needed for that error)."""
+        fn = self._function() if driver.is_available() else None
+        params = fn.params if fn is not None else self._params
+        if params is not None:
+            build_plan(args, None, params, self.name)
+        return fn or self._function(), args, self.enable_cooperative_groups, None
 
     @property
     def kernel(self) -> Function:
@@ -282,8 +309,8 @@ _SOURCE_KERNELS: dict = {}
 def _run_source(source: str, symbol: str, grid, block, args) -> None:
     """A simulated device's CUDA C kernels (runtime/simdevice.py): run in the simulator."""
     kernel = _SOURCE_KERNELS.get((source, symbol))
-    if kernel is None:
-        kernel = _SOURCE_KERNELS[(source, symbol)] = RawKernel(source, symbol)
+    if kernel is None:  # jitkern's own kernels: not compiled to be checked
+        kernel = _SOURCE_KERNELS[(source, symbol)] = RawKernel(source, symbol, check_args=False)
     kernel.simulate(grid, block, args)
 
 
@@ -435,8 +462,8 @@ class RawModule:
                 "names to the mangled symbols; nvcc cannot); use the default backend, or give "
                 "the instantiations extern \"C\" wrappers")
         if code is not None:
-            self._source, self.options = _prepare(code, options, translate_cucomplex, jitify,
-                                                  "RawModule", backend)
+            self._source, self.options = _prepared(code, options, translate_cucomplex, jitify,
+                                                   "RawModule", backend)
             self._file_binary = None
         else:
             compiler.normalize_options(options, "RawModule", backend)  # named even if unused
@@ -444,9 +471,17 @@ class RawModule:
             self._file_binary = _binary_from_file(path)
         self._kernels: dict = {}  # name (and (name, check_args) off the module's) -> kernel
 
-    def _binary(self, arch=None, log_stream=None) -> Binary:
+    def _binary(self, arch=None, log_stream=None, device=False) -> Binary:
+        """The module's binary for ``arch``; ``device``: for loading on the current device
+        (a file is loaded as it is, when that GPU can run it: toolchain/binary_files.py)."""
         if self._file_binary is not None:
-            if arch is not None:
+            if device:
+                device_id = driver.current_device_id()
+                refused = binary_files.refusal(self._file_binary, self.path,
+                                               driver.compute_capability(device_id), device_id)
+                if refused:
+                    raise LaunchError(refused)
+            elif arch is not None:
                 _check_file_arch(self._file_binary, self.path, arch)
             return self._file_binary
         if log_stream is not None:  # the log is written by a compile (or a cache hit)
@@ -459,7 +494,7 @@ class RawModule:
     def _build(self, arch, log_stream) -> Binary:
         return build(self._source, options=self.options, name_expressions=self.name_expressions,
                      arch=arch, program_name="raw_module.cu", log_stream=log_stream,
-                     backend=self.backend)
+                     backend=self.backend, signatures=True)
 
     def compile(self, log_stream=None) -> None:
         self._binary(None, log_stream)
@@ -485,13 +520,18 @@ class RawModule:
                 check_kernel_name(binary, name, self)  # as documented, without a GPU too
             return _kernel_to_inspect(self, name)
         if kernel is None:
-            binary = self._binary()
+            binary = self._binary(device=True)  # a file this GPU cannot run: refused here
             if "<" in name and name not in binary.lowered_names:
                 raise JitkernValueError(f"{name!r} is not one of this module's name_expressions "
                                  f"{list(self.name_expressions)}; add it there to instantiate it")
             kernel = RawKernel._from_module(self, name)
             try:
                 kernel._function()
+            except CUDAError as exc:
+                if self._file_binary is None:
+                    raise
+                raise LaunchError(binary_files.load_failure(  # the driver refused the file
+                    binary, self.path, exc.code, driver.driver_version(), str(exc))) from None
             except LaunchError:
                 raise missing_function_error(binary, name) from None
             self._kernels[name] = kernel
@@ -514,7 +554,7 @@ class RawModule:
         if self._file_binary is not None:
             return self._file_binary
         try:
-            return self._binary("sm_90")
+            return self._binary(_NO_DEVICE_ARCH)
         except (CompileError, JitkernValueError):
             return None
 

@@ -23,15 +23,13 @@ from __future__ import annotations
 import numpy
 
 from ..arrays.core import allocate, allocate_like, stream_of
-from ..toolchain import export, nvrtc as compiler
+from ..toolchain import nvrtc as compiler
 from ..runtime import args as launch_args, driver
 from ..handles import handle_ctype
 from ..toolchain.inspection import Inspection
 from ..runtime.module import Function, cluster_refused
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
-from . import _export_kinds
-from . import _simulated_reduction as _sim_reduction
 from ._reduction_args import (  # noqa: F401 - normalize_axis: fuse's and the tests' name
     _check_shifted_arguments,
     _checked_reduce_type,
@@ -59,6 +57,12 @@ from ..compiler.strings.params import (
     resolve_placeholders,
     scalar_dtype,
 )
+from ..lazy import lazy_import
+
+# off a cached first launch's path (tests/test_first_call.py): loaded when first used
+export = lazy_import("jitkern.toolchain.export")  # only when exporting
+_export_kinds = lazy_import("jitkern.kernels._export_kinds")  # only when exporting
+_sim_reduction = lazy_import("jitkern.kernels._simulated_reduction")  # only when simulating
 
 _INT32_LIMIT = 2**31 - 1
 _VECTOR_BYTES = 16
@@ -216,9 +220,10 @@ class ReductionKernel(CachedSources, Kernel):
     def _forget_builds(self) -> None:
         self._runners.clear()
         self._guarded = None
+        self.__dict__.pop("_sim_kernels", None)  # the simulator's translations
 
     @property
-    def simulate(self) -> _sim_reduction.ReductionSim:
+    def simulate(self):
         """``kernel.simulate(*args, axis=None, keepdims=False)``: the reduction on the CPU
         in jitkern's simulator (docs/debugging.md), with NumPy arrays."""
         return _sim_reduction.ReductionSim(self)
@@ -272,7 +277,7 @@ class ReductionKernel(CachedSources, Kernel):
                     f"{what}: texture memory is not supported in ReductionKernel (as in CuPy); "
                     "read the texture in an ElementwiseKernel or RawKernel instead")
             if launch_args.is_scalar(value):
-                if p.is_output or p.raw:
+                if p.is_output:  # a raw input scalar is a scalar, as in CuPy
                     raise KernelArgumentError(f"{what}: expected an array, got a scalar {value!r}")
                 described.append(None)
             else:
@@ -652,7 +657,8 @@ class _Launch:
                     self.final,
                     self.final_grid,
                     (256, 1, 1),
-                    [("q0", "Q")] + out_slots,
+                    [("q0", "Q")] + out_slots
+                    + [_launcher.scalar_slot(k, a.dtypes[k]) for k in sorted(a.scalar_pos)],
                     (self.sizes[0], numpy.int32(self.splits), self.static[0], *out_structs),
                 )
             )
@@ -709,6 +715,7 @@ class _Launch:
             fargs = (
                 partial_ptr,
                 *out_ptrs,
+                *(packed[k] for k in sorted(self.a.scalar_pos)),  # post_map_expr's
                 self.sizes[0],
                 numpy.int32(self.splits),
                 self.static[0],

@@ -42,16 +42,20 @@ what they build results with through :func:`register_arrays`.
 
 from __future__ import annotations
 
+import sys
+
 import numpy
 
 from ..arrays import dtypes, records
 from ..arrays.layout import c_strides, fits_int32
-from ..errors import InternalError, JitkernTypeError, KernelArgumentError
+from ..config import settings
+from ..errors import InternalError, JitkernRuntimeError, JitkernTypeError, KernelArgumentError
 from ..handles import handle_ctype
 from .libraries import (  # noqa: F401 - the table's names the launchers import from here
     CAI_READ as _CAI_READ,
     DLPACK_READ as _DLPACK_READ,
     INSTANCE_CAI_READ as _INSTANCE_CAI_READ,
+    BY_KIND,
     ArrayInfo,
     ArrayRead,
     FastRead,
@@ -96,10 +100,15 @@ def register_array_type(cls: type, pointer, device=None, dtype=None) -> None:
         _dtype_getters[cls] = dtype
 
 
-def _as_function(getter):
-    """A getter given as a template, as a function of the array (made once per template)."""
+def _as_function(getter, env=None):
+    """A getter given as a template, as a function of the array (made once per template);
+    ``env``: the helpers the template names (``{dp}``, ``{cpu}`` for torch's)."""
     if not isinstance(getter, str):
         return getter
+    if env:  # the row's helpers for this class: made for it (pointer_of keeps it per class)
+        names = {name: f"_{name}" for name in env}
+        return eval("lambda a: " + getter.format(a="a", **names),  # noqa: S307 - our templates
+                    {f"_{name}": value for name, value in env.items()})
     fn = _template_functions.get(getter)
     if fn is None:
         fn = _template_functions[getter] = eval(  # noqa: S307 - our own templates
@@ -165,8 +174,8 @@ def pointer_of(obj) -> int:
     fn = _pointer_functions.get(type(obj))
     if fn is None:
         getter = pointer_getter(type(obj))
-        fn = _as_function(getter) if getter is not None and array_read(type(obj)) is None \
-            else (lambda a: describe(a).ptr)
+        fn = _as_function(getter, pointer_env(type(obj))) \
+            if getter is not None and array_read(type(obj)) is None else (lambda a: describe(a).ptr)
         _pointer_functions[type(obj)] = fn
     return fn(obj)
 
@@ -304,15 +313,46 @@ def _results_of(value):
 
 
 def new_result(values) -> NewResult | None:
-    """How a kernel whose array arguments are ``values`` allocates its results: CuPy's
-    arrays if any is a CuPy array, else PyTorch's tensors if any is a tensor; None for
-    jitkern arrays (jitkern arrays, JAX, Numba and other protocol objects, no array)."""
-    best = None
+    """How a kernel whose arguments are ``values`` allocates its results: CuPy's arrays if
+    any is a CuPy array, else PyTorch's tensors if any is a tensor; None for jitkern arrays
+    (jitkern arrays, JAX, Numba and other protocol objects). With no array among ``values``,
+    the program's library (:func:`program_library`)."""
+    best, arrays = None, False
     for value in values:
         results = _results_of(value)
         if results is not None and (best is None or results.rank < best.rank):
             best = results
+        arrays = arrays or library(type(value)).kind in _ARRAY_KINDS
+    if not arrays:
+        return _program_results()
     return best
+
+
+_ARRAY_KINDS = frozenset(("jitkern", "cupy", "torch", "cai", "dlpack", "allocation"))
+
+
+def program_library() -> str:
+    """The library whose arrays a kernel with no array arguments returns: ``settings.results``
+    (JITKERN_RESULTS), where 'auto' is CuPy's when the program has imported CuPy, else
+    PyTorch's when it has imported PyTorch, else jitkern's ('cupy', 'torch' or 'jitkern')."""
+    chosen = settings.results
+    if chosen != "auto":
+        return chosen
+    modules = sys.modules
+    return "cupy" if "cupy" in modules else "torch" if "torch" in modules else "jitkern"
+
+
+def _program_results() -> NewResult | None:
+    library_name = program_library()
+    if library_name == "jitkern":
+        return None
+    try:
+        return BY_KIND[library_name].results()
+    except ImportError as exc:
+        raise JitkernRuntimeError(
+            f"a kernel with no array arguments returns {library_name} arrays "
+            f"(jitkern.config.settings.results / JITKERN_RESULTS = {settings.results!r}), but "
+            f"{library_name} cannot be imported: {exc}") from None
 
 
 # ---------------------------------------------------------------------------

@@ -87,6 +87,11 @@ def resets(namespace: dict, **factories) -> None:
 
 
 _active_uses: list = []  # the driver.use blocks entered and not yet left, outermost first
+#: Called (no arguments) after a driver.use block swaps the driver in or out: what holds
+#: handles or launchers of the previous driver drops them (kernels/base.py: every kernel
+#: object's installed launcher and loaded Functions), so the next launch goes through the
+#: driver now in use.
+on_swap: list = []
 #: Changes whenever a driver.use block is entered or left: per-object caches of what was
 #: loaded through the driver (runtime/functions.py) compare it and start again.
 generation = 0
@@ -120,6 +125,8 @@ class use:
             for name, factory in factories.items():
                 namespace[name] = factory()
         _active_uses.append(self)
+        for callback in on_swap:
+            callback()
         return self.fake
 
     def __exit__(self, *exc):
@@ -133,6 +140,8 @@ class use:
          _primary_ids) = own
         for namespace, values in derived:
             namespace.update(values)
+        for callback in on_swap:
+            callback()
 
 
 def _no_driver(reason: str, code=None) -> CUDAError:
@@ -343,6 +352,5 @@ def mem_info(device_id: int) -> tuple[int, int]:
     try:
         free, total = check(d.cuMemGetInfo(), "cuMemGetInfo")
     finally:
-        if int(prev) != 0:
-            d.cuCtxSetCurrent(prev)
+        d.cuCtxSetCurrent(prev)  # as it was, "no context" included
     return int(free), int(total)

@@ -15,8 +15,8 @@ keys on) and the digest of the user's headers the options name (``-I`` folders,
 ``-include`` files). What is stored is the kind's to say: a
 :class:`~.module.Function` (which keeps, per device, its loaded module, function handle,
 parameter layout, packing plans and the generated launchers made from them), a parsed
-parameter list, normalised options, a simulator's translated kernel (the simulator stores
-what it translates under its own keys: ``key -> built object`` is all the memo knows).
+parameter list, normalised options, a simulator's translated kernel (:func:`translated`,
+under its own keys: ``key -> built object`` is all the memo knows).
 
 The memo is a least-recently-used map of at most ``settings.memo_size`` entries (1024
 unless ``JITKERN_MEMO_SIZE`` says otherwise; 0 turns it off), so a program that makes endless
@@ -84,6 +84,22 @@ def built(key, build):
         if kept is not None:
             return kept
         return put(key, value)
+
+
+def translated(key: tuple, translate, valid=None):
+    """A simulator's translation of a kernel (the Python it runs for a CUDA C source, or for
+    a JIT kernel's argument types), kept in the memo under ``("translated", *key)``:
+    ``key`` is everything that decides it (the kind, the source or definition, the name,
+    the options, the bound types). A kernel object made again then runs what the first one
+    translated. ``valid(kept)`` False (a global the translation read has changed since):
+    translated again, and that kept instead."""
+    key = ("translated", *key)
+    kept = get(key)
+    if kept is not None and (valid is None or valid(kept)):
+        return kept
+    value = translate()
+    stats["builds"] += 1
+    return put(key, value)
 
 
 def forget(match) -> int:

@@ -28,6 +28,7 @@ from .driver import check, drv
 from .limits import SHARED_OPTIN_MAX, check_dims, check_shared_mem
 from .bound import BoundLaunch  # noqa: F401 - Function.bind's result, named here too
 from .launcher import bind_fast_launcher, make_fast_launcher
+from .signature import pack_problem
 from .launch import (
     build_plan,
     device_getter,
@@ -405,16 +406,16 @@ class Function:
                 state.plans[key] = plan
         return plan
 
-    def _pack_error(self, state: _DeviceState, args: tuple, exc) -> KernelArgumentError:
+    def _pack_error(self, state: _DeviceState, args: tuple, exc) -> Exception:
         """A value that does not pack into the plan of its argument types (a dataclass
         field of another kind at a later launch): the full check of the first launch names
         the argument and field; else the packer's own words."""
         try:
-            build_plan(args, state.param_sizes, self.params, self.name)
+            plan = build_plan(args, state.param_sizes, self.params, self.name)
         except KernelArgumentError as named:
             return named
-        return KernelArgumentError(f"{self.name}: an argument does not pack into its "
-                                   f"parameter ({exc})")
+        problem = pack_problem(plan.slots, args, exc)
+        return type(problem)(f"{self.name}: {problem}")
 
     def _check_devices(self, args: tuple) -> None:
         for i, arg in enumerate(args):

@@ -6,7 +6,8 @@ says (``compiler/strings/c_params``: objects with ``name``, ``ctype``, ``pointer
 ``dtype``, ``any_pointee``, ``struct``, ``elem_size``):
 
 - a scalar: the kind (bool, integer, float, complex) and width of a NumPy scalar must be
-  the parameter's (signed and unsigned integers of one width are interchangeable); a
+  the parameter's (signed and unsigned integers of one width are interchangeable; a NumPy
+  integer of another width converts to an integer parameter, range-checked like an int); a
   Python ``int`` converts to any integer or floating parameter, range-checked on each call
   by an inline comparison (:class:`~jitkern.JitkernOverflowError` when it does not fit); a
   Python ``float`` converts to a floating parameter only;
@@ -29,6 +30,7 @@ import struct as _struct
 
 import numpy
 
+from ..arrays import records
 from ..arrays.records import c_alignment
 from ..errors import JitkernOverflowError, KernelArgumentError
 from .args import array_read, dtype_of, dtype_read, kind_of
@@ -68,6 +70,11 @@ def _describe(arg) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _describe_array(arg, have: numpy.dtype) -> str:
+    """An array argument, its dtype named once (a NumPy array's description has it)."""
+    return _describe(arg) if isinstance(arg, numpy.ndarray) else f"{_describe(arg)} of {have}"
+
+
 # ---------------------------------------------------------------------------
 # Scalars and structs by value
 
@@ -91,7 +98,7 @@ def value_slot(arg, index: int, param, size: int | None, kernel: str = "the kern
     if cls in _PY_KINDS:
         return _python_scalar(arg, index, param, want, kernel)
     if isinstance(arg, numpy.generic):
-        return _numpy_scalar(arg, index, param, want)
+        return _numpy_scalar(arg, index, param, want, kernel)
     return None
 
 
@@ -102,9 +109,13 @@ _HINTS = {"i": "pass an int (int(x)): a float is not converted to an integer par
 
 
 def _python_scalar(arg, index: int, param, want: numpy.dtype, kernel: str):
-    kind, have = want.kind, _PY_KINDS[type(arg)]
-    if kind not in _PY_ACCEPTS[have]:
+    narrow = want.char not in STRUCT_CODES  # ml_dtypes' bfloat16 and float8 (kind 'V')
+    kind, have = "f" if narrow else want.kind, _PY_KINDS[type(arg)]
+    if kind not in _PY_ACCEPTS[have] or (narrow and have == "c"):
         raise _fail(index, param, f"{param.ctype} ({want})", _describe(arg), _HINTS.get(kind, ""))
+    if narrow:  # struct has no code for them: NumPy rounds, as for any float parameter
+        return (f"{want.itemsize}s", want.itemsize, want.itemsize, "{cv}({a})",
+                {"cv": lambda value, _dt=want: numpy.array(value, _dt).tobytes()})
     if kind in "iu":
         expr, env = _range_checked(index, param, want, kernel)
     elif kind == "c":
@@ -128,8 +139,14 @@ def _range_checked(index: int, param, want: numpy.dtype, kernel: str):
             {"ovf": out_of_range})
 
 
-def _numpy_scalar(arg, index: int, param, want: numpy.dtype):
+def _numpy_scalar(arg, index: int, param, want: numpy.dtype, kernel: str):
     have = arg.dtype
+    if have.kind in "iu" and want.kind in "iu" and have.itemsize != want.itemsize:
+        # CuPy packs a NumPy integer as its own bytes, so real library code passes an int64
+        # (numpy.ravel_multi_index's) to an int parameter: converted, range-checked as a
+        # Python int is (CuPy would read the low bytes, or past them for a narrower one)
+        expr, env = _range_checked(index, param, want, kernel)
+        return STRUCT_CODES[want.char], want.itemsize, want.itemsize, expr, env
     same_kind = have.kind == want.kind or {have.kind, want.kind} == {"i", "u"}
     if not same_kind or have.itemsize != want.itemsize:
         raise _fail(index, param, f"{param.ctype} ({want})", _describe(arg),
@@ -232,12 +249,38 @@ def _fields_slot(arg, index: int, param, size: int | None):
         if offset > pos:
             codes.append(f"{offset - pos}x")
         codes.append(STRUCT_CODES[cdt.char])
-        exprs.append(_field_expr(path, cdt))
+        exprs.append(_field_expr(records.attribute_path(type(arg), path), cdt))
         pos = offset + cdt.itemsize
     if struct.size > pos:
         codes.append(f"{struct.size - pos}x")
     _try_fields(arg, index, param, struct)
     return "".join(codes), struct.size, struct.align, ", ".join(exprs), {}
+
+
+def pack_problem(slots, args, exc) -> Exception:
+    """Why ``args`` do not pack into ``slots`` (a launch's ``struct.error`` ``exc``): the
+    first argument whose own slot fails, a struct's field named (records.field_error, as
+    ``struct.pack`` converts), a value out of range a JitkernOverflowError."""
+    for i, (slot, arg) in enumerate(zip(slots, args)):
+        if slot.pointer:
+            continue
+        names = {key: f"_{key}" for key in slot.env}
+        env = {f"_{key}": value for key, value in slot.env.items()}
+        try:
+            values = eval(f"({slot.expr.format(a='a', **names)},)", env, {"a": arg})  # noqa: S307
+            _struct.pack("<" + slot.codes, *values)
+        except (_struct.error, TypeError, AttributeError, OverflowError) as own:
+            field = records.field_error(arg, True) if records.is_record_class(type(arg)) else None
+            if field is not None:
+                return (JitkernOverflowError if isinstance(field, OverflowError)
+                        else KernelArgumentError)(f"argument {i}: {field}")
+            if isinstance(arg, int) and len(slot.codes) == 1:
+                return JitkernOverflowError(
+                    f"argument {i}: {arg} does not fit the parameter's "
+                    f"{numpy.dtype(slot.codes)}")
+            return KernelArgumentError(f"argument {i}: {arg!r} does not pack into its "
+                                       f"parameter ({own})")
+    return KernelArgumentError(f"an argument does not pack into its parameter ({exc})")
 
 
 def _field_expr(path: str, cdt: numpy.dtype) -> str:
@@ -250,7 +293,8 @@ def _try_fields(arg, index: int, param, struct) -> None:
     wrong kind is named here rather than by ``struct.error`` in the launcher."""
     for path, _offset, cdt, ctype in _c_leaves(struct):
         try:
-            value = eval("a." + path, {}, {"a": arg})  # noqa: S307 - our own field path
+            value = eval("a." + records.attribute_path(type(arg), path),  # noqa: S307
+                         {}, {"a": arg})  # our own field path
         except (AttributeError, IndexError, TypeError):
             raise _fail(index, param, f"struct {param.ctype} with field {path} ({ctype})",
                         f"{_describe(arg)} without it") from None
@@ -283,15 +327,14 @@ def check_pointer(arg, index: int, param) -> bool:
     if have is None:
         return False  # a device allocation: untyped memory
     if want is not None and have != want:
-        raise _fail(index, param, f"{param.ctype}, a pointer to {want}",
-                    f"{_describe(arg)} of {have}",
+        raise _fail(index, param, f"{param.ctype}, a pointer to {want}", _describe_array(arg, have),
                     f"pass an array of {want} (x.astype(numpy.{want.name})), or declare the "
                     "parameter void* to take any array")
     if want is None and have.fields is not None and param.struct is not None:
         _check_records(arg, index, param, have)
     elif want is None and have.itemsize != param.elem_size and not _fills(have, param.struct):
         raise _fail(index, param, f"{param.ctype}, a pointer to {param.elem_size}-byte "
-                    "elements", f"{_describe(arg)} of {have} ({have.itemsize} bytes)",
+                    "elements", f"{_describe_array(arg, have)} ({have.itemsize} bytes)",
                     "pass an array of a record dtype of that size, or of the struct's one "
                     "field type")
     return True

@@ -24,10 +24,17 @@ import numpy
 from ..arrays import dtypes, records
 from ..runtime.launch import dim3
 from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
-from ..compiler.captured import CapturedGlobals
-from ..runtime import simdevice
+from ..runtime.limits import block_size_of, launch_keywords  # noqa: F401 - sim's names too
+from ..compiler.captured import CapturedGlobals, fingerprints_hold
+from ..runtime import memo, simdevice
 from ..runtime.module import check_cluster
-from ..errors import JitError, JitkernIndexError, JitkernTypeError, JitkernValueError
+from ..errors import (
+    JitError,
+    JitkernIndexError,
+    JitkernOverflowError,
+    JitkernTypeError,
+    JitkernValueError,
+)
 from ..errors import KernelArgumentError
 from . import emit, runtime, scheduler, textures, thrust, vector
 
@@ -54,10 +61,11 @@ class Simulated:
 class Simulator:
     """``kernel.simulate``: launch like the kernel, run on the CPU."""
 
-    def __init__(self, kernel, arg_type):
+    def __init__(self, kernel, arg_types):
         self._kernel = kernel
-        self._arg_type = arg_type
+        self._arg_types = arg_types  # (host arguments) -> their JIT types, naming a bad one
         self._builds: dict = {}  # argument types -> Simulated
+        self._globals: dict = {}  # argument types -> the globals its Simulated read, here
 
     def __getitem__(self, config):
         # [grid, block, shared_mem, stream], read (and refused) as the GPU launch does
@@ -83,7 +91,7 @@ class Simulator:
         # every limit the GPU checks, before any argument is copied or any block is built
         shared_mem = check_launch(kernel.__name__, dim3(grid, "grid"), dim3(block, "block"),
                                   shared_mem, _shared_limit(kernel), grid, block)
-        host, back = _host_arguments(args)
+        host, back = _host_arguments(args, kernel.__name__)
         simulated = self.build(host)
         vector.run(kernel, simulated, grid, block, host, int(shared_mem), racecheck, cluster)
         for original, copy in back:
@@ -102,32 +110,39 @@ class Simulator:
         """The simulator's argument types of ``args`` (what a simulated build is kept by)."""
         host, _ = _host_arguments(tuple(args))
         try:
-            return tuple(self._arg_type(a, allow_host=True) for a in host)
+            return self._arg_types(host)
         except JitError as exc:
             raise exc.with_traceback(None) from None
 
     def build(self, host_args) -> Simulated:
         kernel = self._kernel
         try:
-            types = tuple(self._arg_type(a, allow_host=True) for a in host_args)
+            types = self._arg_types(host_args)
         except JitError as exc:
             raise exc.with_traceback(None) from None
         simulated = self._builds.get(types)
         if simulated is not None:
-            simulated.globals = simulated.globals.current()  # None: a global changed
-            if simulated.globals is None:
+            captured = self._globals[types] = self._globals[types].current()
+            if captured is None:  # a global changed
                 simulated = None
-        if simulated is None:
-            parsed = kernel.parsed()
-            name = "jk_sim_" + parsed.name
-            try:
-                program = emit.generate(parsed, types, kernel.mode, name, kernel.py_func)
-            except JitError as exc:
-                raise exc.with_traceback(None) from None
-            simulated = self._builds[types] = Simulated(program, name)
-            simulated.emit_args = (parsed, types, kernel.mode, name, kernel.py_func)
-            simulated.fingerprints = program.fingerprints
-            simulated.globals = CapturedGlobals(kernel.py_func, program.fingerprints)
+        if simulated is None:  # a kernel made again from the same function: the memo's
+            simulated = self._builds[types] = memo.translated(
+                kernel._memo_key(("simulated", types), ""), lambda: self._translate(types),
+                valid=lambda kept: fingerprints_hold(kernel.py_func, kept.fingerprints))
+            self._globals[types] = CapturedGlobals(kernel.py_func, simulated.fingerprints)
+        return simulated
+
+    def _translate(self, types) -> Simulated:
+        kernel = self._kernel
+        parsed = kernel.parsed()
+        name = "jk_sim_" + parsed.name
+        try:
+            program = emit.generate(parsed, types, kernel.mode, name, kernel.py_func)
+        except JitError as exc:
+            raise exc.with_traceback(None) from None
+        simulated = Simulated(program, name)
+        simulated.emit_args = (parsed, types, kernel.mode, name, kernel.py_func)
+        simulated.fingerprints = program.fingerprints
         return simulated
 
     @property
@@ -235,57 +250,32 @@ def _star(sim, grid, block, shared_mem, stream, /, *args, **kwargs):
     return sim(grid, block, args, shared_mem)
 
 
-def launch_keywords(name: str, kwargs: dict, shared_mem, stream):
-    """(shared_mem, stream) of ``kernel[grid, block, ...](*args, **kwargs)``: only
-    ``shared_mem=`` and ``stream=`` are keywords, each given once."""
-    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
-    if unknown:
-        raise KernelArgumentError(
-            f"{name}[grid, block](...) takes the kernel's arguments by position and "
-            f"only shared_mem= and stream= as keywords, got the keyword "
-            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
-        )
-    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
-    for key in kwargs:
-        if given[key]:
-            raise KernelArgumentError(
-                f"{name}[...](...): {key} is given both in the brackets and as a "
-                "keyword; give it once"
-            )
-    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
-
-
-def block_size_of(block_size, default: int) -> tuple:
-    """The block of an ElementwiseKernel call's ``block_size=`` (``default`` for None), on
-    the GPU and in the simulator alike."""
-    if block_size is None:
-        return (default, 1, 1)
-    if not isinstance(block_size, int) or not 1 <= block_size <= 1024:
-        raise JitkernValueError(f"block_size: expected an int from 1 to 1024, got {block_size!r}")
-    return (block_size, 1, 1)
-
-
 _PY_SCALARS = {cls: dt.type for cls, dt in dtypes.PYTHON_SCALARS.items()}
 
 
-def _host_arguments(args):
+def _host_arguments(args, name: str = ""):
     """(arguments as the simulator takes them, [(device array, host copy)] to copy back)."""
     if not isinstance(args, (tuple, list)):
         raise KernelArgumentError(f"args: expected a tuple of arguments, got {type(args).__name__}")
     host, back = [], []
     for i, a in enumerate(args):
+        where = f"{name}: argument {i}" if name else f"argument {i}"
         cls = _PY_SCALARS.get(type(a))
         if cls is not None:
             if cls is numpy.int64 and not -(1 << 63) <= a < (1 << 63):
-                raise KernelArgumentError(f"argument {i}: {a} does not fit in int64")
+                raise JitkernOverflowError(f"{where}: {a} does not fit the parameter's int64")
             host.append(cls(a))
         elif isinstance(a, numpy.void):  # a struct by value: the kernel gets a copy
             host.append(a.copy())
         elif records.is_record_class(type(a)):  # a frozen dataclass / NamedTuple
-            try:
-                host.append(records.as_void(a))
-            except JitkernTypeError as exc:
-                raise KernelArgumentError(f"argument {i}: {exc}") from None
+            try:  # each field as the GPU launch packs it (struct.pack: no float in an int)
+                problem = records.field_error(a, True)
+            except JitkernTypeError as exc:  # a class that is no C struct
+                raise KernelArgumentError(f"{where}: {exc}") from None
+            if problem is not None:
+                raise (JitkernOverflowError if isinstance(problem, OverflowError)
+                       else KernelArgumentError)(f"{where}: {problem}")
+            host.append(records.as_void(a))
         elif isinstance(a, (numpy.ndarray, numpy.generic)):
             host.append(a)
         elif (view := simdevice.host_view(a)) is not None:
@@ -294,9 +284,11 @@ def _host_arguments(args):
             copy = a.get()
             host.append(copy)
             back.append((a, copy))
+        elif hasattr(a, "__cuda_array_interface__"):
+            raise simdevice.not_modelled(a, where)
         else:
             raise KernelArgumentError(
-                f"argument {i}: the simulator takes NumPy arrays, jitkern arrays and scalars, "
+                f"{where}: the simulator takes NumPy arrays, jitkern arrays and scalars, "
                 f"got {type(a).__name__}"
             )
     return tuple(host), back

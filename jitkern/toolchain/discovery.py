@@ -8,14 +8,16 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sys
 
-from ..config import settings
+from ..config import PACKAGE_INCLUDE, settings
 from ..errors import CompileError
 from . import cache
 
-PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
 # jitify=True puts this folder first on the include path (see toolchain/jitify.py)
 JITIFY_INCLUDE = os.path.join(PACKAGE_INCLUDE, "jitkern", "jitify")
+# Pre-included in every compile: the names every kernel sees (M_PI, CUDART_*...)
+ENVIRONMENT_HEADER = os.path.join(PACKAGE_INCLUDE, "jitkern", "environment.h")
 
 
 @functools.lru_cache(maxsize=None)
@@ -63,8 +65,6 @@ def nvrtc_identity() -> tuple:
     NVRTC changes this identity. Where no library file is found this way, it falls
     back to the real version.
     """
-    import sys
-
     folders = []
     if settings.cuda_home:
         folders += [os.path.join(settings.cuda_home, sub) for sub in ("lib64", "lib", "bin")]

@@ -34,6 +34,8 @@ from . import header_structs
 from . import manifest as schema
 from ..errors import InternalError, JitkernFileNotFoundError, JitkernTypeError, JitkernValueError
 from .cubin import param_layout
+from .discovery import nvrtc_version
+from .nvrtc import Binary, compile_source
 from .target import from_tag, parse_many
 
 MANIFEST_FORMAT = "jitkern-export"
@@ -186,8 +188,6 @@ class _folder_lock:
 
 
 def _compile(spec: ExportSpec, arch: int, fmt: str):
-    from .nvrtc import compile_source
-
     return compile_source(
         spec.source,
         options=spec.options,
@@ -296,8 +296,6 @@ def _layouts(spec: ExportSpec, binary) -> dict:
 
 
 def _manifest(spec, archs, fmt, files, lowered, layouts) -> dict:
-    from .discovery import nvrtc_version
-
     entries = []
     for entry in spec.entries:
         params = layouts[entry.name]
@@ -576,8 +574,6 @@ def binary_for_device(folder: str, manifest: dict, cc: int):
     of the same major below it; ptx: the newest at or below ``cc``; ltoir: the newest at or
     below ``cc``, linked for ``cc`` by nvJitLink. NVRTC is never involved.
     """
-    from .nvrtc import Binary
-
     fmt = manifest["binary_format"]
     files = manifest["files"]
     if fmt == "fatbin":

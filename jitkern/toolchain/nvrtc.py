@@ -13,11 +13,20 @@ import os
 import re
 import sys
 import threading
+import warnings
 
 from ..config import settings
 from ..errors import CompileError, JitkernTypeError, JitkernValueError
-from . import cache, discovery as toolchain, includes, nvrtc_options
+from . import (cache, discovery as toolchain, includes, nvrtc_options, signatures as _probes,
+               skipped_includes)
 from .target import Arch, parse as parse_arch
+from ..lazy import lazy_import
+
+# off the common path (a compile through NVRTC, or a cache hit): loaded when first used
+_cubin = lazy_import("jitkern.toolchain.cubin")  # only when ptxas's report is missing
+_shutil = lazy_import("shutil")  # only for nvcc
+_subprocess = lazy_import("subprocess")  # only for nvcc
+_tempfile = lazy_import("tempfile")  # only for nvcc
 
 DEFAULT_STD = "-std=c++17"
 _RDC_OPTIONS = {"-dc": "--relocatable-device-code=true", "-rdc=true": "--relocatable-device-code=true",
@@ -54,6 +63,12 @@ class Binary:
     key: str
     from_cache: bool = False
     variant: str = ""  # "a" for sm_90a, "f" for sm_100f (arch- or family-specific)
+    #: kernel name or name expression -> the lowered name of its signature probe
+    #: (toolchain/signatures.py), for a compile that asked for them
+    signatures: dict = dataclasses.field(default_factory=dict)
+    # jitify=True: the (line, header) of each #include skipped as not found. Such a binary is
+    # cached nowhere: the header may exist at the next compile.
+    skipped_includes: tuple = ()
 
     @property
     def target(self) -> Arch:
@@ -205,7 +220,7 @@ _include_hash: str | None = None
 
 
 def cache_key(source: str, options: tuple, name_expressions: tuple, arch: Arch,
-              backend: str, extra_includes: tuple) -> str:
+              backend: str, extra_includes: tuple, signatures: bool = False) -> str:
     global _include_hash
     # jitkern's headers can only change what is compiled when the source (or a
     # -include option) includes something; most kernels include nothing, and walking
@@ -221,19 +236,23 @@ def cache_key(source: str, options: tuple, name_expressions: tuple, arch: Arch,
     # that nvrtc_identity() already describes.
     # The user's own headers (-I folders): their contents, since no identity covers them.
     user_headers = includes.user_headers_digest(source, options, extra_includes)
+    probed = ("signatures",) if signatures else ()  # the probes change the binary
     return cache.make_key(source, options, name_expressions, arch.fmt, arch.cc,
                           arch.variant, backend,
-                          version, headers, settings.cuda_home, extra_includes, user_headers)
+                          version, headers, settings.cuda_home, extra_includes, user_headers,
+                          *probed)
 
 
 def compile_source(source: str, *, options=(), name_expressions=(), arch=None, fmt=None,
                    program_name: str = "jitkern_kernel.cu", log_stream=None,
                    backend: str = "nvrtc", extra_include_dirs: tuple = (),
-                   _normalized: bool = False) -> Binary:
+                   signatures: bool = False, _normalized: bool = False) -> Binary:
     """Compile CUDA C++ ``source`` for ``arch`` (default: the current device).
 
     Cached in memory and on disk under the hash of everything that decides the
     binary. Raises :class:`jitkern.CompileError` with the compiler log.
+    ``signatures``: also read each kernel's parameter types as the compiler compiled them
+    (``Binary.signatures``, toolchain/signatures.py).
     """
     if not isinstance(source, str):
         raise JitkernTypeError(f"source: expected str, got {type(source).__name__}")
@@ -243,7 +262,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
     opts = opts + _generated_code_options(source, opts)
     names = tuple(name_expressions or ())
     chosen = target_for(arch, fmt)
-    key = cache_key(source, opts, names, chosen, backend, tuple(extra_include_dirs))
+    key = cache_key(source, opts, names, chosen, backend, tuple(extra_include_dirs), signatures)
 
     hit = cache.memory_get(key)
     if hit is not None:
@@ -257,8 +276,11 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
         if binary is None:
             cache.stats["misses"] += 1
             binary = _build(source, opts, names, chosen, program_name, backend,
-                            tuple(extra_include_dirs), key)
+                            tuple(extra_include_dirs), key, signatures)
             cache.stats["compiles"] += 1
+            if binary.skipped_includes:
+                _emit_log(log_stream, binary.log)
+                return binary
             cache.disk_put(key, _header_of(binary), binary.data)
         cache.memory_put(key, binary)
     _emit_log(log_stream, binary.log)
@@ -302,6 +324,7 @@ def _header_of(binary: Binary) -> dict:
         "variant": binary.variant,
         "log": binary.log,
         "lowered_names": binary.lowered_names,
+        "signatures": binary.signatures,
         "resources": {k: dataclasses.asdict(v) for k, v in binary.resources.items()},
     }
 
@@ -318,18 +341,30 @@ def _load_from_disk(key, source, opts, names) -> Binary | None:
             lowered_names=dict(header["lowered_names"]),
             resources={k: Resources(**v) for k, v in header["resources"].items()},
             key=key, from_cache=True, variant=str(header.get("variant", "")),
+            signatures=dict(header.get("signatures", {})),
         )
     except (KeyError, TypeError, ValueError):
         cache.stats["corrupt"] += 1
         return None
 
 
-def _build(source, opts, names, target, program_name, backend, extra_includes, key) -> Binary:
-    if backend == "nvcc":
-        data, log = _build_nvcc(source, opts, target, program_name, extra_includes)
-        lowered = {}
+def _build(source, opts, names, target, program_name, backend, extra_includes, key,
+           signatures: bool = False) -> Binary:
+    def compile_with(suffix, exprs):
+        if backend == "nvcc":
+            data, log = _build_nvcc(source, opts, target, program_name, extra_includes, suffix)
+            return data, log, {}, ()
+        return _build_nvrtc_jitify(source, opts, names + exprs, target, program_name,
+                                   extra_includes, suffix)
+
+    probed = {}
+    if signatures:
+        headers = [data.decode(errors="replace")
+                   for _path, data in includes.user_headers(source, opts, extra_includes)]
+        (data, log, lowered, skipped), probed = _probes.build_probed(
+            source, names, opts, headers, compile_with, backend == "nvcc")
     else:
-        data, log, lowered = _build_nvrtc(source, opts, names, target, program_name, extra_includes)
+        data, log, lowered, skipped = compile_with("", ())
     if is_relocatable(opts) and target.fmt == "cubin":
         data = _link_relocatable(data, f"{target.cc}{target.variant}")
     resources = parse_resources(log)
@@ -337,15 +372,40 @@ def _build(source, opts, names, target, program_name, backend, extra_includes, k
         resources = _with_cubin_resources(resources, data)
     return Binary(data=data, fmt=target.fmt, arch=target.cc, log=_user_log(log), source=source,
                   options=opts, name_expressions=names, lowered_names=lowered,
-                  resources=resources, key=key, variant=target.variant)
+                  resources=resources, key=key, variant=target.variant,
+                  skipped_includes=tuple(skipped), signatures=probed)
+
+
+def _build_nvrtc_jitify(source, opts, names, target, program_name, extra_includes, suffix=""):
+    """_build_nvrtc, and with jitify=True each #include of the source that NVRTC cannot
+    open skipped with a warning, as Jitify skips it (toolchain/skipped_includes.py).
+    ``suffix``: jitkern's text after the user's (the signature probes)."""
+    jitify = f"-I{toolchain.JITIFY_INCLUDE}" in opts
+    compiled, skipped, notes = source, [], []
+    while True:
+        try:
+            data, log, lowered = _build_nvrtc(compiled + suffix, opts, names, target,
+                                              program_name, extra_includes, user_source=source)
+            return data, "\n".join([*notes, log]).strip(), lowered, skipped
+        except CompileError as exc:
+            found = skipped_includes.skip_missing(compiled, exc.log or "", program_name)
+            if not jitify or found is None or len(skipped) >= _MAX_SKIPPED_INCLUDES:
+                if compiled is source:
+                    raise
+                raise make_compile_error(source, exc.log or "", program_name, opts) from None
+            compiled, line, name = found
+            skipped.append((line, name))
+            notes.append(skipped_includes.warning_text(program_name, line, name))
+            warnings.warn(notes[-1], UserWarning, stacklevel=2)
+
+
+_MAX_SKIPPED_INCLUDES = 64
 
 
 def _with_cubin_resources(resources: dict, data: bytes) -> dict:
     """Fill in kernels ptxas's log did not report, from the CUBIN's own attributes."""
-    from .cubin import cubin_resources
-
     out = dict(resources)
-    for name, found in cubin_resources(data).items():
+    for name, found in _cubin.cubin_resources(data).items():
         if name not in out:
             out[name] = Resources(registers=found["registers"],
                                   shared_bytes=found.get("shared_bytes", 0),
@@ -353,15 +413,22 @@ def _with_cubin_resources(resources: dict, data: bytes) -> dict:
     return out
 
 
+# Every kernel is compiled with jitkern/environment.h pre-included: the names every kernel
+# sees with no #include (M_PI, CUDART_INF, ...; docs/compat.md, "CuPy's C++ environment").
+# Pre-included, not pasted in, so the kernel's source and its line numbers stay the user's.
+# Not in the cache key as an option: the header and this line are part of jitkern's identity.
+_ENVIRONMENT = f"--pre-include={toolchain.ENVIRONMENT_HEADER}"
+
+
 def _arch_option(target: Arch) -> str:
     return f"--gpu-architecture={target.name}"
 
 
-def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
+def _build_nvrtc(source, opts, names, target, program_name, extra_includes, user_source=None):
     nvrtc = toolchain.nvrtc_module()
     toolchain.nvrtc_version()
     include_opts = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs())]
-    full = [_arch_option(target), *opts, *include_opts]
+    full = [_arch_option(target), _ENVIRONMENT, *opts, *include_opts]
     if target.fmt == "cubin":
         full.append("-Xptxas=-v")
     elif target.fmt == "ltoir":  # link-time-optimisable IR, for nvJitLink (ahead-of-time export)
@@ -376,7 +443,7 @@ def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
         (status,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
         log = _nvrtc_log(nvrtc, prog)
         if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise make_compile_error(source, log, program_name, opts)
+            raise make_compile_error(user_source or source, log, program_name, opts)
         lowered = {}
         for name in names:
             err, low = nvrtc.nvrtcGetLoweredName(prog, name.encode())
@@ -416,48 +483,41 @@ def _nvrtc_log(nvrtc, prog) -> str:
 
 
 def _nvcc_path() -> str | None:
-    import shutil
-
     home = settings.cuda_home
     if home:
         candidate = os.path.join(home, "bin", "nvcc")
         if os.path.isfile(candidate):
             return candidate
-    return shutil.which("nvcc")
+    return _shutil.which("nvcc")
 
 
 def _nvcc_version() -> str:
-    import subprocess
-
     nvcc = _nvcc_path()
     if nvcc is None:
         return "none"
-    out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+    out = _subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
     return out.strip().splitlines()[-1] if out.strip() else "unknown"
 
 
-def _build_nvcc(source, opts, target, program_name, extra_includes):
-    import subprocess
-    import tempfile
-
+def _build_nvcc(source, opts, target, program_name, extra_includes, suffix=""):
     nvcc = _nvcc_path()
     if nvcc is None:
         raise CompileError("backend='nvcc' needs nvcc, and none was found on the PATH or in CUDA_HOME; "
                            "use backend='nvrtc' (the default), which needs no toolkit")
     nv_opts = [("-rdc=true" if o == "--relocatable-device-code=true" else o) for o in opts]
-    with tempfile.TemporaryDirectory(prefix="jitkern-nvcc-") as tmp:
+    with _tempfile.TemporaryDirectory(prefix="jitkern-nvcc-") as tmp:
         src = os.path.join(tmp, os.path.basename(program_name) or "kernel.cu")
         if not src.endswith(".cu"):
             src += ".cu"
         out = os.path.join(tmp, "out." + target.fmt)
         with open(src, "w") as f:
-            f.write(source)
+            f.write(source + suffix)
         kind = "-cubin" if target.fmt == "cubin" else "-ptx"
         family = "sm" if target.fmt == "cubin" else "compute"
         arch = f"-arch={family}_{target.cc}{target.variant}"
         incs = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs()[:1])]
-        cmd = [nvcc, kind, arch, "-Xptxas=-v", *nv_opts, *incs, "-o", out, src]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        cmd = [nvcc, kind, arch, "-Xptxas=-v", _ENVIRONMENT, *nv_opts, *incs, "-o", out, src]
+        proc = _subprocess.run(cmd, capture_output=True, text=True)
         log = (proc.stdout + proc.stderr).strip()
         if proc.returncode != 0:
             raise make_compile_error(source, log, program_name, opts)
@@ -552,12 +612,14 @@ def _user_log(log: str) -> str:
     internal array types spelled as the user knows them (a ``raw`` parameter: CArray)."""
     kept = [ln for ln in log.splitlines() if not ln.startswith("ptxas") or "warning" in ln
             or "error" in ln]
-    return _INTERNAL_ARRAY.sub(r"CArray<\1, \2>", "\n".join(kept)).strip()
+    return _INTERNAL_ARRAY.sub(r"CArray<\1>", "\n".join(kept)).strip()
 
 
-#: ``_jk_carray<T, N, contiguous>`` / ``_jk_dcarray<T, N, contiguous, site>``: the C++ type
-#: of a ``raw`` parameter of ElementwiseKernel/ReductionKernel (CuPy's ``CArray<T, N>``).
-_INTERNAL_ARRAY = re.compile(r"_jk_d?carray<\s*([^,<>]+?)\s*,\s*(\d+)\s*(?:,[^<>]*)?>")
+#: ``_jk_dcarray<T, N, contiguous, 32-bit, site>``: a ``raw`` parameter of
+#: ElementwiseKernel/ReductionKernel in a debug build, CuPy's ``CArray<T, N, c, i>`` checked.
+_INTERNAL_ARRAY = re.compile(r"_jk_dcarray<\s*([^<>]+?)\s*,\s*\d+\s*>")
+#: A CArray named as a type in a message: a raw parameter used as something else.
+_ARRAY_MISUSE = re.compile(r'"(?:const )?(?:CArray|_jk_dcarray)<')
 
 
 _MISSING_HEADER = re.compile(r'cannot open source file "([^"]+)"')
@@ -596,7 +658,7 @@ def make_compile_error(source: str, log: str, program_name: str, options: tuple)
     hint = missing_header_hint(log, options)
     if hint:
         parts += ["", hint]
-    if _INTERNAL_ARRAY.search(log):
+    if _ARRAY_MISUSE.search(log):
         parts += ["", "a `raw` parameter is the whole array (a CArray<T, N>), not one element: "
                   "index it, x[i] (x[_ind.get()] for this thread's element), or read x.size()"]
     if wanted:

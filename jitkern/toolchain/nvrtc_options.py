@@ -16,8 +16,11 @@ a value takes it after ``=`` or as the next string of the options (``"-maxrregco
 
 from __future__ import annotations
 
-import difflib
 from typing import NamedTuple
+
+from ..lazy import lazy_import
+
+_difflib = lazy_import("difflib")  # only to suggest a spelling for an option NVRTC does not know
 
 
 class NvrtcOption(NamedTuple):
@@ -167,7 +170,7 @@ ADVICE = {
 
 def suggestions(name: str, n: int = 3) -> list[str]:
     """The valid option names closest to ``name`` (for the error)."""
-    return difflib.get_close_matches(name, list(_BY_NAME), n=n, cutoff=0.6)
+    return _difflib.get_close_matches(name, list(_BY_NAME), n=n, cutoff=0.6)
 
 
 def advice(name: str) -> str | None:

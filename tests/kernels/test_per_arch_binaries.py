@@ -165,3 +165,38 @@ def test_a_jit_kernel_launches_each_devices_own_function():
     handles = [launch.handle for launch in fake.launches if fake.functions[launch.handle] == symbol]
     assert len(handles) == 4 and handles[0] == handles[2] and handles[1] == handles[3]
     assert handles[0] != handles[1]
+
+
+# ---------------------------------------------------------------------------
+# The driver in use: a kernel object made under one driver (driver.use, the test seam)
+# launches through the next one swapped in, its generated launcher and Functions dropped
+# with the old driver (kernels/base.py: Kernel._drop_loaded). Before, a RawKernel kept
+# launching through the first driver it saw.
+
+
+def _launches_of(fake, symbol) -> int:
+    return sum(1 for launch in fake.launches
+               if fake.functions[launch.handle].startswith(symbol))
+
+
+def _swap_kinds(tmp_path):
+    return {**{kind: make for kind, make in KINDS.items()},
+            "exported": lambda: _exported(tmp_path), "autotune": lambda: _autotuned(tmp_path)}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS) + ["autotune", "exported"])
+def test_a_kernel_launches_through_the_driver_swapped_in(kind, tmp_path, monkeypatch):
+    monkeypatch.setattr(jitkern.config.settings, "cache_dir", str(tmp_path / "cache"))
+    first, second = NamedDevices(), NamedDevices()
+    with driver.use(first):
+        launch, symbol = _swap_kinds(tmp_path)[kind]()
+        for _ in range(2):  # the general path, then the generated launcher it installed
+            launch(jitkern.empty(64, np.float32))
+    before = _launches_of(first, symbol)  # autotune's trials are launches too
+    assert before >= 2
+    with driver.use(second):
+        for _ in range(2):
+            launch(jitkern.empty(64, np.float32))
+    assert _launches_of(first, symbol) == before, "a launch went to the driver swapped out"
+    assert _launches_of(second, symbol) == 2
+    assert any(symbol in (cubin.kernel_names(image) or [""])[0] for _, image in second.loads)

@@ -693,8 +693,18 @@ def test_source_kept_in_linecache_compiles(rng):
 def test_without_pycparser_the_error_says_how_to_install_it(monkeypatch):
     monkeypatch.setitem(sys.modules, "pycparser", None)
     monkeypatch.setitem(sys.modules, "pycparser.c_parser", None)
+    jitkern.clear_memo()  # a translation made by an earlier test would be reused
     k = jitkern.RawKernel(ADD, "my_add")
     x = np.zeros(4, np.float32)
     with pytest.raises(jitkern.CompileError) as info:
         k.simulate[1, 4](x, x, x)
-    assert "needs pycparser: pip install pycparser" in str(info.value)
+    assert "needs pycparser, a dependency of jitkern: pip install pycparser" in str(info.value)
+
+
+def test_without_pcpp_the_error_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pcpp", None)
+    k = jitkern.RawKernel("#define T float\n" + ADD.replace("float", "T"), "my_add")
+    x = np.zeros(4, np.float32)
+    with pytest.raises(jitkern.CompileError) as info:
+        k.simulate[1, 4](x, x, x)
+    assert "needs pcpp: pip install pcpp" in str(info.value)

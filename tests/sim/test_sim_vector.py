@@ -343,11 +343,12 @@ def test_the_differential_check_finds_a_wrong_vectorised_result(monkeypatch, rng
     n = 256
     x = rng.integers(1, 10_000, n).astype(np.int64)
     args = (x, np.zeros(n, np.int64), np.zeros(n, np.int32), n)
-    # a fresh build reads the patched helper (the simulator keeps its builds per kernel)
-    branches_and_loops._simulator = None
+    # a fresh build reads the patched helper (the simulator keeps its builds per kernel and
+    # in the memo of builds: clear_memo forgets both)
+    branches_and_loops.clear_memo()
     with pytest.raises(InternalError, match="differs between the vectorised and the per-thread"):
         branches_and_loops.simulate[2, 128](*args)
-    branches_and_loops._simulator = None
+    branches_and_loops.clear_memo()
 
 
 @jit.rawkernel()
