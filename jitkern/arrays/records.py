@@ -19,6 +19,7 @@ import warnings
 import numpy
 
 from ..errors import JitkernOverflowError, JitkernTypeError
+from ..pyexpr import function_of
 from . import dtypes
 
 #: The metadata key naming the class a record dtype was made from.
@@ -224,8 +225,8 @@ def void_converter(cls: type):
     :func:`field_error` naming the field."""
     dt = record_dtype(cls)
     flat = "".join(f"v.{path}, " for path, _, _ in leaves(dt))
-    source = f"lambda v: _convert(v, {_tuple_expr('v', dt)}, ({flat}), _dt)"
-    return eval(source, {"_convert": _convert, "_dt": dt})  # noqa: S307 - field names only
+    expr = f"_convert(v, {_tuple_expr('v', dt)}, ({flat}), _dt)"
+    return function_of("v", expr, {"_convert": _convert, "_dt": dt})
 
 
 _NOT_NUMBERS = (str, bytes, type(None))

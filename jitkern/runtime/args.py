@@ -51,6 +51,7 @@ from ..arrays.layout import c_strides, fits_int32
 from ..config import settings
 from ..errors import InternalError, JitkernRuntimeError, JitkernTypeError, KernelArgumentError
 from ..handles import handle_ctype
+from ..pyexpr import function_of
 from .libraries import (  # noqa: F401 - the table's names the launchers import from here
     CAI_READ as _CAI_READ,
     DLPACK_READ as _DLPACK_READ,
@@ -107,12 +108,11 @@ def _as_function(getter, env=None):
         return getter
     if env:  # the row's helpers for this class: made for it (pointer_of keeps it per class)
         names = {name: f"_{name}" for name in env}
-        return eval("lambda a: " + getter.format(a="a", **names),  # noqa: S307 - our templates
-                    {f"_{name}": value for name, value in env.items()})
+        return function_of("a", getter.format(a="a", **names),
+                           {f"_{name}": value for name, value in env.items()})
     fn = _template_functions.get(getter)
     if fn is None:
-        fn = _template_functions[getter] = eval(  # noqa: S307 - our own templates
-            "lambda a: " + getter.format(a="a"))
+        fn = _template_functions[getter] = function_of("a", getter.format(a="a"))
     return fn
 
 

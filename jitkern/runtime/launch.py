@@ -48,6 +48,7 @@ from .args import (  # noqa: F401 - the reading table; register_array_type etc. 
     register_array_type,
 )
 from . import signature
+from .signature import slot_value
 from .args import dtype_of
 from ..handles import handle_ctype
 from .recordbytes import VOID_EXPR, void_slot_env
@@ -270,9 +271,7 @@ def check_simulated(args: tuple, params, name: str) -> None:
         except KernelArgumentError as exc:
             raise KernelArgumentError(_named(str(exc), name, params, i)) from None
         if not slot.pointer:  # what the launcher's pack evaluates (an int's range check)
-            names = {key: f"_{key}" for key in slot.env}
-            eval(slot.expr.format(a="a", **names),  # noqa: S307 - a slot's own expression
-                 {f"_{key}": value for key, value in slot.env.items()}, {"a": arg})
+            slot_value(slot, arg)
 
 
 def _keyed(arg, slot: Slot, param, i: int) -> bool:

@@ -33,6 +33,7 @@ import numpy
 from ..arrays import records
 from ..arrays.records import c_alignment
 from ..errors import JitkernOverflowError, KernelArgumentError
+from ..pyexpr import function_of
 from .args import array_read, dtype_of, dtype_read, kind_of
 from .recordbytes import STRUCT_CODES, VOID_EXPR, void_slot_env
 
@@ -264,11 +265,8 @@ def pack_problem(slots, args, exc) -> Exception:
     for i, (slot, arg) in enumerate(zip(slots, args)):
         if slot.pointer:
             continue
-        names = {key: f"_{key}" for key in slot.env}
-        env = {f"_{key}": value for key, value in slot.env.items()}
         try:
-            values = eval(f"({slot.expr.format(a='a', **names)},)", env, {"a": arg})  # noqa: S307
-            _struct.pack("<" + slot.codes, *values)
+            _struct.pack("<" + slot.codes, *slot_value(slot, arg))
         except (_struct.error, TypeError, AttributeError, OverflowError) as own:
             field = records.field_error(arg, True) if records.is_record_class(type(arg)) else None
             if field is not None:
@@ -283,6 +281,15 @@ def pack_problem(slots, args, exc) -> Exception:
     return KernelArgumentError(f"an argument does not pack into its parameter ({exc})")
 
 
+def slot_value(slot, arg) -> tuple:
+    """What a launcher packs for ``arg`` in value slot ``slot`` (its expression evaluated
+    once, outside a launcher: a range check raises as the launcher's would)."""
+    names = {key: f"_{key}" for key in slot.env}
+    read = function_of("a", f"({slot.expr.format(a='a', **names)},)",
+                       {f"_{key}": value for key, value in slot.env.items()})
+    return read(arg)
+
+
 def _field_expr(path: str, cdt: numpy.dtype) -> str:
     expr = "{a}." + path
     return f"{expr}.real, {expr}.imag" if cdt.kind == "c" else expr
@@ -293,8 +300,7 @@ def _try_fields(arg, index: int, param, struct) -> None:
     wrong kind is named here rather than by ``struct.error`` in the launcher."""
     for path, _offset, cdt, ctype in _c_leaves(struct):
         try:
-            value = eval("a." + records.attribute_path(type(arg), path),  # noqa: S307
-                         {}, {"a": arg})  # our own field path
+            value = function_of("a", "a." + records.attribute_path(type(arg), path))(arg)
         except (AttributeError, IndexError, TypeError):
             raise _fail(index, param, f"struct {param.ctype} with field {path} ({ctype})",
                         f"{_describe(arg)} without it") from None
