@@ -14,7 +14,7 @@ from ..toolchain.nvrtc import compile_source
 from ..toolchain import discovery
 from ..toolchain.target import for_device
 from ..runtime import driver, simdevice
-from ..runtime.functions import SourceFunctions
+from ..runtime.functions import Functions
 from ..runtime.module import Function
 from ..errors import JitkernValueError
 from . import dtypes
@@ -159,13 +159,9 @@ def _compile(source: str, capability, symbol: str):
     return compile_source(source, arch=arch, program_name=f"jitkern_array_{symbol}.cu")
 
 
-def _new_functions() -> SourceFunctions:
-    return SourceFunctions(_compile, driver.compute_capability)
-
-
-_functions = _new_functions()
+_functions = Functions()
 driver.at_start(discovery.warm_up)
-driver.resets(globals(), _functions=_new_functions)  # fresh Functions under driver.use(fake)
+driver.resets(globals(), _functions=Functions)  # fresh Functions under driver.use(fake)
 
 #: A simulated device's ``run_array_kernel`` while one is the driver (runtime/simdevice.py):
 #: the kernels below then run from their C source in the simulator, never compiled.
@@ -174,8 +170,16 @@ driver.resets(globals(), _simulated=simdevice.array_kernel_runner)
 
 
 def _function(key: tuple, source_fn, symbol: str) -> Function:
-    """The kernel ``key`` names for the current device: compiled for its arch, loaded there."""
-    return _functions.current(key, symbol, None, source_fn)
+    """The kernel ``key`` names for the current device: compiled for its arch (the source
+    made by ``source_fn()`` only then), loaded there."""
+    fn = _functions.current(key)
+    if fn is None:
+        device_id = driver.current_device_id()
+        capability = driver.compute_capability(device_id)
+        fn = _functions.built(key, capability) or Function(
+            _compile(source_fn(), capability, symbol), symbol)
+        _functions.add(key, capability, device_id, fn)
+    return fn
 
 
 def _layout_record(shape, a, b) -> numpy.void:

@@ -42,7 +42,7 @@ from ..config import settings
 from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError, LaunchError
 from ..runtime import debugcheck, driver, memo
 from ..runtime.device import stream_handle
-from ..runtime.functions import Functions, SourceFunctions  # noqa: F401 (the kinds import Functions here)
+from ..runtime.functions import Functions
 from ..runtime.limits import launch_keywords
 from ..runtime.module import Function, load
 from ..toolchain import cache, discovery, includes, nvrtc, target
@@ -168,7 +168,8 @@ class Kernel(functools.partial):
         """The end of every kind's ``__init__``: the per-device, per-arch Functions of its
         builds (``binary_of(device_id)``, default the device's Arch), and its call, which
         follows the simulate switch from now on."""
-        self._functions = Functions(self._function_for, binary_of or device_arch)
+        self._functions = Functions()
+        self._binary_of = binary_of or device_arch
         _KERNELS.add(self)
         self._follow_switch(settings.simulate)
 
@@ -274,6 +275,19 @@ class Kernel(functools.partial):
     def _make_function(self, key, arch: Arch, *extra):
         """Build the Function of ``key`` for ``arch`` (compile, load lazily): the kind's."""
         raise JitkernTypeError(f"{type(self).__name__} builds nothing")
+
+    def _function(self, key=None, *extra) -> Function:
+        """The Function of ``key`` on the current device: the one loaded there, else the one
+        built for the device's arch (``_binary_of``: by :meth:`_function_for`, through the
+        memo of builds), loaded there now. ``extra``: what the kind's build needs beyond the
+        key (made only on a miss)."""
+        fn = self._functions.current(key)
+        if fn is None:
+            device_id = driver.current_device_id()
+            which = self._binary_of(device_id)
+            fn = self._functions.built(key, which) or self._function_for(key, which, *extra)
+            self._functions.add(key, which, device_id, fn)
+        return fn
 
     def _function_for(self, key, arch, *extra):
         """``self._functions``'s builder: the memo's Function for (definition, key, arch),

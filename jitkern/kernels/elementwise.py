@@ -415,10 +415,6 @@ class ElementwiseKernel(CachedSources, Kernel):
     def _source(self, a: _Analysis) -> str:
         return _codegen.generate(self, a)
 
-    def _function(self, source: str) -> Function:
-        """``source``'s kernel for the current device (built for its arch, loaded there)."""
-        return self._functions.current(source)
-
     def _remember(self, a: _Analysis) -> None:
         key = (dtype_names(a.dtypes), a.variant, a.ndim, a.index_type)
         self._sources[key] = a.source

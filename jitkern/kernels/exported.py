@@ -143,7 +143,7 @@ class ExportedKernel(Kernel):
         """Launch with ``args`` given parameter by parameter, as the manifest lists them
         (``cluster=(x, y, z)``: in thread-block clusters, sm_90+)."""
         _launch(
-            self._functions.current(),
+            self._function(),
             grid,
             block,
             _as_tuple(args, self.name),
@@ -231,7 +231,7 @@ class ExportedJitKernel(ExportedKernel):
                 numpy.int64(shape[p["axis"]] if p["kind"] == "shape" else strides[p["axis"]])
             )
         _launch(
-            self._functions.current(),
+            self._function(),
             grid,
             block,
             tuple(values),
@@ -374,7 +374,7 @@ class ExportedElementwiseKernel(ExportedKernel):
         if n:
             block = min(self._block, n)  # as CuPy: one thread per element, no idle ones
             grid = max(1, min(-(-n // block), (1 << 31) - 1))
-            self._functions.current().launch(
+            self._function().launch(
                 grid, block, (*values, self._index.type(n)), 0, stream, False
             )
         if self._no_return:

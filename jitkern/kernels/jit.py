@@ -298,7 +298,7 @@ class JitKernel(Kernel):
         entry = self._entries.get(key)
         if entry is None or not entry.globals.same_objects():
             entry = self._entry_for(tuple(args), key)
-        fn = self._functions.current(entry.build, entry.signature, entry.generated)
+        fn = self._function(entry.build, entry.signature, entry.generated)
         launch_args = tuple(args)
         if entry.extras is not None:
             launch_args = launch_args + entry.extras(launch_args)
@@ -315,7 +315,7 @@ class JitKernel(Kernel):
             if fn.watch is not None:  # debug builds stay on this path: each launch is noted
                 debug_launched(fn.watch, stream)
                 return None
-        run = entry.launcher(fn, self._functions, args)
+        run = entry.launcher(fn, self._function, args)
         if self.func is not run:
             self._install(run)
         return run(grid, block, args, shared_mem, stream) if first else None
@@ -336,7 +336,7 @@ class JitKernel(Kernel):
             return new + entry.extras(new) if entry.extras is not None else new
 
         full = args + entry.extras(args) if entry.extras is not None else args
-        fn = self._functions.current(entry.build, entry.signature, entry.generated)
+        fn = self._function(entry.build, entry.signature, entry.generated)
         return fn, full, entry.cooperative, refresh
 
     def _entry_for(self, args: tuple, key) -> "_Entry":
@@ -593,13 +593,13 @@ class _Entry:
         self.run = None  # the kernel's call for this signature: (grid, block, args, shm, stream)
         self.general = general
 
-    def launcher(self, fn, functions, samples):
+    def launcher(self, fn, function_of, samples):
         """The generated launcher after a launch of ``fn`` (the current device's Function):
         one generated function that checks the signature, packs and launches, made from
         ``fn``'s packing plan (on several GPUs, the one of the device last launched on:
         each is made once and cached on its plan); else, for signatures with derived
         parameters (or no plan), a generated check in front of the Function's own path,
-        which on several GPUs looks up each device's Function in ``functions``."""
+        which on several GPUs asks ``function_of`` (the kernel's) for each device's Function."""
         last = fn.last_plan()
         if self.extras is None and last is not None and (self.types or not self.guards):
             state, plan = last
@@ -608,7 +608,7 @@ class _Entry:
                 guards=tuple(self.guards), guard_env=self.guard_env, star=launch_star)
         elif self.run is None:
             current = fn if not several_devices() else functools.partial(
-                functions.current, self.build, self.signature, self.generated)
+                function_of, self.build, self.signature, self.generated)
             self.run = make_jit_runner(self.types, self.guards, self.guard_env, current,
                                        self.extras, self.cooperative, self.general, samples,
                                        star=launch_star)

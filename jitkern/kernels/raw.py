@@ -195,9 +195,6 @@ class RawKernel(Kernel):
         except JitkernError:  # no NVRTC, or code only the simulator runs: not checked
             return None
 
-    def _function(self) -> Function:
-        return self._functions.current()
-
     def compile(self, log_stream=None) -> None:
         """Compile (and load on the current device) now; write the compiler log to ``log_stream``."""
         self._binary(resolve_arch(None), log_stream, device=True)
@@ -210,7 +207,7 @@ class RawKernel(Kernel):
         """The general launch; afterwards the call goes straight to the generated launcher
         of this argument signature (single-GPU machines only: no device check there).
         ``cluster=(x, y, z)`` launches in thread-block clusters (sm_90+)."""
-        fn = self._functions.current()
+        fn = self._function()
         if cluster is not None:
             fn.launch_cluster(grid, block, args, shared_mem, stream,
                               self.enable_cooperative_groups, cluster,

@@ -466,7 +466,7 @@ class ReductionKernel(CachedSources, Kernel):
 
     def _function(self, source: str, symbol: str) -> Function:
         """``symbol`` of ``source`` for the current device (built for its arch, loaded there)."""
-        return self._functions.current((source, symbol))
+        return super()._function((source, symbol))
 
     def inspect(self, *args, arch=None, axis=None, keepdims=False, out=None) -> Inspection:
         """Source, CUBIN and resources of the main kernel ``self(*args, axis=...)`` would run.

@@ -8,9 +8,9 @@ the kind chooses (None for a kernel of one source: RawKernel, an exported kernel
 argument types of a ``@rawkernel`` specialisation; the generated source of a string
 kernel), so no kind can load one device's binary on another.
 
-Which binary a device runs is the caller's to say (``binary_of(device_id)``: the kernels
-pass the device's Arch, jitkern's array kernels its compute capability), so this module
-needs nothing of the toolchain.
+Which binary a device runs, and how it is built, is the caller's to say (the kernels build
+for the device's Arch through their memo, jitkern's array kernels for its compute
+capability): this module is a cache and calls nothing above the runtime.
 """
 
 from __future__ import annotations
@@ -20,45 +20,43 @@ from .module import Function
 
 
 class Functions:
-    """key -> the :class:`~.module.Function` each device runs for it.
+    """key -> the :class:`~.module.Function` each device runs for it: a cache only (the
+    kernel object that owns it builds on a miss: kernels/base.py, ``Kernel._function``).
 
-    ``make(key, which, *extra)`` builds the Function for binary ``which`` (what
-    ``binary_of(device_id)`` names: an Arch, a compute capability) on a miss, with that
-    device current; ``extra`` is what :meth:`current` was given beyond the key (a source
-    made only on a miss). The device -> Function memo keeps a repeat lookup to one dict get;
-    on a machine with one GPU, to one dict get without asking for the current device.
+    ``which`` names the binary a device runs (an Arch, a compute capability): devices that
+    run one binary share its Function. The device -> Function map keeps a repeat lookup to
+    one dict get; on a machine with one GPU, to one dict get without asking for the current
+    device. Everything is dropped when ``driver.use`` swaps the driver (its generation).
     """
 
-    __slots__ = ("_by_binary", "_by_device", "_one_gpu", "_make", "_binary_of", "_generation")
+    __slots__ = ("_by_binary", "_by_device", "_one_gpu", "_generation")
 
-    def __init__(self, make, binary_of):
+    def __init__(self):
         self._by_binary: dict = {}  # (key, which) -> Function
         self._by_device: dict = {}  # (key, device id) -> Function
         self._one_gpu: dict = {}  # key -> Function, while one GPU is visible
-        self._make = make
-        self._binary_of = binary_of
         self._generation = driver.generation  # loaded through this driver (driver.use)
 
-    def current(self, key=None, *extra) -> Function:
-        """The Function of ``key`` for the current device, loaded there (a missing kernel
-        name fails here)."""
+    def current(self, key=None) -> Function | None:
+        """The Function of ``key`` loaded on the current device, or None (build it, then
+        :meth:`add` it)."""
         if self._generation != driver.generation:  # another driver now: load again
             self.clear()
         if not module._multi_device:
             fn = self._one_gpu.get(key)
             if fn is not None:
                 return fn
-        device_id = driver.current_device_id()
-        fn = self._by_device.get((key, device_id))
-        if fn is None:
-            fn = self._load(key, device_id, extra)
-        return fn
+        return self._by_device.get((key, driver.current_device_id()))
 
-    def _load(self, key, device_id: int, extra) -> Function:
-        which = self._binary_of(device_id)
-        fn = self._by_binary.get((key, which))
-        if fn is None:
-            fn = self._by_binary[(key, which)] = self._make(key, which, *extra)
+    def built(self, key, which) -> Function | None:
+        """The Function of ``key`` built for binary ``which``, if one was (another device of
+        the same arch loaded it)."""
+        return self._by_binary.get((key, which))
+
+    def add(self, key, which, device_id: int, fn: Function) -> Function:
+        """Keep ``fn`` as ``key``'s Function for binary ``which``, loaded on ``device_id``
+        now (a missing kernel name fails here)."""
+        self._by_binary[(key, which)] = fn
         fn.handle(device_id)
         self._by_device[(key, device_id)] = fn
         if driver.device_count() == 1:
@@ -78,24 +76,3 @@ class Functions:
 
     def __len__(self) -> int:
         return len({key for key, _which in self._by_binary})
-
-
-class SourceFunctions(Functions):
-    """:class:`Functions` keyed by a generated source (or a small key whose source is made
-    only on a miss): ``compile(source, which, symbol) -> Binary`` builds each device's
-    binary, ``on_new(fn)`` (optional) is told of each Function made. jitkern's own array
-    kernels use it (they look theirs up on every call)."""
-
-    __slots__ = ("_compile", "_on_new")
-
-    def __init__(self, compile, binary_of, on_new=None):
-        super().__init__(self._make_function, binary_of)
-        self._compile = compile
-        self._on_new = on_new
-
-    def _make_function(self, key, which, symbol, display_name=None, make_source=None):
-        source = key if make_source is None else make_source()
-        made = Function(self._compile(source, which, symbol), symbol, display_name=display_name)
-        if self._on_new is not None:
-            self._on_new(made)
-        return made
