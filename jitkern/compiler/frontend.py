@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import inspect
 import linecache
+import weakref
 import sys
 import types as pytypes
 
@@ -424,16 +425,24 @@ def source_digest(func) -> str | None:
     None when the lines cannot be read (the slow path then reports why).
     """
     code = func.__code__
+    lines = linecache.getlines(code.co_filename)
+    kept = _digests.get(code)  # a function decorated again (inside a function): its code's
+    if kept is not None and kept[0] is lines and kept[1] == func.__qualname__:
+        return kept[2]  # ... digest, while linecache holds the same lines
     first = code.co_firstlineno
     last = _last_line(code)
-    lines = linecache.getlines(code.co_filename)
     if not lines or last > len(lines):
         return None
     h = hashlib.sha256()
     h.update(f"{code.co_filename}\0{func.__qualname__}\0{first}\0".encode())
     for ln in lines[first - 1 : last]:
         h.update(ln.encode())
-    return h.hexdigest()
+    digest = h.hexdigest()
+    _digests[code] = (lines, func.__qualname__, digest)
+    return digest
+
+
+_digests: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code -> (lines, name, digest)
 
 
 def _last_line(code) -> int:

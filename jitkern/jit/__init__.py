@@ -16,6 +16,8 @@ Pipeline (one module per stage, imports flowing one way)::
 """
 
 from ..kernels import jit_names as _names
+
+__jit_names__ = True  # the compiler reads this module as cupyx.jit's names (frontend)
 from ..kernels.jit_names import JitKernel, __all__, rawkernel  # noqa: F401
 
 
