@@ -29,7 +29,7 @@ COMPLEX_TEMPLATE = ("template <typename T> struct alignas(2 * sizeof(T)) complex
 def _scalar_spelling(dt: numpy.dtype) -> str:
     row = dtypes.ROW_OF.get(dt)
     if row is None or row.name in dtypes.FLOAT8_NAMES:
-        return f"opaque<{dt.itemsize}, {max(dt.alignment, 1)}>"
+        return f"opaque<{dt.itemsize}, {max(records.c_alignment(dt), 1)}>"
     if row.kind == "c":
         return f"complex_of<{'float' if row.itemsize == 8 else 'double'}>"
     return row.cxx
