@@ -1,9 +1,17 @@
 """jitkern.fuse bandwidth, side by side with a device-to-device copy in the same run.
 
     python benchmarks/bench_fuse.py [--quick]
+    python benchmarks/bench_fuse.py --cpu      # call overhead, driver stubbed, no GPU needed
 
 Effective bandwidth = bytes the fused kernel must move / median time over CUDA events,
 as a share of the copy's (bytes read + written). CuPy's fuse where CuPy imports.
+
+``--cpu`` times jitkern's own host work per fused call with the CUDA driver stubbed
+(bench_launch.py's stub: launches return at once; kernels still compile, for sm_90): a
+function that only reads, one that writes an argument (each call checks that the arguments
+share no memory it writes), the same with arguments whose byte spans meet but share no byte
+(NumPy's exact test runs), and calls whose arguments share memory (memory order). Run it
+with PYTHONPATH at another checkout to compare.
 """
 
 from __future__ import annotations
@@ -25,6 +33,33 @@ def magnitude(x, y):
 @jitkern.fuse()
 def dot(x, y):
     return np.sum(x * y)
+
+
+@jitkern.fuse()
+def add_into(x, y):
+    x += y
+
+
+def cpu_overhead() -> None:
+    """Host microseconds per fused call, driver stubbed (see the module doc)."""
+    from bench_launch import install_cpu_driver
+    from common import interleaved
+
+    install_cpu_driver()
+    x, y, z = (jitkern.empty(4096, np.float32) for _ in range(3))
+    cases = [
+        ("reads only: sqrt(x*x + y*y) * 0.5", lambda: magnitude(x, y)),
+        ("writes x: x += y, nothing shared", lambda: add_into(x, y)),
+        ("writes x: x += y, spans meet, no shared byte", lambda: add_into(x[::2], x[1::2])),
+        ("x += y with y is x (memory order)", lambda: add_into(z, z)),
+        ("x += y, y reversed x (memory order, a copy)", lambda: add_into(z[::-1], z)),
+    ]
+    views = {name: fn for name, fn in cases}  # views made in the loop: their cost counts too
+    print(f"jitkern.fuse call overhead, driver stubbed, {today()}, jitkern from "
+          f"{jitkern.__file__}")
+    print("| call | us per call | of the first |\n|---|---:|---:|")
+    for name, (us, ratio) in interleaved(list(views.items()), n=2000).items():
+        print(f"| {name} | {us:.2f} | {ratio:.2f} |")
 
 
 def main() -> None:
@@ -75,7 +110,10 @@ def _cupy_rows(cp, hx, hy, n, copy_bw) -> None:
 
 
 if __name__ == "__main__":
-    from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
+    if "--cpu" in sys.argv:
+        cpu_overhead()
+    else:
+        from needs import require_gpu  # (benchmarks/ is on sys.path: the script's folder)
 
-    require_gpu(__file__)
-    main()
+        require_gpu(__file__)
+        main()

@@ -9,6 +9,11 @@ scheduler one run). Goals (issue 19): the README's first kernel <= 0.2 s, the bl
 reduction <= 0.5 s, the grid-stride copy (two launches) <= 0.5 s, the transpose and the
 histogram <= 0.05 s each. ``--quick`` skips the per-thread runs (they take a minute).
 
+Then the ``random`` row (issue 26): ``jitkern.random.randn(10**7)`` simulated, on a
+simulated device and with host arrays (``JITKERN_SIMULATE=1``'s), beside NumPy's
+``numpy.random.randn(10**7)``; goal: at most 2x NumPy's. Its first values are checked bit for
+bit against the simulated Philox kernel's.
+
 ``--fuse`` times ``jitkern.fuse`` functions in the simulator instead (``fused.simulate``:
 the plan's kernels on the vectorised path): the first call (tracing, translating and
 generating the code) and the best of 5 calls after it, each result checked against NumPy.
@@ -217,6 +222,53 @@ def timed(run, check, runs: int) -> float:
     return min(times)
 
 
+def random_rows(runs: int = 5) -> list:
+    """(name, seconds, NumPy's seconds) of ``randn(10**7)`` simulated, all threads and one."""
+    from jitkern.compat import philox
+    from jitkern.config import settings
+
+    n = 10**7
+    numpy_time = min(_once(lambda: np.random.randn(n)) for _ in range(runs))
+    rows = []
+    for name, threads in (("", philox.MAX_THREADS), (", one thread", 1)):
+        saved, philox.MAX_THREADS = philox.MAX_THREADS, threads
+        try:
+            with jitkern.simulated_device():
+                _check_random_stream()
+                on_device = min(_once(lambda: jitkern.random.randn(n)) for _ in range(runs))
+            saved_simulate, settings.simulate = settings.simulate, True
+            try:
+                host = min(_once(lambda: jitkern.random.randn(n)) for _ in range(runs))
+            finally:
+                settings.simulate = saved_simulate
+        finally:
+            philox.MAX_THREADS = saved
+        rows.append((f"random: randn(10**7) float64, simulated device{name}", on_device,
+                     numpy_time))
+        rows.append((f"random: randn(10**7) float64, host arrays{name}", host, numpy_time))
+    return rows
+
+
+def _once(run) -> float:
+    t0 = time.perf_counter()
+    run()
+    return time.perf_counter() - t0
+
+
+def _check_random_stream() -> None:
+    """The draw is the simulated Philox kernel's, bit for bit (its first 4099 values)."""
+    from jitkern.compat import philox
+
+    jitkern.random.seed(20261128)
+    got = jitkern.random.randn(4099).get()
+    want = np.full(4099, np.nan)
+    nblocks = philox.blocks_for("normal", want.dtype, want.size)
+    philox.KERNELS["normal"].simulate[philox.launch_shape(nblocks)](
+        *philox.launch_args("normal", want, want.size, 20261128, 0, 0.0, 1.0))
+    if got.tobytes() != want.tobytes():
+        raise SystemExit("jitkern.random differs from the simulated Philox kernel")
+
+
 def main(argv) -> None:
     if "--fuse" in argv:
         fuse_main()
@@ -242,6 +294,12 @@ def main(argv) -> None:
         per_thread = "-" if slow is None else f"{slow:.2f}"
         ratio = "-" if slow is None else f"{slow / fast:.0f}x"
         print(f"| {name} | {goal} | {fast:.3f} | {per_thread} | {ratio} |")
+    print()
+    print("| workload | goal | simulated (s) | NumPy's randn (s) | ratio |")
+    print("|---|---|---|---|---|")
+    for name, seconds, numpy_time in random_rows():
+        print(f"| {name} | <= 2x NumPy's | {seconds:.3f} | {numpy_time:.3f} | "
+              f"{seconds / numpy_time:.2f}x |")
 
 
 if __name__ == "__main__":

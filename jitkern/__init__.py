@@ -30,8 +30,10 @@ from .errors import (
     JitkernAxisError,
     JitNameError,
     JitOverflowError,
+    JitRecursionError,
     JitSyntaxError,
     JitTypeError,
+    JitUnpackError,
     JitValueError,
     KernelArgumentError,
     KernelAssertionError,
@@ -95,9 +97,7 @@ _LAZY = {
 }
 #: public submodules that live elsewhere in the package
 _SUBMODULE_PATHS = {"random": "jitkern.compat.random"}
-_SUBMODULES = {
-    "jit", "backend", "arrays", "kernels", "config", "errors", "texture", "cuda", "graph",
-}
+_SUBMODULES = {"jit", "arrays", "kernels", "config", "errors", "cuda", "graph", "dask"}
 
 
 def __getattr__(name: str):
@@ -127,7 +127,8 @@ def __dir__():
 __all__ = [
     "CUDAError", "CompileError", "FunctionNotFoundError", "InternalError", "JitAttributeError",
     "JitError", "JitIndexError", "JitNameError", "JitOverflowError",
-    "JitSyntaxError", "JitTypeError", "JitValueError", "JitkernAttributeError",
+    "JitRecursionError", "JitSyntaxError", "JitTypeError", "JitUnpackError", "JitValueError",
+    "JitkernAttributeError",
     "JitkernBufferError", "JitkernError", "JitkernFileNotFoundError", "JitkernIndexError",
     "JitkernKeyError", "JitkernNotImplementedError", "JitkernOverflowError",
     "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "JitkernAxisError",

@@ -158,13 +158,30 @@ def cmd_cache(args) -> int:
 def cmd_demo(args) -> int:
     from jitkern.cli.demo import run_demo
 
-    return run_demo(arch=args.arch, simulate=args.simulate, full=args.full)
+    return run_demo(arch=args.arch, simulate=args.simulate, full=args.full, prog=args.prog)
+
+
+def not_a_package() -> str | None:
+    """Why ``import jitkern`` gave something other than the jitkern package: a ``jitkern/``
+    folder without ``__init__.py`` in the current folder (a clone's root, say) that Python
+    imports as a namespace package ahead of an editable install; None when it is the
+    package."""
+    import jitkern
+
+    if getattr(jitkern, "__file__", None):
+        return None
+    where = ", ".join(getattr(jitkern, "__path__", None) or []) or "a folder"
+    return (f"error: 'import jitkern' found {where}, a jitkern/ folder that is not the jitkern "
+            "package (it has no __init__.py: a clone's root?), ahead of the installed jitkern; "
+            "run from another folder, or from inside the clone")
 
 
 def shadowed_install() -> str | None:
     """The installed jitkern hidden by a ``jitkern/`` folder in the current folder, if any."""
     import jitkern
 
+    if not getattr(jitkern, "__file__", None):
+        return None  # not the package at all: not_a_package() says so
     here = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(jitkern.__file__))))
     cwd = os.path.realpath(os.getcwd())
     if here != cwd:
@@ -185,12 +202,19 @@ def shadowed_install() -> str | None:
     return None
 
 
+def _prog() -> str:
+    """How the command was run: ``jitkern`` (the console script) or ``python -m jitkern``."""
+    name = os.path.splitext(os.path.basename(sys.argv[0] if sys.argv else ""))[0]
+    return "jitkern" if name == "jitkern" else "python -m jitkern"
+
+
 def _parser() -> argparse.ArgumentParser:
     import jitkern
 
     parser = argparse.ArgumentParser(
-        prog="python -m jitkern",
+        prog=_prog(),
         description="jitkern: CUDA kernels from Python, compiled with NVRTC.")
+    parser.set_defaults(prog=parser.prog)
     parser.add_argument("--version", action="version", version=f"jitkern {jitkern.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     info = sub.add_parser("info", help="show versions, devices and the kernel cache",
@@ -217,6 +241,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    problem = not_a_package()
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
     hidden = shadowed_install()
     if hidden is not None:
         import jitkern
@@ -225,7 +253,17 @@ def main(argv=None) -> int:
               f"folder in the current folder), which shadows the installed one in {hidden}; "
               "run from another folder to use the installed jitkern", file=sys.stderr)
     args = _parser().parse_args(argv)
-    return args.func(args)
+    try:
+        status = args.func(args)
+        sys.stdout.flush()  # a reader that went away (| head) is found here, not at exit
+    except BrokenPipeError:
+        # the output's reader stopped reading: not an error of the command; point stdout at
+        # /dev/null so Python's exit does not fail flushing it again (Python's docs, "Note on
+        # SIGPIPE"), and exit as a program the pipe's SIGPIPE ended does
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13
+    return status
 
 
 if __name__ == "__main__":

@@ -12,6 +12,9 @@ from dataclasses import dataclass
 from .errors import JitkernValueError
 
 VERSION = "0.1.0"  # jitkern's version (``jitkern.__version__``); part of every cache key
+# jitkern's own CUDA headers (jitkern/..., and CuPy's names cupy/...): first on NVRTC's include
+# path (toolchain/discovery.py); the string kernels' C++ environment reads them too.
+PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
 
 _FLAG_VALUES = {"1": True, "true": True, "yes": True, "on": True,
                 "0": False, "false": False, "no": False, "off": False}
@@ -28,6 +31,24 @@ def _flag(name: str, default: bool) -> bool:
             f"environment variable {name}={raw!r}: expected one of {allowed} (or unset)"
         )
     return value
+
+
+#: JITKERN_RESULTS: the library of the arrays a kernel with no array arguments returns
+#: (docs/arrays.md, "Results follow the inputs"); 'auto' is the program's: CuPy's where it is
+#: imported, else PyTorch's where it is, else jitkern's.
+RESULTS = ("auto", "jitkern", "cupy", "torch")
+
+
+def _choice(name: str, value: str, allowed: tuple) -> str:
+    if value not in allowed:
+        raise JitkernValueError(
+            f"{name}: expected one of {', '.join(map(repr, allowed))}, got {value!r}")
+    return value
+
+
+def _results_from_environ() -> str:
+    raw = os.environ.get("JITKERN_RESULTS", "").strip().lower() or "auto"
+    return _choice(f"environment variable JITKERN_RESULTS={raw!r}", raw, RESULTS)
 
 
 def _default_cache_dir() -> str:
@@ -52,8 +73,11 @@ class Settings:
     simulate: bool = False  # JITKERN_SIMULATE: run JIT kernels on the CPU (the simulator)
     debug: bool = False  # JITKERN_DEBUG: bounds-checked debug builds of JIT kernels
     exact_alloc: bool = False  # JITKERN_EXACT_ALLOC: every allocation its own exact cuMemAlloc
+    results: str = "auto"  # JITKERN_RESULTS: what a kernel with no array arguments returns
 
     def __setattr__(self, name, value):
+        if name == "results":
+            value = _choice("jitkern.config.settings.results", value, RESULTS)
         object.__setattr__(self, name, value)
         if name == "simulate" and value:
             for callback in on_simulate:
@@ -69,6 +93,7 @@ class Settings:
             simulate=_flag("JITKERN_SIMULATE", False),
             debug=_flag("JITKERN_DEBUG", False),
             exact_alloc=_flag("JITKERN_EXACT_ALLOC", False),
+            results=_results_from_environ(),
         )
 
 

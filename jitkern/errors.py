@@ -137,6 +137,17 @@ class JitTypeError(JitError, TypeError):
     """A type mismatch or a wrong use of a builtin in JIT code."""
 
 
+class JitUnpackError(JitTypeError, ValueError):
+    """Unpacking that cannot work in JIT code: a value that is not a tuple (``x, =
+    jit.grid(1)``) or a tuple of another length. A ``ValueError`` as in cupyx.jit (and as
+    Python says of a wrong count), and a ``TypeError`` as Python says of a non-iterable."""
+
+
+class JitRecursionError(JitTypeError, ValueError):
+    """A device function whose return type cannot be known: it calls itself before any
+    ``return`` gives it one. A ``ValueError``, as cupyx.jit raises for recursion."""
+
+
 class JitNameError(JitError, NameError):
     """An unknown name in JIT code."""
 

@@ -31,6 +31,21 @@ def session_cache_dir(tmp_path_factory):
     config.reload()
 
 
+@pytest.fixture
+def shared_identity(monkeypatch):
+    """jitkern's generator identity (part of every cache key) computed now, for a test whose
+    processes share cache entries. A process caches the identity when it first needs it; a
+    test session runs for minutes, and when jitkern's files change meanwhile (an edit, a
+    checkout), the processes a test starts see other files and compute another identity:
+    by design they then read none of the session's entries. Computed again at the test's
+    start, it is the one the test's processes compute from the same files; they report
+    theirs, and a test asserts they agree."""
+    from jitkern.toolchain import cache
+
+    monkeypatch.setattr(cache, "_identity", None)
+    return cache.identity()
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
     """Hypothesis writes its example database and caches under ./.hypothesis (the checkout)

@@ -62,9 +62,6 @@ RUNTIME_FROM_TOOLCHAIN = {"jitkern.toolchain.cache", "jitkern.toolchain.cubin"}
 
 #: (importer, imported) -> why the rule is broken today, and which file owns the fix
 LAYER_EXCEPTIONS = {
-    ("jitkern.compiler.strings.jitify", "jitkern.toolchain.discovery"):
-        "jitify=True reads the toolchain's header folders; pass them in (kernelbase, "
-        "kernels/raw.py)",
     ("jitkern.compiler.strings.layout", "jitkern.runtime.launch"):
         "ArrayArg/describe_array read argument arrays: they belong to the one argument "
         "table (runtime, runtime/launch.py)",
@@ -104,6 +101,11 @@ LOCAL_IMPORTS = {
         "passed and a result is made in CuPy's pool",
     ("jitkern.kernels.raw", "cupy"): "optional dependency, only for a CuPy-compatible path",
     ("jitkern.sim.runtime", "ml_dtypes"): "optional dependency, only for a float8 kernel",
+    ("jitkern.dask", "dask_cuda"): "optional dependency (the dask extra), only where a "
+                                   "local cluster uses LocalCUDACluster",
+    ("jitkern.dask", "cupy"): "optional dependency, only for a GPU worker's chunks",
+    ("jitkern.kernels.base", "cloudpickle"): "optional dependency, only to pickle a kernel "
+                                             "defined in a script (__main__) by value",
     ("jitkern.toolchain.export", "fcntl"): "POSIX only: elsewhere exports are not serialised",
     ("jitkern.sim.csubset", "pycparser"): "optional dependency (the sim extra), only when a "
                                           "string kernel is simulated",

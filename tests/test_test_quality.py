@@ -63,6 +63,13 @@ ALLOWED = {
         "the test is about empty() itself: it checks the array's shape, flags and dtype and "
         "never reads its contents"
     ),
+    ("test_dask.py", "_fake_gpu_compiler", "unpoisoned-output"): (
+        "the fake driver has no memory behind its arrays and runs nothing: the test counts "
+        "each worker's compiles and the arch of the binaries it loads, never values"
+    ),
+    ("test_dask.py", "compile_on", "unpoisoned-output"): (
+        "the same function (nested in _fake_gpu_compiler, so it pickles into the workers)"
+    ),
     ("kernels/test_raw_checked_args.py", "test_jitkern_arrays_are_checked_on_each_call_by_their_dtype",
      "unpoisoned-output"): (
         "the fake driver runs no kernel and the test reads no array: it checks the pointer "
@@ -76,6 +83,24 @@ ALLOWED = {
     ("kernels/test_multi_device.py", "test_devices_of_one_arch_share_one_binary_loaded_on_each",
      "unpoisoned-output"): (
         "the fake driver has no memory behind its arrays: the test checks module loads only"
+    ),
+    ("kernels/test_cupy_string_semantics.py", "test_launches_use_cupys_grid_and_block",
+     "unpoisoned-output"): (
+        "the fake driver runs nothing: the test checks the grid and block each launch was given"
+    ),
+    ("kernels/test_cupy_string_semantics.py", "test_an_exported_kernel_keeps_cupys_grid",
+     "unpoisoned-output"): (
+        "the fake driver runs nothing: the test checks the grid and block of the loaded export"
+    ),
+    ("kernels/test_raw_module_files.py", "test_a_file_loads_as_it_is_and_its_kernel_launches",
+     "unpoisoned-output"): (
+        "the fake driver runs nothing: the test checks the image loaded and the packed "
+        "arguments (the pointer among them); test_raw_module_files_gpu.py checks values"
+    ),
+    ("kernels/test_raw_module_files.py", "test_a_fatbin_loads_and_launches",
+     "unpoisoned-output"): (
+        "the fake driver runs nothing: the test checks the image loaded and the packed "
+        "arguments; test_raw_module_files_gpu.py checks values"
     ),
     ("compat/test_namespace.py", "test_module_seed_restarts_the_global_stream", "fixed-seed"): (
         "the test is about jitkern.random.seed itself; the seed it passes comes from the rng "

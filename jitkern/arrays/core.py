@@ -321,7 +321,10 @@ class ndarray(ArrayOperators):
         return self._view(tuple(self._shape[i] for i in perm), tuple(self._strides[i] for i in perm))
 
     def swapaxes(self, axis1: int, axis2: int) -> ndarray:
-        perm = list(range(len(self._shape)))
+        ndim = len(self._shape)
+        axis1 = layout.normalize_axis(axis1, ndim, "axis1")
+        axis2 = layout.normalize_axis(axis2, ndim, "axis2")
+        perm = list(range(ndim))
         perm[axis1], perm[axis2] = perm[axis2], perm[axis1]
         return self.transpose(*perm)
 
@@ -353,7 +356,8 @@ class ndarray(ArrayOperators):
         if axis is None:
             keep = [i for i, n in enumerate(self._shape) if n != 1]
         else:
-            axes = {a % ndim for a in ((axis,) if isinstance(axis, int) else axis)}
+            axes = {layout.normalize_axis(a, ndim)
+                    for a in (axis if isinstance(axis, (tuple, list)) else (axis,))}
             if any(self._shape[a] != 1 for a in axes):
                 raise JitkernValueError("cannot select an axis to squeeze out which has size not equal to one")
             keep = [i for i in range(ndim) if i not in axes]

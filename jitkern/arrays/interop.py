@@ -11,6 +11,7 @@ Host memory is refused with a TypeError that points to ``jitkern.asarray``.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy
@@ -27,7 +28,8 @@ from ..runtime.libraries import (  # noqa: F401 - the table's readers, re-export
     host_error as _host_error,
     parse_cai,
 )
-from ..errors import JitkernTypeError
+from ..config import settings
+from ..errors import JitkernRuntimeError, JitkernTypeError
 from . import _dlpack, dtypes
 from .layout import c_strides
 
@@ -193,15 +195,47 @@ def _results_of(value):
 
 
 def new_result(values) -> NewResult | None:
-    """How a kernel whose array arguments are ``values`` allocates its results: CuPy's
-    arrays if any is a CuPy array, else PyTorch's tensors if any is a tensor; None for
-    jitkern arrays (jitkern arrays, JAX, Numba and other protocol objects, no array)."""
-    best = None
+    """How a kernel whose arguments are ``values`` allocates its results: CuPy's arrays if
+    any is a CuPy array, else PyTorch's tensors if any is a tensor; None for jitkern arrays
+    (jitkern arrays, JAX, Numba and other protocol objects). With no array among ``values``,
+    the program's library (:func:`program_library`)."""
+    best, arrays = None, False
     for value in values:
         results = _results_of(value)
         if results is not None and (best is None or results.rank < best.rank):
             best = results
+        arrays = arrays or _libraries.library(type(value)).kind in _ARRAY_KINDS
+    if not arrays:
+        return _program_results()
     return best
+
+
+_ARRAY_KINDS = frozenset(("cupy", "torch", "cai", "dlpack", "allocation"))
+
+
+def program_library() -> str:
+    """The library whose arrays a kernel with no array arguments returns: ``settings.results``
+    (JITKERN_RESULTS), where 'auto' is CuPy's when the program has imported CuPy, else
+    PyTorch's when it has imported PyTorch, else jitkern's ('cupy', 'torch' or 'jitkern')."""
+    chosen = settings.results
+    if chosen != "auto":
+        return chosen
+    modules = sys.modules
+    return "cupy" if "cupy" in modules else "torch" if "torch" in modules else "jitkern"
+
+
+def _program_results() -> NewResult | None:
+    library = program_library()
+    if library == "jitkern":
+        return None
+    try:
+        return _libraries.BY_KIND[library].results()
+    except ImportError as exc:
+        raise JitkernRuntimeError(
+            f"a kernel with no array arguments returns {library} arrays "
+            f"(jitkern.config.settings.results / JITKERN_RESULTS = {settings.results!r}), but "
+            f"{library} cannot be imported: {exc}") from None
+
 
 def _key_generic(obj):
     info = describe(obj)

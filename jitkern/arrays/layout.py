@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 
-from ..errors import JitkernIndexError, JitkernTypeError, JitkernValueError
+from ..errors import JitkernAxisError, JitkernIndexError, JitkernTypeError, JitkernValueError
 
 
 def normalize_shape(shape) -> tuple[int, ...]:
@@ -216,6 +216,20 @@ def reshape_strides(shape, strides, itemsize, newshape) -> tuple[int, ...] | Non
     return tuple(newstrides)
 
 
+def normalize_axis(axis, ndim: int, what: str = "") -> int:
+    """``axis`` in ``0..ndim-1`` (a negative one counts from the end); NumPy's AxisError,
+    with its words, when it is out of range (``what``: the argument, ``axis1``)."""
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise JitkernTypeError(f"{what or 'axis'}: expected an int, got "
+                               f"{type(axis).__name__} {axis!r}") from None
+    if not -ndim <= a < ndim:
+        head = f"{what}: " if what else ""
+        raise JitkernAxisError(f"{head}axis {a} is out of bounds for array of dimension {ndim}")
+    return a % ndim
+
+
 def transpose_axes(ndim: int, axes) -> tuple[int, ...]:
     """Validated permutation (reversed when ``axes`` is empty/None)."""
     if not axes or axes == (None,):
@@ -228,11 +242,7 @@ def transpose_axes(ndim: int, axes) -> tuple[int, ...]:
         raise JitkernTypeError(f"axes: expected ints, got {axes!r}") from None
     if len(perm) != ndim:
         raise JitkernValueError("axes don't match array")
-    norm = []
-    for a in perm:
-        if not -ndim <= a < ndim:
-            raise JitkernValueError(f"axis {a} is out of bounds for array of dimension {ndim}")
-        norm.append(a % ndim)
+    norm = [normalize_axis(a, ndim) for a in perm]
     if len(set(norm)) != ndim:
         raise JitkernValueError("repeated axis in transpose")
     return tuple(norm)

@@ -18,13 +18,28 @@ import warnings
 
 import numpy
 
-from ..errors import JitkernTypeError
+from ..errors import JitkernOverflowError, JitkernTypeError
 from . import dtypes
 
 #: The metadata key naming the class a record dtype was made from.
 CLASS_KEY = "jitkern_class"
 
 _dtypes_of: dict = {}  # class -> its record dtype
+
+#: C++'s keywords (C++20): no identifier the generated C++ declares may be one.
+CPP_KEYWORDS = frozenset((
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break",
+    "case", "catch", "char", "char16_t", "char32_t", "char8_t", "class", "compl", "concept",
+    "const", "consteval", "constexpr", "constinit", "const_cast", "continue", "co_await",
+    "co_return", "co_yield", "decltype", "default", "delete", "do", "double", "dynamic_cast",
+    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto",
+    "if", "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq",
+    "nullptr", "operator", "or", "or_eq", "private", "protected", "public", "register",
+    "reinterpret_cast", "requires", "return", "short", "signed", "sizeof", "static",
+    "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
+    "virtual", "void", "volatile", "wchar_t", "while", "xor", "xor_eq",
+))  # fmt: skip
 
 
 def is_record_class(cls: type) -> bool:
@@ -38,6 +53,43 @@ def is_record_class(cls: type) -> bool:
         return True
     return issubclass(cls, tuple) and hasattr(cls, "_fields") and bool(
         getattr(cls, "__annotations__", None))
+
+
+def c_members(names) -> dict:
+    """Each field name's spelling as a member of the generated C++ struct: itself, or for a
+    C++ keyword (``new``, ``int``, ``class``; fine as Python attributes) the name with an
+    underscore added, and more while another field has that name (``new`` -> ``new_``)."""
+    taken = set(names)
+    out = {}
+    for name in names:
+        member = name
+        if name in CPP_KEYWORDS:
+            member = name + "_"
+            while member in taken:
+                member += "_"
+            taken.add(member)
+        out[name] = member
+    return out
+
+
+def attribute_path(cls: type, member_path: str) -> str:
+    """The attribute path (``force.new``) of instances of struct class ``cls`` that a C++
+    member path (``force.new_``, as :func:`c_members` spells it) names."""
+    parts = []
+    for segment in member_path.split("."):
+        member, bracket, index = segment.partition("[")
+        names = _field_names(cls) if cls is not None and is_record_class(cls) else []
+        attr = {m: f for f, m in c_members(names).items()}.get(member, member)
+        parts.append(attr + bracket + index)
+        hint = typing.get_type_hints(cls).get(attr) if names else None
+        cls = hint if isinstance(hint, type) else None
+    return ".".join(parts)
+
+
+def _field_names(cls: type) -> list:
+    if dataclasses.is_dataclass(cls):
+        return [f.name for f in dataclasses.fields(cls)]
+    return list(getattr(cls, "_fields", ()))
 
 
 def record_dtype(cls: type) -> numpy.dtype:
@@ -65,9 +117,7 @@ def _make_dtype(cls: type, outer: tuple) -> numpy.dtype:
             raise JitkernTypeError(
                 f"dataclass {name} is passed to kernels by value, so it must be frozen: "
                 "@dataclasses.dataclass(frozen=True)")
-        names = [f.name for f in dataclasses.fields(cls)]
-    else:
-        names = list(cls._fields)
+    names = _field_names(cls)
     try:
         hints = typing.get_type_hints(cls)
     except Exception as exc:  # a forward reference that does not resolve: say which class
@@ -92,6 +142,16 @@ def c_alignment(dtype: numpy.dtype) -> int:
     if dtype.fields is not None:
         return max((c_alignment(dt) for dt, *_ in dtype.fields.values()), default=1)
     return dtype.itemsize if dtype.kind == "c" else dtype.alignment
+
+
+def c_layout(dtype: numpy.dtype) -> numpy.dtype:
+    """Record ``dtype`` with its fields (nested records too) where a C compiler puts them."""
+    fields = []
+    for name in dtype.names:
+        field = dtype.fields[name][0]
+        base = c_layout(field.base) if field.base.fields is not None else field.base
+        fields.append((name, numpy.dtype((base, field.shape)) if field.shape else base))
+    return _c_layout(fields, class_of(dtype))
 
 
 def _c_layout(fields, cls) -> numpy.dtype:
@@ -159,10 +219,65 @@ _converters: dict = {}  # class -> its generated converter
 def void_converter(cls: type):
     """``convert(value) -> numpy.void`` for instances of struct class ``cls``: one generated
     expression reading every field (nested tuples for nested records), so a call loops over
-    no fields in Python."""
+    no fields in Python. Values convert as NumPy converts them, except that a str, bytes or
+    None is no number (NumPy would parse ``"1.5"``); a value that does not convert is a
+    :func:`field_error` naming the field."""
     dt = record_dtype(cls)
-    source = f"lambda v: _array({_tuple_expr('v', dt)}, _dt)[()]"
-    return eval(source, {"_array": numpy.array, "_dt": dt})  # noqa: S307 - field names only
+    flat = "".join(f"v.{path}, " for path, _, _ in leaves(dt))
+    source = f"lambda v: _convert(v, {_tuple_expr('v', dt)}, ({flat}), _dt)"
+    return eval(source, {"_convert": _convert, "_dt": dt})  # noqa: S307 - field names only
+
+
+_NOT_NUMBERS = (str, bytes, type(None))
+
+
+def _convert(value, nested: tuple, flat: tuple, dtype: numpy.dtype) -> numpy.void:
+    for leaf in flat:
+        if isinstance(leaf, _NOT_NUMBERS):
+            raise field_error(value)
+    try:
+        return numpy.array(nested, dtype)[()]
+    except (TypeError, ValueError, OverflowError):
+        raise field_error(value) from None
+
+
+def field_error(value, strict: bool = False):
+    """The error for the first field of struct instance ``value`` whose value does not
+    convert to the field's type (a JitkernTypeError: not a number of its kind;
+    JitkernOverflowError: out of its range), naming the class, the field, its type and the
+    value; None when every field converts. ``strict``: as ``struct.pack`` does (a launch's
+    packer), where a float does not go into an integer field and an integer never wraps."""
+    cls = type(value)
+    for path, _, dt in leaves(record_dtype(cls)):
+        leaf = value
+        for part in path.split("."):
+            leaf = getattr(leaf, part)
+        problem = _leaf_problem(leaf, dt, strict)
+        if problem is not None:
+            kind, takes = problem
+            return kind(f"struct {cls.__qualname__}: field {path!r} ({dt}) takes {takes}, got "
+                        f"{leaf!r} ({type(leaf).__name__})")
+    return None
+
+
+def _leaf_problem(leaf, dt: numpy.dtype, strict: bool):
+    """(error class, what the field takes) when ``leaf`` does not convert to ``dt``."""
+    integral = isinstance(leaf, (int, numpy.integer, numpy.bool_))
+    if dt.kind in "iu":
+        info = numpy.iinfo(dt)
+        if integral and not info.min <= int(leaf) <= info.max and (strict or type(leaf) is int):
+            return JitkernOverflowError, f"integers from {info.min} to {info.max}"
+        if strict and not integral:
+            return JitkernTypeError, "an int"
+    if isinstance(leaf, _NOT_NUMBERS):
+        return JitkernTypeError, "a number"
+    try:
+        numpy.array(leaf, dt)
+    except OverflowError:
+        return JitkernOverflowError, f"values in {dt}'s range"
+    except (TypeError, ValueError):
+        return JitkernTypeError, "a number"
+    return None
 
 
 def _tuple_expr(value: str, dtype: numpy.dtype) -> str:

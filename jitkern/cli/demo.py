@@ -148,7 +148,7 @@ def _simulated_string_demos(rng) -> bool:
     return all(ok for _, ok in results)
 
 
-def run_demo(arch=None, simulate=False, full=False) -> int:
+def run_demo(arch=None, simulate=False, full=False, prog="python -m jitkern") -> int:
     from jitkern.runtime import driver
 
     problem = check_arch(arch)
@@ -171,6 +171,8 @@ def run_demo(arch=None, simulate=False, full=False) -> int:
         except Exception as exc:  # noqa: BLE001
             why = str(exc)
         print(f"no GPU here ({why}).")
+        print(f"To run every demo on the CPU instead, in jitkern's simulator: {prog} demo "
+              "--simulate")
         shown = "the CUDA each demo generates" if full else "each demo kernel as written"
         print(f"Showing {shown} and its resource use when compiled for {arch}.\n")
     failures = 0

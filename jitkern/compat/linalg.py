@@ -16,6 +16,7 @@ from ..runtime.simdevice import host_arrays
 from ..errors import JitkernNotImplementedError, JitkernTypeError, JitkernValueError
 from .. import jit
 from ..jit import rawkernel
+from .routines import numpy_call
 
 TILE = 16
 
@@ -114,7 +115,7 @@ def matmul(a, b):
     """``a @ b`` for 1-D and 2-D arrays (NumPy's rules), on the device; NumPy's for host
     arrays and while simulating."""
     if _host(a, b):
-        return numpy.matmul(a, b)
+        return numpy_call("matmul", numpy.matmul, a, b)
     return _product(arrays.asarray(a), arrays.asarray(b), "matmul")
 
 
@@ -122,7 +123,7 @@ def dot(a, b, out=None):
     """``numpy.dot`` for scalars, 1-D and 2-D arrays, on the device; NumPy's for host arrays
     and while simulating."""
     if _host(a, b):
-        return numpy.dot(a, b, out=out)
+        return numpy_call("dot", numpy.dot, a, b, out=out)
     result = _product(arrays.asarray(a), arrays.asarray(b), "dot")
     if out is None:
         return result
@@ -148,15 +149,18 @@ dot.simulate = _dot_simulated
 def vdot(a, b):
     """``numpy.vdot``: the dot product of the flattened arrays, conjugating ``a``."""
     if _host(a, b):
-        return numpy.vdot(a, b)
-    a = arrays.asarray(a).ravel()
-    return dot(a.conj() if a.dtype.kind == "c" else a, arrays.asarray(b).ravel())
+        return numpy_call("vdot", numpy.vdot, a, b)
+    a, b = arrays.asarray(a).ravel(), arrays.asarray(b).ravel()
+    if a.size != b.size:
+        raise JitkernValueError(f"jitkern.vdot: the arrays have {a.size} and {b.size} "
+                                "elements; vdot takes two of the same size")
+    return dot(a.conj() if a.dtype.kind == "c" else a, b)
 
 
 def inner(a, b):
     """``numpy.inner`` for 1-D and 2-D arrays (``a @ b.T``)."""
     if _host(a, b):
-        return numpy.inner(a, b)
+        return numpy_call("inner", numpy.inner, a, b)
     a, b = arrays.asarray(a), arrays.asarray(b)
     return _product(a, b.T if b.ndim == 2 else b, "inner")
 

@@ -24,7 +24,9 @@ may differ in the last bits (CUDA's and NumPy's ``log``/``cos`` round differentl
 
 from __future__ import annotations
 
+import concurrent.futures
 import math
+import os
 
 import numpy
 
@@ -49,85 +51,185 @@ def blocks_for(kind: str, dtype, n: int) -> int:
 
 
 # ---------------------------------------------------------------------------
-# host (NumPy, vectorised over blocks)
+# host (NumPy, vectorised over blocks, a chunk of blocks at a time)
+#
+# The same arithmetic as the kernels below, element for element, so a draw is bit-identical
+# to the simulated kernel's (tests/compat check it). Fast enough to stand in for the kernel
+# while simulating: the state is four uint32 arrays and each round's two 32x32->64-bit
+# products are written into uint64 buffers whose halves (a little-endian view) are the next
+# words, so a round is two multiplies and four XORs; and a draw runs CHUNK blocks at a time,
+# so every array of a chunk stays in the CPU's cache.
+
+#: blocks per chunk of a host draw (a test seam: a small one makes small draws span chunks)
+CHUNK = 1 << 14
+#: threads a large host draw shares its chunks among (at most the CPUs)
+MAX_THREADS = 4
+_U32, _U64 = numpy.uint32, numpy.uint64
 
 
 def philox_host(c0, c1, c2, c3, k0: int, k1: int):
     """Philox4x32-10 of each counter ``(c0[i], c1[i], c2[i], c3[i])`` (uint32 arrays or scalars)
     under the key ``(k0, k1)``: four uint32 arrays."""
-    c = [numpy.asarray(v, numpy.uint64) & _MASK for v in (c0, c1, c2, c3)]
-    c = numpy.broadcast_arrays(*c)
-    c = [v.copy() for v in c]
-    k0, k1 = numpy.uint64(k0), numpy.uint64(k1)
-    m0, m1 = numpy.uint64(M0), numpy.uint64(M1)
+    c = numpy.broadcast_arrays(*[numpy.asarray(numpy.asarray(v, numpy.uint64) & _MASK, _U32)
+                                 for v in (c0, c1, c2, c3)])
+    shape = c[0].shape
+    words = _rounds(*(v.reshape(-1) for v in c), int(k0), int(k1))
+    return tuple(numpy.ascontiguousarray(w).reshape(shape) for w in words)
+
+
+def _rounds(c0, c1, c2, c3, k0: int, k1: int) -> tuple:
+    """The ten rounds on uint32 arrays of one length (``c2``/``c3`` may be scalars): four
+    uint32 arrays, two of them strided views of a product buffer."""
+    m = len(c0)
+    products = [numpy.empty(m, _U64) for _ in range(4)]  # two per round, alternating
     for r in range(ROUNDS):
-        if r:
-            k0 = (k0 + numpy.uint64(W0)) & _MASK
-            k1 = (k1 + numpy.uint64(W1)) & _MASK
-        p0, p1 = m0 * c[0], m1 * c[2]
-        c = [(p1 >> _SHIFT) ^ c[1] ^ k0, p1 & _MASK, (p0 >> _SHIFT) ^ c[3] ^ k1, p0 & _MASK]
-    return tuple(v.astype(numpy.uint32) for v in c)
+        p0, p1 = products[2 * (r & 1)], products[2 * (r & 1) + 1]
+        numpy.multiply(c0, _U64(M0), out=p0)
+        numpy.multiply(c2, _U64(M1), out=p1)
+        half0, half1 = p0.view(_U32).reshape(m, 2), p1.view(_U32).reshape(m, 2)  # (lo, hi)
+        c0 = numpy.bitwise_xor(half1[:, 1], c1)
+        c0 ^= _U32((k0 + r * int(W0)) & 0xFFFFFFFF)
+        c2 = numpy.bitwise_xor(half0[:, 1], c3)
+        c2 ^= _U32((k1 + r * int(W1)) & 0xFFFFFFFF)
+        c1, c3 = half1[:, 0], half0[:, 0]  # read before this buffer is written again
+    return c0, c1, c2, c3
 
 
-def _host_words(nblocks: int, seed: int, offset: int, c2: int = 0, c3: int = 0):
-    ctr = numpy.uint64(offset) + numpy.arange(nblocks, dtype=numpy.uint64)
-    k0, k1 = seed & 0xFFFFFFFF, seed >> 32
-    return philox_host(ctr & _MASK, ctr >> _SHIFT, c2, c3, k0, k1)
+def _chunk_words(start: int, m: int, seed: int, offset: int, c2: int = 0, c3: int = 0):
+    """The words w0..w3 (uint32 arrays of ``m``) of blocks ``start..start+m-1`` of a draw."""
+    ctr = numpy.arange(m, dtype=_U64)
+    ctr += _U64((offset + start) % 2**64)  # wraps as the kernels' uint64 counter does
+    halves = ctr.view(_U32).reshape(m, 2)
+    return _rounds(halves[:, 0], halves[:, 1], _U32(c2), _U32(c3), seed & 0xFFFFFFFF, seed >> 32)
+
+
+def _each_chunk(nblocks: int, work) -> None:
+    """``work(start, m)`` for each chunk of ``nblocks`` blocks; on several threads when
+    there are several chunks and CPUs (NumPy's loops release the GIL; each chunk writes its
+    own rows, so the values do not depend on how the chunks are shared out)."""
+    starts = range(0, nblocks, CHUNK)
+    workers = min(MAX_THREADS, os.cpu_count() or 1, len(starts))
+    if workers <= 1:
+        for start in starts:
+            work(start, min(CHUNK, nblocks - start))
+        return
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:  # per call: fork-safe
+        for done in [pool.submit(work, st, min(CHUNK, nblocks - st)) for st in starts]:
+            done.result()
+
+
+def _host_draw(n: int, per: int, dtype, seed: int, offset: int, fill, out=None):
+    """``n`` values of ``dtype``, ``per`` per block, chunk by chunk: ``fill(words, rows)``
+    writes each chunk's, element for element what the kernel computes, into ``rows[:, j]``
+    (``rows``: a view of ``out``, a contiguous array of ``n``, except for a last block that
+    ``n`` cuts short)."""
+    out = numpy.empty(n, dtype) if out is None else out
+    flat = out.reshape(-1)
+
+    def work(start: int, m: int) -> None:
+        words = _chunk_words(start, m, seed, offset)
+        if (start + m) * per <= n:
+            fill(words, flat[start * per:(start + m) * per].reshape(m, per))
+        else:
+            rows = numpy.empty((m, per), dtype)
+            fill(words, rows)
+            flat[start * per:] = rows.reshape(-1)[:n - start * per]
+
+    _each_chunk(-(-n // per), work)
+    return out
 
 
 def words_host(nblocks: int, seed: int, offset: int, c2: int = 0, c3: int = 0) -> numpy.ndarray:
     """The raw words of ``nblocks`` blocks, block after block (uint32, ``4 * nblocks``)."""
-    return numpy.stack(_host_words(nblocks, seed, offset, c2, c3), axis=1).reshape(-1)
+    out = numpy.empty((nblocks, 4), _U32)
+
+    def work(start: int, m: int) -> None:
+        out[start:start + m] = numpy.stack(_chunk_words(start, m, seed, offset, c2, c3), axis=1)
+
+    _each_chunk(nblocks, work)
+    return out.reshape(-1)
+
+
+# The conversions, each a sequence of NumPy operations in the kernel's order (in place where
+# the kernel's expression allows: every operation rounds once, as the kernel's does).
 
 
 def _u24(w) -> numpy.ndarray:
-    return (w >> numpy.uint32(8)).astype(numpy.float64) * 2.0**-24
+    u = (w >> numpy.uint32(8)).astype(numpy.float64)
+    u *= 2.0**-24
+    return u
 
 
 def _u53(a, b) -> numpy.ndarray:
-    hi = (a >> numpy.uint32(5)).astype(numpy.float64)
-    lo = (b >> numpy.uint32(6)).astype(numpy.float64)
-    return (hi * 67108864.0 + lo) * 2.0**-53
+    u = (a >> numpy.uint32(5)).astype(numpy.float64)
+    u *= 67108864.0
+    u += (b >> numpy.uint32(6)).astype(numpy.float64)
+    u *= 2.0**-53
+    return u
 
 
 def _box_muller(u1, u2) -> tuple:
-    r = numpy.sqrt(-2.0 * numpy.log(u1))
-    t = 2.0 * math.pi * u2
-    return r * numpy.cos(t), r * numpy.sin(t)
+    """``sqrt(-2 log(1 - u1)) * (cos, sin)(2 pi u2)``; ``u1`` and ``u2`` are overwritten."""
+    r = numpy.subtract(1.0, u1, out=u1)
+    numpy.log(r, out=r)
+    r *= -2.0
+    numpy.sqrt(r, out=r)
+    t = numpy.multiply(2.0 * math.pi, u2, out=u2)
+    z0 = numpy.cos(t)
+    z0 *= r
+    r *= numpy.sin(t, out=t)
+    return z0, r
 
 
-def uniform_host(n: int, dtype, seed: int, offset: int, low: float, scale: float):
-    """``n`` values ``low + scale * u``, ``u`` uniform in [0, 1), of ``dtype``."""
+def _scaled(z, loc: float, scale: float, into) -> None:
+    """``into[...] = loc + scale * z`` (rounded to ``into``'s dtype once, at the end)."""
+    if scale != 1.0:  # (z * 1.0 is z, bit for bit)
+        z *= scale
+    numpy.add(z, loc, out=into)  # (+ 0.0 is not: it turns -0.0 into 0.0, as the kernel does)
+
+
+def uniform_host(n: int, dtype, seed: int, offset: int, low: float, scale: float, out=None):
+    """``n`` values ``low + scale * u``, ``u`` uniform in [0, 1), of ``dtype`` (into ``out``,
+    a contiguous array of ``n``, when given)."""
     dtype = numpy.dtype(dtype)
-    w = _host_words(blocks_for("uniform", dtype, n), seed, offset)
-    if dtype.char == "f":
-        u = numpy.stack([_u24(x) for x in w], axis=1)
-    else:
-        u = numpy.stack([_u53(w[0], w[1]), _u53(w[2], w[3])], axis=1)
-    u = u.reshape(-1)[:n].astype(dtype)
-    return (dtype.type(low) + dtype.type(scale) * u).astype(dtype)
+    lo, sc = dtype.type(low), dtype.type(scale)
+
+    def fill(w, rows):
+        if dtype.char == "f":  # float32 arithmetic, as the kernel's
+            for j in range(4):
+                numpy.add(lo, sc * _u24(w[j]).astype(dtype), out=rows[:, j])
+        else:
+            for j in range(2):
+                _scaled(_u53(w[2 * j], w[2 * j + 1]), lo, sc, rows[:, j])
+
+    return _host_draw(n, PER_BLOCK[("uniform", dtype.char)], dtype, seed, offset, fill, out)
 
 
-def normal_host(n: int, dtype, seed: int, offset: int, loc: float, scale: float):
-    """``n`` normal values of mean ``loc`` and standard deviation ``scale``."""
+def normal_host(n: int, dtype, seed: int, offset: int, loc: float, scale: float, out=None):
+    """``n`` normal values of mean ``loc`` and standard deviation ``scale`` (into ``out``)."""
     dtype = numpy.dtype(dtype)
-    w = _host_words(blocks_for("normal", dtype, n), seed, offset)
-    if dtype.char == "f":
-        pairs = [_box_muller(1.0 - _u24(w[0]), _u24(w[1])),
-                 _box_muller(1.0 - _u24(w[2]), _u24(w[3]))]  # fmt: skip
-        z = numpy.stack([pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]], axis=1)
-    else:
-        z = numpy.stack(_box_muller(1.0 - _u53(w[0], w[1]), _u53(w[2], w[3])), axis=1)
-    z = z.reshape(-1)[:n]
-    return (loc + scale * z).astype(dtype)
+
+    def fill(w, rows):
+        if dtype.char == "f":
+            pairs = (_box_muller(_u24(w[0]), _u24(w[1])), _box_muller(_u24(w[2]), _u24(w[3])))
+            zs = (*pairs[0], *pairs[1])
+        else:
+            zs = _box_muller(_u53(w[0], w[1]), _u53(w[2], w[3]))
+        for j, z in enumerate(zs):
+            _scaled(z, loc, scale, rows[:, j])
+
+    return _host_draw(n, PER_BLOCK[("normal", dtype.char)], dtype, seed, offset, fill, out)
 
 
-def integers_host(n: int, dtype, seed: int, offset: int, low: int, span: int):
-    """``n`` integers uniform in ``[low, low + span)``, of ``dtype``."""
-    w = _host_words(blocks_for("integers", None, n), seed, offset)
-    r = numpy.stack([_join(w[0], w[1]), _join(w[2], w[3])], axis=1).reshape(-1)[:n]
-    v = r % numpy.uint64(span)
-    return (v + numpy.uint64(low % 2**64)).astype(dtype)  # wraps to low + v in the dtype
+def integers_host(n: int, dtype, seed: int, offset: int, low: int, span: int, out=None):
+    """``n`` integers uniform in ``[low, low + span)``, of ``dtype`` (into ``out``)."""
+    base, span = numpy.uint64(low % 2**64), numpy.uint64(span)
+
+    def fill(w, rows):  # wraps to low + v in the dtype, as the kernel's cast does
+        for j in range(2):
+            rows[:, j] = (_join(w[2 * j], w[2 * j + 1]) % span + base).astype(rows.dtype)
+
+    return _host_draw(n, 2, numpy.dtype(dtype), seed, offset, fill, out)
 
 
 def _join(lo, hi) -> numpy.ndarray:

@@ -21,6 +21,13 @@ import sys
 import numpy
 
 from .. import arrays
+from ..errors import (
+    JitkernAxisError,
+    JitkernError,
+    JitkernOverflowError,
+    JitkernTypeError,
+    JitkernValueError,
+)
 from ..runtime.simdevice import host_arrays
 from ..kernels.fuse import Fused
 
@@ -61,11 +68,30 @@ def _on_host(*values) -> bool:
     return host_arrays() or not any(isinstance(v, arrays.ndarray) for v in values)
 
 
+#: NumPy's error classes -> jitkern's (the one that is also the built-in a user catches)
+_ERRORS = ((getattr(numpy, "exceptions", numpy).AxisError, JitkernAxisError),
+           (ValueError, JitkernValueError),
+           (TypeError, JitkernTypeError), (OverflowError, JitkernOverflowError))
+
+
+def numpy_call(name: str, fn, *args, **kwargs):
+    """NumPy's routine ``fn`` (on host arrays), its errors raised as jitkern's with NumPy's
+    words, prefixed by the routine's ``name``."""
+    try:
+        return fn(*args, **kwargs)
+    except JitkernError:
+        raise
+    except (ValueError, TypeError, OverflowError) as exc:
+        cls = next(ours for theirs, ours in _ERRORS if isinstance(exc, theirs))
+        raise cls(f"{name}: {exc}") from None
+
+
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Elementwise ``|a - b| <= atol + rtol * |b|`` (or equal, NaN == NaN when
     ``equal_nan``), as ``numpy.isclose``: a boolean array on the device."""
     if _on_host(a, b):
-        return numpy.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+        return numpy_call("isclose", numpy.isclose, a, b, rtol=rtol, atol=atol,
+                          equal_nan=equal_nan)
     return _ISCLOSE[bool(equal_nan)](a, b, float(rtol), float(atol))
 
 
@@ -73,7 +99,8 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether every element of ``a`` is close to ``b`` (``numpy.allclose``'s rule), as a
     0-d boolean device array (``bool(...)`` or ``assert`` reads it)."""
     if _on_host(a, b):
-        return numpy.allclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+        return numpy_call("allclose", numpy.allclose, a, b, rtol=rtol, atol=atol,
+                          equal_nan=equal_nan)
     return _ALLCLOSE[bool(equal_nan)](a, b, float(rtol), float(atol))
 
 
@@ -81,7 +108,7 @@ def array_equal(a1, a2, equal_nan=False):
     """Whether ``a1`` and ``a2`` have the same shape and elements (``numpy.array_equal``),
     as a 0-d boolean device array."""
     if _on_host(a1, a2):
-        return numpy.array_equal(a1, a2, equal_nan=equal_nan)
+        return numpy_call("array_equal", numpy.array_equal, a1, a2, equal_nan=equal_nan)
     if numpy.shape(a1) != numpy.shape(a2):
         return arrays.asarray(numpy.bool_(False))
     return _ARRAY_EQUAL[bool(equal_nan)](a1, a2)
@@ -111,8 +138,10 @@ array_equal.simulate = _array_equal_simulated
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    """``numpy.linspace``, computed on the host and copied to the device."""
-    host = numpy.linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    """``numpy.linspace``, computed on the host and copied to the device (NumPy's errors:
+    ``num`` must be an int >= 0)."""
+    host = numpy_call("linspace", numpy.linspace, start, stop, num, endpoint, retstep, dtype,
+                      axis)
     if host_arrays():
         return host
     if retstep:
@@ -122,32 +151,34 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 def reshape(a, newshape, order="C"):
     """``a.reshape(newshape)``: a view where the layout allows, else a copy."""
-    return a.reshape(newshape, order=order)
+    return numpy_call("reshape", a.reshape, newshape, order=order)
 
 
 def ravel(a, order="C"):
     """``a.ravel()``: the elements in one dimension."""
-    return a.ravel(order)
+    return numpy_call("ravel", a.ravel, order)
 
 
 def transpose(a, axes=None):
     """``a.transpose(axes)``: a view with the axes permuted (reversed by default)."""
-    return a.transpose() if axes is None else a.transpose(*axes)
+    return numpy_call("transpose", a.transpose) if axes is None else numpy_call(
+        "transpose", a.transpose, *axes)
 
 
 def swapaxes(a, axis1, axis2):
     """``a.swapaxes(axis1, axis2)``."""
-    return a.swapaxes(axis1, axis2)
+    return numpy_call("swapaxes", a.swapaxes, axis1, axis2)
 
 
 def squeeze(a, axis=None):
     """``a.squeeze(axis)``: without its length-1 axes."""
-    return a.squeeze(axis)
+    return numpy_call("squeeze", a.squeeze, axis)
 
 
 def get_array_module(*args):
     """``jitkern`` when an argument is a jitkern array, else ``numpy`` (CuPy's
-    ``cupy.get_array_module``)."""
+    ``cupy.get_array_module``). Inside a fused function a traced value gives ``numpy``,
+    whose routines fuse records (docs/fuse.md)."""
     if any(isinstance(a, arrays.ndarray) for a in args):
         return sys.modules["jitkern"]
     return numpy

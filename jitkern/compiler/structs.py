@@ -51,7 +51,8 @@ def _make(dtype: numpy.dtype, cls) -> T.Struct:
             fields.append((field, struct_of_dtype(field_dtype)))
         else:
             fields.append((field, T.scalar_from_dtype(field_dtype)))
-    return T.struct(name, origin, cname, fields, dtype, dtype.itemsize)
+    renamed = [(f, m) for f, m in records.c_members(dtype.names).items() if f != m]
+    return T.struct(name, origin, cname, fields, dtype, dtype.itemsize, renamed)
 
 
 def structs_in(types) -> list[T.Struct]:

@@ -205,7 +205,8 @@ class Struct(Type):
     ``name`` is what messages call it (the class's name, or ``record``); ``origin`` the
     class's ``module.qualname`` ('' for a plain dtype), so two classes with the same fields
     are two types; ``cname`` the generated C struct (one per layout, from the record dtype);
-    ``fields`` ``((name, Type), ...)`` in declaration order.
+    ``fields`` ``((name, Type), ...)`` in declaration order; ``renamed`` the fields whose
+    C++ member is spelled otherwise (a C++ keyword: ``new`` is ``new_``).
     """
 
     name: str
@@ -214,10 +215,18 @@ class Struct(Type):
     fields: tuple
     dtype: object  # the aligned numpy record dtype: the layout
     itemsize: int
+    renamed: tuple = ()  # ((field, C++ member), ...) of the fields spelled otherwise in C++
 
     @property
     def ctype(self) -> str:
         return self.cname
+
+    def member(self, name: str) -> str:
+        """Field ``name``'s spelling in C++."""
+        for field, member in self.renamed:
+            if field == name:
+                return member
+        return name
 
     def field(self, name: str):
         """The type of field ``name``, or None."""
@@ -280,8 +289,9 @@ def strided_iterator(elem: Scalar) -> StridedIterator:
     return _intern(StridedIterator(elem))
 
 
-def struct(name: str, origin: str, cname: str, fields, dtype, itemsize: int) -> Struct:
-    return _intern(Struct(name, origin, cname, tuple(fields), dtype, itemsize))
+def struct(name: str, origin: str, cname: str, fields, dtype, itemsize: int,
+           renamed=()) -> Struct:
+    return _intern(Struct(name, origin, cname, tuple(fields), dtype, itemsize, tuple(renamed)))
 
 
 def tuple_of(items) -> Tuple:

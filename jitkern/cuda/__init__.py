@@ -35,6 +35,10 @@ def __getattr__(name: str):
     return value
 
 
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES) | set(_NAMES))
+
+
 def set_allocator(allocator=None) -> None:
     """CuPy's ``cupy.cuda.set_allocator``: ``None`` makes every allocation its own
     ``cuMemAlloc`` of exactly its size, freed when dropped (no pool, no cache), so

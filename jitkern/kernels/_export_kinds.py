@@ -22,6 +22,7 @@ import numpy
 from ..arrays import records
 from ..compiler import types as T
 from ..compiler.builtins.thrust import backend_for
+from ..compiler.strings import mapping
 from ..compiler.strings.params import record_ctype
 from ..toolchain import export
 from ..toolchain.nvrtc import normalize_options
@@ -80,7 +81,8 @@ def elementwise_spec(kernel, args, fused=None) -> export.ExportSpec:
             "params": params,
             "nin": kernel.nin,
             "index_dtype": "int32",
-            "block": 256,
+            # CuPy's block where the operation could tell threads apart (strings/mapping.py)
+            "block": mapping.CUPY_BLOCK if mapping.per_thread_reason(kernel) else 256,
             "max_size": _INT32_SIZE,
             "no_return": kernel.no_return,
             "return_tuple": kernel.return_tuple,
@@ -127,6 +129,12 @@ def fused_spec(fused, args) -> export.ExportSpec:
     for device arrays), with where its arguments come from in the function's."""
     plan = fused._plan(args, {}, fused._key(args, {}))
     kernel = plan.kernels[0] if len(plan.kernels) == 1 else None
+    writes = getattr(plan, "writes", None)  # a plan writing arguments (its fast call too)
+    if writes:
+        raise JitkernNotImplementedError(
+            f"{fused.kernel_name or 'the fused function'}.export: a fused function that "
+            "writes its arguments (x += y, x[...] = v, out=) is not exported yet; export one "
+            "that returns the new values")
     if plan.fast is None or kernel is None or kernel.__class__.__name__ != "ElementwiseKernel":
         raise JitkernNotImplementedError(
             f"{fused.kernel_name or 'the fused function'}.export: only fused functions that "

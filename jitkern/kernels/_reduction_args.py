@@ -7,7 +7,7 @@ import re
 
 import numpy
 
-from ..compiler.strings.params import CTYPES, ParamError, ctype_of
+from ..compiler.strings.params import CTYPES, CUPY_CTYPES, ParamError, ctype_of
 from ..errors import JitkernAxisError, JitkernTypeError, JitkernValueError
 
 
@@ -52,7 +52,7 @@ def _checked_reduce_type(value, params, preamble, kernel: str):
                 f"{kernel}: reduce_type: expected a C type name or a NumPy dtype, got "
                 f"{value!r} ({exc})") from None
     text = value.strip()
-    known = set(CTYPES.values()) | {p.ctype for p in params}
+    known = set(CTYPES.values()) | set(CUPY_CTYPES.values()) | {p.ctype for p in params}
     if text in known or "<" in text or "::" in text:
         return text
     words = re.findall(r"[A-Za-z_]\w*", text)

@@ -36,11 +36,13 @@ from ..runtime.handles import handle_ctype, handle_value
 from ..runtime.launch import check_simulated
 from ..runtime.module import cluster_refused
 from ..sim import block_size_of, launch_keywords
-from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused
+from ..sim.csubset import _BASE, C64, C128, I32, I64, TYPEDEFS, Pointer, Refused, cupy_element
 from ..sim.cstructs import CStruct, byte_views, struct_argument
 from ..sim.ctemplates import parse
 from ..sim.csubset import refuse as _refuse
 from ..sim.ctranslate import _RESERVED, HELPERS, Function, Translator, Var, translate_unit
+from ..compiler.strings.mapping import CUPY_BLOCK, cupy_dims, per_thread_reason
+from ..compiler.strings.mapping import raw_names as raw_names_used
 from ..compiler.strings.params import (
     DTYPE_BY_NAME,
     HANDLE_DTYPES,
@@ -118,11 +120,14 @@ def _is_device_array(a) -> bool:
             and hasattr(a, "__cuda_array_interface__"))
 
 
-def host_copies(args) -> tuple[list, list]:
-    """(arguments with device arrays replaced by host copies, [(device, copy)])."""
+def host_copies(args, name: str, params=()) -> tuple[list, list]:
+    """(arguments with device arrays replaced by host copies, [(device, copy)]); another
+    library's GPU array (kernel ``name``'s argument, ``params`` naming them) is refused:
+    the simulator cannot read it."""
     host, back = [], []
-    for a in args:
-        view = simdevice.host_view(a) if _is_device_array(a) else None
+    for i, a in enumerate(args):
+        gpu = not isinstance(a, numpy.ndarray) and hasattr(a, "__cuda_array_interface__")
+        view = simdevice.host_view(a) if gpu else None
         if view is not None:  # a simulated device's memory, written in place: no copy
             host.append(view)
             back.append((a, None))
@@ -130,6 +135,9 @@ def host_copies(args) -> tuple[list, list]:
             copy = a.get()
             host.append(copy)
             back.append((a, copy))
+        elif gpu:
+            named = f" ({params[i]})" if i < len(params) else ""
+            raise simdevice.not_modelled(a, f"{name}: argument {i}{named}")
         else:
             host.append(a)
     return host, back
@@ -228,8 +236,8 @@ def run_raw(kernel, grid, block, args, shared_mem=0, racecheck=False, cluster=No
         raise KernelArgumentError(f"{name}: args must be a tuple, got {type(args).__name__}")
     if kernel._params is not None:  # what a GPU launch checks once compiled (check_args=True)
         check_simulated(tuple(args), kernel._params, name)
-    host, back = host_copies(args)
     fn = module.functions[cname]
+    host, back = host_copies(args, name, [p for p, _ in fn.params])
     values = raw_arguments(name, fn.params, host) + byte_views(fn.views, host)
     jk = module.kernels[cname]
     # the dynamic shared memory the RawKernel opted in to (its attribute's setter keeps it)
@@ -432,7 +440,8 @@ def _resolved_type(ctype: str, bound: dict):
 
 
 def _placeholder_types(bound: dict) -> dict:
-    return {k: numpy.dtype(v) for k, v in bound.items() if len(k) and k.isidentifier()}
+    return {k: cupy_element(numpy.dtype(v)) for k, v in bound.items()
+            if len(k) and k.isidentifier()}
 
 
 class _Unit:
@@ -500,7 +509,7 @@ class ElementwiseSim(StringSim):
         k = self._kernel
         if cluster is not None:
             raise cluster_refused("ElementwiseKernel", k.name)
-        host, back = host_copies(args)
+        host, back = host_copies(args, k.name, [p.name for p in k.params])
         arrays = k._describe_args(host, host_ok=True)
         nin = k.nin
         a = SimpleNamespace()  # what the kernel's own shape rules fill in
@@ -529,9 +538,9 @@ class ElementwiseSim(StringSim):
                 continue
             if p.raw:
                 f, copied = flat(v)
-                values += [f, numpy.int64(v.size)]
+                values += raw_values(f, v)
                 if index_shape is not None:
-                    values.append(_raw_shape(k.name, p.name, v, index_shape, kernel))
+                    _check_raw_rank(k.name, p.name, v, index_shape, kernel)
             elif p.is_output:
                 f, copied = flat(v)
                 values.append(f)
@@ -545,9 +554,13 @@ class ElementwiseSim(StringSim):
                 writes.append((v, f))
         if index_shape is not None:
             values.append(numpy.array(index_shape or (1,), numpy.int64))
+        if raw_names_used(k):
+            values.append(numpy.array(self._loop_shape(a, arrays, dtypes) or (1,), numpy.int64))
         if n:
             block = block_size_of(block_size, BLOCK)[0]
             grid = min(MAX_BLOCKS, -(-n // block))
+            if per_thread_reason(k):  # CuPy's one element per thread (strings/mapping.py)
+                grid, block = cupy_dims(n, block_size_of(block_size, CUPY_BLOCK)[0])
             simulate(kernel, grid, block, (*values, numpy.int64(n)))
         for v, f in writes:
             v[...] = f.reshape(v.shape)
@@ -555,6 +568,12 @@ class ElementwiseSim(StringSim):
         if back and not a.out_given:
             outs = [asarray(o) for o in outs]
         return k._result(outs)
+
+    def _loop_shape(self, a, arrays, dtypes) -> tuple:
+        """The loop's shape as the GPU has it (collapsed unless reduce_dims=False)."""
+        a.dtypes = dtypes
+        self._kernel._decide_layout(a, arrays)
+        return tuple(int(d) for d in a.shape_c)
 
     def _index_shape(self, a, arrays, dtypes):
         """The loop's shape as ``_ind.get()`` counts it (the GPU's: dimensions that every
@@ -576,15 +595,18 @@ class ElementwiseSim(StringSim):
         unit = _Unit(k.name, parts, bound)
         names, params = {}, []
         used = set()
-        raw_shapes, raw_names = {}, {}
+        raw_shapes, raw_names, arrays = {}, {}, {}
         for idx, p in enumerate(k.params):
-            py = _py_name(p.name, used)
+            py = arrays[p.name] = _py_name(p.name, used)
             names[p.name], more = _param_var(p, py, dtypes[idx], idx in scalars, "i")
             params += more
             if p.raw and idx not in scalars and ndim is not None:
-                params.append(py + "_shape")
-                raw_shapes[py] = (py + "_shape", max(ndim, 1))
+                raw_shapes[py] = (f"_c_{py}_shape", max(ndim, 1))
                 raw_names[py] = p.name
+        for idx, p in enumerate(k.params):  # CuPy's _raw_<name>: the whole (broadcast) array
+            if p.name in raw_names_used(k) and idx not in scalars:
+                names["_raw_" + p.name] = Var(arrays[p.name], Pointer(cupy_element(dtypes[idx])),
+                                              size="_c_n", shape="_c_lshape")
         names["i"] = Var("i", I64, readonly=True)
         names["_ind"] = Var("_c_n", I64, readonly=True)
         prologue, each_pass = [], []
@@ -593,6 +615,8 @@ class ElementwiseSim(StringSim):
             names["__jk_ind_get"] = Var("_c_ind", Pointer(I64), readonly=True)
             names["__jk_ind_ndim"] = Var(f"numpy.int32({ndim})", I32, readonly=True)
             prologue, each_pass = _index_lines(ndim)
+        if raw_names_used(k):
+            params.append("_c_lshape")
         params.append("_c_n")
 
         def entry(tr: Translator, ext):
@@ -617,13 +641,21 @@ class ElementwiseSim(StringSim):
         return _last_source(self._kernel)
 
 
-def _raw_shape(name: str, pname: str, v, index_shape: tuple, kernel) -> numpy.ndarray:
-    """A raw array's shape for ``w[_ind.get()]``, which needs the loop's rank."""
+def _check_raw_rank(name: str, pname: str, v, index_shape: tuple, kernel) -> None:
+    """``w[_ind.get()]`` needs a raw array of the loop's rank."""
     if pname in kernel.sim_indexed_by_ind and v.ndim != max(len(index_shape), 1):
         raise KernelArgumentError(
             f"{name}: {pname}[_ind.get()] needs {pname} to have the loop's "
             f"{len(index_shape)} dimension(s) (shape {index_shape}); it has shape {v.shape}")
-    return numpy.array(v.shape or (1,), numpy.int64)
+
+
+def raw_values(f: numpy.ndarray, v) -> list:
+    """A raw array's kernel arguments: its flat elements, size, shape and (C-order, as the
+    flat copy has them) byte strides: ``x.size()``, ``x.shape()``, ``x.strides()``."""
+    shape = v.shape or (1,)
+    strides = numpy.cumprod((1,) + shape[:0:-1])[::-1] * v.dtype.itemsize
+    return [f, numpy.int64(v.size), numpy.array(shape, numpy.int64),
+            numpy.array(strides, numpy.int64)]
 
 
 _USES_IND_GET = re.compile(r"\b_ind\s*\.\s*(get|ndim)\b")
@@ -665,10 +697,12 @@ def _py_name(name: str, used: set) -> str:
 def _param_var(p, py: str, t, is_scalar: bool, index: str):
     """(the C name's translation, the kernel parameters it takes) of one string-kernel
     parameter: a scalar, a raw pointer with its size, or this thread's element."""
+    t = cupy_element(t)
     if is_scalar:
         return Var(py, t), [py]
-    if p.raw:
-        return Var(py, Pointer(t), size=py + "_size"), [py, py + "_size"]
+    if p.raw:  # its size, shape and strides: names no parameter can have (_c_ is reserved)
+        more = [f"_c_{py}_size", f"_c_{py}_shape", f"_c_{py}_strides"]
+        return Var(py, Pointer(t), size=more[0], shape=more[1], strides=more[2]), [py, *more]
     return Var(f"{py}[{index}]", t), [py]
 
 

@@ -27,6 +27,7 @@ from ._simulated import (
     _kernel,
     _last_source,
     _param_var,
+    raw_values,
     _placeholder_types,
     _py_name,
     _resolved_type,
@@ -51,7 +52,7 @@ class ReductionSim(StringSim):
             args = args + (out if isinstance(out, tuple) else (out,))
         if type(axis) is list:
             axis = tuple(axis)
-        host, back = host_copies(args)
+        host, back = host_copies(args, k.name, [p.name for p in k.params])
         arrays = k._describe_args(host, host_ok=True)
         nin = k.nin
         a = SimpleNamespace()  # what the kernel's own shape rules fill in
@@ -75,7 +76,7 @@ class ReductionSim(StringSim):
                 scalars.append(idx)
             elif p.raw:
                 f, _ = flat(v)
-                values += [f, numpy.int64(v.size)]
+                values += raw_values(f, v)
             else:
                 full = numpy.broadcast_to(v, a.in_shape).transpose(order)
                 values.append(numpy.ascontiguousarray(full).reshape(-1))
@@ -132,7 +133,9 @@ class ReductionSim(StringSim):
                 return ""
             return entry
 
-        index = {"_j": Var("_c_r0", I64, readonly=True), "_i": Var("_c_o", I64, readonly=True)}
+        # CuPy's names: _J within the reduction, _j in the reduced-axes-first input space
+        index = {"_J": Var("_c_r0", I64, readonly=True), "_i": Var("_c_o", I64, readonly=True),
+                 "_j": Var("(_c_r0 * _c_nout + _c_o)", I64, readonly=True)}
         entries = {"__jk_map": body({**inputs, **index}), "__jk_combine": body(ab),
                    "__jk_post": body({"a": ab["a"], **post_names}),
                    "__jk_identity": body({})}

@@ -29,6 +29,7 @@ from ..config import settings
 from ..errors import (
     JitkernAttributeError,
     JitkernError,
+    JitkernIndexError,
     JitkernRuntimeError,
     JitkernTypeError,
     JitkernValueError,
@@ -60,12 +61,9 @@ class Config:
     __slots__ = ("block", "shared_mem", "constants")
 
     def __init__(self, block=None, shared_mem: int = 0, **constants):
-        if type(shared_mem) is not int or shared_mem < 0:
-            raise JitkernValueError(
-                f"Config(shared_mem=...): expected a non-negative int, got {shared_mem!r}")
-        object.__setattr__(self, "block", block)
-        object.__setattr__(self, "shared_mem", shared_mem)
-        object.__setattr__(self, "constants", dict(constants))
+        object.__setattr__(self, "block", _check_block(block))
+        object.__setattr__(self, "shared_mem", _check_count("shared_mem", shared_mem, 0))
+        object.__setattr__(self, "constants", _check_constants(constants))
 
     def __getattr__(self, name):
         if name.startswith("__") or name in Config.__slots__:
@@ -102,6 +100,43 @@ class Config:
             parts.append(f"shared_mem={self.shared_mem}")
         parts += [f"{k}={v!r}" for k, v in sorted(self.constants.items())]
         return " ".join(parts) or "defaults"
+
+
+def _check_count(what: str, value, least: int) -> int:
+    """``value`` as an int of at least ``least`` (NumPy integers too), or the error naming
+    the field, what it takes and what it got."""
+    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)):
+        raise JitkernTypeError(
+            f"Config({what}=...): expected an int >= {least}, got {type(value).__name__} "
+            f"{value!r}")
+    if value < least:
+        raise JitkernValueError(f"Config({what}=...): expected an int >= {least}, got {value}")
+    return int(value)
+
+
+def _check_block(block):
+    """None, a positive int, or a tuple of 1-3 positive ints (checked when the Config is
+    made: a wrong block must not reach the user's grid function). Sizes over the device's
+    limits are kept: such a candidate is skipped with the launch's reason."""
+    if block is None:
+        return None
+    if isinstance(block, (tuple, list)):
+        if not 1 <= len(block) <= 3:
+            raise JitkernValueError(
+                f"Config(block=...): expected an int or a tuple of 1 to 3 ints, got {block!r}")
+        return tuple(_check_count("block", b, 1) for b in block)
+    return _check_count("block", block, 1)
+
+
+def _check_constants(constants: dict) -> dict:
+    for name, value in constants.items():
+        try:
+            hash(value)
+        except TypeError:
+            raise JitkernTypeError(
+                f"Config({name}=...): a compile-time constant must be hashable (an int, "
+                f"float, str, tuple, dtype...), got {type(value).__name__} {value!r}") from None
+    return dict(constants)
 
 
 @dataclasses.dataclass
@@ -224,8 +259,8 @@ class AutotunedKernel:
         self.name = name
         self.grid = grid
         self.size = size
-        self.restore = tuple(restore)
-        self.reset_to_zero = tuple(reset_to_zero)
+        self.restore = _check_which(restore, "restore", self.__name__)
+        self.reset_to_zero = _check_which(reset_to_zero, "reset_to_zero", self.__name__)
         self.warmup = int(warmup)
         self.repeat = int(repeat)
         if self.repeat < 1 or self.warmup < 0:
@@ -245,6 +280,8 @@ class AutotunedKernel:
         self._twin = None
         if not self.factory:
             self._check_kernel(target, None)
+            if isinstance(target, JitKernel):  # its parameters are known: check them now
+                self._save_positions(len(self._param_names()))
         self.timings = 0  # how many candidates this object has timed (tests, the report)
 
     def __repr__(self):
@@ -344,6 +381,7 @@ class AutotunedKernel:
             raise KernelArgumentError(
                 f"{self.__name__}: a tuned @rawkernel or RawKernel takes its arguments and "
                 f"stream= only; got keywords {sorted(kwargs)}")
+        self._save_positions(len(args))  # a wrong position is an error even on a disk hit
         signature = _stable_signature(args, kwargs)
         bucket = 1 << key[-1]
         model = self._model()
@@ -424,19 +462,29 @@ class AutotunedKernel:
         cache.disk_put(disk_key, header, payload, kind="autotune")
 
     # -- restoring what tuning overwrites -----------------------------------------
-    def _positions(self, which, what: str) -> list:
+    def _positions(self, which, what: str, count: int) -> list:
+        """``which`` as positions among ``count`` arguments (a name is a @rawkernel's
+        parameter name; a negative position counts from the end, as Python's)."""
         names = self._param_names()
         out = []
         for w in which:
-            if isinstance(w, int) and not isinstance(w, bool):
-                out.append(w)
-            elif isinstance(w, str) and w in names:
+            if isinstance(w, str) and w in names:
                 out.append(names.index(w))
-            else:
+            elif isinstance(w, str):
                 raise JitkernValueError(
                     f"autotune({self.__name__}): {what}={w!r} names no argument; expected a "
                     f"position or one of {names}")
+            elif -count <= w < count:
+                out.append(w % count)
+            else:
+                raise JitkernIndexError(
+                    f"autotune({self.__name__}): {what}={w} is out of range for the kernel's "
+                    f"{count} argument(s) (positions 0 to {count - 1})")
         return out
+
+    def _save_positions(self, count: int) -> tuple:
+        return (self._positions(self.restore, "restore", count),
+                self._positions(self.reset_to_zero, "reset_to_zero", count))
 
     def _param_names(self) -> list:
         """The parameter names of a ``@rawkernel`` target (or of the factory's first
@@ -447,8 +495,8 @@ class AutotunedKernel:
         return []
 
     def _save(self, args) -> None:
-        self._saved = {i: _copy(args[i]) for i in self._positions(self.restore, "restore")}
-        self._zeroed = self._positions(self.reset_to_zero, "reset_to_zero")
+        restored, self._zeroed = self._save_positions(len(args))
+        self._saved = {i: _copy(args[i]) for i in restored}
 
     def _prepare(self, args) -> None:
         if not (self._saved or self._zeroed):
@@ -548,6 +596,18 @@ def _with_kwargs(launch, kwargs):
         return launch(args, stream, kwargs)
 
     return run
+
+
+def _check_which(which, what: str, name: str) -> tuple:
+    """``restore=``/``reset_to_zero=``: a tuple or list of positions and parameter names."""
+    if isinstance(which, (int, str)) and not isinstance(which, bool):
+        which = (which,)
+    if not isinstance(which, (tuple, list)) or not all(
+            isinstance(w, (int, str)) and not isinstance(w, bool) for w in which):
+        raise JitkernTypeError(
+            f"autotune({name}): {what}= takes argument positions (ints) or parameter names "
+            f"(strs), got {which!r}")
+    return tuple(which)
 
 
 def _check_configs(configs) -> tuple:

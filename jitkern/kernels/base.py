@@ -16,8 +16,10 @@ parameter buffer of the launch plans).
 from __future__ import annotations
 
 import functools
+import pickle
 import re
 import sys
+import threading
 import types
 import weakref
 
@@ -48,6 +50,38 @@ def device_arch(device_id: int) -> Arch:
     """What to build for device ``device_id`` (target.for_device: CUBIN where NVRTC can,
     never PTX newer than the driver)."""
     return target.for_device(driver.compute_capability(device_id), driver.driver_version())
+
+
+_BY_VALUE = threading.local()  # ids of the functions being pickled by value on this thread
+
+
+def main_function_bytes(module: str | None, func) -> bytes | None:
+    """``func`` pickled by value (its code and the globals it reads, through cloudpickle) for
+    a kernel defined in a script: a process that never ran the script (a Dask scheduler or
+    worker started on its own) cannot find ``__main__.name``. Bytes, so that any pickler
+    carries them. None for a kernel of any other module (pickled by name: the other process
+    imports it), where cloudpickle is not installed (by name: found where the process runs
+    the script as ``__main__``, as multiprocessing's do), or for a kernel that reads itself
+    (a recursive device function) while its bytes are being made."""
+    if module != "__main__":
+        return None
+    try:
+        import cloudpickle
+    except ImportError:
+        return None
+    busy = _BY_VALUE.__dict__.setdefault("ids", set())
+    if id(func) in busy:
+        return None
+    busy.add(id(func))
+    try:
+        return cloudpickle.dumps(func)
+    finally:
+        busy.discard(id(func))
+
+
+def function_from_bytes(blob: bytes):
+    """The function :func:`main_function_bytes` pickled."""
+    return pickle.loads(blob)
 
 
 def _not_ready(*args, **kwargs):  # replaced by the subclass's __init__

@@ -26,7 +26,7 @@ import numpy
 
 from ..arrays import empty, ndarray, pointer_of
 from ..arrays.core import allocate_like, stream_of
-from ..arrays.interop import layout_key
+from ..arrays.interop import layout_key, program_library
 from ..arrays.records import is_record_class
 from ..toolchain import nvrtc as compiler
 from ..runtime import debugcheck, driver
@@ -43,6 +43,7 @@ from . import _simulated as _sim_strings
 from ..runtime import launcher as _launcher
 from ..sim import block_size_of
 from ..compiler.strings import elementwise as _codegen
+from ..compiler.strings import mapping as _mapping
 from ..compiler.strings.params import (
     convert_scalar,
     ctype_of,
@@ -237,11 +238,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
                     raise KernelArgumentError(
                         f"{what}: outputs must be arrays, got a scalar {value!r}"
                     )
-                if p.raw:
-                    raise KernelArgumentError(
-                        f"{what}: a raw parameter takes an array, got a scalar {value!r}"
-                    )
-                described.append(None)
+                described.append(None)  # a scalar, raw or not, as in CuPy
             else:
                 described.append(_layout.describe_array(value, what, host_ok=host_ok))
         return described
@@ -364,6 +361,9 @@ class ElementwiseKernel(CachedSources, KernelPartial):
             a.vector = _inner_vector(shape_c, strides_c, sizes, outputs)
             if a.vector > 1:
                 a.variant = "strided_vector"
+        if _mapping.per_thread_reason(self):  # CuPy's one element per thread (mapping.py)
+            a.variant, a.vector = ("linear" if a.variant == "vector" else "strided"
+                                   if a.variant == "strided_vector" else a.variant), 1
         # The grid covers the whole size (see _grid_size), so a grid-stride step can carry
         # an index up to about twice the size before the loop ends.
         a.index_type = (
@@ -378,6 +378,8 @@ class ElementwiseKernel(CachedSources, KernelPartial):
             if k < len(arrays) and arrays[k] is not None:
                 a.raw_dims[k] = (arrays[k].shape, arrays[k].strides)
                 a.raw_contig[k] = arrays[k].c_contiguous
+            elif k in a.scalar_pos:  # a raw scalar is a scalar
+                continue
             else:  # a raw output we allocate
                 a.raw_dims[k] = (a.shape, _layout.c_strides(a.shape, a.dtypes[k].itemsize))
                 a.raw_contig[k] = True
@@ -513,6 +515,8 @@ def _call_key(args, size, block_size):
                 if not is_record_class(cls):
                     return None
                 key.append(cls)  # a frozen dataclass / NamedTuple: a record scalar
+    if all(type(k) is type for k in key[2:]):  # scalars only (each keyed by its class):
+        key.append(program_library())  # the results are the program's library's arrays
     if several_devices():
         key.append(driver.current_device_id())
     return tuple(key)
@@ -620,8 +624,7 @@ class _Launch:
         if self.zero:
             return
         self.fn = kernel._function(a.source)
-        self.block = _block_size(block_size)
-        self.grid = _grid_size(a, self.block)
+        self.block, self.grid = _launch_dims(kernel, a, block_size)
         self.n_arg = numpy.int32(a.size) if a.index_type == "int" else numpy.int64(a.size)
         self.static = _static_args(kernel, a)
 
@@ -686,6 +689,15 @@ _empty = empty
 
 def _block_size(block_size) -> tuple:
     return block_size_of(block_size, DEFAULT_BLOCK)
+
+
+def _launch_dims(kernel: ElementwiseKernel, a: _Analysis, block_size) -> tuple:
+    """(block, grid): CuPy's exactly where the operation could tell (mapping.py)."""
+    if _mapping.per_thread_reason(kernel):
+        grid, block = _mapping.cupy_dims(a.size, block_size_of(block_size, _mapping.CUPY_BLOCK)[0])
+        return (block, 1, 1), (grid, 1, 1)
+    block = _block_size(block_size)
+    return block, _grid_size(a, block)
 
 
 def _grid_size(a: _Analysis, block: tuple) -> tuple:

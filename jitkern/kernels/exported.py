@@ -27,8 +27,8 @@ from .base import Functions, KernelPartial, LaunchSyntax
 from ..runtime.graphargs import ArgMap
 from ..runtime.module import Function
 from ..compiler.strings.c_params import Param
-from ..errors import (JitkernAttributeError, JitkernKeyError, JitkernTypeError,
-                      JitkernValueError, KernelArgumentError)
+from ..errors import (JitkernAttributeError, JitkernKeyError, JitkernOverflowError,
+                      JitkernTypeError, JitkernValueError, KernelArgumentError)
 
 _PY_SCALARS = (bool, int, float, complex)
 
@@ -281,7 +281,10 @@ class ExportedJitKernel(ExportedKernel):
                 f"{self.name}() argument {spec['name']!r}: the kernel was exported for "
                 f"{spec['describe']} laid out as {want}, got {got}; pass a record of that "
                 "layout or export a signature for it")
-        return value if cls is numpy.void else records.as_void(value)
+        try:
+            return value if cls is numpy.void else records.as_void(value)
+        except (JitkernTypeError, JitkernOverflowError) as exc:  # names the field
+            raise type(exc)(f"{self.name}() argument {spec['name']!r}: {exc}") from None
 
     def _scalar(self, value, spec):
         dtype = numpy.dtype(spec["dtype"])
@@ -355,9 +358,10 @@ class ExportedElementwiseKernel(ExportedKernel):
             outs = [empty(shape, spec["dtype"]) for spec in self._specs[self.nin :]]
             values += outs
         if n:
-            grid = max(1, min(-(-n // self._block), (1 << 31) - 1))
+            block = min(self._block, n)  # as CuPy: one thread per element, no idle ones
+            grid = max(1, min(-(-n // block), (1 << 31) - 1))
             self._functions.current().launch(
-                grid, self._block, (*values, self._index.type(n)), 0, stream, False
+                grid, block, (*values, self._index.type(n)), 0, stream, False
             )
         if self._no_return:
             return None

@@ -36,7 +36,7 @@ from ..runtime.graphargs import ArgMap
 from ..runtime.launcher import make_jit_runner
 from . import _export_kinds
 from .base import (KernelPartial, LaunchSyntax, build, debug_flag, debug_launched, debug_watch,
-                   launch_star, resolve_arch)
+                   function_from_bytes, launch_star, main_function_bytes, resolve_arch)
 from .jit_args import (  # noqa: F401 - arg_type: the tests' name
     _KEYERS,
     _argument_error,
@@ -118,6 +118,11 @@ def _rebuild_kernel(func, mode, device, options, debug=False, source=None) -> "J
                      lineinfo="-lineinfo" in options)
 
 
+def _rebuild_from_bytes(blob, *settings) -> "JitKernel":
+    """A kernel of a script, its function pickled by value (:func:`main_function_bytes`)."""
+    return _rebuild_kernel(function_from_bytes(blob), *settings)
+
+
 def _source_of(func):
     """(file name, first line, lines) of ``func``'s source, carried in a by-value pickle:
     cloudpickle (Dask, multiprocessing) names rebuilt functions ``<dynamic-code>``."""
@@ -175,14 +180,18 @@ class JitKernel(LaunchSyntax, KernelPartial):
 
     def __reduce__(self):
         # Pickled by reference, like a function: as the module attribute the decorator
-        # replaced (or the Python function and the decorator's settings). Unpickled, the
-        # on-disk index and the compile cache give the binary back without compiling.
+        # replaced (a script's kernel by value: main_function_bytes), or else as the Python
+        # function and the decorator's settings. Unpickled, the on-disk index and the
+        # compile cache give the binary back without compiling.
         func = self.py_func
         module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
+        settings = (self.mode, self.device, self.options, self.debug, _source_of(func))
         if module and _attribute(module, qualname) is self:
-            return _kernel_by_name, (module, qualname)
-        return _rebuild_kernel, (func, self.mode, self.device, self.options, self.debug,
-                                 _source_of(func))
+            blob = main_function_bytes(module, func)
+            if blob is None:
+                return _kernel_by_name, (module, qualname)
+            return _rebuild_from_bytes, (blob, *settings)
+        return _rebuild_kernel, (func, *settings)
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=(),
                  debug: bool | None = None, lineinfo: bool = True):
@@ -261,7 +270,7 @@ class JitKernel(LaunchSyntax, KernelPartial):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args, shared_mem=0)``."""
         simulator = self._simulator
         if simulator is None:
-            simulator = self._simulator = Simulator(self, arg_type)
+            simulator = self._simulator = Simulator(self, lambda a: self._arg_types(a, True))
         return simulator
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):

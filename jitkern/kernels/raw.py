@@ -13,6 +13,7 @@ from ..runtime import driver
 from ..runtime import module as _module_state
 from ..runtime import simdevice
 from ..toolchain.nvrtc import Binary
+from ..toolchain import binary_files
 from ..toolchain.cubin import elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
 from .base import Functions, KernelPartial, build, device_arch, resolve_arch
@@ -22,6 +23,7 @@ from ..runtime.memory import MemoryPointer
 from ..runtime.module import SETTABLE_ATTRIBUTES, Function, load
 from ..errors import (
     CompileError,
+    CUDAError,
     FunctionNotFoundError,
     JitkernFileNotFoundError,
     JitkernNotImplementedError,
@@ -144,15 +146,16 @@ class RawKernel(KernelPartial):
         return self
 
     # -- compile ----------------------------------------------------------
-    def _binary(self, arch=None, log_stream=None) -> Binary:
+    def _binary(self, arch=None, log_stream=None, device=False) -> Binary:
         module = self._module
         if module is not None:
-            return module._binary(arch, log_stream)
+            return module._binary(arch, log_stream, device)
         return build(self._source, options=self.options, arch=arch,
                      program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend)
 
     def _new_function(self, arch) -> Function:
-        fn = Function(self._binary(arch), self.name, display_name=self.name, params=self._params)
+        fn = Function(self._binary(arch, device=True), self.name, display_name=self.name,
+                      params=self._params)
         fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(self._params)  # graph updates
         self._last = fn
         return fn
@@ -162,7 +165,7 @@ class RawKernel(KernelPartial):
 
     def compile(self, log_stream=None) -> None:
         """Compile (and load on the current device) now; write the compiler log to ``log_stream``."""
-        self._binary(resolve_arch(None), log_stream)
+        self._binary(resolve_arch(None), log_stream, device=True)
         self._function()
 
     # -- launch -----------------------------------------------------------
@@ -444,9 +447,17 @@ class RawModule:
             self._file_binary = _binary_from_file(path)
         self._kernels: dict = {}  # name (and (name, check_args) off the module's) -> kernel
 
-    def _binary(self, arch=None, log_stream=None) -> Binary:
+    def _binary(self, arch=None, log_stream=None, device=False) -> Binary:
+        """The module's binary for ``arch``; ``device``: for loading on the current device
+        (a file is loaded as it is, when that GPU can run it: toolchain/binary_files.py)."""
         if self._file_binary is not None:
-            if arch is not None:
+            if device:
+                device_id = driver.current_device_id()
+                refused = binary_files.refusal(self._file_binary, self.path,
+                                               driver.compute_capability(device_id), device_id)
+                if refused:
+                    raise LaunchError(refused)
+            elif arch is not None:
                 _check_file_arch(self._file_binary, self.path, arch)
             return self._file_binary
         return build(self._source, options=self.options, name_expressions=self.name_expressions,
@@ -477,13 +488,18 @@ class RawModule:
                 check_kernel_name(binary, name, self)  # as documented, without a GPU too
             return _kernel_to_inspect(self, name)
         if kernel is None:
-            binary = self._binary()
+            binary = self._binary(device=True)  # a file this GPU cannot run: refused here
             if "<" in name and name not in binary.lowered_names:
                 raise JitkernValueError(f"{name!r} is not one of this module's name_expressions "
                                  f"{list(self.name_expressions)}; add it there to instantiate it")
             kernel = RawKernel._from_module(self, name)
             try:
                 kernel._function()
+            except CUDAError as exc:
+                if self._file_binary is None:
+                    raise
+                raise LaunchError(binary_files.load_failure(  # the driver refused the file
+                    binary, self.path, exc.code, driver.driver_version(), str(exc))) from None
             except LaunchError:
                 raise missing_function_error(binary, name) from None
             self._kernels[name] = kernel

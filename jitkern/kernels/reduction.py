@@ -251,7 +251,7 @@ class ReductionKernel(CachedSources, KernelPartial):
                     f"{what}: texture memory is not supported in ReductionKernel (as in CuPy); "
                     "read the texture in an ElementwiseKernel or RawKernel instead")
             if _layout.is_scalar(value):
-                if p.is_output or p.raw:
+                if p.is_output:  # a raw input scalar is a scalar, as in CuPy
                     raise KernelArgumentError(f"{what}: expected an array, got a scalar {value!r}")
                 described.append(None)
             else:
@@ -641,7 +641,8 @@ class _Launch:
                     self.final,
                     self.final_grid,
                     (256, 1, 1),
-                    [("q0", "Q")] + out_slots,
+                    [("q0", "Q")] + out_slots
+                    + [_launcher.scalar_slot(k, a.dtypes[k]) for k in sorted(a.scalar_pos)],
                     (self.sizes[0], numpy.int32(self.splits), self.static[0], *out_structs),
                 )
             )
@@ -698,6 +699,7 @@ class _Launch:
             fargs = (
                 partial_ptr,
                 *out_ptrs,
+                *(packed[k] for k in sorted(self.a.scalar_pos)),  # post_map_expr's
                 self.sizes[0],
                 numpy.int32(self.splits),
                 self.static[0],

@@ -40,9 +40,9 @@ class Device:
         return self
 
     def __exit__(self, *exc) -> None:
-        prev = self._saved.pop()
-        if int(prev) != 0:
-            check(drv().cuCtxSetCurrent(prev), "cuCtxSetCurrent")
+        # what was current before, "no context" included (a fresh process, a thread that
+        # had not used the GPU): the block leaves the thread as it found it
+        check(drv().cuCtxSetCurrent(self._saved.pop()), "cuCtxSetCurrent")
 
     def synchronize(self) -> None:
         memory.refuse_during_capture(None, "Device.synchronize()")
@@ -104,7 +104,9 @@ STREAMS_IN_USE = [0]
 
 
 class Stream:
-    """A CUDA stream. ``Stream()`` creates a non-blocking stream on the current device.
+    """A CUDA stream. ``Stream()`` creates a stream on the current device that, as CuPy's
+    ``Stream()`` does, synchronizes with the legacy default stream (work queued there
+    before, a fill or a copy, finishes first); ``Stream(non_blocking=True)`` one that does not.
 
     ``Stream.null`` is the legacy default stream. Use ``with stream:`` to make it
     current for launches and allocations that are not given a stream.
@@ -114,7 +116,7 @@ class Stream:
 
     __slots__ = ("ptr", "device_id", "_owned", "__weakref__")
 
-    def __init__(self, null: bool = False, non_blocking: bool = True, priority: int = 0,
+    def __init__(self, null: bool = False, non_blocking: bool = False, priority: int = 0,
                  *, _handle: int | None = None, _device_id: int | None = None):
         if null:
             self.ptr, self.device_id, self._owned = 0, _device_id, False

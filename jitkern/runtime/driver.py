@@ -331,6 +331,5 @@ def mem_info(device_id: int) -> tuple[int, int]:
     try:
         free, total = check(d.cuMemGetInfo(), "cuMemGetInfo")
     finally:
-        if int(prev) != 0:
-            d.cuCtxSetCurrent(prev)
+        d.cuCtxSetCurrent(prev)  # as it was, "no context" included
     return int(free), int(total)

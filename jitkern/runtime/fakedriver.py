@@ -125,6 +125,7 @@ class FakeDriver:
         self.execs: dict[int, dict[int, _Node]] = {}  # executable graph -> its nodes
         self.node_updates: list[tuple[int, int, Launch]] = []  # (exec, node, new launch)
         self._capturing: dict[int, list[int]] = {}  # stream -> the nodes captured so far
+        self.stream_flags: dict[int, int] = {}  # stream -> the flags it was created with
         if not record:  # the cheapest stand-in: what the CPU launch benchmark times
             self.cuLaunchKernel = self.cuLaunchCooperativeKernel = _launch_stub
 
@@ -226,7 +227,9 @@ class FakeDriver:
     CUDA_KERNEL_NODE_PARAMS = KernelNodeParams
 
     def cuStreamCreateWithPriority(self, flags, priority):
-        return (0, next(self._handles))
+        handle = next(self._handles)
+        self.stream_flags[handle] = int(flags)
+        return (0, handle)
 
     def cuStreamDestroy(self, stream):
         return (0,)

@@ -29,7 +29,7 @@ from . import driver, graphnodes
 from .device import STREAMS_IN_USE, _stream_state, current_stream_handle, stream_handle
 from .driver import check, drv
 from .limits import SHARED_OPTIN_MAX, check_dims, check_shared_mem
-from .signature import check_replacement
+from .signature import check_replacement, pack_problem
 from .launcher import CODE_NAMES, make_bound_runner, make_fast_launcher, make_slot_packer
 from .launch import (
     _describe_arg,
@@ -389,16 +389,16 @@ class Function:
                 state.plans[key] = plan
         return plan
 
-    def _pack_error(self, state: _DeviceState, args: tuple, exc) -> KernelArgumentError:
+    def _pack_error(self, state: _DeviceState, args: tuple, exc) -> Exception:
         """A value that does not pack into the plan of its argument types (a dataclass
         field of another kind at a later launch): the full check of the first launch names
         the argument and field; else the packer's own words."""
         try:
-            build_plan(args, state.param_sizes, self.params, self.name)
+            plan = build_plan(args, state.param_sizes, self.params, self.name)
         except KernelArgumentError as named:
             return named
-        return KernelArgumentError(f"{self.name}: an argument does not pack into its "
-                                   f"parameter ({exc})")
+        problem = pack_problem(plan.slots, args, exc)
+        return type(problem)(f"{self.name}: {problem}")
 
     def _check_devices(self, args: tuple) -> None:
         for i, arg in enumerate(args):

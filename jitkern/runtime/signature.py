@@ -29,6 +29,7 @@ import struct as _struct
 
 import numpy
 
+from ..arrays import records
 from ..errors import JitkernOverflowError, KernelArgumentError
 from .args import array_read, dtype_of, dtype_read, kind_of
 from .recordbytes import STRUCT_CODES, VOID_EXPR, void_slot_env
@@ -238,12 +239,38 @@ def _fields_slot(arg, index: int, param, size: int | None):
         if offset > pos:
             codes.append(f"{offset - pos}x")
         codes.append(STRUCT_CODES[cdt.char])
-        exprs.append(_field_expr(path, cdt))
+        exprs.append(_field_expr(records.attribute_path(type(arg), path), cdt))
         pos = offset + cdt.itemsize
     if struct.size > pos:
         codes.append(f"{struct.size - pos}x")
     _try_fields(arg, index, param, struct)
     return "".join(codes), struct.size, struct.align, ", ".join(exprs), {}
+
+
+def pack_problem(slots, args, exc) -> Exception:
+    """Why ``args`` do not pack into ``slots`` (a launch's ``struct.error`` ``exc``): the
+    first argument whose own slot fails, a struct's field named (records.field_error, as
+    ``struct.pack`` converts), a value out of range a JitkernOverflowError."""
+    for i, (slot, arg) in enumerate(zip(slots, args)):
+        if slot.pointer:
+            continue
+        names = {key: f"_{key}" for key in slot.env}
+        env = {f"_{key}": value for key, value in slot.env.items()}
+        try:
+            values = eval(f"({slot.expr.format(a='a', **names)},)", env, {"a": arg})  # noqa: S307
+            _struct.pack("<" + slot.codes, *values)
+        except (_struct.error, TypeError, AttributeError, OverflowError) as own:
+            field = records.field_error(arg, True) if records.is_record_class(type(arg)) else None
+            if field is not None:
+                return (JitkernOverflowError if isinstance(field, OverflowError)
+                        else KernelArgumentError)(f"argument {i}: {field}")
+            if isinstance(arg, int) and len(slot.codes) == 1:
+                return JitkernOverflowError(
+                    f"argument {i}: {arg} does not fit the parameter's "
+                    f"{numpy.dtype(slot.codes)}")
+            return KernelArgumentError(f"argument {i}: {arg!r} does not pack into its "
+                                       f"parameter ({own})")
+    return KernelArgumentError(f"an argument does not pack into its parameter ({exc})")
 
 
 def _field_expr(path: str, cdt: numpy.dtype) -> str:
@@ -256,7 +283,8 @@ def _try_fields(arg, index: int, param, struct) -> None:
     wrong kind is named here rather than by ``struct.error`` in the launcher."""
     for path, _offset, cdt, ctype in _c_leaves(struct):
         try:
-            value = eval("a." + path, {}, {"a": arg})  # noqa: S307 - our own field path
+            value = eval("a." + records.attribute_path(type(arg), path),  # noqa: S307
+                         {}, {"a": arg})  # our own field path
         except (AttributeError, IndexError, TypeError):
             raise _fail(index, param, f"struct {param.ctype} with field {path} ({ctype})",
                         f"{_describe(arg)} without it") from None

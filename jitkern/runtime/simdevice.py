@@ -42,7 +42,14 @@ import types
 import numpy
 
 from .. import config
-from ..errors import CUDAError, InternalError, JitkernAttributeError, JitkernValueError
+from ..errors import (
+    CUDAError,
+    InternalError,
+    JitkernAttributeError,
+    JitkernTypeError,
+    JitkernValueError,
+    KernelArgumentError,
+)
 from . import driver, memory
 from .fakedriver import FakeDriver
 from .simtextures import TextureCalls
@@ -134,6 +141,54 @@ class Memcpy3D:
         self.WidthInBytes = self.Height = self.Depth = 0
 
 
+def check_arguments(devices, cc, capacity) -> tuple:
+    """``simulated_device()``'s arguments as Python ints, or the error naming the argument,
+    what it takes and what it got: ``devices`` >= 1, ``capacity`` >= 1 byte, ``cc`` one
+    ``(major, minor)`` pair (major >= 1, minor 0-9, as ``sm_XY`` spells them) or a list of
+    one pair per device."""
+    devices = _positive_int("devices", devices)
+    capacity = _positive_int("capacity", capacity)
+    if isinstance(cc, list):
+        if len(cc) != devices:
+            raise JitkernValueError(
+                f"simulated_device(cc=...): a list gives one (major, minor) per device: "
+                f"expected {devices}, got {len(cc)}: {cc!r}")
+        return devices, [_compute_capability(c) for c in cc], capacity
+    return devices, _compute_capability(cc), capacity
+
+
+def _positive_int(what: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, numpy.integer)):
+        raise JitkernTypeError(
+            f"simulated_device({what}=...): expected an int >= 1, got {type(value).__name__} "
+            f"{value!r}")
+    if value < 1:
+        raise JitkernValueError(f"simulated_device({what}=...): expected an int >= 1, got {value}")
+    return int(value)
+
+
+def _compute_capability(cc) -> tuple[int, int]:
+    if not isinstance(cc, tuple):
+        raise JitkernTypeError(
+            f"simulated_device(cc=...): expected a (major, minor) tuple of ints such as (9, 0), "
+            f"or a list of one per device, got {type(cc).__name__} {cc!r}")
+    if len(cc) != 2:
+        raise JitkernValueError(
+            f"simulated_device(cc=...): expected a (major, minor) pair such as (9, 0), got "
+            f"{len(cc)} value(s): {cc!r}")
+    for v in cc:
+        if isinstance(v, bool) or not isinstance(v, (int, numpy.integer)):
+            raise JitkernTypeError(
+                f"simulated_device(cc=...): major and minor are ints, got {type(v).__name__} "
+                f"{v!r} in {cc!r}")
+    major, minor = int(cc[0]), int(cc[1])
+    if major < 1 or not 0 <= minor <= 9:
+        raise JitkernValueError(
+            f"simulated_device(cc=...): expected a major >= 1 and a minor from 0 to 9 (sm_90 is "
+            f"(9, 0)), got {cc!r}")
+    return major, minor
+
+
 class SimulatedDevice(TextureCalls, FakeDriver):
     """The driver stand-in of :func:`simulated_device` (see the module doc).
 
@@ -164,8 +219,9 @@ class SimulatedDevice(TextureCalls, FakeDriver):
     CUDA_MEMCPY3D = Memcpy3D
 
     def __init__(self, devices: int = 1, cc=(9, 0), capacity: int = 1 << 30):
+        devices, cc, capacity = check_arguments(devices, cc, capacity)
         super().__init__(devices=devices, cc=cc)
-        self.capacity = int(capacity)
+        self.capacity = capacity
         self.allocations: dict[int, Allocation] = {}
         self._bases: list[int] = []  # sorted: live and freed allocations alike
         self._blocks: dict[int, Allocation] = {}  # base -> block, freed ones kept (messages)
@@ -575,6 +631,16 @@ def host_arrays() -> bool:
     return config.settings.simulate and active() is None
 
 
+def not_modelled(array, what: str) -> KernelArgumentError:
+    """The error for another library's GPU array (``__cuda_array_interface__`` memory that
+    no simulated device holds) given to a kernel in the simulator: it is not modelled."""
+    kind = f"{type(array).__module__}.{type(array).__qualname__}"
+    return KernelArgumentError(
+        f"{what}: a {kind} is another library's GPU array; the simulator does not model other "
+        "libraries' GPU memory: pass a jitkern array (jitkern.asarray(numpy_array)) or, "
+        "to a .simulate launch, a NumPy array")
+
+
 def host_view(array) -> numpy.ndarray | None:
     """``array`` (a jitkern array, or anything with ``__cuda_array_interface__``) as a
     zero-copy NumPy view of the simulated device's memory; None when no simulated device is
@@ -587,8 +653,8 @@ def host_view(array) -> numpy.ndarray | None:
         # a jitkern array: its own fields (CAI cannot spell bfloat16 or float8)
         return device.host_view(ptr, tuple(array.shape), tuple(array.strides), array.dtype)
     cai = getattr(array, "__cuda_array_interface__", None)
-    if cai is None:
-        return None
+    if cai is None or device._block_at(int(cai["data"][0])) is None:
+        return None  # not this device's memory: another library's (see not_modelled)
     dtype = numpy.dtype(cai["typestr"])
     shape = tuple(cai["shape"])
     strides = cai.get("strides")

@@ -27,7 +27,13 @@ from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
 from ..compiler.captured import CapturedGlobals
 from ..runtime import simdevice
 from ..runtime.module import check_cluster
-from ..errors import JitError, JitkernIndexError, JitkernTypeError, JitkernValueError
+from ..errors import (
+    JitError,
+    JitkernIndexError,
+    JitkernOverflowError,
+    JitkernTypeError,
+    JitkernValueError,
+)
 from ..errors import KernelArgumentError
 from . import emit, runtime, scheduler, textures, thrust, vector
 
@@ -54,9 +60,9 @@ class Simulated:
 class Simulator:
     """``kernel.simulate``: launch like the kernel, run on the CPU."""
 
-    def __init__(self, kernel, arg_type):
+    def __init__(self, kernel, arg_types):
         self._kernel = kernel
-        self._arg_type = arg_type
+        self._arg_types = arg_types  # (host arguments) -> their JIT types, naming a bad one
         self._builds: dict = {}  # argument types -> Simulated
 
     def __getitem__(self, config):
@@ -83,7 +89,7 @@ class Simulator:
         # every limit the GPU checks, before any argument is copied or any block is built
         shared_mem = check_launch(kernel.__name__, dim3(grid, "grid"), dim3(block, "block"),
                                   shared_mem, _shared_limit(kernel), grid, block)
-        host, back = _host_arguments(args)
+        host, back = _host_arguments(args, kernel.__name__)
         simulated = self.build(host)
         vector.run(kernel, simulated, grid, block, host, int(shared_mem), racecheck, cluster)
         for original, copy in back:
@@ -102,14 +108,14 @@ class Simulator:
         """The simulator's argument types of ``args`` (what a simulated build is kept by)."""
         host, _ = _host_arguments(tuple(args))
         try:
-            return tuple(self._arg_type(a, allow_host=True) for a in host)
+            return self._arg_types(host)
         except JitError as exc:
             raise exc.with_traceback(None) from None
 
     def build(self, host_args) -> Simulated:
         kernel = self._kernel
         try:
-            types = tuple(self._arg_type(a, allow_host=True) for a in host_args)
+            types = self._arg_types(host_args)
         except JitError as exc:
             raise exc.with_traceback(None) from None
         simulated = self._builds.get(types)
@@ -268,24 +274,29 @@ def block_size_of(block_size, default: int) -> tuple:
 _PY_SCALARS = {cls: dt.type for cls, dt in dtypes.PYTHON_SCALARS.items()}
 
 
-def _host_arguments(args):
+def _host_arguments(args, name: str = ""):
     """(arguments as the simulator takes them, [(device array, host copy)] to copy back)."""
     if not isinstance(args, (tuple, list)):
         raise KernelArgumentError(f"args: expected a tuple of arguments, got {type(args).__name__}")
     host, back = [], []
     for i, a in enumerate(args):
+        where = f"{name}: argument {i}" if name else f"argument {i}"
         cls = _PY_SCALARS.get(type(a))
         if cls is not None:
             if cls is numpy.int64 and not -(1 << 63) <= a < (1 << 63):
-                raise KernelArgumentError(f"argument {i}: {a} does not fit in int64")
+                raise JitkernOverflowError(f"{where}: {a} does not fit the parameter's int64")
             host.append(cls(a))
         elif isinstance(a, numpy.void):  # a struct by value: the kernel gets a copy
             host.append(a.copy())
         elif records.is_record_class(type(a)):  # a frozen dataclass / NamedTuple
-            try:
-                host.append(records.as_void(a))
-            except JitkernTypeError as exc:
-                raise KernelArgumentError(f"argument {i}: {exc}") from None
+            try:  # each field as the GPU launch packs it (struct.pack: no float in an int)
+                problem = records.field_error(a, True)
+            except JitkernTypeError as exc:  # a class that is no C struct
+                raise KernelArgumentError(f"{where}: {exc}") from None
+            if problem is not None:
+                raise (JitkernOverflowError if isinstance(problem, OverflowError)
+                       else KernelArgumentError)(f"{where}: {problem}")
+            host.append(records.as_void(a))
         elif isinstance(a, (numpy.ndarray, numpy.generic)):
             host.append(a)
         elif (view := simdevice.host_view(a)) is not None:
@@ -294,9 +305,11 @@ def _host_arguments(args):
             copy = a.get()
             host.append(copy)
             back.append((a, copy))
+        elif hasattr(a, "__cuda_array_interface__"):
+            raise simdevice.not_modelled(a, where)
         else:
             raise KernelArgumentError(
-                f"argument {i}: the simulator takes NumPy arrays, jitkern arrays and scalars, "
+                f"{where}: the simulator takes NumPy arrays, jitkern arrays and scalars, "
                 f"got {type(a).__name__}"
             )
     return tuple(host), back

@@ -12,6 +12,8 @@ import math
 
 import numpy
 
+from ..compiler.strings.environment import constant_values
+from ..arrays.records import c_members
 from . import ccomplex, ctextures
 from .csubset import (
     BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val,
@@ -20,12 +22,9 @@ from .csubset import (
 from .cstructs import CStruct, Ref
 
 _CONSTANTS = {
+    **constant_values(),  # every kernel's M_* and CUDART_* (compiler/strings/environment.py)
     "INFINITY": (F32, "math.inf"), "NAN": (F32, "math.nan"), "HUGE_VALF": (F32, "math.inf"),
-    "HUGE_VAL": (F64, "math.inf"), "CUDART_INF_F": (F32, "math.inf"),
-    "CUDART_INF": (F64, "math.inf"), "CUDART_NAN_F": (F32, "math.nan"),
-    "CUDART_NAN": (F64, "math.nan"), "CUDART_PI_F": (F32, repr(math.pi)),
-    "CUDART_PI": (F64, repr(math.pi)), "M_PI": (F64, repr(math.pi)),
-    "M_E": (F64, repr(math.e)), "FLT_MAX": (F32, repr(float(numpy.finfo(F32).max))),
+    "HUGE_VAL": (F64, "math.inf"), "FLT_MAX": (F32, repr(float(numpy.finfo(F32).max))),
     "DBL_MAX": (F64, repr(float(numpy.finfo(F64).max))),
     "FLT_MIN": (F32, repr(float(numpy.finfo(F32).tiny))),
     "FLT_EPSILON": (F32, repr(float(numpy.finfo(F32).eps))),
@@ -402,11 +401,13 @@ class Expressions:
             base = self.expr(node.name)
             fields = (None if base.is_pointer or base.type is None
                       else getattr(base.type, "fields", None))
-            if fields is not None and node.field.name in fields:
-                field_type = fields[node.field.name][0]
+            # the C++ member (records.c_members: ``new_`` for a field ``new``) -> the field
+            field = {m: f for f, m in c_members(fields or ()).items()}.get(node.field.name)
+            if field is not None:
+                field_type = fields[field][0]
                 if field_type.shape:  # the JIT reads no sub-array field
-                    raise self.refuse(f"the sub-array field {node.field.name!r} of a record", node)
-                return Val(f"{base.code}.{node.field.name}", field_type, base.lvalue)
+                    raise self.refuse(f"the sub-array field {field!r} of a record", node)
+                return Val(f"{base.code}.{field}", field_type, base.lvalue)
             if fields is not None:
                 raise self.refuse(f"field {node.field.name!r}, which the record has not "
                                   f"(its fields: {', '.join(fields)})", node)
@@ -749,8 +750,10 @@ class Expressions:
             if node.args is not None and node.args.exprs:
                 return ccomplex.set_part(self, obj, field, self.args(node), node)
             return Val(f"{obj.code}.{field}", real_of(obj.type))
-        if field == "size" and obj.is_pointer and type(obj_node).__name__ == "ID":
+        if field in ("size", "shape", "strides") and obj.is_pointer and \
+                type(obj_node).__name__ == "ID":
             var = self.lookup(obj_node.name)
-            if var is not None and var.size is not None:
-                return Val(var.size, I64)
+            got = getattr(var, field, None) if var is not None else None
+            if got is not None:
+                return Val(got, I64) if field == "size" else Val(got, Pointer(I64), False, got)
         raise self.refuse(f"the method .{field}()", node)

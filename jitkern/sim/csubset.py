@@ -37,6 +37,19 @@ I32, U32, I64, U64 = _dt("int32"), _dt("uint32"), _dt("int64"), _dt("uint64")
 F16, F32, F64 = _dt("float16"), _dt("float32"), _dt("float64")
 C64, C128 = _dt("complex64"), _dt("complex128")
 BF16 = bfloat16_dtype()  # None without ml_dtypes
+#: CuPy's float16 class (cupy/float16.cuh), the element type of string kernels: float16's
+#: values, but it meets every type, itself included, as a float (cuda_fp16.h's __half op
+#: __half stays __half). Equal to F16 as a dtype; its metadata tells them apart.
+F16C = numpy.dtype(numpy.float16, metadata={"cupy": "float16"})
+
+
+def is_float16_class(t) -> bool:
+    return getattr(t, "metadata", None) is not None and "cupy" in t.metadata
+
+
+def cupy_element(t):
+    """A string kernel's element type as the simulator types it (float16: CuPy's class)."""
+    return F16C if t == F16 and getattr(t, "kind", "") == "f" else t
 
 #: C base type words (sorted, as pycparser lists them) -> dtype (LP64, as CUDA on Linux).
 _BASE = {
@@ -55,7 +68,7 @@ _BASE = {
 TYPEDEFS = {
     "bool": BOOL, "size_t": U64, "ptrdiff_t": I64, "ssize_t": I64, "int8_t": I8,
     "uint8_t": U8, "int16_t": I16, "uint16_t": U16, "int32_t": I32, "uint32_t": U32,
-    "int64_t": I64, "uint64_t": U64, "half": F16, "__half": F16,
+    "int64_t": I64, "uint64_t": U64, "half": F16, "__half": F16, "float16": F16C,
     "__jk_complex64": C64, "__jk_complex128": C128,
     # translate_cucomplex=True: jitkern/cucomplex.cuh names complex<float>/<double> so
     "cuFloatComplex": C64, "cuComplex": C64, "cuDoubleComplex": C128,
@@ -85,8 +98,12 @@ def common(a, b):
                 key=lambda t: t.itemsize)
         return C128 if r == F64 else C64
     if a.kind == "f" or b.kind == "f":
-        floats = [t for t in (a, b) if t.kind == "f"]
-        return max(floats, key=lambda t: t.itemsize)
+        widest = max((t for t in (a, b) if t.kind == "f"), key=lambda t: t.itemsize)
+        # half meets any other type as a float (cupy/float16.cuh); __half op __half stays
+        # __half, CuPy's float16 class meets even itself as a float
+        if widest == F16 and (a != b or is_float16_class(a) or is_float16_class(b)):
+            return F32
+        return widest
     a, b = promote(a), promote(b)
     if a == b:
         return a
@@ -140,6 +157,8 @@ class Var:
     offset: str | None = None
     readonly: bool = False
     size: str | None = None  # raw arrays of ElementwiseKernel: x.size()
+    shape: str | None = None  # and x.shape(), x.strides(): int64 arrays
+    strides: str | None = None
     parts: dict | None = None  # a struct's fields: name -> Var (.cstructs)
 
     def val(self) -> Val:

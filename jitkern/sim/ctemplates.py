@@ -310,11 +310,25 @@ def extract(text: str, where: str, templates: Templates) -> str:
         text = text[:m.start()] + re.sub(r"[^\n]", " ", text[m.start():end]) + text[end:]
         pos = end
     text = _VALUE_INIT.sub(r"\1 = 0", text)
+    text = _BRACE_INIT.sub(_brace_init, text)
     return _lambdas(_aliased(text, templates), templates)
 
 
 #: ``T x{};`` (value-initialised: zero for the subset's numbers and complex numbers).
 _VALUE_INIT = re.compile(r"(\b[A-Za-z_]\w*(?:\s*<[^<>;{}]*>)?\s+[A-Za-z_]\w*)\s*\{\s*\}")
+#: ``T x { value };`` (C++11's braces around one value, as CuPy's signal kernels write
+#: their loop_prep constants): ``T x = (value);``. Braces holding a list (``{a, b}``) stay,
+#: for the subset to refuse.
+_BRACE_INIT = re.compile(
+    r"(\b(?!(?:enum|struct|union|class|namespace|return|else|do)\b)[A-Za-z_]\w*"
+    r"(?:\s*<[^<>;{}]*>)?\s+[A-Za-z_]\w*)\s*\{([^{};]*)\}(?=\s*[;,)])")
+
+
+def _brace_init(m) -> str:
+    value = m.group(2)
+    if not value.strip() or len(split_top(value)) != 1:
+        return m.group(0)
+    return f"{m.group(1)} = ({value})"
 
 
 _LAMBDA = re.compile(r"\[\s*[&=]?\s*\]\s*(?:\(\s*\)\s*)?\{")

@@ -221,6 +221,8 @@ class PyEmitter(FunctionEmitter):
         t = base.type
         # a NumPy bool index would select, not index
         codes = [self.convert(i, T.int64).code if i.type is T.bool_ else i.code for i in indices]
+        if isinstance(t, T.FancyIterator):  # the value it computes: no memory, no bounds
+            return Value(f"_jk_fancy_at({base.code}, {codes[0]})", checked.type)
         name = repr(_array_name(base.code))
         if isinstance(t, T.Pointer) or t.is_pointer_like:
             return self.element(base.code, f"_jk_ix({codes[0]}, {base.code}, {name})", checked.type)
@@ -236,8 +238,8 @@ class PyEmitter(FunctionEmitter):
 
     # -- structs: numpy.void records (an array element's is a view of it) ------------
 
-    def render_field(self, code: str, attr: str) -> str:
-        out = f"{code}[{attr!r}]"
+    def render_field(self, code: str, attr: str, member: str = "") -> str:
+        out = f"{code}[{attr!r}]"  # NumPy's field name (the C++ member's is not used here)
         self.fields[out] = (code, attr)
         return out
 

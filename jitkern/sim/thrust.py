@@ -82,6 +82,13 @@ def make_fancy(kind: str, value):
     return Fancy(kind, value)
 
 
+def fancy_at(p, k):
+    """``it[k]`` of a fancy iterator, also one moved by ``it + n``: the value it computes at
+    that position (any position: a counting iterator has no memory to leave)."""
+    array, offset = _position(p)
+    return array[offset + int(k)]
+
+
 def _position(p):
     """(1-D array, offset) of an iterator: an array (its first element) or a Ptr."""
     if isinstance(p, Ptr):
@@ -302,23 +309,45 @@ def _bound(seg, before):
     return lo
 
 
-def lower_bound(site, first, last, value, comp):
-    less = _less(comp)
-    seg, a, i = _span(site, first, last)
-    return Ptr(a, i + _bound(seg, lambda x: less(x, value)))
+def _lower(seg, value, less):
+    return _bound(seg, lambda x: less(x, value))
 
 
-def upper_bound(site, first, last, value, comp):
-    less = _less(comp)
-    seg, a, i = _span(site, first, last)
-    return Ptr(a, i + _bound(seg, lambda x: not less(value, x)))
+def _upper(seg, value, less):
+    return _bound(seg, lambda x: not less(value, x))
 
 
-def binary_search(site, first, last, value, comp):
-    less = _less(comp)
-    seg, _, _ = _span(site, first, last)
-    k = _bound(seg, lambda x: less(x, value))
+def _found(seg, value, less):
+    k = _lower(seg, value, less)
     return numpy.bool_(k < len(seg) and not less(value, seg[k]))
+
+
+def _search(name: str, one, position: bool):
+    """A search of one value, or of each value of [values_first, values_last) written to
+    result as Thrust's vectorised form does (an index into the range, or whether found)."""
+
+    def algorithm(site, first, last, *rest):
+        seg, a, i = _span(site, first, last)
+        if len(rest) == 2:  # value, comp
+            value, comp = rest
+            found = one(seg, value, _less(comp))
+            return Ptr(a, i + found) if position else found
+        values_first, values_last, result, comp = rest
+        values = _span(site, values_first, values_last, "[values_first, values_last)")[0]
+        values = values.copy()  # the output may overlap them
+        out, end = _out(site, result, len(values))
+        less = _less(comp)
+        for k, value in enumerate(values):
+            out[k] = one(seg, value, less)
+        return end
+
+    algorithm.__name__ = name
+    return algorithm
+
+
+lower_bound = _search("lower_bound", _lower, True)
+upper_bound = _search("upper_bound", _upper, True)
+binary_search = _search("binary_search", _found, False)
 
 
 def transform(site, first, last, result, op):
@@ -687,5 +716,6 @@ def names() -> dict:
         _jk_ptr_end=ptr_end,
         _jk_ptr_diff=ptr_diff,
         _jk_fancy=make_fancy,
+        _jk_fancy_at=fancy_at,
     )
     return table

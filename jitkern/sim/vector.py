@@ -86,7 +86,7 @@ class VectorEmitter(emit.PyEmitter):
     def refuse(self, why: str):
         raise NotVectorised(why)
 
-    def render_field(self, code: str, attr: str) -> str:
+    def render_field(self, code: str, attr: str, member: str = "") -> str:
         element = self.elements.get(code)
         if element is not None:  # p[i].x: element i of the field's view p['x'] (NumPy's)
             array, index = element
@@ -404,6 +404,8 @@ class VectorEmitter(emit.PyEmitter):
     def subscript(self, base: Value, indices: list) -> Value:
         checked = FunctionEmitter.subscript(self, base, indices)  # the GPU build's checks
         t = base.type
+        if isinstance(t, T.FancyIterator):
+            self.refuse("a fancy iterator (jit.thrust runs per thread)")
         codes = [self.convert(i, T.int64).code if i.type is T.bool_ else i.code for i in indices]
         name = repr(emit._array_name(base.code))
         if isinstance(t, T.Pointer) or t.is_pointer_like:

@@ -9,13 +9,14 @@ import functools
 import json
 import os
 
-from ..config import settings
+from ..config import PACKAGE_INCLUDE, settings
 from ..errors import CompileError
 from . import cache
 
-PACKAGE_INCLUDE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "include")
 # jitify=True puts this folder first on the include path (see compiler/strings/jitify.py)
 JITIFY_INCLUDE = os.path.join(PACKAGE_INCLUDE, "jitkern", "jitify")
+# Pre-included in every compile: the names every kernel sees (M_PI, CUDART_*...)
+ENVIRONMENT_HEADER = os.path.join(PACKAGE_INCLUDE, "jitkern", "environment.h")
 
 
 @functools.lru_cache(maxsize=None)

@@ -48,12 +48,13 @@ def struct_lines(name: str, dtype: numpy.dtype, align: int, done: set) -> list[s
     done.add(name)
     lines, members, pos, pads = [], [], 0, 0
     fields = sorted(dtype.fields.items(), key=lambda item: item[1][1])
+    spelled = records.c_members([c_identifier(field) for field, _ in fields])
     for field, (fdt, offset, *_title) in fields:
         if offset > pos:
             members.append(f"  unsigned char _jk_pad{pads}[{offset - pos}];")
             pads += 1
         base, count = fdt.base, int(numpy.prod(fdt.shape)) if fdt.shape else 1
-        member = c_identifier(field)
+        member = spelled[c_identifier(field)]
         if base.fields is not None:
             spelling = f"{name}_{member}"
             lines += struct_lines(spelling, base, records.c_alignment(base), done)
@@ -67,8 +68,8 @@ def struct_lines(name: str, dtype: numpy.dtype, align: int, done: set) -> list[s
     lines += [f"struct alignas({align}) {name} {{", *members, "};",
               f'static_assert(sizeof({name}) == {dtype.itemsize}, "{name}: NumPy\'s itemsize");',
               f'static_assert(alignof({name}) == {align}, "{name}: the record\'s alignment");']
-    lines += [f"static_assert(__builtin_offsetof({name}, {c_identifier(field)}) == {offset}, "
-              f'"{name}.{c_identifier(field)}: NumPy\'s offset");'
+    lines += [f"static_assert(__builtin_offsetof({name}, {spelled[c_identifier(field)]}) == "
+              f'{offset}, "{name}.{spelled[c_identifier(field)]}: NumPy\'s offset");'
               for field, (_fdt, offset, *_title) in fields]
     return lines
 

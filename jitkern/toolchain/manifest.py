@@ -15,6 +15,7 @@ import hashlib
 import os
 import re
 
+from ..arrays import dtypes, records
 from ..errors import JitkernFileNotFoundError, JitkernValueError
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -41,6 +42,22 @@ _PARAM = {
     "offset": (int, "an int"),
     "size": (int, "an int"),
 }
+# a JIT entry's call: its arguments, each by its "type"
+_JIT_CALL = {"args": (list, "a list of arguments"), "mode": (str, "a str")}
+_JIT_ARG = {"name": (str, "a str"), "type": (str, "a str"), "describe": (str, "a str")}
+_JIT_ARG_KINDS = {
+    "array": {"dtype": (str, "a dtype name"), "ndim": (int, "an int"),
+              "contiguous": (bool, "a bool"), "index32": (bool, "a bool")},
+    "scalar": {"dtype": (str, "a dtype name")},
+    "struct": {"record": (list, "a record's descr (a list)"), "itemsize": (int, "an int")},
+}
+_ELEMENTWISE_CALL = {
+    "params": (list, "a list of parameters"), "nin": (int, "an int"),
+    "index_dtype": (str, "a dtype name"), "block": (int, "an int"),
+    "max_size": (int, "an int"), "return_tuple": (bool, "a bool"), "no_return": (bool, "a bool"),
+}
+_ELEMENTWISE_PARAM = {"name": (str, "a str"), "dtype": (str, "a str"),
+                      "is_output": (bool, "a bool"), "scalar": (bool, "a bool")}
 
 
 def _refuse(where: str, message: str) -> None:
@@ -79,10 +96,65 @@ def validate(manifest: dict, manifest_path: str) -> None:
             _refuse(where, f"entries[{i}]: a second kernel named {entry['name']!r}")
         names.add(entry["name"])
         for j, param in enumerate(entry["params"]):
-            _check_fields(param, _PARAM, where, f"entries[{i}] ({entry['name']}).params[{j}]")
+            what = f"entries[{i}] ({entry['name']}).params[{j}]"
+            _check_fields(param, _PARAM, where, what)
             if param["offset"] < 0 or param["size"] <= 0:
-                _refuse(where, f"entries[{i}] ({entry['name']}).params[{j}]: offset and size "
-                               f"must be >= 0 and > 0, got {param['offset']}, {param['size']}")
+                _refuse(where, f"{what}: offset and size must be >= 0 and > 0, got "
+                               f"{param['offset']}, {param['size']}")
+            if "record" in param:
+                _check_record(param["record"], param["size"], where, f"{what}.record")
+                align = param.get("align")
+                if type(align) is not int or align < 1 or align & (align - 1):
+                    _refuse(where, f"{what}.align must be a power of two, got {align!r}")
+        _check_call(entry, where, f"entries[{i}] ({entry['name']}).call")
+
+
+def _check_call(entry: dict, where: str, what: str) -> None:
+    """The fields of an entry's ``call`` the loader reads for its kind (a JIT kernel's
+    arguments, an elementwise kernel's parameters), each of the type the loader needs."""
+    call = entry["call"]
+    if entry["kind"] == "jit":
+        _check_fields(call, _JIT_CALL, where, what)
+        for k, arg in enumerate(call["args"]):
+            _check_fields(arg, _JIT_ARG, where, f"{what}.args[{k}]")
+            kinds = _JIT_ARG_KINDS.get(arg["type"])
+            if kinds is None:
+                _refuse(where, f"{what}.args[{k}]'s 'type' must be one of "
+                               f"{sorted(_JIT_ARG_KINDS)}, got {arg['type']!r}")
+            _check_fields(arg, kinds, where, f"{what}.args[{k}]")
+            if arg["type"] == "struct":
+                size = entry["params"][k]["size"] if k < len(entry["params"]) else None
+                if size is not None and size != arg["itemsize"]:
+                    _refuse(where, f"{what}.args[{k}]: a struct of {arg['itemsize']} bytes for "
+                                   f"a parameter of {size} bytes")
+                _check_record(arg["record"], arg["itemsize"], where, f"{what}.args[{k}].record")
+            elif arg["dtype"] not in dtypes.BY_NAME:
+                _refuse(where, f"{what}.args[{k}]'s 'dtype' must be a dtype kernels take "
+                               f"({', '.join(dtypes.BY_NAME)}), got {arg['dtype']!r}")
+    elif entry["kind"] == "elementwise":
+        _check_fields(call, _ELEMENTWISE_CALL, where, what)
+        for k, param in enumerate(call["params"]):
+            _check_fields(param, _ELEMENTWISE_PARAM, where, f"{what}.params[{k}]")
+        if not 0 <= call["nin"] <= len(call["params"]) or call["block"] < 1:
+            _refuse(where, f"{what}: 'nin' must be 0..{len(call['params'])} and 'block' >= 1, "
+                           f"got {call['nin']}, {call['block']}")
+
+
+def _check_record(descr, size: int, where: str, what: str) -> None:
+    """A struct's record layout (NumPy's ``descr`` as JSON): a record dtype of ``size``
+    bytes whose every field is a type kernels take (nested records too)."""
+    try:
+        dtype = records.record_from_json(descr)
+    except (TypeError, ValueError, KeyError, IndexError):
+        _refuse(where, f"{what} is not a record layout (NumPy's descr, as export writes it): "
+                       f"{descr!r}")
+    if dtype.fields is None or not dtype.names:
+        _refuse(where, f"{what} lays out no fields: {descr!r}")
+    if dtype.itemsize != size:
+        _refuse(where, f"{what} lays out {dtype.itemsize} bytes, but the argument is {size}")
+    for path, _, leaf in records.leaves(dtype):  # V<n>: bytes the export kept opaque
+        if leaf.base not in dtypes.ROW_OF and leaf.base.kind != "V":
+            _refuse(where, f"{what}: field {path!r} is {leaf}, no type kernels take")
 
 
 def check_file_name(name: str, where: str) -> None:

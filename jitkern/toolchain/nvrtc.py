@@ -13,10 +13,11 @@ import os
 import re
 import sys
 import threading
+import warnings
 
 from ..config import settings
 from ..errors import CompileError, JitkernTypeError, JitkernValueError
-from . import cache, discovery as toolchain, includes, nvrtc_options
+from . import cache, discovery as toolchain, includes, nvrtc_options, skipped_includes
 from .target import Arch, for_device, parse as parse_arch
 
 DEFAULT_STD = "-std=c++17"
@@ -54,6 +55,9 @@ class Binary:
     key: str
     from_cache: bool = False
     variant: str = ""  # "a" for sm_90a, "f" for sm_100f (arch- or family-specific)
+    # jitify=True: the (line, header) of each #include skipped as not found. Such a binary is
+    # cached nowhere: the header may exist at the next compile.
+    skipped_includes: tuple = ()
 
     @property
     def target(self) -> Arch:
@@ -259,6 +263,9 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
             binary = _build(source, opts, names, chosen, program_name, backend,
                             tuple(extra_include_dirs), key)
             cache.stats["compiles"] += 1
+            if binary.skipped_includes:
+                _emit_log(log_stream, binary.log)
+                return binary
             cache.disk_put(key, _header_of(binary), binary.data)
         cache.memory_put(key, binary)
     _emit_log(log_stream, binary.log)
@@ -327,9 +334,10 @@ def _load_from_disk(key, source, opts, names) -> Binary | None:
 def _build(source, opts, names, target, program_name, backend, extra_includes, key) -> Binary:
     if backend == "nvcc":
         data, log = _build_nvcc(source, opts, target, program_name, extra_includes)
-        lowered = {}
+        lowered, skipped = {}, ()
     else:
-        data, log, lowered = _build_nvrtc(source, opts, names, target, program_name, extra_includes)
+        data, log, lowered, skipped = _build_nvrtc_jitify(source, opts, names, target,
+                                                          program_name, extra_includes)
     if is_relocatable(opts) and target.fmt == "cubin":
         data = _link_relocatable(data, f"{target.cc}{target.variant}")
     resources = parse_resources(log)
@@ -337,7 +345,33 @@ def _build(source, opts, names, target, program_name, backend, extra_includes, k
         resources = _with_cubin_resources(resources, data)
     return Binary(data=data, fmt=target.fmt, arch=target.cc, log=_user_log(log), source=source,
                   options=opts, name_expressions=names, lowered_names=lowered,
-                  resources=resources, key=key, variant=target.variant)
+                  resources=resources, key=key, variant=target.variant,
+                  skipped_includes=tuple(skipped))
+
+
+def _build_nvrtc_jitify(source, opts, names, target, program_name, extra_includes):
+    """_build_nvrtc, and with jitify=True each #include of the source that NVRTC cannot
+    open skipped with a warning, as Jitify skips it (toolchain/skipped_includes.py)."""
+    jitify = f"-I{toolchain.JITIFY_INCLUDE}" in opts
+    compiled, skipped, notes = source, [], []
+    while True:
+        try:
+            data, log, lowered = _build_nvrtc(compiled, opts, names, target, program_name,
+                                              extra_includes)
+            return data, "\n".join([*notes, log]).strip(), lowered, skipped
+        except CompileError as exc:
+            found = skipped_includes.skip_missing(compiled, exc.log or "", program_name)
+            if not jitify or found is None or len(skipped) >= _MAX_SKIPPED_INCLUDES:
+                if compiled is source:
+                    raise
+                raise make_compile_error(source, exc.log or "", program_name, opts) from None
+            compiled, line, name = found
+            skipped.append((line, name))
+            notes.append(skipped_includes.warning_text(program_name, line, name))
+            warnings.warn(notes[-1], UserWarning, stacklevel=2)
+
+
+_MAX_SKIPPED_INCLUDES = 64
 
 
 def _with_cubin_resources(resources: dict, data: bytes) -> dict:
@@ -353,6 +387,13 @@ def _with_cubin_resources(resources: dict, data: bytes) -> dict:
     return out
 
 
+# Every kernel is compiled with jitkern/environment.h pre-included: the names every kernel
+# sees with no #include (M_PI, CUDART_INF, ...; docs/compat.md, "CuPy's C++ environment").
+# Pre-included, not pasted in, so the kernel's source and its line numbers stay the user's.
+# Not in the cache key as an option: the header and this line are part of jitkern's identity.
+_ENVIRONMENT = f"--pre-include={toolchain.ENVIRONMENT_HEADER}"
+
+
 def _arch_option(target: Arch) -> str:
     return f"--gpu-architecture={target.name}"
 
@@ -361,7 +402,7 @@ def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
     nvrtc = toolchain.nvrtc_module()
     toolchain.nvrtc_version()
     include_opts = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs())]
-    full = [_arch_option(target), *opts, *include_opts]
+    full = [_arch_option(target), _ENVIRONMENT, *opts, *include_opts]
     if target.fmt == "cubin":
         full.append("-Xptxas=-v")
     elif target.fmt == "ltoir":  # link-time-optimisable IR, for nvJitLink (ahead-of-time export)
@@ -456,7 +497,7 @@ def _build_nvcc(source, opts, target, program_name, extra_includes):
         family = "sm" if target.fmt == "cubin" else "compute"
         arch = f"-arch={family}_{target.cc}{target.variant}"
         incs = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs()[:1])]
-        cmd = [nvcc, kind, arch, "-Xptxas=-v", *nv_opts, *incs, "-o", out, src]
+        cmd = [nvcc, kind, arch, "-Xptxas=-v", _ENVIRONMENT, *nv_opts, *incs, "-o", out, src]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         log = (proc.stdout + proc.stderr).strip()
         if proc.returncode != 0:
@@ -552,12 +593,14 @@ def _user_log(log: str) -> str:
     internal array types spelled as the user knows them (a ``raw`` parameter: CArray)."""
     kept = [ln for ln in log.splitlines() if not ln.startswith("ptxas") or "warning" in ln
             or "error" in ln]
-    return _INTERNAL_ARRAY.sub(r"CArray<\1, \2>", "\n".join(kept)).strip()
+    return _INTERNAL_ARRAY.sub(r"CArray<\1>", "\n".join(kept)).strip()
 
 
-#: ``_jk_carray<T, N, contiguous>`` / ``_jk_dcarray<T, N, contiguous, site>``: the C++ type
-#: of a ``raw`` parameter of ElementwiseKernel/ReductionKernel (CuPy's ``CArray<T, N>``).
-_INTERNAL_ARRAY = re.compile(r"_jk_d?carray<\s*([^,<>]+?)\s*,\s*(\d+)\s*(?:,[^<>]*)?>")
+#: ``_jk_dcarray<T, N, contiguous, 32-bit, site>``: a ``raw`` parameter of
+#: ElementwiseKernel/ReductionKernel in a debug build, CuPy's ``CArray<T, N, c, i>`` checked.
+_INTERNAL_ARRAY = re.compile(r"_jk_dcarray<\s*([^<>]+?)\s*,\s*\d+\s*>")
+#: A CArray named as a type in a message: a raw parameter used as something else.
+_ARRAY_MISUSE = re.compile(r'"(?:const )?(?:CArray|_jk_dcarray)<')
 
 
 _MISSING_HEADER = re.compile(r'cannot open source file "([^"]+)"')
@@ -596,7 +639,7 @@ def make_compile_error(source: str, log: str, program_name: str, options: tuple)
     hint = missing_header_hint(log, options)
     if hint:
         parts += ["", hint]
-    if _INTERNAL_ARRAY.search(log):
+    if _ARRAY_MISUSE.search(log):
         parts += ["", "a `raw` parameter is the whole array (a CArray<T, N>), not one element: "
                   "index it, x[i] (x[_ind.get()] for this thread's element), or read x.size()"]
     if wanted:

@@ -110,20 +110,30 @@ def test_disk_cache_off(cache_dir, monkeypatch):
     assert _entries(cache_dir) == []
 
 
-def test_concurrent_processes_compile_same_kernel(cache_dir):
+def test_concurrent_processes_compile_same_kernel(cache_dir, shared_identity):
     src = _src()
     script = textwrap.dedent(f"""
         import sys
-        from jitkern.toolchain import nvrtc as compiler
+        from jitkern.toolchain import cache, nvrtc as compiler
         b = compiler.compile_source({src!r}, arch="sm_90")
-        sys.stdout.write(b.key + " " + str(len(b.data)))
+        sys.stdout.write(cache.identity()[1] + " " + b.key + " " + str(len(b.data)))
     """)
     env = dict(os.environ, JITKERN_CACHE_DIR=str(cache_dir))
-    env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), env.get("PYTHONPATH", "")])
+    # the children import the jitkern this process runs, wherever the suite was started
+    root = os.path.dirname(os.path.dirname(os.path.abspath(compiler.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(root), env.get("PYTHONPATH", "")])
     procs = [subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(4)]
-    outs = [p.communicate(timeout=120) for p in procs]
+    try:  # a loaded machine may take minutes; no child outlives the test
+        outs = [p.communicate(timeout=900) for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
     assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    identities = {o[0].split()[0] for o in outs}
+    assert identities == {shared_identity[1]}, "jitkern's files changed while the test ran"
     assert len({o[0] for o in outs}) == 1
     assert len(_entries(cache_dir)) == 1
     leftovers = [f for d, _, fs in os.walk(cache_dir) for f in fs if f.startswith(".tmp-")]

@@ -27,12 +27,20 @@ def test_standard_header_without_jitify_suggests_it():
     assert fixed.registers is not None
 
 
-def test_header_jitify_does_not_provide_says_what_it_does():
+def test_header_jitify_does_not_provide_is_skipped_as_jitify_does():
+    with pytest.warns(UserWarning, match="unordered_map: file not found; jitify=True skips"):
+        info = jitkern.RawKernel('#include <unordered_map>\nextern "C" __global__ void k() {}',
+                                 "k", jitify=True).inspect(arch="sm_90")
+    assert info.cubin[:4] == b"\x7fELF"
+
+
+def test_header_jitify_does_not_provide_in_a_users_header_says_what_it_does(tmp_path):
+    (tmp_path / "uses_map.h").write_text("#include <unordered_map>\n")
     with pytest.raises(jitkern.CompileError) as info:
-        jitkern.RawKernel('#include <vector>\nextern "C" __global__ void k() {}', "k",
-                          jitify=True).inspect(arch="sm_90")
+        jitkern.RawKernel('#include "uses_map.h"\nextern "C" __global__ void k() {}', "k",
+                          options=(f"-I{tmp_path}",), jitify=True).inspect(arch="sm_90")
     message = str(info.value)
-    assert "<vector> is not available to NVRTC even with jitify=True" in message
+    assert "<unordered_map> is not available to NVRTC even with jitify=True" in message
     assert "<type_traits>" in message and "please report" not in message
 
 

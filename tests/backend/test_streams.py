@@ -55,3 +55,17 @@ def test_current_stream_is_per_thread_and_nests():
 
 def test_stream_protocol_export():
     assert Stream(_handle=0x77).__cuda_stream__() == (0, 0x77)
+
+
+def test_a_new_stream_waits_for_the_default_stream_as_cupys_does():
+    # CuPy's Stream() is a blocking stream (non_blocking=False): a fill or copy queued on the
+    # legacy default stream finishes before the stream's next kernel. A non-blocking default
+    # raced with such fills (an output poisoned on the null stream overwrote the kernel's).
+    from jitkern.runtime import driver
+    from jitkern.runtime.fakedriver import FakeDriver
+
+    with driver.use(FakeDriver()) as fake:
+        plain, free = Stream(), Stream(non_blocking=True)
+        flags = fake.CUstream_flags
+        assert fake.stream_flags[plain.ptr] == flags.CU_STREAM_DEFAULT
+        assert fake.stream_flags[free.ptr] == flags.CU_STREAM_NON_BLOCKING

@@ -1,7 +1,9 @@
 """Every rejected construct: the exact file:line:col, the caret, and what to do instead."""
 
+import importlib.util
 import inspect
 import math
+import uuid
 
 import numpy as np
 import pytest
@@ -200,9 +202,14 @@ def test_complex_to_float_store():
 
 def test_recursion_before_the_return_type_is_known_says_how_to_order_it():
     # recursion compiles (tests/jit/test_recursion.py) once a return gives the type first
-    with pytest.raises(JitTypeError) as info:
+    with pytest.raises(ValueError) as info:  # cupyx.jit's class for recursion
         recursive_kernel.emit(I)
+    assert type(info.value) is jitkern.JitRecursionError
+    assert isinstance(info.value, JitTypeError)  # and what jitkern raised before
+    line, col = lineno_of(fact.py_func, "fact(n - 1)")
     message = str(info.value)
+    assert message.startswith(f"{__file__}:{line}:{col}: ")
+    assert message.splitlines()[2].index("^") == message.splitlines()[1].index("fact(n - 1)")
     assert "fact calls itself before a return statement gives its type" in message
     assert "return 1 if n <= 1 else n * fact(n - 1)" in message.splitlines()[1]
     assert "base case first" in message
@@ -566,3 +573,28 @@ def test_error_in_generated_code_is_a_report_with_the_generated_line(monkeypatch
     assert f"at line {bad} of the generated source: int jk_broken = ;" in message
     assert "please report this" in message
     assert f"{__file__}(" not in message  # no generated line under the user's file name
+
+
+@pytest.mark.parametrize("target, marker, words", [
+    ("x, = jit.grid(1)", "x, =", "cannot unpack a value of type uint32"),
+    ("x, y = jit.grid(1)", "x, y =", "cannot unpack a value of type uint32"),
+    ("x, y = jit.grid(3)", "x, y =", "cannot unpack 3 values into 2 names"),
+    ("x, y, z, w = o.shape", "x, y, z, w =", "cannot unpack 1 values into 4 names"),
+])
+def test_unpacking_a_scalar_or_a_wrong_count_is_a_value_error(tmp_path, target, marker, words):
+    # cupyx.jit raises ValueError for both; Python says TypeError for a non-iterable, which
+    # the class is too
+    source = f"from jitkern import jit\n\n\n@jit.rawkernel()\ndef k(o):\n    {target}\n"
+    path = tmp_path / "unpack_kernels.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location(f"unpack_{uuid.uuid4().hex}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with pytest.raises(ValueError) as info:
+        module.k.emit(A)
+    assert type(info.value) is jitkern.JitUnpackError
+    assert isinstance(info.value, TypeError) and isinstance(info.value, JitkernError)
+    head, line, caret = str(info.value).splitlines()[:3]
+    assert head == f"{path}:6:5: {words}"
+    assert line.strip() == target and caret.index("^") == line.index(marker[0])
+    assert caret.count("^") + caret.count("~") == len(target.split(" =")[0])

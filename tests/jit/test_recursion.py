@@ -85,6 +85,7 @@ def test_a_recursive_call_before_any_return_is_refused_with_the_fix():
 
     with pytest.raises(jitkern.JitTypeError) as info:
         k.simulate[1, 1](np.zeros(2, np.int64))
+    assert type(info.value) is jitkern.JitRecursionError and isinstance(info.value, ValueError)
     message = str(info.value)
     assert "down calls itself before a return statement gives its type" in message
     assert "return down(n - 1) + 1" in message.splitlines()[1]

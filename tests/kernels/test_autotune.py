@@ -230,10 +230,8 @@ def test_wrong_uses_are_refused_with_what_to_do():
     tk = jitkern.autotune(accumulate, configs=[Config(block=32)], grid=flat_grid).simulate
     with pytest.raises(jitkern.KernelArgumentError, match=r"keywords \['size'\]"):
         tk(np.ones(4), np.ones(4), np.int64(4), size=4)
-    tk = jitkern.autotune(accumulate, configs=[Config(block=32)], grid=flat_grid,
-                          restore=("z",)).simulate
     with pytest.raises(jitkern.JitkernValueError, match=r"restore='z' names no argument.*'y'"):
-        tk(np.ones(4), np.ones(4), np.int64(4))
+        jitkern.autotune(accumulate, configs=[Config(block=32)], grid=flat_grid, restore=("z",))
     with pytest.raises(jitkern.JitkernAttributeError, match="has no constant 'ITEMS'"):
         _ = Config(block=32).ITEMS
 
@@ -289,6 +287,8 @@ READER = textwrap.dedent('''
         dx, y = jitkern.asarray(x), jitkern.full(n, np.nan, np.float32)
         tk(dx, y, np.float32(2), np.int32(n))
         host = y.get()
+    from jitkern.toolchain import cache
+    print("IDENTITY", cache.identity()[1])
     print("MATCH", bool(np.allclose(host, 2 * x, rtol=1e-6)))
     print("CHOSE", tk.config_for(dx, y, np.float32(2), np.int32(n)))
     print(tk.autotune_report())
@@ -304,22 +304,33 @@ def _reader(tmp_path, where: str, n: int):
                PYTHONPATH=os.pathsep.join([str(tmp_path), root]))
     env.pop("JITKERN_SIMULATE", None)
     done = subprocess.run([sys.executable, "-c", READER, where, str(n)], env=env,
-                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+                          capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
 
-def test_another_process_reads_the_choice_from_the_disk_cache(tmp_path, monkeypatch, own_cache):
+def _fresh_module(monkeypatch, tmp_path):
+    """This test's tuned_scale.py, imported afresh (an earlier test's module of that name,
+    from another folder, must not answer the import)."""
     (tmp_path / "tuned_scale.py").write_text(TUNED_MODULE)
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "tuned_scale", raising=False)
     import tuned_scale
 
+    assert os.path.dirname(tuned_scale.__file__) == str(tmp_path)
+    return tuned_scale
+
+
+def test_another_process_reads_the_choice_from_the_disk_cache(tmp_path, monkeypatch, own_cache,
+                                                              shared_identity):
+    tuned_scale = _fresh_module(monkeypatch, tmp_path)
     timer = FakeTimer({(32, 1): 4.0, (32, 2): 3.0, (64, 1): 2.0, (64, 2): 5.0})
     tk = tuned_scale.tuned(timer).simulate
     x = np.ones(150, np.float32)
     tk(x, np.zeros(150, np.float32), np.float32(2), np.int32(150))
     assert len(timer.calls) == 4
     out = _reader(tmp_path, "sim", 130)  # the same bucket (256), a different size
+    assert f"IDENTITY {shared_identity[1]}" in out, "jitkern's files changed while the test ran"
     assert "MATCH True" in out
     assert "CHOSE Config(block=64 ITEMS=1)" in out
     assert "read from the disk cache (timed by an earlier process)" in out
@@ -357,12 +368,9 @@ def test_a_corrupt_entry_is_timed_again(rng, own_cache):
 
 @pytest.mark.gpu
 def test_gpu_tuning_times_every_candidate_and_another_process_reuses_it(tmp_path, monkeypatch,
-                                                                        own_cache, rng):
-    (tmp_path / "tuned_scale.py").write_text(TUNED_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import tuned_scale
-
-    tk = tuned_scale.tuned()
+                                                                        own_cache, rng,
+                                                                        shared_identity):
+    tk = _fresh_module(monkeypatch, tmp_path).tuned()
     n = 1 << 20
     x = rng.standard_normal(n).astype(np.float32)
     y = jitkern.full(n, np.nan, np.float32)
@@ -372,6 +380,7 @@ def test_gpu_tuning_times_every_candidate_and_another_process_reuses_it(tmp_path
     assert report.count(" ms") == 4 and "timed here" in report
     assert jitkern.Device().name in report
     out = _reader(tmp_path, "gpu", n - 1000)
+    assert f"IDENTITY {shared_identity[1]}" in out, "jitkern's files changed while the test ran"
     assert "MATCH True" in out and "read from the disk cache" in out
     chosen = tk.config_for(jitkern.asarray(x), y, np.float32(2), np.int32(n))
     assert f"CHOSE {chosen!r}" in out

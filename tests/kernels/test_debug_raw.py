@@ -15,9 +15,11 @@ def test_elementwise_debug_source_checks_raw_arguments_only():
     normal = jitkern.ElementwiseKernel(*spec)
     d = debug.inspect(*args, arch="sm_90")
     n = normal.inspect(*args, arch="sm_90")
-    assert "const _jk_dcarray<T, 1, true, 0> src(_rp_src, _rd_src);" in d.source
-    assert "const _jk_dcarray<T, 2, true, 2> table(_rp_table, _rd_table);" in d.source
+    assert "const _jk_dcarray<T, 1, true, true, 0> src(_rp_src, _rd_src);" in d.source
+    assert "const _jk_dcarray<T, 2, true, true, 2> table(_rp_table, _rd_table);" in d.source
     assert "_jk_dcarray" not in n.source and "jk_debug" not in n.source
+    # the normal build's raw views are CuPy's CArray<T, ndim, c_contiguous, 32-bit indexing>
+    assert "const CArray<T, 2, true, true> table(_rp_table, _rd_table.shape, " in n.source
     assert "-lineinfo" in debug.options and "-lineinfo" not in normal.options
     assert d.cubin != n.cubin
     # the mapped (non-raw) parameters are bound as in the normal build
@@ -25,12 +27,12 @@ def test_elementwise_debug_source_checks_raw_arguments_only():
 
 
 def test_reduction_debug_source_checks_raw_arguments():
-    spec = ("T x, raw T w", "T y", "x * w[_j]", "a + b", "y = a", "0", "rd")
+    spec = ("T x, raw T w", "T y", "x * w[_J]", "a + b", "y = a", "0", "rd")
     debug = jitkern.ReductionKernel(*spec, debug=True)
     normal = jitkern.ReductionKernel(*spec)
     x, w = np.zeros((6, 4), np.float32), np.zeros(6, np.float32)
     d = debug.inspect(x, w, axis=0, arch="sm_90")
     n = normal.inspect(x, w, axis=0, arch="sm_90")
-    assert "const _jk_dcarray<T, 1, true, 1> w(_rp_w, _rd_w);" in d.source
+    assert "const _jk_dcarray<T, 1, true, true, 1> w(_rp_w, _rd_w);" in d.source
     assert "_jk_dcarray" not in n.source
     assert d.cubin != n.cubin

@@ -117,9 +117,9 @@ def test_reduction_raw_weights_out_of_bounds(rng, launch):
     x = rng.standard_normal((6, 4)).astype(np.float32)
     w = rng.standard_normal(5).astype(np.float32)
     k = jitkern.ReductionKernel(
-        "T x, raw T w", "T y", "x * w[_j]", "a + b", "y = a", "0", "debug_wsum", debug=True
+        "T x, raw T w", "T y", "x * w[_J]", "a + b", "y = a", "0", "debug_wsum", debug=True
     )
-    # _j runs over the reduced axis (6 rows) but w has 5 entries.
+    # _J runs over the reduced axis (6 rows) but w has 5 entries.
     dx, dw = launch.to_device(x), launch.to_device(w)
     message = launch.debug_error(lambda: launch(k)(dx, dw, axis=0),
                                  lambda: jitkern.Device().synchronize())  # fmt: skip
@@ -130,7 +130,7 @@ def test_reduction_raw_weights_out_of_bounds(rng, launch):
         assert message.startswith("ReductionKernel 'debug_wsum': ")
         assert "of raw argument w (size 5, shape (5,))" in message
     ok = jitkern.ReductionKernel(
-        "T x, raw T w", "T y", "x * w[_j]", "a + b", "y = a", "0", "debug_wsum_ok", debug=True
+        "T x, raw T w", "T y", "x * w[_J]", "a + b", "y = a", "0", "debug_wsum_ok", debug=True
     )
     w6 = rng.standard_normal(6).astype(np.float32)
     got = launch.get(launch(ok)(dx, launch.to_device(w6), axis=0))

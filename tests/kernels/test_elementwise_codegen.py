@@ -208,9 +208,9 @@ def test_errors_before_launch():
         k.inspect(np.zeros((2, 5), np.float32), x[:1], np.zeros(5, np.float32), arch="sm_90")
     with pytest.raises(TypeError, match="'T'"):
         k.inspect(x, np.zeros(4, np.float64), arch="sm_90")
-    raw = ElementwiseKernel("raw T x", "T y", "y = x[i]", "raw_e")
-    with pytest.raises(KernelArgumentError, match="raw parameter takes an array"):
-        raw.inspect(1.0, arch="sm_90")
+    raw = ElementwiseKernel("raw T x", "raw T y", "y[i] = x", "raw_e")
+    with pytest.raises(KernelArgumentError, match="output 'y': outputs must be arrays"):
+        raw.inspect(x, 1.0, size=4, arch="sm_90")
 
 
 @pytest.mark.parametrize(

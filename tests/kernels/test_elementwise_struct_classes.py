@@ -125,8 +125,10 @@ def test_the_generated_launcher_packs_each_instance_as_its_record(rng):
 def test_a_field_that_does_not_convert_is_refused_naming_the_parameter(rng):
     x = rng.standard_normal(4)
     bad = Kick(float(rng.standard_normal()), Velocity("fast", 1.0), np.int8(1))
-    with pytest.raises(jitkern.JitkernTypeError, match=r"struct_class_kick.*'kk'.*record"):
+    with pytest.raises(jitkern.JitkernTypeError) as info:
         kick.simulate(x, bad, np.zeros(4))
+    assert str(info.value) == ("struct_class_kick: argument 'kk': struct Kick: field 'v.x' "
+                               "(float32) takes a number, got 'fast' (str)")
 
 
 def test_a_class_laid_out_unlike_the_bound_record_is_refused(rng):

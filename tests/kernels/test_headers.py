@@ -17,7 +17,8 @@ from jitkern import CompileError
 from jitkern.toolchain import discovery as toolchain
 from jitkern.toolchain.nvrtc import compile_source
 from jitkern.compiler.strings.cucomplex import BRIDGE_INCLUDE, translate_cucomplex
-from jitkern.compiler.strings.jitify import JITIFY_INCLUDE, jitify_options, shim_headers
+from jitkern.compiler.strings.jitify import (
+    JITIFY_INCLUDE, STAND_INS, jitify_options, shim_headers)
 
 ARCHS = ["sm_80", "sm_90"]
 HEADER_DIR = os.path.join(toolchain.PACKAGE_INCLUDE, "jitkern")
@@ -285,12 +286,13 @@ def test_complex_headers_compile_under_other_standards(std):
     assert {"cuc_f", "my_func"} <= set(binary.resources)
 
 
-def test_complex_header_includes_nothing():
-    # Light on purpose: no <cmath>, <cuda/std/complex> or cuda_fp16.h.
-    for name in ("complex.cuh",):
+def test_complex_header_includes_nothing_heavy():
+    # Light on purpose: no <cmath>, <cuda/std/complex> or cuda_fp16.h; only jitkern's traits,
+    # which include nothing themselves.
+    for name, allowed in (("complex.cuh", ["<jitkern/traits.cuh>"]), ("traits.cuh", [])):
         with open(os.path.join(HEADER_DIR, name)) as f:
             text = f.read()
-        assert re.findall(r"^\s*#\s*include", text, re.MULTILINE) == []
+        assert re.findall(r"^\s*#\s*include\s*(\S+)", text, re.MULTILINE) == allowed
 
 
 def test_complex_in_jitkern_namespace_and_global():
@@ -496,17 +498,30 @@ def _shim_target(name: str) -> str:
         return re.search(r"#include <(cuda/std/[\w.]+)>", f.read()).group(1)
 
 
+def _libcuxx_shims() -> list:
+    return [name for name in shim_headers() if name not in STAND_INS]
+
+
 def _shims_this_cccl_has() -> list:
     # <algorithm> falls back on libcu++'s parts where <cuda/std/algorithm> is missing (CCCL 3.0).
     return [
         name
-        for name in shim_headers()
+        for name in _libcuxx_shims()
         if name == "algorithm" or os.path.isfile(os.path.join(_cccl_dir(), _shim_target(name)))
     ]
 
 
-def test_every_shim_includes_libcuxx_and_the_std_alias():
+def test_stand_ins_are_the_headers_not_from_libcuxx():
+    marked = set()
     for name in shim_headers():
+        with open(os.path.join(JITIFY_INCLUDE, name)) as f:
+            if '#include "__jitkern_host_only.h"' in f.read():
+                marked.add(name)
+    assert marked == set(STAND_INS)
+
+
+def test_every_shim_includes_libcuxx_and_the_std_alias():
+    for name in _libcuxx_shims():
         with open(os.path.join(JITIFY_INCLUDE, name)) as f:
             text = f.read()
         target = _shim_target(name)
@@ -516,7 +531,7 @@ def test_every_shim_includes_libcuxx_and_the_std_alias():
 
 
 def test_shims_for_headers_this_cccl_lacks_say_so():
-    missing = sorted(set(shim_headers()) - set(_shims_this_cccl_has()))
+    missing = sorted(set(_libcuxx_shims()) - set(_shims_this_cccl_has()))
     for name in missing[:3]:
         src = f'#include <{name}>\nextern "C" __global__ void k() {{}}\n'
         with pytest.raises(CompileError, match="needs libcu\\+\\+'s"):

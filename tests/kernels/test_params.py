@@ -35,9 +35,9 @@ def test_parse_basic():
     [
         ("float32 1x", ["parameter 1", "not a C identifier"]),
         ("float32 x, float y", ["parameter 2", "unknown type 'float'", "float64"]),
-        ("T i", ["reserved"]),
-        ("T n", ["reserved"]),
-        ("T _x", ["reserved"]),
+        ("T i", ["'i' is reserved", "element's index"]),
+        ("T _x", ["'_x' is reserved", "starting with '_'"]),
+        ("T _ind", ["'_ind' is reserved"]),
         ("T x, T x", ["parameter 2", "used twice"]),
         ("int32", ["expected '[raw] TYPE NAME'"]),
         ("foo T x", ["unknown keyword 'foo'"]),

@@ -159,3 +159,62 @@ def test_compile_counter_sees_no_compile_for_an_unpickled_kernel():
     compiles = cache.stats["compiles"]
     roundtrip(k).inspect(arch=ARCH)
     assert cache.stats["compiles"] == compiles
+
+
+SCRIPT_KERNELS = textwrap.dedent('''
+    import pickle, sys
+    import numpy as np
+    import jitkern
+    from jitkern import jit
+
+    @jit.rawkernel()
+    def triple(x, out, n):
+        i = jit.threadIdx.x
+        if i < n:
+            out[i] = x[i] * 3
+
+    @jitkern.fuse()
+    def hypot2(a, b):
+        return np.hypot(a, b) * 2
+
+    @jit.rawkernel(device=True)
+    def itself(x):  # reads its own name: its by-value pickle must not recurse forever
+        return x if itself is not None else -x
+
+    pickle.dumps(itself)
+    with open(sys.argv[1], "wb") as f:
+        pickle.dump((triple, hypot2), f)  # the standard pickler: no cloudpickle asked for
+''')
+
+LOAD_SCRIPT_KERNELS = textwrap.dedent('''
+    import pickle, sys
+    import numpy as np
+    with open(sys.argv[1], "rb") as f:
+        triple, hypot2 = pickle.load(f)
+    x = np.frombuffer(bytes.fromhex(sys.argv[2]), np.float32)
+    out = np.full_like(x, np.nan)
+    triple.simulate[1, x.size](x, out, np.int32(x.size))
+    print(out.tobytes().hex(), np.asarray(hypot2.simulate(x, x), np.float32).tobytes().hex())
+''')
+
+
+def test_kernels_of_a_script_pickle_by_value_into_a_process_that_never_ran_it(tmp_path, rng):
+    """A @rawkernel and a fused function defined in a script (``__main__``) pickle by value,
+    as cloudpickle pickles the script's functions: a process that never ran the script (a
+    Dask scheduler or worker started on its own) rebuilds and runs them. By name
+    (``__main__.triple``), that process would find nothing."""
+    pytest.importorskip("cloudpickle")
+    (tmp_path / "script.py").write_text(SCRIPT_KERNELS)
+    env = dict(os.environ, JITKERN_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=os.getcwd())
+    blob = tmp_path / "kernels.pkl"
+    made = subprocess.run([sys.executable, "script.py", str(blob)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert made.returncode == 0, made.stderr
+    x = rng.standard_normal(48).astype(np.float32)
+    used = subprocess.run([sys.executable, "-c", LOAD_SCRIPT_KERNELS, str(blob),
+                           x.tobytes().hex()], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=300)
+    assert used.returncode == 0, used.stderr
+    tripled, hypot = (np.frombuffer(bytes.fromhex(h), np.float32) for h in used.stdout.split())
+    np.testing.assert_array_equal(tripled, x * np.float32(3))
+    np.testing.assert_allclose(hypot, np.hypot(x, x) * 2, rtol=1e-6)

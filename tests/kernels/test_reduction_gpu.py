@@ -158,7 +158,7 @@ def test_axis_errors(ksum, launch):
 
 def test_raw_argument_leading_axes(rng, launch):
     k = jitkern.ReductionKernel(
-        "T x, raw T w", "T y", "x * w[_j]", "a + b", "y = a", "0", "raw_weights"
+        "T x, raw T w", "T y", "x * w[_J]", "a + b", "y = a", "0", "raw_weights"
     )
     x = rng.standard_normal((4, 3))
     w = rng.standard_normal(4)
@@ -167,6 +167,41 @@ def test_raw_argument_leading_axes(rng, launch):
     )
     with pytest.raises(ValueError, match="lead"):
         launch(k)(launch.to_device(x), launch.to_device(w), axis=1)
+
+
+@pytest.mark.parametrize("shape,axis", [((5, 3), 0), ((4, 2, 3), (0, 1)), ((7,), None),
+                                        ((300, 70), 0)])
+def test_cupys_index_names_in_map_expr(rng, launch, shape, axis):
+    """CuPy's names: ``_i`` the output element, ``_J`` the index within the reduction (C order
+    over the reduced axes), ``_j = _J * n_out + _i`` the flat index in the reduced-axes-first
+    input space, so a raw copy of the input reads the element with ``w[_j]`` (CuPy's
+    first_nonzero idiom: the smallest ``_j`` of a nonzero element)."""
+    ins = "T x, raw T w, int64 big"
+    weighted = jitkern.ReductionKernel(ins, "float64 y", "x * w[_j]", "a + b", "y = a",
+                                       "0", "index_names_j")
+    first = jitkern.ReductionKernel(ins, "int64 y", "x != 0 ? (long long)_j : big",
+                                    "min(a, b)", "y = a", "big", "index_names_first")
+    last_j = jitkern.ReductionKernel(ins, "int64 y", "(long long)_J", "max(a, b)",
+                                     "y = a", "-1", "index_names_J")
+    x = rng.standard_normal(shape)
+    x[rng.random(shape) < 0.5] = 0.0
+    w = rng.standard_normal(shape)
+    axes = tuple(range(x.ndim)) if axis is None else (axis,) if isinstance(axis, int) else axis
+    out_axes = [d for d in range(x.ndim) if d not in axes]
+    n_red = int(np.prod([shape[d] for d in axes]))
+    n_out = int(np.prod([shape[d] for d in out_axes]))
+    big = np.int64(1 << 40)
+    dx, dw = launch.to_device(x), launch.to_device(w)
+    got = [launch.get(launch(k)(dx, dw, big, axis=axis)).reshape(-1)
+           for k in (weighted, first, last_j)]
+    # the input with the reduced axes first: row _J, column _i, flat index _j
+    flat_x = x.transpose(list(axes) + out_axes).reshape(n_red, n_out)
+    flat_w = w.transpose(list(axes) + out_axes).reshape(-1)
+    flat = np.arange(n_red * n_out).reshape(n_red, n_out)
+    np.testing.assert_allclose(got[0], (flat_x * flat_w[flat]).sum(axis=0), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_array_equal(got[1], np.where(flat_x != 0, flat, big).min(axis=0))
+    np.testing.assert_array_equal(got[2], np.full(n_out, n_red - 1))
 
 
 @pytest.mark.parametrize(

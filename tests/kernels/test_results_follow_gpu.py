@@ -183,3 +183,29 @@ def test_jitkern_routines_on_cupy_arrays_give_cupy_arrays(rng):
         total = jitkern.sum(x, axis=1)
         assert type(total) is cupy.ndarray and total.shape == (64,)
         np.testing.assert_allclose(cupy.asnumpy(total), xh.sum(1), rtol=1e-13)
+
+
+def _iota():
+    return jitkern.ElementwiseKernel("int64 start", "raw int64 y", "y[i] = start + i",
+                                     "follow_iota_gpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("library", ["jitkern", "cupy", "torch"])
+def test_a_kernel_with_no_arrays_gives_the_set_librarys_arrays(rng, monkeypatch, library):
+    module = {"cupy": _cupy, "torch": _torch}.get(library, lambda: None)()
+    monkeypatch.setattr(jitkern.config.settings, "results", library)
+    k = _iota()
+    for _ in range(2):  # the general path, then the generated one
+        n, start = int(rng.integers(1, 100_000)), int(rng.integers(-1 << 40, 1 << 40))
+        y = k(start, size=n)
+        want = start + np.arange(n, dtype=np.int64)
+        if library == "cupy":
+            assert type(y) is module.ndarray
+            assert int((y - module.asarray(want)).sum()) == 0  # used with the program's arrays
+        elif library == "torch":
+            assert type(y) is module.Tensor and y.is_cuda
+            assert int((y - module.as_tensor(want, device=y.device)).abs().sum()) == 0
+        else:
+            assert type(y) is jitkern.ndarray
+            np.testing.assert_array_equal(y.get(), want)

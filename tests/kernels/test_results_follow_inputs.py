@@ -251,15 +251,63 @@ def test_a_dtype_the_library_lacks_gives_a_jitkern_array(fake, rng):
     assert TORCH.made == []
 
 
-def test_jitkern_arrays_and_no_arrays_give_jitkern_arrays(fake, rng):
+def test_jitkern_arrays_give_jitkern_arrays(fake, rng):
     n = int(rng.integers(10, 500))
     x = nan_array((n,))
     z = axpy()(x, x, np.float32(1.0))
     assert type(z) is jitkern.ndarray and z.shape == (n,)
-    iota = jitkern.ElementwiseKernel("", "raw int32 y", "y[i] = i", "follow_iota")
-    r = iota(size=n)
-    assert type(r) is jitkern.ndarray and r.shape == (n,)
     assert CUPY.made == [] and TORCH.made == []
+
+
+def iota(name):
+    return jitkern.ElementwiseKernel("int32 start", "raw int32 y", "y[i] = start + i", name)
+
+
+@pytest.mark.parametrize("imported, made", [
+    (("cupy", "torch"), CupyLike), (("torch",), TensorLike), ((), jitkern.ndarray)])
+def test_no_array_arguments_give_the_programs_library(fake, rng, monkeypatch, imported, made):
+    # 'auto': CuPy's arrays where the program imported CuPy, else PyTorch's, else jitkern's
+    for name in {"cupy", "torch"} - set(imported):
+        monkeypatch.delitem(sys.modules, name)
+    n, start = int(rng.integers(10, 500)), int(rng.integers(-100, 100))
+    k = iota(f"follow_iota_{len(imported)}")
+    for call in range(2):  # the general path, then the generated one
+        r = k(start, size=n)
+        assert type(r) is made and r.shape == (n,)
+        assert fake.launches[-1].words(2)[1] == _pointer(r)
+    assert len(CUPY.made) == (2 if made is CupyLike else 0)
+    assert len(TORCH.made) == (2 if made is TensorLike else 0)
+    assert fake.pool_allocs == (2 if made is jitkern.ndarray else 0)
+
+
+def _pointer(array):
+    return jitkern.arrays.pointer_of(array)
+
+
+@pytest.mark.parametrize("setting, made", [("jitkern", jitkern.ndarray), ("torch", TensorLike),
+                                           ("cupy", CupyLike)])
+def test_the_results_setting_decides_and_is_read_per_call(fake, rng, monkeypatch, setting,
+                                                          made):
+    monkeypatch.setattr(jitkern.config.settings, "results", "auto")
+    n = int(rng.integers(10, 500))
+    k = iota(f"follow_setting_{setting}")
+    assert type(k(0, size=n)) is CupyLike  # auto, with both libraries imported
+    jitkern.config.settings.results = setting
+    assert type(k(0, size=n)) is made  # the same call layout, after the setting changed
+
+
+def test_a_bad_results_setting_is_refused():
+    with pytest.raises(jitkern.JitkernValueError, match="expected one of 'auto', 'jitkern'"):
+        jitkern.config.settings.results = "numpy"
+    assert jitkern.config.settings.results in jitkern.config.RESULTS
+
+
+def test_a_library_that_cannot_be_imported_is_named(fake, rng, monkeypatch):
+    monkeypatch.setattr(jitkern.config.settings, "results", "cupy")
+    monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy raises ImportError
+    with pytest.raises(jitkern.JitkernRuntimeError, match="returns cupy arrays.*cannot be "
+                                                          "imported"):
+        iota("follow_missing")(0, size=int(rng.integers(1, 100)))
 
 
 @pytest.mark.parametrize("order", ["jitkern first", "cupy first"])

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from jitkern import jit
-from jitkern.errors import JitSyntaxError, JitTypeError, JitValueError
+from jitkern.errors import JitSyntaxError, JitTypeError, JitUnpackError, JitValueError
 from jitkern.jit import rawkernel
 from jitkern.compiler import types as T
 
@@ -96,7 +96,7 @@ REFUSED = [
     (while_else, JitSyntaxError, "while ... else is not supported"),
     (loops_over_floats, JitTypeError, "needs a non-empty tuple of numbers"),
     (assert_message_not_constant, JitTypeError, "the assert message must be a string"),
-    (unpacks_three_from_two, JitTypeError, "cannot unpack 2 values into 3 names"),
+    (unpacks_three_from_two, JitUnpackError, "cannot unpack 2 values into 3 names"),
 ]
 
 

@@ -27,6 +27,7 @@ from . import thrust_sim
 from .iterators import FANCY_ITERATORS, as_iterator, describe_item as _describe, element_type, iterator_type
 from .iterators import iterator_text as _iterator_text
 from .records import Builtin, Marker, Namespace, Sig
+from .thrust_search import overloaded
 
 _POLICY_HEADER = "<thrust/execution_policy.h>"
 _THRUST_INCLUDE = "#include <thrust/"
@@ -118,6 +119,14 @@ def _written(name: str, state) -> bool:
     return in_place and (name in _WRITTEN_WITH_FIRST or name.startswith(("first", "keys_")))
 
 
+def _values(item, name, state):
+    """The values a vectorised search looks up: of the searched range's element type."""
+    _iterator(item, name, state)
+    if state["elems"][-1] != state["elems"][0]:
+        raise JitkernTypeError(f"{name} points to {state['elems'][-1]}, but first points to "
+                               f"{state['elems'][0]}: search values of the range's type")
+
+
 def _last(item, name, state):
     _iterator(item, name, state)
     first, last = state["elems"][-2], state["elems"][-1]
@@ -193,6 +202,7 @@ _KINDS = {
     "vop": _functor,  # an operator on the values of a by-key algorithm
     "vinit": _values_init,
     "first": _iterator,
+    "values": _values,
     "last": _last,
     "iter": _iterator,
     "value": _value,
@@ -202,7 +212,7 @@ _KINDS = {
 }
 
 
-_ITERATOR_KINDS = frozenset(("first", "last", "iter"))
+_ITERATOR_KINDS = frozenset(("first", "values", "last", "iter"))
 
 
 # ---------------------------------------------------------------------------
@@ -622,6 +632,8 @@ def _result_type(result: str, items, state) -> T.Type:
         return state["iters"][0]
     if result == "pointer_out":
         return T.pointer(state["elems"][-1])
+    if result == "iter_out":  # the output iterator moved past what was written
+        return state["iters"][-1]
     if result.startswith("pair:"):
         iters = state["iters"]
         return T.tuple_of(iters[int(k)] for k in result[5:].split(","))
@@ -749,6 +761,17 @@ def _transform_reduce_template(codes, sig, items, ctx):
 
 
 ALGORITHMS = {algo.name: _record(algo) for algo in _ALGORITHMS}
+
+# lower_bound, upper_bound, binary_search: also over a range of values, into an output
+_WRITES = {"binary_search": "whether each is found", "lower_bound": "the index of its lower "
+           "bound", "upper_bound": "the index of its upper bound"}
+for _name, _writes in _WRITES.items():
+    _many = Algorithm(_name, "binary_search", (*_ON_RANGE, "values:values_first",
+                      "last:values_last", "iter:result", "op:comp=None"), "iter_out", "")
+    ALGORITHMS[_name] = overloaded(
+        ALGORITHMS[_name], _record(_many),
+        f"{ALGORITHMS[_name].doc} With values_first, values_last, result: for each value, "
+        f"{_writes} in result (returns the end of the output).")
 
 
 thrust = Namespace("thrust", {**ALGORITHMS, **POLICIES, **FUNCTORS, **FANCY_ITERATORS})

@@ -168,6 +168,7 @@ def _build_ufuncs() -> dict:
         _u("bitwise_not", 1, {"b": "(!{0})", "*": "(~{0})"}),
         _u("left_shift", 2, "jkf::lshift({0}, {1})"),
         _u("right_shift", 2, "jkf::rshift({0}, {1})"),
+        _u("bitwise_count", 1, {"biu": "jkf::popcount({0})"}),
         _u("gcd", 2, "jkf::gcd({0}, {1})"),
         _u("lcm", 2, "jkf::lcm({0}, {1})"),
         _u("isfinite", 1, {"biu": "true", "*": "isfinite({0})"}),
@@ -256,6 +257,10 @@ template <class T, class S> __device__ __forceinline__ T lshift(T a, S b) {
 template <class T, class S> __device__ __forceinline__ T rshift(T a, S b) {
   if (b < S(0) || b >= S(8 * sizeof(T))) return a < T(0) ? T(-1) : T(0);
   return T(a >> b);
+}
+template <class T> __device__ __forceinline__ unsigned char popcount(T x) {  // of |x|
+  unsigned long long m = (unsigned long long)x;
+  return (unsigned char)__popcll(x < T(0) ? 0ULL - m : m);
 }
 template <class T> __device__ __forceinline__ T gcd(T a, T b) {
   a = a < T(0) ? T(-a) : a; b = b < T(0) ? T(-b) : b;

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from ...errors import JitNameError, JitSyntaxError
+from ...errors import JitNameError, JitSyntaxError, JitUnpackError
 from .. import infer
 from .. import types as T
 from ..values import Const, operand, Value
@@ -206,7 +206,9 @@ class AssignmentsMixin:
             held = Value(self.bind_temp(item), item.type)
             values = [self.tuple_item(held, k) for k in range(len(item.type.items))]
         else:
-            raise problem(f"cannot unpack {_item_text(item)}", "unpack a tuple", node=node)
+            raise problem(f"cannot unpack {_item_text(item)}", "unpack a tuple",
+                          JitUnpackError, node=node)
         if len(values) != count:
-            raise problem(f"cannot unpack {len(values)} values into {count} names", node=node)
+            raise problem(f"cannot unpack {len(values)} values into {count} names",
+                          cls=JitUnpackError, node=node)
         return values

@@ -107,11 +107,13 @@ class AttributesMixin:
                 "kernels do not read yet",
                 "use one field per element, or an ElementwiseKernel",
             )
-        return Value(self.render_field(base.code, attr), field_type, lvalue=base.lvalue)
+        return Value(self.render_field(base.code, attr, t.member(attr)), field_type,
+                     lvalue=base.lvalue)
 
-    def render_field(self, code: str, attr: str) -> str:
-        """The back end's spelling of field ``attr`` of the struct ``code``."""
-        return f"{code}.{attr}"
+    def render_field(self, code: str, attr: str, member: str) -> str:
+        """The back end's spelling of field ``attr`` (C++ member ``member``) of the struct
+        ``code``."""
+        return f"{code}.{member}"
 
     def array_attribute(self, base: Value, attr: str):
         t = base.type

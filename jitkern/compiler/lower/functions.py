@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 
+from ...errors import JitRecursionError
 from .. import types as T
 from ..program import DeviceFunction
 from ..values import Const, Value
@@ -165,6 +166,7 @@ class FunctionsMixin:
                 raise problem(
                     f"{self.parsed.name} calls itself before a return statement gives its type",
                     "return the base case first (if n < 2: return n), then recurse",
+                    JitRecursionError,
                 )
             self.return_type = T.void
         self.recursive = True

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from .. import builtins as B
+from ..strings.environment import constant_values
 
 
 RESERVED_NAMES = frozenset(
@@ -36,8 +37,9 @@ def _template_functions() -> frozenset:
     return frozenset(names)
 
 
-#: Names a user identifier must not become in C++ (keywords, CUDA's and the builtins').
-TAKEN_NAMES = RESERVED_NAMES | _template_functions()
+#: Names a user identifier must not become in C++ (keywords, CUDA's and the builtins', and the
+#: macros every kernel is compiled with: M_PI, CUDART_INF, ... of jitkern/environment.h).
+TAKEN_NAMES = RESERVED_NAMES | _template_functions() | frozenset(constant_values())
 
 
 # Naming, in one place. Every name the emitter makes up starts with "jk_" followed by a tag

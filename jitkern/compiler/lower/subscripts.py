@@ -99,6 +99,10 @@ class SubscriptsMixin:
                 raise problem(f"an index must be an integer, got {idx.type}")
         if isinstance(t, T.Tuple):
             raise problem("tuples are indexed with constant integers")
+        if isinstance(t, T.FancyIterator):  # it[k]: the value it computes there (read-only)
+            if len(indices) != 1:
+                raise problem(f"a {t.describe()} takes one index")
+            return Value(f"{base.code}[{indices[0].code}]", t.elem)
         if isinstance(t, T.Pointer):
             if len(indices) != 1:
                 raise problem("a pointer takes one index")

@@ -30,6 +30,7 @@ SCALARS: dict[str, str] = {
     "ssize_t": "int64", "int8_t": "int8", "uint8_t": "uint8", "int16_t": "int16",
     "uint16_t": "uint16", "int32_t": "int32", "uint32_t": "uint32", "int64_t": "int64",
     "uint64_t": "uint64", "half": "float16", "__half": "float16",
+    "float16": "float16", "bfloat16": "bfloat16",  # CuPy's classes (cupy/float16.cuh, ...)
     "complex<float>": "complex64", "complex<double>": "complex128",
     "cuComplex": "complex64", "cuFloatComplex": "complex64", "cuDoubleComplex": "complex128",
     "cudaTextureObject_t": "uint64", "cudaSurfaceObject_t": "uint64",

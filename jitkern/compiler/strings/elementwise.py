@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from ...arrays.layout import c_strides
+from . import mapping as _mapping
 from . import prelude as _cuda
 
 UNROLL = 1  # 16-byte vectors per thread and array in each pass of the vector loop
@@ -62,11 +64,32 @@ def _raw_views(kernel, a) -> str:
     lines = []
     for k in sorted(a.raw_dims):
         p = kernel.params[k]
-        nd = len(a.raw_dims[k][0])
-        contig = "true" if a.raw_contig[k] else "false"
-        t = _tname(p, a.dtypes[k])
-        view = _cuda.raw_view_type(kernel, k, t, nd, contig)
-        lines.append(f"  const {view} {p.name}(_rp_{p.name}, _rd_{p.name});\n")
+        decl = _cuda.raw_view(kernel, k, _tname(p, a.dtypes[k]), a.raw_dims[k], a.raw_contig[k],
+                              a.dtypes[k].itemsize, p.is_output, p.name)
+        lines.append(f"  {decl}\n")
+    return "".join(lines)
+
+
+def _mapped_views(kernel, a) -> str:
+    """CuPy's ``_raw_<name>`` of each non-raw array the code names that way (the loop is
+    then linear or strided: mapping.py), over the loop's shape."""
+    lines = []
+    named = _mapping.raw_names(kernel)
+    for j, p in enumerate(_mapped(kernel, a)):
+        if p.name not in named:
+            continue
+        k = kernel.params.index(p)
+        t, isz = _tname(p, a.dtypes[k]), a.dtypes[k].itemsize
+        strides = a.strides_c[j]
+        contig = tuple(strides) == c_strides(a.shape_c, isz) or a.size <= 1
+        i32 = a.index_type == "int"
+        if a.variant == "strided":
+            shape, st = "_shape.v", f"_s_{p.name}.v"
+        else:  # linear: one dimension of _n elements (or none)
+            shape = "{_n}" if a.ndim else "(const long long*)0"
+            st = f"{{{strides[0] if strides else isz}}}" if a.ndim else "(const long long*)0"
+        lines.append("  " + _cuda.mapped_view(t, a.ndim, contig, i32, p.is_output, p.name,
+                                              shape, st) + "\n")
     return "".join(lines)
 
 
@@ -255,6 +278,11 @@ def generate(kernel, a) -> str:
     return _place_operation(_generate(kernel, a), kernel.operation, f"{kernel.name}.cu")
 
 
+def _mapping_note(kernel) -> str:
+    reason = _mapping.per_thread_reason(kernel)
+    return f"; one element per thread, as in CuPy, since {reason}" if reason else ""
+
+
 def _generate(kernel, a) -> str:
     code = kernel.preamble + kernel.operation + kernel.loop_prep + kernel.after_loop
     return (
@@ -264,10 +292,11 @@ def _generate(kernel, a) -> str:
         + _cuda.typedefs(a.bound)
         + (f"\n// preamble\n{kernel.preamble}\n" if kernel.preamble else "")
         + f"\n// jitkern ElementwiseKernel {kernel.name!r}: {a.variant} loop, "
-        f"{a.ndim}-d after collapsing, {a.index_type} indices\n"
+        f"{a.ndim}-d after collapsing, {a.index_type} indices{_mapping_note(kernel)}\n"
         + f'extern "C" __global__ void {kernel.name}(\n    {_signature(kernel, a)}) {{\n'
         + f"  const _jk_indexer<{a.index_type}> _ind{{_n}}; (void)_ind;\n"
         + _raw_views(kernel, a)
+        + _mapped_views(kernel, a)
         + (f"  {kernel.loop_prep}\n  ;\n" if kernel.loop_prep.strip() else "")
         + _BODIES[a.variant](kernel, a)
         + (f"  {kernel.after_loop}\n  ;\n" if kernel.after_loop.strip() else "")

@@ -19,6 +19,7 @@ import numpy
 from ...arrays import dtypes as _dtypes
 from ...arrays import records as _records
 from ...arrays.records import c_alignment  # noqa: F401 - the one C alignment rule (prelude reads it here)
+from ...arrays.records import CPP_KEYWORDS
 from ...runtime.handles import HANDLE_CTYPES, handle_ctype
 from ...errors import JitkernTypeError, JitkernValueError
 
@@ -34,6 +35,9 @@ DTYPE_BY_NAME: dict[str, numpy.dtype] = {dt.name: dt for dt in CTYPES}
 HANDLE_DTYPES: dict[str, numpy.dtype] = {
     ctype: numpy.dtype([(ctype, "<u8")]) for ctype in HANDLE_CTYPES.values()}
 CTYPES.update({dt: ctype for ctype, dt in HANDLE_DTYPES.items()})
+# ElementwiseKernel and ReductionKernel spell float16 elements as CuPy does: its float16
+# class (cupy/float16.cuh: x.isnan(), T::from_bits, arithmetic in float), not __half.
+CUPY_CTYPES: dict[numpy.dtype, str] = {numpy.dtype(numpy.float16): "float16"}
 _HANDLE_OF_DTYPE = {dt: ctype for ctype, dt in HANDLE_DTYPES.items()}
 
 # The type a scalar argument brings to a placeholder bound by scalars only.
@@ -41,103 +45,11 @@ PYTHON_SCALAR_DTYPES = _dtypes.PYTHON_SCALARS
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PLACEHOLDER = re.compile(r"[A-Za-z]\Z")
-_CPP_KEYWORDS = frozenset(
-    [
-        "alignas",
-        "alignof",
-        "and",
-        "and_eq",
-        "asm",
-        "auto",
-        "bitand",
-        "bitor",
-        "bool",
-        "break",
-        "case",
-        "catch",
-        "char",
-        "char16_t",
-        "char32_t",
-        "char8_t",
-        "class",
-        "compl",
-        "concept",
-        "const",
-        "consteval",
-        "constexpr",
-        "constinit",
-        "const_cast",
-        "continue",
-        "co_await",
-        "co_return",
-        "co_yield",
-        "decltype",
-        "default",
-        "delete",
-        "do",
-        "double",
-        "dynamic_cast",
-        "else",
-        "enum",
-        "explicit",
-        "export",
-        "extern",
-        "false",
-        "float",
-        "for",
-        "friend",
-        "goto",
-        "if",
-        "inline",
-        "int",
-        "long",
-        "mutable",
-        "namespace",
-        "new",
-        "noexcept",
-        "not",
-        "not_eq",
-        "nullptr",
-        "operator",
-        "or",
-        "or_eq",
-        "private",
-        "protected",
-        "public",
-        "register",
-        "reinterpret_cast",
-        "requires",
-        "return",
-        "short",
-        "signed",
-        "sizeof",
-        "static",
-        "static_assert",
-        "static_cast",
-        "struct",
-        "switch",
-        "template",
-        "this",
-        "thread_local",
-        "throw",
-        "true",
-        "try",
-        "typedef",
-        "typeid",
-        "typename",
-        "union",
-        "unsigned",
-        "using",
-        "virtual",
-        "void",
-        "volatile",
-        "wchar_t",
-        "while",
-        "xor",
-        "xor_eq",
-    ]
-)
-RESERVED_NAMES = frozenset({"i", "n"})
+#: Names a kernel's parameters may not take, per kernel kind: CuPy's ElementwiseKernel refuses
+#: ``i`` (its loop index; ``n`` is free: CuPy's loop bound is ``_ind.size()``); its
+#: ReductionKernel declares no plain name. Names starting with ``_`` are refused for both
+#: (CuPy's documentation reserves them; every name jitkern's generated code declares has one).
+RESERVED_NAMES = {"ElementwiseKernel": frozenset({"i"}), "ReductionKernel": frozenset()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,7 +99,8 @@ def _split_items(text: str):
         column += len(item) + 1
 
 
-def parse_params(text: str, *, is_output: bool, what: str | None = None) -> tuple[Param, ...]:
+def parse_params(text: str, *, is_output: bool, what: str | None = None,
+                 reserved: frozenset = RESERVED_NAMES["ElementwiseKernel"]) -> tuple[Param, ...]:
     """Parse a CuPy parameter string into :class:`Param` records.
 
     Raises :class:`ParamError` (a ``ValueError``) naming the string, the parameter's
@@ -202,12 +115,12 @@ def parse_params(text: str, *, is_output: bool, what: str | None = None) -> tupl
         return ()
     params = []
     for index, column, item in _split_items(text):
-        params.append(_parse_item(what, text, index, column, item, is_output))
+        params.append(_parse_item(what, text, index, column, item, is_output, reserved))
     check_unique(params, what, text)
     return tuple(params)
 
 
-def _parse_item(what, text, index, column, item, is_output) -> Param:
+def _parse_item(what, text, index, column, item, is_output, reserved) -> Param:
     tokens = item.split()
     if not tokens:
         _fail(what, text, index, column, item, "empty parameter; expected '[raw] TYPE NAME'")
@@ -215,19 +128,13 @@ def _parse_item(what, text, index, column, item, is_output) -> Param:
     if len(tokens) == 3 and tokens[0] == "raw":
         raw, tokens = True, tokens[1:]
     elif len(tokens) == 3:
-        _fail(
-            what,
-            text,
-            index,
-            column,
-            item,
-            f"unknown keyword {tokens[0]!r}; only 'raw' may precede the type",
-        )
+        why = f"unknown keyword {tokens[0]!r}; only 'raw' may precede the type"
+        _fail(what, text, index, column, item, why)
     if len(tokens) != 2:
         _fail(what, text, index, column, item, "expected '[raw] TYPE NAME'")
     type_name, name = tokens
     dtype = _parse_type(what, text, index, column, item, type_name)
-    _check_name(what, text, index, column, item, name)
+    _check_name(what, text, index, column, item, name, reserved)
     return Param(name=name, type_name=type_name, raw=raw, is_output=is_output, dtype=dtype)
 
 
@@ -249,18 +156,15 @@ def _parse_type(what, text, index, column, item, type_name) -> numpy.dtype | Non
     return dtype
 
 
-def _check_name(what, text, index, column, item, name) -> None:
-    if not _IDENTIFIER.match(name) or name in _CPP_KEYWORDS:
+def _check_name(what, text, index, column, item, name, reserved) -> None:
+    if not _IDENTIFIER.match(name) or name in CPP_KEYWORDS:
         _fail(what, text, index, column, item, f"{name!r} is not a C identifier")
-    if name in RESERVED_NAMES or name.startswith("_"):
-        _fail(
-            what,
-            text,
-            index,
-            column,
-            item,
-            f"{name!r} is reserved ('i', 'n' and names starting with '_' are jitkern's)",
-        )
+    if name in reserved:
+        _fail(what, text, index, column, item,
+              f"{name!r} is reserved: it is the element's index in the operation")
+    if name.startswith("_"):
+        _fail(what, text, index, column, item,
+              f"{name!r} is reserved: names starting with '_' are the kernel's own (_ind, ...)")
 
 
 def check_unique(params, what: str, text: str) -> None:
@@ -280,8 +184,9 @@ def parse_signature(kind: str, name: str, in_params, out_params, kwargs: dict, *
     both parameter lists and check them against each other."""
     if kwargs:
         raise JitkernTypeError(f"{kind}: unexpected keyword argument(s) {', '.join(sorted(kwargs))}")
-    ins = parse_params(in_params, is_output=False)
-    outs = parse_params(out_params, is_output=True)
+    reserved = RESERVED_NAMES[kind]
+    ins = parse_params(in_params, is_output=False, reserved=reserved)
+    outs = parse_params(out_params, is_output=True, reserved=reserved)
     if not outs or (need_input and not ins):
         needs = "at least one input and one output" if need_input else "at least one output"
         raise ParamError(f"{kind} {name!r}: in_params {in_params!r}, out_params {out_params!r}: "
@@ -404,8 +309,9 @@ def param_dtype(p: Param, bound: dict) -> numpy.dtype:
 
 
 def ctype_of(dtype: numpy.dtype) -> str:
+    """The C++ type of ``dtype``'s elements in a string kernel (CuPy's spelling)."""
     try:
-        return CTYPES[dtype]
+        return CUPY_CTYPES.get(dtype) or CTYPES[dtype]
     except KeyError:
         pass
     if dtype.fields is not None:
@@ -426,33 +332,50 @@ class RecordField:
     ctype: str  # the C type of one element
     count: int  # > 1 for a subarray field (``float v[3]``), else 1
     offset: int
+    member: str = ""  # its name in the generated C++ (records.c_members: ``new`` -> ``new_``)
 
 
 def record_fields(dtype: numpy.dtype) -> list[RecordField]:
     """The fields of a record dtype, checked to have C's layout (raises naming the field)."""
     fields = []
+    members = _records.c_members(dtype.names)
     for name in dtype.names:
         field_dtype, offset = dtype.fields[name][:2]
         base = field_dtype.base
-        if not _IDENTIFIER.match(name) or name in _CPP_KEYWORDS:
+        if not _IDENTIFIER.match(name):
             raise TypeResolutionError(
                 f"structured dtype {dtype}: field {name!r} is not a C identifier, so kernels "
                 "cannot name it")
         align = c_alignment(base)
         if offset % align:
             raise TypeResolutionError(
-                f"structured dtype {dtype}: field {name!r} is at offset {offset}, not a multiple "
-                f"of its alignment {align} in C; make the dtype with align=True "
-                "(numpy.dtype([...], align=True))")
+                f"structured dtype {dtype}: field {name!r} is at offset {offset}, not "
+                f"a multiple of its alignment {align} in C{_c_layout_advice(dtype)}")
         count = int(numpy.prod(field_dtype.shape, dtype=numpy.int64)) if field_dtype.shape else 1
-        fields.append(RecordField(name, ctype_of(base), count, int(offset)))
+        # the storage spelling (__half): JIT kernels share these structs
+        fields.append(RecordField(name, CTYPES.get(base) or ctype_of(base), count, int(offset),
+                                  members[name]))
     fields.sort(key=lambda f: f.offset)
     align = c_alignment(dtype)
     if dtype.itemsize % align:
         raise TypeResolutionError(
             f"structured dtype {dtype}: its size {dtype.itemsize} is not a multiple of its "
-            f"alignment {align} in C; make the dtype with align=True")
+            f"alignment {align} in C{_c_layout_advice(dtype)}")
     return fields
+
+
+def _c_layout_advice(dtype: numpy.dtype) -> str:
+    """What gives ``dtype``'s fields C's layout: NumPy's ``align=True`` where that is C's,
+    else the dtype with C's offsets (records.c_layout: a complex field, which NumPy aligns
+    to its parts and C's complex<T> to its whole size)."""
+    c = _records.c_layout(dtype)
+    fields = [(name, dtype.fields[name][0]) for name in dtype.names]
+    aligned = numpy.dtype(fields, align=True)
+    if [aligned.fields[n][1] for n in dtype.names] == [c.fields[n][1] for n in dtype.names] \
+            and aligned.itemsize == c.itemsize:
+        return "; make the dtype with align=True (numpy.dtype([...], align=True))"
+    return ("; NumPy's align=True aligns a complex field to its parts, C's complex<T> to its "
+            f"whole size: give the fields C's offsets, numpy.dtype({c})")
 
 
 def record_ctype(dtype: numpy.dtype) -> str:
@@ -487,10 +410,9 @@ def _struct_scalar(value, dtype: numpy.dtype, name: str, kernel: str) -> numpy.v
             f"parameter is bound to the record {dtype}")
     try:
         return _records.as_void(value)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise TypeResolutionError(
-            f"{kernel}: {value!r} for {name!r}: a field does not convert to the record "
-            f"{dtype} ({exc})") from None
+    except (TypeError, OverflowError) as exc:  # records.field_error: names the field
+        what = name if name.startswith("argument ") else f"argument {name!r}"
+        raise TypeResolutionError(f"{kernel}: {what}: {exc}") from None
 
 
 def convert_scalar(value, dtype: numpy.dtype, name: str, kernel: str):

@@ -9,43 +9,13 @@ from __future__ import annotations
 import numpy
 
 from ...debugrecord import DEVICE_SOURCE as DEBUG_DEVICE_SOURCE
+from .environment import default_includes
 from .params import c_alignment, ctype_of, record_ctype, record_fields
 
 PRELUDE = r"""
 // ---- jitkern string-kernel prelude ----
 template <int ND> struct _jk_dims { long long size; long long shape[ND > 0 ? ND : 1]; long long strides[ND > 0 ? ND : 1]; };
 template <int ND> struct _jk_shape { long long v[ND > 0 ? ND : 1]; };
-
-// A `raw` argument: indexed by hand, like CuPy's CArray.
-template <typename T, int ND, bool CONTIG>
-struct _jk_carray {
-  T* data_;
-  long long size_;
-  const long long* shape_;
-  const long long* strides_;
-  __device__ _jk_carray(T* data, const _jk_dims<ND>& d)
-      : data_(data), size_(d.size), shape_(d.shape), strides_(d.strides) {}
-  __device__ long long size() const { return size_; }
-  __device__ const long long* shape() const { return shape_; }
-  __device__ const long long* strides() const { return strides_; }
-  __device__ T* data() const { return data_; }
-  __device__ T& operator[](long long i) const {
-    if (CONTIG) return data_[i];
-    char* p = reinterpret_cast<char*>(data_);
-    for (int d = ND - 1; d > 0; --d) {
-      p += strides_[d] * (i % shape_[d]);
-      i /= shape_[d];
-    }
-    if (ND > 0) p += strides_[0] * i;
-    return *reinterpret_cast<T*>(p);
-  }
-  template <typename I>
-  __device__ T& operator[](const I (&idx)[ND > 0 ? ND : 1]) const {
-    char* p = reinterpret_cast<char*>(data_);
-    for (int d = 0; d < ND; ++d) p += strides_[d] * (long long)idx[d];
-    return *reinterpret_cast<T*>(p);
-  }
-};
 
 // _ind (CuPy's CIndexer). In loop_prep and after_loop only _ind.size(), the number of
 // elements of the launch (after broadcasting); _ind.get() there is refused with a message.
@@ -97,45 +67,88 @@ __device__ __forceinline__ void _jk_debug_claim_shape(int site, int axis, long l
   if (!jk_debug_claim(site, axis, index, extent, nd)) return;
   for (int d = 0; d < nd && d < jk_debug_dims; ++d) jk_debug_record.shape[d] = shape[d];
 }
-template <typename T, int ND, bool CONTIG, int SITE>
-struct _jk_dcarray : _jk_carray<T, ND, CONTIG> {
-  typedef _jk_carray<T, ND, CONTIG> _base;
-  __device__ _jk_dcarray(T* data, const _jk_dims<ND>& d) : _base(data, d) {}
-  __device__ T& operator[](long long i) const {
-    if ((unsigned long long)i >= (unsigned long long)this->size_) {
-      _jk_debug_claim_shape(SITE, -1, i, this->size_, ND, this->shape_);
-      return *jk_debug_sink_for<T>();
-    }
-    return _base::operator[](i);
+// CuPy's CArray whose own accesses are checked (a helper function given it as a CArray&
+// indexes it unchecked).
+template <typename T, int ND, bool CONTIG, bool I32, int SITE>
+struct _jk_dcarray : CArray<T, ND, CONTIG, I32> {
+  typedef CArray<T, ND, CONTIG, I32> _base;
+  __device__ _jk_dcarray(T* data, const _jk_dims<ND>& d) : _base(data, d.shape, d.strides) {}
+  __device__ bool _jk_out(long long i) const {
+    if ((unsigned long long)i < (unsigned long long)this->size()) return false;
+    _jk_debug_claim_shape(SITE, -1, i, this->size(), ND, (const long long*)this->shape());
+    return true;
   }
   template <typename I>
-  __device__ T& operator[](const I (&idx)[ND > 0 ? ND : 1]) const {
+  __device__ bool _jk_out(const I (&idx)[ND > 0 ? ND : 1]) const {
     for (int d = 0; d < ND; ++d) {
       const long long v = (long long)idx[d];
-      if ((unsigned long long)v >= (unsigned long long)this->shape_[d]) {
-        _jk_debug_claim_shape(SITE, d, v, this->shape_[d], ND, this->shape_);
-        return *jk_debug_sink_for<T>();
+      if ((unsigned long long)v >= (unsigned long long)this->shape()[d]) {
+        _jk_debug_claim_shape(SITE, d, v, this->shape()[d], ND, (const long long*)this->shape());
+        return true;
       }
     }
-    return _base::operator[](idx);
+    return false;
+  }
+  __device__ T& operator[](ptrdiff_t i) {
+    return _jk_out(i) ? *jk_debug_sink_for<T>() : _base::operator[](i);
+  }
+  __device__ const T& operator[](ptrdiff_t i) const {
+    return _jk_out(i) ? *jk_debug_sink_for<T>() : _base::operator[](i);
+  }
+  template <typename I>
+  __device__ T& operator[](const I (&idx)[ND > 0 ? ND : 1]) {
+    return _jk_out(idx) ? *jk_debug_sink_for<T>() : _base::operator[](idx);
+  }
+  template <typename I>
+  __device__ const T& operator[](const I (&idx)[ND > 0 ? ND : 1]) const {
+    return _jk_out(idx) ? *jk_debug_sink_for<T>() : _base::operator[](idx);
   }
 };
 """
 
 
-def raw_view_type(kernel, k: int, t: str, nd: int, contig: str) -> str:
-    """The C++ type of raw parameter ``k``'s view: checked in a debug build."""
+def raw_view(kernel, k: int, t: str, dims: tuple, contig: bool, itemsize: int,
+             writable: bool, name: str) -> str:
+    """The declaration of raw parameter ``k`` as the kernel sees it: CuPy's
+    ``CArray<T, ndim, c_contiguous, use_32bit_indexing>`` over ``_rp_<name>`` with the
+    shape and byte strides of the ``_jk_dims`` argument ``_rd_<name>``; ``const`` for an
+    input, as in CuPy (its elements read only); bounds-checked in a debug build."""
+    nd = len(dims[0])
+    flags = f"{_flag(contig)}, {_flag(fits_32bit(dims, itemsize))}"
+    const = "" if writable else "const "
     if getattr(kernel, "debug", False):
-        return f"_jk_dcarray<{t}, {nd}, {contig}, {k}>"
-    return f"_jk_carray<{t}, {nd}, {contig}>"
+        return f"{const}_jk_dcarray<{t}, {nd}, {flags}, {k}> {name}(_rp_{name}, _rd_{name});"
+    return (f"{const}CArray<{t}, {nd}, {flags}> {name}(_rp_{name}, _rd_{name}.shape, "
+            f"_rd_{name}.strides);")
+
+
+def mapped_view(t: str, nd: int, contig: bool, i32: bool, writable: bool, name: str,
+                shape: str, strides: str) -> str:
+    """CuPy's ``_raw_<name>``: the whole of a non-raw array parameter as a CArray over the
+    loop's shape with the array's (broadcast) strides, for an operation that reads other
+    elements than its own (or the shape)."""
+    const = "" if writable else "const "
+    return (f"{const}CArray<{t}, {nd}, {_flag(contig)}, {_flag(i32)}> _raw_{name}("
+            f"const_cast<{t}*>(_p_{name}), {shape}, {strides});")
+
+
+def _flag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def fits_32bit(dims: tuple, itemsize: int) -> bool:
+    """CuPy's ``_index_32_bits`` of an array of ``(shape, byte strides)``: its size and
+    every byte offset in it fit an int."""
+    shape, strides = dims
+    size, extent = 1, itemsize
+    for n, st in zip(shape, strides):
+        size *= n
+        extent += (n - 1) * abs(st) if n else 0
+    return size < 2**31 and extent < 2**31
 
 
 def debug_prelude(kernel) -> str:
     return DEBUG_PRELUDE if getattr(kernel, "debug", False) else ""
-
-
-_HALF_INCLUDE = "#include <cuda_fp16.h>\n"
-_COMPLEX_INCLUDE = "#include <jitkern/complex.cuh>\n"
 
 
 def type_name(p, dtype) -> str:
@@ -154,19 +167,9 @@ def _leaves(dtypes):
 
 
 def includes_for(dtypes, extra_code: str = "") -> str:
-    """The #includes the kernel's types need (half and complex only when used)."""
-    kinds = set(_leaves(dtypes))
-    out = []
-    if numpy.dtype(numpy.float16) in kinds or "half" in extra_code:
-        out.append(_HALF_INCLUDE)
-    names = {d.name for d in kinds}
-    if "bfloat16" in names or "__nv_bfloat16" in extra_code:
-        out.append("#include <cuda_bf16.h>\n")
-    if names & {"float8_e4m3fn", "float8_e5m2"} or "__nv_fp8" in extra_code:
-        out.append("#include <cuda_fp8.h>\n")
-    if any(d.kind == "c" for d in kinds) or "complex<" in extra_code:
-        out.append(_COMPLEX_INCLUDE)
-    return "".join(out)
+    """The #includes of the kernel's C++ environment: CuPy's default headers, and the ones
+    its types or its code (``extra_code``) need (environment.py)."""
+    return default_includes(set(_leaves(dtypes)), extra_code)
 
 
 def typedefs(bound: dict) -> str:
@@ -195,16 +198,38 @@ def _define_record(dtype: numpy.dtype, done: dict) -> None:
     for k, f in enumerate(record_fields(dtype)):
         if f.offset > pos:
             lines.append(f"  char _jk_pad{k}[{f.offset - pos}];\n")
-        lines.append(f"  {f.ctype} {f.name}{f'[{f.count}]' if f.count > 1 else ''};\n")
+        lines.append(f"  {f.ctype} {f.member}{f'[{f.count}]' if f.count > 1 else ''};\n")
         pos = f.offset + dtype.fields[f.name][0].itemsize
     align = c_alignment(dtype)
     if dtype.itemsize > -(-pos // align) * align:  # NumPy's itemsize has extra tail bytes
         lines.append(f"  char _jk_tail[{dtype.itemsize - pos}];\n")
     done[dtype] = (
         f"// numpy dtype {dtype}\n"
-        f"struct alignas({align}) {name} {{\n{''.join(lines)}}};\n"
+        f"struct alignas({align}) {name} {{\n{''.join(lines)}{_positional_access(dtype)}}};\n"
         f"static_assert(sizeof({name}) == {dtype.itemsize}, \"record layout\");\n"
+        + _field_positions(dtype, name)
     )
+
+
+def _positional_access(dtype: numpy.dtype) -> str:
+    """The members CuPy's record type (cupy::StructView) has besides the fields' names:
+    T::field_count, T::size, T::alignment, and x.at<I>(), field I in the dtype's order."""
+    return (
+        f"  static constexpr size_t field_count = {len(dtype.names)};\n"
+        f"  static constexpr size_t size = {dtype.itemsize};\n"
+        f"  static constexpr size_t alignment = {c_alignment(dtype)};\n"
+        "  template <size_t I> __device__ auto& at();\n"
+        "  template <size_t I> __device__ const auto& at() const;\n"
+    )
+
+
+def _field_positions(dtype: numpy.dtype, name: str) -> str:
+    out = []
+    for k, field in enumerate(f.member for f in record_fields(dtype)):
+        for const in ("", "const "):
+            out.append(f"template <> __device__ inline {const}auto& {name}::at<{k}>() "
+                       f"{const}{{ return {field}; }}\n")
+    return "".join(out)
 
 
 def dims_struct(shape, strides) -> numpy.void:

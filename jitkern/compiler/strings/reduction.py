@@ -46,6 +46,18 @@ __device__ __forceinline__ void _jk_warp_reduce(_jk_acc& s) {
   for (int d = 16; d > 0; d >>= 1) s.merge(_jk_shfl_down(s, d));
 }
 
+// The same tree over the first m lanes only (the others hold nothing to add), so that no
+// accumulator needs the identity outside the kernel, where the identity can name the
+// kernel's parameters (as in CuPy).
+__device__ __forceinline__ void _jk_warp_reduce_first(_jk_acc& s, int m) {
+  const int lane = threadIdx.x & 31;
+  #pragma unroll
+  for (int d = 16; d > 0; d >>= 1) {
+    const _jk_acc o = _jk_shfl_down(s, d);
+    if (lane + d < m) s.merge(o);
+  }
+}
+
 // Whole block (blockDim.x a multiple of 32): thread 0 ends with the result.
 __device__ __forceinline__ void _jk_block_reduce(_jk_acc& s) {
   __shared__ alignas(_jk_acc) unsigned char _raw[32 * sizeof(_jk_acc)];
@@ -55,8 +67,9 @@ __device__ __forceinline__ void _jk_block_reduce(_jk_acc& s) {
   if (lane == 0) sm[warp] = s;
   __syncthreads();
   if (warp == 0) {
-    if (lane < (int)(blockDim.x >> 5)) s = sm[lane]; else s.init();
-    _jk_warp_reduce(s);
+    const int warps = (int)(blockDim.x >> 5);
+    s = sm[lane < warps ? lane : 0];
+    _jk_warp_reduce_first(s, warps);
   }
 }
 """
@@ -66,7 +79,6 @@ def _acc_struct(identity) -> str:
     if identity is not None:
         return (
             "struct _jk_acc {\n  _type_reduce v;\n"
-            f"  __device__ __forceinline__ void init() {{ v = _type_reduce({identity}); }}\n"
             "  __device__ __forceinline__ void add(const _type_reduce& b) { v = _jk_reduce(v, b); }\n"
             "  __device__ __forceinline__ void merge(const _jk_acc& o) { v = _jk_reduce(v, o.v); }\n"
             "};\n"
@@ -81,6 +93,14 @@ def _acc_struct(identity) -> str:
         "    if (o.has) { v = has ? _type_reduce(_jk_reduce(v, o.v)) : o.v; has = 1; } }\n"
         "};\n"
     )
+
+
+def _init_acc(kernel) -> str:
+    """``_s`` set to the identity, in the kernel's body, where the identity may name the
+    kernel's parameters (CuPy's ``first_nonzero`` starts from ``len``, an input)."""
+    if kernel.identity:
+        return f"  _jk_acc _s; _s.v = _type_reduce(({kernel.identity}));\n"
+    return "  _jk_acc _s; _s.init();\n"
 
 
 _tname = _cuda.type_name
@@ -144,7 +164,12 @@ def _bind_inputs(kernel, a, offsets: dict) -> str:
 
 
 def _map_add(kernel) -> str:
-    return f"_s.add(static_cast<_type_reduce>({kernel.map_expr}));"
+    """Fold map_expr of one element into ``_s``. As in CuPy, map_expr sees ``_i`` (the
+    output element), ``_J`` (the element's index within the reduction, C order over the
+    reduced axes) and ``_j`` (its flat index in the reduced-axes-first input space,
+    ``_J * out_size + _i``: a raw input's flat index when the reduced axes lead)."""
+    return ("{ const long long _j = (long long)_J * _out_size + _i; (void)_j; "
+            f"_s.add(static_cast<_type_reduce>({kernel.map_expr})); }}")
 
 
 def _main_signature(kernel, a) -> str:
@@ -180,10 +205,9 @@ def _raw_views(kernel, a) -> str:
     lines = []
     for k in sorted(a.raw_dims):
         p = kernel.in_params[k]
-        nd = len(a.raw_dims[k][0])
-        contig = "true" if a.raw_contig[k] else "false"
-        view = _cuda.raw_view_type(kernel, k, _tname(p, a.dtypes[k]), nd, contig)
-        lines.append(f"  const {view} {p.name}(_rp_{p.name}, _rd_{p.name});\n")
+        decl = _cuda.raw_view(kernel, k, _tname(p, a.dtypes[k]), a.raw_dims[k], a.raw_contig[k],
+                              a.dtypes[k].itemsize, False, p.name)
+        lines.append(f"  {decl}\n")
     return "".join(lines)
 
 
@@ -234,7 +258,7 @@ def _row_kernel(kernel, a) -> str:
         + _raw_views(kernel, a)
         + row_offsets
         + bounds
-        + "  _jk_acc _s; _s.init();\n"
+        + _init_acc(kernel)
         + body
         + reduce
         + _finish(kernel, a, "_row", leader)
@@ -246,12 +270,12 @@ def _row_loop_scalar(kernel, a, step: str) -> str:
     it = a.index_type
     ins = _inputs(kernel, a)
     offs = _unravel(
-        it, "_j", a.red_nd, "_rshape", [(f"_ir_{p.name}", f"_rs_{p.name}") for _k, p in ins]
+        it, "_J", a.red_nd, "_rshape", [(f"_ir_{p.name}", f"_rs_{p.name}") for _k, p in ins]
     )
     binds = _bind_inputs(kernel, a, {p.name: f"_ib_{p.name} + _ir_{p.name}" for _k, p in ins})
     return (
         f"  #pragma unroll {ROW_UNROLL}\n"
-        f"  for ({it} _j = _r0 + _lane; _j < _r1; _j += {step}) {{\n"
+        f"  for ({it} _J = _r0 + _lane; _J < _r1; _J += {step}) {{\n"
         + offs
         + f"    const {it} _i = _row; (void)_i;\n"
         f"    {binds}\n    {_map_add(kernel)}\n  }}\n"
@@ -304,7 +328,7 @@ def _row_loop_vector(kernel, a, step: str, inter: bool = False) -> str:
         f"    #pragma unroll\n    for (int _u = 0; _u < {u}; ++_u) {{\n"
         f"      const {it} _jv = _vb + _u * {step};\n      if (_jv < _v1) {{\n"
         f"        #pragma unroll\n        for (int _k = 0; _k < {v}; ++_k) {{\n"
-        f"          const {it} _j = _jv * {v} + _k; const {it} _i = _row; (void)_j; (void)_i;\n"
+        f"          const {it} _J = _jv * {v} + _k; const {it} _i = _row; (void)_i;\n"
         f"          {' '.join(binds)}\n          {_map_add(kernel)}\n        }}\n      }}\n    }}\n  }}\n"
         + tail
     )
@@ -317,12 +341,12 @@ def _row_tail(kernel, a, step: str) -> str:
         kernel,
         a,
         {
-            p.name: f"_ib_{p.name} + _j * ({it})sizeof({_tname(p, a.dtypes[k])})"
+            p.name: f"_ib_{p.name} + _J * ({it})sizeof({_tname(p, a.dtypes[k])})"
             for k, p in _inputs(kernel, a)
         },
     )
     return (
-        f"  for ({it} _j = _v1 * {v} + _lane; _j < _r1; _j += {step}) {{\n"
+        f"  for ({it} _J = _v1 * {v} + _lane; _J < _r1; _J += {step}) {{\n"
         f"    const {it} _i = _row; (void)_i;\n    {binds}\n    {_map_add(kernel)}\n  }}\n"
     )
 
@@ -334,7 +358,7 @@ def _col_kernel(kernel, a) -> str:
         it, "_row", a.out_nd, "_oshape", [(f"_ib_{p.name}", f"_is_{p.name}") for _k, p in ins]
     )
     offs = _unravel(
-        it, "_j", a.red_nd, "_rshape", [(f"_ir_{p.name}", f"_rs_{p.name}") for _k, p in ins]
+        it, "_J", a.red_nd, "_rshape", [(f"_ir_{p.name}", f"_rs_{p.name}") for _k, p in ins]
     )
     binds = _bind_inputs(kernel, a, {p.name: f"_ib_{p.name} + _ir_{p.name}" for _k, p in ins})
     return (
@@ -345,9 +369,9 @@ def _col_kernel(kernel, a) -> str:
         + row_offsets
         + f"  const {it} _r0 = ({it})blockIdx.y * _chunk;\n"
         f"  const {it} _r1 = min(_r0 + _chunk, _red_size);\n"
-        "  _jk_acc _s; _s.init();\n"
-        f"  if (_active) {{\n    #pragma unroll {u}\n"
-        f"    for ({it} _j = _r0 + threadIdx.y; _j < _r1; _j += {by}) {{\n"
+        + _init_acc(kernel)
+        + f"  if (_active) {{\n    #pragma unroll {u}\n"
+        f"    for ({it} _J = _r0 + threadIdx.y; _J < _r1; _J += {by}) {{\n"
         + offs
         + f"      const {it} _i = _row; (void)_i;\n      {binds}\n      {_map_add(kernel)}\n    }}\n  }}\n"
         f"  __shared__ alignas(_jk_acc) unsigned char _raw[{by} * 33 * sizeof(_jk_acc)];\n"
@@ -369,15 +393,18 @@ def _final_kernel(kernel, a) -> str:
         for j, p in enumerate(kernel.out_params)
     )
     strides = "".join(f", _jk_shape<{a.out_nd}> _os_{p.name}" for p in kernel.out_params)
+    # the scalar inputs, after the outputs: post_map_expr may name them, as in CuPy
+    scalars = "".join(f", {_tname(kernel.in_params[k], a.dtypes[k])} {kernel.in_params[k].name}"
+                      for k in sorted(a.scalar_pos))
     return (
         f'extern "C" __global__ void {kernel.name}_final(\n'
-        f"    const _jk_acc* _partial, {outs}, {it} _out_size, int _splits,"
+        f"    const _jk_acc* _partial, {outs}{scalars}, {it} _out_size, int _splits,"
         f" _jk_shape<{a.out_nd}> _oshape{strides}) {{\n"
         f"  const {it} _row = ({it})blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);\n"
         "  const int _lane = threadIdx.x & 31;\n  if (_row >= _out_size) return;\n"
-        "  _jk_acc _s; _s.init();\n"
-        "  for (int _k = _lane; _k < _splits; _k += 32) _s.merge(_partial[_row * _splits + _k]);\n"
-        "  _jk_warp_reduce(_s);\n"
+        "  _jk_acc _s = _partial[_row * _splits + (_lane < _splits ? _lane : 0)];\n"
+        "  for (int _k = _lane + 32; _k < _splits; _k += 32) _s.merge(_partial[_row * _splits + _k]);\n"
+        "  _jk_warp_reduce_first(_s, _splits < 32 ? _splits : 32);\n"
         f"  if (_lane == 0) {{\n{_post_map(kernel, a, '_row')}  }}\n}}\n"
     )
 

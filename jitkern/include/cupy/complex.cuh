@@ -6,9 +6,10 @@
 // the same layout (two T, aligned to 2 * sizeof(T)) and the same functions (abs, arg,
 // conj, exp, log, sqrt, pow, sin, ...): see docs/complex.md.
 //
-// thrust::complex is an alias of the global complex. A kernel that also includes
-// Thrust's own <thrust/complex.h> gets two definitions of thrust::complex: include
-// only one of them.
+// thrust::complex is an alias of the global complex, and every function of complex numbers
+// is a thrust:: name too (thrust::polar, thrust::conj, ...), as in CuPy, whose complex is
+// Thrust's. A kernel that also includes Thrust's own <thrust/complex.h> gets two
+// definitions of thrust::complex: include only one of them.
 
 #ifndef JITKERN_CUPY_COMPLEX_CUH
 #define JITKERN_CUPY_COMPLEX_CUH
@@ -17,7 +18,7 @@
 
 #ifndef JITKERN_NO_THRUST_COMPLEX_ALIAS
 namespace thrust {
-using ::complex;
+JITKERN_CX_NAMES
 }  // namespace thrust
 #endif
 

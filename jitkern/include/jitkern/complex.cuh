@@ -1,6 +1,6 @@
 // jitkern/complex.cuh: complex<float> and complex<double> for CUDA kernels.
 //
-// A light header written for NVRTC: it includes nothing (no <cmath>, no
+// A light header written for NVRTC: it includes only jitkern/traits.cuh (no <cmath>, no
 // <cuda/std/complex>, no cuda_fp16.h) and relies only on the math functions
 // NVRTC declares by itself, so it adds a few milliseconds to a compile instead
 // of the ~2 s that <cuda/std/complex> costs.
@@ -25,45 +25,18 @@
 #ifndef JITKERN_COMPLEX_CUH
 #define JITKERN_COMPLEX_CUH
 
+#include <jitkern/traits.cuh>
+
 #define JITKERN_CX_FN __host__ __device__ __forceinline__
 #define JITKERN_CX_BIG __host__ __device__ inline
 
 namespace jitkern {
 namespace cx_detail {
 
-// ---- tiny traits (no <type_traits>) ---------------------------------------
+// ---- tiny traits (no <type_traits>): jitkern/traits.cuh ---------------------
 
-template <bool B, typename T = void>
-struct enable_if {};
-template <typename T>
-struct enable_if<true, T> {
-    typedef T type;
-};
-
-template <typename T>
-struct is_arithmetic {
-    static const bool value = false;
-};
-#define JITKERN_CX_ARITH(T)                \
-    template <>                            \
-    struct is_arithmetic<T> {              \
-        static const bool value = true;    \
-    };
-JITKERN_CX_ARITH(bool)
-JITKERN_CX_ARITH(char)
-JITKERN_CX_ARITH(signed char)
-JITKERN_CX_ARITH(unsigned char)
-JITKERN_CX_ARITH(short)
-JITKERN_CX_ARITH(unsigned short)
-JITKERN_CX_ARITH(int)
-JITKERN_CX_ARITH(unsigned int)
-JITKERN_CX_ARITH(long)
-JITKERN_CX_ARITH(unsigned long)
-JITKERN_CX_ARITH(long long)
-JITKERN_CX_ARITH(unsigned long long)
-JITKERN_CX_ARITH(float)
-JITKERN_CX_ARITH(double)
-#undef JITKERN_CX_ARITH
+using ::jitkern::traits::enable_if;
+using ::jitkern::traits::is_arithmetic;
 
 // The usual arithmetic conversions: complex<float> op double -> complex<double>,
 // complex<float> op int -> complex<float>.
@@ -104,6 +77,8 @@ JITKERN_CX_MATH1(sqrt)
 JITKERN_CX_MATH1(exp)
 JITKERN_CX_MATH1(log)
 JITKERN_CX_MATH1(log1p)
+JITKERN_CX_MATH1(expm1)
+JITKERN_CX_MATH1(rint)
 JITKERN_CX_MATH1(sinh)
 JITKERN_CX_MATH1(cosh)
 JITKERN_CX_MATH1(asinh)
@@ -370,6 +345,29 @@ JITKERN_CX_FN typename jitkern::cx_detail::if_scalar<U, bool>::type operator!=(c
     return !(a == s);
 }
 
+// NumPy's order (CuPy's complex has it too): by the real parts, then the imaginary ones;
+// a NaN part makes every comparison false. A real number compares as x + 0i.
+#define JITKERN_CX_ORDER(OP, STRICT)                                                      \
+    template <typename T, typename U>                                                   \
+    JITKERN_CX_FN bool operator OP(const complex<T>& a, const complex<U>& b) {          \
+        return a.x STRICT b.x || (a.x == b.x && a.y OP b.y);                            \
+    }                                                                                   \
+    template <typename T, typename U>                                                   \
+    JITKERN_CX_FN typename jitkern::cx_detail::if_scalar<U, bool>::type operator OP(    \
+        const complex<T>& a, const U& s) {                                              \
+        return a.x STRICT s || (a.x == s && a.y OP T(0));                               \
+    }                                                                                   \
+    template <typename T, typename U>                                                   \
+    JITKERN_CX_FN typename jitkern::cx_detail::if_scalar<U, bool>::type operator OP(    \
+        const U& s, const complex<T>& a) {                                              \
+        return s STRICT a.x || (s == a.x && T(0) OP a.y);                               \
+    }
+JITKERN_CX_ORDER(<, <)
+JITKERN_CX_ORDER(<=, <)
+JITKERN_CX_ORDER(>, >)
+JITKERN_CX_ORDER(>=, >)
+#undef JITKERN_CX_ORDER
+
 // ---- parts, magnitude, classification ------------------------------------------
 
 template <typename T>
@@ -457,6 +455,57 @@ JITKERN_CX_FN complex<T> log10(const complex<T>& z) {
     const T inv_ln10 = T(0.43429448190325182765112891891660508);
     complex<T> l = log(z);
     return complex<T>(l.x * inv_ln10, l.y * inv_ln10);
+}
+
+// CuPy's complex.cuh adds these five (its ufuncs use them).
+template <typename T>
+JITKERN_CX_FN complex<T> log2(const complex<T>& z) {
+    const T inv_ln2 = T(1.44269504088896340735992468100189214);
+    complex<T> l = log(z);
+    return complex<T>(l.x * inv_ln2, l.y * inv_ln2);
+}
+
+// log(1 + z), keeping the accuracy of a small z: log|1 + z| = log1p(2x + x^2 + y^2) / 2.
+template <typename T>
+JITKERN_CX_BIG complex<T> log1p(const complex<T>& z) {
+    namespace d = jitkern::cx_detail;
+    const T im = d::atan2(z.y, T(1) + z.x);
+    if (d::fabs(z.x) < T(0.5) && d::fabs(z.y) < T(0.5)) {
+        return complex<T>(T(0.5) * d::log1p(z.x * (T(2) + z.x) + z.y * z.y), im);
+    }
+    return complex<T>(d::log(d::hypot(T(1) + z.x, z.y)), im);
+}
+
+// exp(z) - 1, keeping the accuracy of a small z: expm1(x) cos y + (cos y - 1), with
+// cos y - 1 = -2 sin^2(y/2).
+template <typename T>
+JITKERN_CX_BIG complex<T> expm1(const complex<T>& z) {
+    namespace d = jitkern::cx_detail;
+    T s, c, sh, ch;
+    d::sincos(z.y, &s, &c);
+    d::sincos(z.y * T(0.5), &sh, &ch);
+    return complex<T>(d::expm1(z.x) * c - T(2) * sh * sh, d::exp(z.x) * s);
+}
+
+template <typename T>
+JITKERN_CX_FN complex<T> rint(const complex<T>& z) {
+    return complex<T>(jitkern::cx_detail::rint(z.x), jitkern::cx_detail::rint(z.y));
+}
+
+// Of a NaN and a number, the number; otherwise ordered by the real part, then the imaginary.
+template <typename T>
+JITKERN_CX_FN complex<T> min(const complex<T>& a, const complex<T>& b) {
+    if (isnan(a)) return b;
+    if (isnan(b)) return a;
+    const bool a_first = a.x < b.x || (a.x == b.x && a.y < b.y);
+    return a_first ? a : b;
+}
+template <typename T>
+JITKERN_CX_FN complex<T> max(const complex<T>& a, const complex<T>& b) {
+    if (isnan(a)) return b;
+    if (isnan(b)) return a;
+    const bool a_first = a.x > b.x || (a.x == b.x && a.y >= b.y);
+    return a_first ? a : b;
 }
 
 template <typename T>
@@ -661,37 +710,47 @@ JITKERN_CX_FN complex<T> atan(const complex<T>& z) {
 #undef JITKERN_CX_PROMOTED
 #undef JITKERN_CX_SCALAR_RESULT
 
-// jitkern::complex and qualified calls such as jitkern::exp(z).
+// Every name of complex numbers, for a namespace to take in: jitkern::complex and
+// qualified calls such as jitkern::exp(z); cupy/complex.cuh's thrust:: names.
+#define JITKERN_CX_NAMES \
+    using ::complex; \
+    using ::real; \
+    using ::imag; \
+    using ::abs; \
+    using ::arg; \
+    using ::norm; \
+    using ::conj; \
+    using ::proj; \
+    using ::polar; \
+    using ::exp; \
+    using ::log; \
+    using ::log10; \
+    using ::log2; \
+    using ::log1p; \
+    using ::expm1; \
+    using ::rint; \
+    using ::min; \
+    using ::max; \
+    using ::sqrt; \
+    using ::pow; \
+    using ::sin; \
+    using ::cos; \
+    using ::tan; \
+    using ::sinh; \
+    using ::cosh; \
+    using ::tanh; \
+    using ::asin; \
+    using ::acos; \
+    using ::atan; \
+    using ::asinh; \
+    using ::acosh; \
+    using ::atanh; \
+    using ::isnan; \
+    using ::isinf; \
+    using ::isfinite;
+
 namespace jitkern {
-using ::complex;
-using ::real;
-using ::imag;
-using ::abs;
-using ::arg;
-using ::norm;
-using ::conj;
-using ::proj;
-using ::polar;
-using ::exp;
-using ::log;
-using ::log10;
-using ::sqrt;
-using ::pow;
-using ::sin;
-using ::cos;
-using ::tan;
-using ::sinh;
-using ::cosh;
-using ::tanh;
-using ::asin;
-using ::acos;
-using ::atan;
-using ::asinh;
-using ::acosh;
-using ::atanh;
-using ::isnan;
-using ::isinf;
-using ::isfinite;
+JITKERN_CX_NAMES
 }  // namespace jitkern
 
 #endif  // JITKERN_COMPLEX_CUH

@@ -23,8 +23,10 @@ import numpy
 from ...arrays import asarray, describe
 from ...config import settings
 from ...errors import JitkernTypeError
-from ..base import KernelPartial
-from . import emit as _fuse_emit, jit as _fuse_jit, ops as _fuse_ops, trace as _fuse_trace
+from ..base import KernelPartial, function_from_bytes, main_function_bytes
+from . import alias as _fuse_alias, dispatch as _fuse_dispatch, jit as _fuse_jit
+from . import ops as _fuse_ops, trace as _fuse_trace, views as _fuse_views
+from .graph import ReadsWrittenMemory
 from .trace import FuseAttributeError, FuseTraceError, Var
 
 #: Modules a fused function may be written against and that fuse reads as NumPy's
@@ -46,16 +48,17 @@ def _is_array_module(value) -> bool:
 
 
 def _numpy_function(fn):
-    """``fn`` with the ``cupy`` modules its globals name bound to NumPy (``fn`` when none);
-    module-level helpers of the same module are rebound too, so ``cupy.exp`` in a helper
-    reads as ``numpy.exp``."""
+    """``fn`` with the ``cupy`` modules its globals name bound to NumPy's namespace
+    (``dispatch.CUPY_AS_NUMPY``: with ``get_array_module``), ``fn`` when none; module-level
+    helpers of the same module are rebound too, so ``cupy.exp`` in a helper reads as
+    ``numpy.exp``."""
     env = getattr(fn, "__globals__", None)  # None: a ufunc or another callable object
     if env is None or not any(_is_array_module(v) for v in env.values()):
         return fn
     new_env = dict(env)
     for name, value in env.items():
         if _is_array_module(value):
-            new_env[name] = numpy
+            new_env[name] = _fuse_dispatch.CUPY_AS_NUMPY
         elif isinstance(value, pytypes.FunctionType) and value.__globals__ is env:
             new_env[name] = _clone(value, new_env)
     return _clone(fn, new_env)
@@ -80,7 +83,7 @@ def _signature_key(a):
 
 
 def _shapes(args) -> tuple:
-    return tuple(None if _signature_key(a) is type(a) else _fuse_trace.array_shape(a)
+    return tuple(None if _signature_key(a) is type(a) else _fuse_views.array_shape(a)
                  for a in args)
 
 
@@ -150,41 +153,77 @@ class Fused(KernelPartial):
         plan = self._plans.get(key)
         if plan is None or plan.shape_dependent:
             plan = self._plan(args, kwargs, key)
-        return plan.run(args)
+        guard = plan.guard  # None: it writes no argument, nothing can alias what it writes
+        if guard is None:
+            return plan.run(args)
+        shared = guard(args)
+        if not shared:
+            return plan.run(args)
+        return _fuse_alias.in_memory_order(
+            plan, args, lambda: self._memory_order(args, kwargs, key), _run_on_device, shared)
 
     # -- what a call runs ----------------------------------------------------------
     def _plan(self, args, kwargs, key):
         """The plan for ``key``; a function that read ``x.shape`` has one per set of shapes."""
+        return self._cached(key, args, lambda: self._new_plan(args, kwargs))
+
+    def _memory_order(self, args, kwargs, key):
+        """The plan in memory order for ``key``, traced the first time a call needs it (its
+        arguments share memory that it writes: kernels/fuse/alias.py)."""
+        return self._cached((key, "memory order"), args,
+                            lambda: self._new_plan(args, kwargs, sequential=True))
+
+    def _cached(self, key, args, make):
         plan = self._plans.get(key)
         if plan is not None and plan.shape_dependent:
             key = (key, _shapes(args))
             plan = self._plans.get(key)
         if plan is None:
-            graph = self._trace(args, kwargs)
-            try:
-                plan = _fuse_emit.Plan(graph, self.kernel_name)
-            except FuseTraceError as exc:
-                raise exc.with_traceback(None) from None
-            if graph.shape_dependent:
+            plan = make()
+            if plan.shape_dependent:
                 self._plans.setdefault(key, plan)
                 key = (key, _shapes(args))
             self._plans[key] = plan
         return plan
 
-    def _trace(self, args, kwargs):
-        return _fuse_trace.trace(_numpy_function(self._fn), args, kwargs)
+    def _new_plan(self, args, kwargs, sequential=False):
+        try:
+            try:
+                return _fuse_alias.plan_for(self._trace(args, kwargs, sequential),
+                                            self.kernel_name)
+            except ReadsWrittenMemory:  # reads what it wrote, where one kernel cannot
+                return _fuse_alias.plan_for(self._trace(args, kwargs, sequential=True),
+                                            self.kernel_name)
+        except FuseTraceError as exc:
+            raise exc.with_traceback(None) from None
+
+    def _trace(self, args, kwargs, sequential=False):
+        return _fuse_trace.trace(_numpy_function(self._fn), args, kwargs, _fuse_dispatch,
+                                 sequential)
 
     def _key(self, args, kwargs):
         key = tuple(_signature_key(a) for a in args)
         return key + ((_kwargs_key(kwargs),) if kwargs else ())
 
+    def _plan_for_call(self, args, kwargs):
+        """The plan a call with ``args`` runs: in memory order where they share memory
+        that the function writes (NumPy arrays stand for device arrays, sharing included)."""
+        key = self._key(args, kwargs)
+        plan = self._plan(args, kwargs, key)
+        if plan.guard is not None and plan.guard(args):
+            return plan if isinstance(plan, _fuse_alias.SequentialPlan) else \
+                self._memory_order(args, kwargs, key)
+        return plan
+
     def graph_for(self, *args, **kwargs):
-        """The recorded operations for arguments like ``args`` (NumPy arrays allowed)."""
-        return self._plan(args, kwargs, self._key(args, kwargs)).graph
+        """The recorded operations for arguments like ``args`` (NumPy arrays allowed): a
+        ``Graph``, or a ``SequentialGraph`` (memory order) where the arguments share memory
+        the function writes."""
+        return self._plan_for_call(args, kwargs).graph
 
     def kernels_for(self, *args, **kwargs) -> tuple:
         """Every kernel a call with such arguments runs, in order."""
-        return self._plan(args, kwargs, self._key(args, kwargs)).kernels
+        return self._plan_for_call(args, kwargs).kernels
 
     def kernel_for(self, *args, **kwargs):
         """The (first) ElementwiseKernel or ReductionKernel run for arguments like ``args``."""
@@ -193,8 +232,7 @@ class Fused(KernelPartial):
     def inspect(self, *args, arch=None, **kwargs):
         """Source, CUBIN and resource use of the (first) kernel for ``args``; NumPy arrays
         stand for device arrays, and with ``arch`` no GPU is needed."""
-        plan = self._plan(args, kwargs, self._key(args, kwargs))
-        return plan.inspect(args, arch)
+        return self._plan_for_call(args, kwargs).inspect(args, arch)
 
     @property
     def simulate(self) -> _Simulate:
@@ -219,12 +257,15 @@ class Fused(KernelPartial):
 
     # -- pickling: by reference to the decorated function ----------------------------
     def __reduce__(self):
-        module = sys.modules.get(getattr(self, "__module__", None) or "")
-        found = module
+        module_name = getattr(self, "__module__", None) or ""
+        found = sys.modules.get(module_name)
         for part in getattr(self, "__qualname__", "").split("."):
             found = getattr(found, part, None)
         if found is self:
-            return self.__qualname__  # a module-level name: pickled as a reference
+            blob = main_function_bytes(module_name, self._fn)  # a script's: by value
+            if blob is None:
+                return self.__qualname__  # a module-level name: pickled as a reference
+            return (_rebuild_from_bytes, (blob, self.kernel_name))
         return (_rebuild, (self._fn, self.kernel_name))
 
     def __repr__(self) -> str:
@@ -252,12 +293,14 @@ class _Simulate:
     def __call__(self, *args, **kwargs):
         """Run the fused function's kernels on the CPU. Writes into argument arrays are
         copied back; results are NumPy arrays, or jitkern arrays when an argument was one."""
-        host = tuple(a.get() if _on_device(a) else a for a in args)
+        fused = self._fused
+        host, write_back = _fuse_alias.host_arguments(args, fused.__name__)
+        key = fused._key(host, kwargs)
         plan = self._plan(host, kwargs)
-        result = plan.run_with(host, _fuse_jit.runners(plan), numpy.empty)
-        for original, copy in zip(args, host):
-            if copy is not original:
-                original.set(copy)
+        result = _fuse_alias.execute(
+            plan, host, lambda: fused._memory_order(host, kwargs, key), _run_simulated)
+        for write in write_back:
+            write()
         if not any(_on_device(a) for a in args):
             return result
         if isinstance(result, tuple):
@@ -268,18 +311,30 @@ class _Simulate:
         """The JIT kernels (Python source, one per stage) a simulated call with arguments
         like ``args`` runs."""
         host = tuple(a.get() if _on_device(a) else a for a in args)
-        return _fuse_jit.source(self._plan(host, kwargs))
+        plan = self._fused._plan_for_call(host, kwargs)
+        return "\n\n".join(_fuse_jit.source(p) for p in getattr(plan, "plans", [plan]))
 
     def __repr__(self) -> str:
         return f"<simulate of {self._fused!r}>"
 
 
-def _on_device(a) -> bool:
-    return hasattr(a, "get") and hasattr(a, "set") and hasattr(a, "__cuda_array_interface__")
+_on_device = _fuse_alias.on_device
+
+
+def _run_on_device(plan, args):
+    return plan.run(args)
+
+
+def _run_simulated(plan, args):
+    return plan.run_with(args, _fuse_jit.runners(plan), numpy.empty)
 
 
 def _rebuild(fn, kernel_name):
     return Fused(fn, kernel_name)
+
+
+def _rebuild_from_bytes(blob, kernel_name):
+    return Fused(function_from_bytes(blob), kernel_name)
 
 
 def fuse(*args, kernel_name=None):

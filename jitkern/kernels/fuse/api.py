@@ -11,14 +11,15 @@ from __future__ import annotations
 import numpy
 
 from . import ops as _fuse_ops
+from . import routines as _fuse_routines
 from .trace import Var
 from . import Fused
 
 _HOST = (numpy.ndarray, numpy.generic, bool, int, float, complex, type(None))
 
 #: The extra function names (besides the ufuncs) fuse records.
-FUNCTIONS = ("where", "clip", "copyto", "real", "imag", "round", "around", "abs", "mean",
-             *_fuse_ops.REDUCTIONS)  # fmt: skip
+FUNCTIONS = ("where", "clip", "copyto", "real", "imag", "abs", "mean", *_fuse_ops.REDUCTIONS,
+             *_fuse_routines.ROUTINES)  # fmt: skip
 
 
 class Routine:

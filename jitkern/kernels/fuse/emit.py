@@ -26,12 +26,14 @@ from ...arrays import describe
 from ...arrays.core import allocate_like, stream_of
 from ...compiler.program import PRELUDE
 from . import ops
+from .graph import ReadsWrittenMemory, _thaw
 from .trace import FuseTraceError, Graph, Input, Node
 from ..elementwise import ElementwiseKernel
 from ..reduction import ReductionKernel
 
 REDUCED = "reduced"  # (REDUCED, node): a kernel input that is an earlier stage's result
 COUNT = "count"  # (COUNT, node): how many elements that stage reduced per output
+VIEW = "view"  # (VIEW, node): an earlier stage's result, indexed (node.attrs[0]: the keys)
 
 
 class NodeWalker:
@@ -145,7 +147,7 @@ def _reachable(roots, stop=()) -> list:
         if not isinstance(node, Node) or id(node) in seen:
             return
         seen.add(id(node))
-        if node not in stop:
+        if node not in stop and node.op != "view":  # a view reads a result: an input
             for a in node.args:
                 visit(a)
         out.append(node)
@@ -176,19 +178,34 @@ class Stage:
 
     def inputs(self, args, results=None) -> list:
         """The kernel's input values: argument views, and earlier stages' ``results``."""
-        return [s.value(args) if isinstance(s, Input) else results[s[1]] for s in self.sources]
+        return [s.value(args) if isinstance(s, Input) else _result(s, results)
+                for s in self.sources]
+
+
+def _result(source, results):
+    kind, node = source
+    if kind != VIEW:
+        return results[node]
+    value = results[node.args[0]]
+    for key in node.attrs[0]:
+        value = value[_thaw(key)]
+    return value
+
+
+_SOURCE_KINDS = {"reduce": REDUCED, "count": COUNT, "view": VIEW}
+
+#: The nodes a stage reads as kernel inputs: arguments, earlier stages' results (also
+#: indexed: views) and reduction counts.
+INPUT_OPS = ("arg", *_SOURCE_KINDS)
 
 
 def _sources(in_nodes) -> list:
-    return [
-        n.attrs[0] if n.op == "arg" else (REDUCED if n.op == "reduce" else COUNT, n)
-        for n in in_nodes
-    ]
+    return [n.attrs[0] if n.op == "arg" else (_SOURCE_KINDS[n.op], n) for n in in_nodes]
 
 
 def _stage_inputs(nodes) -> list:
-    """The nodes a stage reads as kernel inputs: arguments, reduced values and counts."""
-    return [n for n in nodes if n.op in ("arg", "count", "reduce")]
+    """The nodes a stage reads as kernel inputs."""
+    return [n for n in nodes if n.op in INPUT_OPS]
 
 
 def _params(nodes, sources) -> str:
@@ -276,6 +293,10 @@ def _reduction_stage(name, reduce_node: Node, post: Node | None, earlier=()) -> 
 class Plan:
     """The kernels of one traced signature and how a call runs them."""
 
+    #: The per-call check of a plan that writes arguments (kernels/fuse/alias.py): None
+    #: where nothing the plan writes can share memory with what it reads.
+    guard = None
+
     def __init__(self, graph: Graph, name: str):
         self.graph = graph
         self.tuple_result = graph.tuple_result
@@ -285,7 +306,6 @@ class Plan:
         self.reduces = [n for n in graph.order() if n.op == "reduce"]
         self.reduce = self.reduces[0] if len(self.reduces) == 1 else None
         self.shape_dependent = graph.shape_dependent
-        self._check_ndims()
         if not self.returned and not self.writes:
             pass  # nothing to compute: the function returns None or Python values
         elif not self.reduces:
@@ -294,21 +314,41 @@ class Plan:
             self._plan_reductions(name)
         self.fast = self._fast_runner()
 
-    def _check_ndims(self) -> None:
-        nodes = [n for n in self.returned if n.op != "reduce"]
-        if len({n.ndim for n in nodes}) > 1:
-            raise FuseTraceError(
-                "the returned arrays have different numbers of dimensions; a fused kernel's "
-                "outputs share one shape",
-                "return them from separate fused functions",
-                location=("", 0),
-            )
-
     def _plan_elementwise(self, name) -> None:
-        nodes = _reachable([*self.returned, *(n for _, n in self.writes)])
-        in_nodes = [n for n in nodes if n.op == "arg"]
-        sources = [n.attrs[0] for n in in_nodes]
-        self.stages.append(_elementwise_stage(name, in_nodes, sources, self.returned, self.writes))
+        self._elementwise_stages(name, self.returned, ())
+
+    def _elementwise_stages(self, name, returned, stop) -> None:
+        """The ElementwiseKernels of ``returned`` and the writes: one per set of arrays the
+        outputs are computed from (a kernel's outputs share one shape, NumPy's outputs only
+        where they read the same arrays: ``t[:, None] - t`` is (n, n), ``t[:, None]`` is
+        (n, 1); a write's own target counts), the writes last: the kernels before them
+        read the arguments as they were on entry."""
+        args = dict(zip(self.graph.inputs, self.graph.arg_nodes))
+
+        def reads(nodes, target=None):
+            leaves = _stage_inputs(_reachable(nodes, stop=stop))
+            ids = {id(n) for n in leaves if n.ndim}
+            if target in args:
+                ids.add(id(args[target]))
+            return frozenset(ids)
+
+        groups: dict = {}
+        for node in returned:
+            groups.setdefault(reads([node]), ([], []))[0].append(node)
+        writing: dict = {}
+        for target, node in self.writes:
+            key = reads([node], target)
+            (groups if key in groups else writing).setdefault(key, ([], []))[1].append(
+                (target, node))
+        table = {**groups, **writing}
+        order = sorted(table, key=lambda k: bool(table[k][1]))  # (stable: readers first)
+        _check_write_order([table[k] for k in order if table[k][1]])
+        for k, key in enumerate(order):
+            nodes, writes = table[key]
+            in_nodes = _stage_inputs(_reachable([*nodes, *(n for _, n in writes)], stop=stop))
+            label = f"{name}_{k}" if k else name
+            self.stages.append(
+                _elementwise_stage(label, in_nodes, _sources(in_nodes), nodes, writes))
 
     def _plan_reductions(self, name) -> None:
         """One ReductionKernel per reduction, in order; the last one also computes a lone
@@ -323,12 +363,8 @@ class Plan:
         if post is not None:
             return
         rest = [n for n in self.returned if n.op != "reduce"]
-        if not rest and not self.writes:
-            return
-        nodes = _reachable([*rest, *(n for _, n in self.writes)], stop=tuple(self.reduces))
-        in_nodes = _stage_inputs(nodes)
-        self.stages.append(
-            _elementwise_stage(f"{name}_post", in_nodes, _sources(in_nodes), rest, self.writes))
+        if rest or self.writes:
+            self._elementwise_stages(f"{name}_post", rest, tuple(self.reduces))
 
     def _lone_post(self, last: Node):
         """The returned value computed from ``last`` alone (its post_map), or None."""
@@ -336,8 +372,7 @@ class Plan:
             return None
         post = self.returned[0]
         nodes = _reachable([post], stop=tuple(self.reduces))
-        if last not in nodes or any(n.op in ("arg", "count", "reduce") and n is not last
-                                    for n in nodes):
+        if last not in nodes or any(n.op in INPUT_OPS and n is not last for n in nodes):
             return None
         return None if post is last else post
 
@@ -347,15 +382,18 @@ class Plan:
 
     # -- running ---------------------------------------------------------------
     def _fast_runner(self):
-        """The call for the common plan (one kernel reading whole arguments, no writes), or
-        None: no dict of results, no views, no Input objects on the way."""
+        """The call for the common plans (one kernel reading whole arguments, returning
+        arrays or writing whole arguments), or None: no dict of results, no views, no Input
+        objects on the way."""
         if not self.stages:
             return lambda args: self._result(args, {})
-        if len(self.stages) != 1 or self.writes:
+        if len(self.stages) != 1:
             return None
         stage = self.stages[0]
         if not all(isinstance(s, Input) and not s.keys for s in stage.sources):
             return None
+        if self.writes:
+            return self._fast_writer(stage)
         if not all(isinstance(o, Node) for o in self.graph.outputs):
             return None
         positions = tuple(s.position for s in stage.sources)
@@ -367,6 +405,23 @@ class Plan:
         if as_tuple:
             return lambda args: kernel(*[args[p] for p in positions])
         return lambda args: kernel(*[args[p] for p in positions])[0]
+
+    def _fast_writer(self, stage):
+        """``x += y``-like plans: one elementwise kernel writing whole arguments and
+        returning no array; it is called with its inputs and then the written arguments."""
+        if stage.n_returned or any(w.keys for w in stage.writes):
+            return None
+        if any(isinstance(o, Node) for o in self.graph.outputs):
+            return None
+        positions = tuple(s.position for s in stage.sources)
+        targets = tuple(w.position for w in stage.writes)
+        kernel, result = stage.kernel, self._result
+
+        def run(args):
+            kernel(*[args[p] for p in positions], *[args[q] for q in targets])
+            return result(args, {})
+
+        return run
 
     def run(self, args):
         fast = self.fast
@@ -402,7 +457,7 @@ class Plan:
         return kernel(*values, *outs, *targets)[: stage.n_returned]
 
     def _stage_returned(self, stage):
-        return [n for n in self.returned if n.op != "reduce"][: stage.n_returned]
+        return list(stage.outputs[: stage.n_returned])
 
     def _result(self, args, results):
         items = []
@@ -423,6 +478,20 @@ class Plan:
             targets = [inp.value(args) for inp in stage.writes]
             return stage.kernel.inspect(*values, *outs, *targets, arch=arch)
         return stage.kernel.inspect(*values, arch=arch, **stage.options)
+
+
+def _check_write_order(groups) -> None:
+    """Kernels that write arguments each read them as they were on entry: where one reads
+    what another writes, only memory order says what NumPy computes (kernels/fuse/alias.py
+    traces the function again)."""
+    if len(groups) < 2:
+        return
+    for k, (nodes, writes) in enumerate(groups):
+        read = {n.attrs[0] for n in _reachable([*nodes, *(n for _, n in writes)])
+                if n.op == "arg"}
+        if any(target in read for j, (_, other) in enumerate(groups) if j != k
+               for target, _ in other):
+            raise ReadsWrittenMemory
 
 
 def _results_like(args):

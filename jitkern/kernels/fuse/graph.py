@@ -45,6 +45,12 @@ class FuseAttributeError(JitkernAttributeError):
     """An array attribute or method fuse does not record."""
 
 
+class ReadsWrittenMemory(Exception):
+    """Internal, never seen by users: the function reads an argument through a view after
+    writing it, which one kernel cannot express; fuse traces it again in memory order
+    (:class:`SequentialGraph`)."""
+
+
 def user_location():
     """(file, line) of the innermost frame outside jitkern and NumPy: the user's code."""
     frame = sys._getframe(1)
@@ -62,7 +68,7 @@ def user_location():
 
 @dataclasses.dataclass(eq=False)
 class Node:
-    op: str  # 'arg' 'const' 'ufunc' 'cast' 'where' 'reduce' 'real' 'imag'
+    op: str  # 'arg' 'const' 'ufunc' 'cast' 'where' 'reduce' 'count' 'view' 'real' 'imag'
     args: tuple
     dtype: numpy.dtype
     ndim: int
@@ -83,10 +89,20 @@ class Input:
     scalar: bool
 
     def value(self, args):
+        """This view of the argument: a view even where every index is an int (NumPy
+        would give a copy of the element, and a kernel must read and write the memory)."""
         v = args[self.position]
         for key in self.keys:
-            v = v[_thaw(key)]
+            v = v[as_view(_thaw(key))]
         return v
+
+
+def as_view(key):
+    """``key`` such that indexing gives a view even where every index is an int."""
+    items = key if isinstance(key, tuple) else (key,)
+    if any(k is Ellipsis for k in items):
+        return key
+    return (*items, Ellipsis)
 
 
 def _freeze(key):
@@ -144,3 +160,36 @@ class Graph:
         for node in [*self.outputs, *self.writes.values()]:
             visit(node)
         return out
+
+
+@dataclasses.dataclass
+class SequentialGraph:
+    """A trace in memory order, NumPy's own: each write into an argument (or a view of
+    one) is a step, run after the ones before it, and each read of argument memory is the
+    memory after so many writes. Reads and write targets are *slots*: ``Input``s whose
+    position counts on after the arguments, filled per call with the live view or, where a
+    later write changes that memory first, a copy taken in time (kernels/fuse/alias.py)."""
+
+    nargs: int
+    reads: dict  # slot Input -> (the argument view Input, how many writes came before)
+    targets: dict  # slot Input -> the argument view Input it writes
+    steps: list  # (target slot Input, node), in the order the function wrote them
+    outputs: tuple  # returned nodes (or plain Python values), read after every write
+    tuple_result: bool
+    shape_dependent: bool = False
+
+    def describe(self) -> str:
+        """The steps and the result, one block each (for tests and docs)."""
+        parts = []
+        for k, (slot, node) in enumerate(self.steps):
+            view = self.targets[slot]
+            parts.append(f"step {k}: write argument {view.position} {view.keys or ''}\n"
+                         + _describe([node]))
+        returned = [o for o in self.outputs if isinstance(o, Node)]
+        parts.append("result:\n" + _describe(returned))
+        return "\n".join(parts)
+
+
+def _describe(roots) -> str:
+    graph = Graph([], [], tuple(roots), False, {})
+    return graph.describe()

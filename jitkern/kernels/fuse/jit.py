@@ -30,6 +30,7 @@ import math
 import numpy
 
 from ... import jit
+from ...compiler.strings.layout import broadcast_shape
 from ...errors import JitkernValueError
 from . import ops
 from .emit import NodeWalker
@@ -239,7 +240,7 @@ class SimElementwise:
     ``(*inputs)`` or ``(*inputs, *outputs)``; returns the outputs."""
 
     def __init__(self, stage, name: str):
-        self.stage = stage
+        self.stage, self.name = stage, name
         self.source = elementwise_source(stage, name)
         self.kernel = define(self.source, name)
 
@@ -247,7 +248,8 @@ class SimElementwise:
         stage = self.stage
         nin = len(stage.in_nodes)
         inputs, given = values[:nin], values[nin:]
-        shape = numpy.broadcast_shapes(*[v.shape for v in values if _is_array(v)])
+        # the GPU kernel's rule and error (its ElementwiseKernel/ReductionKernel broadcasts)
+        shape = broadcast_shape([v.shape for v in values if _is_array(v)], self.name)
         size = math.prod(shape)
         outs = list(given) or [numpy.empty(shape, n.dtype) for n in stage.outputs]
         flat = [numpy.empty(size, n.dtype) for n in stage.outputs]
@@ -265,14 +267,15 @@ class SimReduction:
     ``(*inputs, axis=..., keepdims=...)``; returns the reduced array."""
 
     def __init__(self, stage, name: str):
-        self.stage = stage
+        self.stage, self.name = stage, name
         self.source = reduction_source(stage, name)
         self.kernel = define(self.source, name)
 
     def __call__(self, *values, axis, keepdims):
         stage = self.stage
         rname = stage.reduce.attrs[0]
-        shape = numpy.broadcast_shapes(*[v.shape for v in values if _is_array(v)])
+        # the GPU kernel's rule and error (its ElementwiseKernel/ReductionKernel broadcasts)
+        shape = broadcast_shape([v.shape for v in values if _is_array(v)], self.name)
         kept = [d for d in range(len(shape)) if d not in axis]
         n_out = math.prod(shape[d] for d in kept)
         n_red = math.prod(shape[d] for d in axis)

@@ -17,7 +17,7 @@ import warnings
 import numpy
 
 from ...compiler.builtins.ufuncs import COMPLEX_HELPERS, HELPERS, UFUNC_ROWS, Ufunc
-from ...compiler.strings.params import CTYPES
+from ...compiler.strings.params import CTYPES, ctype_of
 
 
 #: NumPy's ufuncs as the JIT's ufunc builtins have them (one table for both; its rows'
@@ -83,8 +83,9 @@ def reduced_dtype(name: str, dtype: numpy.dtype, requested) -> numpy.dtype:
 
 
 def ctype(dtype: numpy.dtype) -> str:
-    """The C++ type a value of ``dtype`` is stored in."""
-    return CTYPES[numpy.dtype(dtype)]
+    """The C++ type a value of ``dtype`` is stored in: the string kernels' spelling (the
+    fused kernels are ElementwiseKernel/ReductionKernel; float16 is CuPy's class)."""
+    return ctype_of(numpy.dtype(dtype))
 
 
 def compute_ctype(dtype: numpy.dtype) -> str:

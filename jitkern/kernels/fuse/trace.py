@@ -15,13 +15,19 @@ argument arrays (``x += y``, ``x[...] = y``, ``out=x``).
 
 from __future__ import annotations
 
-import sys
-
 import numpy
 
-from ...arrays import describe
 from . import ops
-from .graph import FuseAttributeError, FuseIndexError, FuseTraceError, Graph, Input, Node, _freeze
+from . import routines as _routines
+from .graph import (
+    FuseAttributeError, FuseIndexError, FuseTraceError, Graph, Input, Node, ReadsWrittenMemory,
+    SequentialGraph, _freeze, _thaw,
+)
+from .promotion import SUPPORTED_DTYPES, can_store, resolve_loop, type_text, weak_value
+from .views import (
+    MATERIALIZED, array_shape, array_signature, check_key, expands_only, gives_scalar,
+    indexed_shape, reindex, view_node,
+)
 from ..reduction import normalize_axis
 
 _PY_SCALARS = (bool, int, float, complex)
@@ -32,11 +38,28 @@ _PY_SCALARS = (bool, int, float, complex)
 
 
 class Trace:
-    def __init__(self):
+    """What one traced call recorded, and the argument memory as the function sees it.
+
+    By default values flow from each write to the reads after it, so the whole function is
+    one kernel (a :class:`Graph`); that is NumPy's result while the arguments share no
+    memory, which kernels/fuse/alias.py checks per call. ``sequential``: in memory order
+    (a :class:`SequentialGraph`), for calls whose arguments do share memory: every write
+    is a step, and every read of an argument is a read of its memory after the writes
+    before it."""
+
+    def __init__(self, dispatch, sequential: bool = False, nargs: int = 0):
+        self.dispatch = dispatch  # NumPy's functions and CuPy's routines: what they record
         self.inputs: dict = {}  # Input -> arg node
-        self.writes: dict = {}
+        self.writes: dict = {}  # Input (the written view) -> node (value flow only)
         self.shapes: dict = {}  # Input -> the shape of this call's argument (view)
         self.shape_read = False  # the function read a .shape/.size: plans are per shape
+        self.memory: list = []  # Vars over argument memory: they see each write
+        self.sequential, self.nargs = sequential, nargs
+        self.reads: dict = {}  # sequential: slot Input -> (view Input, writes before it)
+        self.targets: dict = {}  # sequential: slot Input -> the view Input it writes
+        self.steps: list = []  # sequential: (target slot, node), in order
+        self._slots: dict = {}
+        self._held: dict = {}  # value flow: view Input -> what reading it gives after a write
 
     def argument(self, position: int, value):
         if value is None:
@@ -50,8 +73,7 @@ class Trace:
         dtype, ndim = array_signature(value)
         inp = Input(position, (), False)
         self.shapes[inp] = array_shape(value)
-        node = self._arg(inp, dtype, ndim, False)
-        return Var(self, node, inp)
+        return self._memory_var(inp, numpy.dtype(dtype), ndim)
 
     def _arg(self, inp: Input, dtype, ndim, weak) -> Node:
         node = self.inputs.get(inp)
@@ -59,50 +81,158 @@ class Trace:
             node = self.inputs[inp] = Node("arg", (), numpy.dtype(dtype), ndim, weak, (inp,))
         return node
 
+    # -- argument memory ---------------------------------------------------------
+    def _memory_var(self, view: Input, dtype, ndim, keep: bool = True) -> Var:
+        var = Var(self, self.current(view, dtype, ndim), view)
+        if keep:
+            self.memory.append(var)
+        return var
+
+    def current(self, view: Input, dtype, ndim) -> Node:
+        """What reading ``view`` gives now: its memory after the writes so far
+        (sequential), else the value last written to it or the argument itself."""
+        if self.sequential:
+            return self._arg(self._slot("read", view, len(self.steps)), dtype, ndim, False)
+        held = self._held.get(view)
+        return self._arg(view, dtype, ndim, False) if held is None else held
+
+    def _slot(self, kind: str, view: Input, epoch: int = 0) -> Input:
+        """The operand slot (an Input past the arguments) of a read or a write target."""
+        key = (kind, view, epoch)
+        slot = self._slots.get(key)
+        if slot is None:
+            slot = self._slots[key] = Input(self.nargs + len(self._slots), (), False)
+            self.shapes[slot] = self.shapes[view]
+            if kind == "read":
+                self.reads[slot] = (view, epoch)
+            else:
+                self.targets[slot] = view
+        return slot
+
+    def write(self, var: Var, node: Node) -> None:
+        """``node`` (in the target's dtype) stored into the argument memory ``var`` views."""
+        view = var._target
+        if not self.sequential:
+            self.writes[view] = node
+            held = self._held[view] = carried(node, self.inputs[view])
+            for v in self.memory:
+                if v._target == view:
+                    v._node = held
+            var._node = held
+            return
+        if node.op == "arg" and self.reads.get(node.attrs[0]) == (view, len(self.steps)):
+            return  # its own memory, unchanged (x[1:] = x[1:])
+        self.steps.append((self._slot("target", view), node))
+        for v in self.memory:
+            v._node = self.current(v._target, v._node.dtype, v._node.ndim)
+
+    def is_memory(self, var: Var) -> bool:
+        """Whether ``var`` reads argument memory (not a value computed from it)."""
+        if var._target is None:
+            return False
+        return self.sequential or self.writes.get(var._target) is None
+
+    # -- indexing ------------------------------------------------------------------
     def view(self, var: Var, key, write: bool = False) -> Var:
-        if not write:
-            var._check_readable()
+        """``var[key]``: a view of argument memory, or a computed value indexed."""
+        check_key(key)
         target = var._target
-        if target is None or var._node.op != "arg" or var._node.attrs[0] != target:
+        if not self.is_memory(var):
+            if not write:
+                return self._computed_view(var, key)
+            if target is not None:
+                raise ReadsWrittenMemory  # part of a written argument: in memory order
             raise FuseTraceError(
-                "fuse indexes only the function's array arguments, before computing with them",
-                "index an argument (x[0], x[:, None], x[1:]), or pass the indexed array",
-            )
-        _check_key(key)
-        try:
-            shape = _dummy(self.shapes[target])[key].shape
-        except IndexError as exc:
-            raise FuseIndexError(f"index {key!r} of an array of shape {self.shapes[target]}: "
-                                 f"{exc}") from None
+                "a value computed in the function can only be written whole",
+                "write y[...] = ..., or write into an argument (or a view of one)")
+        shape = indexed_shape(self.shapes[target], key)
         inp = Input(target.position, target.keys + (_freeze(key),), False)
         self.shapes[inp] = shape
-        node = self._arg(inp, var._node.dtype, len(shape), False)
-        return Var(self, node, inp)
+        dtype = var._node.dtype
+        if not write and gives_scalar(key, len(self.shapes[target])):
+            return Var(self, self.current(inp, dtype, 0))  # NumPy: a scalar, a copy
+        return self._memory_var(inp, dtype, len(shape), keep=not write)
 
-    def shape_of(self, node: Node) -> tuple:
-        """The shape ``node`` has in this call (NumPy's broadcasting and reductions)."""
+    def _computed_view(self, var: Var, key) -> Var:
+        """``value[key]`` of a value computed in the function (or an argument after a
+        write): its operations read through views of their operands; a reduction's result,
+        an array by the next kernel, read through a view. Keys other than ``None``, ``:``
+        and ``...`` depend on this call's shapes: the plan is then per shape."""
+        node = var._node
+        if node.op in MATERIALIZED and node.ndim:
+            return Var(self, view_node(node, (key,), self.shape_of(node, record=False)))
+        if expands_only(key):
+            return Var(self, reindex(node, key, self._leaf_view))
         self.shape_read = True
+        shape_of = lambda n: self.shape_of(n, record=False)  # noqa: E731
+        return Var(self, reindex(node, key, self._leaf_view, shape_of))
+
+    def _leaf_view(self, leaf: Node, keys: tuple) -> Node:
+        inp = leaf.attrs[0]
+        shape = self.shapes.get(inp, (1,) * leaf.ndim)
+        for k in keys:
+            shape = indexed_shape(shape, k)
+        view = Input(inp.position, inp.keys + tuple(_freeze(k) for k in keys), False)
+        self.shapes[view] = shape
+        return self._arg(view, leaf.dtype, len(shape), False)
+
+    def shape_of(self, node: Node, record: bool = True) -> tuple:
+        """The shape ``node`` has in this call (NumPy's broadcasting and reductions)."""
+        if record:
+            self.shape_read = True
         if node.op == "arg":
             return self.shapes.get(node.attrs[0], ())
         if node.op in ("const", "count"):
             return ()
+        if node.op == "view":
+            shape = self.shape_of(node.args[0], record)
+            for k in node.attrs[0]:
+                shape = indexed_shape(shape, _thaw(k))
+            return shape
         if node.op == "reduce":
-            shape = self.shape_of(node.args[0])
+            shape = self.shape_of(node.args[0], record)
             _name, axes, keepdims, _requested = node.attrs
             if keepdims:
                 return tuple(1 if k in axes else n for k, n in enumerate(shape))
             return tuple(n for k, n in enumerate(shape) if k not in axes)
-        return numpy.broadcast_shapes(*[self.shape_of(a) for a in node.args])
+        return numpy.broadcast_shapes(*[self.shape_of(a, record) for a in node.args])
 
-    def graph(self, result) -> Graph:
+    def graph(self, result) -> Graph | SequentialGraph:
         tuple_result = isinstance(result, tuple)
         items = result if tuple_result else (result,)
         outputs = tuple(i._node if isinstance(i, Var) else _returned_value(i) for i in items)
+        if self.sequential:
+            return SequentialGraph(self.nargs, dict(self.reads), dict(self.targets),
+                                   list(self.steps), outputs, tuple_result, self.shape_read)
         inputs = list(self.inputs)
         return Graph(
             inputs, [self.inputs[i] for i in inputs], outputs, tuple_result, dict(self.writes),
             self.shape_read,
         )
+
+
+def carried(value: Node, base: Node) -> Node:
+    """The array ``base`` views after ``value`` was written into it: ``value`` with
+    ``base``'s shape (``x[...] = y`` keeps x's shape where y broadcasts)."""
+    if _reads(value, base):
+        return value
+    true = Node("const", (), numpy.dtype(numpy.bool_), 0, False, (True,))
+    ndim = max(value.ndim, base.ndim)
+    return Node("where", (true, value, base), value.dtype, ndim, False, (), value.reduced)
+
+
+def _reads(node: Node, base: Node) -> bool:
+    """Whether ``node`` reads ``base`` elementwise (then it has at least its shape)."""
+    seen, todo = set(), [node]
+    while todo:
+        n = todo.pop()
+        if n is base:
+            return True
+        if id(n) in seen or n.op in MATERIALIZED:
+            continue
+        seen.add(id(n))
+        todo.extend(a for a in n.args if isinstance(a, Node))
+    return False
 
 
 def _returned_value(value):
@@ -113,48 +243,12 @@ def _returned_value(value):
     )
 
 
-def array_signature(value) -> tuple:
-    """(dtype, ndim) of an array argument of any kind."""
-    dtype, ndim = getattr(value, "dtype", None), getattr(value, "ndim", None)
-    if isinstance(dtype, numpy.dtype) and isinstance(ndim, int):
-        return dtype, ndim
-    info = describe(value)
-    return info.dtype, len(info.shape)
-
-
-def array_shape(value) -> tuple:
-    shape = getattr(value, "shape", None)
-    return tuple(shape) if shape is not None else tuple(describe(value).shape)
-
-
-def _dummy(shape: tuple):
-    """A view of one element with ``shape``: NumPy's indexing rules without the memory."""
-    return numpy.lib.stride_tricks.as_strided(numpy.zeros(1), shape, (0,) * len(shape))
-
-
-def _check_key(key) -> None:
-    items = key if isinstance(key, tuple) else (key,)
-    for k in items:
-        if k is None or k is Ellipsis or isinstance(k, slice):
-            if isinstance(k, slice) and any(isinstance(p, Var) for p in (k.start, k.stop, k.step)):
-                raise FuseTraceError("a slice bound is an array value; use Python numbers")
-            continue
-        if isinstance(k, (int, numpy.integer)) and not isinstance(k, bool):
-            continue
-        raise FuseTraceError(
-            f"index {k!r} is not supported in a fused function",
-            "fuse takes basic indexing of arguments: ints, slices, None, ...; "
-            "boolean and integer-array indexing (x[mask]) are not elementwise",
-        )
-
-
 # ---------------------------------------------------------------------------
 # recording operations
 
 
 def operand(trace: Trace, value) -> Node:
     if isinstance(value, Var):
-        value._check_readable()
         return value._node
     if isinstance(value, numpy.generic):  # strong, as in NumPy 2 (numpy.float64 is a float)
         return Node("const", (), value.dtype, 0, False, (value.item(),))
@@ -170,12 +264,6 @@ def operand(trace: Trace, value) -> Node:
     raise FuseTraceError(
         f"a {type(value).__name__} cannot be an operand of an array operation in a fused function"
     )
-
-
-def _loop_operand(node: Node):
-    if node.weak and node.dtype.kind != "b":
-        return {"i": int, "u": int, "f": float, "c": complex}[node.dtype.kind]
-    return node.dtype
 
 
 def _combine(nodes):
@@ -199,7 +287,7 @@ def call_ufunc(trace: Trace, name: str, inputs, out=None, dtype=None):
     nout = len(row.templates)
     for j in range(nout):
         if row.template(j, loop[0]) is None:
-            types = ", ".join(_type_text(n) for n in nodes)
+            types = ", ".join(type_text(n) for n in nodes)
             raise FuseTraceError(f"numpy.{name}({types}): no {loop[0]} loop in fused kernels")
     ndim, reduced, weak = _combine(nodes)
     results = [
@@ -226,63 +314,30 @@ def _out_tuple(out, nout):
     return outs
 
 
-def resolve_loop(name: str, nodes, dtype=None) -> tuple:
-    """NumPy's loop dtypes (inputs, then outputs) for ``numpy.<name>`` on these operands."""
-    ufunc = getattr(numpy, name)
-    loop_ops = tuple(_loop_operand(n) for n in nodes)
-    signature = None
-    if dtype is not None:
-        signature = (None,) * ufunc.nin + (numpy.dtype(dtype),) * ufunc.nout
-    try:
-        if signature is not None:
-            loop = ufunc.resolve_dtypes(loop_ops + (None,) * ufunc.nout, signature=signature)
-        else:
-            loop = ufunc.resolve_dtypes(loop_ops + (None,) * ufunc.nout)
-    except (TypeError, numpy.exceptions.DTypePromotionError) as exc:
-        types = ", ".join(_type_text(n) for n in nodes)
-        raise FuseTraceError(f"numpy.{name}({types}): {exc}") from None
-    for dt in loop:
-        if dt not in _SUPPORTED_DTYPES:
-            raise FuseTraceError(f"numpy.{name}: dtype {dt} is not supported in kernels")
-    return tuple(loop)
-
-
-_SUPPORTED_DTYPES = frozenset(ops.CTYPES)
-
-
-def _type_text(node: Node) -> str:
-    if node.weak:
-        return f"Python {_loop_operand(node).__name__}"
-    return str(node.dtype)
-
-
-def assign(var: Var, node: Node, what: str) -> None:
-    """Write ``node`` into ``var`` as NumPy's in-place operations do (same_kind casting)."""
+def assign(var: Var, node: Node, what: str, casting: str = "same_kind") -> None:
+    """Write ``node`` into ``var`` as NumPy does: ``same_kind`` casting for in-place
+    operators and ``out=``, ``unsafe`` for ``x[...] = y``. An argument (or a view of one)
+    is written; a value computed in the function just takes the new value."""
     if not isinstance(var, Var):
         raise FuseTraceError(f"{what}: the target must be an array argument of the function")
     target = var._node.dtype
-    if not _can_store(node, target):
+    if not can_store(node, target, casting):
         raise FuseTraceError(
-            f"{what}: cannot cast {_type_text(node)} to {target} (casting='same_kind')",
+            f"{what}: cannot cast {type_text(node)} to {target} (casting={casting!r})",
             f"convert explicitly, e.g. y.astype(numpy.{target})",
         )
-    if node.dtype != target:
+    if node.dtype != target or node.weak:
         node = Node("cast", (node,), target, node.ndim, False, (), node.reduced)
-    var._node = node
-    if var._target is not None:
-        var._trace.writes[var._target] = node
-
-
-def _can_store(node: Node, target: numpy.dtype) -> bool:
-    if node.weak:
-        return "biufc".index(node.dtype.kind) <= "biufc".index(target.kind)
-    return numpy.can_cast(node.dtype, target, "same_kind")
+    if var._target is None:
+        var._node = node
+        return
+    var._trace.write(var, node)
 
 
 def cast_var(var: Var, dtype) -> Var:
     dtype = numpy.dtype(dtype)
     node = var._node
-    if dtype not in _SUPPORTED_DTYPES:
+    if dtype not in SUPPORTED_DTYPES:
         raise FuseTraceError(f"astype: dtype {dtype} is not supported in kernels")
     if node.dtype == dtype and not node.weak:
         return Var(var._trace, node)
@@ -296,21 +351,16 @@ def where(trace: Trace, condition, x=None, y=None):
             "use numpy.where(condition, x, y)",
         )
     nodes = [operand(trace, v) for v in (condition, x, y)]
-    values = [_weak_value(n) for n in nodes[1:]]
+    values = [weak_value(n) for n in nodes[1:]]
     dtype = numpy.result_type(*values)
     ndim, reduced, weak = _combine(nodes)
     weak = nodes[1].weak and nodes[2].weak
     return Var(trace, Node("where", tuple(nodes), dtype, ndim, weak, (), reduced))
 
 
-def _weak_value(node: Node):
-    if node.weak:
-        return {"i": 0, "u": 0, "f": 0.0, "c": 0j}[node.dtype.kind]
-    return node.dtype
-
-
 def clip(trace: Trace, x, a_min=None, a_max=None, out=None, **kwargs):
-    kwargs.pop("min", None), kwargs.pop("max", None)
+    a_min = kwargs.pop("min", None) if a_min is None else a_min  # NumPy 2's keyword names
+    a_max = kwargs.pop("max", None) if a_max is None else a_max
     if kwargs:
         raise FuseTraceError(f"numpy.clip: unsupported keyword(s) {', '.join(kwargs)}")
     value = x
@@ -332,10 +382,7 @@ def copyto(trace: Trace, dst, src, casting="same_kind", where=True):
             "numpy.copyto(..., where=...) is not supported in fused functions",
             "use dst[...] = numpy.where(mask, src, dst)",
         )
-    node = operand(trace, src)
-    if casting == "unsafe" and isinstance(dst, Var) and node.dtype != dst._node.dtype:
-        node = Node("cast", (node,), dst._node.dtype, node.ndim, False, (), node.reduced)
-    assign(dst, node, "numpy.copyto")
+    assign(dst, operand(trace, src), "numpy.copyto", casting)
 
 
 def part(trace: Trace, x, which: str):
@@ -403,8 +450,9 @@ def _binary(name):
     def inplace(self, other):
         if ufunc == "divmod":
             return NotImplemented
-        self._check_readable()
         result = call_ufunc(self._trace, ufunc, (self, other))
+        if self._target is None and self._node.ndim == 0:
+            return result  # a scalar is immutable: x += y rebinds x (NumPy's and CuPy's too)
         assign(self, result._node, f"{_INPLACE_SPELLING.get(name, name)}=")
         return self
 
@@ -463,20 +511,15 @@ def _refused(name):
 class Var:
     """A proxy array (or scalar) in a traced fused function."""
 
-    __slots__ = ("_node", "_stale", "_target", "_trace")
+    __slots__ = ("_node", "_target", "_trace")
     __array_priority__ = 1000
     __hash__ = None
 
     def __init__(self, trace: Trace, node: Node, target: Input | None = None):
         self._trace, self._node, self._target = trace, node, target
-        self._stale = False
 
     def __repr__(self) -> str:
         return f"<jitkern.fuse traced {self._node.dtype} value, ndim={self._node.ndim}>"
-
-    def _check_readable(self):
-        if self._stale:
-            raise FuseTraceError("this array was partly written above; fuse cannot read it again")
 
     # NumPy's protocols
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -502,14 +545,7 @@ class Var:
         return call_ufunc(self._trace, ufunc.__name__, inputs, out, dtype)
 
     def __array_function__(self, func, types, args, kwargs):
-        handler = FUNCTIONS.get(func)
-        if handler is None:
-            name = getattr(func, "__name__", repr(func))
-            raise FuseTraceError(
-                f"numpy.{name} is not supported in a fused function",
-                f"fuse records elementwise ufuncs and {', '.join(SUPPORTED_FUNCTION_NAMES)}",
-            )
-        return handler(self._trace, *args, **kwargs)
+        return self._trace.dispatch.numpy_function(self._trace, func, args, kwargs)
 
     def __array__(self, *args, **kwargs):
         raise FuseTraceError(
@@ -577,15 +613,15 @@ class Var:
         return clip(self._trace, self, min, max, out, **kwargs)
 
     def round(self, decimals=0, out=None):
-        return _around(self._trace, self, decimals, out)
+        return _routines.around(self, decimals, out)
 
     # CuPy's hooks: cupy.<ufunc>(x) and cupy.sum(x)-style reductions called with a proxy
     def __cupy_override_elementwise_kernel__(self, kernel, *args, **kwargs):
-        return cupy_ufunc(self._trace, kernel, args, kwargs)
+        return self._trace.dispatch.cupy_ufunc(self._trace, kernel, args, kwargs)
 
     def __cupy_override_reduction_kernel__(self, kernel, axis, dtype, out, keepdims):
-        return cupy_reduction(self._trace, kernel, self, axis=axis, dtype=dtype, out=out,
-                              keepdims=keepdims)
+        return self._trace.dispatch.cupy_reduction(self._trace, kernel, self, axis=axis,
+                                                   dtype=dtype, out=out, keepdims=keepdims)
 
     def any(self, axis=None, out=None, keepdims=False):
         return reduce(self._trace, "any", self, axis, None, out, keepdims)
@@ -594,13 +630,17 @@ class Var:
         return self._trace.view(self, key)
 
     def __setitem__(self, key, value):
+        """``x[key] = value``: NumPy's unsafe casting; ``value`` broadcasts to ``x[key]``."""
         node = operand(self._trace, value)
+        if self._target is None and self._node.ndim == 0:
+            raise FuseTraceError("a scalar does not support item assignment (as in NumPy)")
         if _whole(key):
-            assign(self, node, "x[...] =")
+            if self._target is not None:
+                indexed_shape(self._trace.shapes[self._target], key)  # NumPy's IndexError
+            assign(self, node, f"x[{_key_text(key)}] =", "unsafe")
             return
         view = self._trace.view(self, key, write=True)
-        assign(view, node, f"x[{key!r}] =")
-        self._stale = True
+        assign(view, node, f"x[{_key_text(key)}] =", "unsafe")
 
     def __getattr__(self, name):
         raise FuseAttributeError(
@@ -612,7 +652,13 @@ class Var:
 
 def _whole(key) -> bool:
     items = key if isinstance(key, tuple) else (key,)
-    return all(k is Ellipsis or k == slice(None) for k in items if not isinstance(k, Var))
+    return all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in items)
+
+
+def _key_text(key) -> str:
+    items = key if isinstance(key, tuple) else (key,)
+    return ", ".join("..." if k is Ellipsis else ":" if k == slice(None) else repr(k)
+                     for k in items)
 
 
 for _name in ops.BINARY_OPERATORS:
@@ -628,143 +674,16 @@ for _name in _REFUSED_CONVERSIONS:
 Var.__idivmod__ = None
 
 
-def _reduction_function(name):
-    def handler(trace, x, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-        if name in ("max", "amax", "min", "amin", "all", "any") and dtype is not None:
-            raise FuseTraceError(f"numpy.{name} takes no dtype=")
-        return reduce(trace, name, x, axis, dtype, out, keepdims, **kwargs)
-
-    return handler
-
-
-def _around(trace, x, decimals=0, out=None):
-    if decimals != 0:
-        raise FuseTraceError("numpy.round(x, decimals) is supported for decimals=0 only")
-    return call_ufunc(trace, "rint", (x,), out)
-
-
-FUNCTIONS = {
-    numpy.where: where,
-    numpy.clip: clip,
-    numpy.copyto: copyto,
-    numpy.real: lambda trace, x: part(trace, x, "real"),
-    numpy.imag: lambda trace, x: part(trace, x, "imag"),
-    numpy.round: _around,
-    numpy.around: _around,
-    numpy.astype: lambda trace, x, dtype, copy=True: cast_var(x, dtype),
-    numpy.copy: lambda trace, x, order="K": Var(trace, operand(trace, x)),
-    **{getattr(numpy, name): _reduction_function(name) for name in (*ops.REDUCTIONS, "mean")},
-}
-
-SUPPORTED_FUNCTION_NAMES = (
-    "where", "clip", "copyto", "real", "imag", "round", "astype", "copy", *ops.REDUCTIONS, "mean",
-)  # fmt: skip
-
-
-def trace(fn, args, kwargs) -> Graph:
-    """Call ``fn`` with proxies for ``args`` and return what it recorded."""
-    t = Trace()
+def trace(fn, args, kwargs, dispatch, sequential: bool = False) -> Graph | SequentialGraph:
+    """Call ``fn`` with proxies for ``args`` and return what it recorded (in memory order,
+    a :class:`SequentialGraph`, when ``sequential``: see :class:`Trace`). ``dispatch``
+    (kernels/fuse/dispatch.py) says what NumPy's functions and CuPy's routines record."""
+    t = Trace(dispatch, sequential, len(args))
     proxies = [t.argument(k, a) for k, a in enumerate(args)]
-    with _cupy_routines_recorded(t):
+    with dispatch.recording(t):
         result = fn(*proxies, **kwargs)
     return t.graph(result)
 
-
-
-# ---------------------------------------------------------------------------
-# CuPy's routines: cupy.sin(x), cupy.where(c, x, y), cupy.sum(x, axis=1), cupy.nansum(x), ...
-# A proxy answers CuPy's override hooks (ufuncs and reductions called with it), and while a
-# function is traced, CuPy's fusion switch routes its Python-level routines (rounding,
-# real/imag, clip, where, all/any, nan*) to ``_CupyHistory``. CuPy is never imported here:
-# the switch is set only where the user's program has imported it.
-
-_CUPY_SPECIAL = {
-    "clip": lambda t, a, lo=None, hi=None, out=None: clip(t, a, lo, hi, out),
-    "where": lambda t, c, x=None, y=None: where(t, c, x, y),
-    "round": lambda t, x, decimals=0, out=None: _around(t, x, decimals, out),
-    "real": lambda t, x: part(t, x, "real"),
-    "imag": lambda t, x: part(t, x, "imag"),
-}
-
-
-def _cupy_name(kernel) -> str:
-    name = getattr(kernel, "name", "") or ""
-    return name[5:] if name.startswith("cupy_") else name
-
-
-def cupy_ufunc(trace: Trace, kernel, args, kwargs):
-    """``cupy.<ufunc>(...)`` (or a routine CuPy writes as one) with a traced argument."""
-    name = _cupy_name(kernel)
-    special = _CUPY_SPECIAL.get(name)
-    if special is not None:
-        return special(trace, *args, **kwargs)
-    if type(kernel).__name__ != "ufunc" or name not in ops.UFUNCS:
-        what = f"cupy.{name}" if type(kernel).__name__ == "ufunc" else f"{kernel!r}"
-        raise FuseTraceError(
-            f"{what} is not supported in a jitkern.fuse function",
-            "fuse records NumPy's and CuPy's ufuncs in its table (jitkern.fuse.UFUNCS), "
-            "where, clip, round, real, imag and the reductions; call other kernels outside it",
-        )
-    out, dtype = kwargs.pop("out", None), kwargs.pop("dtype", None)
-    kwargs.pop("casting", None)
-    if kwargs:
-        raise FuseTraceError(f"cupy.{name}: unsupported keyword(s) {', '.join(kwargs)}")
-    return call_ufunc(trace, name, args, out, dtype)
-
-
-def cupy_reduction(trace: Trace, kernel, x, axis=None, dtype=None, out=None, keepdims=False):
-    """``cupy.sum(x)``, ``cupy.all(x)``, ``cupy.nansum(x)``, ... with a traced argument."""
-    name = _cupy_name(kernel)
-    for suffix in ("_with_dtype", "_complex_dtype", "_keep_dtype"):
-        name = name.removesuffix(suffix)
-    if name not in ops.REDUCTIONS:
-        raise FuseTraceError(
-            f"{kernel!r} is not supported in a jitkern.fuse function",
-            f"fuse records the reductions {', '.join(sorted(ops.REDUCTIONS))} and mean",
-        )
-    return reduce(trace, name, x, axis, dtype, out, keepdims)
-
-
-class _CupyHistory:
-    """Where CuPy's fusion switch sends its routines while a jitkern.fuse function traces."""
-
-    def __init__(self, trace: Trace):
-        self.trace = trace
-
-    def call_ufunc(self, kernel, *args, **kwargs):
-        return cupy_ufunc(self.trace, kernel, args, kwargs)
-
-    def call_reduction(self, kernel, x, **kwargs):
-        return cupy_reduction(self.trace, kernel, x, **kwargs)
-
-    def call_indexing(self, kernel, *args, **kwargs):
-        raise FuseTraceError("CuPy's fused indexing is not supported; index the arguments")
-
-
-class _cupy_routines_recorded:
-    """While tracing: CuPy's fusion switch on, pointing at this trace (when CuPy is loaded)."""
-
-    def __init__(self, trace: Trace):
-        self.switch = sys.modules.get("cupy._core._fusion_thread_local")
-        self.trace = trace
-
-    def __enter__(self):
-        if self.switch is None:
-            return
-        local = self.switch.thread_local
-        self.saved = {k: getattr(local, k) for k in ("is_new_fusing", "history")
-                      if hasattr(local, k)}
-        local.is_new_fusing, local.history = True, _CupyHistory(self.trace)
-
-    def __exit__(self, *exc):
-        if self.switch is None:
-            return
-        local = self.switch.thread_local
-        local.is_new_fusing = self.saved.get("is_new_fusing", False)
-        if "history" in self.saved:
-            local.history = self.saved["history"]
-        else:
-            del local.history
 
 __all__ = [
     "FuseAttributeError", "FuseIndexError", "FuseTraceError", "Graph", "Input", "Node", "Var",
