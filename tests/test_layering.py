@@ -87,9 +87,6 @@ LAYER_EXCEPTIONS = {
     ("jitkern.kernels.fuse.jit", "jitkern.jit"):
         "fuse's simulator path builds JIT kernels through the public face; import "
         "kernels/jit.py and compiler/builtins directly (kernels/fuse/jit.py)",
-    ("jitkern.kernels._simulated", "jitkern.jit"):
-        "string kernels in the simulator build JIT kernels through the public face, as "
-        "fuse's simulator path does (kernels/_simulated.py)",
 }
 
 #: (importer, imported) -> why it is imported inside a function

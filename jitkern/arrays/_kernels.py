@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy
 
 from ..toolchain.nvrtc import compile_source
-from ..runtime import driver, simdevice
+from ..runtime import driver
 from ..runtime.functions import SourceFunctions
 from ..runtime.module import Function
 from ..errors import JitkernValueError
@@ -164,10 +164,10 @@ def _new_functions() -> SourceFunctions:
 _functions = _new_functions()
 driver.resets(globals(), _functions=_new_functions)  # fresh Functions under driver.use(fake)
 
-#: A simulated device's ``run_array_kernel`` while one is the driver (runtime/simdevice.py):
-#: the kernels below then run from their C source in the simulator, never compiled.
+#: A simulated device's ``run_array_kernel`` while one is the driver (sim/device.py): the
+#: kernels below then run from their C source in the simulator, never compiled.
 _simulated = None
-driver.resets(globals(), _simulated=simdevice.array_kernel_runner)
+driver.resets(globals(), _simulated=driver.source_runner)
 
 
 def _function(key: tuple, source_fn, symbol: str) -> Function:

@@ -39,7 +39,7 @@ from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _export_kinds
-from . import _simulated as _sim_strings
+from ..sim import elementwise as _sim_strings
 from ..runtime import launcher as _launcher
 from ..sim import block_size_of
 from ..compiler.strings import elementwise as _codegen

@@ -10,6 +10,7 @@ from ..arrays import records
 from ..arrays.layout import c_strides
 from ..arrays.layout import fits_int32 as _fits_int32
 from ..compiler import types as T
+from ..compiler.argtypes import array_type as _array_type
 from ..compiler.structs import struct_of_class, struct_of_dtype
 from ..errors import JitkernTypeError, KernelArgumentError
 from ..runtime import args as launch_args
@@ -45,22 +46,6 @@ def _struct_type(a) -> T.Struct:
     return struct_of_class(type(a))
 
 
-def _array_type(dtype, shape, strides) -> T.Array:
-    scalar = _scalars.get(dtype)
-    if scalar is None:  # NumPy's dtype names are slow to build: once per dtype
-        scalar = _scalars[dtype] = (struct_of_dtype(dtype) if dtype.fields is not None
-                                    else T.scalar_from_dtype(dtype))
-    itemsize = scalar.itemsize
-    contiguous = len(shape) == 1 and (strides[0] == itemsize or shape[0] <= 1)
-    key = (scalar, len(shape), contiguous, _fits_int32(shape, strides, itemsize))
-    t = _arrays.get(key)
-    if t is None:  # T.array builds and interns a frozen record: once per kind of array
-        t = _arrays[key] = T.array(*key)
-    return t
-
-
-_scalars: dict = {}  # dtype -> T.Scalar
-_arrays: dict = {}  # (scalar, ndim, contiguous, index32) -> T.Array
 _typestrs: dict = {}  # CAI typestr -> _typestr_types(typestr)
 
 

@@ -11,7 +11,7 @@ import weakref
 from ..toolchain import nvrtc as compiler
 from ..runtime import driver
 from ..runtime import module as _module_state
-from ..runtime import simdevice
+from ..sim import current as simdevice
 from ..toolchain.nvrtc import Binary
 from ..toolchain import binary_files
 from ..toolchain.cubin import elf_arch, elf_problem
@@ -35,7 +35,7 @@ from ..errors import (
 from .. import config
 from ..config import settings
 from ..compiler.strings import c_params as _signature
-from . import _simulated as _sim_strings
+from ..sim import raw as _sim_strings
 
 _BACKENDS = ("nvrtc", "nvcc")
 
@@ -274,22 +274,6 @@ def _uninstall_launchers() -> None:
 
 
 config.on_simulate.append(_uninstall_launchers)
-
-
-#: (source, symbol) -> the RawKernel a simulated device runs it as (jitkern's own array
-#: kernels: one per dtype pair or item size, so few)
-_SOURCE_KERNELS: dict = {}
-
-
-def _run_source(source: str, symbol: str, grid, block, args) -> None:
-    """A simulated device's CUDA C kernels (runtime/simdevice.py): run in the simulator."""
-    kernel = _SOURCE_KERNELS.get((source, symbol))
-    if kernel is None:
-        kernel = _SOURCE_KERNELS[(source, symbol)] = RawKernel(source, symbol)
-    kernel.simulate(grid, block, args)
-
-
-simdevice.SOURCE_RUNNER[0] = _run_source
 
 
 def _attribute_property(attr: str):

@@ -32,7 +32,7 @@ from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
 from . import _export_kinds
-from . import _simulated_reduction as _sim_reduction
+from ..sim import reduction as _sim_reduction
 from ._reduction_args import (  # noqa: F401 - normalize_axis: fuse's and the tests' name
     _check_shifted_arguments,
     _checked_reduce_type,

@@ -1,9 +1,9 @@
 """The C subset of string kernels, written as JIT Python for the simulator.
 
 RawKernel, RawModule, ElementwiseKernel and ReductionKernel hold CUDA C++ source. To run
-them without a GPU, :mod:`jitkern.kernels._simulated` translates that source into the Python of
-``@jitkern.rawkernel`` kernels (as fuse's simulated path does) and runs them with
-``kernel.simulate``: the JIT's typing, then its simulator and its checks.
+them without a GPU, the simulator translates that source into the Python of JIT kernels
+(:mod:`.raw`, :mod:`.elementwise`, :mod:`.reduction`) and runs them as its own
+(:mod:`.translated`): the JIT's typing, then its simulator and its checks.
 
 This module is the translation: CUDA spellings are turned into C that pycparser reads
 (:func:`preprocess`, line numbers kept), then every expression is typed with C's rules

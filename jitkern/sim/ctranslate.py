@@ -224,7 +224,7 @@ class Translator(Structs, Expressions):
     # -- output ------------------------------------------------------------
     def emit(self, line: str) -> None:
         """One line of Python; statements carry their C line as a comment, which the
-        simulator's errors are rewritten to name (``jitkern.kernels._simulated.at_c_line``)."""
+        simulator's errors are rewritten to name (:func:`.translated.at_c_line`)."""
         if self.c_line > 0 and line not in ("pass", "else:", "break", "continue"):
             line += f"  # {self.locate(self.c_line)}"
         self.lines.append("    " * self.depth + line)

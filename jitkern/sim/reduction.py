@@ -1,7 +1,8 @@
 """ReductionKernel on the CPU: one block per output element, as fuse's reductions. Each
 thread maps and combines a strided part, a shared-memory tree combines the threads' values
 with ``reduce_expr`` (``a``, ``b``), thread 0 runs ``post_map_expr``. The C is translated
-as for the other string kernels (:mod:`._simulated`)."""
+as for the other string kernels (:mod:`.strings`), and the kernel runs as the simulator's own
+(:mod:`.translated`)."""
 
 from __future__ import annotations
 
@@ -17,28 +18,23 @@ from ..compiler.strings.params import (
     scalar_dtype,
 )
 from ..runtime.module import cluster_refused
-from ..sim.csubset import I64, ctor
-from ..sim.ctranslate import HELPERS, Function, Translator, Var
-from ._simulated import (
-    StringSim,
+from .csubset import I64, ctor
+from .ctranslate import HELPERS, Function, Translator, Var
+from .strings import (
     MAX_BLOCKS,
     REDUCE_BLOCK,
-    _bound_of,
-    _kernel,
-    _last_source,
-    _param_var,
+    StringSim,
+    Unit,
+    bound_of,
+    last_source,
+    param_var,
+    placeholder_types,
+    py_name,
     raw_values,
-    _placeholder_types,
-    _py_name,
-    _resolved_type,
-    _translate,
-    _Unit,
-    copy_back,
-    define,
-    flat,
-    host_copies,
-    simulate,
+    resolved_type,
+    translate,
 )
+from .translated import copy_back, define, flat, host_copies, kernel_in, simulate
 
 
 class ReductionSim(StringSim):
@@ -95,8 +91,8 @@ class ReductionSim(StringSim):
 
     def _make(self, dtypes, scalars, ndim=None):
         k = self._kernel
-        bound = _placeholder_types(_bound_of(k.params, dtypes))
-        rt = _resolved_type(k.reduce_type, bound)
+        bound = placeholder_types(bound_of(k.params, dtypes))
+        rt = resolved_type(k.reduce_type, bound)
         identity = k.identity.strip() if k.identity else ""
         parts = [("preamble", k.preamble),
                  ("", "void __jk_map(void) { __jk_m ="), ("map_expr", k.map_expr), ("", "; }"),
@@ -107,16 +103,16 @@ class ReductionSim(StringSim):
         if identity:
             parts += [("", "void __jk_identity(void) { __jk_r ="), ("identity", identity),
                       ("", "; }")]
-        unit = _Unit(k.name, parts, bound)
+        unit = Unit(k.name, parts, bound)
         used = {"a", "b"}
         params, inputs, scalar_names, post_names = [], {}, {}, {}
         for idx, p in enumerate(k.in_params):
-            py = _py_name(p.name, used)
-            var, more = _param_var(p, py, dtypes[idx], idx in scalars, "_c_j")
+            py = py_name(p.name, used)
+            var, more = param_var(p, py, dtypes[idx], idx in scalars, "_c_j")
             (scalar_names if idx in scalars else inputs)[p.name] = var
             params += more
         for j, p in enumerate(k.out_params):
-            py = _py_name(p.name, used)
+            py = py_name(p.name, used)
             post_names[p.name] = Var(f"{py}[_c_o]", dtypes[k.nin + j])
             params.append(py)
         params += ["_c_nout", "_c_nred"]
@@ -139,16 +135,16 @@ class ReductionSim(StringSim):
         entries = {"__jk_map": body({**inputs, **index}), "__jk_combine": body(ab),
                    "__jk_post": body({"a": ab["a"], **post_names}),
                    "__jk_identity": body({})}
-        tr, sources = _translate(unit, bound, entries)
+        tr, sources = translate(unit, bound, entries)
         source = HELPERS + "\n\n" + "\n\n".join(s for s in sources.values() if s)
         source += "\n\n" + _reduction_kernel(k.name, params, rt, bodies, bool(identity))
         namespace = define(source, f"ReductionKernel {k.name}")
-        kernel = _kernel(namespace, "_c_reduce")
+        kernel = kernel_in(namespace, "_c_reduce")
         kernel.sim_source = source
         return kernel
 
     def source(self, *args, **kwargs) -> str:
-        return _last_source(self._kernel)
+        return last_source(self._kernel)
 
 
 def _indent(lines, depth: int) -> list:

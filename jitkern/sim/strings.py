@@ -1,0 +1,145 @@
+"""What ElementwiseKernel and ReductionKernel share on the CPU (:mod:`.elementwise`,
+:mod:`.reduction`): their C pieces (preamble, operation, map and reduce expressions...)
+parsed as one translation unit whose errors name the piece and its line, their
+parameters as the names the pieces read, and the kernels made once per call signature
+and kept on the kernel object."""
+
+from __future__ import annotations
+
+import re
+
+import numpy
+
+from ..compiler.strings.params import DTYPE_BY_NAME
+from ..errors import JitkernValueError
+from .csubset import _BASE, TYPEDEFS, Pointer, Refused, cupy_element
+from .ctemplates import parse
+from .ctranslate import _RESERVED, Var, translate_unit
+
+#: Launches: threads per block of an elementwise loop, and at most this many blocks.
+BLOCK, MAX_BLOCKS = 128, 64
+#: Threads per block of a reduction (the shared-memory tree's width).
+REDUCE_BLOCK = 32
+
+
+def resolved_type(ctype: str, bound: dict):
+    """A parameter-list C type (``float``, ``T``) as a dtype."""
+    ctype = " ".join(ctype.split())
+    if ctype in bound:
+        return bound[ctype]
+    if ctype in TYPEDEFS:
+        return TYPEDEFS[ctype]
+    key = tuple(sorted(ctype.replace("long long", "long long").split()))
+    t = _BASE.get(key)
+    if t is None:
+        t = DTYPE_BY_NAME.get(ctype)
+    if t is None:
+        raise JitkernValueError(f"the type {ctype!r} is not one the simulator knows")
+    return numpy.dtype(t)
+
+
+def placeholder_types(bound: dict) -> dict:
+    return {k: cupy_element(numpy.dtype(v)) for k, v in bound.items()
+            if len(k) and k.isidentifier()}
+
+
+class Unit:
+    """Parse ``parts`` (``(label, text)``, joined with newlines) as one translation unit;
+    errors name the part and its line."""
+
+    def __init__(self, kernel_name: str, parts, types: dict):
+        self.spans = []
+        lines = []
+        for label, text in parts:
+            start = len(lines) + 1
+            part_lines = text.split("\n")
+            lines.extend(part_lines)
+            self.spans.append((start, start + len(part_lines) - 1, label))
+        self.text = "\n".join(lines)
+        self.name = kernel_name
+        try:
+            self.ast, _, self.templates = parse(self.text, kernel_name, types)
+        except Refused as exc:
+            raise Refused(_locate(self, str(exc))) from None
+
+
+def _locate(unit: Unit, message: str) -> str:
+    def sub(m):
+        n = int(m.group(1))
+        for start, end, label in unit.spans:
+            if start <= n <= end and label:
+                return f"{unit.name} {label} line {n - start + 1}"
+        return f"{unit.name} line {n}"
+
+    return re.sub(re.escape(unit.name) + r" line (\d+)", sub, message, count=1)
+
+
+def translate(unit: Unit, types: dict, entry_functions: dict):
+    """(the Python of the unit's device functions and of each entry, by name)."""
+    try:
+        tr, sources = translate_unit(unit.ast, unit.name, types, keep=(), special=entry_functions,
+                                     locate=lambda n: _locate(unit, f"{unit.name} line {n}"),
+                                     templates=unit.templates)
+    except Refused as exc:
+        raise Refused(_locate(unit, str(exc))) from None
+    return tr, sources
+
+
+class StringSim:
+    """A string kernel's call on the CPU: its JIT kernels are made once per argument dtypes,
+    scalar kinds and ``_ind.get()`` rank, and kept on the kernel object."""
+
+    def __init__(self, kernel):
+        self._kernel = kernel
+
+    def build(self, dtypes, scalars, ndim=None):
+        cache = self._kernel.__dict__.setdefault("_sim_kernels", {})
+        key = (dtypes, scalars, ndim)
+        made = cache.get(key)
+        if made is None:
+            made = cache[key] = self._make(dtypes, scalars, ndim)
+        return made
+
+
+def raw_values(f: numpy.ndarray, v) -> list:
+    """A raw array's kernel arguments: its flat elements, size, shape and (C-order, as the
+    flat copy has them) byte strides: ``x.size()``, ``x.shape()``, ``x.strides()``."""
+    shape = v.shape or (1,)
+    strides = numpy.cumprod((1,) + shape[:0:-1])[::-1] * v.dtype.itemsize
+    return [f, numpy.int64(v.size), numpy.array(shape, numpy.int64),
+            numpy.array(strides, numpy.int64)]
+
+
+def last_source(k) -> str:
+    made = k.__dict__.get("_sim_kernels") or {}
+    if not made:
+        raise JitkernValueError(f"{k.name}: call kernel.simulate(...) first")
+    return list(made.values())[-1].sim_source
+
+
+def bound_of(params, dtypes) -> dict:
+    bound = {}
+    for p, dt in zip(params, dtypes):
+        if p.placeholder:
+            bound[p.placeholder] = dt
+    return bound
+
+
+def py_name(name: str, used: set) -> str:
+    py = name if name not in _RESERVED and not name.startswith(("_c_", "_jk")) else name + "_c"
+    while py in used:
+        py += "_"
+    used.add(py)
+    return py
+
+
+def param_var(p, py: str, t, is_scalar: bool, index: str):
+    """(the C name's translation, the kernel parameters it takes) of one string-kernel
+    parameter: a scalar, a raw pointer with its size, or this thread's element."""
+    t = cupy_element(t)
+    if is_scalar:
+        return Var(py, t), [py]
+    if p.raw:  # its size, shape and strides: names no parameter can have (_c_ is reserved)
+        more = [f"_c_{py}_size", f"_c_{py}_shape", f"_c_{py}_strides"]
+        return Var(py, Pointer(t), size=more[0], shape=more[1], strides=more[2]), [py, *more]
+    return Var(f"{py}[{index}]", t), [py]
