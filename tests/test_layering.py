@@ -84,9 +84,6 @@ LAYER_EXCEPTIONS = {
         "(kernelbase, toolchain/nvrtc.py)",
     ("jitkern.runtime.driver", "jitkern.toolchain.discovery"):
         "warm_up at the driver's start touches the toolchain (runtime, runtime/driver.py)",
-    ("jitkern.kernels.fuse.jit", "jitkern.jit"):
-        "fuse's simulator path builds JIT kernels through the public face; import "
-        "kernels/jit.py and compiler/builtins directly (kernels/fuse/jit.py)",
 }
 
 #: (importer, imported) -> why it is imported inside a function

@@ -17,6 +17,7 @@ naming the construct and its line; nothing is run approximately.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 import numpy
@@ -187,6 +188,25 @@ def convert(v: Val, t) -> str:
     if src.kind == "b" and t.kind == "f":
         return f"{ctor(t)}({ctor(I32)}({v.code}))"
     return f"{ctor(t)}({v.code})"
+
+
+def int_value(digits: str) -> int:
+    """An integer literal's value (its suffix taken off)."""
+    if digits.startswith("0x"):
+        return int(digits, 16)
+    if digits.startswith("0b"):
+        return int(digits, 2)
+    if len(digits) > 1 and digits.startswith("0"):
+        return int(digits, 8)
+    return int(digits)
+
+
+def float_text(v: float) -> str:
+    if math.isnan(v):
+        return "math.nan"
+    if math.isinf(v):
+        return "math.inf" if v > 0 else "-math.inf"
+    return repr(v)
 
 
 # ---------------------------------------------------------------------------

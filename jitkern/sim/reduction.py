@@ -137,9 +137,10 @@ class ReductionSim(StringSim):
                    "__jk_identity": body({})}
         tr, sources = translate(unit, bound, entries)
         source = HELPERS + "\n\n" + "\n\n".join(s for s in sources.values() if s)
-        source += "\n\n" + _reduction_kernel(k.name, params, rt, bodies, bool(identity))
+        py = py_name(k.name, set(params) | set(bodies) | {"a", "b"})
+        source += "\n\n" + _reduction_kernel(py, params, rt, bodies, bool(identity))
         namespace = define(source, f"ReductionKernel {k.name}")
-        kernel = kernel_in(namespace, "_c_reduce")
+        kernel = kernel_in(namespace, py)
         kernel.sim_source = source
         return kernel
 
@@ -167,7 +168,7 @@ def _reduction_kernel(name: str, params, rt, bodies: dict, has_identity: bool) -
         fold = ["if _c_r0 == _c_t:", *_indent(first, 1), "else:",
                 *_indent(combine("_c_acc", "_c_m", "_c_acc"), 1)]
     lines = [
-        f"def _c_reduce({', '.join(params)}):",
+        f"def {name}({', '.join(params)}):",
         f"    _c_partial = jit.shared_memory({ctor(rt)}, {b})",
         "    _c_t = numpy.int64(jit.threadIdx.x)",
         f"    _c_valid = min(_c_nred, numpy.int64({b}))",

@@ -12,7 +12,7 @@ import numpy
 
 from ..compiler.strings.params import DTYPE_BY_NAME
 from ..errors import JitkernValueError
-from .csubset import _BASE, TYPEDEFS, Pointer, Refused, cupy_element
+from .csubset import _BASE, C64, C128, TYPEDEFS, Pointer, Refused, cupy_element
 from .ctemplates import parse
 from .ctranslate import _RESERVED, Var, translate_unit
 
@@ -20,6 +20,8 @@ from .ctranslate import _RESERVED, Var, translate_unit
 BLOCK, MAX_BLOCKS = 128, 64
 #: Threads per block of a reduction (the shared-memory tree's width).
 REDUCE_BLOCK = 32
+
+_COMPLEX = re.compile(r"(?:thrust::|cuda::std::)?complex<(float|double)>")
 
 
 def resolved_type(ctype: str, bound: dict):
@@ -29,6 +31,9 @@ def resolved_type(ctype: str, bound: dict):
         return bound[ctype]
     if ctype in TYPEDEFS:
         return TYPEDEFS[ctype]
+    complex_ = _COMPLEX.fullmatch(ctype.replace(" ", ""))
+    if complex_ is not None:  # fuse's reduce_type of a complex reduction
+        return C64 if complex_.group(1) == "float" else C128
     key = tuple(sorted(ctype.replace("long long", "long long").split()))
     t = _BASE.get(key)
     if t is None:
