@@ -8,29 +8,20 @@ C is translated by :mod:`.ctranslate`; the kernel runs as the simulator's own
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
 import numpy
 
-from ..arrays import asarray
 from ..compiler.strings.mapping import CUPY_BLOCK, cupy_dims, per_thread_reason
 from ..compiler.strings.mapping import raw_names as raw_names_used
-from ..compiler.strings.params import (
-    HANDLE_DTYPES,
-    convert_scalar,
-    param_dtype,
-    resolve_placeholders,
-    scalar_dtype,
-)
+from ..compiler.strings.params import HANDLE_DTYPES, convert_scalar, param_dtype
 from ..errors import KernelArgumentError
 from ..runtime.handles import handle_ctype, handle_value
 from ..runtime.module import cluster_refused
 from .csubset import I32, I64, Pointer, cupy_element
 from .ctranslate import HELPERS, Function, Translator, Var
 from .simulator import block_size_of
+from . import loops
 from .strings import (
-    BLOCK,
-    MAX_BLOCKS,
     StringSim,
     Unit,
     bound_of,
@@ -41,7 +32,7 @@ from .strings import (
     raw_values,
     translate,
 )
-from .translated import copy_back, define, flat, host_copies, kernel_in, simulate
+from .translated import define, flat, kernel_in, simulate
 
 #: Texture/surface placeholders' record dtypes, and the handle they are in a kernel.
 _HANDLE_DTYPES = frozenset(HANDLE_DTYPES.values())
@@ -55,16 +46,9 @@ class ElementwiseSim(StringSim):
         k = self._kernel
         if cluster is not None:
             raise cluster_refused("ElementwiseKernel", k.name)
-        host, back = host_copies(args, k.name, [p.name for p in k.params])
-        arrays = k._describe_args(host, host_ok=True)
+        host, back, arrays, a = self._arguments(args)
         nin = k.nin
-        a = SimpleNamespace()  # what the kernel's own shape rules fill in
         a.out_given = len(host) == k.nargs
-        in_types = [scalar_dtype(v) if arr is None else arr.dtype
-                    for v, arr in zip(host[:nin], arrays[:nin])]
-        a.bound = resolve_placeholders(k.in_params, k.out_params, in_types,
-                                       [arr.dtype for arr in arrays[nin:]],
-                                       [arr is None for arr in arrays[:nin]], k.name)
         # a texture/surface placeholder is the object's 64-bit handle in the kernel
         dtypes = tuple(_HANDLE if param_dtype(p, a.bound) in _HANDLE_DTYPES else
                        param_dtype(p, a.bound) for p in k.params)
@@ -103,17 +87,14 @@ class ElementwiseSim(StringSim):
         if raw_names_used(k):
             values.append(numpy.array(self._loop_shape(a, arrays, dtypes) or (1,), numpy.int64))
         if n:
-            block = block_size_of(block_size, BLOCK)[0]
-            grid = min(MAX_BLOCKS, -(-n // block))
+            block = block_size_of(block_size, loops.BLOCK)[0]
+            grid = loops.elementwise_grid(n, block)
             if per_thread_reason(k):  # CuPy's one element per thread (strings/mapping.py)
                 grid, block = cupy_dims(n, block_size_of(block_size, CUPY_BLOCK)[0])
             simulate(kernel, grid, block, (*values, numpy.int64(n)))
         for v, f in writes:
             v[...] = f.reshape(v.shape)
-        copy_back(back)
-        if back and not a.out_given:
-            outs = [asarray(o) for o in outs]
-        return k._result(outs)
+        return k._result(self._returned(outs, back, a))
 
     def _loop_shape(self, a, arrays, dtypes) -> tuple:
         """The loop's shape as the GPU has it (collapsed unless reduce_dims=False)."""
@@ -160,7 +141,7 @@ class ElementwiseSim(StringSim):
             params.append("_c_shape")
             names["__jk_ind_get"] = Var("_c_ind", Pointer(I64), readonly=True)
             names["__jk_ind_ndim"] = Var(f"numpy.int32({ndim})", I32, readonly=True)
-            prologue, each_pass = _index_lines(ndim)
+            prologue, each_pass = loops.index_lines(ndim)
         if raw_names_used(k):
             params.append("_c_lshape")
         params.append("_c_n")
@@ -170,8 +151,7 @@ class ElementwiseSim(StringSim):
             tr.loop_prologue, tr.raw_shapes = each_pass, raw_shapes
             fn = Function(k.name, py_name(k.name, set(params)), None, [], True)
             tr.entry_py["__jk_kernel"] = fn.py
-            tr.loop_header = ("for i in range(numpy.int64(jit.grid(1)), _c_n, "
-                              "numpy.int64(jit.gridsize(1))):")
+            tr.loop_header = loops.ELEMENTWISE_LOOP
             return tr.function(ext, fn, extra_params=params, prologue=prologue)
 
         tr, sources = translate(unit, bound, {"__jk_kernel": entry})
@@ -196,16 +176,6 @@ def check_raw_rank(name: str, pname: str, v, index_shape: tuple, kernel) -> None
 
 
 _USES_IND_GET = re.compile(r"\b_ind\s*\.\s*(get|ndim)\b")
-
-
-def _index_lines(ndim: int) -> tuple[list, list]:
-    """(the lines declaring ``_ind.get()``'s array, the lines filling it with element i's
-    index over the loop shape ``_c_shape``, last dimension fastest)."""
-    declare = [f"_c_ind = jit.local_memory(numpy.int64, {max(ndim, 1)})"]
-    fill = ["_c_r = i"]
-    for d in range(ndim - 1, 0, -1):
-        fill += [f"_c_ind[{d}] = _c_r % _c_shape[{d}]", f"_c_r = _c_r // _c_shape[{d}]"]
-    return declare, fill + ["_c_ind[0] = _c_r"]
 
 
 __all__ = ["ElementwiseSim"]

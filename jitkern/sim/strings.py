@@ -7,19 +7,17 @@ and kept on the kernel object."""
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import numpy
 
-from ..compiler.strings.params import DTYPE_BY_NAME
+from ..arrays import asarray
+from ..compiler.strings.params import DTYPE_BY_NAME, resolve_placeholders, scalar_dtype
 from ..errors import JitkernValueError
 from .csubset import _BASE, C64, C128, TYPEDEFS, Pointer, Refused, cupy_element
 from .ctemplates import parse
 from .ctranslate import _RESERVED, Var, translate_unit
-
-#: Launches: threads per block of an elementwise loop, and at most this many blocks.
-BLOCK, MAX_BLOCKS = 128, 64
-#: Threads per block of a reduction (the shared-memory tree's width).
-REDUCE_BLOCK = 32
+from .translated import copy_back, host_copies
 
 _COMPLEX = re.compile(r"(?:thrust::|cuda::std::)?complex<(float|double)>")
 
@@ -92,10 +90,35 @@ def translate(unit: Unit, types: dict, entry_functions: dict):
 
 class StringSim:
     """A string kernel's call on the CPU: its JIT kernels are made once per argument dtypes,
-    scalar kinds and ``_ind.get()`` rank, and kept on the kernel object."""
+    scalar kinds and ``_ind.get()`` rank, and kept on the kernel object. What the simulator
+    reads of the kernel object is its parameters and C pieces, and its own argument rules
+    (``_describe_args``, ``_decide_shape(s)``, ``_decide_layout``, ``_result``)."""
 
     def __init__(self, kernel):
         self._kernel = kernel
+
+    def _arguments(self, args):
+        """(host arguments, their copy-backs, the kernel's reading of each (None: a
+        scalar), a namespace its shape rules fill, with ``bound``: the placeholders' types)."""
+        k = self._kernel
+        host, back = host_copies(args, k.name, [p.name for p in k.params])
+        arrays = k._describe_args(host, host_ok=True)
+        nin = k.nin
+        a = SimpleNamespace()
+        in_types = [scalar_dtype(v) if arr is None else arr.dtype
+                    for v, arr in zip(host[:nin], arrays[:nin])]
+        a.bound = resolve_placeholders(k.in_params, k.out_params, in_types,
+                                       [arr.dtype for arr in arrays[nin:]],
+                                       [arr is None for arr in arrays[:nin]], k.name)
+        return host, back, arrays, a
+
+    @staticmethod
+    def _returned(outs: list, back: list, a) -> list:
+        """The outputs the kernel made: jitkern arrays where an argument was one."""
+        copy_back(back)
+        if back and not a.out_given:
+            return [asarray(o) for o in outs]
+        return outs
 
     def build(self, dtypes, scalars, ndim=None):
         cache = self._kernel.__dict__.setdefault("_sim_kernels", {})

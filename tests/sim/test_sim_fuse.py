@@ -15,7 +15,7 @@ from jitkern.compiler import types as T
 from jitkern.compiler.builtins import ufuncs
 from jitkern.sim import Simulator
 from jitkern.kernels.fuse import ops as _fuse_ops
-from jitkern.sim import strings as sim_strings
+from jitkern.sim import loops as sim_loops
 from jitkern.kernels.fuse import fuse
 
 _PATH = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "test_fuse.py"
@@ -103,7 +103,7 @@ def test_jitkern_simulate_runs_the_generated_jit_kernels_in_the_simulator(monkey
     monkeypatch.setattr(settings, "simulate", True)
     x[0] = np.nan
     got = F.squared_diff(x, y)
-    assert launched == [("fused_squared_diff", 3, sim_strings.BLOCK)]  # 300 elements
+    assert launched == [("fused_squared_diff", 3, sim_loops.BLOCK)]  # 300 elements
     np.testing.assert_array_equal(got, (x - y) * (x - y))
     # what ran is the ElementwiseKernel's operation, each C++ statement a line of Python
     source = F.squared_diff.simulate.source(x, y)
