@@ -25,15 +25,15 @@ from .values import Const, Value
 
 
 class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsMixin):
-    """Lowers expressions; the state (locals, program) lives on the instance."""
+    """Lowers expressions; what one function's lowering accumulates is ``self.state``
+    (:class:`~.lower.state.FunctionState`)."""
 
     # set by the subclass
     source: frontend.Source
     mode: str
     program: object
     func: object
-    debug_line: int = 0  # the current statement's line (debug sites without a node)
-    current_expr = None  # the expression being emitted (positions of arch requirements)
+    state: object
 
     # -- dispatch ---------------------------------------------------------
 
@@ -46,7 +46,7 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
                 JitSyntaxError,
                 node,
             )
-        outer, self.current_expr = self.current_expr, node
+        outer, self.state.current_expr = self.state.current_expr, node
         try:
             return method(node)
         except CompileProblem as exc:
@@ -58,7 +58,7 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
                 str(exc), "write it as a float (1e30) or use smaller values", JitOverflowError, node
             ) from None
         finally:
-            self.current_expr = outer
+            self.state.current_expr = outer
 
     def value(self, node) -> Value:
         """Lower ``node`` to a runtime value (materialising a scalar constant)."""
@@ -170,7 +170,7 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
     def span(self) -> str:
         """``file:LINE:COL-ENDCOL`` of the expression being emitted (else its statement):
         where an arch requirement is reported, with a caret, when the target is older."""
-        node = self.current_expr or getattr(self, "current_statement", None)
+        node = self.state.current_expr or self.state.current_statement
         if node is None:
             return self.source.filename
         line, col = self.source.position(node)
@@ -181,7 +181,7 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
 
     def where(self) -> str:
         """``file:line`` of the statement being emitted."""
-        node = getattr(self, "current_statement", None)
+        node = self.state.current_statement
         if node is None:
             return self.source.filename
         return f"{self.source.filename}:{self.source.position(node)[0]}"

@@ -17,6 +17,7 @@ and the checks' messages point at the kernel's source.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import keyword
 from typing import ClassVar
 
@@ -27,6 +28,7 @@ from ..compiler import frontend
 from ..compiler import types as T
 from ..compiler.expressions import ExpressionEmitter, call_argument, check_conversion, problem
 from ..compiler.expressions import literal as cpp_literal
+from ..compiler.lower.state import FunctionState
 from ..compiler.program import Program
 from ..compiler.statements import FunctionCode, FunctionEmitter
 from ..compiler.values import Const, Value
@@ -57,6 +59,16 @@ class SimProgram(Program):
             self.constants[name] = runtime.saturating(cls)(value) if t.is_float8 else cls(value)
             self._constant_names[key] = name
         return name
+
+
+@dataclasses.dataclass
+class SimState(FunctionState):
+    """A function's state in the Python back ends: also where its lines come from."""
+
+    generator: bool = False  # a barrier or a collective makes the function a generator
+    user_line: int = 0  # the user's line of the statement being emitted
+    elements: dict = dataclasses.field(default_factory=dict)  # element code -> (array, index)
+    fields: dict = dataclasses.field(default_factory=dict)  # field code -> (struct, field name)
 
 
 class SimFunction:
@@ -91,13 +103,11 @@ class PyEmitter(FunctionEmitter):
 
     program: SimProgram
 
+    State = SimState
+
     def __init__(self, *args, **kwargs):
-        self.generator = False  # a barrier or a collective makes the function a generator
-        self.user_line = 0
-        self.elements: dict = {}  # element code -> (array code, index code), for atomics
-        self.fields: dict = {}  # field code -> (struct code, field name), for p[i].x += v
         super().__init__(*args, **kwargs)
-        self.user_line = self.parsed.source.position(self.parsed.tree)[0]
+        self.state.user_line = self.parsed.source.position(self.parsed.tree)[0]
 
     # -- names and output ------------------------------------------------------
 
@@ -105,31 +115,31 @@ class PyEmitter(FunctionEmitter):
         cname = name
         if keyword.iskeyword(cname) or cname.startswith(("_jk", "jk_")):
             cname += "_"
-        while cname in self._cnames:
+        while cname in self.state.cnames:
             cname += "_"
-        self._cnames.add(cname)
+        self.state.cnames.add(cname)
         return cname
 
     def line(self, text: str) -> None:
         text = text.removeprefix("auto ")  # an opaque local (a group): Python needs no type
-        self.body.append((self.depth, text, self.user_line))
+        self.state.body.append((self.state.depth, text, self.state.user_line))
 
     def header(self, text: str) -> None:
         """A block header; ``pass`` keeps an empty (or compile-time pruned) body valid."""
         self.line(text)
-        self.depth += 1
+        self.state.depth += 1
         self.line("pass")
-        self.depth -= 1
+        self.state.depth -= 1
 
     def mark(self, node) -> None:
-        self.user_line = self.source.position(node)[0]
+        self.state.user_line = self.source.position(node)[0]
 
     def site(self) -> str:
         """``'file:line'`` of the statement being emitted, as a Python literal."""
-        return repr(f"{self.source.filename}:{self.user_line}")
+        return repr(f"{self.source.filename}:{self.state.user_line}")
 
     def yields(self, request: str) -> str:
-        self.generator = True
+        self.state.generator = True
         return f"(yield ({request}))"
 
     # -- constants and conversions ---------------------------------------------
@@ -233,14 +243,14 @@ class PyEmitter(FunctionEmitter):
 
     def element(self, array: str, index: str, elem: T.Type) -> Value:
         code = f"{array}[{index}]"
-        self.elements[code] = (array, index)
+        self.state.elements[code] = (array, index)
         return Value(code, elem, lvalue=True)
 
     # -- structs: numpy.void records (an array element's is a view of it) ------------
 
     def render_field(self, code: str, attr: str, member: str = "") -> str:
         out = f"{code}[{attr!r}]"  # NumPy's field name (the C++ member's is not used here)
-        self.fields[out] = (code, attr)
+        self.state.fields[out] = (code, attr)
         return out
 
     def copy_struct(self, code: str) -> str:
@@ -260,12 +270,12 @@ class PyEmitter(FunctionEmitter):
             self.program.shared[name] = (numpy.dtype(dtype), int(size))
             code = f"_jk_T.block.shared[{name!r}]"
         tmp = self.temp("smem")
-        self.prologue.append(f"{tmp} = {code}")
+        self.state.prologue.append(f"{tmp} = {code}")
         return tmp
 
     def declare_local(self, elem: T.Type, size: int) -> str:
         tmp = self.temp("local")
-        self.prologue.append(f"{tmp} = _jk_local({type_name(elem)}, {int(size)})")
+        self.state.prologue.append(f"{tmp} = _jk_local({type_name(elem)}, {int(size)})")
         return tmp
 
     # -- operators and expressions whose C++ spelling is inline -----------------
@@ -320,7 +330,7 @@ class PyEmitter(FunctionEmitter):
         return call
 
     def yields_from(self, call: str) -> str:
-        self.generator = True
+        self.state.generator = True
         return f"(yield from {call})"
 
     def device_functor(self, device, t: T.Scalar) -> str:
@@ -345,11 +355,11 @@ class PyEmitter(FunctionEmitter):
         super().stmt_Expr(node)
 
     def reference(self, element: Value) -> Value:
-        field = self.fields.get(element.code)
+        field = self.state.fields.get(element.code)
         if field is not None:  # p[i].x += v: p[i] (a numpy.void viewing the element) once
             held = self.bind_temp(Value(field[0], element.type), "ref")
             return Value(self.render_field(held, field[1]), element.type, lvalue=True)
-        array, index = self.elements[element.code]  # every element subscript() made
+        array, index = self.state.elements[element.code]  # every element subscript() made
         held = self.bind_temp(Value(index, T.int64), "ref")  # the index, evaluated once
         return self.element(array, held, element.type)
 
@@ -421,13 +431,13 @@ class PyEmitter(FunctionEmitter):
         params = ", ".join([CONTEXT] + [self.lookup_local(p).code for p in self.parsed.params])
         lines = [f"def {self.cname}({params}):", "    pass"]
         mapping = [first, first, first]
-        for text in self.prologue:
+        for text in self.state.prologue:
             lines.append("    " + text)
             mapping.append(first)
-        for depth, text, user_line in self.body:
+        for depth, text, user_line in self.state.body:
             lines.append("    " * (depth + 1) + text)
             mapping.append(user_line)
-        if self.generator:  # make it a generator even when its yields were pruned
+        if self.state.generator:  # make it a generator even when its yields were pruned
             lines.append("    if False: yield")
             mapping.append(mapping[-1])
         text = "\n".join(lines) + "\n"
@@ -436,10 +446,10 @@ class PyEmitter(FunctionEmitter):
             text,
             mapping,
             self.source.filename,
-            self.generator,
-            self.return_type or T.void,
+            self.state.generator,
+            self.state.return_type or T.void,
         )
-        return FunctionCode(self.cname, text, self.return_type or T.void, ())
+        return FunctionCode(self.cname, text, self.state.return_type or T.void, ())
 
 
 _CHAIN_LINKS = 64

@@ -21,6 +21,7 @@ records it (``kernel.simulate.last_path``).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import re
 
 import numpy
@@ -70,35 +71,41 @@ def _is_bool_item(item) -> bool:
     return t is T.bool_ or isinstance(getattr(item, "value", None), bool)
 
 
+@dataclasses.dataclass
+class VectorState(emit.SimState):
+    """A function's state over arrays of threads: the mask of the threads a line runs for."""
+
+    mask: str = "jk_live"
+    loops: list = dataclasses.field(default_factory=list)  # (iteration's mask, loop's) per loop
+    extra: int = 0  # indentation of the `if any(mask):` around a block's rest
+    atomic_codes: dict = dataclasses.field(default_factory=dict)
+    #: p['g'] of a struct argument p: read by every thread
+    argument_fields: set = dataclasses.field(default_factory=set)
+
+
 class VectorEmitter(emit.PyEmitter):
     """PyEmitter over arrays of threads under masks; see the module docstring."""
 
     program: VectorProgram
 
-    def __init__(self, *args, **kwargs):
-        self.mask = "jk_live"
-        self.loops: list = []  # (this iteration's mask, the loop's mask) per open loop
-        self.extra = 0  # indentation of the `if any(mask):` around a block's rest
-        self.atomic_codes: dict = {}
-        self.argument_fields: set = set()  # p['g'] of a struct argument p: read by every thread
-        super().__init__(*args, **kwargs)
+    State = VectorState
 
     def refuse(self, why: str):
         raise NotVectorised(why)
 
     def render_field(self, code: str, attr: str, member: str = "") -> str:
-        element = self.elements.get(code)
+        element = self.state.elements.get(code)
         if element is not None:  # p[i].x: element i of the field's view p['x'] (NumPy's)
             array, index = element
             return self.element(f"{array}[{attr!r}]", index, T.void).code
-        if code not in self._param_cnames() and code not in self.argument_fields:
+        if code not in self._param_cnames() and code not in self.state.argument_fields:
             self.refuse("struct locals and struct results (run per thread)")
         out = super().render_field(code, attr)  # of a struct argument: one value for all threads
-        self.argument_fields.add(out)
+        self.state.argument_fields.add(out)
         return out
 
     def store_field(self, field, item, node) -> None:
-        if isinstance(field, Value) and field.code not in self.elements:
+        if isinstance(field, Value) and field.code not in self.state.elements:
             self.refuse("a write to a field of a struct argument (run per thread)")
         super().store_field(field, item, node)
 
@@ -113,7 +120,7 @@ class VectorEmitter(emit.PyEmitter):
             text = self.translate(text[:-1])
             if text is None:
                 return
-        self.body.append((self.depth + self.extra, text, self.user_line))
+        self.state.body.append((self.state.depth + self.state.extra, text, self.state.user_line))
 
     def translate(self, stmt: str):
         """A statement the shared emitter wrote for one thread, for the threads of the
@@ -124,18 +131,18 @@ class VectorEmitter(emit.PyEmitter):
         if stmt in ("break", "continue"):
             self.leave_loop(stmt == "break")
             return None
-        if stmt in self.atomic_codes:
-            self.atomic_codes[stmt]["used"] = False
+        if stmt in self.state.atomic_codes:
+            self.state.atomic_codes[stmt]["used"] = False
             return stmt[:-1] + ", False)" if "_jk_vatomic(" in stmt else stmt
         lhs, eq, rhs = stmt.partition(" = ")
-        if eq and lhs in self.elements:
-            array, index = self.elements[lhs]
+        if eq and lhs in self.state.elements:
+            array, index = self.state.elements[lhs]
             self.note_written(array)
-            return f"_jk_st({array}, {index}, {rhs}, {self.mask})"
+            return f"_jk_st({array}, {index}, {rhs}, {self.state.mask})"
         if eq and lhs in self.local_codes():
-            if self.depth == 0:
+            if self.state.depth == 0:
                 return stmt
-            return f"{lhs} = _jk_sel({self.mask}, {rhs}, {lhs})"
+            return f"{lhs} = _jk_sel({self.state.mask}, {rhs}, {lhs})"
         return stmt
 
     def note_written(self, array: str) -> None:
@@ -143,73 +150,73 @@ class VectorEmitter(emit.PyEmitter):
         self.program.written.add(emit._array_name(array) if self.kind == "kernel" else "*")
 
     def local_codes(self) -> set:
-        return {v.code for v in self.locals.values()}
+        return {v.code for v in self.state.locals.values()}
 
     def exit_threads(self, value) -> None:
         gone = self.temp("gone")
-        self.line(f"{gone} = {self.mask}")
+        self.line(f"{gone} = {self.state.mask}")
         if value is not None:
             self.line(f"jk_ret = _jk_sel({gone}, {value}, jk_ret)")
         self.line(f"jk_live = jk_live & ~{gone}")
-        for lm, brk in self.loops:
+        for lm, brk in self.state.loops:
             self.line(f"{lm} = {lm} & ~{gone}")
             self.line(f"{brk} = {brk} & ~{gone}")
 
     def leave_loop(self, broken: bool) -> None:
         gone = self.temp("gone")
-        self.line(f"{gone} = {self.mask}")
-        lm, brk = self.loops[-1]
+        self.line(f"{gone} = {self.state.mask}")
+        lm, brk = self.state.loops[-1]
         self.line(f"{lm} = {lm} & ~{gone}")
         if broken:
             self.line(f"{brk} = {brk} & ~{gone}")
 
     def masked(self, mask: str, thunk):
-        outer, self.mask = self.mask, mask
+        outer, self.state.mask = self.state.mask, mask
         try:
             return thunk()
         finally:
-            self.mask = outer
+            self.state.mask = outer
 
     def block(self, stmts) -> None:
-        saved = self.extra
+        saved = self.state.extra
         try:
             for k, stmt in enumerate(stmts):
                 self.statement(stmt)
                 if k + 1 < len(stmts) and _exits(stmt):
                     # threads that left (return/break/continue) skip the rest of the block
-                    outer = self.loops[-1][0] if self.loops else "jk_live"
-                    if self.mask != outer:
-                        self.body.append((self.depth + self.extra,
-                                          f"{self.mask} = {self.mask} & {outer}", self.user_line))
-                    self.header(f"if _jk_any({self.mask}):")
-                    self.extra += 1
+                    outer = self.state.loops[-1][0] if self.state.loops else "jk_live"
+                    if self.state.mask != outer:
+                        self.state.body.append((self.state.depth + self.state.extra,
+                                          f"{self.state.mask} = {self.state.mask} & {outer}", self.state.user_line))
+                    self.header(f"if _jk_any({self.state.mask}):")
+                    self.state.extra += 1
         finally:
-            self.extra = saved
+            self.state.extra = saved
 
     def header(self, text: str) -> None:
-        self.body.append((self.depth + self.extra, text, self.user_line))
-        self.body.append((self.depth + self.extra + 1, "pass", self.user_line))
+        self.state.body.append((self.state.depth + self.state.extra, text, self.state.user_line))
+        self.state.body.append((self.state.depth + self.state.extra + 1, "pass", self.state.user_line))
 
     # -- locals that some path may leave unassigned ---------------------------------
 
     def flag_unset(self, t: T.Type, cname: str) -> None:
         if not isinstance(t, (T.Scalar, T.Tuple)):
             self.refuse(f"a local of type {t} assigned inside a block")
-        self.set_flags[cname] = generated_name("set", cname)
+        self.state.set_flags[cname] = generated_name("set", cname)
 
     def mark_set(self, cname: str, indent: str = "", dominates: bool = True) -> None:
-        flag = self.set_flags.get(cname)
+        flag = self.state.set_flags.get(cname)
         if flag is not None:
-            self.line(f"{flag} = {flag} | {self.mask}")
+            self.line(f"{flag} = {flag} | {self.state.mask}")
             if dominates:
-                self.assigned_here[-1].add(cname)
+                self.state.assigned_here[-1].add(cname)
 
     def read_local(self, node, local):
         cname = getattr(local, "code", None)
-        flag = self.set_flags.get(cname)
-        if flag is None or cname in self.assigned_here[-1]:
+        flag = self.state.set_flags.get(cname)
+        if flag is None or cname in self.state.assigned_here[-1]:
             return local
-        return Value(f"_jk_rd({cname}, {flag}, {self.mask}, {node.id!r})", local.type,
+        return Value(f"_jk_rd({cname}, {flag}, {self.state.mask}, {node.id!r})", local.type,
                      lvalue=False, weak=local.weak)
 
     # -- control flow -----------------------------------------------------------------
@@ -224,8 +231,8 @@ class VectorEmitter(emit.PyEmitter):
         """Temporaries: the condition, and the masks of the threads taking each side."""
         c, yes, no = self.temp("c"), self.temp("m"), self.temp("m")
         self.line(f"{c} = {cond}")
-        self.line(f"{yes} = {self.mask} & {c}")
-        self.line(f"{no} = {self.mask} & ~{c}")
+        self.line(f"{yes} = {self.state.mask} & {c}")
+        self.line(f"{no} = {self.state.mask} & ~{c}")
         return c, yes, no
 
     def stmt_If(self, node) -> None:
@@ -245,23 +252,23 @@ class VectorEmitter(emit.PyEmitter):
         """A loop variable the loop assigns under its mask is bound before the loop runs
         (a parameter, or a local some path leaves unassigned, already is)."""
         params = {getattr(self.lookup_local(p), "code", None) for p in self.parsed.params}
-        if var.code not in self.set_flags and var.code not in params:
-            self.prologue.append(f"{var.code} = None")
+        if var.code not in self.state.set_flags and var.code not in params:
+            self.state.prologue.append(f"{var.code} = None")
 
     def loop_head(self, brk: str, lm: str, iterate: str | None) -> None:
         """Open a loop that runs while a thread of ``brk`` is in it (``iterate``: what
         the loop iterates, None: ``while True``)."""
-        self.line(f"{brk} = {self.mask}")
+        self.line(f"{brk} = {self.state.mask}")
         self.header(iterate or "while True:")
-        self.extra += 1
+        self.state.extra += 1
 
     def loop_rest(self, node, lm: str, brk: str, var: str | None) -> None:
-        self.extra -= 1  # the body is nested() one deeper: back to the loop's level
-        self.loops.append((lm, brk))
+        self.state.extra -= 1  # the body is nested() one deeper: back to the loop's level
+        self.state.loops.append((lm, brk))
         try:
             self.masked(lm, lambda: self.loop_body(node.body, var))
         finally:
-            self.loops.pop()
+            self.state.loops.pop()
 
     def stmt_While(self, node) -> None:
         if node.orelse:
@@ -285,7 +292,7 @@ class VectorEmitter(emit.PyEmitter):
         lm, brk = self.temp("lm"), self.temp("brk")
         self.line(f"{it} = _jk_ctr({start_code}, {tn})")
         self.line(f"{stop} = _jk_ctr({stop_code}, {tn})")
-        self.line(f"{stp} = _jk_step({step_code}, {self.mask}, {tn})")
+        self.line(f"{stp} = _jk_step({step_code}, {self.state.mask}, {tn})")
         self.loop_head(brk, lm, None)
         if isinstance(step, Const) or var.type.kind == "u":
             forward = var.type.kind == "u" or step.value > 0
@@ -294,13 +301,13 @@ class VectorEmitter(emit.PyEmitter):
             self.line(f"{lm} = {brk} & _jk_in_range({it}, {stop}, {stp})")
         self.line(f"if not _jk_any({lm}): break")
         self.line(f"{brk} = {lm}")
-        self.body.append((self.depth + self.extra,
-                          f"{var.code} = _jk_sel({lm}, {tn}({it}), {var.code})", self.user_line))
+        self.state.body.append((self.state.depth + self.state.extra,
+                          f"{var.code} = _jk_sel({lm}, {tn}({it}), {var.code})", self.state.user_line))
         self.masked(lm, lambda: self.mark_set(var.code, dominates=False))
         self.loop_rest(node, lm, brk, var.code)
-        self.extra += 1
+        self.state.extra += 1
         self.line(f"{it} = {it} + {stp}")
-        self.extra -= 1
+        self.state.extra -= 1
 
     def constant_loop(self, var: Value, codes: list, node) -> None:
         lm, brk, k = self.temp("lm"), self.temp("brk"), self.temp("k")
@@ -308,14 +315,14 @@ class VectorEmitter(emit.PyEmitter):
         self.loop_head(brk, lm, f"for {k} in ({''.join(c + ', ' for c in codes)}):")
         self.line(f"{lm} = {brk}")
         self.line(f"if not _jk_any({lm}): break")
-        self.body.append((self.depth + self.extra,
-                          f"{var.code} = _jk_sel({lm}, {k}, {var.code})", self.user_line))
+        self.state.body.append((self.state.depth + self.state.extra,
+                          f"{var.code} = _jk_sel({lm}, {k}, {var.code})", self.state.user_line))
         self.masked(lm, lambda: self.mark_set(var.code, dominates=False))
         self.loop_rest(node, lm, brk, var.code)
 
     def assert_line(self, cond: str | None, message: str, node) -> None:
         failing = self.temp("fail")
-        self.line(f"{failing} = {self.mask} & ~({cond})" if cond else f"{failing} = {self.mask}")
+        self.line(f"{failing} = {self.state.mask} & ~({cond})" if cond else f"{failing} = {self.state.mask}")
         self.line(f"if _jk_any({failing}): _jk_assert_fail({failing}, {message!r})")
 
     # -- expressions ---------------------------------------------------------------------
@@ -336,7 +343,7 @@ class VectorEmitter(emit.PyEmitter):
         self.line(f"{acc} = {self.condition_of(items[0], node.values[0])}")
         for sub in node.values[1:]:
             rest = self.temp("m")  # the threads whose value is not decided yet
-            self.line(f"{rest} = {self.mask} & {'' if is_and else '~'}{acc}")
+            self.line(f"{rest} = {self.state.mask} & {'' if is_and else '~'}{acc}")
             code = self.masked(rest, lambda s=sub: self.condition_of(self._bool_operand(s), s))
             self.line(f"{acc} = {acc} {'&' if is_and else '|'} {code}")
         return Value(acc, T.bool_)
@@ -409,19 +416,19 @@ class VectorEmitter(emit.PyEmitter):
         codes = [self.convert(i, T.int64).code if i.type is T.bool_ else i.code for i in indices]
         name = repr(emit._array_name(base.code))
         if isinstance(t, T.Pointer) or t.is_pointer_like:
-            index = f"_jk_ix({codes[0]}, {base.code}, {name}, {self.mask})"
+            index = f"_jk_ix({codes[0]}, {base.code}, {name}, {self.state.mask})"
             return self.element(base.code, index, checked.type)
         if len(indices) != t.ndim:
             self.refuse("a sub-array of an n-d array")
-        index = f"_jk_ixn({base.code}, {name}, {self.mask}, {', '.join(codes)})"
+        index = f"_jk_ixn({base.code}, {name}, {self.state.mask}, {', '.join(codes)})"
         return self.element(base.code, index, checked.type)
 
     def reference(self, element: Value) -> Value:
-        if element.code not in self.elements:  # p.x += v of a struct argument
+        if element.code not in self.state.elements:  # p.x += v of a struct argument
             self.refuse("a write to a field of a struct argument (run per thread)")
-        array, index = self.elements[element.code]
+        array, index = self.state.elements[element.code]
         held = self.temp("ref")
-        self.body.append((self.depth + self.extra, f"{held} = {index}", self.user_line))
+        self.state.body.append((self.state.depth + self.state.extra, f"{held} = {index}", self.state.user_line))
         return self.element(array, held, element.type)
 
     def declare_shared(self, elem: T.Type, size, align) -> str:
@@ -435,19 +442,19 @@ class VectorEmitter(emit.PyEmitter):
             self.program.shared[name] = (numpy.dtype(dtype), int(size))
             code = f"_jk_T.shared({name!r})"
         tmp = self.temp("smem")
-        self.prologue.append(f"{tmp} = {code}")
+        self.state.prologue.append(f"{tmp} = {code}")
         return tmp
 
     def declare_local(self, elem: T.Type, size: int) -> str:
         tmp = self.temp("local")
-        self.prologue.append(f"{tmp} = _jk_T.local({type_name(elem)}, {int(size)})")
+        self.state.prologue.append(f"{tmp} = _jk_T.local({type_name(elem)}, {int(size)})")
         return tmp
 
     def yields(self, request: str) -> str:
         kind = request.split(",", 1)[0].strip()
         if kind not in _COLLECTIVES or "_jk_op_" in request or "lambda" in request:
             self.refuse(f"the collective {kind}")
-        return f"_jk_coll({self.mask}, {request})"
+        return f"_jk_coll({self.state.mask}, {request})"
 
     def yields_from(self, call: str) -> str:
         self.refuse("a generator call")
@@ -460,22 +467,22 @@ class VectorEmitter(emit.PyEmitter):
         return super().render(record, codes, sig, items)
 
     def atomic(self, op: str, codes, sig) -> str:
-        array, index = self.elements[codes[0]]
+        array, index = self.state.elements[codes[0]]
         self.note_written(array)
         if index.startswith("_jk_ix("):  # the atomic notes its own access, not a read
             index = "_jk_ixa(" + index[len("_jk_ix(") :]
         if op == "cas":
-            code = f"_jk_vatomic_cas({array}, {index}, {codes[1]}, {codes[2]}, {self.mask})"
+            code = f"_jk_vatomic_cas({array}, {index}, {codes[1]}, {codes[2]}, {self.state.mask})"
         else:
-            code = f"_jk_vatomic({op!r}, {array}, {index}, {codes[1]}, {self.mask})"
-        site = {"op": op, "kind": sig.result.kind, "loop": bool(self.loop_depth or self.loops),
+            code = f"_jk_vatomic({op!r}, {array}, {index}, {codes[1]}, {self.state.mask})"
+        site = {"op": op, "kind": sig.result.kind, "loop": bool(self.state.loop_depth or self.state.loops),
                 "device": self.kind == "device", "used": True}
-        self.atomic_codes[code] = site
+        self.state.atomic_codes[code] = site
         self.program.atomic_sites.append(site)
         return code
 
     def render_device_call(self, fn, values: list) -> str:
-        return f"{fn.cname}({', '.join([CONTEXT, self.mask] + [v.code for v in values])})"
+        return f"{fn.cname}({', '.join([CONTEXT, self.state.mask] + [v.code for v in values])})"
 
     def device_functor(self, device, t: T.Scalar) -> str:
         self.refuse("a device function as an operator")
@@ -496,8 +503,8 @@ class VectorEmitter(emit.PyEmitter):
         if self.kind == "kernel":
             self.program.params = tuple(params[2:])
         lines = [f"def {self.cname}({', '.join(params)}):", "    pass", "    jk_live = _jk_m"]
-        setup = list(self.prologue)
-        for cname, flag in self.set_flags.items():
+        setup = list(self.state.prologue)
+        for cname, flag in self.state.set_flags.items():
             setup += [f"{cname} = None", f"{flag} = _jk_false"]
         if self.kind == "device":
             setup.append("jk_ret = None")
@@ -505,14 +512,14 @@ class VectorEmitter(emit.PyEmitter):
         for text in setup:
             lines.append("    " + text)
             mapping.append(first)
-        for depth, text, user_line in self.body:
+        for depth, text, user_line in self.state.body:
             lines.append("    " * (depth + 1) + text)
             mapping.append(user_line)
         if self.kind == "device":
             lines.append("    return jk_ret")
             mapping.append(mapping[-1])
         text = "\n".join(lines) + "\n"
-        rt = self.return_type or T.void
+        rt = self.state.return_type or T.void
         self.program.functions[self.cname] = SimFunction(
             self.cname, text, mapping, self.source.filename, False, rt
         )

@@ -39,7 +39,7 @@ class CallsMixin:
                 raise problem("**kwargs in calls is not supported in kernels", "", JitSyntaxError)
             kwargs[kw.arg] = self.expr(kw.value)
         if self.program.debug:  # the line of checks made inside the call (atomics, ldg)
-            self.debug_line = self.source.position(node)[0]
+            self.state.debug_line = self.source.position(node)[0]
         if isinstance(node.func, ast.Name) and _shadows_a_builtin(node.func.id, callee):
             raise self.shadowed_builtin(node.func.id, callee)
         return self.call(callee, args, kwargs)

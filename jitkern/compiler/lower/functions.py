@@ -152,7 +152,7 @@ class FunctionsMixin:
             del program.pending[key]
         found = DeviceFunction(cname, code.return_type, code.code)
         program.device_functions[key] = found
-        if emitter.recursive:  # C++ needs it declared before its own body calls it
+        if emitter.state.recursive:  # C++ needs it declared before its own body calls it
             program.prototypes.append(code.code.split("\n", 1)[0].removesuffix(" {") + ";")
         program.device_code.append(code.code)
         return found
@@ -160,7 +160,7 @@ class FunctionsMixin:
     def recursive_call(self) -> DeviceFunction:
         """This function, called from its own body (directly or through others): its return
         type is the one its returns before this call gave (none anywhere: void)."""
-        if self.return_type is None:
+        if self.state.return_type is None:
             if any(isinstance(n, ast.Return) and n.value is not None
                    for n in ast.walk(self.parsed.tree)):
                 raise problem(
@@ -168,9 +168,9 @@ class FunctionsMixin:
                     "return the base case first (if n < 2: return n), then recurse",
                     JitRecursionError,
                 )
-            self.return_type = T.void
-        self.recursive = True
-        return DeviceFunction(self.cname, self.return_type, "")
+            self.state.return_type = T.void
+        self.state.recursive = True
+        return DeviceFunction(self.cname, self.state.return_type, "")
 
     # -- assembly ----------------------------------------------------------
 
@@ -179,12 +179,12 @@ class FunctionsMixin:
         head = (
             'extern "C" __global__ void'
             if self.kind == "kernel"
-            else f"__device__{'' if self.recursive else ' __forceinline__'} "
-            f"{(self.return_type or T.void).ctype}"
+            else f"__device__{'' if self.state.recursive else ' __forceinline__'} "
+            f"{(self.state.return_type or T.void).ctype}"
         )
-        decls = ["    " + d for d in setup + self.prologue + self.hoisted]
-        text = "\n".join([f"{head} {self.cname}({', '.join(params)}) {{", *decls, *self.body, "}"])
-        return FunctionCode(self.cname, text, self.return_type or T.void, tuple(plans))
+        decls = ["    " + d for d in setup + self.state.prologue + self.state.hoisted]
+        text = "\n".join([f"{head} {self.cname}({', '.join(params)}) {{", *decls, *self.state.body, "}"])
+        return FunctionCode(self.cname, text, self.state.return_type or T.void, tuple(plans))
 
     def parameters(self):
         plans, params, setup = [], [], []
@@ -199,7 +199,7 @@ class FunctionsMixin:
                 continue
             if t.is_pointer_like or t.ndim == 0:
                 params.append(f"{t.ctype} {cname}")
-                axes = sorted(self.pointer_extents.get(cname, ()))
+                axes = sorted(self.state.pointer_extents.get(cname, ()))
                 extras = tuple(("shape", k) for k in axes)
                 extras_params += [f"long long {generated_name(f'shape{k}', cname)}" for k in axes]
                 plans.append(ParamPlan(name, t, extras))

@@ -168,7 +168,7 @@ class SubscriptsMixin:
         return Value(f"jk::dbg::sub({base.code}, {site}, {args})", sub_t)
 
     def debug_site(self, base: Value, name, node, kind: str) -> int:
-        line = self.source.position(node)[0] if node is not None else self.debug_line
+        line = self.source.position(node)[0] if node is not None else self.state.debug_line
         site = debugcheck.Site(self.source.filename, line, name or self.debug_name(base), kind)
         return self.program.debug_site(site)
 
