@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import ClassVar
 
 from ..errors import (
     JitkernOverflowError,
@@ -35,15 +34,16 @@ from .lower.control import ControlFlowMixin
 from .lower.functions import FunctionCode, FunctionsMixin  # noqa: F401 - FunctionCode: sim
 from .lower.names import ascii_spelling, generated_name, user_c_name  # noqa: F401 - kernels.jit
 from .lower.spelling import CompileProblem, problem
-from .lower.state import FunctionState
-from .lower.texts import _assigned_names, _STATEMENT_HINTS
+from .lower.backend import Spelling
+from .lower.cuda import CUDA
+from .lower.texts import _STATEMENT_HINTS
 from .program import Program
 from .values import Value
 
 
 class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, ExpressionEmitter):
-    #: What emitting one function accumulates (a back end's record may hold more).
-    State = FunctionState
+    """Lowers one function (the kernel, or one specialisation of a device function) for
+    the back end whose :class:`~.lower.backend.Spelling` it is given (CUDA C++ by default)."""
 
     def __init__(
         self,
@@ -53,6 +53,7 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
         program: Program,
         kind: str,
         cname: str,
+        spelling: Spelling = CUDA,
     ):
         if len(arg_types) != len(parsed.params):
             raise JitTypeError(
@@ -67,8 +68,8 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
         self.kind = kind
         self.cname = cname
         self.arg_types = tuple(arg_types)
-        self.state = self.State(debug_line=parsed.source.first_line,
-                                assigned=_assigned_names(parsed.tree))
+        self.spelling = spelling
+        self.state = spelling.state.of(parsed)
         self._bind_params()
 
     # -- parameters and locals ---------------------------------------------
@@ -85,7 +86,7 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
                 self.state.debug_bounds[cname] = generated_name("shape0", cname)
 
     def c_name(self, name: str) -> str:
-        cname = user_c_name(name)
+        cname = self.spelling.c_name(name)
         while cname in self.state.cnames:
             cname += "_"
         self.state.cnames.add(cname)
@@ -149,40 +150,26 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
     # -- output ------------------------------------------------------------
 
     def line(self, text: str) -> None:
-        self.state.body.append("    " * (self.state.depth + 1) + text)
-
-    #: How a back end opens and closes a block: word -> pattern over the condition's code
-    #: ("end": the closing line, None where the language needs none).
-    BLOCKS: ClassVar[dict] = {
-        "if": "if ({}) {{",
-        "elif": "}} else if ({}) {{",
-        "else": "}} else {{",
-        "while": "while ({}) {{",
-        "end": "}",
-    }
+        self.spelling.line(self, text)
 
     def open_block(self, word: str, cond: str = "") -> None:
-        self.line(self.BLOCKS[word].format(cond))
+        self.spelling.open_block(self, word, cond)
 
     def close_block(self) -> None:
-        if self.BLOCKS["end"] is not None:
-            self.line(self.BLOCKS["end"])
+        end = self.spelling.blocks["end"]  # None where the language needs no closing line
+        if end is not None:
+            self.line(end)
 
     def mark_branch(self, node) -> None:
-        """An ``elif``'s own line: nothing in C++ (no #line between ``}`` and ``else``)."""
+        """An ``elif``'s own line (nothing in C++: no #line between ``}`` and ``else``)."""
+        self.spelling.mark_branch(self, node)
 
     def bind_temp(self, value: Value, prefix: str = "t") -> str:
         """A new temporary holding ``value`` (evaluated once, here); its name."""
-        tmp = self.temp(prefix)
-        self.line(f"const {value.type.ctype} {tmp} = {value.code};")
-        return tmp
+        return self.spelling.bind_temp(self, value, prefix)
 
     def mark(self, node) -> None:
-        lineno, _col = self.source.position(node)
-        self.state.debug_line = lineno
-        self.line("// " + self.source.statement_text(node))
-        path = self.source.filename.replace("\\", "\\\\").replace('"', '\\"')
-        self.state.body.append(f'#line {lineno} "{path}"')
+        self.spelling.mark(self, node)
 
     # -- statements --------------------------------------------------------
 
@@ -236,9 +223,13 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
         pass
 
     def stmt_Expr(self, node) -> None:
+        first = self.spelling.mark_expression_first  # (a barrier's site is its own line)
+        if first:
+            self.mark(node)
         item = self.expr(node.value)
         if isinstance(item, Value):
-            self.mark(node)
+            if not first:
+                self.mark(node)
             self.line(item.code + ";")
 
     # -- helpers used by builtin templates ---------------------------------
@@ -257,24 +248,12 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
         return {self.lookup_local(p).code for p in self.parsed.params}
 
     def declare_shared(self, elem: T.Type, size, align) -> str:
-        name = self.program.unique_name(generated_name("smem"))
-        align_txt = f"__align__({align}) " if align else ""
-        if size is None:
-            self.state.prologue.append("extern __shared__ __align__(16) unsigned char jk_dynamic_smem[];")
-            code = f"reinterpret_cast<{elem.ctype}*>(jk_dynamic_smem)"
-            self.state.debug_bounds[code] = f"jk::dbg::dynamic_extent<{elem.ctype}>()"
-            return code
-        self.state.prologue.append(f"__shared__ {align_txt}{elem.ctype} {name}[{size}];")
-        self.state.debug_bounds[name] = f"{int(size)}LL"
-        return name
+        return self.spelling.declare_shared(self, elem, size, align)
 
     def declare_local(self, elem: T.Type, size: int) -> str:
         """A per-thread array, declared at the function's start (it lives as long as the
         pointer a local variable may keep to it)."""
-        name = self.program.unique_name(generated_name("local"))
-        self.state.prologue.append(f"{elem.ctype} {name}[{size}];")
-        self.state.debug_bounds[name] = f"{int(size)}LL"  # debug builds check its indices too
-        return name
+        return self.spelling.declare_local(self, elem, size)
 
     # -- debug builds ------------------------------------------------------
 

@@ -67,9 +67,7 @@ class AssignmentsMixin:
 
     def reference(self, element: Value) -> Value:
         """``element`` held so that its address is computed once, here (x[g(x)] += v)."""
-        ref = self.temp("ref")
-        self.line(f"auto& {ref} = {element.code};")
-        return Value(ref, element.type, lvalue=True)
+        return self.spelling.reference(self, element)
 
     def assign(self, target, item) -> None:
         if isinstance(target, ast.Name):
@@ -181,7 +179,7 @@ class AssignmentsMixin:
 
     def copy_struct(self, code: str) -> str:
         """The back end's copy of the struct ``code`` (C++ assignment copies already)."""
-        return code
+        return self.spelling.copy_struct(self, code)
 
     def track_extent(self, cname: str, item) -> None:
         """Debug builds: a pointer local's element count follows its assignments (-1, not

@@ -13,7 +13,7 @@ from .. import infer
 from .. import types as T
 from ..values import Const, operand, Value
 from .spelling import CompileProblem, problem
-from .texts import _c_string, _item_text, _op_text, unroll_pragma
+from .texts import _item_text, _op_text, unroll_pragma
 
 
 class ControlFlowMixin:
@@ -121,31 +121,7 @@ class ControlFlowMixin:
         """The loop of a checked ``for var in range(start, stop, step)``: ``items`` are the
         bounds as written (a constant step picks the comparison), ``codes`` the same
         converted to the variable's type, in the order the loop evaluates them."""
-        _start, stop, step = items
-        start_code, stop_code, step_code = codes
-        t = var.type
-        self.line("{")
-        self.state.depth += 1
-        stop_code = self.loop_bound(stop, t, stop_code, "stop")
-        step_code = self.loop_bound(step, t, step_code, "step")
-        # A hidden counter drives the loop and the loop variable takes its value at the top
-        # of each iteration, as in Python: assigning the variable in the body does not
-        # change the iteration, and after the loop it holds the last value it took.
-        it = self.temp("it")
-        if isinstance(step, Const) or t.kind == "u":
-            forward = t.kind == "u" or step.value > 0
-            cond = f"{it} {'<' if forward else '>'} {stop_code}"
-        else:
-            cond = f"({step_code} > 0 ? {it} < {stop_code} : {it} > {stop_code})"
-        if pragma:
-            self.state.body.append(pragma)
-        self.line(f"for ({t.ctype} {it} = {start_code}; {cond}; {it} += {step_code}) {{")
-        self.line(f"    {var.code} = {it};")
-        self.mark_set(var.code, "    ", dominates=False)  # not after the loop
-        self.loop_body(node.body, var.code)
-        self.line("}")
-        self.state.depth -= 1
-        self.line("}")
+        self.spelling.range_loop(self, var, items, codes, pragma, node)
 
     def for_constants(self, node, values: tuple) -> None:
         """``for v in (16, 8, 4):`` -- a fully unrolled loop over a constant array."""
@@ -166,18 +142,7 @@ class ControlFlowMixin:
 
     def constant_loop(self, var: Value, codes: list, node) -> None:
         """The loop of a checked ``for var in (c0, c1, ...)``, ``codes`` the constants'."""
-        table, k = self.temp("values"), self.temp("k")
-        self.line("{")
-        self.state.depth += 1
-        self.line(f"const {var.type.ctype} {table}[{len(codes)}] = {{{', '.join(codes)}}};")
-        self.state.body.append("#pragma unroll")
-        self.line(f"for (int {k} = 0; {k} < {len(codes)}; ++{k}) {{")
-        self.line(f"    {var.code} = {table}[{k}];")
-        self.mark_set(var.code, "    ", dominates=False)
-        self.loop_body(node.body, var.code)
-        self.line("}")
-        self.state.depth -= 1
-        self.line("}")
+        self.spelling.constant_loop(self, var, codes, node)
 
     def range_call(self, node):
         if isinstance(node, ast.Call):
@@ -311,10 +276,4 @@ class ControlFlowMixin:
 
     def assert_line(self, cond: str | None, message: str, node) -> None:
         """A checked ``assert``: fail with ``message`` where ``cond`` (None: always) is false."""
-        lineno, _col = self.source.position(node)
-        cond = cond or "false"
-        self.line(
-            f"if (!{cond}) {{ __assertfail({_c_string(message)}, "
-            f"{_c_string(self.source.filename)}, {lineno}, "
-            f"{_c_string(self.parsed.qualname)}, 1); }}"
-        )
+        self.spelling.assert_line(self, cond, message, node)

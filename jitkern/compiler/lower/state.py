@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from .texts import _assigned_names
+
 
 @dataclasses.dataclass
 class FunctionState:
@@ -40,3 +42,8 @@ class FunctionState:
     assigned_here: list = dataclasses.field(default_factory=lambda: [set()])
     current_statement: object = None  # the statement being emitted (error positions)
     current_expr: object = None  # the expression being emitted (arch requirements' spans)
+
+    @classmethod
+    def of(cls, parsed):
+        """The state of a function starting to be lowered (``parsed``: its source)."""
+        return cls(debug_line=parsed.source.first_line, assigned=_assigned_names(parsed.tree))
