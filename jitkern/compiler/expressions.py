@@ -121,7 +121,7 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
         return Value(self.convert_code(item.code, item.type, target), target)
 
     def literal(self, value, t: T.Scalar) -> str:
-        """The back end's constant ``value`` of type ``t`` (:func:`literal` checks range and kind)."""
+        """The back end's constant ``value`` of type ``t`` (its range and kind checked)."""
         return self.spelling.literal(self, value, t)
 
     def convert_code(self, code: str, src: T.Type, dst: T.Type) -> str:

@@ -212,7 +212,8 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
         """A block's statements; ``assigned``: a local every path into it has assigned
         (the loop variable). What the block assigns is forgotten after it."""
         self.state.depth += 1
-        self.state.assigned_here.append(self.state.assigned_here[-1] | ({assigned} if assigned else set()))
+        here = self.state.assigned_here
+        here.append(here[-1] | ({assigned} if assigned else set()))
         try:
             self.block(stmts)
         finally:

@@ -270,21 +270,29 @@ def _declare_shared(e, elem: T.Type, size, align) -> str:
         dtype = numpy_type(elem)
     else:
         raise problem(f"shared memory of {elem} is not simulated")
+    return shared_array(e, elem, size, dtype, "_jk_T.block.dynamic({})", "_jk_T.block.shared[{}]")
+
+
+def shared_array(e, elem: T.Type, size, dtype, dynamic: str, static: str) -> str:
+    """A shared array, taken in the function's prologue: ``dynamic`` over the element
+    type's name when ``size`` is None, else ``static`` over the name of a new static array
+    of ``size`` elements of ``dtype`` (registered with the program)."""
     if size is None:
-        code = f"_jk_T.block.dynamic({type_name(elem)})"
-    else:
-        name = e.program.unique_name("jk_smem")
-        e.program.shared[name] = (numpy.dtype(dtype), int(size))
-        code = f"_jk_T.block.shared[{name!r}]"
-    tmp = e.temp("smem")
+        return prologue_temp(e, "smem", dynamic.format(type_name(elem)))
+    name = e.program.unique_name("jk_smem")
+    e.program.shared[name] = (numpy.dtype(dtype), int(size))
+    return prologue_temp(e, "smem", static.format(repr(name)))
+
+
+def prologue_temp(e, prefix: str, code: str) -> str:
+    """A temporary set to ``code`` at the function's start; its name."""
+    tmp = e.temp(prefix)
     e.state.prologue.append(f"{tmp} = {code}")
     return tmp
 
 
 def _declare_local(e, elem: T.Type, size: int) -> str:
-    tmp = e.temp("local")
-    e.state.prologue.append(f"{tmp} = _jk_local({type_name(elem)}, {int(size)})")
-    return tmp
+    return prologue_temp(e, "local", f"_jk_local({type_name(elem)}, {int(size)})")
 
 
 def _unary(e, op, v: Value) -> str:

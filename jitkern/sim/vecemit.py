@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 
-import numpy
 
 from ..compiler import builtins as B
 from ..compiler import types as T
@@ -133,17 +132,24 @@ class VectorEmitter(FunctionEmitter):
                 if k + 1 < len(stmts) and _exits(stmt):
                     # threads that left (return/break/continue) skip the rest of the block
                     outer = self.state.loops[-1][0] if self.state.loops else "jk_live"
-                    if self.state.mask != outer:
-                        self.state.body.append((self.state.depth + self.state.extra,
-                                          f"{self.state.mask} = {self.state.mask} & {outer}", self.state.user_line))
+                    mask = self.state.mask
+                    if mask != outer:
+                        self.body_line(f"{mask} = {mask} & {outer}")
                     self.header(f"if _jk_any({self.state.mask}):")
                     self.state.extra += 1
         finally:
             self.state.extra = saved
 
     def header(self, text: str) -> None:
-        self.state.body.append((self.state.depth + self.state.extra, text, self.state.user_line))
-        self.state.body.append((self.state.depth + self.state.extra + 1, "pass", self.state.user_line))
+        self.body_line(text)
+        self.state.extra += 1
+        self.body_line("pass")
+        self.state.extra -= 1
+
+    def body_line(self, text: str) -> None:
+        """A line as it is (not a statement to translate), at the current depth."""
+        state = self.state
+        state.body.append((state.depth + state.extra, text, state.user_line))
 
     # -- locals that some path may leave unassigned ---------------------------------
 
@@ -324,7 +330,8 @@ class VectorEmitter(FunctionEmitter):
             code = f"_jk_vatomic_cas({array}, {index}, {codes[1]}, {codes[2]}, {self.state.mask})"
         else:
             code = f"_jk_vatomic({op!r}, {array}, {index}, {codes[1]}, {self.state.mask})"
-        site = {"op": op, "kind": sig.result.kind, "loop": bool(self.state.loop_depth or self.state.loops),
+        looping = bool(self.state.loop_depth or self.state.loops)
+        site = {"op": op, "kind": sig.result.kind, "loop": looping,
                 "device": self.kind == "device", "used": True}
         self.state.atomic_codes[code] = site
         self.program.atomic_sites.append(site)
@@ -368,7 +375,7 @@ def _line(e, text: str) -> None:
         text = e.translate(text[:-1])
         if text is None:
             return
-    e.state.body.append((e.state.depth + e.state.extra, text, e.state.user_line))
+    e.body_line(text)
 
 
 def _range_loop(e, var: Value, items, codes, pragma: str, node) -> None:
@@ -389,8 +396,7 @@ def _range_loop(e, var: Value, items, codes, pragma: str, node) -> None:
         e.line(f"{lm} = {brk} & _jk_in_range({it}, {stop}, {stp})")
     e.line(f"if not _jk_any({lm}): break")
     e.line(f"{brk} = {lm}")
-    e.state.body.append((e.state.depth + e.state.extra,
-                      f"{var.code} = _jk_sel({lm}, {tn}({it}), {var.code})", e.state.user_line))
+    e.body_line(f"{var.code} = _jk_sel({lm}, {tn}({it}), {var.code})")
     e.masked(lm, lambda: e.mark_set(var.code, dominates=False))
     e.loop_rest(node, lm, brk, var.code)
     e.state.extra += 1
@@ -404,8 +410,7 @@ def _constant_loop(e, var: Value, codes: list, node) -> None:
     e.loop_head(brk, lm, f"for {k} in ({''.join(c + ', ' for c in codes)}):")
     e.line(f"{lm} = {brk}")
     e.line(f"if not _jk_any({lm}): break")
-    e.state.body.append((e.state.depth + e.state.extra,
-                      f"{var.code} = _jk_sel({lm}, {k}, {var.code})", e.state.user_line))
+    e.body_line(f"{var.code} = _jk_sel({lm}, {k}, {var.code})")
     e.masked(lm, lambda: e.mark_set(var.code, dominates=False))
     e.loop_rest(node, lm, brk, var.code)
 
@@ -448,7 +453,7 @@ def _reference(e, element: Value) -> Value:
         e.refuse("a write to a field of a struct argument (run per thread)")
     array, index = e.state.elements[element.code]
     held = e.temp("ref")
-    e.state.body.append((e.state.depth + e.state.extra, f"{held} = {index}", e.state.user_line))
+    e.body_line(f"{held} = {index}")
     return emit.element(e, array, held, element.type)
 
 
@@ -456,21 +461,11 @@ def _declare_shared(e, elem: T.Type, size, align) -> str:
     if not isinstance(elem, T.Scalar):
         e.refuse(f"shared memory of {elem}")
     dtype = emit.numpy_type(elem)
-    if size is None:
-        code = f"_jk_T.dynamic({type_name(elem)})"
-    else:
-        name = e.program.unique_name("jk_smem")
-        e.program.shared[name] = (numpy.dtype(dtype), int(size))
-        code = f"_jk_T.shared({name!r})"
-    tmp = e.temp("smem")
-    e.state.prologue.append(f"{tmp} = {code}")
-    return tmp
+    return emit.shared_array(e, elem, size, dtype, "_jk_T.dynamic({})", "_jk_T.shared({})")
 
 
 def _declare_local(e, elem: T.Type, size: int) -> str:
-    tmp = e.temp("local")
-    e.state.prologue.append(f"{tmp} = _jk_T.local({type_name(elem)}, {int(size)})")
-    return tmp
+    return emit.prologue_temp(e, "local", f"_jk_T.local({type_name(elem)}, {int(size)})")
 
 
 def _yields(e, request: str) -> str:

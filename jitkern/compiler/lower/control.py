@@ -246,7 +246,8 @@ class ControlFlowMixin:
             )
             if value.type != self.state.return_type:
                 raise problem(
-                    f"returns {value.type} here but {self.state.return_type} earlier", node=node.value
+                    f"returns {value.type} here but {self.state.return_type} earlier",
+                    node=node.value,
                 )
         self.line(f"return {value.code};")
 
