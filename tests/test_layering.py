@@ -101,8 +101,10 @@ LOCAL_IMPORTS = {
     ("jitkern.kernels.base", "cloudpickle"): "optional dependency, only to pickle a kernel "
                                              "defined in a script (__main__) by value",
     ("jitkern.toolchain.export", "fcntl"): "POSIX only: elsewhere exports are not serialised",
-    ("jitkern.sim.csubset", "pycparser"): "optional dependency (the sim extra), only when a "
-                                          "string kernel is simulated",
+    ("jitkern.sim.csubset", "pycparser"): "only when a string kernel is simulated (a "
+                                          "dependency; kept out of `import jitkern`)",
+    ("jitkern.sim.preprocess", "pcpp"): "only when a string kernel is simulated (a dependency; "
+                                        "PLY's lexer is slow to build at import)",
     # cuda-python, kept out of `import jitkern` (tests/test_import.py)
     ("jitkern.runtime.driver", "cuda.bindings"): "loaded on the first driver call",
     ("jitkern.toolchain.discovery", "cuda"): "cuda-pathfinder, on the first toolchain query",
@@ -141,6 +143,22 @@ LOCAL_IMPORTS = {
     ("jitkern.kernels.raw", "jitkern.compiler.strings.jitify"): "only for jitify=True",
     ("jitkern.kernels.fuse", "jitkern.toolchain.export"): "only when exporting",
     ("jitkern.kernels.fuse", "jitkern.kernels._export_kinds"): "only when exporting",
+    # a fresh process's first kernel loads only what a GPU launch needs (docs/performance.md,
+    # "First result in a fresh process"; tests/test_first_call.py): the simulator's C
+    # translator and fuse's JIT emitter (they load the JIT and sim/) when simulating
+    ("jitkern.kernels.raw", "jitkern.sim.raw"): "only when simulating",
+    ("jitkern.kernels.elementwise", "jitkern.sim.elementwise"): "only when simulating",
+    ("jitkern.kernels.reduction", "jitkern.sim.reduction"): "only when simulating",
+    ("jitkern.kernels.elementwise", "jitkern.kernels._export_kinds"): "only when exporting",
+    ("jitkern.kernels.jit", "jitkern.kernels._export_kinds"): "only when exporting",
+    ("jitkern.kernels.jit", "jitkern.sim"): "only when simulating",
+    ("jitkern.kernels.jit", "jitkern.compiler.statements"): "the emitter: only to generate "
+        "a kernel's source (a warm first call reads it from the on-disk index)",
+    ("jitkern.kernels.jit", "jitkern.compiler.builtins.thrust"): "only to compile",
+    ("jitkern.jit", "jitkern.compiler.builtins"): "the names kernels use, on the first read",
+    ("jitkern.toolchain.nvrtc_options", "difflib"): "only to suggest a spelling for an "
+        "unknown option",
+    ("jitkern.kernels.reduction", "jitkern.kernels._export_kinds"): "only when exporting",
     # still to be sorted out by the helpers who own these files (issue 16)
     ("jitkern.kernels.jit_args", "jitkern.arrays.dtypes"): "kernelbase/runtime: hoist",
     ("jitkern.kernels.jit_args", "jitkern.arrays.interop"): "runtime: one argument table",
@@ -175,7 +193,7 @@ LONG_MODULES = {
 }
 #: functions over 80 lines: declarative tables, or who splits them
 LONG_FUNCTIONS = {
-    "jitkern/compiler/builtins/ufuncs.py:_build_ufuncs": "declarative table (one row a ufunc)",
+    "jitkern/compiler/ufunc_rows.py:_build_ufuncs": "declarative table (one row a ufunc)",
     "jitkern/compiler/builtins/groups.py:_group_methods":
         "declarative table (one row a method: its C++ and its simulator spelling)",
     "jitkern/runtime/launcher.py:make_fast_launcher": "runtime: one launch generator",

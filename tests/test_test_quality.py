@@ -70,6 +70,10 @@ ALLOWED = {
     ("test_dask.py", "compile_on", "unpoisoned-output"): (
         "the same function (nested in _fake_gpu_compiler, so it pickles into the workers)"
     ),
+    ("kernels/test_signature.py", "test_cupy_bfloat16_and_cuda_bfloat16", "unpoisoned-output"): (
+        "the fake driver runs no kernel and the test reads no array: it checks the pointers "
+        "and the packed scalar the launch was given, and that a float16 array is refused"
+    ),
     ("kernels/test_raw_checked_args.py", "test_jitkern_arrays_are_checked_on_each_call_by_their_dtype",
      "unpoisoned-output"): (
         "the fake driver runs no kernel and the test reads no array: it checks the pointer "

@@ -15,69 +15,49 @@ Pipeline (one module per stage, imports flowing one way)::
     kernel        specialisation, compile cache, on-disk index, launch
 """
 
-from ..compiler import builtins as _b
+from ..errors import JitkernAttributeError
 from ..kernels.jit import JitKernel, rawkernel
 
-threadIdx = _b.threadIdx
-blockIdx = _b.blockIdx
-blockDim = _b.blockDim
-gridDim = _b.gridDim
-warpsize = _b.warpsize
-grid = _b.grid
-gridsize = _b.gridsize
-laneid = _b.laneid
-range = _b.jit_range
+# The names kernels use are the compiler's builtin records (compiler/builtins), loaded when
+# one is first read: a fresh process whose kernels are all in the disk cache (the on-disk
+# index names their source and binary) never loads the compiler's builtin tables.
+_PLAIN = (
+    "threadIdx", "blockIdx", "blockDim", "gridDim", "warpsize", "grid", "gridsize", "laneid",
+    "syncthreads", "syncthreads_count", "syncthreads_and", "syncthreads_or", "syncwarp",
+    "threadfence", "threadfence_block", "threadfence_system", "clock64", "nanosleep",
+    "shared_memory", "local_memory", "ldg", "activemask", "match_any_sync", "match_all_sync",
+    "popc", "clz", "ffs", "brev", "cg", "cub", "thrust",
+    "texture",  # texture and surface object reads and writes: jit.texture.tex2D(t.ptr, x, y, f)
+    "ufunc",  # every NumPy ufunc of the table fuse uses, with NumPy's loop: jit.ufunc.gcd(a, b)
+)
+_IN_TABLES = {  # name -> the builtins table that holds it
+    **dict.fromkeys(("atomic_add", "atomic_sub", "atomic_exch", "atomic_min", "atomic_max",
+                     "atomic_inc", "atomic_dec", "atomic_cas", "atomic_and", "atomic_or",
+                     "atomic_xor"), "ATOMICS"),
+    **dict.fromkeys(("shfl_sync", "shfl_up_sync", "shfl_down_sync", "shfl_xor_sync"),
+                    "SHUFFLES"),
+    **dict.fromkeys(("all_sync", "any_sync", "ballot_sync"), "VOTES"),
+}
 
-syncthreads = _b.syncthreads
-syncthreads_count = _b.syncthreads_count
-syncthreads_and = _b.syncthreads_and
-syncthreads_or = _b.syncthreads_or
-syncwarp = _b.syncwarp
-threadfence = _b.threadfence
-threadfence_block = _b.threadfence_block
-threadfence_system = _b.threadfence_system
-clock64 = _b.clock64
-nanosleep = _b.nanosleep
 
-shared_memory = _b.shared_memory
-local_memory = _b.local_memory
-ldg = _b.ldg
+def __getattr__(name: str):
+    if name in _PLAIN or name in _IN_TABLES or name == "range":
+        from ..compiler import builtins  # the builtin tables, on the first name read
 
-atomic_add = _b.ATOMICS["atomic_add"]
-atomic_sub = _b.ATOMICS["atomic_sub"]
-atomic_exch = _b.ATOMICS["atomic_exch"]
-atomic_min = _b.ATOMICS["atomic_min"]
-atomic_max = _b.ATOMICS["atomic_max"]
-atomic_inc = _b.ATOMICS["atomic_inc"]
-atomic_dec = _b.ATOMICS["atomic_dec"]
-atomic_cas = _b.ATOMICS["atomic_cas"]
-atomic_and = _b.ATOMICS["atomic_and"]
-atomic_or = _b.ATOMICS["atomic_or"]
-atomic_xor = _b.ATOMICS["atomic_xor"]
+        if name == "range":
+            value = builtins.jit_range
+        elif name in _IN_TABLES:
+            value = getattr(builtins, _IN_TABLES[name])[name]
+        else:
+            value = getattr(builtins, name)
+        globals()[name] = value
+        return value
+    raise JitkernAttributeError(f"module 'jitkern.jit' has no attribute {name!r}")
 
-shfl_sync = _b.SHUFFLES["shfl_sync"]
-shfl_up_sync = _b.SHUFFLES["shfl_up_sync"]
-shfl_down_sync = _b.SHUFFLES["shfl_down_sync"]
-shfl_xor_sync = _b.SHUFFLES["shfl_xor_sync"]
-all_sync = _b.VOTES["all_sync"]
-any_sync = _b.VOTES["any_sync"]
-ballot_sync = _b.VOTES["ballot_sync"]
-activemask = _b.activemask
-match_any_sync = _b.match_any_sync
-match_all_sync = _b.match_all_sync
 
-popc = _b.popc
-clz = _b.clz
-ffs = _b.ffs
-brev = _b.brev
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
 
-cg = _b.cg
-cub = _b.cub
-thrust = _b.thrust
-#: texture and surface object reads and writes: jit.texture.tex2D(t.ptr, x, y, numpy.float32)
-texture = _b.texture
-#: every NumPy ufunc of the table fuse uses, with NumPy's loop: jit.ufunc.gcd(a, b)
-ufunc = _b.ufunc
 
 __all__ = [
     "JitKernel",

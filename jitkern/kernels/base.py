@@ -29,7 +29,7 @@ from ..runtime import debugcheck, driver
 from ..runtime.device import stream_handle
 from ..runtime.functions import Functions, SourceFunctions  # noqa: F401 (the kinds import Functions here)
 from ..runtime.module import load
-from ..sim import launch_keywords
+from ..runtime.limits import launch_keywords
 from ..toolchain import nvrtc, target
 from ..toolchain.inspection import inspect_binary
 from ..toolchain.nvrtc import Binary
@@ -253,7 +253,8 @@ _MESSAGE_START = re.compile(r"^\S+\(\d+\): ")
 
 
 def build(source: str, *, options, program_name: str, arch=None, backend: str = "nvrtc",
-          name_expressions=(), log_stream=None, normalized: bool = True, explain=None) -> Binary:
+          name_expressions=(), log_stream=None, normalized: bool = True, explain=None,
+          signatures: bool = False) -> Binary:
     """CUDA C++ -> Binary for every kernel kind (raw, JIT, elementwise, reduction), with one
     compile-error policy: each compiler message is shown once (generated code repeats an
     operation in several loops, each given one place by ``#line``, so NVRTC reports its
@@ -261,13 +262,14 @@ def build(source: str, *, options, program_name: str, arch=None, backend: str = 
     ``explain(exc) -> message`` (the JIT: the user's Python lines and what to change).
 
     ``arch``: an Arch (see :func:`resolve_arch`), any spelling target.parse reads, or None
-    for the current device.
+    for the current device. ``signatures``: read the kernels' parameter types as compiled
+    (raw kernels: toolchain/signatures.py).
     """
     try:
         return nvrtc.compile_source(
             source, options=options, name_expressions=name_expressions, arch=arch,
             program_name=program_name, log_stream=log_stream, backend=backend,
-            _normalized=normalized)
+            signatures=signatures, _normalized=normalized)
     except CompileError as exc:
         if explain is not None:
             raise CompileError(explain(exc), log=exc.log, source=exc.source, name=exc.name,

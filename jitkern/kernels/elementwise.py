@@ -38,10 +38,8 @@ from .. import config
 from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
-from . import _export_kinds
-from ..sim import elementwise as _sim_strings
 from ..runtime import launcher as _launcher
-from ..sim import block_size_of
+from ..runtime.limits import block_size_of
 from ..compiler.strings import elementwise as _codegen
 from ..compiler.strings import mapping as _mapping
 from ..compiler.strings.params import (
@@ -192,10 +190,12 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         return run(args, stream)
 
     @property
-    def simulate(self) -> _sim_strings.ElementwiseSim:
+    def simulate(self):
         """``kernel.simulate(*args, size=None)``: the call on the CPU in jitkern's simulator
         (docs/debugging.md), with NumPy arrays; returns NumPy arrays."""
-        return _sim_strings.ElementwiseSim(self)
+        from ..sim.elementwise import ElementwiseSim  # the C translator: when simulating
+
+        return ElementwiseSim(self)
 
     def _runner(self, args, size, block_size, key):
         """The function that runs calls shaped like ``args`` (built once per call key)."""
@@ -437,6 +437,7 @@ class ElementwiseKernel(CachedSources, KernelPartial):
         (docs/export.md); ``jitkern.load(path)`` calls it like this kernel, on
         C-contiguous arrays of one shape."""
         from ..toolchain import export
+        from . import _export_kinds
 
         export.check_format(format)
         return export.write(path, _export_kinds.elementwise_spec(self, args_or_dtypes), arch,

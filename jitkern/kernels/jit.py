@@ -34,7 +34,6 @@ from ..runtime import args as launch_args
 from ..runtime import libraries
 from ..runtime.graphargs import ArgMap
 from ..runtime.launcher import make_jit_runner
-from . import _export_kinds
 from .base import (KernelPartial, LaunchSyntax, build, debug_flag, debug_launched, debug_watch,
                    function_from_bytes, launch_star, main_function_bytes, resolve_arch)
 from .jit_args import (  # noqa: F401 - arg_type: the tests' name
@@ -64,12 +63,9 @@ from ..errors import (
 )
 from ..compiler import frontend, infer
 from ..compiler import types as T
-from ..compiler.builtins.thrust import backend_for
 from ..compiler.captured import CapturedGlobals
 from ..compiler.diagnostics import arch_guard, arch_needs, check_target, compile_message
 from ..compiler.program import Program, function_identity
-from ..sim import Simulator
-from ..compiler.statements import FunctionEmitter, ascii_spelling, generated_name, user_c_name
 
 
 def rawkernel(
@@ -265,11 +261,13 @@ class JitKernel(LaunchSyntax, KernelPartial):
     # kernel[grid, block](*args): KernelPartial.__getitem__ (kernels.base).
 
     @property
-    def simulate(self) -> Simulator:
+    def simulate(self):
         """Run on the CPU with the GPU build's semantics and checks (docs/debugging.md):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args, shared_mem=0)``."""
         simulator = self._simulator
         if simulator is None:
+            from ..sim import Simulator  # the simulator: loaded when simulating
+
             simulator = self._simulator = Simulator(self, lambda a: self._arg_types(a, True))
         return simulator
 
@@ -424,6 +422,8 @@ class JitKernel(LaunchSyntax, KernelPartial):
             raise exc.with_traceback(None) from None
         for target in export.normalize_archs(arch):
             check_target(self.__name__, generated.needs, target)
+        from . import _export_kinds
+
         return export.write(path, _export_kinds.jit_spec(self, types, generated), arch, format)
 
     def emit(self, *types_or_args):
@@ -486,6 +486,10 @@ class JitKernel(LaunchSyntax, KernelPartial):
         return built
 
     def _generate(self, types: tuple) -> "Generated":
+        # the emitter and its builtins: loaded when a kernel is generated, which a warm
+        # first call (the on-disk index names the source and the binary) never does
+        from ..compiler.statements import FunctionEmitter
+
         parsed = self.parsed()
         program = Program(self.mode, debug=self.debug)
         symbol = _symbol_name(parsed.name)
@@ -696,6 +700,8 @@ def _describe_callable(obj) -> str:
 def _symbol_name(name: str) -> str:
     """The kernel's C symbol: its Python name when that is a plain C name, else a made-up one
     (a reserved, CUDA or non-ASCII name would not compile, or would hide CUDA's function)."""
+    from ..compiler.statements import ascii_spelling, generated_name, user_c_name
+
     if user_c_name(name) == name and not name.startswith("_"):
         return name
     return generated_name("kernel", ascii_spelling(name).lstrip("_"))
@@ -724,6 +730,8 @@ def _compile(generated: Generated, options: tuple, target, arch):
     what the user named, for the advice)."""
     def explain(exc: CompileError) -> str:
         return compile_message(exc, generated.source, generated.filename, options, arch)
+
+    from ..compiler.builtins.thrust import backend_for  # the builtins: only to compile
 
     backend = backend_for(generated.source)
     if backend == "nvcc":

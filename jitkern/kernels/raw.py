@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import functools
 import hashlib
 import os
 import re
@@ -11,7 +12,7 @@ import weakref
 from ..toolchain import nvrtc as compiler
 from ..runtime import driver
 from ..runtime import module as _module_state
-from ..sim import current as simdevice
+from ..runtime import simulated as simdevice
 from ..toolchain.nvrtc import Binary
 from ..toolchain import binary_files
 from ..toolchain.cubin import elf_arch, elf_problem
@@ -25,6 +26,7 @@ from ..errors import (
     CompileError,
     CUDAError,
     FunctionNotFoundError,
+    JitkernError,
     JitkernFileNotFoundError,
     JitkernNotImplementedError,
     JitkernRuntimeError,
@@ -35,7 +37,6 @@ from ..errors import (
 from .. import config
 from ..config import settings
 from ..compiler.strings import c_params as _signature
-from ..sim import raw as _sim_strings
 
 _BACKENDS = ("nvrtc", "nvcc")
 
@@ -69,15 +70,18 @@ def _check_flag(check_args) -> bool:
     return check_args
 
 
-def _source_params(source, name: str, check_args: bool):
-    """The parameters the launch is checked against (compiler/strings/c_params): the
-    kernel's, or a name_expressions template's with its arguments put in; None when
-    ``check_args`` is off or the source does not say (sizes from the CUBIN only)."""
-    if not check_args or source is None:
+#: what a kernel's signature is compiled for where no device says (the simulator's checks)
+_NO_DEVICE_ARCH = "sm_90"
+
+
+def _compiled_params(kernel, binary):
+    """The parameters a launch is checked against: the kernel's (or name expression's)
+    signature as the compiler compiled it into ``binary`` (compiler/strings/c_params);
+    None when ``check_args`` is off or the compiler did not say (sizes from the CUBIN)."""
+    if not kernel.check_args or kernel._source is None:
         return None
-    if "<" in name:
-        return _signature.template_params(source, name)
-    return _signature.kernel_params(source, name)
+    return _signature.compiled_params(kernel._source, kernel.name,
+                                      binary.signatures.get(kernel.name))
 
 
 def _check_common(code, name, options, backend):
@@ -125,7 +129,6 @@ class RawKernel(KernelPartial):
         self._module = None  # the RawModule this kernel came from, if any
         self._functions = Functions(self._new_function, device_arch)
         self._last: Function | None = None
-        self._params = _source_params(self._source, name, self.check_args)
         self._set_call(self._launch)
 
     @classmethod
@@ -142,7 +145,6 @@ class RawKernel(KernelPartial):
         self._functions = Functions(self._new_function, device_arch)
         self._last = None
         self._set_call(self._launch)
-        self._params = _source_params(module._source, name, self.check_args)
         return self
 
     # -- compile ----------------------------------------------------------
@@ -151,14 +153,31 @@ class RawKernel(KernelPartial):
         if module is not None:
             return module._binary(arch, log_stream, device)
         return build(self._source, options=self.options, arch=arch,
-                     program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend)
+                     program_name=f"{self.name}.cu", log_stream=log_stream, backend=self.backend,
+                     signatures=self.check_args)
 
     def _new_function(self, arch) -> Function:
-        fn = Function(self._binary(arch, device=True), self.name, display_name=self.name,
-                      params=self._params)
-        fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(self._params)  # graph updates
+        binary = self._binary(arch, device=True)
+        params = _compiled_params(self, binary)
+        fn = Function(binary, self.name, display_name=self.name, params=params)
+        fn.owner, fn.arg_map = weakref.ref(self), ArgMap.for_c(params)  # graph updates
         self._last = fn
         return fn
+
+    @property
+    def _params(self):
+        """The signature launches are checked against: the loaded function's, else (the
+        simulator, no device) as compiled for sm_90; None where it cannot be known."""
+        return self._last.params if self._last is not None else self._no_device_params
+
+    @functools.cached_property
+    def _no_device_params(self):
+        if not self.check_args or self._source is None:
+            return None
+        try:
+            return _compiled_params(self, self._binary(_NO_DEVICE_ARCH))
+        except JitkernError:  # no NVRTC, or code only the simulator runs: not checked
+            return None
 
     def _function(self) -> Function:
         return self._functions.current()
@@ -195,26 +214,32 @@ class RawKernel(KernelPartial):
             _INSTALLED.add(self)
 
     @property
-    def simulate(self) -> _sim_strings.RawSimulator:
+    def simulate(self):
         """Run on the CPU in jitkern's simulator (docs/debugging.md):
         ``k.simulate[grid, block](*args)`` or ``k.simulate(grid, block, args,
         shared_mem=0)``, with NumPy arrays. The C is translated into a JIT kernel; what
         is outside the simulator's C subset is refused, naming the construct and line."""
-        return _sim_strings.RawSimulator(self)
+        from ..sim.raw import RawSimulator  # the C translator: loaded when simulating
+
+        return RawSimulator(self)
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None):
         """A launch with ``args`` fixed (KernelPartial.bind); while simulate is on it runs
         in the simulator instead."""
         if settings.simulate:
-            return _sim_strings.BoundRaw(self, grid, block, args, shared_mem)
+            from ..sim.raw import BoundRaw  # the C translator: loaded when simulating
+
+            return BoundRaw(self, grid, block, args, shared_mem)
         return super().bind(grid, block, *args, shared_mem=shared_mem, stream=stream)
 
     def _bind_parts(self, args: tuple):
         """For KernelPartial.bind: the argument count and kinds are checked against the
-        source's parameter list first (no GPU needed for that error)."""
-        if self._params is not None:
-            build_plan(args, None, self._params, self.name)
-        return self._function(), args, self.enable_cooperative_groups, None
+        compiled signature first (no GPU needed for that error)."""
+        fn = self._function() if driver.is_available() else None
+        params = fn.params if fn is not None else self._params
+        if params is not None:
+            build_plan(args, None, params, self.name)
+        return fn or self._function(), args, self.enable_cooperative_groups, None
 
     @property
     def kernel(self) -> Function:
@@ -446,7 +471,7 @@ class RawModule:
             return self._file_binary
         return build(self._source, options=self.options, name_expressions=self.name_expressions,
                      arch=arch, program_name="raw_module.cu", log_stream=log_stream,
-                     backend=self.backend)
+                     backend=self.backend, signatures=True)
 
     def compile(self, log_stream=None) -> None:
         self._binary(None, log_stream)
@@ -506,7 +531,7 @@ class RawModule:
         if self._file_binary is not None:
             return self._file_binary
         try:
-            return self._binary("sm_90")
+            return self._binary(_NO_DEVICE_ARCH)
         except (CompileError, JitkernValueError):
             return None
 

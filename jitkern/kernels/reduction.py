@@ -31,8 +31,6 @@ from ..runtime.module import Function, cluster_refused
 from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from ..compiler.strings import prelude as _cuda, layout as _layout
-from . import _export_kinds
-from ..sim import reduction as _sim_reduction
 from ._reduction_args import (  # noqa: F401 - normalize_axis: fuse's and the tests' name
     _check_shifted_arguments,
     _checked_reduce_type,
@@ -213,10 +211,12 @@ class ReductionKernel(CachedSources, KernelPartial):
         return run(args, stream)
 
     @property
-    def simulate(self) -> _sim_reduction.ReductionSim:
+    def simulate(self):
         """``kernel.simulate(*args, axis=None, keepdims=False)``: the reduction on the CPU
         in jitkern's simulator (docs/debugging.md), with NumPy arrays."""
-        return _sim_reduction.ReductionSim(self)
+        from ..sim.reduction import ReductionSim  # the C translator: when simulating
+
+        return ReductionSim(self)
 
     def _runner(self, args, axis, keepdims, key):
         """The function that runs calls shaped like ``args`` (built once per call key)."""
@@ -472,6 +472,7 @@ class ReductionKernel(CachedSources, KernelPartial):
         (NumPy arrays stand for device arrays; a dtype for a 1-D array) for ``arch`` as
         ``format``, with a header and a manifest (docs/export.md)."""
         from ..toolchain import export
+        from . import _export_kinds
 
         export.check_format(format)
         return export.write(path, _export_kinds.reduction_spec(self, args_or_dtypes, axis, keepdims),

@@ -12,6 +12,9 @@ allocated or simulated, with the same error on both back ends:
   maximum: 227 KiB on sm_90 and sm_100, less on older GPUs). Where no device is present
   (the simulator) the same documented default and opt-in maximum apply.
 
+The keywords of ``kernel[grid, block](*args, shared_mem=..., stream=...)`` and an
+ElementwiseKernel's ``block_size=`` are read here too, for both back ends.
+
 The GPU path checks a grid or block once per new value (its dims are memoised), so a
 repeated launch pays nothing; the device's own limits are looked at only when the driver
 refuses a launch (``module.diagnose_launch``).
@@ -19,7 +22,7 @@ refuses a launch (``module.diagnose_launch``).
 
 from __future__ import annotations
 
-from ..errors import KernelArgumentError, LaunchError
+from ..errors import JitkernValueError, KernelArgumentError, LaunchError
 
 GRID_MAX = (2**31 - 1, 65535, 65535)
 BLOCK_MAX = (1024, 1024, 64)
@@ -81,3 +84,33 @@ def check_launch(name: str | None, grid3: tuple, block3: tuple, shared_mem,
     check_dims(grid3, "grid", name, grid)
     check_dims(block3, "block", name, block)
     return check_shared_mem(shared_mem, name, shared_limit)
+
+
+def launch_keywords(name: str, kwargs: dict, shared_mem, stream):
+    """(shared_mem, stream) of ``kernel[grid, block, ...](*args, **kwargs)``: only
+    ``shared_mem=`` and ``stream=`` are keywords, each given once."""
+    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
+    if unknown:
+        raise KernelArgumentError(
+            f"{name}[grid, block](...) takes the kernel's arguments by position and "
+            f"only shared_mem= and stream= as keywords, got the keyword "
+            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
+        )
+    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
+    for key in kwargs:
+        if given[key]:
+            raise KernelArgumentError(
+                f"{name}[...](...): {key} is given both in the brackets and as a "
+                "keyword; give it once"
+            )
+    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
+
+
+def block_size_of(block_size, default: int) -> tuple:
+    """The block of an ElementwiseKernel call's ``block_size=`` (``default`` for None), on
+    the GPU and in the simulator alike."""
+    if block_size is None:
+        return (default, 1, 1)
+    if not isinstance(block_size, int) or not 1 <= block_size <= 1024:
+        raise JitkernValueError(f"block_size: expected an int from 1 to 1024, got {block_size!r}")
+    return (block_size, 1, 1)

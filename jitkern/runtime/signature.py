@@ -6,7 +6,8 @@ says (``compiler/strings/c_params``: objects with ``name``, ``ctype``, ``pointer
 ``dtype``, ``any_pointee``, ``struct``, ``elem_size``):
 
 - a scalar: the kind (bool, integer, float, complex) and width of a NumPy scalar must be
-  the parameter's (signed and unsigned integers of one width are interchangeable); a
+  the parameter's (signed and unsigned integers of one width are interchangeable; a NumPy
+  integer of another width converts to an integer parameter, range-checked like an int); a
   Python ``int`` converts to any integer or floating parameter, range-checked on each call
   by an inline comparison (:class:`~jitkern.JitkernOverflowError` when it does not fit); a
   Python ``float`` converts to a floating parameter only;
@@ -68,6 +69,11 @@ def _describe(arg) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
+def _describe_array(arg, have: numpy.dtype) -> str:
+    """An array argument, its dtype named once (a NumPy array's description has it)."""
+    return _describe(arg) if isinstance(arg, numpy.ndarray) else f"{_describe(arg)} of {have}"
+
+
 # ---------------------------------------------------------------------------
 # Scalars and structs by value
 
@@ -91,7 +97,7 @@ def value_slot(arg, index: int, param, size: int | None, kernel: str = "the kern
     if cls in _PY_KINDS:
         return _python_scalar(arg, index, param, want, kernel)
     if isinstance(arg, numpy.generic):
-        return _numpy_scalar(arg, index, param, want)
+        return _numpy_scalar(arg, index, param, want, kernel)
     return None
 
 
@@ -102,9 +108,13 @@ _HINTS = {"i": "pass an int (int(x)): a float is not converted to an integer par
 
 
 def _python_scalar(arg, index: int, param, want: numpy.dtype, kernel: str):
-    kind, have = want.kind, _PY_KINDS[type(arg)]
-    if kind not in _PY_ACCEPTS[have]:
+    narrow = want.char not in STRUCT_CODES  # ml_dtypes' bfloat16 and float8 (kind 'V')
+    kind, have = "f" if narrow else want.kind, _PY_KINDS[type(arg)]
+    if kind not in _PY_ACCEPTS[have] or (narrow and have == "c"):
         raise _fail(index, param, f"{param.ctype} ({want})", _describe(arg), _HINTS.get(kind, ""))
+    if narrow:  # struct has no code for them: NumPy rounds, as for any float parameter
+        return (f"{want.itemsize}s", want.itemsize, want.itemsize, "{cv}({a})",
+                {"cv": lambda value, _dt=want: numpy.array(value, _dt).tobytes()})
     if kind in "iu":
         expr, env = _range_checked(index, param, want, kernel)
     elif kind == "c":
@@ -128,8 +138,14 @@ def _range_checked(index: int, param, want: numpy.dtype, kernel: str):
             {"ovf": out_of_range})
 
 
-def _numpy_scalar(arg, index: int, param, want: numpy.dtype):
+def _numpy_scalar(arg, index: int, param, want: numpy.dtype, kernel: str):
     have = arg.dtype
+    if have.kind in "iu" and want.kind in "iu" and have.itemsize != want.itemsize:
+        # CuPy packs a NumPy integer as its own bytes, so real library code passes an int64
+        # (numpy.ravel_multi_index's) to an int parameter: converted, range-checked as a
+        # Python int is (CuPy would read the low bytes, or past them for a narrower one)
+        expr, env = _range_checked(index, param, want, kernel)
+        return STRUCT_CODES[want.char], want.itemsize, want.itemsize, expr, env
     same_kind = have.kind == want.kind or {have.kind, want.kind} == {"i", "u"}
     if not same_kind or have.itemsize != want.itemsize:
         raise _fail(index, param, f"{param.ctype} ({want})", _describe(arg),
@@ -317,15 +333,14 @@ def check_pointer(arg, index: int, param) -> bool:
     if have is None:
         return False  # a device allocation: untyped memory
     if want is not None and have != want:
-        raise _fail(index, param, f"{param.ctype}, a pointer to {want}",
-                    f"{_describe(arg)} of {have}",
+        raise _fail(index, param, f"{param.ctype}, a pointer to {want}", _describe_array(arg, have),
                     f"pass an array of {want} (x.astype(numpy.{want.name})), or declare the "
                     "parameter void* to take any array")
     if want is None and have.fields is not None and param.struct is not None:
         _check_records(arg, index, param, have)
     elif want is None and have.itemsize != param.elem_size and not _fills(have, param.struct):
         raise _fail(index, param, f"{param.ctype}, a pointer to {param.elem_size}-byte "
-                    "elements", f"{_describe(arg)} of {have} ({have.itemsize} bytes)",
+                    "elements", f"{_describe_array(arg, have)} ({have.itemsize} bytes)",
                     "pass an array of a record dtype of that size, or of the struct's one "
                     "field type")
     return True

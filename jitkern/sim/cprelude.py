@@ -3,8 +3,8 @@ functions that fuse's kernels (string kernels: an ElementwiseKernel or Reduction
 whose preamble is that prelude) call, so that the simulator runs fuse's own C++.
 
 The prelude's blocks are jitkern's text, known here word for word: the JIT's helpers
-(``namespace jk``, compiler/program.py) and the ufunc rows' (``namespace jkf``,
-compiler/builtins/ufuncs.py). A source that holds one has it taken out before parsing
+(``namespace jk``, compiler/jk_prelude.py) and the ufunc rows' (``namespace jkf``,
+compiler/ufunc_rows.py). A source that holds one has it taken out before parsing
 (:func:`strip`, its lines left blank so every other line keeps its number) and its
 ``jk::name`` calls renamed to builtins of the subset (:func:`call`). Each function is
 spelled as what it computes, never translated from its C++ (which uses templates,
@@ -23,8 +23,8 @@ import re
 
 import numpy
 
-from ..compiler.builtins.ufuncs import COMPLEX_HELPERS, HELPERS
-from ..compiler.program import PRELUDE
+from ..compiler.jk_prelude import PRELUDE
+from ..compiler.ufunc_rows import COMPLEX_HELPERS, HELPERS
 from .csubset import BOOL, F16, F32, I32, Val, convert, ctor
 
 #: (namespace, its block's text): the blocks a fused kernel's preamble may hold.

@@ -76,12 +76,16 @@ class Ref:
 
 def struct_argument(a, t: CStruct, what: str) -> list:
     """A struct argument (a ``numpy.void`` of a record dtype with the C struct's fields at
-    the C offsets) as the translated kernel's parameters: one per field, array fields as
-    1-D arrays (copies: the struct is passed by value)."""
+    the C offsets, or a frozen dataclass or ``typing.NamedTuple`` with its fields' names, as
+    the GPU launch takes them) as the translated kernel's parameters: one per field, array
+    fields as 1-D arrays (copies: the struct is passed by value)."""
+    if records.is_record_class(type(a)):
+        return _fields_argument(a, t, what)
     if not isinstance(a, numpy.void) or a.dtype.fields is None:
         raise KernelArgumentError(
             f"{what}: the kernel expects struct {t.name} (by value), got {type(a).__name__}; "
-            "pass a numpy.void of a record dtype with its fields (numpy.zeros((), dt)[()])")
+            "pass a numpy.void of a record dtype with its fields (numpy.zeros((), dt)[()]), "
+            "or a frozen dataclass or NamedTuple with them")
     offsets = t.offsets
     out = []
     for name, dtype, count in t.fields:
@@ -102,6 +106,28 @@ def struct_argument(a, t: CStruct, what: str) -> list:
         raise KernelArgumentError(
             f"{what}: struct {t.name} is {t.itemsize} bytes, the record passed "
             f"{a.dtype.itemsize}")
+    return out
+
+
+def _fields_argument(a, t: CStruct, what: str) -> list:
+    """A dataclass or NamedTuple: each of the C struct's fields read by its name and
+    converted to the field's C type (a float for an integer field is refused, as the GPU
+    launch refuses it)."""
+    out = []
+    for name, dtype, count in t.fields:
+        if not hasattr(a, name):
+            raise KernelArgumentError(
+                f"{what}: struct {t.name} has the field {name!r}; the "
+                f"{type(a).__qualname__} passed has none")
+        value = numpy.asarray(getattr(a, name))
+        shape = () if count is None else (count,)
+        narrowing = value.dtype.kind in "fc" and dtype.kind in "biu"
+        if value.shape != shape or narrowing:
+            raise KernelArgumentError(
+                f"{what}: field {name!r} of struct {t.name} is {dtype}"
+                f"{'[%d]' % count if count else ''}; the {type(a).__qualname__} passed has "
+                f"{getattr(a, name)!r}")
+        out.append(dtype.type(value[()]) if count is None else value.astype(dtype).reshape(-1))
     return out
 
 

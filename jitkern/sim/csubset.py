@@ -398,8 +398,9 @@ def _directive(line: str, where: str, macros: dict) -> str:
     if m is not None:
         if m.group(1).startswith(_HEADERS_OK) or m.group(1) in _CUDA_HEADERS_OK:
             return ""
-        raise refuse(f"the header <{m.group(1)}> (only cupy/ and jitkern/ headers, "
-                     "cuda_fp16.h and cuda_bf16.h)", where)
+        raise refuse(f"the header <{m.group(1)}> (not found: the simulator reads headers of the "
+                     "kernel's -I folders and jitkern's, and knows cuda_fp16.h and cuda_bf16.h)",
+                     where)
     m = _DEFINE.match(line)
     if m is not None:
         if m.group(2) is not None:
@@ -449,8 +450,7 @@ def parse(source: str, where: str, types: dict, extract=None, macros=None):
     except ImportError:
         raise CompileError(
             "simulating string kernels (RawKernel, RawModule, ElementwiseKernel, "
-            "ReductionKernel) needs pycparser: pip install pycparser "
-            "(or pip install 'jitkern[sim]')"
+            "ReductionKernel) needs pycparser, a dependency of jitkern: pip install pycparser"
         ) from None
     text, macros = preprocess(source, where, types, extract, macros)
     parser = c_parser.CParser()

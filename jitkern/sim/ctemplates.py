@@ -20,7 +20,7 @@ import re
 
 from .csubset import _BASE, BOOL, C64, C128, F16, F32, F64, I8, I16, I32, I64, TYPEDEFS, U8, U16
 from .csubset import U32, U64, real_of, refuse
-from . import cprelude, csubset
+from . import csubset
 
 #: One spelling per dtype that the subset reads back as that dtype (single words, so that
 #: C++ functional casts such as ``T(1)`` stay casts).
@@ -277,7 +277,6 @@ def parse(source: str, where: str, types: dict, templates: Templates | None = No
     """(pycparser's AST, the object-like macros, the function templates) of ``source``;
     ``templates``: the registry to add to (an instantiation's text: its unit's)."""
     templates = templates if templates is not None else Templates(where)
-    source = cprelude.strip(source)  # jitkern's own jk:: prelude (fuse's kernels)
     ast, macros = csubset.parse(source, where, types,
                                 extract=lambda text: extract(text, where, templates),
                                 macros=templates.macros)

@@ -52,7 +52,7 @@ from ..errors import (
 from ..runtime import driver, memory
 from ..runtime.fakedriver import FakeDriver
 from . import raw
-from .current import ACTIVE
+from ..runtime.simulated import ACTIVE
 from .texobjects import TextureCalls
 
 #: CUDA_ERROR_ILLEGAL_ADDRESS: what a kernel touching unmapped memory gets on a GPU

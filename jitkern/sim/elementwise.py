@@ -19,7 +19,7 @@ from ..runtime.handles import handle_ctype, handle_value
 from ..runtime.module import cluster_refused
 from .csubset import I32, I64, Pointer, cupy_element
 from .ctranslate import HELPERS, Function, Translator, Var
-from .simulator import block_size_of
+from ..runtime.limits import block_size_of
 from . import loops
 from .strings import (
     StringSim,
@@ -119,7 +119,7 @@ class ElementwiseSim(StringSim):
                  ("loop_prep", k.loop_prep + ";"), ("", "while (__jk_loop) {"),
                  ("operation", k.operation + ";"), ("", "}"), ("after_loop", k.after_loop + ";"),
                  ("", "}")]
-        unit = Unit(k.name, parts, bound)
+        unit = Unit(k.name, parts, bound, k.options)
         names, params = {}, []
         used = set()
         raw_shapes, raw_names, arrays = {}, {}, {}

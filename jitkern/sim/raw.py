@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Callable
 
 import numpy
 
-from ..compiler.strings.c_params import kernel_params
 from ..compiler.strings.params import ctype_of
 from ..errors import FunctionNotFoundError, KernelArgumentError
 from ..runtime.handles import handle_ctype, handle_value
@@ -21,8 +21,8 @@ from .csubset import C64, C128, Pointer, refuse
 from .cstructs import CStruct, byte_views, struct_argument
 from .ctemplates import parse
 from .ctranslate import HELPERS, translate_unit
-from .simulator import launch_keywords
-from .strings import resolved_type
+from ..runtime.limits import launch_keywords
+from .strings import c_source, resolved_type
 from .translated import copy_back, define, host_copies, is_device_array, kernel_in, simulate
 
 
@@ -47,11 +47,12 @@ def module_of(source: RawSource) -> tuple[SimModule, str]:
     name, made = source.name, source.made
     key = name if "<" in name else ""
     if key not in made:
+        code = c_source(source.code, source.options, source.where)
         if key:
-            code, types, base = _instantiate(source.code, name, source.where)
+            code, types, base = _instantiate(code, name, source.where)
             made[key] = (SimModule(code, source.where, types), base)
         else:
-            made[key] = (SimModule(source.code, source.where), "")
+            made[key] = (SimModule(code, source.where), "")
     module, base = made[key]
     return module, base or name
 
@@ -85,14 +86,17 @@ def _instantiate(code: str, name: str, where: str):
 @dataclasses.dataclass(frozen=True)
 class RawSource:
     """What the simulator runs of a raw kernel: its kernel ``name`` in ``code`` (``where``
-    names the code in errors), the C parameters a launch is checked against (None: not
-    checked), the dynamic shared memory opted in to, and ``made``: the dict that keeps the
-    code's translations (one per template instantiation)."""
+    names the code in errors), the compile ``options`` (their -D/-U/-I/-include reach the
+    preprocessor), ``params()``: the C parameters a launch is checked against (None: not
+    checked; asked at a launch, since knowing them may take a compile), the dynamic shared
+    memory opted in to, and ``made``: the dict that keeps the code's translations (one per
+    template instantiation)."""
 
     code: str
     name: str
     where: str
-    params: object
+    options: tuple
+    params: Callable
     shared_opt_in: object
     made: dict
 
@@ -104,7 +108,7 @@ def source_of(kernel) -> RawSource:
     owner = module if module is not None else kernel
     where = "RawModule" if module is not None else f"RawKernel {kernel.name!r}"
     made = owner.__dict__.setdefault("_sim_modules", {})
-    return RawSource(owner._source, kernel.name, where, kernel._params,
+    return RawSource(owner._source, kernel.name, where, owner.options, lambda: kernel._params,
                      getattr(kernel, "_shared_opt_in", None), made)
 
 
@@ -116,10 +120,13 @@ _SOURCES: dict = {}
 def run_source(code: str, symbol: str, grid, block, args) -> None:
     """Run kernel ``symbol`` of CUDA C ``code`` (a simulated device's array kernels,
     sim/device.py), checked against its C parameters as a RawKernel's launch is."""
-    made = _SOURCES.setdefault(code, {})
-    source = RawSource(code, symbol, f"RawKernel {symbol!r}", kernel_params(code, symbol),
-                       None, made)
-    run_raw(source, grid, block, args)
+    made = _SOURCES.setdefault(code, {})  # jitkern's own kernels: not checked
+    run_raw(RawSource(code, symbol, f"RawKernel {symbol!r}", (), _unchecked, None, made),
+            grid, block, args)
+
+
+def _unchecked():
+    return None
 
 
 def run_raw(source: RawSource, grid, block, args, shared_mem=0, racecheck=False,
@@ -139,8 +146,9 @@ def run_raw(source: RawSource, grid, block, args, shared_mem=0, racecheck=False,
         )
     if not isinstance(args, (tuple, list)):
         raise KernelArgumentError(f"{name}: args must be a tuple, got {type(args).__name__}")
-    if source.params is not None:  # what a GPU launch checks once compiled (check_args=True)
-        check_simulated(tuple(args), source.params, name)
+    params = source.params()
+    if params is not None:  # what a GPU launch checks once compiled (check_args=True)
+        check_simulated(tuple(args), params, name)
     fn = module.functions[cname]
     host, back = host_copies(args, name, [p for p, _ in fn.params])
     values = raw_arguments(name, fn.params, host) + byte_views(fn.views, host)

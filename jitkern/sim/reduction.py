@@ -83,7 +83,7 @@ class ReductionSim(StringSim):
         if identity:
             parts += [("", "void __jk_identity(void) { __jk_r ="), ("identity", identity),
                       ("", "; }")]
-        unit = Unit(k.name, parts, bound)
+        unit = Unit(k.name, parts, bound, k.options)
         used = {"a", "b"}
         params, inputs, scalar_names, post_names = [], {}, {}, {}
         for idx, p in enumerate(k.in_params):

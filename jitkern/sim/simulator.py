@@ -23,7 +23,7 @@ import numpy
 
 from ..arrays import dtypes, records
 from ..runtime.launch import dim3
-from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch
+from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch, launch_keywords
 from ..compiler.captured import CapturedGlobals
 from ..runtime.module import check_cluster
 from ..errors import (
@@ -31,12 +31,12 @@ from ..errors import (
     JitkernIndexError,
     JitkernOverflowError,
     JitkernTypeError,
-    JitkernValueError,
 )
 from ..errors import KernelArgumentError
-from . import current, emit, runtime, scheduler, textures, thrust, vector
+from ..runtime import simulated as current
+from . import emit, runtime, scheduler, textures, thrust, vector
 
-__all__ = ["BoundSimulation", "Simulator", "launch_keywords", "simulated_source"]
+__all__ = ["BoundSimulation", "Simulator", "simulated_source"]
 
 
 class Simulated:
@@ -238,36 +238,6 @@ def _star(sim, grid, block, shared_mem, stream, /, *args, **kwargs):
         shared_mem, stream = launch_keywords(sim._kernel.__name__ + ".simulate", kwargs,
                                              shared_mem, stream)
     return sim(grid, block, args, shared_mem)
-
-
-def launch_keywords(name: str, kwargs: dict, shared_mem, stream):
-    """(shared_mem, stream) of ``kernel[grid, block, ...](*args, **kwargs)``: only
-    ``shared_mem=`` and ``stream=`` are keywords, each given once."""
-    unknown = [k for k in kwargs if k not in ("shared_mem", "stream")]
-    if unknown:
-        raise KernelArgumentError(
-            f"{name}[grid, block](...) takes the kernel's arguments by position and "
-            f"only shared_mem= and stream= as keywords, got the keyword "
-            f"argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}"
-        )
-    given = {"shared_mem": shared_mem != 0, "stream": stream is not None}
-    for key in kwargs:
-        if given[key]:
-            raise KernelArgumentError(
-                f"{name}[...](...): {key} is given both in the brackets and as a "
-                "keyword; give it once"
-            )
-    return kwargs.get("shared_mem", shared_mem), kwargs.get("stream", stream)
-
-
-def block_size_of(block_size, default: int) -> tuple:
-    """The block of an ElementwiseKernel call's ``block_size=`` (``default`` for None), on
-    the GPU and in the simulator alike."""
-    if block_size is None:
-        return (default, 1, 1)
-    if not isinstance(block_size, int) or not 1 <= block_size <= 1024:
-        raise JitkernValueError(f"block_size: expected an int from 1 to 1024, got {block_size!r}")
-    return (block_size, 1, 1)
 
 
 _PY_SCALARS = {cls: dt.type for cls, dt in dtypes.PYTHON_SCALARS.items()}

@@ -15,7 +15,9 @@ from ..arrays import asarray
 from ..compiler.strings.params import DTYPE_BY_NAME, resolve_placeholders, scalar_dtype
 from ..errors import JitkernValueError
 from .csubset import _BASE, C64, C128, TYPEDEFS, Pointer, Refused, cupy_element
+from . import cprelude
 from .ctemplates import parse
+from .preprocess import preprocess
 from .ctranslate import _RESERVED, Var, translate_unit
 from .translated import copy_back, host_copies
 
@@ -46,11 +48,18 @@ def placeholder_types(bound: dict) -> dict:
             if len(k) and k.isidentifier()}
 
 
-class Unit:
-    """Parse ``parts`` (``(label, text)``, joined with newlines) as one translation unit;
-    errors name the part and its line."""
+def c_source(text: str, options: tuple, where: str) -> str:
+    """A kernel's C as the C subset reads it: jitkern's own prelude taken out first (it is
+    known, not translated: :mod:`.cprelude`), then the C preprocessor run with the kernel's
+    ``options`` as NVRTC's would (:mod:`.preprocess`)."""
+    return preprocess(cprelude.strip(text), options, where)
 
-    def __init__(self, kernel_name: str, parts, types: dict):
+
+class Unit:
+    """Parse ``parts`` (``(label, text)``, joined with newlines) as one translation unit,
+    preprocessed with the kernel's ``options``; errors name the part and its line."""
+
+    def __init__(self, kernel_name: str, parts, types: dict, options: tuple = ()):
         self.spans = []
         lines = []
         for label, text in parts:
@@ -61,6 +70,7 @@ class Unit:
         self.text = "\n".join(lines)
         self.name = kernel_name
         try:
+            self.text = c_source(self.text, options, kernel_name)
             self.ast, _, self.templates = parse(self.text, kernel_name, types)
         except Refused as exc:
             raise Refused(_locate(self, str(exc))) from None

@@ -25,7 +25,7 @@ from ..compiler.argtypes import host_type
 from ..compiler.builtins.records import Namespace
 from ..compiler.program import function_identity
 from ..errors import JitkernError
-from . import current
+from ..runtime import simulated as current
 from .simulator import Simulator
 
 _COUNTER = itertools.count()

@@ -61,34 +61,45 @@ def _forced_includes(options) -> list[str]:
 def user_headers_digest(source: str, options, extra_dirs=()) -> str:
     """A hash of every header from the user's folders this compile can read ("" if none)."""
     dirs = user_include_dirs(options, extra_dirs)
-    forced = _forced_includes(options)
-    if not dirs and not forced:
+    if not dirs and not _forced_includes(options):
         return ""
     h = hashlib.sha256()
+    unresolvable = False
+    for path, data in user_headers(source, options, extra_dirs):
+        if path is None:
+            unresolvable = True
+            continue
+        h.update(f"{path}\0{len(data)}\0".encode())
+        h.update(data)
+    if unresolvable:
+        h.update(b"every file:")
+        h.update(_every_file_digest(dirs).encode())
+    return h.hexdigest()
+
+
+def user_headers(source: str, options, extra_dirs=()):
+    """(path, bytes) of every header from the user's folders that ``source`` may include,
+    directly or through another; (None, b"") for an ``#include`` of a macro (only the
+    preprocessor knows what it names)."""
+    dirs = user_include_dirs(options, extra_dirs)
     seen: set[str] = set()
     pending: list[tuple[bytes, str | None]] = [(source.encode(), None)]
-    for name in forced:
+    for name in _forced_includes(options):
         pending.append((b'#include "' + name.encode() + b'"\n', None))
-    unresolvable = False
     while pending:
         text, here = pending.pop()
         for match in _INCLUDE.finditer(text):
             kind, name = match.group(1), match.group(2)
             if kind is None:
-                unresolvable = True  # #include MACRO: only the preprocessor knows
+                yield None, b""
                 continue
             path = _find(name.decode(errors="replace"), kind == b'"', here, dirs)
             if path is None or path in seen:
                 continue
             seen.add(path)
             data = _read(path)
-            h.update(f"{path}\0{len(data)}\0".encode())
-            h.update(data)
+            yield path, data
             pending.append((data, os.path.dirname(path)))
-    if unresolvable:
-        h.update(b"every file:")
-        h.update(_every_file_digest(dirs).encode())
-    return h.hexdigest()
 
 
 def _find(name: str, quoted: bool, here: str | None, dirs) -> str | None:

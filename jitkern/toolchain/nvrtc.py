@@ -17,7 +17,8 @@ import warnings
 
 from ..config import settings
 from ..errors import CompileError, JitkernTypeError, JitkernValueError
-from . import cache, discovery as toolchain, includes, nvrtc_options, skipped_includes
+from . import (cache, discovery as toolchain, includes, nvrtc_options, signatures as _probes,
+               skipped_includes)
 from .target import Arch, for_device, parse as parse_arch
 
 DEFAULT_STD = "-std=c++17"
@@ -55,6 +56,9 @@ class Binary:
     key: str
     from_cache: bool = False
     variant: str = ""  # "a" for sm_90a, "f" for sm_100f (arch- or family-specific)
+    #: kernel name or name expression -> the lowered name of its signature probe
+    #: (toolchain/signatures.py), for a compile that asked for them
+    signatures: dict = dataclasses.field(default_factory=dict)
     # jitify=True: the (line, header) of each #include skipped as not found. Such a binary is
     # cached nowhere: the header may exist at the next compile.
     skipped_includes: tuple = ()
@@ -209,7 +213,7 @@ _include_hash: str | None = None
 
 
 def cache_key(source: str, options: tuple, name_expressions: tuple, arch: Arch,
-              backend: str, extra_includes: tuple) -> str:
+              backend: str, extra_includes: tuple, signatures: bool = False) -> str:
     global _include_hash
     # jitkern's headers can only change what is compiled when the source (or a
     # -include option) includes something; most kernels include nothing, and walking
@@ -225,19 +229,23 @@ def cache_key(source: str, options: tuple, name_expressions: tuple, arch: Arch,
     # that nvrtc_identity() already describes.
     # The user's own headers (-I folders): their contents, since no identity covers them.
     user_headers = includes.user_headers_digest(source, options, extra_includes)
+    probed = ("signatures",) if signatures else ()  # the probes change the binary
     return cache.make_key(source, options, name_expressions, arch.fmt, arch.cc,
                           arch.variant, backend,
-                          version, headers, settings.cuda_home, extra_includes, user_headers)
+                          version, headers, settings.cuda_home, extra_includes, user_headers,
+                          *probed)
 
 
 def compile_source(source: str, *, options=(), name_expressions=(), arch=None, fmt=None,
                    program_name: str = "jitkern_kernel.cu", log_stream=None,
                    backend: str = "nvrtc", extra_include_dirs: tuple = (),
-                   _normalized: bool = False) -> Binary:
+                   signatures: bool = False, _normalized: bool = False) -> Binary:
     """Compile CUDA C++ ``source`` for ``arch`` (default: the current device).
 
     Cached in memory and on disk under the hash of everything that decides the
     binary. Raises :class:`jitkern.CompileError` with the compiler log.
+    ``signatures``: also read each kernel's parameter types as the compiler compiled them
+    (``Binary.signatures``, toolchain/signatures.py).
     """
     if not isinstance(source, str):
         raise JitkernTypeError(f"source: expected str, got {type(source).__name__}")
@@ -247,7 +255,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
     opts = opts + _generated_code_options(source, opts)
     names = tuple(name_expressions or ())
     chosen = target_for(arch, fmt)
-    key = cache_key(source, opts, names, chosen, backend, tuple(extra_include_dirs))
+    key = cache_key(source, opts, names, chosen, backend, tuple(extra_include_dirs), signatures)
 
     hit = cache.memory_get(key)
     if hit is not None:
@@ -261,7 +269,7 @@ def compile_source(source: str, *, options=(), name_expressions=(), arch=None, f
         if binary is None:
             cache.stats["misses"] += 1
             binary = _build(source, opts, names, chosen, program_name, backend,
-                            tuple(extra_include_dirs), key)
+                            tuple(extra_include_dirs), key, signatures)
             cache.stats["compiles"] += 1
             if binary.skipped_includes:
                 _emit_log(log_stream, binary.log)
@@ -309,6 +317,7 @@ def _header_of(binary: Binary) -> dict:
         "variant": binary.variant,
         "log": binary.log,
         "lowered_names": binary.lowered_names,
+        "signatures": binary.signatures,
         "resources": {k: dataclasses.asdict(v) for k, v in binary.resources.items()},
     }
 
@@ -325,19 +334,30 @@ def _load_from_disk(key, source, opts, names) -> Binary | None:
             lowered_names=dict(header["lowered_names"]),
             resources={k: Resources(**v) for k, v in header["resources"].items()},
             key=key, from_cache=True, variant=str(header.get("variant", "")),
+            signatures=dict(header.get("signatures", {})),
         )
     except (KeyError, TypeError, ValueError):
         cache.stats["corrupt"] += 1
         return None
 
 
-def _build(source, opts, names, target, program_name, backend, extra_includes, key) -> Binary:
-    if backend == "nvcc":
-        data, log = _build_nvcc(source, opts, target, program_name, extra_includes)
-        lowered, skipped = {}, ()
+def _build(source, opts, names, target, program_name, backend, extra_includes, key,
+           signatures: bool = False) -> Binary:
+    def compile_with(suffix, exprs):
+        if backend == "nvcc":
+            data, log = _build_nvcc(source, opts, target, program_name, extra_includes, suffix)
+            return data, log, {}, ()
+        return _build_nvrtc_jitify(source, opts, names + exprs, target, program_name,
+                                   extra_includes, suffix)
+
+    probed = {}
+    if signatures:
+        headers = [data.decode(errors="replace")
+                   for _path, data in includes.user_headers(source, opts, extra_includes)]
+        (data, log, lowered, skipped), probed = _probes.build_probed(
+            source, names, opts, headers, compile_with, backend == "nvcc")
     else:
-        data, log, lowered, skipped = _build_nvrtc_jitify(source, opts, names, target,
-                                                          program_name, extra_includes)
+        data, log, lowered, skipped = compile_with("", ())
     if is_relocatable(opts) and target.fmt == "cubin":
         data = _link_relocatable(data, f"{target.cc}{target.variant}")
     resources = parse_resources(log)
@@ -346,18 +366,19 @@ def _build(source, opts, names, target, program_name, backend, extra_includes, k
     return Binary(data=data, fmt=target.fmt, arch=target.cc, log=_user_log(log), source=source,
                   options=opts, name_expressions=names, lowered_names=lowered,
                   resources=resources, key=key, variant=target.variant,
-                  skipped_includes=tuple(skipped))
+                  skipped_includes=tuple(skipped), signatures=probed)
 
 
-def _build_nvrtc_jitify(source, opts, names, target, program_name, extra_includes):
+def _build_nvrtc_jitify(source, opts, names, target, program_name, extra_includes, suffix=""):
     """_build_nvrtc, and with jitify=True each #include of the source that NVRTC cannot
-    open skipped with a warning, as Jitify skips it (toolchain/skipped_includes.py)."""
+    open skipped with a warning, as Jitify skips it (toolchain/skipped_includes.py).
+    ``suffix``: jitkern's text after the user's (the signature probes)."""
     jitify = f"-I{toolchain.JITIFY_INCLUDE}" in opts
     compiled, skipped, notes = source, [], []
     while True:
         try:
-            data, log, lowered = _build_nvrtc(compiled, opts, names, target, program_name,
-                                              extra_includes)
+            data, log, lowered = _build_nvrtc(compiled + suffix, opts, names, target,
+                                              program_name, extra_includes, user_source=source)
             return data, "\n".join([*notes, log]).strip(), lowered, skipped
         except CompileError as exc:
             found = skipped_includes.skip_missing(compiled, exc.log or "", program_name)
@@ -398,7 +419,7 @@ def _arch_option(target: Arch) -> str:
     return f"--gpu-architecture={target.name}"
 
 
-def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
+def _build_nvrtc(source, opts, names, target, program_name, extra_includes, user_source=None):
     nvrtc = toolchain.nvrtc_module()
     toolchain.nvrtc_version()
     include_opts = [f"-I{d}" for d in (*extra_includes, *toolchain.include_dirs())]
@@ -417,7 +438,7 @@ def _build_nvrtc(source, opts, names, target, program_name, extra_includes):
         (status,) = nvrtc.nvrtcCompileProgram(prog, len(encoded), encoded)
         log = _nvrtc_log(nvrtc, prog)
         if status != nvrtc.nvrtcResult.NVRTC_SUCCESS:
-            raise make_compile_error(source, log, program_name, opts)
+            raise make_compile_error(user_source or source, log, program_name, opts)
         lowered = {}
         for name in names:
             err, low = nvrtc.nvrtcGetLoweredName(prog, name.encode())
@@ -477,7 +498,7 @@ def _nvcc_version() -> str:
     return out.strip().splitlines()[-1] if out.strip() else "unknown"
 
 
-def _build_nvcc(source, opts, target, program_name, extra_includes):
+def _build_nvcc(source, opts, target, program_name, extra_includes, suffix=""):
     import subprocess
     import tempfile
 
@@ -492,7 +513,7 @@ def _build_nvcc(source, opts, target, program_name, extra_includes):
             src += ".cu"
         out = os.path.join(tmp, "out." + target.fmt)
         with open(src, "w") as f:
-            f.write(source)
+            f.write(source + suffix)
         kind = "-cubin" if target.fmt == "cubin" else "-ptx"
         family = "sm" if target.fmt == "cubin" else "compute"
         arch = f"-arch={family}_{target.cc}{target.variant}"

@@ -16,7 +16,6 @@ a value takes it after ``=`` or as the next string of the options (``"-maxrregco
 
 from __future__ import annotations
 
-import difflib
 from typing import NamedTuple
 
 
@@ -167,6 +166,8 @@ ADVICE = {
 
 def suggestions(name: str, n: int = 3) -> list[str]:
     """The valid option names closest to ``name`` (for the error)."""
+    import difflib  # only to suggest a spelling for an option NVRTC does not know
+
     return difflib.get_close_matches(name, list(_BY_NAME), n=n, cutoff=0.6)
 
 

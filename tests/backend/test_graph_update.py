@@ -219,8 +219,8 @@ def test_raw_kernel_parameter_kinds_and_sizes_are_checked(fake, rng):
                                                   r"expects a scalar \(double\), got a GPU array"):
         g.update((k, 0), a=x)
     with pytest.raises(KernelArgumentError, match=r"axpy#0: argument 3 \(n\): the kernel "
-                                                  r"expects long long \(int64\), got numpy.int32"):
-        g.update((k, 0), n=np.int32(3))
+                                                  r"expects long long \(int64\), got numpy.float32"):
+        g.update((k, 0), n=np.float32(3))
 
 
 def test_argument_names_and_counts_are_checked(fake, rng):
@@ -266,7 +266,7 @@ def test_launch_dimensions_are_checked_and_named(fake, rng):
 def test_a_refused_update_changes_nothing(fake, rng):
     g, (k, scale), (x, y, _z), (a0, _a1, _c) = capture_three(rng)
     with pytest.raises(KernelArgumentError, match=r"argument 3 \(n\)"):
-        g.update((k, 0), x=DeviceArray(pointer(rng)), n=np.int32(1))
+        g.update((k, 0), x=DeviceArray(pointer(rng)), n=np.float32(1))
     n = int(rng.integers(1, 64))
     g.update((k, 0), n=n)
     got = words(fake.node_updates[-1][2], [8, 8, 8, 8])

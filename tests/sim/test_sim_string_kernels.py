@@ -697,4 +697,13 @@ def test_without_pycparser_the_error_says_how_to_install_it(monkeypatch):
     x = np.zeros(4, np.float32)
     with pytest.raises(jitkern.CompileError) as info:
         k.simulate[1, 4](x, x, x)
-    assert "needs pycparser: pip install pycparser" in str(info.value)
+    assert "needs pycparser, a dependency of jitkern: pip install pycparser" in str(info.value)
+
+
+def test_without_pcpp_the_error_says_how_to_install_it(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pcpp", None)
+    k = jitkern.RawKernel("#define T float\n" + ADD.replace("float", "T"), "my_add")
+    x = np.zeros(4, np.float32)
+    with pytest.raises(jitkern.CompileError) as info:
+        k.simulate[1, 4](x, x, x)
+    assert "needs pcpp: pip install pcpp" in str(info.value)

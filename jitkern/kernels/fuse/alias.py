@@ -27,7 +27,7 @@ import numpy
 
 from ...arrays import describe
 from ...runtime import memory
-from ...sim import current as simdevice
+from ...runtime import simulated as simdevice
 from ...runtime.device import synchronize
 from .emit import Plan
 from .graph import Graph, Input, Node, SequentialGraph, _thaw, as_view

@@ -25,7 +25,7 @@ import numpy
 
 from ...arrays import describe
 from ...arrays.core import allocate_like, stream_of
-from ...compiler.program import PRELUDE
+from ...compiler.jk_prelude import PRELUDE
 from . import ops
 from .graph import ReadsWrittenMemory, _thaw
 from .trace import FuseTraceError, Graph, Input, Node

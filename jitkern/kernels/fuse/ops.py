@@ -1,7 +1,7 @@
 """fuse's operation table: each NumPy routine a traced function may call, as data.
 
 The ufunc rows (C++ per loop kind, NumPy's loop types) are the JIT's
-(:mod:`jitkern.compiler.builtins.ufuncs`): one table for fuse's C++ and for the JIT's ``ufunc``
+(:mod:`jitkern.compiler.ufunc_rows`): one table for fuse's C++ and for the JIT's ``ufunc``
 builtins that fuse's simulated kernels call.
 
 A reduction row gives ReductionKernel's expressions, and the ufunc it reduces with. Nothing here traces or emits a
@@ -16,8 +16,8 @@ import warnings
 
 import numpy
 
-from ...compiler.builtins.ufuncs import COMPLEX_HELPERS, HELPERS, UFUNC_ROWS, Ufunc
-from ...compiler.strings.params import CTYPES, ctype_of
+from ...compiler.ufunc_rows import COMPLEX_HELPERS, HELPERS, UFUNC_ROWS, Ufunc
+from ...compiler.strings.params import CTYPES, ctype_of  # noqa: F401 - CTYPES: promotion.py reads ops.CTYPES
 
 
 #: NumPy's ufuncs as the JIT's ufunc builtins have them (one table for both; its rows'

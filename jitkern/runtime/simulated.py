@@ -1,8 +1,7 @@
-"""The simulated device in use now (:mod:`.device`), and what the simulator reads of it:
-jitkern arrays as NumPy views of its memory.
-
-Kept apart from :mod:`.device` (the driver stand-in) because the simulator's launches
-read it, and the device runs its own array kernels through the simulator.
+"""The simulated device in use now (jitkern/sim/device.py, a driver stand-in), as the
+runtime and the kernels see it: whether one is the driver, and jitkern arrays as NumPy views
+of its memory. Here, not in sim/, because code that never simulates asks it (jitkern's
+constructors, a RawKernel's attributes): a first GPU launch loads nothing of the simulator.
 """
 
 from __future__ import annotations
@@ -11,7 +10,7 @@ import numpy
 
 from .. import config
 from ..errors import KernelArgumentError
-from ..runtime import driver
+from . import driver
 
 #: The simulated devices entered (``jitkern.simulated_device()``) and not yet left.
 ACTIVE: list = []
