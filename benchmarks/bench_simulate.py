@@ -1,6 +1,6 @@
 """The simulator's speed (issues 10 and 19): JIT kernels run on one CPU core, no GPU needed.
 
-Run: PYTHONPATH=. python benchmarks/bench_simulate.py [--quick]
+Run: PYTHONPATH=. python benchmarks/bench_simulate.py [--quick | --fuse]
 Runs issue 19's workloads twice in one process, on the vectorised path (each statement
 for a batch of blocks at once, as NumPy array operations) and on the per-thread
 scheduler (every thread a Python call), checks every result against NumPy, and prints a
@@ -13,6 +13,10 @@ Then the ``random`` row (issue 26): ``jitkern.random.randn(10**7)`` simulated, o
 simulated device and with host arrays (``JITKERN_SIMULATE=1``'s), beside NumPy's
 ``numpy.random.randn(10**7)``; goal: at most 2x NumPy's. Its first values are checked bit for
 bit against the simulated Philox kernel's.
+
+``--fuse`` times ``jitkern.fuse`` functions in the simulator instead (``fused.simulate``:
+the plan's kernels on the vectorised path): the first call (tracing, translating and
+generating the code) and the best of 5 calls after it, each result checked against NumPy.
 """
 
 from __future__ import annotations
@@ -147,6 +151,65 @@ def workloads(rng):
     ]
 
 
+@jitkern.fuse()
+def fused_squared_diff(x, y):
+    return (x - y) * (x - y)
+
+
+@jitkern.fuse()
+def fused_magnitude(x, y):
+    return np.sqrt(x * x + y * y) * 0.5
+
+
+@jitkern.fuse()
+def fused_row_dot(x, y):
+    return np.sum(x * y, axis=-1)
+
+
+@jitkern.fuse()
+def fused_centered(x):
+    return x - x.mean(axis=1, keepdims=True)
+
+
+def fuse_workloads(rng):
+    """(name, fused function, arguments, NumPy's float64 reference, tolerance) per row."""
+    n = 1 << 20
+    x32, y32 = rng.random(n, np.float32), rng.random(n, np.float32)
+    x64, y64 = x32.astype(np.float64), y32.astype(np.float64)
+    m32, w32 = rng.random((1024, 1024), np.float32), rng.random((1024, 1024), np.float32)
+    m64 = m32.astype(np.float64)
+    return [
+        ("elementwise (x - y)**2, 2^20 float32", fused_squared_diff, (x32, y32),
+         (x32 - y32) * (x32 - y32), 0),
+        ("elementwise sqrt(x*x + y*y) * 0.5, 2^20 float64", fused_magnitude, (x64, y64),
+         np.sqrt(x64 * x64 + y64 * y64) * 0.5, 1e-15),
+        ("reduction sum(x * y, axis=-1), 1024x1024 float32", fused_row_dot, (m32, w32),
+         np.sum(m64 * w32, axis=-1), 1e-5),
+        ("two stages x - x.mean(axis=1), 1024x1024 float64", fused_centered, (m64,),
+         m64 - m64.mean(axis=1, keepdims=True), 1e-13),
+    ]
+
+
+def fuse_main() -> None:
+    rng = np.random.default_rng()
+    print(f"fused functions in the simulator, {platform.processor() or platform.machine()}, "
+          f"one core, Python {platform.python_version()}, NumPy {np.__version__}")
+    print()
+    print("| workload | first call (s) | later calls (s) |")
+    print("|---|---|---|")
+    for name, fused, args, want, rtol in fuse_workloads(rng):
+        t0 = time.perf_counter()
+        got = fused.simulate(*args)
+        first = time.perf_counter() - t0
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
+        times = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            fused.simulate(*args)
+            times.append(time.perf_counter() - t0)
+        print(f"| {name} | {first:.3f} | {min(times):.3f} |")
+
+
 def timed(run, check, runs: int) -> float:
     run()  # generates the Python (not counted)
     times = []
@@ -207,6 +270,9 @@ def _check_random_stream() -> None:
 
 
 def main(argv) -> None:
+    if "--fuse" in argv:
+        fuse_main()
+        return
     quick = "--quick" in argv
     rng = np.random.default_rng()
     rows = []

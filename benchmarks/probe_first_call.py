@@ -93,7 +93,7 @@ if CPU:
     import cuda.bindings.driver  # noqa: F401 - what the real driver's start imports
     from jitkern.runtime import driver
     from jitkern.runtime.fakedriver import FakeDriver
-    from jitkern.runtime.simdevice import SimulatedDevice
+    from jitkern.sim.device import SimulatedDevice
 
     class StandIn(SimulatedDevice):
         """Host memory for arrays; modules load to fresh handles, launches are recorded."""

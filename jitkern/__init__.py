@@ -57,7 +57,7 @@ _LAZY = {
     "synchronize": "jitkern.runtime.device",
     "is_available": "jitkern.runtime.driver",
     "get_default_memory_pool": "jitkern.runtime.memory",
-    "simulated_device": "jitkern.kernels.simdevice",
+    "simulated_device": "jitkern.sim.device",
     # compile cache
     "compile_with_cache": "jitkern.compat.api",
     "memoize": "jitkern.compat.api",

@@ -6,7 +6,7 @@ emitter and the compiler's builtin tables load when something first uses them. R
 an ``import`` inside each function that needs one of them (a dependency a reader of the
 module's header never sees), a module names them once at its top::
 
-    _sim_strings = lazy_import("jitkern.kernels._simulated")  # only when simulating
+    _sim_strings = lazy_import("jitkern.sim.raw")  # only when simulating
 
 and reads ``_sim_strings.ElementwiseSim`` where it needs it: the first attribute read
 imports the module (Python's own import: its lock, ``sys.modules``), later reads go

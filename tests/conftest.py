@@ -228,7 +228,7 @@ def on_device(request):
     """Each twin test of device memory twice: ``[gpu]`` (marked gpu) on the GPU, and ``[sim]``
     on a simulated device with two devices (``jitkern.simulated_device(devices=2)``: jitkern
     arrays in host memory, copies, fills and kernels run in the simulator). The value is the
-    :class:`jitkern.runtime.simdevice.SimulatedDevice`, or None on the GPU."""
+    :class:`jitkern.sim.device.SimulatedDevice`, or None on the GPU."""
     if not request.param:
         yield None
         return

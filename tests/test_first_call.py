@@ -4,8 +4,8 @@ Each kernel kind is built and launched once in a process that fills a temporary 
 in a fresh process per kind, on the fake driver (the runtime's one seam). The second
 process must launch the kernel without compiling: NVRTC is not loaded (neither its bindings
 nor its library), nor cuda-pathfinder, nor the parts of jitkern a warm GPU launch does not
-use: the simulator, the string kernels' C translator, fuse's JIT emitter, the exporter, and
-the JIT's emitter and builtin tables (fuse, which traces its function in every process,
+use: the simulator (sim/, with the string kernels' C translator, which fuse's kernels use
+too), the exporter, and the JIT's emitter and builtin tables (fuse, which traces its function in every process,
 reads the ufunc rows without them). These are what a fresh process's first result waited
 for (docs/performance.md, "First result in a fresh process").
 """
@@ -102,8 +102,7 @@ def jit_axpy(x, y, z, a, n):
 KINDS = ("raw", "module", "elementwise", "reduction", "jit", "fuse")
 #: never loaded by a first launch whose binary is cached (whatever the kind)
 NEVER = ("cuda.bindings.nvrtc", "cuda.bindings.nvjitlink", "cuda.pathfinder",
-         "jitkern.sim", "jitkern.kernels._simulated", "jitkern.kernels._simulated_reduction",
-         "jitkern.kernels.fuse.jit", "jitkern.kernels._export_kinds", "jitkern.toolchain.export",
+         "jitkern.sim", "jitkern.kernels._export_kinds", "jitkern.toolchain.export",
          "jitkern.compiler.statements", "jitkern.compiler.builtins")
 #: the JIT's types, parser and program: only a @rawkernel's launch reads them
 JIT_ONLY = ("jitkern.compiler.types", "jitkern.compiler.frontend", "jitkern.compiler.program",

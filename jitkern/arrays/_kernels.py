@@ -13,7 +13,7 @@ import numpy
 from ..toolchain.nvrtc import compile_source
 from ..toolchain import discovery
 from ..toolchain.target import for_device
-from ..runtime import driver, simdevice
+from ..runtime import driver
 from ..runtime.functions import Functions
 from ..runtime.module import Function
 from ..errors import JitkernValueError
@@ -163,10 +163,10 @@ _functions = Functions()
 driver.at_start(discovery.warm_up)
 driver.resets(globals(), _functions=Functions)  # fresh Functions under driver.use(fake)
 
-#: A simulated device's ``run_array_kernel`` while one is the driver (runtime/simdevice.py):
-#: the kernels below then run from their C source in the simulator, never compiled.
+#: A simulated device's ``run_array_kernel`` while one is the driver (sim/device.py): the
+#: kernels below then run from their C source in the simulator, never compiled.
 _simulated = None
-driver.resets(globals(), _simulated=simdevice.array_kernel_runner)
+driver.resets(globals(), _simulated=driver.source_runner)
 
 
 def _function(key: tuple, source_fn, symbol: str) -> Function:

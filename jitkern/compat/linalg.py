@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy
 
 from .. import arrays
-from ..runtime.simdevice import host_arrays
+from ..runtime.simulated import host_arrays
 from ..errors import JitkernNotImplementedError, JitkernTypeError, JitkernValueError
 from .. import jit
 from ..jit import rawkernel

@@ -18,7 +18,7 @@ import functools
 import numpy
 
 from .. import arrays
-from ..runtime.simdevice import host_arrays
+from ..runtime.simulated import host_arrays
 from . import NUMPY_NAMES
 
 

@@ -24,7 +24,7 @@ import numpy
 
 from .. import arrays
 from ..config import settings
-from ..runtime.simdevice import host_arrays, host_view
+from ..runtime.simulated import host_arrays, host_view
 from ..errors import JitkernOverflowError, JitkernTypeError, JitkernValueError
 from . import philox
 

@@ -28,7 +28,7 @@ from ..errors import (
     JitkernTypeError,
     JitkernValueError,
 )
-from ..runtime.simdevice import host_arrays
+from ..runtime.simulated import host_arrays
 from ..kernels.fuse import Fused
 
 

@@ -16,7 +16,7 @@ from .lower.attributes import AttributesMixin
 from .lower.calls import CallsMixin
 from .lower.common import _EXPR_HINTS, _construct_name, _describe_const
 from .lower.operators import OperatorsMixin
-from .lower.spelling import _HALF_ROUND, CompileProblem, call_argument, convert, literal, problem
+from .lower.spelling import CompileProblem, call_argument, problem
 
 # what the simulator's back end and the tests read from here
 from .lower.spelling import FOLD, check_conversion  # noqa: F401
@@ -25,15 +25,15 @@ from .values import Const, Value
 
 
 class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsMixin):
-    """Lowers expressions; the state (locals, program) lives on the instance."""
+    """Lowers expressions; what one function's lowering accumulates is ``self.state``
+    (:class:`~.lower.state.FunctionState`)."""
 
     # set by the subclass
     source: frontend.Source
     mode: str
     program: object
     func: object
-    debug_line: int = 0  # the current statement's line (debug sites without a node)
-    current_expr = None  # the expression being emitted (positions of arch requirements)
+    state: object
 
     # -- dispatch ---------------------------------------------------------
 
@@ -46,7 +46,7 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
                 JitSyntaxError,
                 node,
             )
-        outer, self.current_expr = self.current_expr, node
+        outer, self.state.current_expr = self.state.current_expr, node
         try:
             return method(node)
         except CompileProblem as exc:
@@ -58,7 +58,7 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
                 str(exc), "write it as a float (1e30) or use smaller values", JitOverflowError, node
             ) from None
         finally:
-            self.current_expr = outer
+            self.state.current_expr = outer
 
     def value(self, node) -> Value:
         """Lower ``node`` to a runtime value (materialising a scalar constant)."""
@@ -90,6 +90,9 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
         return local
 
     def capture_global(self, name: str):
+        if (name == "breakpoint" and self.spelling.breakpoint is not None
+                and name not in self.func.__globals__):
+            return breakpoint  # the simulator runs Python: pdb works in kernels
         try:
             captured = self.program.capture(self.func, name)
         except KeyError:
@@ -118,12 +121,12 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
         return Value(self.convert_code(item.code, item.type, target), target)
 
     def literal(self, value, t: T.Scalar) -> str:
-        """The back end's constant ``value`` of type ``t`` (:func:`literal` checks range and kind)."""
-        return literal(value, t)
+        """The back end's constant ``value`` of type ``t`` (its range and kind checked)."""
+        return self.spelling.literal(self, value, t)
 
     def convert_code(self, code: str, src: T.Type, dst: T.Type) -> str:
         """The back end's conversion of ``code`` from ``src`` to ``dst``."""
-        return convert(code, src, dst)
+        return self.spelling.convert(self, code, src, dst)
 
     def to_float(self, t: T.Scalar, code: str) -> str:
         inner = call_argument(code, self.half_round(t)) if t.is_half else None
@@ -137,24 +140,44 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
 
     def half_round(self, t: T.Scalar) -> str:
         """The back end's function rounding a float32 to the half type ``t`` (_HALF_ROUND)."""
-        return _HALF_ROUND[t.name]
+        return self.spelling.half_round(self, t)
 
     def zero(self, t: T.Scalar) -> str:
-        return literal(0, t)
+        return self.literal(0, t)
+
+    def type_code(self, t: T.Scalar) -> str:
+        """The back end's name of the scalar type ``t``."""
+        return self.spelling.type_code(self, t)
+
+    # -- what the simulator's builtin spellings (their records' py=) call -------
+
+    def site(self) -> str:
+        """``'file:line'`` of the statement being emitted, a literal of the language."""
+        return self.spelling.site(self)
+
+    def yields(self, request: str) -> str:
+        """A wait for the scheduler (a barrier, a warp collective): the simulator's."""
+        return self.spelling.yields(self, request)
+
+    @property
+    def context(self) -> str:
+        """The leading parameters of every generated function (the simulator's thread)."""
+        return self.spelling.context
+
+    def refuse(self, message: str, hint: str = ""):
+        """Refuse a builtin call this back end cannot run (a record's ``py`` calls this)."""
+        self.spelling.refuse(self, message, hint)
 
     def tuple_code(self, t: T.Tuple, codes) -> str:
-        nested = "{}"
-        for code in reversed(list(codes)):
-            nested = f"{{{code}, {nested}}}"
-        return f"{t.ctype}{nested}"
+        return self.spelling.tuple_code(self, t, codes)
 
     def helper(self, name: str) -> str:
         """The back end's spelling of jitkern's run-time helper ``name`` (``jk::name``)."""
-        return f"jk::{name}"
+        return self.spelling.helper(self, name)
 
     def render_power(self, t: T.Scalar, a: str, b: str) -> str:
         """``a ** b`` of floats or complex numbers of type ``t``."""
-        return f"{'powf' if t is T.float32 else 'pow'}({a}, {b})"
+        return self.spelling.power(self, t, a, b)
 
     def include(self, header: str) -> None:
         self.program.includes.add(header)
@@ -170,7 +193,7 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
     def span(self) -> str:
         """``file:LINE:COL-ENDCOL`` of the expression being emitted (else its statement):
         where an arch requirement is reported, with a caret, when the target is older."""
-        node = self.current_expr or getattr(self, "current_statement", None)
+        node = self.state.current_expr or self.state.current_statement
         if node is None:
             return self.source.filename
         line, col = self.source.position(node)
@@ -181,12 +204,10 @@ class ExpressionEmitter(AttributesMixin, SubscriptsMixin, OperatorsMixin, CallsM
 
     def where(self) -> str:
         """``file:line`` of the statement being emitted."""
-        node = getattr(self, "current_statement", None)
+        node = self.state.current_statement
         if node is None:
             return self.source.filename
         return f"{self.source.filename}:{self.source.position(node)[0]}"
 
     def group_sync(self, item, code: str) -> str:
-        if getattr(item.type, "family", None) == "grid":
-            self.program.cooperative = True
-        return f"cooperative_groups::sync({code})"
+        return self.spelling.group_sync(self, item, code)

@@ -281,8 +281,7 @@ def _is_module(v) -> bool:
 
 
 def is_jit_names(v) -> bool:
-    """``jitkern.jit`` (cupyx.jit's names) or the module below the faces that holds them
-    (kernels/jit_names.py, what jitkern's own generated kernels name ``jit``)."""
+    """``jitkern.jit`` (cupyx.jit's names), or a namespace that says it stands for it."""
     return getattr(v, "__jit_names__", False) or v.__name__.startswith("jitkern.jit")
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import ClassVar
 
 from ..errors import (
     JitkernOverflowError,
@@ -35,12 +34,17 @@ from .lower.control import ControlFlowMixin
 from .lower.functions import FunctionCode, FunctionsMixin  # noqa: F401 - FunctionCode: sim
 from .lower.names import ascii_spelling, generated_name, user_c_name  # noqa: F401 - kernels.jit
 from .lower.spelling import CompileProblem, problem
-from .lower.texts import _assigned_names, _STATEMENT_HINTS
+from .lower.backend import Spelling
+from .lower.cuda import CUDA
+from .lower.texts import _STATEMENT_HINTS
 from .program import Program
 from .values import Value
 
 
 class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, ExpressionEmitter):
+    """Lowers one function (the kernel, or one specialisation of a device function) for
+    the back end whose :class:`~.lower.backend.Spelling` it is given (CUDA C++ by default)."""
+
     def __init__(
         self,
         parsed: frontend.ParsedFunction,
@@ -49,6 +53,7 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
         program: Program,
         kind: str,
         cname: str,
+        spelling: Spelling = CUDA,
     ):
         if len(arg_types) != len(parsed.params):
             raise JitTypeError(
@@ -63,26 +68,8 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
         self.kind = kind
         self.cname = cname
         self.arg_types = tuple(arg_types)
-        self.locals: dict[str, Value] = {}
-        self.aliases: dict[str, object] = {}  # compile-time bindings (dtypes, arrays, groups)
-        self.hoisted: list[str] = []
-        self.prologue: list[str] = []
-        self.body: list[str] = []
-        self.depth = 0
-        self.loop_depth = 0
-        self.return_type = None
-        self.pointer_extents: dict[str, set] = {}  # 1-D array param -> used shape axes
-        # Debug builds: pointer C expression -> C++ for its element count.
-        self.debug_bounds: dict[str, str] = {}
-        # Debug builds: C name of a local that some path may leave unassigned -> its flag.
-        self.set_flags: dict[str, str] = {}
-        # ... and, per open block, the flagged locals every path to here has assigned.
-        self.assigned_here: list[set] = [set()]
-        self.debug_line = parsed.source.first_line
-        self._tmp = 0
-        self._cnames: set[str] = set()
-        self.assigned = _assigned_names(parsed.tree)  # Python's rule: these names are local
-        self.recursive = False  # called from its own body (directly or through others)
+        self.spelling = spelling
+        self.state = spelling.state.of(parsed)
         self._bind_params()
 
     # -- parameters and locals ---------------------------------------------
@@ -92,28 +79,28 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
         for name, t in zip(self.parsed.params, self.arg_types):
             cname = self.c_name(name)
             if isinstance(t, T.Array):
-                self.aliases[name] = Value(cname, t)
+                self.state.aliases[name] = Value(cname, t)
             else:
-                self.locals[name] = Value(cname, t, lvalue=True)
+                self.state.locals[name] = Value(cname, t, lvalue=True)
             if self.passes_extent(t):
-                self.debug_bounds[cname] = generated_name("shape0", cname)
+                self.state.debug_bounds[cname] = generated_name("shape0", cname)
 
     def c_name(self, name: str) -> str:
-        cname = user_c_name(name)
-        while cname in self._cnames:
+        cname = self.spelling.c_name(name)
+        while cname in self.state.cnames:
             cname += "_"
-        self._cnames.add(cname)
+        self.state.cnames.add(cname)
         return cname
 
     def lookup_local(self, name: str):
-        if name in self.locals:
-            return self.locals[name]
-        if name in self.aliases:
-            return self.aliases[name]
+        if name in self.state.locals:
+            return self.state.locals[name]
+        if name in self.state.aliases:
+            return self.state.aliases[name]
         return None
 
     def capture_global(self, name: str):
-        if name in self.assigned:
+        if name in self.state.assigned:
             raise problem(
                 f"local variable {name!r} is used before it is assigned",
                 "assign it before this line (its type is fixed there)",
@@ -125,24 +112,24 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
         """Declare a local at the top of the function, value-initialised (zero): a local
         assigned on some paths only then reads a defined value, never an uninitialised
         one (the compiler drops the store when every path assigns first)."""
-        self.hoisted.append(f"{t.ctype} {cname}{{}};")
+        self.state.hoisted.append(f"{t.ctype} {cname}{{}};")
 
     def flag_unset(self, t: T.Type, cname: str) -> None:
         """Debug builds: give a local that some path may leave unassigned a flag, false
         until an assignment runs. Pointers need none: their element count, hoisted as 0,
         fails the bounds check of any access through an unassigned one."""
         if self.program.debug and isinstance(t, (T.Scalar, T.Tuple)):
-            flag = self.set_flags[cname] = generated_name("set", cname)
-            self.hoisted.append(f"bool {flag} = false;")
+            flag = self.state.set_flags[cname] = generated_name("set", cname)
+            self.state.hoisted.append(f"bool {flag} = false;")
 
     def mark_set(self, cname: str, indent: str = "", dominates: bool = True) -> None:
         """After an assignment of ``cname``: its flag, if it has one, says so; the reads
         that follow in this block (``dominates``) need no check."""
-        flag = self.set_flags.get(cname)
+        flag = self.state.set_flags.get(cname)
         if flag is not None:
             self.line(f"{indent}{flag} = true;")
             if dominates:
-                self.assigned_here[-1].add(cname)
+                self.state.assigned_here[-1].add(cname)
 
     def read_local(self, node, local):
         """A read of a flagged local that no earlier assignment in its block (or an
@@ -150,53 +137,39 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
         too): an unassigned one records the read's site, then reads the zero it was
         initialised with. The compiler folds the checks that every path passes."""
         cname = getattr(local, "code", None)
-        flag = self.set_flags.get(cname)
-        if flag is None or cname in self.assigned_here[-1]:
+        flag = self.state.set_flags.get(cname)
+        if flag is None or cname in self.state.assigned_here[-1]:
             return local
         site = self.debug_site(local, node.id, node, "unset")
         return dataclasses.replace(local, code=f"jk::dbg::use({local.code}, {flag}, {site})")
 
     def temp(self, prefix: str = "t") -> str:
-        self._tmp += 1
-        return generated_name(f"{prefix}{self._tmp}")
+        self.state.temps += 1
+        return generated_name(f"{prefix}{self.state.temps}")
 
     # -- output ------------------------------------------------------------
 
     def line(self, text: str) -> None:
-        self.body.append("    " * (self.depth + 1) + text)
-
-    #: How a back end opens and closes a block: word -> pattern over the condition's code
-    #: ("end": the closing line, None where the language needs none).
-    BLOCKS: ClassVar[dict] = {
-        "if": "if ({}) {{",
-        "elif": "}} else if ({}) {{",
-        "else": "}} else {{",
-        "while": "while ({}) {{",
-        "end": "}",
-    }
+        self.spelling.line(self, text)
 
     def open_block(self, word: str, cond: str = "") -> None:
-        self.line(self.BLOCKS[word].format(cond))
+        self.spelling.open_block(self, word, cond)
 
     def close_block(self) -> None:
-        if self.BLOCKS["end"] is not None:
-            self.line(self.BLOCKS["end"])
+        end = self.spelling.blocks["end"]  # None where the language needs no closing line
+        if end is not None:
+            self.line(end)
 
     def mark_branch(self, node) -> None:
-        """An ``elif``'s own line: nothing in C++ (no #line between ``}`` and ``else``)."""
+        """An ``elif``'s own line (nothing in C++: no #line between ``}`` and ``else``)."""
+        self.spelling.mark_branch(self, node)
 
     def bind_temp(self, value: Value, prefix: str = "t") -> str:
         """A new temporary holding ``value`` (evaluated once, here); its name."""
-        tmp = self.temp(prefix)
-        self.line(f"const {value.type.ctype} {tmp} = {value.code};")
-        return tmp
+        return self.spelling.bind_temp(self, value, prefix)
 
     def mark(self, node) -> None:
-        lineno, _col = self.source.position(node)
-        self.debug_line = lineno
-        self.line("// " + self.source.statement_text(node))
-        path = self.source.filename.replace("\\", "\\\\").replace('"', '\\"')
-        self.body.append(f'#line {lineno} "{path}"')
+        self.spelling.mark(self, node)
 
     # -- statements --------------------------------------------------------
 
@@ -218,7 +191,7 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
 
     def statement(self, node) -> None:
         method = getattr(self, "stmt_" + type(node).__name__, None)
-        outer, self.current_statement = getattr(self, "current_statement", None), node
+        outer, self.state.current_statement = self.state.current_statement, node
         try:
             if method is None:
                 name, hint = _STATEMENT_HINTS.get(type(node).__name__, (type(node).__name__, ""))
@@ -233,26 +206,31 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
                 JitOverflowError, self.source, node, str(exc), "write it as a float (1e30)"
             ) from None
         finally:
-            self.current_statement = outer
+            self.state.current_statement = outer
 
     def nested(self, stmts, assigned: str | None = None) -> None:
         """A block's statements; ``assigned``: a local every path into it has assigned
         (the loop variable). What the block assigns is forgotten after it."""
-        self.depth += 1
-        self.assigned_here.append(self.assigned_here[-1] | ({assigned} if assigned else set()))
+        self.state.depth += 1
+        here = self.state.assigned_here
+        here.append(here[-1] | ({assigned} if assigned else set()))
         try:
             self.block(stmts)
         finally:
-            self.assigned_here.pop()
-            self.depth -= 1
+            self.state.assigned_here.pop()
+            self.state.depth -= 1
 
     def stmt_Pass(self, node) -> None:
         pass
 
     def stmt_Expr(self, node) -> None:
+        first = self.spelling.mark_expression_first  # (a barrier's site is its own line)
+        if first:
+            self.mark(node)
         item = self.expr(node.value)
         if isinstance(item, Value):
-            self.mark(node)
+            if not first:
+                self.mark(node)
             self.line(item.code + ";")
 
     # -- helpers used by builtin templates ---------------------------------
@@ -264,31 +242,19 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
                 "the shape of a 1-D contiguous array is only known in the kernel that received it",
                 "pass len(x) to the device function as an argument",
             )
-        self.pointer_extents.setdefault(param, set()).add(k)
+        self.state.pointer_extents.setdefault(param, set()).add(k)
         return generated_name(f"shape{k}", param)
 
     def _param_cnames(self) -> set:
         return {self.lookup_local(p).code for p in self.parsed.params}
 
     def declare_shared(self, elem: T.Type, size, align) -> str:
-        name = self.program.unique_name(generated_name("smem"))
-        align_txt = f"__align__({align}) " if align else ""
-        if size is None:
-            self.prologue.append("extern __shared__ __align__(16) unsigned char jk_dynamic_smem[];")
-            code = f"reinterpret_cast<{elem.ctype}*>(jk_dynamic_smem)"
-            self.debug_bounds[code] = f"jk::dbg::dynamic_extent<{elem.ctype}>()"
-            return code
-        self.prologue.append(f"__shared__ {align_txt}{elem.ctype} {name}[{size}];")
-        self.debug_bounds[name] = f"{int(size)}LL"
-        return name
+        return self.spelling.declare_shared(self, elem, size, align)
 
     def declare_local(self, elem: T.Type, size: int) -> str:
         """A per-thread array, declared at the function's start (it lives as long as the
         pointer a local variable may keep to it)."""
-        name = self.program.unique_name(generated_name("local"))
-        self.prologue.append(f"{elem.ctype} {name}[{size}];")
-        self.debug_bounds[name] = f"{int(size)}LL"  # debug builds check its indices too
-        return name
+        return self.spelling.declare_local(self, elem, size)
 
     # -- debug builds ------------------------------------------------------
 
@@ -304,15 +270,15 @@ class FunctionEmitter(AssignmentsMixin, ControlFlowMixin, FunctionsMixin, Expres
     def debug_extent(self, base: Value) -> str | None:
         t = base.type
         if isinstance(t, T.Pointer):
-            return self.debug_bounds.get(base.code)
+            return self.state.debug_bounds.get(base.code)
         if isinstance(t, T.Array) and t.is_pointer_like and base.code in self._param_cnames():
             if self.kind == "kernel":
                 return self.pointer_array_extent(base, "shape", 0)
-            return self.debug_bounds.get(base.code)
+            return self.state.debug_bounds.get(base.code)
         return None
 
     def debug_name(self, base: Value) -> str:
-        for table in (self.aliases, self.locals):
+        for table in (self.state.aliases, self.state.locals):
             for name, value in table.items():
                 if isinstance(value, Value) and value.code == base.code:
                     return name

@@ -66,6 +66,10 @@ _FLOORDIV = {"i": "jk::floordiv({0}, {1})", "u": "jk::ufloordiv({0}, {1})",
 _MOD = {"i": "jk::mod({0}, {1})", "u": "jk::umod({0}, {1})", "f": "jk::mod({0}, {1})"}
 
 
+_DEG2RAD = "({0} * (({T})3.141592653589793 / ({T})180))"
+_RAD2DEG = "({0} * (({T})180 / ({T})3.141592653589793))"
+
+
 def _build_ufuncs() -> dict:
     rows = [
         _u("add", 2, {"b": "({0} || {1})", "*": "({0} + {1})"}),
@@ -101,10 +105,12 @@ def _build_ufuncs() -> dict:
         _u("conj", 1, {"c": "conj({0})", "*": "{0}"}),
         _u("square", 1, "({0} * {0})"),
         _u("reciprocal", 1, {"iu": "jkf::ireciprocal({0})", "*": "(({T})1 / {0})"}),
-        _u("deg2rad", 1, "({0} * ({T})0.017453292519943295)"),
-        _u("radians", 1, "({0} * ({T})0.017453292519943295)"),
-        _u("rad2deg", 1, "({0} * ({T})57.29577951308232)"),
-        _u("degrees", 1, "({0} * ({T})57.29577951308232)"),
+        # NumPy's constants: pi / 180 and 180 / pi divided in the loop's type (in float,
+        # 180 / pi is 57.295776, one ulp below 57.29577951308232 rounded to float)
+        _u("deg2rad", 1, _DEG2RAD),
+        _u("radians", 1, _DEG2RAD),
+        _u("rad2deg", 1, _RAD2DEG),
+        _u("degrees", 1, _RAD2DEG),
         _u("arctan2", 2, "atan2({0}, {1})"),
         _u("hypot", 2, "hypot({0}, {1})"),
         _u("copysign", 2, "copysign({0}, {1})"),

@@ -51,7 +51,7 @@ from ..lazy import lazy_import
 # off a cached first launch's path (tests/test_first_call.py): loaded when first used
 export = lazy_import("jitkern.toolchain.export")  # only when exporting
 _export_kinds = lazy_import("jitkern.kernels._export_kinds")  # only when exporting
-_sim_strings = lazy_import("jitkern.kernels._simulated")  # only when simulating
+_sim_strings = lazy_import("jitkern.sim.elementwise")  # only when simulating
 
 _INT32_LIMIT = 2**31 - 1
 DEFAULT_BLOCK = 256

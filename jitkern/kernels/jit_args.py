@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy
 
 from ..arrays import records
-from ..arrays.layout import fits_int32
 from ..compiler import types as T
+from ..compiler.argtypes import array_type
 from ..compiler.structs import struct_of_class, struct_of_dtype
 from ..errors import JitkernTypeError, KernelArgumentError
 from ..runtime import args as launch_args
@@ -48,23 +48,7 @@ def _struct_type(a) -> T.Struct:
     return struct_of_class(type(a))
 
 
-def array_type(dtype, shape, strides) -> T.Array:
-    """The JIT type of an array of ``dtype`` laid out as ``shape``/``strides`` (bytes)."""
-    scalar = _scalars.get(dtype)
-    if scalar is None:  # NumPy's dtype names are slow to build: once per dtype
-        scalar = _scalars[dtype] = (struct_of_dtype(dtype) if dtype.fields is not None
-                                    else T.scalar_from_dtype(dtype))
-    itemsize = scalar.itemsize
-    contiguous = len(shape) == 1 and (strides[0] == itemsize or shape[0] <= 1)
-    key = (scalar, len(shape), contiguous, fits_int32(shape, strides, itemsize))
-    t = _arrays.get(key)
-    if t is None:  # T.array builds and interns a frozen record: once per kind of array
-        t = _arrays[key] = T.array(*key)
-    return t
-
-
-_scalars: dict = {}  # dtype -> T.Scalar
-_arrays: dict = {}  # (scalar, ndim, contiguous, index32) -> T.Array
+_scalars: dict = {}  # NumPy scalar dtype -> T.Scalar
 
 
 def layouts(types: tuple) -> tuple:

@@ -11,7 +11,7 @@ import weakref
 
 from ..toolchain import nvrtc as compiler
 from ..runtime import driver
-from ..runtime import simdevice
+from ..runtime import simulated as simdevice
 from ..toolchain.nvrtc import Binary
 from ..toolchain import binary_files
 from ..toolchain.cubin import cubin_params, elf_arch, elf_problem
@@ -40,7 +40,7 @@ from ..lazy import lazy_import
 
 # off a cached first launch's path (tests/test_first_call.py): loaded when first used
 export = lazy_import("jitkern.toolchain.export")  # only when exporting
-_sim_strings = lazy_import("jitkern.kernels._simulated")  # only when simulating
+_sim_strings = lazy_import("jitkern.sim.raw")  # only when simulating
 
 _BACKENDS = ("nvrtc", "nvcc")
 
@@ -296,22 +296,6 @@ class RawKernel(Kernel):
 
     def __reduce__(self):
         return _reduce_kernel(self)
-
-
-#: (source, symbol) -> the RawKernel a simulated device runs it as (jitkern's own array
-#: kernels: one per dtype pair or item size, so few)
-_SOURCE_KERNELS: dict = {}
-
-
-def _run_source(source: str, symbol: str, grid, block, args) -> None:
-    """A simulated device's CUDA C kernels (runtime/simdevice.py): run in the simulator."""
-    kernel = _SOURCE_KERNELS.get((source, symbol))
-    if kernel is None:  # jitkern's own kernels: not compiled to be checked
-        kernel = _SOURCE_KERNELS[(source, symbol)] = RawKernel(source, symbol, check_args=False)
-    kernel.simulate(grid, block, args)
-
-
-simdevice.SOURCE_RUNNER[0] = _run_source
 
 
 def _attribute_property(attr: str):

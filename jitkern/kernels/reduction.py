@@ -62,7 +62,7 @@ from ..lazy import lazy_import
 # off a cached first launch's path (tests/test_first_call.py): loaded when first used
 export = lazy_import("jitkern.toolchain.export")  # only when exporting
 _export_kinds = lazy_import("jitkern.kernels._export_kinds")  # only when exporting
-_sim_reduction = lazy_import("jitkern.kernels._simulated_reduction")  # only when simulating
+_sim_reduction = lazy_import("jitkern.sim.reduction")  # only when simulating
 
 _INT32_LIMIT = 2**31 - 1
 _VECTOR_BYTES = 16

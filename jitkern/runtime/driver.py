@@ -86,6 +86,17 @@ def resets(namespace: dict, **factories) -> None:
             namespace[name] = factory()
 
 
+def source_runner():
+    """The driver's own way to run a kernel from its CUDA C source, without compiling it:
+    a simulated device's ``run_array_kernel(source, symbol, grid, block, args)`` (the
+    simulator's, which the runtime cannot import), or None for a real driver and for fakes
+    that only record launches. Read after a swap (a :func:`resets` factory); looked up on
+    the driver's class, so a fake that answers every attribute is not asked."""
+    d = drv()
+    run = getattr(type(d), "run_array_kernel", None)
+    return None if run is None else run.__get__(d)
+
+
 _active_uses: list = []  # the driver.use blocks entered and not yet left, outermost first
 #: Called (no arguments) after a driver.use block swaps the driver in or out: what holds
 #: handles or launchers of the previous driver drops them (kernels/base.py: every kernel

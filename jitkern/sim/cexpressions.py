@@ -14,10 +14,10 @@ import numpy
 
 from ..compiler.strings.environment import constant_values
 from ..arrays.records import c_members
-from . import ccomplex, ctextures
+from . import ccomplex, cmath, cprelude, ctextures
 from .csubset import (
     BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val,
-    common, convert, ctor, promote, real_of,
+    common, convert, ctor, float_text, int_value, promote, real_of,
 )
 from .cstructs import CStruct, Ref
 
@@ -35,38 +35,6 @@ _CONSTANTS = {
     "warpSize": (I32, "32"), "true": (BOOL, "True"), "false": (BOOL, "False"),
 }
 
-#: One-argument math functions: C name -> (JIT spelling, the float type it forces or None).
-_MATH1 = {}
-for _name, _jit in [
-    ("sin", "math.sin"), ("cos", "math.cos"), ("tan", "math.tan"), ("asin", "math.asin"),
-    ("acos", "math.acos"), ("atan", "math.atan"), ("sinh", "math.sinh"),
-    ("cosh", "math.cosh"), ("tanh", "math.tanh"), ("asinh", "math.asinh"),
-    ("acosh", "math.acosh"), ("atanh", "math.atanh"), ("exp", "math.exp"),
-    ("exp2", "math.exp2"), ("expm1", "math.expm1"), ("log", "math.log"),
-    ("log2", "math.log2"), ("log10", "math.log10"), ("log1p", "math.log1p"),
-    ("sqrt", "math.sqrt"), ("cbrt", "math.cbrt"), ("erf", "math.erf"),
-    ("erfc", "math.erfc"), ("lgamma", "math.lgamma"), ("tgamma", "math.gamma"),
-    ("fabs", "math.fabs"), ("floor", "numpy.floor"), ("ceil", "numpy.ceil"),
-    ("trunc", "numpy.trunc"), ("rint", "numpy.rint"), ("nearbyint", "numpy.rint"),
-    ("round", "_c_round"), ("rsqrt", "rsqrt"),
-]:
-    _MATH1[_name] = (_jit, None)
-    _MATH1[_name + "f"] = (_jit, F32)
-    _MATH1["__" + _name + "f"] = (_jit, F32)
-_MATH2 = {}
-for _name, _jit in [
-    ("pow", "math.pow"), ("atan2", "math.atan2"), ("fmod", "math.fmod"),
-    ("hypot", "math.hypot"), ("copysign", "math.copysign"), ("fmin", "numpy.fmin"),
-    ("fmax", "numpy.fmax"), ("nextafter", "math.nextafter"), ("fdivide", "/"),
-]:
-    _MATH2[_name] = (_jit, None)
-    _MATH2[_name + "f"] = (_jit, F32)
-    _MATH2["__" + _name + "f"] = (_jit, F32)
-#: The math functions complex.cuh also defines for complex numbers.
-_COMPLEX_MATH1 = {f"math.{n}" for n in ("sin cos tan sinh cosh tanh exp log sqrt log10 asin acos "
-                                        "atan asinh acosh atanh").split()}
-_PREDICATES = {"isnan": "math.isnan", "isinf": "math.isinf", "isfinite": "math.isfinite",
-               "signbit": "numpy.signbit"}
 _ATOMICS = {"atomicAdd": "atomic_add", "atomicSub": "atomic_sub", "atomicExch": "atomic_exch",
             "atomicMin": "atomic_min", "atomicMax": "atomic_max", "atomicAnd": "atomic_and",
             "atomicOr": "atomic_or", "atomicXor": "atomic_xor", "atomicInc": "atomic_inc",
@@ -118,14 +86,6 @@ class _Fake:
         return getattr(self.lvalue, "coord", None)
 
 
-def _float_text(v: float) -> str:
-    if math.isnan(v):
-        return "math.nan"
-    if math.isinf(v):
-        return "math.inf" if v > 0 else "-math.inf"
-    return repr(v)
-
-
 class Expressions:
     """C expressions -> typed JIT Python (mixed into :class:`.ctranslate.Translator`, whose
     scopes, temporaries and errors these methods use)."""
@@ -163,20 +123,13 @@ class Expressions:
         t = F32 if lower.endswith("f") else F64
         value = float.fromhex(lower.rstrip("fl")) if lower.startswith("0x") else float(
             lower.rstrip("fl"))
-        return Val(f"{ctor(t)}({_float_text(value)})", t)
+        return Val(f"{ctor(t)}({float_text(value)})", t)
 
     def int_literal(self, text: str, node) -> Val:
         lower = text.lower()
         digits = lower.rstrip("ul")
         suffix = lower[len(digits):]
-        if digits.startswith("0x"):
-            value = int(digits, 16)
-        elif digits.startswith("0b"):
-            value = int(digits, 2)
-        elif len(digits) > 1 and digits.startswith("0"):
-            value = int(digits, 8)
-        else:
-            value = int(digits)
+        value = int_value(digits)
         decimal = not digits.startswith("0") or digits == "0"
         unsigned, long_ = "u" in suffix, "l" in suffix
         choices = []
@@ -572,14 +525,9 @@ class Expressions:
         return Val(temps[0], ret)
 
     def builtin(self, name: str):
-        if name in _MATH1:
-            return self.math1
-        if name in _MATH2:
-            return self.math2
-        if name in _PREDICATES:
-            return self.predicate
-        if name in ("min", "max"):
-            return self.minmax
+        fn = cmath.handler(name)
+        if fn is not None:
+            return lambda n, args, node: fn(self, n, args, node)
         if name in ("abs", "labs", "llabs"):
             return self.absolute
         table = (_ATOMICS, _SHUFFLES, _VOTES, _BITS, _BARRIERS, _BARRIER_PREDICATES)
@@ -591,6 +539,8 @@ class Expressions:
                                       id(_BARRIER_PREDICATES): "barrier_predicate"}[id(kind)])
         if name in _HALF:
             return self.half
+        if cprelude.prelude_name(name) is not None:
+            return lambda n, args, node: cprelude.call(self, n, args, node)
         return {"__syncwarp": self.syncwarp, "__activemask": self.activemask,
                 "__ldg": self.ldg}.get(name) or self.complex_function(name)
 
@@ -623,43 +573,6 @@ class Expressions:
         if t.kind == "f":
             return F32 if t == F16 else t
         return F64
-
-    def math1(self, name, args, node) -> Val:
-        self.nargs(name, args, 1, node)
-        spelling, forced = _MATH1[name]
-        t = self.float_type(args[0].type, forced)
-        x = self.to(args[0], t, node)
-        if t.kind == "c" and spelling not in _COMPLEX_MATH1:
-            raise self.refuse(f"{name}() of a complex number", node)
-        if spelling == "rsqrt":
-            return Val(f"({ctor(t)}(1) / math.sqrt({x}))", t)
-        return Val(f"{spelling}({x})", t)
-
-    def math2(self, name, args, node) -> Val:
-        self.nargs(name, args, 2, node)
-        spelling, forced = _MATH2[name]
-        t = self.float_type(common(args[0].type, args[1].type), forced)
-        if t.kind == "c" and spelling == "math.pow":
-            return ccomplex.power(self, name, args, node)
-        if t.kind == "c":
-            raise self.refuse(f"{name}() of a complex number", node)
-        x, y = self.to(args[0], t, node), self.to(args[1], t, node)
-        if spelling == "/":
-            return Val(f"({x} / {y})", t)
-        return Val(f"{spelling}({x}, {y})", t)
-
-    def predicate(self, name, args, node) -> Val:
-        self.nargs(name, args, 1, node)
-        t = self.float_type(args[0].type, None)
-        return Val(f"{_PREDICATES[name]}({self.to(args[0], t, node)})", BOOL)
-
-    def minmax(self, name, args, node) -> Val:
-        self.nargs(name, args, 2, node)
-        t = common(args[0].type, args[1].type)
-        x, y = self.to(args[0], t, node), self.to(args[1], t, node)
-        if t.kind == "f":  # CUDA's float min/max are fminf/fmaxf
-            return Val(f"numpy.f{name}({x}, {y})", t)
-        return Val(f"{name}({x}, {y})", t)
 
     def absolute(self, name, args, node) -> Val:
         self.nargs(name, args, 1, node)

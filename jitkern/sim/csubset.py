@@ -1,9 +1,9 @@
 """The C subset of string kernels, written as JIT Python for the simulator.
 
 RawKernel, RawModule, ElementwiseKernel and ReductionKernel hold CUDA C++ source. To run
-them without a GPU, :mod:`jitkern.kernels._simulated` translates that source into the Python of
-``@jitkern.rawkernel`` kernels (as fuse's simulated path does) and runs them with
-``kernel.simulate``: the JIT's typing, then its simulator and its checks.
+them without a GPU, the simulator translates that source into the Python of JIT kernels
+(:mod:`.raw`, :mod:`.elementwise`, :mod:`.reduction`) and runs them as its own
+(:mod:`.translated`): the JIT's typing, then its simulator and its checks.
 
 This module is the translation: CUDA spellings are turned into C that pycparser reads
 (:func:`preprocess`, line numbers kept), then every expression is typed with C's rules
@@ -17,6 +17,7 @@ naming the construct and its line; nothing is run approximately.
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 
 import numpy
@@ -187,6 +188,25 @@ def convert(v: Val, t) -> str:
     if src.kind == "b" and t.kind == "f":
         return f"{ctor(t)}({ctor(I32)}({v.code}))"
     return f"{ctor(t)}({v.code})"
+
+
+def int_value(digits: str) -> int:
+    """An integer literal's value (its suffix taken off)."""
+    if digits.startswith("0x"):
+        return int(digits, 16)
+    if digits.startswith("0b"):
+        return int(digits, 2)
+    if len(digits) > 1 and digits.startswith("0"):
+        return int(digits, 8)
+    return int(digits)
+
+
+def float_text(v: float) -> str:
+    if math.isnan(v):
+        return "math.nan"
+    if math.isinf(v):
+        return "math.inf" if v > 0 else "-math.inf"
+    return repr(v)
 
 
 # ---------------------------------------------------------------------------

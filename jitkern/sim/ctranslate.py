@@ -14,6 +14,7 @@ import math
 
 import numpy
 
+from ..pyexpr import function_of
 from .csubset import (
     _BASE, TYPEDEFS, Pointer, ctor, line_of, promote, refuse,
 )
@@ -188,7 +189,7 @@ class Translator(Structs, Expressions):
         """A constant integer expression (array sizes)."""
         v = self.expr(node)
         try:
-            return int(eval(v.code, {"numpy": numpy, "math": math}))  # noqa: S307 - literals
+            return int(function_of("", v.code, {"numpy": numpy, "math": math})())
         except Exception:
             raise self.refuse("an array size that is not a constant", node) from None
 
@@ -224,7 +225,7 @@ class Translator(Structs, Expressions):
     # -- output ------------------------------------------------------------
     def emit(self, line: str) -> None:
         """One line of Python; statements carry their C line as a comment, which the
-        simulator's errors are rewritten to name (``jitkern.kernels._simulated.at_c_line``)."""
+        simulator's errors are rewritten to name (:func:`.translated.at_c_line`)."""
         if self.c_line > 0 and line not in ("pass", "else:", "break", "continue"):
             line += f"  # {self.locate(self.c_line)}"
         self.lines.append("    " * self.depth + line)

@@ -1,10 +1,10 @@
 """The simulator's back end: the typed program as Python over NumPy scalars.
 
-:class:`PyEmitter` is the statement emitter of :mod:`..statements` with the spelling
-changed: parsing, name resolution, every type rule (``infer`` and the builtin
-records' rules) and every error are the CUDA back end's own, so a kernel the GPU
-build refuses is refused here with the same message, and a value has the same type
-in both. What differs is only the text: constants are NumPy scalars of their type,
+:data:`PYTHON` is a spelling (:class:`~jitkern.compiler.lower.backend.Spelling`) given to
+the one statement emitter of :mod:`..statements`: parsing, name resolution, every type
+rule (``infer`` and the builtin records' rules) and every error are the CUDA back end's
+own, so a kernel the GPU build refuses is refused here with the same message, and a value
+has the same type in both. What differs is only the text: constants are NumPy scalars of their type,
 conversions are NumPy constructors (or the C++ rule where NumPy differs, see
 :mod:`.runtime`), builtins render through their records' ``py`` spelling, and a barrier or a warp
 collective is a ``yield`` to the scheduler.
@@ -17,19 +17,22 @@ and the checks' messages point at the kernel's source.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import keyword
-from typing import ClassVar
 
 import numpy
 
 from ..compiler import builtins as B
 from ..compiler import frontend
 from ..compiler import types as T
-from ..compiler.expressions import ExpressionEmitter, call_argument, check_conversion, problem
-from ..compiler.expressions import literal as cpp_literal
+from ..compiler.expressions import call_argument, check_conversion, problem
+from ..compiler.lower.backend import Spelling
+from ..compiler.lower.cuda import CUDA
+from ..compiler.lower.spelling import literal as cpp_literal
+from ..compiler.lower.state import FunctionState
 from ..compiler.program import Program
 from ..compiler.statements import FunctionCode, FunctionEmitter
-from ..compiler.values import Const, Value
+from ..compiler.values import Value
 from . import runtime
 
 #: The leading parameters of every generated function: the thread, its indices, its block's.
@@ -59,6 +62,22 @@ class SimProgram(Program):
         return name
 
 
+@dataclasses.dataclass
+class SimState(FunctionState):
+    """A function's state in the Python back ends: also where its lines come from."""
+
+    generator: bool = False  # a barrier or a collective makes the function a generator
+    user_line: int = 0  # the user's line of the statement being emitted
+    elements: dict = dataclasses.field(default_factory=dict)  # element code -> (array, index)
+    fields: dict = dataclasses.field(default_factory=dict)  # field code -> (struct, field name)
+
+    @classmethod
+    def of(cls, parsed):
+        state = super().of(parsed)
+        state.user_line = parsed.source.position(parsed.tree)[0]  # the def's line
+        return state
+
+
 class SimFunction:
     def __init__(self, cname, text, lines, filename, generator, return_type):
         self.cname = cname
@@ -86,363 +105,359 @@ def type_name(t: T.Scalar) -> str:
     return f"_jk_t_{t.name}"
 
 
-class PyEmitter(FunctionEmitter):
-    """FunctionEmitter emitting Python; see the module docstring."""
+# ---------------------------------------------------------------------------
+# the Python back end's spellings (compiler/lower/backend.py); ``e`` is the emitter
 
-    program: SimProgram
 
-    def __init__(self, *args, **kwargs):
-        self.generator = False  # a barrier or a collective makes the function a generator
-        self.user_line = 0
-        self.elements: dict = {}  # element code -> (array code, index code), for atomics
-        self.fields: dict = {}  # field code -> (struct code, field name), for p[i].x += v
-        super().__init__(*args, **kwargs)
-        self.user_line = self.parsed.source.position(self.parsed.tree)[0]
+def _c_name(name: str) -> str:
+    return name + "_" if keyword.iskeyword(name) or name.startswith(("_jk", "jk_")) else name
 
-    # -- names and output ------------------------------------------------------
 
-    def c_name(self, name: str) -> str:
-        cname = name
-        if keyword.iskeyword(cname) or cname.startswith(("_jk", "jk_")):
-            cname += "_"
-        while cname in self._cnames:
-            cname += "_"
-        self._cnames.add(cname)
-        return cname
+def _line(e, text: str) -> None:
+    text = text.removeprefix("auto ")  # an opaque local (a group): Python needs no type
+    e.state.body.append((e.state.depth, text, e.state.user_line))
 
-    def line(self, text: str) -> None:
-        text = text.removeprefix("auto ")  # an opaque local (a group): Python needs no type
-        self.body.append((self.depth, text, self.user_line))
 
-    def header(self, text: str) -> None:
-        """A block header; ``pass`` keeps an empty (or compile-time pruned) body valid."""
-        self.line(text)
-        self.depth += 1
-        self.line("pass")
-        self.depth -= 1
+def header(e, text: str) -> None:
+    """A block header; ``pass`` keeps an empty (or compile-time pruned) body valid."""
+    e.line(text)
+    e.state.depth += 1
+    e.line("pass")
+    e.state.depth -= 1
 
-    def mark(self, node) -> None:
-        self.user_line = self.source.position(node)[0]
 
-    def site(self) -> str:
-        """``'file:line'`` of the statement being emitted, as a Python literal."""
-        return repr(f"{self.source.filename}:{self.user_line}")
+def _mark(e, node) -> None:
+    e.state.user_line = e.source.position(node)[0]
 
-    def yields(self, request: str) -> str:
-        self.generator = True
-        return f"(yield ({request}))"
 
-    # -- constants and conversions ---------------------------------------------
+def _site(e) -> str:
+    """``'file:line'`` of the statement being emitted, as a Python literal."""
+    return repr(f"{e.source.filename}:{e.state.user_line}")
 
-    def literal(self, value, t: T.Scalar) -> str:
-        cpp_literal(value, t)  # the GPU build's checks and errors (range, kind)
-        if t.is_complex:
-            value = complex(value)
-        elif t.is_float:
-            value = float(value)
-            if t.is_half:
-                value = numpy.float32(value)  # C++ rounds a half constant through float
-        elif t is T.bool_:
-            value = bool(value)
-        else:
-            value = int(value)
-        return self.program.constant(value, t)
 
-    def convert_code(self, code: str, src: T.Type, dst: T.Type) -> str:
-        check_conversion(src, dst)
-        if dst is T.bool_:
-            return f"({code} != {self.literal(0, src)})"
-        cls = type_name(dst)
-        if dst.is_half:
-            if src.kind in "fiub" and src is not T.float32 and not src.is_half:
-                code = f"_jk_t_float32({code})"
-            if dst.is_float8:  # CUDA's constructor saturates; ml_dtypes' does not
-                return f"_jk_to_{dst.name}({code})"
-            return f"{cls}({code})"
-        if dst.kind in "iu" and src.kind == "f":
-            return f"_jk_f2i({code}, {cls})"
-        return f"{cls}({code})"
+def _yields(e, request: str) -> str:
+    e.state.generator = True
+    return f"(yield ({request}))"
 
-    def half_round(self, t: T.Scalar) -> str:
-        # the GPU build's __float2half_rn; an explicit conversion is _jk_t_float16
-        return f"_jk_round_{t.name}"  # float16, bfloat16, float8_e4m3fn, float8_e5m2
 
-    def via_float(self, t: T.Scalar, code: str) -> str:
+def _breakpoint(e) -> str:
+    return "breakpoint()"  # pdb in the user's source, with its names
+
+
+def _refuse(e, message: str, hint: str = ""):
+    """Refuse a builtin call the simulator cannot run (a record's ``py`` calls this)."""
+    raise problem(message, hint)
+
+
+# -- constants and conversions ---------------------------------------------------
+
+
+def _literal(e, value, t: T.Scalar) -> str:
+    cpp_literal(value, t)  # the GPU build's checks and errors (range, kind)
+    if t.is_complex:
+        value = complex(value)
+    elif t.is_float:
+        value = float(value)
         if t.is_half:
-            numpy_type(t)  # refused here without ml_dtypes
-        return super().via_float(t, code)
+            value = numpy.float32(value)  # C++ rounds a half constant through float
+    elif t is T.bool_:
+        value = bool(value)
+    else:
+        value = int(value)
+    return e.program.constant(value, t)
 
-    def zero(self, t: T.Scalar) -> str:
-        return self.literal(0, t)
 
-    context = CONTEXT
+def _convert(e, code: str, src: T.Type, dst: T.Type) -> str:
+    check_conversion(src, dst)
+    if dst is T.bool_:
+        return f"({code} != {e.literal(0, src)})"
+    cls = type_name(dst)
+    if dst.is_half:
+        if src.kind in "fiub" and src is not T.float32 and not src.is_half:
+            code = f"_jk_t_float32({code})"
+        if dst.is_float8:  # CUDA's constructor saturates; ml_dtypes' does not
+            return f"_jk_to_{dst.name}({code})"
+        return f"{cls}({code})"
+    if dst.kind in "iu" and src.kind == "f":
+        return f"_jk_f2i({code}, {cls})"
+    return f"{cls}({code})"
 
-    def type_code(self, t: T.Scalar) -> str:
-        return type_name(t)
 
-    def tuple_code(self, t: T.Tuple, codes) -> str:
-        return "(" + "".join(f"{c}, " for c in codes) + ")"
+def _half_round(e, t: T.Scalar) -> str:
+    # the GPU build's __float2half_rn; an explicit conversion is _jk_t_float16
+    numpy_type(t)  # refused here without ml_dtypes
+    return f"_jk_round_{t.name}"  # float16, bfloat16, float8_e4m3fn, float8_e5m2
 
-    def tuple_item(self, item: Value, k: int) -> Value:
-        checked = super().tuple_item(item, k)  # the GPU build's checks and errors
-        return Value(f"{item.code}[{k % len(item.type.items)}]", checked.type)
 
-    def helper(self, name: str) -> str:
-        return "_jk_" + _HELPERS.get(name, name)
+def _type_code(e, t: T.Scalar) -> str:
+    return type_name(t)
 
-    def render_power(self, t: T.Scalar, a: str, b: str) -> str:
-        return f"({a} ** {b})"
 
-    def render(self, record, codes, sig, items):
-        """A builtin call in the record's simulator spelling (``py=``, beside its C++)."""
-        template = record.py
-        if template is B.NEUTRAL:  # the C++ template only calls back into the emitter
-            return ExpressionEmitter.render(self, record, codes, sig, items)
-        if template is None:
-            raise problem(
-                f"{record.name} is not simulated yet",
-                "run this kernel on a GPU (docs/debugging.md lists what the simulator runs)",
-            )
-        if callable(template):
-            return template(codes, sig, items, self)
-        return template.format(*codes)
+# -- expressions ----------------------------------------------------------------
 
-    def refuse(self, message: str, hint: str = ""):
-        """Refuse a builtin call the simulator cannot run (a record's ``py`` calls this)."""
-        raise problem(message, hint)
 
-    # -- arrays ------------------------------------------------------------------
+def _tuple_code(e, t: T.Tuple, codes) -> str:
+    return "(" + "".join(f"{c}, " for c in codes) + ")"
 
-    def render_dim(self, item: Value, attr: str, k: int, known: str | None) -> str:
-        return f"_jk_t_int64({item.code}.{attr}[{k}])"  # NumPy's, whatever the C++ passes
 
-    def subscript(self, base: Value, indices: list) -> Value:
-        checked = super().subscript(base, indices)  # the GPU build's checks and errors
-        t = base.type
-        # a NumPy bool index would select, not index
-        codes = [self.convert(i, T.int64).code if i.type is T.bool_ else i.code for i in indices]
-        if isinstance(t, T.FancyIterator):  # the value it computes: no memory, no bounds
-            return Value(f"_jk_fancy_at({base.code}, {codes[0]})", checked.type)
-        name = repr(_array_name(base.code))
-        if isinstance(t, T.Pointer) or t.is_pointer_like:
-            return self.element(base.code, f"_jk_ix({codes[0]}, {base.code}, {name})", checked.type)
-        index = f"_jk_ixn({base.code}, {name}, {', '.join(codes)})"
-        if len(indices) == t.ndim:
-            return self.element(base.code, index, checked.type)
-        return Value(f"{base.code}[{index}]", checked.type)
+def _tuple_item(e, item: Value, k: int, checked: Value) -> Value:
+    return Value(f"{item.code}[{k % len(item.type.items)}]", checked.type)
 
-    def element(self, array: str, index: str, elem: T.Type) -> Value:
-        code = f"{array}[{index}]"
-        self.elements[code] = (array, index)
-        return Value(code, elem, lvalue=True)
 
-    # -- structs: numpy.void records (an array element's is a view of it) ------------
+def _helper(e, name: str) -> str:
+    return "_jk_" + _HELPERS.get(name, name)
 
-    def render_field(self, code: str, attr: str, member: str = "") -> str:
-        out = f"{code}[{attr!r}]"  # NumPy's field name (the C++ member's is not used here)
-        self.fields[out] = (code, attr)
-        return out
 
-    def copy_struct(self, code: str) -> str:
-        return f"{code}.copy()"  # a struct local is a copy, as in C, not a view
+def _power(e, t: T.Scalar, a: str, b: str) -> str:
+    return f"({a} ** {b})"
 
-    def declare_shared(self, elem: T.Type, size, align) -> str:
-        if getattr(elem, "family", None) == "cub_storage":
-            dtype = object  # cub's TempStorage: the simulator's reductions need none
-        elif isinstance(elem, T.Scalar):
-            dtype = numpy_type(elem)
-        else:
-            raise problem(f"shared memory of {elem} is not simulated")
-        if size is None:
-            code = f"_jk_T.block.dynamic({type_name(elem)})"
-        else:
-            name = self.program.unique_name("jk_smem")
-            self.program.shared[name] = (numpy.dtype(dtype), int(size))
-            code = f"_jk_T.block.shared[{name!r}]"
-        tmp = self.temp("smem")
-        self.prologue.append(f"{tmp} = {code}")
-        return tmp
 
-    def declare_local(self, elem: T.Type, size: int) -> str:
-        tmp = self.temp("local")
-        self.prologue.append(f"{tmp} = _jk_local({type_name(elem)}, {int(size)})")
-        return tmp
-
-    # -- operators and expressions whose C++ spelling is inline -----------------
-
-    BOOL_WORDS: ClassVar[dict] = {ast.And: " and ", ast.Or: " or "}
-
-    def render_unary(self, op, v: Value) -> str:
-        # NumPy's ~ on a bool is logical not, as C++'s ! is
-        return self.render_negative(v) if op is ast.USub else f"(~{v.code})"
-
-    def render_negative(self, v: Value) -> str:
-        return f"(-{v.code})"  # NumPy scalars wrap narrow ints themselves
-
-    def render_ifexp(self, c: str, a: str, b: str) -> str:
-        return f"({a} if {c} else {b})"
-
-    def render_assign(self, name: str, code: str) -> str:
-        return f"({name} := {code})"
-
-    def render_sequence(self, firsts, last: str) -> str:
-        return f"({''.join(c + ', ' for c in firsts)}{last})[-1]"
-
-    def group_sync(self, item, code: str) -> str:
-        family = getattr(item.type, "family", None)
-        if family == "grid":
-            self.program.cooperative = True
-            return self.yields(f"_jk_GRID_SYNC, {self.site()}")
-        if family == "tile":
-            return self.yields(f"_jk_SYNCWARP, {self.site()}, {code}.mask")
-        return self.yields(f"_jk_SYNC, {self.site()}, None, None, None")
-
-    def render_cub_instance(self, cls, storage: Value) -> str:
-        if cls.template.family == "warp_reduce":  # the warp's lanes: the reduction's mask
-            return "_jk_T.warp_mask"
-        return "None"  # the simulator's reductions need no storage
-
-    def capture_global(self, name: str):
-        if name == "breakpoint" and name not in self.func.__globals__:
-            return breakpoint  # the simulator runs Python: pdb works in kernels
-        return super().capture_global(name)
-
-    def call(self, callee, args, kwargs):
-        if isinstance(callee, Const) and callee.value is breakpoint:
-            return Value("breakpoint()", T.void)  # pdb in the user's source, with its names
-        return super().call(callee, args, kwargs)
-
-    def render_device_call(self, fn, values: list) -> str:
-        call = f"{fn.cname}({', '.join([CONTEXT] + [v.code for v in values])})"
-        called = self.program.functions.get(fn.cname)  # None: a recursive call
-        if called is not None and called.generator:
-            call = self.yields_from(call)
-        return call
-
-    def yields_from(self, call: str) -> str:
-        self.generator = True
-        return f"(yield from {call})"
-
-    def device_functor(self, device, t: T.Scalar) -> str:
-        fn = self.program_device_function(device, (t, t))
-        if self.program.functions[fn.cname].generator:
-            raise problem("a reduction operator cannot synchronise threads")
-        return f"(lambda a, b: {fn.cname}({CONTEXT}, a, b))"
-
-    def render_printf(self, text: str, args: list) -> str:
-        return f"_jk_printf({text!r}, ({''.join(a + ', ' for a in args)}))"
-
-    def print_spec(self, value: Value):
-        t = value.type
-        kind = "pointer" if isinstance(t, T.Pointer) else _PRINT_KINDS.get(t.kind, "int")
-        spec, *args = _PRINT_SPECS["bool" if t is T.bool_ else kind]
-        return spec, [a.format(value.code) for a in args]
-
-    # -- statements whose C++ spelling is inline ---------------------------------
-
-    def stmt_Expr(self, node) -> None:
-        self.mark(node)  # before the expression: a barrier's site is this line
-        super().stmt_Expr(node)
-
-    def reference(self, element: Value) -> Value:
-        field = self.fields.get(element.code)
-        if field is not None:  # p[i].x += v: p[i] (a numpy.void viewing the element) once
-            held = self.bind_temp(Value(field[0], element.type), "ref")
-            return Value(self.render_field(held, field[1]), element.type, lvalue=True)
-        array, index = self.elements[element.code]  # every element subscript() made
-        held = self.bind_temp(Value(index, T.int64), "ref")  # the index, evaluated once
-        return self.element(array, held, element.type)
-
-    def expr_BinOp(self, node):
-        # Python's parser nests at most 200 parentheses: a long chain (a + b + ... , each
-        # link parenthesised) is held in a local every _CHAIN_LINKS links
-        chain, first = [], node
-        while isinstance(first, ast.BinOp):
-            chain.append(first)
-            first = first.left
-        if len(chain) <= _CHAIN_LINKS:
-            return super().expr_BinOp(node)
-        result = self.expr(first)
-        for k, link in enumerate(reversed(chain)):
-            right = self.expr(link.right)
-            op = type(link.op).__name__
-            result = self.at(link, lambda r=result, v=right, o=op: self.binary(o, r, v))
-            if k % _CHAIN_LINKS == _CHAIN_LINKS - 1:
-                result = self.hold(result)
-        return result
-
-    def hold(self, item):
-        """A scalar expression computed into a local (a half keeps its float32 value)."""
-        if not (isinstance(item, Value) and isinstance(item.type, T.Scalar)):
-            return item
-        t = item.type
-        inner = call_argument(item.code, self.half_round(t)) if t.is_half else None
-        tmp = self.temp()
-        self.line(f"{tmp} = {inner if inner is not None else item.code}")
-        code = f"{self.half_round(t)}({tmp})" if inner is not None else tmp
-        return Value(code, item.type, weak=item.weak)
-
-    BLOCKS: ClassVar[dict] = {
-        "if": "if {}:",
-        "elif": "elif {}:",
-        "else": "else:",
-        "while": "while {}:",
-        "end": None,
-    }
-
-    def open_block(self, word: str, cond: str = "") -> None:
-        self.header(self.BLOCKS[word].format(cond))
-
-    def mark_branch(self, node) -> None:
-        self.mark(node)
-
-    def bind_temp(self, value: Value, prefix: str = "t") -> str:
-        tmp = self.temp(prefix)
-        self.line(f"{tmp} = {value.code}")
-        return tmp
-
-    def range_loop(self, var: Value, items, codes, pragma: str, node) -> None:
-        # the values the C++ counter takes, as scalars of the loop's type; the bounds are
-        # evaluated once, as in the C++ loop
-        self.header(f"for {var.code} in _jk_range({', '.join(codes)}, {type_name(var.type)}):")
-        self.loop_body(node.body)
-
-    def constant_loop(self, var: Value, codes: list, node) -> None:
-        self.header(f"for {var.code} in ({''.join(c + ', ' for c in codes)}):")
-        self.loop_body(node.body)
-
-    def assert_line(self, cond: str | None, message: str, node) -> None:
-        self.line(f"if not {cond or 'False'}: _jk_assert_fail({message!r})")
-
-    # -- assembly ----------------------------------------------------------------
-
-    def finish(self) -> FunctionCode:
-        first = self.parsed.source.position(self.parsed.tree)[0]
-        params = ", ".join([CONTEXT] + [self.lookup_local(p).code for p in self.parsed.params])
-        lines = [f"def {self.cname}({params}):", "    pass"]
-        mapping = [first, first, first]
-        for text in self.prologue:
-            lines.append("    " + text)
-            mapping.append(first)
-        for depth, text, user_line in self.body:
-            lines.append("    " * (depth + 1) + text)
-            mapping.append(user_line)
-        if self.generator:  # make it a generator even when its yields were pruned
-            lines.append("    if False: yield")
-            mapping.append(mapping[-1])
-        text = "\n".join(lines) + "\n"
-        self.program.functions[self.cname] = SimFunction(
-            self.cname,
-            text,
-            mapping,
-            self.source.filename,
-            self.generator,
-            self.return_type or T.void,
+def _render(e, record, codes, sig, items):
+    """A builtin call in the record's simulator spelling (``py=``, beside its C++)."""
+    template = record.py
+    if template is B.NEUTRAL:  # the C++ template only calls back into the emitter
+        return CUDA.render(e, record, codes, sig, items)
+    if template is None:
+        raise problem(
+            f"{record.name} is not simulated yet",
+            "run this kernel on a GPU (docs/debugging.md lists what the simulator runs)",
         )
-        return FunctionCode(self.cname, text, self.return_type or T.void, ())
+    if callable(template):
+        return template(codes, sig, items, e)
+    return template.format(*codes)
 
 
-_CHAIN_LINKS = 64
+def _dim(e, item: Value, attr: str, k: int, known: str | None) -> str:
+    return f"_jk_t_int64({item.code}.{attr}[{k}])"  # NumPy's, whatever the C++ passes
+
+
+def _subscript(e, base: Value, indices: list, checked: Value) -> Value:
+    t = base.type
+    # a NumPy bool index would select, not index
+    codes = [e.convert(i, T.int64).code if i.type is T.bool_ else i.code for i in indices]
+    if isinstance(t, T.FancyIterator):  # the value it computes: no memory, no bounds
+        return Value(f"_jk_fancy_at({base.code}, {codes[0]})", checked.type)
+    name = repr(_array_name(base.code))
+    if isinstance(t, T.Pointer) or t.is_pointer_like:
+        return element(e, base.code, f"_jk_ix({codes[0]}, {base.code}, {name})", checked.type)
+    index = f"_jk_ixn({base.code}, {name}, {', '.join(codes)})"
+    if len(indices) == t.ndim:
+        return element(e, base.code, index, checked.type)
+    return Value(f"{base.code}[{index}]", checked.type)
+
+
+def element(e, array: str, index: str, elem: T.Type) -> Value:
+    """``array[index]``, remembered (for atomics and ``x[i] += v``)."""
+    code = f"{array}[{index}]"
+    e.state.elements[code] = (array, index)
+    return Value(code, elem, lvalue=True)
+
+
+def _field(e, code: str, attr: str, member: str = "") -> str:
+    out = f"{code}[{attr!r}]"  # NumPy's field name (the C++ member's is not used here)
+    e.state.fields[out] = (code, attr)
+    return out
+
+
+def _copy_struct(e, code: str) -> str:
+    return f"{code}.copy()"  # a struct local is a copy, as in C, not a view
+
+
+def _declare_shared(e, elem: T.Type, size, align) -> str:
+    if getattr(elem, "family", None) == "cub_storage":
+        dtype = object  # cub's TempStorage: the simulator's reductions need none
+    elif isinstance(elem, T.Scalar):
+        dtype = numpy_type(elem)
+    else:
+        raise problem(f"shared memory of {elem} is not simulated")
+    return shared_array(e, elem, size, dtype, "_jk_T.block.dynamic({})", "_jk_T.block.shared[{}]")
+
+
+def shared_array(e, elem: T.Type, size, dtype, dynamic: str, static: str) -> str:
+    """A shared array, taken in the function's prologue: ``dynamic`` over the element
+    type's name when ``size`` is None, else ``static`` over the name of a new static array
+    of ``size`` elements of ``dtype`` (registered with the program)."""
+    if size is None:
+        return prologue_temp(e, "smem", dynamic.format(type_name(elem)))
+    name = e.program.unique_name("jk_smem")
+    e.program.shared[name] = (numpy.dtype(dtype), int(size))
+    return prologue_temp(e, "smem", static.format(repr(name)))
+
+
+def prologue_temp(e, prefix: str, code: str) -> str:
+    """A temporary set to ``code`` at the function's start; its name."""
+    tmp = e.temp(prefix)
+    e.state.prologue.append(f"{tmp} = {code}")
+    return tmp
+
+
+def _declare_local(e, elem: T.Type, size: int) -> str:
+    return prologue_temp(e, "local", f"_jk_local({type_name(elem)}, {int(size)})")
+
+
+def _unary(e, op, v: Value) -> str:
+    # NumPy's ~ on a bool is logical not, as C++'s ! is
+    return e.render_negative(v) if op is ast.USub else f"(~{v.code})"
+
+
+def _negative(e, v: Value) -> str:
+    return f"(-{v.code})"  # NumPy scalars wrap narrow ints themselves
+
+
+def _ifexp(e, c: str, a: str, b: str) -> str:
+    return f"({a} if {c} else {b})"
+
+
+def _assign(e, name: str, code: str) -> str:
+    return f"({name} := {code})"
+
+
+def _sequence(e, firsts, last: str) -> str:
+    return f"({''.join(c + ', ' for c in firsts)}{last})[-1]"
+
+
+def _group_sync(e, item, code: str) -> str:
+    family = getattr(item.type, "family", None)
+    if family == "grid":
+        e.program.cooperative = True
+        return e.yields(f"_jk_GRID_SYNC, {e.site()}")
+    if family == "tile":
+        return e.yields(f"_jk_SYNCWARP, {e.site()}, {code}.mask")
+    return e.yields(f"_jk_SYNC, {e.site()}, None, None, None")
+
+
+def _cub_instance(e, cls, storage: Value) -> str:
+    if cls.template.family == "warp_reduce":  # the warp's lanes: the reduction's mask
+        return "_jk_T.warp_mask"
+    return "None"  # the simulator's reductions need no storage
+
+
+def _device_call(e, fn, values: list) -> str:
+    call = f"{fn.cname}({', '.join([CONTEXT] + [v.code for v in values])})"
+    called = e.program.functions.get(fn.cname)  # None: a recursive call
+    if called is not None and called.generator:
+        call = yields_from(e, call)
+    return call
+
+
+def yields_from(e, call: str) -> str:
+    """A call of a device function that waits for the scheduler."""
+    e.state.generator = True
+    return f"(yield from {call})"
+
+
+def _device_functor(e, device, t: T.Scalar) -> str:
+    fn = e.program_device_function(device, (t, t))
+    if e.program.functions[fn.cname].generator:
+        raise problem("a reduction operator cannot synchronise threads")
+    return f"(lambda a, b: {fn.cname}({CONTEXT}, a, b))"
+
+
+def _printf(e, text: str, args: list) -> str:
+    return f"_jk_printf({text!r}, ({''.join(a + ', ' for a in args)}))"
+
+
+def _print_spec(e, value: Value):
+    t = value.type
+    kind = "pointer" if isinstance(t, T.Pointer) else _PRINT_KINDS.get(t.kind, "int")
+    spec, *args = _PRINT_SPECS["bool" if t is T.bool_ else kind]
+    return spec, [a.format(value.code) for a in args]
+
+
+def _reference(e, element_: Value) -> Value:
+    field = e.state.fields.get(element_.code)
+    if field is not None:  # p[i].x += v: p[i] (a numpy.void viewing the element) once
+        held = e.bind_temp(Value(field[0], element_.type), "ref")
+        return Value(e.render_field(held, field[1]), element_.type, lvalue=True)
+    array, index = e.state.elements[element_.code]  # every element subscript() made
+    held = e.bind_temp(Value(index, T.int64), "ref")  # the index, evaluated once
+    return element(e, array, held, element_.type)
+
+
+def _hold(e, item):
+    """A scalar expression computed into a local (a half keeps its float32 value)."""
+    if not (isinstance(item, Value) and isinstance(item.type, T.Scalar)):
+        return item
+    t = item.type
+    inner = call_argument(item.code, e.half_round(t)) if t.is_half else None
+    tmp = e.temp()
+    e.line(f"{tmp} = {inner if inner is not None else item.code}")
+    code = f"{e.half_round(t)}({tmp})" if inner is not None else tmp
+    return Value(code, item.type, weak=item.weak)
+
+
+# -- statements -----------------------------------------------------------------
+
+
+def _open_block(e, word: str, cond: str = "") -> None:
+    header(e, e.spelling.blocks[word].format(cond))
+
+
+def _bind_temp(e, value: Value, prefix: str = "t") -> str:
+    tmp = e.temp(prefix)
+    e.line(f"{tmp} = {value.code}")
+    return tmp
+
+
+def _range_loop(e, var: Value, items, codes, pragma: str, node) -> None:
+    # the values the C++ counter takes, as scalars of the loop's type; the bounds are
+    # evaluated once, as in the C++ loop
+    header(e, f"for {var.code} in _jk_range({', '.join(codes)}, {type_name(var.type)}):")
+    e.loop_body(node.body)
+
+
+def _constant_loop(e, var: Value, codes: list, node) -> None:
+    header(e, f"for {var.code} in ({''.join(c + ', ' for c in codes)}):")
+    e.loop_body(node.body)
+
+
+def _assert_line(e, cond: str | None, message: str, node) -> None:
+    e.line(f"if not {cond or 'False'}: _jk_assert_fail({message!r})")
+
+
+# -- assembly ---------------------------------------------------------------------
+
+
+def _finish(e) -> FunctionCode:
+    first = e.parsed.source.position(e.parsed.tree)[0]
+    params = ", ".join([CONTEXT] + [e.lookup_local(p).code for p in e.parsed.params])
+    lines = [f"def {e.cname}({params}):", "    pass"]
+    mapping = [first, first, first]
+    for text in e.state.prologue:
+        lines.append("    " + text)
+        mapping.append(first)
+    for depth, text, user_line in e.state.body:
+        lines.append("    " * (depth + 1) + text)
+        mapping.append(user_line)
+    if e.state.generator:  # make it a generator even when its yields were pruned
+        lines.append("    if False: yield")
+        mapping.append(mapping[-1])
+    text = "\n".join(lines) + "\n"
+    e.program.functions[e.cname] = SimFunction(
+        e.cname, text, mapping, e.source.filename, e.state.generator,
+        e.state.return_type or T.void,
+    )
+    return FunctionCode(e.cname, text, e.state.return_type or T.void, ())
+
+
+#: The simulator's spellings, one thread at a time (the per-thread scheduler's).
+PYTHON = Spelling(
+    name="Python (one thread)", state=SimState,
+    c_name=_c_name, line=_line, mark=_mark, mark_expression_first=True, finish=_finish,
+    site=_site, context=CONTEXT, yields=_yields, refuse=_refuse, breakpoint=_breakpoint, hold=_hold,
+    literal=_literal, convert=_convert, half_round=_half_round, type_code=_type_code,
+    tuple_code=_tuple_code, tuple_item=_tuple_item, helper=_helper, power=_power,
+    unary=_unary, negative=_negative, bool_words={ast.And: " and ", ast.Or: " or "},
+    ifexp=_ifexp, assign=_assign, sequence=_sequence, render=_render, dim=_dim,
+    field=_field, copy_struct=_copy_struct, cub_instance=_cub_instance,
+    device_call=_device_call, device_functor=_device_functor, group_sync=_group_sync,
+    printf=_printf, print_spec=_print_spec, subscript=_subscript, reference=_reference,
+    declare_shared=_declare_shared, declare_local=_declare_local,
+    blocks={"if": "if {}:", "elif": "elif {}:", "else": "else:", "while": "while {}:",
+            "end": None},
+    open_block=_open_block, mark_branch=_mark, bind_temp=_bind_temp,
+    range_loop=_range_loop, constant_loop=_constant_loop, assert_line=_assert_line,
+)  # fmt: skip
 
 
 #: print()'s conversion and argument patterns, by the kind of value shown.
@@ -477,10 +492,17 @@ def compile_function(fn: SimFunction, namespace: dict):
     return namespace[fn.cname]
 
 
+def run_text(source: str, filename: str, namespace: dict) -> dict:
+    """Run generated Python ``source`` (the C subset's translation of a string kernel:
+    sim/translated.py) in ``namespace``, which it returns."""
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - text the simulator wrote
+    return namespace
+
+
 def generate(parsed: frontend.ParsedFunction, types: tuple, mode: str, cname: str, py_func):
     """Emit a kernel and its device functions; returns the program (its ``functions``)."""
     program = SimProgram(mode)
-    emitter = PyEmitter(parsed, types, mode, program, "kernel", cname)
+    emitter = FunctionEmitter(parsed, types, mode, program, "kernel", cname, PYTHON)
     program.stack.append(py_func)
     emitter.emit()
     return program

@@ -1,6 +1,6 @@
 """How simulated kernels read and write texture and surface objects.
 
-The objects are the simulated device's (jitkern/runtime/simtextures.py: what
+The objects are the simulated device's (jitkern/sim/texobjects.py: what
 ``cuTexObjectCreate``/``cuSurfObjectCreate`` made, by handle). A kernel's
 ``tex2D<float>(t, x, y)`` (RawKernel/ElementwiseKernel C, through :mod:`.ctextures`) or
 ``jit.texture.tex2D(t, x, y, numpy.float32)`` (a JIT kernel) calls :func:`sample` with the
@@ -41,7 +41,7 @@ import sys
 import numpy
 
 from ..errors import JitkernValueError, KernelAssertionError
-from ..runtime.simtextures import BORDER, LINEAR, MIRROR, OBJECTS, WRAP, Surface, Texture
+from .texobjects import BORDER, LINEAR, MIRROR, OBJECTS, WRAP, Surface, Texture
 from . import runtime as R
 
 BOUNDARY_ZERO, BOUNDARY_CLAMP, BOUNDARY_TRAP = 0, 1, 2

@@ -3,6 +3,9 @@ kernel where the JIT has no math row of that name, ``ufunc.<name>`` for every ro
 CUDA compiles for sm_90 in every loop it has (NVRTC, no GPU needed), its simulation is NumPy's
 loop, and on a GPU its results match NumPy's."""
 
+import linecache
+import math
+
 import numpy as np
 import pytest
 
@@ -12,7 +15,6 @@ from jitkern.errors import JitkernTypeError, JitTypeError
 from jitkern.compiler import builtins as B
 from jitkern.compiler import types as T
 from jitkern.compiler.builtins import ufuncs
-from jitkern.kernels.fuse import jit as _fuse_jit
 
 _DTYPES = [np.dtype(c) for c in "?bBhHiIqQefdFD"]
 
@@ -44,7 +46,17 @@ def _every_row_kernel(dt):
         f"def every_row({params}):\n"
         "    for i in range(jit.grid(1), n, jit.gridsize(1)):\n" + "\n".join(lines) + "\n"
     )
-    return _fuse_jit.define(source, "every_row"), outputs
+    return _define(source, "every_row"), outputs
+
+
+def _define(source: str, name: str):
+    """The ``@jit.rawkernel(mode='numpy')`` kernel ``name`` of ``source`` (registered with
+    linecache, so the JIT reads it as a file's)."""
+    filename = f"<test_ufunc_rows {name} #{len(linecache.cache)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"numpy": np, "math": math, "jit": jit, "ufunc": jit.ufunc}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - the source above
+    return jit.rawkernel(mode="numpy")(namespace[name])
 
 
 def _loop(name, dt):

@@ -331,7 +331,7 @@ def test_simulate_copies_device_arrays_keeping_their_sharing(rng, name, monkeypa
     """.simulate of device arrays that are not a simulated device's (a GPU's): host copies,
     one per group of arrays that share memory, written back after. Run on a simulated
     device with its zero-copy views turned off, so the copies are the GPU path's."""
-    from jitkern.runtime import simdevice
+    from jitkern.runtime import simulated as simdevice
 
     fn, shape, views = CASES[name]
     host = _buffer(rng, shape)

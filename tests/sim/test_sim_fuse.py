@@ -1,7 +1,7 @@
-"""Fused functions run on the CPU (``Fused.simulate`` and JITKERN_SIMULATE=1): each stage of
-the plan as a generated JIT kernel, run by the JIT's simulator; the functions are
-tests/kernels/test_fuse.py's, checked against float64 NumPy references, and every ufunc row
-of the table against NumPy's loop."""
+"""Fused functions run on the CPU (``Fused.simulate`` and JITKERN_SIMULATE=1): each kernel of
+the plan (an ElementwiseKernel or ReductionKernel) simulates its own C++, the text the GPU
+compiles, through the C subset; the functions are tests/kernels/test_fuse.py's, checked
+against float64 NumPy references, and every ufunc row of the table against NumPy's loop."""
 
 import importlib.util
 import pathlib
@@ -14,7 +14,8 @@ from jitkern.errors import JitkernTypeError, JitkernValueError
 from jitkern.compiler import types as T
 from jitkern.compiler.builtins import ufuncs
 from jitkern.sim import Simulator
-from jitkern.kernels.fuse import jit as _fuse_jit, ops as _fuse_ops
+from jitkern.kernels.fuse import ops as _fuse_ops
+from jitkern.sim import loops as sim_loops
 from jitkern.kernels.fuse import fuse
 
 _PATH = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "test_fuse.py"
@@ -102,30 +103,27 @@ def test_jitkern_simulate_runs_the_generated_jit_kernels_in_the_simulator(monkey
     monkeypatch.setattr(settings, "simulate", True)
     x[0] = np.nan
     got = F.squared_diff(x, y)
-    assert launched == [("fused_squared_diff", 3, _fuse_jit.BLOCK)]  # 300 elements
+    assert launched == [("fused_squared_diff", 3, sim_loops.BLOCK)]  # 300 elements
     np.testing.assert_array_equal(got, (x - y) * (x - y))
-    # what ran is this kernel: the plan's one stage, each node a typed ufunc call
+    # what ran is the ElementwiseKernel's operation, each C++ statement a line of Python
     source = F.squared_diff.simulate.source(x, y)
-    assert source == (
-        "def fused_squared_diff(in0, in1, out0, n):\n"
-        "    for i in range(jit.grid(1), n, jit.gridsize(1)):\n"
-        "        v0 = ufunc.subtract(in0[i], in1[i])\n"
-        "        v1 = ufunc.subtract(in0[i], in1[i])\n"
-        "        v2 = ufunc.multiply(v0, v1)\n"
-        "        out0[i] = v2\n"
-    )
+    kernel = source[source.index("def fused_squared_diff("):].splitlines()
+    assert kernel[0] == "def fused_squared_diff(in0, in1, out0, _c_n):"
+    assert [line.split("  #")[0].strip() for line in kernel[2:]] == [
+        "v0 = (in0[i] - in1[i])", "v1 = (in0[i] - in1[i])", "v2 = (v0 * v1)", "out0[i] = v2"]
+    assert kernel[4].endswith("# fused_squared_diff operation line 3")
 
 
 def test_a_reduction_runs_as_a_block_tree_over_shared_memory_without_races(monkeypatch, rng):
     x = F._host((5, 70), np.float64, rng)
-    plan = F.norm_plus._plan((x,), {}, F.norm_plus._key((x,), {}))
-    (runner,) = _fuse_jit.runners(plan)
-    assert "jit.syncthreads()" in runner.source and "jit.shared_memory(numpy.float64" in runner.source
+    source = F.norm_plus.simulate.source(x)
+    assert "jit.syncthreads()" in source and "jit.shared_memory(numpy.float64" in source
     racecheck = []
     real = Simulator.__call__
 
     def checked(self, grid, block, args, shared_mem=0, stream=None, racecheck_=False, **kw):
         racecheck.append(self._kernel.__name__)
+        kw.pop("racecheck", None)
         return real(self, grid, block, args, shared_mem, stream, True, **kw)
 
     monkeypatch.setattr(Simulator, "__call__", checked)
@@ -212,7 +210,29 @@ def test_every_ufunc_row_simulated_matches_numpys_loop(name, rng):
         pairs = zip(got[k], want if nout > 1 else (want,))
         for g, w in pairs:
             assert g.dtype == w.dtype, (name, dt)
-            np.testing.assert_array_equal(g, w, err_msg=f"numpy.{name} on {dt}")
+            if _last_bit_may_differ(name, loop):
+                _assert_within_ulps(g, w, 2, f"numpy.{name} on {dt}")
+            else:
+                np.testing.assert_array_equal(g, w, err_msg=f"numpy.{name} on {dt}")
+
+
+def _last_bit_may_differ(name, loop) -> bool:
+    """Where the row's C++ is complex arithmetic (complex.cuh's, which the simulator computes
+    as NumPy's complex scalars do) or C's pow for float_power (NumPy's power): NumPy's array
+    loops (SIMD) round some of these differently from its scalars, by an ulp of the value."""
+    return loop[0].kind == "c" and name in ("multiply", "square", "reciprocal", "absolute") \
+        or name == "float_power"
+
+
+def _assert_within_ulps(got, want, ulps, message):
+    """Equal where either is not finite; elsewhere within ``ulps`` ulps of ``|want|`` (a
+    complex number's parts relative to its magnitude: a part may cancel)."""
+    finite = np.isfinite(want)
+    np.testing.assert_array_equal(got[~finite], want[~finite], err_msg=message)
+    scale = np.abs(want[finite]).astype(np.float64)
+    eps = np.finfo(want.dtype).eps
+    error = np.abs(got[finite].astype(np.complex128) - want[finite])
+    assert (error <= ulps * eps * scale).all(), (message, got, want)
 
 
 def test_integer_power_with_a_negative_exponent_is_the_kernels_not_numpys_error():

@@ -119,7 +119,7 @@ def _atomic_py(op: str):
     """The simulator's atomic: one read-modify-write of the element, in thread order."""
 
     def template(codes, sig, items, ctx):
-        array, index = ctx.elements[codes[0]]
+        array, index = ctx.state.elements[codes[0]]
         if op == "cas":
             return f"_jk_atomic_cas({array}, {index}, {codes[1]}, {codes[2]})"
         return f"_jk_atomic(_jk_atomic_{op}, {array}, {index}, {codes[1]})"

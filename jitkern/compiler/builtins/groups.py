@@ -145,8 +145,8 @@ def _memcpy_template(codes, sig, items, ctx):
 
 
 def _memcpy_py(codes, sig, items, ctx):
-    dst, di = ctx.elements[codes[1]]
-    src, si = ctx.elements[codes[2]]
+    dst, di = ctx.state.elements[codes[1]]
+    src, si = ctx.state.elements[codes[2]]
     return f"_jk_memcpy({dst}, {di}, {src}, {si}, {codes[3]})"
 
 

@@ -67,9 +67,7 @@ class AssignmentsMixin:
 
     def reference(self, element: Value) -> Value:
         """``element`` held so that its address is computed once, here (x[g(x)] += v)."""
-        ref = self.temp("ref")
-        self.line(f"auto& {ref} = {element.code};")
-        return Value(ref, element.type, lvalue=True)
+        return self.spelling.reference(self, element)
 
     def assign(self, target, item) -> None:
         if isinstance(target, ast.Name):
@@ -124,14 +122,14 @@ class AssignmentsMixin:
 
     def assign_name(self, target: ast.Name, item) -> None:
         name = target.id
-        if name in self.aliases:
+        if name in self.state.aliases:
             raise problem(
-                f"{name!r} is bound to {_binding_text(self.aliases[name])} and cannot "
+                f"{name!r} is bound to {_binding_text(self.state.aliases[name])} and cannot "
                 "be reassigned",
                 "use a new name",
                 node=target,
             )
-        existing = self.locals.get(name)
+        existing = self.state.locals.get(name)
         if existing is not None:
             self.check_assignable(item, existing.type, f"variable {name!r} of type", target)
             code = self.convert(item, existing.type).code
@@ -144,18 +142,18 @@ class AssignmentsMixin:
         if isinstance(item, (ArrayDims, BoundMethod)) or (
             isinstance(item, Const) and not item.is_scalar
         ):
-            self.aliases[name] = item
+            self.state.aliases[name] = item
             return
         value = self.materialize(item)
         t = value.type
         if t is T.void:
             raise problem("this call returns nothing", "call it as a statement", node=target)
         if isinstance(t, T.Array):
-            self.aliases[name] = value
+            self.state.aliases[name] = value
             return
         cname = self.c_name(name)
         if isinstance(t, T.Opaque) and not t.default_constructible:
-            if self.depth:
+            if self.state.depth:
                 raise problem(
                     f"{name!r} ({t}) must be first assigned at the top level of the "
                     "function, not inside a block",
@@ -163,30 +161,30 @@ class AssignmentsMixin:
                     node=target,
                 )
             self.line(f"auto {cname} = {value.code};")
-            self.aliases[name] = Value(cname, t)
+            self.state.aliases[name] = Value(cname, t)
             return
         if isinstance(t, T.Struct):  # a struct local holds a copy, as in C
             value = Value(self.copy_struct(value.code), t)
         self.hoist(t, cname)
-        if self.depth:  # first assigned inside a block: other paths may not assign it
+        if self.state.depth:  # first assigned inside a block: other paths may not assign it
             self.flag_unset(t, cname)
-        self.locals[name] = Value(cname, t, lvalue=True, weak=value.weak)
+        self.state.locals[name] = Value(cname, t, lvalue=True, weak=value.weak)
         self.line(f"{cname} = {value.code};")
         self.mark_set(cname)
         if self.program.debug and isinstance(t, T.Pointer):
             extent = generated_name("extent", cname)
             self.hoist(T.int64, extent)
-            self.debug_bounds[cname] = extent
+            self.state.debug_bounds[cname] = extent
             self.track_extent(cname, value)
 
     def copy_struct(self, code: str) -> str:
         """The back end's copy of the struct ``code`` (C++ assignment copies already)."""
-        return code
+        return self.spelling.copy_struct(self, code)
 
     def track_extent(self, cname: str, item) -> None:
         """Debug builds: a pointer local's element count follows its assignments (-1, not
         checked, when the assigned pointer's count is unknown)."""
-        extent = self.debug_bounds.get(cname)
+        extent = self.state.debug_bounds.get(cname)
         if extent is not None and isinstance(item, Value) and isinstance(item.type, T.Pointer):
             self.line(f"{extent} = {self.debug_extent(item) or '-1'};")
 

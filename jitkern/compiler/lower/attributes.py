@@ -110,10 +110,10 @@ class AttributesMixin:
         return Value(self.render_field(base.code, attr, t.member(attr)), field_type,
                      lvalue=base.lvalue)
 
-    def render_field(self, code: str, attr: str, member: str) -> str:
+    def render_field(self, code: str, attr: str, member: str = "") -> str:
         """The back end's spelling of field ``attr`` (C++ member ``member``) of the struct
         ``code``."""
-        return f"{code}.{member}"
+        return self.spelling.field(self, code, attr, member)
 
     def array_attribute(self, base: Value, attr: str):
         t = base.type
@@ -166,4 +166,4 @@ class AttributesMixin:
     def render_dim(self, item: Value, attr: str, k: int, known: str | None) -> str:
         """``item.shape[k]`` or ``item.strides[k]`` (``attr``) of a checked axis, as an
         int64; ``known``: the value where the C++ build passes or knows it."""
-        return known or f"((long long){item.code}.{attr}[{k}])"
+        return self.spelling.dim(self, item, attr, k, known)

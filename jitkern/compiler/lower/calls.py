@@ -39,7 +39,7 @@ class CallsMixin:
                 raise problem("**kwargs in calls is not supported in kernels", "", JitSyntaxError)
             kwargs[kw.arg] = self.expr(kw.value)
         if self.program.debug:  # the line of checks made inside the call (atomics, ldg)
-            self.debug_line = self.source.position(node)[0]
+            self.state.debug_line = self.source.position(node)[0]
         if isinstance(node.func, ast.Name) and _shadows_a_builtin(node.func.id, callee):
             raise self.shadowed_builtin(node.func.id, callee)
         return self.call(callee, args, kwargs)
@@ -67,6 +67,8 @@ class CallsMixin:
         if not isinstance(callee, Const):
             raise problem(f"a value of type {callee.type} is not callable")
         fn = callee.value
+        if fn is breakpoint and self.spelling.breakpoint is not None:
+            return Value(self.spelling.breakpoint(self), T.void)
         if isinstance(fn, B.Builtin):
             return self.call_builtin(fn, args, kwargs)
         if isinstance(fn, B.Marker):
@@ -212,10 +214,7 @@ class CallsMixin:
     def render(self, record: B.Builtin, codes, sig, items):
         """The code of a checked builtin call: its record's template (a back end that
         emits another language, such as the simulator's, overrides only this)."""
-        template = record.template
-        if callable(template):
-            return template(codes, sig, items, self)
-        return template.format(*codes, T=sig.result.ctype)
+        return self.spelling.render(self, record, codes, sig, items)
 
     def collapse_addresses(self, record, items):
         if not record.address_of:
@@ -255,5 +254,4 @@ class CallsMixin:
 
     def render_cub_instance(self, cls: B.CubClass, storage: Value) -> str:
         """``WarpReduce[T](temp)``: a checked cub object over its TempStorage."""
-        self.include(cls.template.include)
-        return f"{cls.cname}({storage.code})"
+        return self.spelling.cub_instance(self, cls, storage)

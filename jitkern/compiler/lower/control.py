@@ -13,7 +13,7 @@ from .. import infer
 from .. import types as T
 from ..values import Const, operand, Value
 from .spelling import CompileProblem, problem
-from .texts import _c_string, _item_text, _op_text, unroll_pragma
+from .texts import _item_text, _op_text, unroll_pragma
 
 
 class ControlFlowMixin:
@@ -63,11 +63,11 @@ class ControlFlowMixin:
         self.close_block()
 
     def loop_body(self, stmts, var: str | None = None) -> None:
-        self.loop_depth += 1
+        self.state.loop_depth += 1
         try:
             self.nested(stmts, var)
         finally:
-            self.loop_depth -= 1
+            self.state.loop_depth -= 1
 
     def stmt_Break(self, node) -> None:
         self.mark(node)
@@ -121,31 +121,7 @@ class ControlFlowMixin:
         """The loop of a checked ``for var in range(start, stop, step)``: ``items`` are the
         bounds as written (a constant step picks the comparison), ``codes`` the same
         converted to the variable's type, in the order the loop evaluates them."""
-        _start, stop, step = items
-        start_code, stop_code, step_code = codes
-        t = var.type
-        self.line("{")
-        self.depth += 1
-        stop_code = self.loop_bound(stop, t, stop_code, "stop")
-        step_code = self.loop_bound(step, t, step_code, "step")
-        # A hidden counter drives the loop and the loop variable takes its value at the top
-        # of each iteration, as in Python: assigning the variable in the body does not
-        # change the iteration, and after the loop it holds the last value it took.
-        it = self.temp("it")
-        if isinstance(step, Const) or t.kind == "u":
-            forward = t.kind == "u" or step.value > 0
-            cond = f"{it} {'<' if forward else '>'} {stop_code}"
-        else:
-            cond = f"({step_code} > 0 ? {it} < {stop_code} : {it} > {stop_code})"
-        if pragma:
-            self.body.append(pragma)
-        self.line(f"for ({t.ctype} {it} = {start_code}; {cond}; {it} += {step_code}) {{")
-        self.line(f"    {var.code} = {it};")
-        self.mark_set(var.code, "    ", dominates=False)  # not after the loop
-        self.loop_body(node.body, var.code)
-        self.line("}")
-        self.depth -= 1
-        self.line("}")
+        self.spelling.range_loop(self, var, items, codes, pragma, node)
 
     def for_constants(self, node, values: tuple) -> None:
         """``for v in (16, 8, 4):`` -- a fully unrolled loop over a constant array."""
@@ -159,25 +135,14 @@ class ControlFlowMixin:
         if var is None:
             cname = self.c_name(node.target.id)
             self.hoist(t, cname)
-            if self.depth:
+            if self.state.depth:
                 self.flag_unset(t, cname)
-            var = self.locals[node.target.id] = Value(cname, t, lvalue=True)
+            var = self.state.locals[node.target.id] = Value(cname, t, lvalue=True)
         self.constant_loop(var, [self.literal(v, t) for v in values], node)
 
     def constant_loop(self, var: Value, codes: list, node) -> None:
         """The loop of a checked ``for var in (c0, c1, ...)``, ``codes`` the constants'."""
-        table, k = self.temp("values"), self.temp("k")
-        self.line("{")
-        self.depth += 1
-        self.line(f"const {var.type.ctype} {table}[{len(codes)}] = {{{', '.join(codes)}}};")
-        self.body.append("#pragma unroll")
-        self.line(f"for (int {k} = 0; {k} < {len(codes)}; ++{k}) {{")
-        self.line(f"    {var.code} = {table}[{k}];")
-        self.mark_set(var.code, "    ", dominates=False)
-        self.loop_body(node.body, var.code)
-        self.line("}")
-        self.depth -= 1
-        self.line("}")
+        self.spelling.constant_loop(self, var, codes, node)
 
     def range_call(self, node):
         if isinstance(node, ast.Call):
@@ -190,7 +155,7 @@ class ControlFlowMixin:
             if isinstance(node.func, ast.Name) and node.func.id == "range":
                 where = (
                     "a variable of the kernel"
-                    if node.func.id in self.assigned
+                    if node.func.id in self.state.assigned
                     else ("bound to " + _item_text(callee) + " outside the kernel")
                 )
                 raise problem(
@@ -216,7 +181,7 @@ class ControlFlowMixin:
             )
             if kind not in ("i", "u", "b"):
                 raise problem(f"range() takes integers, got {_op_text(op)}", node=target)
-        existing = self.locals.get(target.id)
+        existing = self.state.locals.get(target.id)
         if existing is not None:
             if not (isinstance(existing.type, T.Scalar) and existing.type.kind in "iu"):
                 raise problem(
@@ -232,7 +197,7 @@ class ControlFlowMixin:
         self.hoist(t, cname)
         self.flag_unset(t, cname)  # after a loop that ran no iteration it is unassigned
         value = Value(cname, t, lvalue=True)
-        self.locals[target.id] = value
+        self.state.locals[target.id] = value
         return value
 
     def loop_bound(self, item, t: T.Scalar, code: str, what: str) -> str:
@@ -255,10 +220,10 @@ class ControlFlowMixin:
         if node.value is None or (
             isinstance(node.value, ast.Constant) and node.value.value is None
         ):
-            if self.kind == "device" and self.return_type not in (None, T.void):
+            if self.kind == "device" and self.state.return_type not in (None, T.void):
                 raise problem("this function also returns a value", node=node)
             if self.kind == "device":
-                self.return_type = T.void
+                self.state.return_type = T.void
             self.line("return;")
             return
         if self.kind == "kernel":
@@ -269,19 +234,20 @@ class ControlFlowMixin:
                 node=node.value,
             )
         item = self.expr(node.value)
-        if self.return_type is None:
+        if self.state.return_type is None:
             value = self.materialize_deep(item)
-            self.return_type = value.type
+            self.state.return_type = value.type
         else:
-            self.check_assignable(item, self.return_type, "the return type", node.value)
+            self.check_assignable(item, self.state.return_type, "the return type", node.value)
             value = (
-                self.convert(item, self.return_type)
-                if isinstance(self.return_type, T.Scalar)
+                self.convert(item, self.state.return_type)
+                if isinstance(self.state.return_type, T.Scalar)
                 else self.materialize_deep(item)
             )
-            if value.type != self.return_type:
+            if value.type != self.state.return_type:
                 raise problem(
-                    f"returns {value.type} here but {self.return_type} earlier", node=node.value
+                    f"returns {value.type} here but {self.state.return_type} earlier",
+                    node=node.value,
                 )
         self.line(f"return {value.code};")
 
@@ -311,10 +277,4 @@ class ControlFlowMixin:
 
     def assert_line(self, cond: str | None, message: str, node) -> None:
         """A checked ``assert``: fail with ``message`` where ``cond`` (None: always) is false."""
-        lineno, _col = self.source.position(node)
-        cond = cond or "false"
-        self.line(
-            f"if (!{cond}) {{ __assertfail({_c_string(message)}, "
-            f"{_c_string(self.source.filename)}, {lineno}, "
-            f"{_c_string(self.parsed.qualname)}, 1); }}"
-        )
+        self.spelling.assert_line(self, cond, message, node)

@@ -14,7 +14,7 @@ from ..program import DeviceFunction
 from ..values import Const, Value
 from .names import generated_name, user_c_name
 from .spelling import problem
-from .texts import _c_string, _const_text
+from .texts import _const_text
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,40 +68,14 @@ class FunctionsMixin:
         return self.render_printf(text, args)
 
     def render_printf(self, text: str, args: list) -> str:
-        return f"printf({', '.join([_c_string(text)] + args)})"
+        return self.spelling.printf(self, text, args)
 
     def print_spec(self, value: Value):
         """(conversion, [argument codes]) showing a scalar or a pointer ``value``."""
-        t = value.type
-        if isinstance(t, T.Pointer):
-            return "%p", [f"(const void*)({value.code})"]
-        if t is T.bool_:
-            return "%s", [f'(({value.code}) ? "True" : "False")']
-        if t.is_complex:
-            self.need_complex()
-            return "(%g%+gj)", [f"(double)({value.code}).real()", f"(double)({value.code}).imag()"]
-        if t.is_float:
-            return "%g", [
-                f"(double)({self.convert(value, T.float32).code if t.is_half else value.code})"
-            ]
-        if t.kind == "i":
-            return (
-                ("%lld", [f"(long long)({value.code})"])
-                if t.itemsize == 8
-                else ("%d", [f"(int)({value.code})"])
-            )
-        return (
-            ("%llu", [f"(unsigned long long)({value.code})"])
-            if t.itemsize == 8
-            else ("%u", [f"(unsigned int)({value.code})"])
-        )
+        return self.spelling.print_spec(self, value)
 
     def device_functor(self, device, t: T.Scalar) -> str:
-        fn = self.program_device_function(device, (t, t))
-        return (
-            f"[] ({t.ctype} a, {t.ctype} b) -> {fn.return_type.ctype} "
-            f"{{ return {fn.cname}(a, b); }}"
-        )
+        return self.spelling.device_functor(self, device, t)
 
     def call_device(self, device, args) -> Value:
         params = device.parsed().params
@@ -116,14 +90,7 @@ class FunctionsMixin:
 
     def render_device_call(self, fn: DeviceFunction, values: list) -> str:
         """The call of a checked, specialised device function ``fn``."""
-        codes = []
-        for v in values:
-            codes.append(v.code)
-            if self.program.debug and (
-                isinstance(v.type, T.Pointer) or getattr(v.type, "is_pointer_like", False)
-            ):
-                codes.append(self.debug_extent(v) or "-1LL")
-        return f"{fn.cname}({', '.join(codes)})"
+        return self.spelling.device_call(self, fn, values)
 
     def program_device_function(self, device, arg_types) -> DeviceFunction:
         program = self.program
@@ -142,7 +109,8 @@ class FunctionsMixin:
             )
         parsed = device.parsed()
         cname = program.unique_name(generated_name("fn", user_c_name(parsed.name)))
-        emitter = type(self)(parsed, arg_types, self.mode, program, "device", cname)
+        emitter = type(self)(parsed, arg_types, self.mode, program, "device", cname,
+                             self.spelling)
         program.stack.append(device.py_func)
         program.pending[key] = emitter
         try:
@@ -152,7 +120,7 @@ class FunctionsMixin:
             del program.pending[key]
         found = DeviceFunction(cname, code.return_type, code.code)
         program.device_functions[key] = found
-        if emitter.recursive:  # C++ needs it declared before its own body calls it
+        if emitter.state.recursive:  # C++ needs it declared before its own body calls it
             program.prototypes.append(code.code.split("\n", 1)[0].removesuffix(" {") + ";")
         program.device_code.append(code.code)
         return found
@@ -160,7 +128,7 @@ class FunctionsMixin:
     def recursive_call(self) -> DeviceFunction:
         """This function, called from its own body (directly or through others): its return
         type is the one its returns before this call gave (none anywhere: void)."""
-        if self.return_type is None:
+        if self.state.return_type is None:
             if any(isinstance(n, ast.Return) and n.value is not None
                    for n in ast.walk(self.parsed.tree)):
                 raise problem(
@@ -168,23 +136,14 @@ class FunctionsMixin:
                     "return the base case first (if n < 2: return n), then recurse",
                     JitRecursionError,
                 )
-            self.return_type = T.void
-        self.recursive = True
-        return DeviceFunction(self.cname, self.return_type, "")
+            self.state.return_type = T.void
+        self.state.recursive = True
+        return DeviceFunction(self.cname, self.state.return_type, "")
 
     # -- assembly ----------------------------------------------------------
 
     def finish(self) -> FunctionCode:
-        plans, params, setup = self.parameters()
-        head = (
-            'extern "C" __global__ void'
-            if self.kind == "kernel"
-            else f"__device__{'' if self.recursive else ' __forceinline__'} "
-            f"{(self.return_type or T.void).ctype}"
-        )
-        decls = ["    " + d for d in setup + self.prologue + self.hoisted]
-        text = "\n".join([f"{head} {self.cname}({', '.join(params)}) {{", *decls, *self.body, "}"])
-        return FunctionCode(self.cname, text, self.return_type or T.void, tuple(plans))
+        return self.spelling.finish(self)
 
     def parameters(self):
         plans, params, setup = [], [], []
@@ -199,7 +158,7 @@ class FunctionsMixin:
                 continue
             if t.is_pointer_like or t.ndim == 0:
                 params.append(f"{t.ctype} {cname}")
-                axes = sorted(self.pointer_extents.get(cname, ()))
+                axes = sorted(self.state.pointer_extents.get(cname, ()))
                 extras = tuple(("shape", k) for k in axes)
                 extras_params += [f"long long {generated_name(f'shape{k}', cname)}" for k in axes]
                 plans.append(ParamPlan(name, t, extras))

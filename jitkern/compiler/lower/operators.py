@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import ClassVar
 
 from ...errors import JitSyntaxError
 from .. import builtins as B
@@ -16,6 +15,9 @@ from .. import types as T
 from ..values import Const, operand, Value
 from .common import _COMPARE_TEXT, _IDENTITY, _is_bool, _item_kind, _PLAIN_CODE, _UNARY
 from .spelling import CompileProblem, FOLD, problem
+
+
+_CHAIN_LINKS = 64
 
 
 class OperatorsMixin:
@@ -33,7 +35,10 @@ class OperatorsMixin:
             chain.append(node)
             node = node.left
         result = self.expr(node)
-        for link in reversed(chain):
+        # a back end whose parser limits nesting (Python's: 200 parentheses) holds a long
+        # chain's value in a local every _CHAIN_LINKS links
+        hold = self.spelling.hold if len(chain) > _CHAIN_LINKS else None
+        for k, link in enumerate(reversed(chain)):
             right = self.expr(link.right)
             try:
                 result = self.binary(type(link.op).__name__, result, right)
@@ -41,6 +46,8 @@ class OperatorsMixin:
                 if exc.node is None:
                     exc.node = link
                 raise
+            if hold is not None and k % _CHAIN_LINKS == _CHAIN_LINKS - 1:
+                result = hold(self, result)
         return result
 
     def binary(self, op_name: str, left, right):
@@ -101,26 +108,11 @@ class OperatorsMixin:
 
     def render_unary(self, op, v: Value) -> str:
         """The text of a checked ``not`` (``v`` a bool), ``~`` (an integer or bool) or ``-``."""
-        t = v.type
-        if op is ast.USub:
-            return self.render_negative(v)
-        if op is ast.Not or t is T.bool_:
-            return f"(!{v.code})"
-        return f"(({t.ctype})~{v.code})"
+        return self.spelling.unary(self, op, v)
 
     def render_negative(self, v: Value) -> str:
         """``-v`` of a number (unary minus and numpy.negative)."""
-        t = v.type
-        if t.is_complex:
-            self.need_complex()
-        if t.itemsize < 4 and t.kind in "iu":
-            return f"(({t.ctype})(-{v.code}))"
-        if t.is_float8:  # cuda_fp8.h has no arithmetic: negated in float32 (exact)
-            return self.via_float(t, f"(-{self.to_float(t, v.code)})")
-        return f"(-{v.code})"
-
-    #: ``and`` / ``or`` between bools, in the back end's language.
-    BOOL_WORDS: ClassVar[dict] = {ast.And: " && ", ast.Or: " || "}
+        return self.spelling.negative(self, v)
 
     def expr_BoolOp(self, node):
         items = [self.expr(v) for v in node.values]
@@ -142,7 +134,7 @@ class OperatorsMixin:
             fold = all if isinstance(op, ast.And) else any
             return Const(bool(fold(bool(i.value) for i in items)))
         codes = [self.convert(self.materialize(i), T.bool_).code for i in items]
-        return Value("(" + self.BOOL_WORDS[type(op)].join(codes) + ")", T.bool_)
+        return Value("(" + self.spelling.bool_words[type(op)].join(codes) + ")", T.bool_)
 
     def select_operand(self, op, items):
         """Python's ``a or b`` / ``a and b`` of numbers: the first operand that decides
@@ -189,11 +181,11 @@ class OperatorsMixin:
 
     def render_assign(self, name: str, code: str) -> str:
         """An expression storing ``code`` in the local ``name``, whose value it is."""
-        return f"({name} = {code})"
+        return self.spelling.assign(self, name, code)
 
     def render_sequence(self, firsts, last: str) -> str:
         """An expression evaluating ``firsts`` in order, then ``last``, whose value it is."""
-        return "(" + ", ".join([*firsts, last]) + ")"
+        return self.spelling.sequence(self, firsts, last)
 
     def expr_Compare(self, node):
         items = [self.expr(node.left)] + [self.expr(c) for c in node.comparators]
@@ -219,7 +211,7 @@ class OperatorsMixin:
         if all(isinstance(p, Const) for p in parts):
             return Const(all(p.value for p in parts))
         codes = [self.materialize(p).code for p in parts]
-        return Value("(" + self.BOOL_WORDS[ast.And].join(codes) + ")", T.bool_)
+        return Value("(" + self.spelling.bool_words[ast.And].join(codes) + ")", T.bool_)
 
     def comparison(self, op, left, right):
         name = type(op).__name__
@@ -265,7 +257,7 @@ class OperatorsMixin:
 
     def render_ifexp(self, c: str, a: str, b: str) -> str:
         """``a if c else b`` of a checked condition and two branches of one type."""
-        return f"({c} ? {a} : {b})"
+        return self.spelling.ifexp(self, c, a, b)
 
     def expr_Tuple(self, node):
         items = [self.expr(e) for e in node.elts]

@@ -93,6 +93,12 @@ class SubscriptsMixin:
     def subscript(self, base: Value, indices: list, name: str | None = None, node=None) -> Value:
         """``base[indices]``; in a debug build each index is checked against its extent
         (``name`` and ``node``: what the error message names, and where)."""
+        checked = self.checked_subscript(base, indices, name, node)
+        return self.spelling.subscript(self, base, indices, checked)
+
+    def checked_subscript(self, base: Value, indices: list, name, node) -> Value:
+        """``base[indices]`` after every check, its type, and its C++ (which is CUDA's
+        spelling; the simulator's writes its own)."""
         t = base.type
         for idx in indices:
             if not (isinstance(idx.type, T.Scalar) and idx.type.kind in "biu"):
@@ -168,7 +174,7 @@ class SubscriptsMixin:
         return Value(f"jk::dbg::sub({base.code}, {site}, {args})", sub_t)
 
     def debug_site(self, base: Value, name, node, kind: str) -> int:
-        line = self.source.position(node)[0] if node is not None else self.debug_line
+        line = self.source.position(node)[0] if node is not None else self.state.debug_line
         site = debugcheck.Site(self.source.filename, line, name or self.debug_name(base), kind)
         return self.program.debug_site(site)
 
@@ -180,6 +186,11 @@ class SubscriptsMixin:
         return "an array"
 
     def tuple_item(self, item: Value, k: int) -> Value:
+        checked = self.checked_tuple_item(item, k)
+        return self.spelling.tuple_item(self, item, k, checked)
+
+    def checked_tuple_item(self, item: Value, k: int) -> Value:
+        """Item ``k`` of a tuple after the checks, its type, and its C++."""
         items = item.type.items
         if not -len(items) <= k < len(items):
             raise _tuple_index_problem(k, len(items))

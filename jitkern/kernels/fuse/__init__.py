@@ -14,6 +14,7 @@ a module named ``cupy`` is read as ``numpy`` for that call).
 
 from __future__ import annotations
 
+import copy
 import functools
 import sys
 import types as pytypes
@@ -32,8 +33,6 @@ from ...lazy import lazy_import
 # off a fused call's path on the GPU (tests/test_first_call.py): loaded when first used
 export = lazy_import("jitkern.toolchain.export")  # only when exporting
 _export_kinds = lazy_import("jitkern.kernels._export_kinds")  # only when exporting
-# fuse's JIT emitter: it loads the JIT and its simulator, only for a simulated call
-_fuse_jit = lazy_import("jitkern.kernels.fuse.jit")
 
 #: Modules a fused function may be written against and that fuse reads as NumPy's
 #: (``jitkern`` has NumPy's routine names itself: ``jitkern.sqrt``).
@@ -253,8 +252,9 @@ class Fused(Kernel):
 
     @property
     def simulate(self) -> _Simulate:
-        """``fused.simulate(*args)``: run the fused kernels on the CPU, as JIT kernels in the
-        JIT's simulator (docs/debugging.md); ``fused.simulate.source(*args)`` shows them."""
+        """``fused.simulate(*args)``: run the fused kernels on the CPU: the simulator runs
+        their C++, the text the GPU compiles (docs/debugging.md);
+        ``fused.simulate.source(*args)`` shows the Python it runs."""
         return _Simulate(self)
 
     def export(self, path, *args, arch=("sm_80", "sm_90"), format="fatbin"):
@@ -293,8 +293,9 @@ class Fused(Kernel):
 
 
 class _Simulate:
-    """``fused.simulate``: the plan's stages as JIT kernels (:mod:`._fuse_jit`), run with
-    ``kernel.simulate[grid, block]`` on host copies of the arguments."""
+    """``fused.simulate``: the plan's kernels (ElementwiseKernel and ReductionKernel objects)
+    run by their own ``.simulate``, which translates their C++ (the text the GPU compiles)
+    into the simulator's kernels, on host copies of the arguments."""
 
     __slots__ = ("_fused",)
 
@@ -323,11 +324,17 @@ class _Simulate:
         return asarray(result) if isinstance(result, numpy.ndarray) else result
 
     def source(self, *args, **kwargs) -> str:
-        """The JIT kernels (Python source, one per stage) a simulated call with arguments
-        like ``args`` runs."""
+        """The simulator's Python of each kernel (one per stage, in the order they run) a
+        call with arguments like ``args`` runs: the call is simulated once on copies of the
+        arguments (the plan is the call's, sharing of memory between them included)."""
         host = tuple(a.get() if _on_device(a) else a for a in args)
         plan = self._fused._plan_for_call(host, kwargs)
-        return "\n\n".join(_fuse_jit.source(p) for p in getattr(plan, "plans", [plan]))
+        copies = copy.deepcopy(host)
+        if isinstance(plan, _fuse_alias.SequentialPlan):
+            plan.run(copies, _run_simulated)
+        else:
+            _run_simulated(plan, copies)
+        return "\n\n".join(k.simulate.source() for k in plan.kernels)
 
     def __repr__(self) -> str:
         return f"<simulate of {self._fused!r}>"
@@ -364,7 +371,7 @@ def _run_on_device(plan, args):
 
 
 def _run_simulated(plan, args):
-    return plan.run_with(args, _fuse_jit.runners(plan), numpy.empty)
+    return plan.run_with(args, [k.simulate for k in plan.kernels], numpy.empty)
 
 
 def _rebuild(fn, kernel_name):

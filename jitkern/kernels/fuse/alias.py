@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy
 
 from ...arrays import describe
-from ...runtime import memory, simdevice
+from ...runtime import memory
+from ...runtime import simulated as simdevice
 from ...runtime.device import synchronize
 from .emit import Plan
 from .graph import Graph, Input, Node, SequentialGraph, _thaw, as_view

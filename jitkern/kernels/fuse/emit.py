@@ -13,7 +13,8 @@
 
 A :class:`Plan` holds the kernels and runs them for a call; its kernels are ordinary
 ElementwiseKernel/ReductionKernel objects (``Plan.kernels``), so anything that runs those
-runs a fused function.
+runs a fused function: the GPU, and the simulator (each kernel's ``.simulate`` runs this
+same C++ through the C subset, sim/cprelude.py knowing the jk:: prelude).
 """
 
 from __future__ import annotations
@@ -36,13 +37,10 @@ COUNT = "count"  # (COUNT, node): how many elements that stage reduced per outpu
 VIEW = "view"  # (VIEW, node): an earlier stage's result, indexed (node.attrs[0]: the keys)
 
 
-class NodeWalker:
-    """Statements for a graph's nodes, each once, in order: the walk both of fuse's
-    emitters share (C++ here, JIT Python in ``_fuse_jit``). A subclass gives ``value``
-    (a node in a dtype), ``statement`` (one assignment), ``literal`` and ``node_ufunc``,
-    and SPELLING: how its language writes a choice and a complex number's parts."""
-
-    SPELLING: dict = {}  # "where" ({c}, {x}, {y}), "real" and "imag" ({0})
+class _Emitter:
+    """C++ statements for a graph's nodes, each once, in order (``const float v3 =
+    sqrtf(v2);``); one per kernel body. The GPU compiles them and the simulator runs the
+    same text (sim/cprelude.py: the jk:: prelude they call)."""
 
     def __init__(self, names: dict):
         self.names = dict(names)  # node -> the name holding its value
@@ -57,33 +55,6 @@ class NodeWalker:
             self.names[node] = name
         return name
 
-    def node_cast(self, node: Node) -> str:
-        return self.value(node.args[0], node.dtype)
-
-    def node_where(self, node: Node) -> str:
-        c, x, y = node.args
-        return self.SPELLING["where"].format(
-            c=self.value(c, numpy.bool_), x=self.value(x, node.dtype), y=self.value(y, node.dtype))
-
-    def node_real(self, node: Node) -> str:
-        x = node.args[0]
-        if x.dtype.kind == "c":
-            return self.SPELLING["real"].format(self.value(x))
-        return self.value(x, node.dtype)
-
-    def node_imag(self, node: Node) -> str:
-        x = node.args[0]
-        if x.dtype.kind == "c":
-            return self.SPELLING["imag"].format(self.value(x))
-        return self.literal(0, node.dtype)
-
-
-class _Emitter(NodeWalker):
-    """C++ statements for nodes; one per kernel body."""
-
-    SPELLING = {"where": "({c} ? {x} : {y})", "real": "(({0}).real())", "imag": "(({0}).imag())"}
-    literal = staticmethod(ops.literal)
-
     def value(self, node: Node, dst=None) -> str:
         """``node`` in the compute type of ``dst`` (of its own dtype when None)."""
         dst = node.dtype if dst is None else numpy.dtype(dst)
@@ -95,6 +66,26 @@ class _Emitter(NodeWalker):
     def statement(self, name: str, node: Node, expr: str) -> str:
         return f"const {ops.ctype(node.dtype)} {name} = {ops.store(expr, node.dtype)};"
 
+    def node_cast(self, node: Node) -> str:
+        return self.value(node.args[0], node.dtype)
+
+    def node_where(self, node: Node) -> str:
+        c, x, y = node.args
+        return (f"({self.value(c, numpy.bool_)} ? {self.value(x, node.dtype)} : "
+                f"{self.value(y, node.dtype)})")
+
+    def node_real(self, node: Node) -> str:
+        x = node.args[0]
+        if x.dtype.kind == "c":
+            return f"(({self.value(x)}).real())"
+        return self.value(x, node.dtype)
+
+    def node_imag(self, node: Node) -> str:
+        x = node.args[0]
+        if x.dtype.kind == "c":
+            return f"(({self.value(x)}).imag())"
+        return ops.literal(0, node.dtype)
+
     def node_ufunc(self, node: Node) -> str:
         name, out, loop = node.attrs
         row = ops.UFUNCS[name]
@@ -103,7 +94,6 @@ class _Emitter(NodeWalker):
         t = ops.compute_ctype(result)
         expr = row.template(out, loop[0]).format(*codes, T=t)
         return f"{t}({expr})" if result.kind == "c" else f"(({t})({expr}))"
-
 
     def node_arg(self, node: Node) -> str:
         raise FuseTraceError("internal: an argument without a kernel parameter")

@@ -1,4 +1,4 @@
-"""Texture and surface objects of the simulated device (:mod:`.simdevice`).
+"""Texture and surface objects of the simulated device (:mod:`.device`).
 
 On a GPU, ``cuTexObjectCreate`` and ``cuSurfObjectCreate`` turn a resource (a CUDA array,
 linear or pitched device memory) and a sampling description into a 64-bit handle that
@@ -7,7 +7,7 @@ same: each handle names a :class:`Texture` or :class:`Surface` in :data:`OBJECTS
 holds a live NumPy view of the resource's memory (a copy into the CUDA array after the
 texture was made is seen by later reads; surface writes land in the array) and the
 sampling description. The simulator's texture reads (``jit.texture.tex2D``, the C
-``tex2D<float>``; jitkern/sim/textures.py) look the handles up here.
+``tex2D<float>``; :mod:`.textures`) look the handles up here.
 """
 
 from __future__ import annotations

@@ -48,11 +48,12 @@ from ..errors import (
     JitkernAttributeError,
     JitkernTypeError,
     JitkernValueError,
-    KernelArgumentError,
 )
-from . import driver, memory
-from .fakedriver import FakeDriver
-from .simtextures import TextureCalls
+from ..runtime import driver, memory
+from ..runtime.fakedriver import FakeDriver
+from . import raw
+from ..runtime.simulated import ACTIVE
+from .texobjects import TextureCalls
 
 #: CUDA_ERROR_ILLEGAL_ADDRESS: what a kernel touching unmapped memory gets on a GPU
 ILLEGAL_ADDRESS = 700
@@ -235,9 +236,6 @@ class SimulatedDevice(TextureCalls, FakeDriver):
         self.streams: set[int] = set()
         self._ctx_stack: list[int] = []
         self._ids = _HANDLES  # (the same for handles: streams, events, CUDA arrays)
-        #: runs a CUDA C kernel in the simulator: (source, symbol, grid, block, args); set
-        #: by the kernels layer (kernels/raw.py registers it in SOURCE_RUNNER)
-        self.run_source = None
 
     # -- devices and contexts
     def cuDeviceGetAttribute(self, attr, dev):
@@ -584,15 +582,11 @@ class SimulatedDevice(TextureCalls, FakeDriver):
         """Run ``symbol`` of CUDA C ``source`` in the simulator: each int argument is a
         device pointer, given as the bytes from it to the end of its allocation (a uint8
         view: the kernel's ``char*``); the others (the layout struct, a fill value) as
-        they are."""
-        if self.run_source is None:
-            self.run_source = SOURCE_RUNNER[0]
-        if self.run_source is None:
-            raise InternalError("the simulated device has no source runner (use "
-                                "jitkern.simulated_device(), which registers it)")
+        they are. The runtime finds it through the driver seam (``driver.source_runner``):
+        it cannot import the simulator."""
         values = tuple(self.view_to_end(a, f"{symbol}'s pointer argument")
                        if isinstance(a, int) else a for a in args)
-        self.run_source(source, symbol, (grid,), (block,), values)
+        raw.run_source(source, symbol, (grid,), (block,), values)
 
     def host_view(self, ptr: int, shape, strides, dtype) -> numpy.ndarray:
         """The array at ``ptr`` as a NumPy view of this device's memory (zero-copy)."""
@@ -605,74 +599,14 @@ class SimulatedDevice(TextureCalls, FakeDriver):
         return numpy.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=strides)
 
 
-#: The one source runner (CUDA C source -> the simulator), registered by kernels/raw.py:
-#: the runtime cannot import the kernels that translate C.
-SOURCE_RUNNER: list = [None]
-
-_active: list[SimulatedDevice] = []
-
-
-def active() -> SimulatedDevice | None:
-    """The simulated device the runtime is using now, or None (a GPU, or no device)."""
-    return _active[-1] if _active and driver._driver_module is _active[-1] else None
-
-
-def array_kernel_runner():
-    """The simulated device's :meth:`SimulatedDevice.run_array_kernel` while it is the
-    driver, else None (what arrays/_kernels.py runs its kernels with)."""
-    device = active()
-    return None if device is None else device.run_array_kernel
-
-
-def host_arrays() -> bool:
-    """True while the simulator is on with no simulated device (``JITKERN_SIMULATE=1``
-    alone): jitkern's constructors then give NumPy arrays. On a simulated device they give
-    jitkern arrays in its memory."""
-    return config.settings.simulate and active() is None
-
-
-def not_modelled(array, what: str) -> KernelArgumentError:
-    """The error for another library's GPU array (``__cuda_array_interface__`` memory that
-    no simulated device holds) given to a kernel in the simulator: it is not modelled."""
-    kind = f"{type(array).__module__}.{type(array).__qualname__}"
-    return KernelArgumentError(
-        f"{what}: a {kind} is another library's GPU array; the simulator does not model other "
-        "libraries' GPU memory: pass a jitkern array (jitkern.asarray(numpy_array)) or, "
-        "to a .simulate launch, a NumPy array")
-
-
-def host_view(array) -> numpy.ndarray | None:
-    """``array`` (a jitkern array, or anything with ``__cuda_array_interface__``) as a
-    zero-copy NumPy view of the simulated device's memory; None when no simulated device is
-    in use or ``array`` is not a device array."""
-    device = active()
-    if device is None or isinstance(array, numpy.ndarray):
-        return None
-    ptr = getattr(array, "ptr", None)
-    if isinstance(ptr, int) and isinstance(getattr(array, "dtype", None), numpy.dtype):
-        # a jitkern array: its own fields (CAI cannot spell bfloat16 or float8)
-        return device.host_view(ptr, tuple(array.shape), tuple(array.strides), array.dtype)
-    cai = getattr(array, "__cuda_array_interface__", None)
-    if cai is None or device._block_at(int(cai["data"][0])) is None:
-        return None  # not this device's memory: another library's (see not_modelled)
-    dtype = numpy.dtype(cai["typestr"])
-    shape = tuple(cai["shape"])
-    strides = cai.get("strides")
-    if strides is None:
-        strides = tuple(dtype.itemsize * int(numpy.prod(shape[i + 1:], dtype=numpy.int64))
-                        for i in range(len(shape)))
-    return device.host_view(cai["data"][0], shape, tuple(strides), dtype)
-
-
 @contextlib.contextmanager
 def simulated_device(devices: int = 1, cc=(9, 0), capacity: int = 1 << 30):
     """Run the block on a simulated device (see the module doc): jitkern arrays live in host
     memory and every kernel runs in the CPU simulator. Yields the :class:`SimulatedDevice`.
     ``capacity``: bytes of memory per device."""
     device = SimulatedDevice(devices=devices, cc=cc, capacity=capacity)
-    device.run_source = SOURCE_RUNNER[0]
     was_simulating = config.settings.simulate
-    _active.append(device)  # before the swap: the runtime's derived state reads active()
+    ACTIVE.append(device)  # before the swap: the runtime's derived state reads active()
     was_exact = config.settings.exact_alloc
     try:
         with driver.use(device):
@@ -684,4 +618,4 @@ def simulated_device(devices: int = 1, cc=(9, 0), capacity: int = 1 << 30):
                 memory.set_exact(was_exact)
                 config.settings.simulate = was_simulating
     finally:
-        _active.remove(device)
+        ACTIVE.remove(device)
