@@ -47,6 +47,27 @@ extern "C" __global__ void axpy_per_call(const float* x, const float* y, float* 
 N = 1 << 10
 
 
+def make_axpy_jit(jit):
+    """The ``@rawkernel`` row's kernel, decorated now, against ``jit`` (jitkern.jit or
+    cupyx.jit: the same code, as a user ports it)."""
+    @jit.rawkernel()
+    def axpy_jit_per_call(x, y, z, a, n):
+        i = jit.grid(1)
+        if i < n:
+            z[i] = a * x[i] + y[i]
+
+    return axpy_jit_per_call
+
+
+def make_axpy_fused(library):
+    """The fuse row's function, fused now by ``library`` (jitkern or cupy)."""
+    @library.fuse(kernel_name="axpy_fused_per_call")
+    def axpy_fused(x, y, a):
+        return a * x + y
+
+    return axpy_fused
+
+
 def install_cpu_driver():
     from jitkern.runtime import driver
     from jitkern.runtime.fakedriver import FakeDriver
@@ -93,22 +114,12 @@ def _jitkern_cases(x, y, z):
         kept_module((N // 256,), (256,), (x, y, z, a, n))
 
     def make_jit():
-        @jit.rawkernel()
-        def axpy_jit_per_call(x, y, z, a, n):
-            i = jit.grid(1)
-            if i < n:
-                z[i] = a * x[i] + y[i]
-
-        return axpy_jit_per_call
+        return make_axpy_jit(jit)
 
     kept_jit = make_jit()
 
     def make_fused():
-        @jitkern.fuse(kernel_name="axpy_fused_per_call")
-        def axpy_fused(x, y, a):
-            return a * x + y
-
-        return axpy_fused
+        return make_axpy_fused(jitkern)
 
     kept_fused = make_fused()
     return {
@@ -159,13 +170,7 @@ def _cupy_cases():
     cupyx_jit = try_import("cupyx.jit")
     if cupyx_jit is not None:
         def make():
-            @cupyx_jit.rawkernel()
-            def axpy_jit_per_call(x, y, z, a, n):
-                i = cupyx_jit.grid(1)
-                if i < n:
-                    z[i] = a * x[i] + y[i]
-
-            return axpy_jit_per_call
+            return make_axpy_jit(cupyx_jit)
 
         kept = make()
         out["@rawkernel decorated in the function + launch"] = (
@@ -173,11 +178,7 @@ def _cupy_cases():
             lambda: kept[N // 256, 256](x, y, z, a, n))
 
     def make_fused():
-        @cp.fuse(kernel_name="axpy_fused_per_call")
-        def axpy_fused(x, y, a):
-            return a * x + y
-
-        return axpy_fused
+        return make_axpy_fused(cp)
 
     kept_fused = make_fused()
     out["fuse in the function + call"] = (lambda: make_fused()(x, y, a),
