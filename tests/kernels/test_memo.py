@@ -321,3 +321,25 @@ def test_a_simulated_rawkernel_reads_its_own_closure(rng):
         x, y = _poisoned(rng)
         make(factor).simulate[1, N](x, y, np.int32(N))
         np.testing.assert_array_equal(y, x * np.float32(factor))
+
+
+# ---------------------------------------------------------------------------
+# On the device (and on the simulated device): kernels made again compute, building nothing
+
+
+def test_kernels_made_again_compute_and_build_nothing(on_device, rng):
+    factor = _factor()
+    source = (f'extern "C" __global__ void memo_dev(const float* x, float* y, int n) {{\n'
+              f"    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+              f"    if (i < n) y[i] = x[i] * {factor}.0f;\n}}\n")
+    operation = f"y = x * {factor + 1}"
+    for call in range(3):
+        x = rng.standard_normal(N).astype(np.float32)
+        d_x, d_y = jitkern.asarray(x), jitkern.asarray(np.full(N, np.nan, np.float32))
+        builds, compiles = memo.stats["builds"], cache.stats["compiles"]
+        jitkern.RawKernel(source, "memo_dev")((1,), (N,), (d_x, d_y, np.int32(N)))
+        np.testing.assert_array_equal(d_y.get(), x * np.float32(factor))
+        z = jitkern.ElementwiseKernel("float32 x", "float32 y", operation, "memo_dev_ew")(d_x)
+        np.testing.assert_array_equal(z.get(), x * np.float32(factor + 1))
+        if call:  # made again: the first objects' builds (or translations) serve
+            assert memo.stats["builds"] == builds and cache.stats["compiles"] == compiles
