@@ -196,6 +196,11 @@ def _describe(d, err) -> str:
 # invalid address space or pc, launch failure, hardware stack error.
 _KERNEL_FAULTS = frozenset((700, 710, 714, 715, 716, 717, 718, 719))
 
+def is_kernel_fault(err) -> bool:
+    """Whether ``err`` is a kernel's fault (sticky: every later call of the context fails)."""
+    return int(err) in _KERNEL_FAULTS
+
+
 #: What a kernel fault's error adds: where to look next (docs/debugging.md).
 FAULT_HINT = (
     "\n(a kernel launched before this call faulted; the context cannot be used again in this "

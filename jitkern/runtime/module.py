@@ -281,6 +281,8 @@ class Function:
         driver.LAST_LAUNCH[0] = state.handle
         (err,) = d.cuLaunchKernelEx(config, state.handle, plan.params_ptr, 0)
         if err != 0:
+            if driver.is_kernel_fault(err):  # an earlier kernel's: not this configuration's
+                check((err,), f"launching {self.name} with cluster={cluster!r}")
             reasons = diagnose_launch(self, state.device_id, grid3, block3, shared_mem, cooperative)
             if self.max_cluster_blocks(block3, shared_mem, cluster3, state) == 0:
                 reasons.append(f"cluster={cluster!r} cannot be scheduled on device "
@@ -439,6 +441,8 @@ class Function:
             (err,) = launch(state.handle, *grid, *block, shared_mem, stream, plan.params_ptr, *extra)
             if err == 0:
                 return
+        if driver.is_kernel_fault(err):  # an earlier kernel's fault: the context is lost,
+            check((err,), f"launching {self.name}")  # and its attributes answer nothing true
         device_id = self._last_device
         reasons = diagnose_launch(self, device_id, grid, block, shared_mem, cooperative)
         name = driver._name(d, err)

@@ -77,6 +77,13 @@ template <class __jkT, class = void> struct __jitkern_size {{
   static const unsigned long long __jksize = 0, __jkalign = 0; }};
 template <class __jkT> struct __jitkern_size<__jkT, decltype(void(sizeof(__jkT)))> {{
   static const unsigned long long __jksize = sizeof(__jkT), __jkalign = alignof(__jkT); }};
+#define __JITKERN_OFFSET(__jkT, __jkm) __INTADDR__(&(((__jkT*)0)->__jkm))
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_offsetof)
+#undef __JITKERN_OFFSET
+#define __JITKERN_OFFSET(__jkT, __jkm) __builtin_offsetof(__jkT, __jkm)
+#endif
+#endif
 template <unsigned long long...> struct __jitkern_values {{}};
 template <class...> struct __jitkern_types {{}};
 struct __jitkern_none;
@@ -93,13 +100,16 @@ template <class __jkTag, class __jkM, unsigned long long __jkO> struct __jitkern
 
 # One member name: its tag type, and the specialisation that answers for a class whose
 # non-static data member it is (offsetof compiles: not for a member function, a static or
-# private member, a bit-field). Skipped where the name is a macro.
+# private member, a bit-field). Skipped where the name is a macro. NVRTC before 13.5 has no
+# __builtin_offsetof (13.0 answers so through __has_builtin): there the front end's own
+# __INTADDR__ spells offsetof (without a probe that compiles there, NVRTC 13.0 checked no
+# raw kernel's arguments at all).
 _MEMBER = """#ifndef {n}
 struct __jitkern_name_{n};
 template <class __jkT> struct __jitkern_m<__jitkern_name_{n}, __jkT,
-                                          decltype(void(__builtin_offsetof(__jkT, {n})))> {{
+                                          decltype(void(__JITKERN_OFFSET(__jkT, {n})))> {{
   typedef typename __jitkern_field<__jitkern_name_{n},
-      decltype(static_cast<__jkT*>(nullptr)->{n}), __builtin_offsetof(__jkT, {n})>::__jktype
+      decltype(static_cast<__jkT*>(nullptr)->{n}), __JITKERN_OFFSET(__jkT, {n})>::__jktype
       __jktype; }};
 #endif
 """
@@ -127,6 +137,7 @@ template <class __jkF, class __jkL, class __jkS = typename __jitkern_layout<__jk
           class __jkA = typename __jitkern_layout<__jkF>::__jkaligns,
           class __jkR = typename __jitkern_layout<__jkF>::__jkrecords>
 __device__ const char {TEMPLATE} = 0;
+#undef __JITKERN_OFFSET
 #pragma nv_diagnostic pop
 """
 

@@ -139,13 +139,15 @@ SIZES = {"small": (1, 128), "large": (8193, 20_000)}
 def test_after_loop_runs_once_per_thread_of_cupys_launch(rng, launch, block_size, size):
     n = int(rng.integers(*SIZES[size]))
     count = jitkern.ElementwiseKernel(
-        "T x, raw int32 threads, raw int32 seen", "T y", "y = x * 2; atomicAdd(&seen[0], 1);",
+        # the counters are raw *outputs*: a raw input is const, as in CuPy (atomicAdd on
+        # it does not compile there either)
+        "T x", "T y, raw int32 threads, raw int32 seen", "y = x * 2; atomicAdd(&seen[0], 1);",
         "count_threads", loop_prep="atomicAdd(&threads[0], 1);",
         after_loop="atomicAdd(&threads[1], 1);")
     x = rng.standard_normal(n)
     threads, seen = launch.zeros(2, np.int32), launch.zeros(1, np.int32)
     y = launch.poisoned(n, np.float64)
-    launch(count)(launch.to_device(x), threads, seen, y, block_size=block_size)
+    launch(count)(launch.to_device(x), y, threads, seen, block_size=block_size)
     blocks, per_block = cupy_threads(n, block_size or 128)
     assert launch.get(threads).tolist() == [blocks * per_block] * 2
     assert launch.get(seen).tolist() == [n]
