@@ -11,6 +11,7 @@ Both run in the same process as the figure they are compared to.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import datetime
 import statistics
 import struct
@@ -183,8 +184,9 @@ def _fmt(value) -> str:
 
 
 def try_import(name: str):
+    """The module ``name`` (a dotted name gives the submodule itself), or None."""
     try:
-        return __import__(name)
+        return importlib.import_module(name)
     except Exception:
         return None
 
