@@ -390,6 +390,7 @@ def header_text(manifest: dict) -> str:
         "// and launch it with cuLaunchKernel: one pointer per parameter, in the order below.",
         f"#ifndef {guard}",
         f"#define {guard}",
+        *header_structs.OFFSETOF_LINES,
         "",
         "namespace jitkern_export {",
         "// A parameter passed by value whose type is jitkern's own: its bytes, aligned.",

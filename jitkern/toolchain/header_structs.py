@@ -21,6 +21,27 @@ import numpy
 
 from ..arrays import dtypes, records
 
+#: The header's offsetof, defined once at its top: the compiler's builtin where it has one
+#: (GCC, Clang, NVRTC 13.5+), EDG's own spelling where it does not (NVRTC before 13.5 has no
+#: builtin and no <cstddef>), else the standard macro (MSVC).
+OFFSETOF_LINES = (
+    "#ifndef JITKERN_EXPORT_OFFSETOF",
+    "#if defined(__has_builtin)",
+    "#if __has_builtin(__builtin_offsetof)",
+    "#define JITKERN_EXPORT_OFFSETOF(T, m) __builtin_offsetof(T, m)",
+    "#endif",
+    "#endif",
+    "#endif",
+    "#ifndef JITKERN_EXPORT_OFFSETOF",
+    "#if defined(__CUDACC_RTC__)",
+    "#define JITKERN_EXPORT_OFFSETOF(T, m) __INTADDR__(&(((T*)0)->m))",
+    "#else",
+    "#include <cstddef>",
+    "#define JITKERN_EXPORT_OFFSETOF(T, m) offsetof(T, m)",
+    "#endif",
+    "#endif",
+)
+
 #: Declared once in the header's namespace, beside ``opaque``.
 COMPLEX_TEMPLATE = ("template <typename T> struct alignas(2 * sizeof(T)) complex_of "
                     "{ T real; T imag; };")
@@ -68,7 +89,7 @@ def struct_lines(name: str, dtype: numpy.dtype, align: int, done: set) -> list[s
     lines += [f"struct alignas({align}) {name} {{", *members, "};",
               f'static_assert(sizeof({name}) == {dtype.itemsize}, "{name}: NumPy\'s itemsize");',
               f'static_assert(alignof({name}) == {align}, "{name}: the record\'s alignment");']
-    lines += [f"static_assert(__builtin_offsetof({name}, {spelled[c_identifier(field)]}) == "
+    lines += [f"static_assert(JITKERN_EXPORT_OFFSETOF({name}, {spelled[c_identifier(field)]}) == "
               f'{offset}, "{name}.{spelled[c_identifier(field)]}: NumPy\'s offset");'
               for field, (_fdt, offset, *_title) in fields]
     return lines

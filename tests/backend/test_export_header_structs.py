@@ -60,7 +60,7 @@ def numpy_asserts(name, dt):
     out = [f"static_assert(sizeof({name}) == {dt.itemsize}, \"size\");",
            f"static_assert(alignof({name}) == {c_alignment(dt)}, \"align\");"]
     for field, (fdt, offset, *_rest) in dt.fields.items():
-        out.append(f"static_assert(__builtin_offsetof({name}, {field}) == {offset}, \"{field}\");")
+        out.append(f"static_assert(JITKERN_EXPORT_OFFSETOF({name}, {field}) == {offset}, \"{field}\");")
         if fdt.base.fields is not None:
             out += numpy_asserts(f"{name}_{field}", fdt.base)
     return out

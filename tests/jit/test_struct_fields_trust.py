@@ -220,7 +220,7 @@ def test_an_exports_header_declares_keyword_fields_by_their_cpp_names(tmp_path, 
                                  format="cubin")
     with open(written.manifest_path[:-len(".json")] + ".h") as f:
         header = f.read()
-    assert "float new__;" in header and "__builtin_offsetof(keyword_sum_p, new__) == 0" in header
+    assert "float new__;" in header and "JITKERN_EXPORT_OFFSETOF(keyword_sum_p, new__) == 0" in header
     probe = ('extern "C" __global__ void probe(jitkern_export::keyword_sum_p p, double* o) '
              "{ o[0] = p.new__ + p.new_ + p.inner.int_ + p.class_ + p.float_; }")
     nvrtc.compile_source(header + "\n" + probe, arch="sm_90", program_name="kw_probe.cu")
