@@ -98,6 +98,9 @@ _LAZY = {
 #: public submodules that live elsewhere in the package
 _SUBMODULE_PATHS = {"random": "jitkern.compat.random"}
 _SUBMODULES = {"jit", "arrays", "kernels", "config", "errors", "cuda", "graph", "dask"}
+#: the ground's tables, which the package's own modules import as ``from .. import dtypes``:
+#: that asks this module for the name first, before the submodule is loaded
+_GROUND_MODULES = {"dtypes", "layout", "records"}
 
 
 def __getattr__(name: str):
@@ -106,7 +109,7 @@ def __getattr__(name: str):
         value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
-    if name in _SUBMODULES or name in _SUBMODULE_PATHS:
+    if name in _SUBMODULES or name in _SUBMODULE_PATHS or name in _GROUND_MODULES:
         return importlib.import_module(_SUBMODULE_PATHS.get(name, f"jitkern.{name}"))
     if name in _NUMPY_NAMES:  # NumPy's dtype names and constants (jitkern.float32 is NumPy's)
         value = getattr(importlib.import_module("jitkern.compat.namespace"), name)

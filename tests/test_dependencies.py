@@ -119,7 +119,7 @@ def _key(name: str) -> str:
 
 def test_the_import_scan_finds_what_it_looks_for():
     found = {(rel, _key(name), guarded) for rel, _line, name, guarded in _imports()}
-    assert ("jitkern/arrays/dtypes.py", "ml_dtypes", True) in found
+    assert ("jitkern/dtypes.py", "ml_dtypes", True) in found
     assert ("jitkern/sim/preprocess.py", "pcpp", True) in found  # (a try with a message)
     assert ("jitkern/dask.py", "distributed", False) in found
     assert any(key == "numpy" and not guarded for _rel, key, guarded in found)

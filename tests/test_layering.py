@@ -6,8 +6,8 @@ resolved to modules of the package. The rules:
 - no import cycle between modules (imports inside functions count: they only move a
   cycle from import time to call time);
 - no stage imports a later one (docs/architecture.md's table):
-  - the ground (``errors``, ``config``, ``debugrecord``, ``arrays/dtypes``,
-    ``arrays/layout``, ``arrays/records``): only the ground;
+  - the ground (``errors``, ``config``, ``debugrecord``, ``dtypes.py``,
+    ``layout.py``, ``records.py``): only the ground;
   - ``compiler/``: nothing from ``arrays/`` (but its ground), ``toolchain/``, ``runtime/``,
     ``sim/``, ``kernels/``;
   - ``toolchain/``: nothing from ``arrays/`` (but its ground), ``compiler/``, ``runtime/``,
@@ -41,9 +41,9 @@ GROUND = {
     "jitkern.errors",
     "jitkern.config",
     "jitkern.debugrecord",
-    "jitkern.arrays.dtypes",
-    "jitkern.arrays.layout",
-    "jitkern.arrays.records",  # structs by value: a class's record dtype (pure layout)
+    "jitkern.dtypes",
+    "jitkern.layout",
+    "jitkern.records",  # structs by value: a class's record dtype (pure layout)
     "jitkern.handles",  # texture/surface handles by value: their C types (a table)
     "jitkern.lazy",  # lazy_import: a module imported on its first attribute read
     "jitkern.pyexpr",  # function_of: a Python function of one generated expression
@@ -75,7 +75,7 @@ LAYER_EXCEPTIONS = {
 #: import: the rules and the cycle check hold for it.
 LOCAL_IMPORTS = {
     # optional dependencies: an ImportError there is the user's message (or a fallback)
-    ("jitkern.arrays.dtypes", "ml_dtypes"): "optional dependency (bfloat16, float8)",
+    ("jitkern.dtypes", "ml_dtypes"): "optional dependency (bfloat16, float8)",
     ("jitkern.runtime.libraries", "torch"): "optional dependency, only when a tensor is passed",
     ("jitkern.runtime.libraries", "cupy"): "optional dependency, only when a CuPy array is "
         "passed and a result is made in CuPy's pool",
@@ -291,10 +291,10 @@ def _long_functions() -> set:
 
 def test_the_parser_sees_the_package():
     # a rule over nothing would pass: the walk must find the stages and their imports
-    assert {"jitkern.compiler.types", "jitkern.runtime.driver", "jitkern.arrays.dtypes"} <= set(
+    assert {"jitkern.compiler.types", "jitkern.runtime.driver", "jitkern.dtypes"} <= set(
         MODULES
     )
-    assert ("jitkern.compiler.types", "jitkern.arrays.dtypes", False) in {
+    assert ("jitkern.compiler.types", "jitkern.dtypes", False) in {
         (a, b, local) for a, b, local, _ in INTERNAL
     }
     # ... and the imports declared lazily (jitkern/lazy.py), each naming a real module
@@ -365,7 +365,7 @@ def test_the_rules_catch_a_backward_import():
     assert _breaks_a_rule("jitkern.toolchain.nvrtc", "jitkern.kernels.raw")
     assert _breaks_a_rule("jitkern.runtime.module", "jitkern.toolchain.nvrtc")
     assert not _breaks_a_rule("jitkern.runtime.module", "jitkern.toolchain.cubin")
-    assert _breaks_a_rule("jitkern.arrays.dtypes", "jitkern.arrays.core")
+    assert _breaks_a_rule("jitkern.dtypes", "jitkern.arrays.core")
     assert _breaks_a_rule("jitkern.sim.runtime", "jitkern.kernels.jit")
     assert _breaks_a_rule("jitkern.kernels.raw", "jitkern")
     assert not _breaks_a_rule("jitkern.kernels.raw", "jitkern.compiler.strings.params")

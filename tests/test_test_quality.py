@@ -74,6 +74,11 @@ ALLOWED = {
         "the fake driver runs no kernel and the test reads no array: it checks the pointers "
         "and the packed scalar the launch was given, and that a float16 array is refused"
     ),
+    ("runtime/test_fault_is_not_blamed_on_the_launch.py",
+     "test_a_launch_after_a_fault_names_the_fault_not_the_block", "unpoisoned-output"): (
+        "the fake driver runs no kernel and the test reads no array: it checks the error a "
+        "launch after a fault raises"
+    ),
     ("kernels/test_raw_checked_args.py", "test_jitkern_arrays_are_checked_on_each_call_by_their_dtype",
      "unpoisoned-output"): (
         "the fake driver runs no kernel and the test reads no array: it checks the pointer "

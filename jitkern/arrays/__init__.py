@@ -2,9 +2,9 @@
 GPU libraries through ``__cuda_array_interface__`` (v3) and DLPack.
 
 Importing this package touches no GPU and does not import ``cuda.bindings``. Its public
-names load on first use, so that ``arrays.dtypes`` and ``arrays.layout`` (pure tables and
-shape arithmetic every stage reads) can be imported without the array class and the
-runtime it launches through.
+names load on first use. The pure tables every stage reads (``jitkern/dtypes.py``,
+``jitkern/layout.py``, ``jitkern/records.py``) live at the package's ground, beside
+``errors.py``, not here: a stage below the arrays reads them without climbing up a layer.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from ..runtime import driver
 from ..runtime.functions import Functions
 from ..runtime.module import Function
 from ..errors import JitkernValueError
-from . import dtypes
-from .layout import collapse
+from .. import dtypes
+from ..layout import collapse
 
 MAXDIM = 32
 BLOCK = 256

@@ -26,7 +26,8 @@ from ..runtime.device import Device, Stream, get_current_stream, stream_handle
 from ..runtime.driver import check, drv
 from ..runtime.args import register_arrays
 from ..errors import JitkernBufferError, JitkernTypeError, JitkernValueError
-from . import _dlpack, _kernels, dtypes, interop, layout
+from .. import dtypes, layout
+from . import _dlpack, _kernels, interop
 from ..runtime.context import LEGACY, PER_THREAD, current_device_id, on_device, order_after
 from .operators import ArrayOperators
 

@@ -13,7 +13,8 @@ import numpy
 from ..runtime import memory
 from ..runtime.device import get_current_stream
 from ..errors import JitkernTypeError, JitkernValueError
-from . import _dlpack, dtypes, interop, layout
+from .. import dtypes, layout
+from . import _dlpack, interop
 from ..runtime.context import current_device_id, on_device, order_after
 from .core import allocate, from_info, make, ndarray, pin_stream
 

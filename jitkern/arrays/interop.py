@@ -23,8 +23,9 @@ from ..runtime.libraries import (  # noqa: F401 - the table's readers, re-export
     parse_cai,
 )
 from ..errors import JitkernTypeError
-from . import _dlpack, dtypes
-from .layout import c_strides
+from .. import dtypes
+from . import _dlpack
+from ..layout import c_strides
 
 
 _HOST_HINT = "copy it to the GPU first with jitkern.asarray(x)"

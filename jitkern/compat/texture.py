@@ -38,7 +38,7 @@ from ..cuda.runtime import (
     cudaArraySurfaceLoadStore,
     cudaArrayTextureGather,
 )
-from ..arrays.layout import c_strides
+from ..layout import c_strides
 from ..errors import JitkernNotImplementedError, JitkernTypeError, JitkernValueError
 from ..lazy import lazy_import
 

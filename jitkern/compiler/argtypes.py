@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..arrays.layout import fits_int32
+from ..layout import fits_int32
 from . import types as T
 from .structs import struct_of_dtype
 

@@ -1,5 +1,5 @@
 """Struct types of JIT kernels: from a record dtype (a frozen dataclass's or NamedTuple's,
-through :mod:`..arrays.records`, or a NumPy structured dtype's) to a :class:`~.types.Struct`,
+through :mod:`..records`, or a NumPy structured dtype's) to a :class:`~.types.Struct`,
 and the C definitions of the structs a program uses.
 
 The C struct is the one ElementwiseKernel generates for a record dtype
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..arrays import records
+from .. import records
 from . import types as T
 from .strings.params import record_ctype
 from .strings.prelude import record_definitions

@@ -10,7 +10,7 @@ import dataclasses
 
 import numpy
 
-from ..arrays import dtypes as _dtypes
+from .. import dtypes as _dtypes
 from ..errors import JitkernTypeError
 
 _interned: dict = {}

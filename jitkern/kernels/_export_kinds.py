@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..arrays import records
+from .. import records
 from ..compiler import types as T
 from ..compiler.builtins.thrust import backend_for
 from ..compiler.strings.c_params import kernel_params

@@ -24,7 +24,7 @@ import numpy
 
 from ..arrays import empty
 from ..arrays.core import allocate_like, stream_of
-from ..arrays.records import is_record_class
+from ..records import is_record_class
 from ..toolchain import nvrtc as compiler
 from ..runtime import args as launch_args, driver
 from ..runtime.args import layout_key, pointer_of, program_library

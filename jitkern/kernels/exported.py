@@ -19,8 +19,9 @@ import weakref
 
 import numpy
 
-from ..arrays import describe, empty, records
-from ..arrays.layout import fits_int32 as _fits_int32
+from .. import records
+from ..arrays import describe, empty
+from ..layout import fits_int32 as _fits_int32
 from ..runtime import driver
 from ..toolchain.export import binary_for_device, read_manifest
 from .base import Kernel

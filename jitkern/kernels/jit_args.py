@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..arrays import records
+from .. import records
 from ..compiler import types as T
 from ..compiler.argtypes import array_type
 from ..compiler.structs import struct_of_class, struct_of_dtype

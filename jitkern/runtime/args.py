@@ -46,8 +46,8 @@ import sys
 
 import numpy
 
-from ..arrays import dtypes, records
-from ..arrays.layout import c_strides, fits_int32
+from .. import dtypes, records
+from ..layout import c_strides, fits_int32
 from ..config import settings
 from ..errors import InternalError, JitkernRuntimeError, JitkernTypeError, KernelArgumentError
 from ..handles import handle_ctype

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy
 
-from ..arrays import dtypes, records
+from .. import dtypes, records
 from ..errors import JitkernTypeError, KernelArgumentError
 from .args import (  # noqa: F401 - the reading table; register_array_type etc. re-exported
     _CAI_READ,
@@ -126,7 +126,7 @@ def slot_for(cls: type, index: int, param_size: int | None, value=None) -> Slot:
 
 # ---------------------------------------------------------------------------
 # Structs by value (JIT kernels): a frozen dataclass or NamedTuple instance packs its fields
-# at the offsets of its record dtype (arrays.records, the layout the kernel's C struct has),
+# at the offsets of its record dtype (records, the layout the kernel's C struct has),
 # one attribute read per field in the launcher's single pack_into: no per-call conversion.
 
 

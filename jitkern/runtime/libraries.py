@@ -39,8 +39,8 @@ from typing import Any, Callable, NamedTuple
 
 import numpy
 
-from ..arrays import dtypes, records
-from ..arrays.layout import c_strides, fits_int32
+from .. import dtypes, records
+from ..layout import c_strides, fits_int32
 from ..config import settings
 from ..errors import JitkernTypeError, JitkernValueError, KernelArgumentError
 from .context import current_device_id, pointer_device

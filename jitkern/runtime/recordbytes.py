@@ -25,7 +25,7 @@ import struct
 
 import numpy
 
-from ..arrays import records
+from .. import records
 
 #: NumPy dtype char -> the struct codes of its value in a parameter buffer: the one table
 #: (the packers, the string kernels' launchers and a bound launch's slot names read it).

@@ -15,7 +15,7 @@ import struct
 
 import numpy
 
-from ..arrays.layout import c_strides
+from ..layout import c_strides
 from ..errors import InternalError
 from ..handles import HANDLE_CTYPES
 from . import driver, memory

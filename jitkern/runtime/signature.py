@@ -30,8 +30,8 @@ import struct as _struct
 
 import numpy
 
-from ..arrays import records
-from ..arrays.records import c_alignment
+from .. import records
+from ..records import c_alignment
 from ..errors import JitkernOverflowError, KernelArgumentError
 from ..pyexpr import function_of
 from .args import array_read, dtype_of, dtype_read, kind_of

@@ -13,7 +13,7 @@ import math
 import numpy
 
 from ..compiler.strings.environment import constant_values
-from ..arrays.records import c_members
+from ..records import c_members
 from . import ccomplex, cmath, cprelude, ctextures
 from .csubset import (
     BF16, BOOL, F16, F32, F64, I8, I32, I64, U32, U64, Pointer, Val,

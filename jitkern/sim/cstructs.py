@@ -23,7 +23,7 @@ import dataclasses
 
 import numpy
 
-from ..arrays import records
+from .. import records
 from ..errors import KernelArgumentError
 from .csubset import I64, Pointer, Val, Var, ctor
 

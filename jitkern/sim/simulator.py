@@ -21,7 +21,7 @@ import functools
 
 import numpy
 
-from ..arrays import dtypes, records
+from .. import dtypes, records
 from ..runtime.launch import dim3
 from ..runtime.limits import SHARED_DEFAULT, SHARED_OPTIN_MAX, check_launch, launch_keywords
 from ..compiler.captured import CapturedGlobals, fingerprints_hold

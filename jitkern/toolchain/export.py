@@ -28,7 +28,7 @@ import os
 import re
 import tempfile
 
-from ..arrays import dtypes, records
+from .. import dtypes, records
 from ..config import VERSION
 from . import header_structs
 from . import manifest as schema

@@ -19,7 +19,7 @@ import re
 
 import numpy
 
-from ..arrays import dtypes, records
+from .. import dtypes, records
 
 #: The header's offsetof, defined once at its top: the compiler's builtin where it has one
 #: (GCC, Clang, NVRTC 13.5+), EDG's own spelling where it does not (NVRTC before 13.5 has no

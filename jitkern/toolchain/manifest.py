@@ -15,7 +15,7 @@ import hashlib
 import os
 import re
 
-from ..arrays import dtypes, records
+from .. import dtypes, records
 from ..errors import JitkernFileNotFoundError, JitkernValueError
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")

@@ -7,7 +7,8 @@ import gc
 import numpy as np
 import pytest
 
-from jitkern.arrays import _dlpack, core, dtypes, interop
+from jitkern import dtypes
+from jitkern.arrays import _dlpack, core, interop
 from jitkern.runtime import driver, libraries
 from jitkern.runtime.device import Stream
 from jitkern.runtime.fakedriver import FakeDriver

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from jitkern.arrays import layout
+from jitkern import layout
 
 SHAPE = (4, 5, 6)
 

@@ -11,7 +11,7 @@ import pytest
 
 import jitkern
 from jitkern import jit
-from jitkern.arrays import dtypes
+from jitkern import dtypes
 from jitkern.errors import JitkernTypeError
 from jitkern.compiler import infer
 from jitkern.jit import rawkernel

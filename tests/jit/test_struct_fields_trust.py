@@ -208,7 +208,7 @@ extern "C" __global__ void keywords(K p, float* out) { out[0] = p.new__; }
     with driver.use(FakeDriver(cc=(9, 0))) as fake:
         k((1,), (1,), (p, DevArray(rng)))
         raw = fake.launches[-1].raw(0, 40)
-    want = np.zeros((), jitkern.arrays.records.record_dtype(Keywords))
+    want = np.zeros((), jitkern.records.record_dtype(Keywords))
     want["new"], want["new_"], want["class_"], want["float"] = p.new, p.new_, p.class_, p.float
     want["inner"]["int"], want["inner"]["new_"] = p.inner.int, p.inner.new_
     assert raw == want.tobytes()

@@ -16,7 +16,7 @@ import pytest
 
 import jitkern
 from jitkern.arrays import _kernels as K
-from jitkern.arrays.layout import collapse
+from jitkern.layout import collapse
 from jitkern.errors import KernelArgumentError, KernelAssertionError
 from jitkern.sim import vector
 

@@ -3,7 +3,7 @@
 :func:`~.c_params.compiled_params` has each parameter's type from the compiler (and, for a
 class, its members' types, offsets and sizes); this module says what a type means, so that
 the runtime can check a launch against it (runtime/signature.py): the NumPy dtype of a
-builtin type or of one of the number classes kernels use (one table: arrays.dtypes' C++
+builtin type or of one of the number classes kernels use (one table: dtypes' C++
 spellings plus C's and CUDA's names and CuPy's classes), whether a pointer takes any array
 (``void*``, ``char*``, ``unsigned char*``), and the records (:class:`StructDef`) a struct's
 layout is described by. A type this module does not know is ``None`` and is checked by
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ...arrays import dtypes
+from ... import dtypes
 
 # A compiled type's spelling -> NumPy dtype name: the builtin types as the mangled name spells
 # them (compiler/strings/mangled.py; typedefs such as size_t or cudaTextureObject_t are

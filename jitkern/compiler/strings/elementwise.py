@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from ...arrays.layout import c_strides
+from ...layout import c_strides
 from . import mapping as _mapping
 from . import prelude as _cuda
 

@@ -7,8 +7,8 @@ ElementwiseKernel and ReductionKernel and tested on the CPU. What each argument 
 
 from __future__ import annotations
 
-from ...arrays import layout
-from ...arrays.layout import broadcast_strides, c_strides, max_extent  # noqa: F401 (kernels read them here)
+from ... import layout
+from ...layout import broadcast_strides, c_strides, max_extent  # noqa: F401 (kernels read them here)
 from ...errors import JitkernValueError
 
 

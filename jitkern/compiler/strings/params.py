@@ -16,10 +16,10 @@ import warnings
 
 import numpy
 
-from ...arrays import dtypes as _dtypes
-from ...arrays import records as _records
-from ...arrays.records import c_alignment  # noqa: F401 - the one C alignment rule (prelude reads it here)
-from ...arrays.records import CPP_KEYWORDS
+from ... import dtypes as _dtypes
+from ... import records as _records
+from ...records import c_alignment  # noqa: F401 - the one C alignment rule (prelude reads it here)
+from ...records import CPP_KEYWORDS
 from ...handles import HANDLE_CTYPES, handle_ctype
 from ...errors import JitkernTypeError, JitkernValueError
 

@@ -11,7 +11,7 @@ import dataclasses
 
 import numpy
 
-from ..errors import JitkernTypeError
+from .errors import JitkernTypeError
 
 # DLPack type codes (dlpack.h, DLDataTypeCode; the float8 ones since DLPack 1.1).
 DL_INT, DL_UINT, DL_FLOAT, DL_BFLOAT, DL_COMPLEX, DL_BOOL = 0, 1, 2, 4, 5, 6
@@ -134,7 +134,7 @@ def normalize(dtype) -> numpy.dtype:
 
 def is_record(dt: numpy.dtype) -> bool:
     """A structured dtype of supported types (an array of structs: its elements are bytes
-    to copies, structs to kernels; arrays.records, docs/jit.md)."""
+    to copies, structs to kernels; records, docs/jit.md)."""
     if dt.fields is None or not dt.names or not dt.isnative:
         return False
     return all(is_record(f.base) or f.base in SUPPORTED for f, *_ in dt.fields.values())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 
-from ..errors import JitkernAxisError, JitkernIndexError, JitkernTypeError, JitkernValueError
+from .errors import JitkernAxisError, JitkernIndexError, JitkernTypeError, JitkernValueError
 
 
 def normalize_shape(shape) -> tuple[int, ...]:

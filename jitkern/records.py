@@ -18,8 +18,8 @@ import warnings
 
 import numpy
 
-from ..errors import JitkernOverflowError, JitkernTypeError
-from ..pyexpr import function_of
+from .errors import JitkernOverflowError, JitkernTypeError
+from .pyexpr import function_of
 from . import dtypes
 
 #: The metadata key naming the class a record dtype was made from.
