@@ -369,3 +369,20 @@ def test_the_rules_catch_a_backward_import():
     assert _breaks_a_rule("jitkern.sim.runtime", "jitkern.kernels.jit")
     assert _breaks_a_rule("jitkern.kernels.raw", "jitkern")
     assert not _breaks_a_rule("jitkern.kernels.raw", "jitkern.compiler.strings.params")
+
+
+#: folders of tests/ that are not a folder of the package, and why
+TEST_FOLDERS_OF_THEIR_OWN = {
+    "tools": "scripts that read the suite (the simulator's coverage count), not tests",
+}
+
+
+def test_the_tests_mirror_the_package():
+    """tests/<folder> tests jitkern/<folder>: a newcomer finds a module's tests by its path.
+    Tests of the package as a whole (its import, layering, docs, errors) sit in tests/."""
+    package = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    tests = {p.name for p in (ROOT / "tests").iterdir()
+             if p.is_dir() and not p.name.startswith((".", "_"))}
+    strays = sorted(tests - package - set(TEST_FOLDERS_OF_THEIR_OWN))
+    assert not strays, f"tests/ folders that name no jitkern/ package folder: {strays}"
+    assert set(TEST_FOLDERS_OF_THEIR_OWN) <= tests, "a stale entry in TEST_FOLDERS_OF_THEIR_OWN"

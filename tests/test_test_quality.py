@@ -42,16 +42,16 @@ ASSERTING_HELPERS: dict = {}
 
 # (file, test name, rule) -> reason. Only for findings where the rule's heuristic is wrong.
 ALLOWED = {
-    ("backend/test_memory_cache_gpu.py", "test_a_freed_block_returns_on_its_stream_only",
+    ("runtime/test_memory_cache_gpu.py", "test_a_freed_block_returns_on_its_stream_only",
      "unpoisoned-output"): (
         "an allocator test: it reads which block empty() handed out (data.ptr), no launch "
         "writes these arrays, and the one whose values it checks is filled first"
     ),
-    ("backend/test_memory_cache_gpu.py", "test_free_all_blocks_empties_the_cache",
+    ("runtime/test_memory_cache_gpu.py", "test_free_all_blocks_empties_the_cache",
      "unpoisoned-output"): (
         "an allocator test: the arrays exist only to be freed into the cache and counted"
     ),
-    ("backend/test_memory_cache_gpu.py", "test_capture_allocations_bypass_the_cache",
+    ("runtime/test_memory_cache_gpu.py", "test_capture_allocations_bypass_the_cache",
      "unpoisoned-output"): (
         "the empty() before the capture only puts a block in the cache; its address is compared"
     ),

@@ -383,7 +383,7 @@ def header_text(manifest: dict) -> str:
     guard = "JITKERN_EXPORT_" + digest[:12].upper()
     lines = [
         (
-            f"// Written by jitkern {manifest['jitkern_version']} (jitkern.export): "
+            f"// Written by jitkern {manifest['jitkern_version']} (a kernel's .export()): "
             f"{manifest['binary_format']} for {', '.join(manifest['archs'])}."
         ),
         "// Load the binary with cuModuleLoadData, find each kernel with cuModuleGetFunction(symbol)",

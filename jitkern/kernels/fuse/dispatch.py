@@ -150,7 +150,7 @@ def cupy_ufunc(trace: Trace, kernel, args, kwargs):
         what = f"cupy.{name}" if type(kernel).__name__ == "ufunc" else f"{kernel!r}"
         raise FuseTraceError(
             f"{what} is not supported in a jitkern.fuse function",
-            "fuse records NumPy's and CuPy's ufuncs in its table (jitkern.fuse.UFUNCS), "
+            "fuse records NumPy's and CuPy's ufuncs in its table (jitkern.kernels.fuse.UFUNCS), "
             "where, clip, round, real, imag and the reductions; call other kernels outside it",
         )
     out, dtype = kwargs.pop("out", None), kwargs.pop("dtype", None)
