@@ -39,6 +39,8 @@ from .errors import (
     KernelAssertionError,
     LaunchError,
     OutOfMemoryError,
+    ParamError,
+    SimulatorError,
     StreamCaptureError,
 )
 
@@ -135,6 +137,6 @@ __all__ = [
     "JitkernBufferError", "JitkernError", "JitkernFileNotFoundError", "JitkernIndexError",
     "JitkernKeyError", "JitkernNotImplementedError", "JitkernOverflowError",
     "JitkernRuntimeError", "JitkernTypeError", "JitkernValueError", "JitkernAxisError",
-    "KernelArgumentError",
+    "KernelArgumentError", "ParamError", "SimulatorError",
     "KernelAssertionError", "LaunchError", "OutOfMemoryError", "StreamCaptureError", *_LAZY,
 ]

@@ -47,6 +47,13 @@ class CompileError(JitkernError, RuntimeError):
         self.options = tuple(options)
 
 
+class SimulatorError(CompileError, NotImplementedError):
+    """The simulator cannot run this CUDA C: it is outside the C subset the simulator
+    translates (docs/debugging.md). The message names the kernel, the line and column, and
+    shows the line with a caret; the same source runs on a GPU. A CompileError, and a
+    NotImplementedError."""
+
+
 class LaunchError(JitkernError, ValueError):
     """A launch configuration or its arguments were rejected before launching."""
 
@@ -61,6 +68,11 @@ class JitkernTypeError(JitkernError, TypeError):
 
 class JitkernValueError(JitkernError, ValueError):
     """A value of the right type but a wrong value was given to jitkern."""
+
+
+class ParamError(JitkernValueError):
+    """A malformed parameter string of an ElementwiseKernel or ReductionKernel (a
+    ValueError, as CuPy raises), naming the string, the parameter and its column."""
 
 
 _AxisError = getattr(getattr(numpy, "exceptions", numpy), "AxisError")  # numpy < 1.25: numpy.

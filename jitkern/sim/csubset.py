@@ -10,7 +10,7 @@ This module is the translation: CUDA spellings are turned into C that pycparser 
 (integer promotion, the usual arithmetic conversions, unsigned wrap-around, literals'
 types) and written with explicit NumPy conversions, so the JIT computes in exactly the
 C types. Integer ``/`` and ``%`` truncate toward zero (:data:`HELPERS`), not Python's floor.
-Whatever is outside the subset is refused with a :class:`~jitkern.errors.CompileError`
+Whatever is outside the subset is refused with a :class:`~jitkern.errors.SimulatorError`
 naming the construct and its line; nothing is run approximately.
 """
 
@@ -23,7 +23,7 @@ import re
 import numpy
 
 from ..compiler.types import bfloat16_dtype
-from ..errors import CompileError
+from ..errors import CompileError, SimulatorError
 
 # ---------------------------------------------------------------------------
 # types
@@ -213,8 +213,50 @@ def float_text(v: float) -> str:
 # errors
 
 
-class Refused(CompileError):
-    """Source outside the simulator's C subset (a CompileError, so also a RuntimeError)."""
+#: source outside the simulator's C subset: the public class (a CompileError and a
+#: NotImplementedError), under the name the translator's modules raise it by
+Refused = SimulatorError
+
+#: where a message names the user's place: ``<kernel> [<part> ]line N[, column C]``
+_PLACE = re.compile(r" line (\d+)(?:, column (\d+))?")
+#: the construct a refusal names: a quoted token, or a call ``name()``
+_TOKEN = re.compile(r"'([^'\s]+)'|\b(\w+)\(\)")
+
+
+def excerpt(message: str, lines, first_line: int = 1, anchor: str | None = None) -> str:
+    """``message`` with the user's line it names shown under it, a caret at the column:
+    the quoted construct's place in that line where the message quotes one, else the
+    column it gives, else the line's first character. ``lines``: the user's text, a list
+    of lines, whose first is line ``first_line`` of the message's numbering. ``anchor``: the
+    rest of the line from the error on, as the parser read it (the line may have been
+    rewritten before it: its columns are not the user's), found at the user's line's end."""
+    m = _PLACE.search(message)
+    if m is None or "\n |" in message:
+        return message
+    n = int(m.group(1))
+    k = n - first_line
+    if not 0 <= k < len(lines):
+        return message
+    text = lines[k].replace("\t", " ").rstrip()
+    column = None
+    if anchor and text.endswith(anchor):
+        column = len(text) - len(anchor)
+    for t in _TOKEN.finditer(message[m.end():] if column is None else ""):
+        token = t.group(1) or t.group(2)
+        found = re.search(r"(?<!\w)" + re.escape(token) + r"(?!\w)", text)
+        if found is not None:
+            column = found.start()
+            break
+    if column is None and m.group(2) is not None and int(m.group(2)) - 1 < len(text):
+        column = int(m.group(2)) - 1
+    if column is None:
+        column = len(text) - len(text.lstrip())
+    if m.group(2) is None:  # the place, always with its column
+        message = f"{message[:m.end(1)]}, column {column + 1}{message[m.end(1):]}"
+    elif int(m.group(2)) != column + 1:  # the user's column, where the parser's was not
+        message = f"{message[:m.start(2)]}{column + 1}{message[m.end(2):]}"
+    width = len(str(n))
+    return f"{message}\n {n} | {text}\n {' ' * width} | {' ' * column}^"
 
 
 def refuse(what: str, where) -> Refused:
@@ -238,8 +280,6 @@ _REFUSED_WORDS = [
     (re.compile(r"\b__constant__\b"), "__constant__ memory"),
     (re.compile(r"\bauto\b"), "'auto'"),
     (re.compile(r"\b(printf|goto|nullptr|texture)\b"), "'{0}'"),
-    (re.compile(r"\b(float|double|int|uint|short|ushort|char|uchar|long|ulong|longlong|"
-                r"ulonglong)[1-4]\b"), "the vector type '{0}'"),
     (re.compile(r"\b__nv_fp8\w*"), "'{0}'"),
     (re.compile(r"\[\s*\]\s*\(|\[\s*&\s*\]|\[\s*=\s*\]"), "a lambda"),
 ]
@@ -436,10 +476,36 @@ def _expansion(value: str) -> str:
     return f"({value})"
 
 
-def prelude(types: dict) -> str:
-    """One line of typedefs naming every type the kernel may use (pycparser needs them)."""
+def prelude(types: dict, text: str = "") -> str:
+    """One line of typedefs naming every type the kernel may use (pycparser needs them),
+    and the CUDA vector types ``text`` names (:func:`vector_types`)."""
     names = {**TYPEDEFS, **types}
-    return " ".join(f"typedef int {n};" for n in names) + "\n"
+    return " ".join(f"typedef int {n};" for n in names) + vector_types(text) + "\n"
+
+
+#: CUDA's vector types: name stem -> the C type of each component
+_VECTOR_STEMS = {"char": "signed char", "uchar": "unsigned char", "short": "short",
+                 "ushort": "unsigned short", "int": "int", "uint": "unsigned int",
+                 "long": "long", "ulong": "unsigned long", "longlong": "long long",
+                 "ulonglong": "unsigned long long", "float": "float", "double": "double"}
+_VECTOR = re.compile(r"\b(?:make_)?(" + "|".join(sorted(_VECTOR_STEMS, key=len, reverse=True))
+                     + r")([1-4])\b")
+
+
+def vector_types(text: str) -> str:
+    """C definitions of the CUDA vector types ``text`` uses (``float4``, ``make_float4``...):
+    a struct of the components ``x``, ``y``, ``z``, ``w`` and its ``make_`` function. Their
+    sizes are CUDA's (the components' sum); CUDA aligns the 2- and 4-component ones to
+    their size, which these structs do not say: a vector inside a struct parameter may sit
+    at another offset than on the GPU (docs/debugging.md)."""
+    out = []
+    for stem, count in sorted({(m.group(1), int(m.group(2))) for m in _VECTOR.finditer(text)}):
+        c_type, name, fields = _VECTOR_STEMS[stem], f"{stem}{count}", "xyzw"[:count]
+        args = ", ".join(f"{c_type} {f}" for f in fields)
+        sets = " ".join(f"v.{f} = {f};" for f in fields)
+        out.append(f" typedef struct {name} {{ {c_type} {', '.join(fields)}; }} {name};"
+                   f" inline {name} make_{name}({args}) {{ {name} v; {sets} return v; }}")
+    return "".join(out)
 
 
 def parse(source: str, where: str, types: dict, extract=None, macros=None):
@@ -455,23 +521,51 @@ def parse(source: str, where: str, types: dict, extract=None, macros=None):
     text, macros = preprocess(source, where, types, extract, macros)
     parser = c_parser.CParser()
     try:
-        ast = parser.parse(prelude(types) + text, "<source>")
+        ast = parser.parse(prelude(types, text) + text, "<source>")
     except c_parser.ParseError as exc:
-        raise _parse_error(str(exc), source, where) from None
+        error = _parse_error(str(exc), source, where, parser)
+        parsed = (prelude(types, text) + text).split("\n")
+        line, column = _stopped_at(parser)
+        if line is not None and 0 < line <= len(parsed):
+            error.anchor = parsed[line - 1][max(column - 1, 0):].replace("\t", " ").rstrip()
+        raise error from None
     return ast, macros
 
 
-def _parse_error(message: str, source: str, where: str) -> Refused:
+def _parse_error(message: str, source: str, where: str, parser) -> Refused:
+    """The parser's complaint at the user's line and column (the prelude is line 1): from
+    its message, or, where it gives no place ("Invalid expression"), from where its lexer
+    stopped."""
     m = re.match(r"<source>:(\d+):(\d+): (.*)", message)
-    if m is None:
-        return Refused(f"{where}: cannot read the source: {message}")
-    line = int(m.group(1)) - 1
+    if m is not None:
+        line, column, why = int(m.group(1)) - 1, int(m.group(2)), m.group(3)
+    else:
+        line, column = _stopped_at(parser)
+        why = message.split(": ", 1)[-1] if message.startswith("<source>") else message
+        if line is None:
+            return Refused(f"{where}: cannot read the source ({why}): outside the C subset "
+                           "the simulator runs (docs/debugging.md); run it on a GPU")
+        line -= 1
     lines = source.split("\n")
     text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
     return Refused(
-        f"{where} line {line}: cannot read {text!r} ({m.group(3)}): outside the C subset the "
-        "simulator runs (docs/debugging.md); run it on a GPU"
+        f"{where} line {line}, column {max(column, 1)}: cannot read {text!r} ({why}): outside "
+        "the C subset the simulator runs (docs/debugging.md); run it on a GPU"
     )
+
+
+def _stopped_at(parser) -> tuple:
+    """(line, column) of the token pycparser stopped at, where its message gives none;
+    (None, None) where this pycparser keeps no such record (its token stream is private:
+    read with care, and only for the message)."""
+    tokens = getattr(parser, "_tokens", None)
+    buffer, index = getattr(tokens, "_buffer", None), getattr(tokens, "_index", None)
+    if isinstance(buffer, list) and isinstance(index, int) and buffer:
+        token = buffer[min(index, len(buffer) - 1)]
+        line, column = getattr(token, "lineno", None), getattr(token, "column", None)
+        if isinstance(line, int) and isinstance(column, int):
+            return line, column
+    return None, None
 
 
 def line_of(node) -> int:

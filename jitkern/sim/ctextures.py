@@ -9,7 +9,7 @@ boundary mode as a constant (``cudaBoundaryModeTrap``, CUDA's default, when left
 
 from __future__ import annotations
 
-from .csubset import F32, I32, U64, Pointer, Val
+from .csubset import _VECTOR, F32, I32, U64, Pointer, Val
 
 #: CUDA name -> (coordinates, whether it takes a template type, is a write, coordinate type).
 _FUNCTIONS = {
@@ -44,6 +44,10 @@ def call(tr, name: str, node) -> Val:
         if not exprs or not _is_type_marker(exprs[0]):
             raise tr.refuse(f"{name}() without its template argument (write {name}<float>(...))",
                             node)
+        spelled = getattr(getattr(getattr(exprs[0].to_type, "type", None), "type", None),
+                          "names", None) or []
+        if len(spelled) == 1 and _VECTOR.fullmatch(spelled[0]):
+            raise tr.refuse(f"{name}<{spelled[0]}> (a texel of a CUDA vector type)", node)
         marker, exprs = tr.expr(exprs[0]), exprs[1:]
         result = marker.type
         if result.kind not in _TEXEL_KINDS or result.itemsize > (4 if name[:3] == "tex" else 8):

@@ -135,7 +135,9 @@ class Translator(Structs, Expressions):
 
     # -- errors ------------------------------------------------------------
     def at(self, node) -> str:
-        return f"{self.where} line {line_of(node) or self.c_line}"
+        coord = getattr(node, "coord", None)
+        column = f", column {coord.column}" if coord is not None and coord.column else ""
+        return f"{self.where} line {line_of(node) or self.c_line}{column}"
 
     def refuse(self, what: str, node):
         return refuse(what, self.at(node))
@@ -675,8 +677,8 @@ def translate_unit(ast, where: str, types: dict, *, keep=None, special=None, loc
     defs, entries = [], []
     for ext in ast.ext:
         cls = type(ext).__name__
-        if cls == "Typedef" and line_of(ext) <= 0:
-            continue  # the prelude's typedefs
+        if cls == "Typedef" and line_of(ext) <= 0 and type(ext.type.type).__name__ != "Struct":
+            continue  # the prelude's placeholder typedefs (its vector structs are read)
         if cls == "Typedef":
             tr.typedef(ext)
             continue

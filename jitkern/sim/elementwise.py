@@ -116,8 +116,8 @@ class ElementwiseSim(StringSim):
         k = self._kernel
         bound = placeholder_types(bound_of(k.params, dtypes))
         parts = [("preamble", k.preamble), ("", "void __jk_kernel(void) {"),
-                 ("loop_prep", k.loop_prep + ";"), ("", "while (__jk_loop) {"),
-                 ("operation", k.operation + ";"), ("", "}"), ("after_loop", k.after_loop + ";"),
+                 ("loop_prep", k.loop_prep), ("", ";"), ("", "while (__jk_loop) {"),
+                 ("operation", k.operation), ("", ";}"), ("after_loop", k.after_loop), ("", ";"),
                  ("", "}")]
         unit = Unit(k.name, parts, bound, k.options)
         names, params = {}, []

@@ -19,7 +19,7 @@ from ..handles import handle_ctype, handle_value
 from ..runtime import memo
 from ..runtime.launch import check_simulated
 from ..toolchain.includes import user_headers_digest
-from .csubset import C64, C128, Pointer, refuse
+from .csubset import C64, C128, Pointer, Refused, excerpt, refuse
 from .cstructs import CStruct, byte_views, struct_argument
 from .ctemplates import parse
 from .ctranslate import HELPERS, translate_unit
@@ -49,9 +49,14 @@ def module_of(source: RawSource) -> tuple[SimModule, str]:
     name, made = source.name, source.made
     key = name if "<" in name else ""
     if key not in made:  # a kernel made again from the same source: the memo's translation
-        made[key] = memo.translated(
-            ("raw", source.code, source.options, user_headers_digest(source.code, source.options),
-             source.where, key), lambda: _translate_module(source, name, key))
+        try:
+            made[key] = memo.translated(
+                ("raw", source.code, source.options,
+                 user_headers_digest(source.code, source.options), source.where, key),
+                lambda: _translate_module(source, name, key))
+        except Refused as exc:  # the user's line, shown with a caret
+            raise Refused(excerpt(str(exc), source.code.split("\n"),
+                                  anchor=getattr(exc, "anchor", None))) from None
     module, base = made[key]
     return module, base or name
 
@@ -142,9 +147,10 @@ def run_raw(source: RawSource, grid, block, args, shared_mem=0, racecheck=False,
     name, where = source.name, source.where
     module, cname = module_of(source)
     if cname not in module.kernels and module.templates.kernel_line(cname) is not None:
-        raise refuse(f"a template __global__ function ({cname}) launched without its template "
-                     "arguments: instantiate it with name_expressions",
-                     f"{where} line {module.templates.kernel_line(cname)}")
+        refused = refuse(f"a template __global__ function ({cname}) launched without its "
+                         "template arguments: instantiate it with name_expressions",
+                         f"{where} line {module.templates.kernel_line(cname)}")
+        raise Refused(excerpt(str(refused), source.code.split("\n"))) from None
     if cname not in module.kernels:
         listed = ", ".join(map(repr, sorted(module.kernels))) or "none"
         raise FunctionNotFoundError(

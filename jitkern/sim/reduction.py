@@ -78,7 +78,7 @@ class ReductionSim(StringSim):
                  ("", "void __jk_map(void) { __jk_m ="), ("map_expr", k.map_expr), ("", "; }"),
                  ("", "void __jk_combine(void) { __jk_r ="), ("reduce_expr", k.reduce_expr),
                  ("", "; }"),
-                 ("", "void __jk_post(void) {"), ("post_map_expr", k.post_map_expr + ";"),
+                 ("", "void __jk_post(void) {"), ("post_map_expr", k.post_map_expr), ("", ";"),
                  ("", "}")]
         if identity:
             parts += [("", "void __jk_identity(void) { __jk_r ="), ("identity", identity),

@@ -15,7 +15,7 @@ from ..arrays import asarray
 from ..compiler.strings.params import DTYPE_BY_NAME, resolve_placeholders, scalar_dtype
 from ..errors import JitkernValueError
 from ..runtime import memo
-from .csubset import _BASE, C64, C128, TYPEDEFS, Pointer, Refused, cupy_element
+from .csubset import _BASE, C64, C128, TYPEDEFS, Pointer, Refused, cupy_element, excerpt
 from . import cprelude
 from .ctemplates import parse
 from .preprocess import preprocess
@@ -68,34 +68,42 @@ class Unit:
             part_lines = text.split("\n")
             lines.extend(part_lines)
             self.spans.append((start, start + len(part_lines) - 1, label))
+        self.lines = lines  # the user's text, for the line an error shows
         self.text = "\n".join(lines)
         self.name = kernel_name
         try:
             self.text = c_source(self.text, options, kernel_name)
             self.ast, _, self.templates = parse(self.text, kernel_name, types)
         except Refused as exc:
-            raise Refused(_locate(self, str(exc))) from None
+            raise Refused(_locate(self, str(exc), getattr(exc, "anchor", None))) from None
 
 
-def _locate(unit: Unit, message: str) -> str:
+def _locate(unit: Unit, message: str, anchor: str | None = None, show: bool = True) -> str:
+    """``message`` with the unit's line it names as the user wrote it (the part: preamble,
+    operation, ...; its line there), and (``show``) that line shown with a caret."""
+    shown = []
+
     def sub(m):
         n = int(m.group(1))
         for start, end, label in unit.spans:
             if start <= n <= end and label:
+                shown[:] = [unit.lines[start - 1:end]]
                 return f"{unit.name} {label} line {n - start + 1}"
+        shown[:] = [unit.lines]
         return f"{unit.name} line {n}"
 
-    return re.sub(re.escape(unit.name) + r" line (\d+)", sub, message, count=1)
+    located = re.sub(re.escape(unit.name) + r" line (\d+)", sub, message, count=1)
+    return excerpt(located, shown[0], anchor=anchor) if shown and show else located
 
 
 def translate(unit: Unit, types: dict, entry_functions: dict):
     """(the Python of the unit's device functions and of each entry, by name)."""
     try:
         tr, sources = translate_unit(unit.ast, unit.name, types, keep=(), special=entry_functions,
-                                     locate=lambda n: _locate(unit, f"{unit.name} line {n}"),
+                                     locate=lambda n: _locate(unit, f"{unit.name} line {n}", show=False),
                                      templates=unit.templates)
     except Refused as exc:
-        raise Refused(_locate(unit, str(exc))) from None
+        raise Refused(_locate(unit, str(exc), getattr(exc, "anchor", None))) from None
     return tr, sources
 
 

@@ -84,7 +84,7 @@ def test_templates_outside_the_subset_are_refused(code, construct, line):
         k.simulate[1, 1](x)
     message = str(info.value)
     assert construct in message
-    assert f"line {line}:" in message
+    assert f"line {line}, column " in message
     assert "outside the C subset" in message
     assert (x == 0).all()
 
@@ -95,7 +95,7 @@ def test_an_error_inside_an_instantiation_names_the_template_line():
     k = jitkern.RawKernel(code, "k")
     with pytest.raises(jitkern.CompileError) as info:
         k.simulate[1, 1](np.zeros(1, np.float32))
-    assert "RawKernel 'k' line 3:" in str(info.value)
+    assert "RawKernel 'k' line 3, column 14:" in str(info.value)
     assert "undefined_name" in str(info.value)
 
 
@@ -136,7 +136,7 @@ def test_lambdas_outside_the_subset_are_refused(body, construct):
     with pytest.raises(jitkern.CompileError) as info:
         k.simulate[1, 1](x)
     assert construct in str(info.value)
-    assert "line 2:" in str(info.value)
+    assert "line 2, column " in str(info.value)
     assert (x == 0).all()
 
 

@@ -21,7 +21,7 @@ from ... import records as _records
 from ...records import c_alignment  # noqa: F401 - the one C alignment rule (prelude reads it here)
 from ...records import CPP_KEYWORDS
 from ...handles import HANDLE_CTYPES, handle_ctype
-from ...errors import JitkernTypeError, JitkernValueError
+from ...errors import JitkernTypeError, ParamError  # noqa: F401 (callers import ParamError here)
 
 # NumPy dtype -> the C++ spelling used in generated kernels (complex from
 # <jitkern/complex.cuh>, half from <cuda_fp16.h>; bfloat16 and the float8 types
@@ -79,10 +79,6 @@ class Param:
     @property
     def is_const(self) -> bool:
         return not self.is_output
-
-
-class ParamError(JitkernValueError):
-    """A malformed parameter string (a ValueError, as CuPy users expect)."""
 
 
 def _fail(what: str, text: str, index: int, column: int, item: str, why: str):
