@@ -43,6 +43,7 @@ from .errors import (
 )
 
 from .config import VERSION as __version__  # noqa: E402, F401 - one place for the version
+from .config import settings as _settings  # noqa: E402
 from .compat import NUMPY_NAMES as _NUMPY_NAMES  # noqa: E402 - names only, nothing loaded
 
 # public name -> module that defines it (loaded on first access)
@@ -98,6 +99,15 @@ _LAZY = {
 #: public submodules that live elsewhere in the package
 _SUBMODULE_PATHS = {"random": "jitkern.compat.random"}
 _SUBMODULES = {"jit", "arrays", "kernels", "config", "errors", "cuda", "graph", "dask"}
+
+
+def _enter_simulated_device():
+    """JITKERN_SIMULATE=1: the driver starts as a simulated device (docs/debugging.md)."""
+    importlib.import_module("jitkern.sim.device").enter_for_process()
+
+
+if _settings.simulate:  # JITKERN_SIMULATE=1: the whole process runs on a simulated device
+    importlib.import_module("jitkern.runtime.driver").standin = _enter_simulated_device
 
 
 def __getattr__(name: str):

@@ -20,6 +20,7 @@ from ..config import settings
 from ..errors import CUDAError
 
 _lock = threading.Lock()
+_standin_lock = threading.RLock()
 _driver_module = None
 _initialised = False
 _device_count: int | None = None
@@ -29,6 +30,11 @@ _derived: list[tuple[dict, dict]] = []  # (module namespace, {name: factory}): s
 #: identity and NVRTC facts, registered by the kernels and arrays), computed beside the
 #: driver's own start (hundreds of ms) rather than on a kernel's first launch.
 on_start: list = []
+#: Where ``JITKERN_SIMULATE=1`` was set when jitkern was imported: a callable that makes the
+#: process's driver a simulated device (jitkern/__init__.py registers the simulator's, which
+#: the runtime cannot import); the driver's first start calls it instead of loading CUDA's,
+#: once. None otherwise (and once started).
+standin = None
 
 
 def at_start(callback) -> None:
@@ -45,7 +51,12 @@ def drv():
 
 
 def _initialise():
-    global _driver_module, _initialised, _device_count
+    global _driver_module, _initialised, _device_count, standin
+    if standin is not None:
+        with _standin_lock:  # a second thread waits until the device is in place
+            start, standin = standin, None
+            if start is not None:
+                start()  # enters driver.use(simulated device) for the rest of the process
     with _lock:
         if _initialised:
             return _driver_module

@@ -1,24 +1,88 @@
 """The simulated device in use now (jitkern/sim/device.py, a driver stand-in), as the
-runtime and the kernels see it: whether one is the driver, and jitkern arrays as NumPy views
-of its memory. Here, not in sim/, because code that never simulates asks it (jitkern's
-constructors, a RawKernel's attributes): a first GPU launch loads nothing of the simulator.
+runtime and the kernels see it: whether one is the driver, jitkern arrays as NumPy views
+of its memory, what it refuses as a GPU does (host arrays given to a kernel), and the work
+a stream capture on it records instead of running. Here, not in sim/, because code that
+never simulates asks it (jitkern's constructors, a RawKernel's attributes): a first GPU
+launch loads nothing of the simulator.
+
+``JITKERN_SIMULATE=1`` in the environment when jitkern is imported makes the whole process
+run on a simulated device (the driver starts as one: ``driver.standin``), as if the program
+ran inside ``with jitkern.simulated_device():``.
 """
 
 from __future__ import annotations
+
+import contextlib
+import threading
 
 import numpy
 
 from .. import config
 from ..errors import KernelArgumentError
 from . import driver
+from .device import stream_handle
 
-#: The simulated devices entered (``jitkern.simulated_device()``) and not yet left.
+#: The simulated devices entered (``jitkern.simulated_device()``, and the process's own
+#: under ``JITKERN_SIMULATE=1``, which is never left) and not yet left.
 ACTIVE: list = []
+_call = threading.local()  # .stream: the stream a kernel object's own call was given
 
 
 def active():
-    """The simulated device the runtime is using now, or None (a GPU, or no device)."""
+    """The simulated device the runtime is using now, or None (a GPU, or no device). Under
+    ``JITKERN_SIMULATE=1`` the first question starts the process's simulated device."""
+    if driver.standin is not None:
+        driver.drv()
     return ACTIVE[-1] if ACTIVE and driver._driver_module is ACTIVE[-1] else None
+
+
+HOST_ON_DEVICE = (
+    "lives in host memory and cannot be passed to a kernel, on jitkern's simulated device as "
+    "on a GPU; copy it to the device first with jitkern.asarray(x), or run the kernel itself "
+    "on NumPy arrays: k.simulate[grid, block](*args) (ElementwiseKernel and ReductionKernel: "
+    "k.simulate(*args))")
+
+
+@contextlib.contextmanager
+def kernel_call(stream, checks=()):
+    """The block is a kernel object's own call running in the simulator (what the simulate
+    switch makes its call; not its ``.simulate``, which takes NumPy arrays): on a simulated
+    device each ``(what, value)`` of ``checks`` that is a NumPy array is refused as a GPU
+    launch refuses it, and ``stream`` is the stream a capture there records the call on
+    (None: the current stream)."""
+    if checks and active() is not None:
+        for what, value in checks:
+            if isinstance(value, numpy.ndarray):
+                raise KernelArgumentError(f"{what}: a numpy.ndarray {HOST_ON_DEVICE}")
+    saved = getattr(_call, "stream", None)
+    _call.stream = stream
+    try:
+        yield
+    finally:
+        _call.stream = saved
+
+
+def record(stream, run) -> bool:
+    """On a simulated device whose stream is capturing, ``run`` (a kernel's work, ready to
+    run) goes into the capture instead of running now, as a GPU records a launch: True.
+    ``stream``: the launch's (None: the kernel call's, else the current stream)."""
+    device = active()
+    if device is None or not device.capturing():
+        return False
+    if stream is None:
+        stream = getattr(_call, "stream", None)
+    return device.capture(stream_handle(stream), run)
+
+
+def capturing(stream=None) -> bool:
+    """Whether a kernel call on ``stream`` (None: the call's, else the current stream) would
+    be recorded by a capture on the simulated device in use."""
+    device = active()
+    if device is None or not device.capturing():
+        return False
+    if stream is None:
+        stream = getattr(_call, "stream", None)
+    return device.is_capturing(stream_handle(stream))
 
 
 def host_arrays() -> bool:

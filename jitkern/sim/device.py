@@ -603,7 +603,8 @@ class SimulatedDevice(TextureCalls, FakeDriver):
 def simulated_device(devices: int = 1, cc=(9, 0), capacity: int = 1 << 30):
     """Run the block on a simulated device (see the module doc): jitkern arrays live in host
     memory and every kernel runs in the CPU simulator. Yields the :class:`SimulatedDevice`.
-    ``capacity``: bytes of memory per device."""
+    ``capacity``: bytes of memory per device. ``JITKERN_SIMULATE=1`` runs the whole program
+    so (:func:`enter_for_process`)."""
     device = SimulatedDevice(devices=devices, cc=cc, capacity=capacity)
     was_simulating = config.settings.simulate
     ACTIVE.append(device)  # before the swap: the runtime's derived state reads active()
@@ -619,3 +620,15 @@ def simulated_device(devices: int = 1, cc=(9, 0), capacity: int = 1 << 30):
                 config.settings.simulate = was_simulating
     finally:
         ACTIVE.remove(device)
+
+
+def enter_for_process() -> SimulatedDevice:
+    """``JITKERN_SIMULATE=1``: the process's driver is a simulated device of one sm_90 GPU
+    with 1 GiB, entered as :func:`simulated_device` enters one and never left (the driver
+    calls this on its first start instead of loading CUDA's)."""
+    device = SimulatedDevice()
+    ACTIVE.insert(0, device)  # under any simulated_device() block entered since
+    driver.use(device).__enter__()
+    config.settings.simulate = True
+    memory.set_exact(True)
+    return device
