@@ -318,7 +318,12 @@ class AutotunedKernel(Kernel):
 
     def _simulated(self, *args, stream=None, **kwargs):
         twin = self if self._sim else self.simulate  # JITKERN_SIMULATE=1: the CPU's choices
-        return twin._launch(*args, stream=stream, **kwargs)
+        with self._on_simulator(stream, args):
+            return twin._launch(*args, stream=stream, **kwargs)
+
+    def _argument_what(self, i: int) -> str:
+        names = self._param_names()
+        return f"{self.__name__}: argument {i}" + (f" ({names[i]})" if i < len(names) else "")
 
     def _call_name(self) -> str:
         return self.__name__

@@ -231,7 +231,8 @@ class RawKernel(Kernel):
         self.__dict__.pop("_sim_modules", None)  # the simulator's translations
 
     def _simulated(self, grid, block, args, *, shared_mem: int = 0, stream=None, cluster=None):
-        return self.simulate(grid, block, args, shared_mem, stream)  # JITKERN_SIMULATE=1
+        with self._on_simulator(stream, args):  # JITKERN_SIMULATE=1
+            return self.simulate(grid, block, args, shared_mem, stream)
 
     def _simulated_bind(self, grid, block, args, shared_mem, stream):
         return _sim_strings.BoundRaw(self, grid, block, args, shared_mem)

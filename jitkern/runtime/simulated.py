@@ -44,16 +44,16 @@ HOST_ON_DEVICE = (
 
 
 @contextlib.contextmanager
-def kernel_call(stream, checks=()):
+def kernel_call(stream, args=(), what=None):
     """The block is a kernel object's own call running in the simulator (what the simulate
-    switch makes its call; not its ``.simulate``, which takes NumPy arrays): on a simulated
-    device each ``(what, value)`` of ``checks`` that is a NumPy array is refused as a GPU
-    launch refuses it, and ``stream`` is the stream a capture there records the call on
-    (None: the current stream)."""
-    if checks and active() is not None:
-        for what, value in checks:
+    switch makes its call; not its ``.simulate``, which takes NumPy arrays). On a simulated
+    device a NumPy array among ``args`` is refused as a GPU launch refuses it (``what(i)``
+    names argument ``i`` as the kind's GPU errors do), and ``stream`` is the stream a
+    capture there records the call on (None: the current stream)."""
+    if what is not None and isinstance(args, (tuple, list)) and active() is not None:
+        for i, value in enumerate(args):
             if isinstance(value, numpy.ndarray):
-                raise KernelArgumentError(f"{what}: a numpy.ndarray {HOST_ON_DEVICE}")
+                raise KernelArgumentError(f"{what(i)}: a numpy.ndarray {HOST_ON_DEVICE}")
     saved = getattr(_call, "stream", None)
     _call.stream = stream
     try:
