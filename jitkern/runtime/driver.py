@@ -168,19 +168,22 @@ class use:
 
 def _no_driver(reason: str, code=None) -> CUDAError:
     """The error for a machine where the driver cannot start: it names what runs without a
-    GPU. While the simulator is on, what reached the driver is device memory (a jitkern
-    array) or a GPU-only call: the message says to pass NumPy arrays instead."""
+    GPU. While the simulator is on (``settings.simulate``) with no simulated device in use,
+    what reached the driver needs a device (memory, a kernel's attributes): the message
+    names the two ways to have a simulated one."""
     reason = reason.rstrip(". ")
     if settings.simulate:
-        hint = ("; JITKERN_SIMULATE runs every kernel kind (@jitkern.rawkernel, RawKernel, "
-                "RawModule, ElementwiseKernel, ReductionKernel, fuse) on the CPU with NumPy "
-                "arrays, but jitkern arrays are device memory and need a GPU: pass NumPy "
-                "arrays to simulated kernels")
+        hint = ("; the simulator is on (settings.simulate) but no simulated device is in use, "
+                "and this call needs a device: start the program with JITKERN_SIMULATE=1 in "
+                "its environment, or run it inside `with jitkern.simulated_device():`, where "
+                "a simulated device stands in for the GPU; or pass NumPy arrays to simulated "
+                "kernels (k.simulate)")
     else:
-        hint = (". Without a GPU, run kernels in jitkern's CPU simulator: "
-                "k.simulate[grid, block](*args) (ElementwiseKernel and ReductionKernel: "
-                "k.simulate(*args)) or JITKERN_SIMULATE=1 for every launch, with NumPy "
-                "arrays; k.inspect(..., arch=...) compiles without a GPU")
+        hint = (". Without a GPU, run the program unchanged on jitkern's simulated device "
+                "(JITKERN_SIMULATE=1, or `with jitkern.simulated_device():`), or one kernel on "
+                "the CPU with NumPy arrays: k.simulate[grid, block](*args) (ElementwiseKernel "
+                "and ReductionKernel: k.simulate(*args)); k.inspect(..., arch=...) compiles "
+                "without a GPU")
     return CUDAError(f"no CUDA driver found: {reason}{hint}", code)
 
 
