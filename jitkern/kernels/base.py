@@ -39,7 +39,8 @@ import weakref
 
 from .. import config
 from ..config import settings
-from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError, LaunchError
+from ..errors import (CompileError, JitkernNotImplementedError, JitkernRuntimeError,
+                      JitkernTypeError, LaunchError)
 from ..runtime import debugcheck, driver, memo
 from ..runtime import simulated as simdevice
 from ..runtime.device import stream_handle
@@ -178,8 +179,20 @@ class Kernel(functools.partial):
         """The call the switch asks for: the simulator's while it is on (where the kind has
         one), else the general GPU path (a generated launcher is installed again by the
         next GPU call)."""
-        simulated = self._simulated if on else None
-        self._set_call(simulated if simulated is not None else self._launch)
+        if not on:
+            self._set_call(self._launch)
+        else:  # a kind with no simulator still launches on a GPU while the switch is on
+            self._set_call(self._simulated or self._launch_unless_simulated_device)
+
+    def _launch_unless_simulated_device(self, *args, **kwargs):
+        if simdevice.active() is not None:
+            name = getattr(self, "name", None) or getattr(self, "__name__", "")
+            raise JitkernNotImplementedError(
+                f"{type(self).__name__} {name!r}: jitkern's simulated device runs kernels from "
+                "their source in the CPU simulator, and this kernel is a compiled binary "
+                "(jitkern.load): launch it on a GPU, or simulate the kernel it was exported "
+                "from")
+        return self._launch(*args, **kwargs)
 
     def _install(self, run) -> None:
         """Make ``run``, a generated GPU launcher, the call (until the switch changes)."""
