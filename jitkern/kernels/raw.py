@@ -237,6 +237,13 @@ class RawKernel(Kernel):
     def _simulated_bind(self, grid, block, args, shared_mem, stream):
         return _sim_strings.BoundRaw(self, grid, block, args, shared_mem)
 
+    def _argument_what(self, i: int) -> str:
+        """Argument ``i`` as the GPU launch names it: ``k: argument 1 (y)`` (the name as
+        the source spells it, where it says)."""
+        params = (_signature.kernel_params(self._source, self.name)
+                  if self._source is not None else None) or ()
+        return f"{self.name}: argument {i}" + (f" ({params[i].name})" if i < len(params) else "")
+
     @property
     def simulate(self):
         """Run on the CPU in jitkern's simulator (docs/debugging.md):
