@@ -52,7 +52,7 @@ def kernel_call(stream, args=(), what=None):
     capture there records the call on (None: the current stream)."""
     if what is not None and isinstance(args, (tuple, list)) and active() is not None:
         for i, value in enumerate(args):
-            if isinstance(value, numpy.ndarray):
+            if isinstance(value, numpy.ndarray) and not _one_record(value):
                 raise KernelArgumentError(f"{what(i)}: a numpy.ndarray {HOST_ON_DEVICE}")
     saved = getattr(_call, "stream", None)
     _call.stream = stream
@@ -60,6 +60,12 @@ def kernel_call(stream, args=(), what=None):
         yield
     finally:
         _call.stream = saved
+
+
+def _one_record(value: numpy.ndarray) -> bool:
+    """A structured array of one element: a struct passed by value, as a GPU launch takes it
+    (docs/raw_kernels.md); whether the parameter is one, the kernel's own checks say."""
+    return value.dtype.fields is not None and value.size == 1
 
 
 def record(stream, run) -> bool:
