@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 import jitkern
-from gpu_or_simulated import NEEDS_GPU, device, simulated
+from gpu_or_simulated import main as example_main, simulated
 from jitkern import Config, jit
 
 
@@ -72,12 +72,7 @@ def run_once(tuned, n: int, iters: int, rng):
 
 
 def main(argv=None) -> int:
-    on = device(sys.argv[1:] if argv is None else argv, "autotune_block_size.py")
-    if on is None:
-        return NEEDS_GPU
-    with on:
-        run()
-    return 0
+    return example_main(run, sys.argv[1:] if argv is None else argv, "autotune_block_size.py")
 
 
 def run() -> None:

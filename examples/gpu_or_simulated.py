@@ -30,6 +30,17 @@ def device(argv, name: str):
     return None
 
 
+def main(run, argv, name: str) -> int:
+    """An example's ``main``: ``run()`` where :func:`device` says, and the exit status (0,
+    or ``NEEDS_GPU`` where there is no GPU)."""
+    on = device(argv, name)
+    if on is None:
+        return NEEDS_GPU
+    with on:
+        run()
+    return 0
+
+
 def simulated() -> bool:
     """Whether this runs on the simulated device (small inputs: the simulator runs Python
     per thread)."""

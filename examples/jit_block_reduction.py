@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 import jitkern
-from gpu_or_simulated import NEEDS_GPU, device, simulated
+from gpu_or_simulated import main as example_main, simulated
 from jitkern import jit
 
 FULL_MASK = 0xFFFFFFFF
@@ -38,13 +38,8 @@ def block_sum(x, out, n):
             jit.atomic_add(out, 0, v)
 
 
-def main(argv=None):
-    on = device(sys.argv[1:] if argv is None else argv, "jit_block_reduction.py")
-    if on is None:
-        return NEEDS_GPU
-    with on:
-        run()
-    return 0
+def main(argv=None) -> int:
+    return example_main(run, sys.argv[1:] if argv is None else argv, "jit_block_reduction.py")
 
 
 def run():

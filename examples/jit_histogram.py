@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 import jitkern
-from gpu_or_simulated import NEEDS_GPU, device, simulated
+from gpu_or_simulated import main as example_main, simulated
 from jitkern import jit
 
 BINS = 256
@@ -30,13 +30,8 @@ def histogram(data, bins, n):
             jit.atomic_add(bins, b, local[b])  # one global atomic per bin and block
 
 
-def main(argv=None):
-    on = device(sys.argv[1:] if argv is None else argv, "jit_histogram.py")
-    if on is None:
-        return NEEDS_GPU
-    with on:
-        run()
-    return 0
+def main(argv=None) -> int:
+    return example_main(run, sys.argv[1:] if argv is None else argv, "jit_histogram.py")
 
 
 def run():

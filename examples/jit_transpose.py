@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 import jitkern
-from gpu_or_simulated import NEEDS_GPU, device, simulated
+from gpu_or_simulated import main as example_main, simulated
 from jitkern import jit
 
 TILE = 32
@@ -34,13 +34,8 @@ def transpose(src, dst):
             dst[y + k, x] = tile[jit.threadIdx.x * (TILE + 1) + jit.threadIdx.y + k]
 
 
-def main(argv=None):
-    on = device(sys.argv[1:] if argv is None else argv, "jit_transpose.py")
-    if on is None:
-        return NEEDS_GPU
-    with on:
-        run()
-    return 0
+def main(argv=None) -> int:
+    return example_main(run, sys.argv[1:] if argv is None else argv, "jit_transpose.py")
 
 
 def run():

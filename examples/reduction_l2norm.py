@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 import jitkern
-from gpu_or_simulated import NEEDS_GPU, device, simulated
+from gpu_or_simulated import main as example_main, simulated
 
 
 def main(xp=jitkern):
@@ -37,14 +37,5 @@ def main(xp=jitkern):
     assert jitkern.asnumpy(first).tobytes() == jitkern.asnumpy(second).tobytes()
 
 
-def cli(argv) -> int:
-    on = device(argv, "reduction_l2norm.py")
-    if on is None:
-        return NEEDS_GPU
-    with on:
-        main()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(cli(sys.argv[1:]))
+    sys.exit(example_main(main, sys.argv[1:], "reduction_l2norm.py"))

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 
 import jitkern
-from gpu_or_simulated import NEEDS_GPU, device, simulated
+from gpu_or_simulated import main as example_main, simulated
 from jitkern import jit
 
 #: One particle: a C struct {float x, y, vx, vy; double mass;} (align=True: C's layout).
@@ -56,13 +56,8 @@ def advanced(host, p: StepParams):
     return out
 
 
-def main(argv=None):
-    on = device(sys.argv[1:] if argv is None else argv, "structs.py")
-    if on is None:
-        return NEEDS_GPU
-    with on:
-        run()
-    return 0
+def main(argv=None) -> int:
+    return example_main(run, sys.argv[1:] if argv is None else argv, "structs.py")
 
 
 def run():
