@@ -247,3 +247,19 @@ def test_compiled_binaries_are_refused_saying_why(tmp_path):
         exported = jitkern.load(str(tmp_path / "add.json")).add_into
         with pytest.raises(jitkern.JitkernNotImplementedError, match="jitkern.load"):
             exported((1,), (8,), (x, x, np.int32(8)))
+
+
+def test_a_capture_of_a_call_that_allocates_its_result_is_refused_saying_what_to_pass(rng):
+    ew = jitkern.ElementwiseKernel("float32 x, float32 y", "float32 z", "z = x + y", "addk")
+    h = rng.standard_normal(8).astype(np.float32)
+    with jitkern.simulated_device():
+        x, out = jitkern.asarray(h), jitkern.full(8, np.nan, np.float32)
+        with jitkern.graph.capture() as g:
+            ew(x, x, out)  # the output given: recorded
+        assert np.isnan(out.get()).all()
+        g.launch()
+        np.testing.assert_array_equal(out.get(), 2 * h)
+        with pytest.raises(jitkern.StreamCaptureError, match="ElementwiseKernel 'addk': .* "
+                                                               "pass the output array"):
+            with jitkern.graph.capture():
+                ew(x, x)
