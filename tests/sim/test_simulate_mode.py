@@ -201,7 +201,8 @@ def test_a_host_copy_invalidates_the_capture_and_nodes_are_refused(rng):
 
         dev = driver.drv()  # the driver itself refuses it too, and invalidates the capture
         assert dev.cuMemcpyHtoDAsync(x.data.ptr, np.ones(8, np.float32), 32, s.ptr)[0] == 900
-        with pytest.raises(jitkern.StreamCaptureError):
+        with pytest.raises(jitkern.StreamCaptureError, match="was invalidated by an "
+                                                               "operation that cannot be"):
             s.end_capture()
         with jitkern.graph.capture() as g:
             add_into[1, 8](x, x, 8)
