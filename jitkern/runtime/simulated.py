@@ -72,29 +72,33 @@ def record(stream, run) -> bool:
     """On a simulated device whose stream is capturing, ``run`` (a kernel's work, ready to
     run) goes into the capture instead of running now, as a GPU records a launch: True.
     ``stream``: the launch's (None: the kernel call's, else the current stream)."""
-    device = active()
-    if device is None or not device.capturing():
-        return False
-    if stream is None:
-        stream = getattr(_call, "stream", None)
-    return device.capture(stream_handle(stream), run)
+    device, handle = _capturing_stream(stream)
+    return handle is not None and device.capture(handle, run)
 
 
 def capturing(stream=None) -> bool:
     """Whether a kernel call on ``stream`` (None: the call's, else the current stream) would
     be recorded by a capture on the simulated device in use."""
+    device, handle = _capturing_stream(stream)
+    return handle is not None and device.is_capturing(handle)
+
+
+def _capturing_stream(stream) -> tuple:
+    """(the simulated device, the handle of the stream a call on ``stream`` uses), or
+    (device, None) where no stream of a simulated device is capturing."""
     device = active()
     if device is None or not device.capturing():
-        return False
+        return device, None
     if stream is None:
         stream = getattr(_call, "stream", None)
-    return device.is_capturing(stream_handle(stream))
+    return device, stream_handle(stream)
 
 
 def host_arrays() -> bool:
-    """True while the simulator is on with no simulated device (``JITKERN_SIMULATE=1``
-    alone): jitkern's constructors then give NumPy arrays. On a simulated device they give
-    jitkern arrays in its memory."""
+    """True while ``settings.simulate`` is on with no simulated device (set by a program, as
+    Dask's simulated workers may have it): jitkern's constructors then give NumPy arrays. On
+    a simulated device (``JITKERN_SIMULATE=1``, ``simulated_device()``) they give jitkern
+    arrays in its memory."""
     return config.settings.simulate and active() is None
 
 
