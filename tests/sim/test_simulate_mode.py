@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import has_gpu
 
 import jitkern
 from jitkern import jit
@@ -66,6 +67,7 @@ def test_jitkern_simulate_runs_a_gpu_program_unchanged(tmp_path, rng):
     np.testing.assert_array_equal(np.array(eval(second), np.float32), 3 * values)
 
 
+@pytest.mark.skipif(has_gpu(), reason="what a machine without a CUDA driver says")
 def test_without_jitkern_simulate_the_same_program_needs_a_gpu(tmp_path):
     code = f"TWICE = {TWICE!r}\nSEEDED = [1.0]\n" + GPU_PROGRAM
     done = _run(code, tmp_path, simulate=None)
