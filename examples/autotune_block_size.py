@@ -12,10 +12,11 @@ of two), keeps the fastest in the disk cache under the GPU's name and compute ca
 and from then on launches it directly: run the example twice and the second run times
 nothing (its report says "read from the disk cache").
 
---simulate runs the same mechanism in jitkern's CPU simulator on small arrays (no GPU
-needed). The simulator runs Python per thread, so its timings, and therefore its choices,
-say nothing about a GPU: they only show the mechanism (candidates tried, a failing one
-skipped with its reason, one choice per size bucket, results checked against NumPy).
+--simulate (or JITKERN_SIMULATE=1) runs the same program on jitkern's simulated device, on
+small arrays and fewer candidates (no GPU needed; examples/README.md). The simulator runs
+Python per thread, so its timings, and therefore its choices, say nothing about a GPU: they
+only show the mechanism (candidates tried, a failing one skipped with its reason, one
+choice per size bucket, results checked against NumPy).
 """
 
 import sys
@@ -23,6 +24,7 @@ import sys
 import numpy as np
 
 import jitkern
+from gpu_or_simulated import main as example_main, simulated
 from jitkern import Config, jit
 
 
@@ -61,41 +63,36 @@ def reference(x: np.ndarray, iters: int) -> np.ndarray:
     return v
 
 
-def run_once(tuned, n: int, iters: int, simulate: bool, rng):
+def run_once(tuned, n: int, iters: int, rng):
     x = rng.uniform(-1, 1, n).astype(np.float32)
-    if simulate:
-        y = np.full(n, np.nan, np.float32)
-        tuned(x, y, np.int32(n), np.int32(iters))
-        got, dx = y, x
-    else:
-        dx, y = jitkern.asarray(x), jitkern.full(n, np.nan, np.float32)
-        tuned(dx, y, np.int32(n), np.int32(iters))
-        got = y.get()
-    np.testing.assert_allclose(got, reference(x, iters), rtol=1e-5, atol=1e-6)
+    dx, y = jitkern.asarray(x), jitkern.full(n, np.nan, np.float32)
+    tuned(dx, y, np.int32(n), np.int32(iters))
+    np.testing.assert_allclose(y.get(), reference(x, iters), rtol=1e-5, atol=1e-6)
     return tuned.config_for(dx, y, np.int32(n), np.int32(iters))
 
 
 def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    simulate = "--simulate" in argv
-    if simulate:  # small sizes and fewer candidates: the simulator runs Python per thread
+    return example_main(run, sys.argv[1:] if argv is None else argv, "autotune_block_size.py")
+
+
+def run() -> None:
+    if simulated():  # small sizes and fewer candidates: the simulator runs Python per thread
         sizes, iters = (96, 1500), 3
         configs = [c for c in CONFIGS if c.block <= 256 or c.block == 2048]
-        tuned = jitkern.autotune(make_kernel, configs=configs, grid=grid).simulate
     else:
         sizes, iters = (1 << 14, 1 << 24), 64
-        tuned = jitkern.autotune(make_kernel, configs=CONFIGS, grid=grid)
+        configs = CONFIGS
+    tuned = jitkern.autotune(make_kernel, configs=configs, grid=grid)
     rng = np.random.default_rng()
-    chosen = {n: run_once(tuned, n, iters, simulate, rng) for n in sizes}
+    chosen = {n: run_once(tuned, n, iters, rng) for n in sizes}
     print(tuned.autotune_report())
     print()
     for n, cfg in chosen.items():
         print(f"n = {n:>10}: {cfg.describe()}")
     same = len(set(chosen.values())) == 1
     print("the two sizes chose", "the same configuration" if same else "different configurations")
-    if simulate:
+    if simulated():
         print("(simulator: timings are CPU wall-clock of Python per thread, meaningless for a GPU)")
-    return 0
 
 
 if __name__ == "__main__":

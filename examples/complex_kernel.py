@@ -2,10 +2,11 @@
 
     python examples/complex_kernel.py [--simulate]
 
-Needs a CUDA GPU: runs each kernel on it and checks it against NumPy. With --simulate it
-runs them in jitkern's CPU simulator instead (the spec example, checked against NumPy;
-the simulator refuses what is outside its C subset, naming the construct and line).
-Without a GPU it compiles them for sm_90 and prints their resource use.
+Needs a CUDA GPU: runs each kernel on it and checks it against NumPy. With --simulate (or
+JITKERN_SIMULATE=1) it runs them in jitkern's CPU simulator instead, each kernel's
+.simulate on NumPy arrays (the spec example, checked against NumPy; the simulator refuses
+what is outside its C subset, naming the construct and line). Without a GPU it compiles
+them for sm_90 and prints their resource use.
 """
 
 import sys
@@ -107,7 +108,7 @@ def inspect_only(why: str) -> None:
 
 
 if __name__ == "__main__":
-    if "--simulate" in sys.argv[1:]:
+    if "--simulate" in sys.argv[1:] or jitkern.config.settings.simulate:
         run_simulated()
     elif jitkern.is_available():
         run_on_gpu()

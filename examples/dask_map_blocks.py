@@ -4,7 +4,9 @@
 Run: python examples/dask_map_blocks.py [--simulate] [--workers N] [--scheduler ADDRESS]
 Needs dask[distributed] (pip install "dask[distributed]"; dask-cuda is used where installed).
 On GPUs the chunks are CuPy arrays, drawn on each worker's own GPU and kept there; --simulate
-runs every kernel in jitkern's CPU simulator on NumPy chunks (no GPU needed). Without
+(or JITKERN_SIMULATE=1) runs every kernel in jitkern's CPU simulator on NumPy chunks (no GPU
+needed; each worker's simulated device takes a raw kernel's chunks as a GPU takes host
+arrays: copied to it and back). Without
 --scheduler the program starts one worker per visible GPU (--workers N: the first N; with
 --simulate, N simulated workers); with it, it runs on that cluster's workers, on as many
 machines as they are (docs/dask.md, "Many machines").
@@ -18,6 +20,7 @@ import sys
 import numpy as np
 
 import jitkern
+from gpu_or_simulated import NEEDS_GPU
 from jitkern import jit
 
 A = 2.5  # z = A * x + y
@@ -57,9 +60,14 @@ def random_pair(seed, block_info=None):
 def saxpy_block(xy, a):
     """z = a * x + y of one chunk, into a new array of the chunk's library."""
     x, y = xy[0], xy[1]  # chunks are C-contiguous: x and y are contiguous views
-    out = jitkern.dask.array_module().empty_like(x)
+    xp = jitkern.dask.array_module()
+    out = xp.empty_like(x)
     flat = [v.reshape(-1) for v in (x, y, out)]
+    if xp is np:  # a simulating worker's chunks are NumPy arrays: copied to its device
+        flat = [jitkern.asarray(v) for v in flat]  # (jitkern's simulated one) and back
     saxpy[(x.size + 255) // 256, 256](np.float32(a), *flat, np.int32(x.size))
+    if xp is np:
+        out.reshape(-1)[...] = jitkern.asnumpy(flat[2])
     return out
 
 
@@ -168,7 +176,8 @@ def _ready(args) -> str | None:
     if args.simulate:
         return None
     if not args.scheduler and not jitkern.is_available():
-        return "This example needs a CUDA GPU and none was found; run it with --simulate."
+        return ("dask_map_blocks.py: needs a CUDA GPU and none was found; run it with "
+                "--simulate (or JITKERN_SIMULATE=1) to run it on jitkern's simulated device")
     try:
         import cupy  # noqa: F401
     except ImportError:
@@ -178,10 +187,11 @@ def _ready(args) -> str | None:
 
 def main(argv=None):
     args = _arguments(sys.argv[1:] if argv is None else argv)
+    args.simulate = args.simulate or jitkern.config.settings.simulate  # JITKERN_SIMULATE=1
     problem = _ready(args)
     if problem:
-        print(problem)
-        return 2
+        print(problem, file=sys.stderr)
+        return NEEDS_GPU  # (or Dask, or CuPy: what it needs, in one line)
     import dask
 
     if args.simulate:

@@ -2,9 +2,9 @@
 
     python examples/elementwise_squared_diff.py [--simulate]
 
-Needs a CUDA GPU, or --simulate: the kernels run in jitkern's CPU simulator on NumPy
-arrays (their C translated into JIT kernels). Without either it prints what it would
-compile and stops.
+Needs a CUDA GPU; --simulate (or JITKERN_SIMULATE=1) runs the same program on jitkern's
+simulated device, whose kernels run in the CPU simulator (their C translated into JIT
+kernels; examples/README.md). Without either it prints what it would compile and stops.
 """
 
 import sys
@@ -15,7 +15,8 @@ import jitkern
 
 
 def main(xp=jitkern):
-    """``xp``: jitkern (arrays on the GPU) or numpy (with the simulator on)."""
+    """``xp``: jitkern (arrays on the device), or numpy while ``settings.simulate`` is on
+    (every kernel then runs its ``.simulate``, which takes NumPy arrays)."""
     squared_diff = jitkern.ElementwiseKernel(
         "float32 x, float32 y", "float32 z", "z = (x - y) * (x - y)", "squared_diff")
     x = xp.arange(10, dtype=np.float32).reshape(2, 5)
@@ -47,8 +48,8 @@ def explain_without_gpu() -> None:
 
 if __name__ == "__main__":
     if "--simulate" in sys.argv[1:]:
-        jitkern.config.settings.simulate = True
-        main(np)
+        with jitkern.simulated_device():  # what JITKERN_SIMULATE=1 does for the whole run
+            main()
     elif jitkern.is_available():
         main()
     else:

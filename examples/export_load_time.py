@@ -1,10 +1,13 @@
 """How long a fresh process takes to run one kernel launch: from an export, and from the
 JIT with its disk cache warm.
 
-    python examples/export_load_time.py [RUNS]
+    python examples/export_load_time.py [--simulate] [RUNS]
 
-Needs a CUDA GPU and its driver (it times loading a binary onto one; the simulator loads
-no binary, so there is no --simulate). Without one it says so and exits with status 1.
+Needs a CUDA GPU and its driver (it times loading a binary onto one). --simulate (or
+JITKERN_SIMULATE=1) times the same fresh processes on jitkern's simulated device, which
+runs no compiled binary: the JIT way only (import, the kernel's simulated first launch
+and the copy back, on fewer floats), and the export is said to need a GPU. Without
+either it says what it needs in one line and exits with status 1 (examples/README.md).
 
 Each run is a new Python process that imports jitkern, gets the kernel (``jitkern.load``
 of an exported fatbin, or the ``@rawkernel`` function whose binary and index are in the
@@ -35,6 +38,7 @@ KERNEL = textwrap.dedent("""
 CHILD = textwrap.dedent("""
     import time
     t0 = time.perf_counter()
+    import os
     import sys
     import numpy as np
     import jitkern
@@ -43,7 +47,7 @@ CHILD = textwrap.dedent("""
     else:
         sys.path.insert(0, sys.argv[2])
         from timed_kernel import axpy as k
-    n = 1 << 20
+    n = int(os.environ["TIMED_FLOATS"])
     x = jitkern.arange(n, dtype=np.float32)
     out = jitkern.empty(n, np.float32)
     k((n + 255) // 256, 256, (np.float32(2), x, x, out))
@@ -71,56 +75,65 @@ def run(args, env) -> tuple[float, float]:
     return float(proc.stdout.split()[-1]), time.perf_counter() - start
 
 
-def main(runs: int = 7) -> None:
+def main(runs: int = 7, simulate: bool = False) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "timed_kernel.py"), "w") as f:
             f.write(KERNEL)
         env = dict(os.environ, JITKERN_CACHE_DIR=os.path.join(tmp, "cache"))
-        # The figure is about normal builds: a debug build cannot be exported, and a
-        # simulated one never loads a binary.
-        for name in ("JITKERN_DEBUG", "JITKERN_SIMULATE"):
-            env.pop(name, None)
-        export = (
-            "import sys, numpy as np; sys.path.insert(0, sys.argv[1]); "
-            "from timed_kernel import axpy; z = np.zeros(8, np.float32); "
-            "axpy.export(sys.argv[1] + '/axpy', np.float32(1), z, z, z)"
-        )
-        _child(["-c", export, tmp], env, "exporting the kernel")
+        # The figure is about normal builds: a debug build cannot be exported; a simulated
+        # device (said by --simulate, for the children too) loads no binary.
+        env.pop("JITKERN_DEBUG", None)
+        env["JITKERN_SIMULATE"] = "1" if simulate else "0"
+        env["TIMED_FLOATS"] = str(1 << 12 if simulate else 1 << 20)
+        results = {"jit (disk cache warm)": []}
+        if simulate:
+            print("load (exported fatbin)   needs a GPU: the simulated device runs no binary")
+        else:
+            export = (
+                "import sys, numpy as np; sys.path.insert(0, sys.argv[1]); "
+                "from timed_kernel import axpy; z = np.zeros(8, np.float32); "
+                "axpy.export(sys.argv[1] + '/axpy', np.float32(1), z, z, z)"
+            )
+            _child(["-c", export, tmp], env, "exporting the kernel")
+            results = {"load (exported fatbin)": [], **results}
         run(["jit", tmp], env)  # fills the JIT's disk cache and index
         manifest = os.path.join(tmp, "axpy.json")
-        results = {"load (exported fatbin)": [], "jit (disk cache warm)": []}
         for _ in range(runs):
-            results["load (exported fatbin)"].append(run(["load", manifest], env))
-            results["jit (disk cache warm)"].append(run(["jit", tmp], env))
+            for name, values in results.items():
+                values.append(run(["load", manifest] if name.startswith("load") else
+                                  ["jit", tmp], env))
         for name, values in results.items():
             inner = statistics.median(v[0] for v in values) * 1e3
             whole = statistics.median(v[1] for v in values) * 1e3
             print(
                 f"{name:24s} in-process {inner:7.1f} ms   whole process {whole:7.1f} ms "
-                f"(median of {runs})"
+                f"(median of {runs}{', simulated' if simulate else ''})"
             )
 
 
-def _parse(argv) -> int:
+def _parse(argv) -> tuple[int, bool]:
     parser = argparse.ArgumentParser(
         description="Time a fresh process's first launch: from an export, and from the JIT "
-                    "with a warm disk cache. Needs a CUDA GPU.")
+                    "with a warm disk cache. Needs a CUDA GPU (or --simulate).")
     parser.add_argument("runs", nargs="?", type=int, default=7,
                         help="processes per way of getting the kernel (default 7)")
+    parser.add_argument("--simulate", action="store_true",
+                        help="time them on jitkern's simulated device (the JIT way only)")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error(f"RUNS must be at least 1, got {args.runs}")
-    return args.runs
+    return args.runs, args.simulate
 
 
 if __name__ == "__main__":
-    runs = _parse(sys.argv[1:])
-    import jitkern
+    runs, simulate = _parse(sys.argv[1:])
+    from gpu_or_simulated import NEEDS_GPU, device, simulated
 
-    if not jitkern.is_available():
-        sys.exit("export_load_time.py: needs a CUDA GPU and the NVIDIA driver (none found); it "
-                 "times loading a kernel onto a GPU, which the simulator does not do")
+    on = device(["--simulate"] if simulate else [], "export_load_time.py")
+    if on is None:
+        sys.exit(NEEDS_GPU)
     try:
-        main(runs)
+        with on:
+            main(runs, simulated())
     except ChildFailed as exc:
         sys.exit(f"export_load_time.py: {exc}")

@@ -1,7 +1,8 @@
 """Sum of a large array: warp shuffles, shared memory between warps, one atomic per block.
 
 Run: python examples/jit_block_reduction.py [--simulate]
-Needs a CUDA GPU; --simulate runs the same kernel on the CPU (jitkern's simulator) instead.
+Needs a CUDA GPU; --simulate (or JITKERN_SIMULATE=1) runs the same program on jitkern's
+simulated device instead (examples/README.md).
 """
 
 import sys
@@ -9,6 +10,7 @@ import sys
 import numpy as np
 
 import jitkern
+from gpu_or_simulated import main as example_main, simulated
 from jitkern import jit
 
 FULL_MASK = 0xFFFFFFFF
@@ -36,22 +38,16 @@ def block_sum(x, out, n):
             jit.atomic_add(out, 0, v)
 
 
-def main(argv=None):
-    simulate = "--simulate" in (sys.argv[1:] if argv is None else argv)
-    if not simulate and not jitkern.is_available():
-        print("This example needs a CUDA GPU and none was found; "
-              "run it with --simulate to run its kernel on the CPU.")
-        return
-    n = 200_000 if simulate else 10_000_000
+def main(argv=None) -> int:
+    return example_main(run, sys.argv[1:] if argv is None else argv, "jit_block_reduction.py")
+
+
+def run():
+    n = 200_000 if simulated() else 10_000_000
     h = np.random.default_rng().random(n, dtype=np.float32)
-    if simulate:
-        out = np.zeros(1, np.float32)
-        block_sum.simulate[8, 1024](h, out, n)
-        got = float(out[0])
-    else:
-        out = jitkern.zeros(1, np.float32)
-        block_sum[264, 1024](jitkern.asarray(h), out, n)
-        got = float(out.get()[0])
+    out = jitkern.zeros(1, np.float32)
+    block_sum[8 if simulated() else 264, 1024](jitkern.asarray(h), out, n)
+    got = float(out.get()[0])
     want = float(h.sum(dtype=np.float64))
     error = abs(got - want) / want
     print(f"sum = {got:.1f}, NumPy (float64) = {want:.1f}, relative error {error:.1e}")
@@ -59,4 +55,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

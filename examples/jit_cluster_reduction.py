@@ -1,9 +1,10 @@
 """A sum over thread-block clusters with distributed shared memory.
 
 Needs a GPU of compute capability 9.0 or newer (sm_90: H100, H200, GH200, B200, ...):
-thread-block clusters came with Hopper. Without a GPU the script says so and exits 0,
-or, with ``--simulate``, runs the cluster kernel in jitkern's CPU simulator (a small input,
-checked against NumPy, not timed); on an older GPU it says so and exits 0.
+thread-block clusters came with Hopper. ``--simulate`` (or ``JITKERN_SIMULATE=1``) runs the
+same program on jitkern's simulated device (an sm_90 stand-in: a small input, two clusters,
+timings meaningless). Without a GPU, or on an older one, it says what it needs in one line
+and exits with status 1 (examples/README.md).
 
 Each block reduces its share of the input into its shared memory; the blocks of a cluster
 then meet at ``cluster.sync()``, and block 0 of each cluster reads the other blocks'
@@ -12,7 +13,7 @@ the cluster's total to the result with one atomic, instead of one atomic per blo
 Checked against NumPy and timed against the same reduction without clusters.
 
     python examples/jit_cluster_reduction.py [N]
-    python examples/jit_cluster_reduction.py --simulate [N]     # no GPU needed
+    python examples/jit_cluster_reduction.py --simulate [N]     # no GPU needed (N: 4096)
 """
 
 import sys
@@ -20,6 +21,7 @@ import sys
 import numpy
 
 import jitkern
+from gpu_or_simulated import NEEDS_GPU, device, simulated
 from jitkern import jit
 
 BLOCK = 256
@@ -83,15 +85,31 @@ def timed(kernel, grid, args, cluster=None, repeats=20) -> float:
     return start.elapsed_time(end) / repeats
 
 
-def main(n: int = 1 << 26) -> None:
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    on = device(argv, "jit_cluster_reduction.py")
+    if on is None:
+        return NEEDS_GPU
+    sizes = [int(a) for a in argv if a != "--simulate"]
+    with on:
+        problem = gpu_problem()
+        if problem is not None:
+            print(f"jit_cluster_reduction.py: needs an sm_90+ GPU: {problem}", file=sys.stderr)
+            return NEEDS_GPU
+        run(sizes[0] if sizes else 4096 if simulated() else 1 << 26)
+    return 0
+
+
+def run(n: int) -> None:
     rng = numpy.random.default_rng()
     host = rng.standard_normal(n)
     x = jitkern.asarray(host)
     want = host.sum()
     sms = jitkern.Device().attribute("multiprocessor_count")
-    grid = CLUSTER * ((4 * sms + CLUSTER - 1) // CLUSTER)  # a multiple of the cluster size
+    # a multiple of the cluster size: four blocks per SM on a GPU, two clusters simulated
+    grid = 2 * CLUSTER if simulated() else CLUSTER * ((4 * sms + CLUSTER - 1) // CLUSTER)
     for name, kernel, cluster in (
-        ("clusters of 8, DSM", cluster_sum, (CLUSTER, 1, 1)),
+        (f"clusters of {CLUSTER}", cluster_sum, (CLUSTER, 1, 1)),
         ("one atomic per block", block_sum, None),
     ):
         out = jitkern.zeros(1, numpy.float64)
@@ -101,6 +119,10 @@ def main(n: int = 1 << 26) -> None:
             kernel(grid, BLOCK, (x, n, out))
         got = out.get()[0]
         assert abs(got - want) <= 1e-9 * numpy.abs(host).sum(), (name, got, want)
+        if simulated():  # the sum, not the CPU's meaningless timing
+            print(f"simulated on the CPU: {name}, grid={grid}, n={n}: sum={got:.6f} "
+                  f"(NumPy {want:.6f})")
+            continue
         ms = timed(kernel, grid, (x, n, jitkern.zeros(1, numpy.float64)), cluster)
         print(
             f"{name:22s} sum={got:.6f} (NumPy {want:.6f})  {ms * 1e3:8.1f} us  "
@@ -108,23 +130,8 @@ def main(n: int = 1 << 26) -> None:
         )
 
 
-def simulate(n: int = 8 * BLOCK * CLUSTER) -> None:
-    """The cluster kernel on the CPU simulator: one grid of two clusters, against NumPy."""
-    rng = numpy.random.default_rng()
-    host = rng.standard_normal(n)
-    out = numpy.zeros(1)
-    grid = 2 * CLUSTER
-    cluster_sum.simulate(grid, BLOCK, (host, numpy.int64(n), out), cluster=(CLUSTER, 1, 1))
-    want = host.sum()
-    assert abs(out[0] - want) <= 1e-9 * numpy.abs(host).sum(), (out[0], want)
-    print(f"simulated on the CPU: clusters of {CLUSTER}, grid={grid}, n={n}: "
-          f"sum={out[0]:.6f} (NumPy {want:.6f})")
-
-
 def gpu_problem() -> str | None:
-    """Why this machine cannot run the example on a GPU, or None."""
-    if not jitkern.is_available():
-        return "no CUDA GPU found"
+    """Why this device cannot run the example, or None."""
     cc = jitkern.Device().compute_capability  # "90" for sm_90, as CuPy spells it
     if int(cc) < 90:
         return (f"the GPU is sm_{cc}; thread-block clusters need compute capability 9.0 "
@@ -133,14 +140,4 @@ def gpu_problem() -> str | None:
 
 
 if __name__ == "__main__":
-    argv = sys.argv[1:]
-    if "--simulate" in argv:
-        argv.remove("--simulate")
-        simulate(*(int(a) for a in argv[:1]))
-        sys.exit(0)
-    problem = gpu_problem()
-    if problem is not None:
-        print(f"jit_cluster_reduction: {problem}; nothing to run here (this example needs an "
-              "sm_90+ GPU). Try --simulate to run the cluster kernel on the CPU.")
-        sys.exit(0)
-    main(int(argv[0]) if argv else 1 << 26)
+    sys.exit(main())

@@ -1,7 +1,8 @@
 """A 256-bin histogram of bytes: per-block histograms in shared memory, merged with atomics.
 
 Run: python examples/jit_histogram.py [--simulate]
-Needs a CUDA GPU; --simulate runs the same kernel on the CPU (jitkern's simulator) instead.
+Needs a CUDA GPU; --simulate (or JITKERN_SIMULATE=1) runs the same program on jitkern's
+simulated device instead (examples/README.md).
 """
 
 import sys
@@ -9,6 +10,7 @@ import sys
 import numpy as np
 
 import jitkern
+from gpu_or_simulated import main as example_main, simulated
 from jitkern import jit
 
 BINS = 256
@@ -28,24 +30,21 @@ def histogram(data, bins, n):
             jit.atomic_add(bins, b, local[b])  # one global atomic per bin and block
 
 
-def main(argv=None):
-    simulate = "--simulate" in (sys.argv[1:] if argv is None else argv)
-    if not simulate and not jitkern.is_available():
-        print("This example needs a CUDA GPU and none was found; "
-              "run it with --simulate to run its kernel on the CPU.")
-        return
-    n = 100_000 if simulate else 50_000_000
+def main(argv=None) -> int:
+    return example_main(run, sys.argv[1:] if argv is None else argv, "jit_histogram.py")
+
+
+def run():
+    n = 100_000 if simulated() else 50_000_000
     h = np.random.default_rng().integers(0, 256, n, dtype=np.uint8)
-    if simulate:
-        bins = np.zeros(BINS, np.uint32)
-        histogram.simulate[8, 256](h, bins, n)
+    bins = jitkern.zeros(BINS, np.uint32)
+    if simulated():
+        histogram[8, 256](jitkern.asarray(h), bins, n)
     else:
-        bins = jitkern.zeros(BINS, np.uint32)
         histogram[132 * 4, 512](jitkern.asarray(h), bins, n)
-        bins = bins.get()
-    assert (bins == np.bincount(h, minlength=BINS)).all()
+    assert (bins.get() == np.bincount(h, minlength=BINS)).all()
     print("histogram of", n, "bytes matches numpy.bincount")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

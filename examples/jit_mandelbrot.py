@@ -1,7 +1,8 @@
 """A Mandelbrot image computed by a JIT kernel with complex numbers, written to a PNG.
 
 Run: python examples/jit_mandelbrot.py [--simulate] [--out out.png]
-Needs a CUDA GPU; --simulate computes a smaller image on the CPU (jitkern's simulator).
+Needs a CUDA GPU; --simulate (or JITKERN_SIMULATE=1) computes a smaller image on jitkern's
+simulated device (examples/README.md).
 Without --out the PNG goes to the system's temporary folder (never into the current folder).
 The PNG is written with zlib and struct only (no imaging library needed).
 """
@@ -16,6 +17,7 @@ import zlib
 import numpy as np
 
 import jitkern
+from gpu_or_simulated import NEEDS_GPU, device, simulated
 from jitkern import jit
 
 MAX_ITER = 200
@@ -66,31 +68,25 @@ def write_png(path: str, rgb: np.ndarray) -> None:
 def main(argv=None):
     parser = argparse.ArgumentParser(description="A Mandelbrot image from a JIT kernel, as a PNG.")
     parser.add_argument("--simulate", action="store_true",
-                        help="compute a smaller image on the CPU with jitkern's simulator")
+                        help="compute a smaller image on jitkern's simulated device")
     parser.add_argument("--out", help="the PNG to write (default: mandelbrot.png in the "
                                       "system's temporary folder)")
     parser.add_argument("legacy_out", nargs="?", help=argparse.SUPPRESS)  # the old spelling
     args_ns = parser.parse_args(sys.argv[1:] if argv is None else argv)
-    simulate = args_ns.simulate
     path = args_ns.out or args_ns.legacy_out or os.path.join(tempfile.gettempdir(),
                                                              "mandelbrot.png")
-    if not simulate and not jitkern.is_available():
-        print("This example needs a CUDA GPU and none was found, so it wrote no PNG; run it "
-              "with --simulate to compute a smaller image on the CPU.")
-        return None
-    width, height = (120, 80) if simulate else (1200, 800)
-    scale = 3.0 / width
-    args = (-2.2, -1.0, scale, MAX_ITER)
-    grid = ((width + 15) // 16, (height + 15) // 16)
-    if simulate:
-        image = np.zeros((height, width, 3), np.uint8)
-        mandelbrot.simulate[grid, (16, 16)](image, *args)
-    else:
+    on = device(["--simulate"] if args_ns.simulate else [], "jit_mandelbrot.py")
+    if on is None:
+        return NEEDS_GPU  # and no PNG written
+    with on:
+        width, height = (120, 80) if simulated() else (1200, 800)
+        scale = 3.0 / width
+        grid = ((width + 15) // 16, (height + 15) // 16)
         image = jitkern.zeros((height, width, 3), np.uint8)
-        mandelbrot[grid, (16, 16)](image, *args)
-        image = image.get()
-    write_png(path, image)
+        mandelbrot[grid, (16, 16)](image, -2.2, -1.0, scale, MAX_ITER)
+        write_png(path, image.get())
     print(f"wrote {path} ({width}x{height})")
+    return 0
 
 
 if __name__ == "__main__":

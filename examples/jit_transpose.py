@@ -1,7 +1,8 @@
 """Tiled matrix transpose through shared memory (coalesced reads and writes).
 
 Run: python examples/jit_transpose.py [--simulate]
-Needs a CUDA GPU; --simulate runs the same kernel on the CPU (jitkern's simulator) instead.
+Needs a CUDA GPU; --simulate (or JITKERN_SIMULATE=1) runs the same program on jitkern's
+simulated device instead (examples/README.md).
 """
 
 import sys
@@ -9,6 +10,7 @@ import sys
 import numpy as np
 
 import jitkern
+from gpu_or_simulated import main as example_main, simulated
 from jitkern import jit
 
 TILE = 32
@@ -32,25 +34,19 @@ def transpose(src, dst):
             dst[y + k, x] = tile[jit.threadIdx.x * (TILE + 1) + jit.threadIdx.y + k]
 
 
-def main(argv=None):
-    simulate = "--simulate" in (sys.argv[1:] if argv is None else argv)
-    if not simulate and not jitkern.is_available():
-        print("This example needs a CUDA GPU and none was found; "
-              "run it with --simulate to run its kernel on the CPU.")
-        return
-    rows, cols = (100, 150) if simulate else (3000, 5000)
+def main(argv=None) -> int:
+    return example_main(run, sys.argv[1:] if argv is None else argv, "jit_transpose.py")
+
+
+def run():
+    rows, cols = (100, 150) if simulated() else (3000, 5000)
     h = np.random.default_rng().standard_normal((rows, cols), dtype=np.float32)
     grid = ((cols + TILE - 1) // TILE, (rows + TILE - 1) // TILE)
-    if simulate:
-        dst = np.empty((cols, rows), np.float32)
-        transpose.simulate[grid, (TILE, ROWS)](h, dst)
-    else:
-        dst = jitkern.empty((cols, rows), np.float32)
-        transpose[grid, (TILE, ROWS)](jitkern.asarray(h), dst)
-        dst = dst.get()
-    assert (dst == h.T).all()
+    dst = jitkern.empty((cols, rows), np.float32)
+    transpose[grid, (TILE, ROWS)](jitkern.asarray(h), dst)
+    assert (dst.get() == h.T).all()
     print(f"transposed a {rows}x{cols} matrix: OK")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

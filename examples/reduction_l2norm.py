@@ -2,8 +2,9 @@
 
     python examples/reduction_l2norm.py [--simulate]
 
-Needs a CUDA GPU, or --simulate: the kernels run in jitkern's CPU simulator on NumPy
-arrays (their C translated into JIT kernels).
+Needs a CUDA GPU; --simulate (or JITKERN_SIMULATE=1) runs the same program on jitkern's
+simulated device, whose kernels run in the CPU simulator (their C translated into JIT
+kernels; examples/README.md).
 """
 
 import sys
@@ -11,10 +12,12 @@ import sys
 import numpy as np
 
 import jitkern
+from gpu_or_simulated import main as example_main, simulated
 
 
 def main(xp=jitkern):
-    """``xp``: jitkern (arrays on the GPU) or numpy (with the simulator on)."""
+    """``xp``: jitkern (arrays on the device), or numpy while ``settings.simulate`` is on
+    (every kernel then runs its ``.simulate``, which takes NumPy arrays)."""
     l2norm = jitkern.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
     x = xp.arange(10, dtype=np.float32).reshape(2, 5)
     print(l2norm(x, axis=1))                    # [ 5.477226 15.9687195]
@@ -28,19 +31,11 @@ def main(xp=jitkern):
     print(total, mean)
 
     # Same bits on every run: no atomics, a fixed order.
-    size = 1 << 22 if xp is jitkern else 1 << 12  # the simulator runs Python per thread
+    size = 1 << 12 if simulated() else 1 << 22  # the simulator runs Python per thread
     big = xp.asarray(np.random.default_rng(0).random(size, dtype=np.float32))
     first, second = l2norm(big), l2norm(big)
-    if xp is jitkern:
-        first, second = first.get(), second.get()
-    assert np.asarray(first).tobytes() == np.asarray(second).tobytes()
+    assert jitkern.asnumpy(first).tobytes() == jitkern.asnumpy(second).tobytes()
 
 
 if __name__ == "__main__":
-    if "--simulate" in sys.argv[1:]:
-        jitkern.config.settings.simulate = True
-        main(np)
-    elif not jitkern.is_available():
-        print("this example needs a CUDA GPU and none was found")
-    else:
-        main()
+    sys.exit(example_main(main, sys.argv[1:], "reduction_l2norm.py"))

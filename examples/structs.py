@@ -2,7 +2,8 @@
 frozen dataclass (passed by value as a C struct, a nested struct inside).
 
 Run: python examples/structs.py [--simulate]
-Needs a CUDA GPU; --simulate runs the same kernel on the CPU (jitkern's simulator) instead.
+Needs a CUDA GPU; --simulate (or JITKERN_SIMULATE=1) runs the same program on jitkern's
+simulated device instead (examples/README.md).
 """
 
 import dataclasses
@@ -11,6 +12,7 @@ import sys
 import numpy as np
 
 import jitkern
+from gpu_or_simulated import main as example_main, simulated
 from jitkern import jit
 
 #: One particle: a C struct {float x, y, vx, vy; double mass;} (align=True: C's layout).
@@ -54,13 +56,12 @@ def advanced(host, p: StepParams):
     return out
 
 
-def main(argv=None):
-    simulate = "--simulate" in (sys.argv[1:] if argv is None else argv)
-    if not simulate and not jitkern.is_available():
-        print("This example needs a CUDA GPU and none was found; "
-              "run it with --simulate to run its kernel on the CPU.")
-        return
-    n = 2_000 if simulate else 1_000_000
+def main(argv=None) -> int:
+    return example_main(run, sys.argv[1:] if argv is None else argv, "structs.py")
+
+
+def run():
+    n = 2_000 if simulated() else 1_000_000
     rng = np.random.default_rng()
     host = np.zeros(n, PARTICLE)
     for name in ("x", "y", "vx", "vy"):
@@ -69,22 +70,17 @@ def main(argv=None):
     p = StepParams(np.float32(0.01), n, Vec2(np.float32(0.0), np.float32(-9.81)))
     steps, block = 3, 256
     grid = (n + block - 1) // block
-    if simulate:
-        particles = host.copy()
-        for _ in range(steps):
-            advance.simulate[grid, block](particles, p)
-    else:
-        device = jitkern.asarray(host)  # an array of structs on the GPU
-        for _ in range(steps):
-            advance[grid, block](device, p)
-        particles = device.get()
+    particles = jitkern.asarray(host)  # an array of structs on the device
+    for _ in range(steps):
+        advance[grid, block](particles, p)
     want = host
     for _ in range(steps):
         want = advanced(want, p)
+    got = particles.get()
     for name in ("x", "y", "vx", "vy"):
-        np.testing.assert_allclose(particles[name], want[name], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5)
     print(f"advanced {n} particles {steps} steps: matches NumPy")
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -45,6 +45,7 @@ from .errors import (
 )
 
 from .config import VERSION as __version__  # noqa: E402, F401 - one place for the version
+from .config import settings as _settings  # noqa: E402
 from .compat import NUMPY_NAMES as _NUMPY_NAMES  # noqa: E402 - names only, nothing loaded
 
 # public name -> module that defines it (loaded on first access)
@@ -103,6 +104,15 @@ _SUBMODULES = {"jit", "arrays", "kernels", "config", "errors", "cuda", "graph", 
 #: the ground's tables, which the package's own modules import as ``from .. import dtypes``:
 #: that asks this module for the name first, before the submodule is loaded
 _GROUND_MODULES = {"dtypes", "layout", "records"}
+
+
+def _enter_simulated_device():
+    """JITKERN_SIMULATE=1: the driver starts as a simulated device (docs/debugging.md)."""
+    importlib.import_module("jitkern.sim.device").enter_for_process()
+
+
+if _settings.simulate:  # JITKERN_SIMULATE=1: the whole process runs on a simulated device
+    importlib.import_module("jitkern.runtime.driver").standin = _enter_simulated_device
 
 
 def __getattr__(name: str):

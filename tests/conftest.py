@@ -3,12 +3,17 @@ and every test session gets its own empty kernel cache folder (a pytest tmp fold
 so nothing is left behind)."""
 
 import os
+import sys
 
 import pytest
 
 # JAX takes 75% of the GPU's memory when it starts, unless told otherwise: with several test
 # workers on one GPU (pytest -n 4), that starves the others. Allocate on demand instead.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+# examples/*.py import their shared helper (examples/gpu_or_simulated.py) as a sibling, as
+# `python examples/x.py` finds it; tests load them by path (appended: it shadows nothing)
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "examples"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -2,11 +2,13 @@
 somewhere, and every snippet that can run without a GPU runs and does what the page says.
 
 A ```python block may be marked by the HTML comment on the line above it:
-``<!-- snippet: gpu -->`` (a whole program that needs a GPU: run only where one is),
-``<!-- snippet: fragment -->`` (not a program: names come from the text around it), or
-``<!-- snippet: raises NAME -->`` (runs without a GPU and raises jitkern's NAME with the
-message the comment lines after the raising line show). An unmarked block must run without
-a GPU and exit cleanly.
+``<!-- snippet: gpu -->`` (a whole program written for a GPU: it runs on one where one is,
+else unchanged on jitkern's simulated device, under JITKERN_SIMULATE=1),
+``<!-- snippet: gpu-only: WHY -->`` (one that truly needs a GPU, saying why: run only where
+one is; very few), ``<!-- snippet: fragment -->`` (not a program: names come from the text
+around it), or ``<!-- snippet: raises NAME -->`` (runs under JITKERN_SIMULATE=1 on every
+machine, so the same message, and raises jitkern's NAME with the message the comment lines
+after the raising line show). An unmarked block must run without a GPU and exit cleanly.
 """
 
 import os
@@ -82,14 +84,17 @@ def _expected_error(code: str) -> str:
 
 @pytest.mark.parametrize("page, line, mark, code", list(_snippets()))
 def test_snippet_runs_and_does_what_the_page_says(tmp_path, page, line, mark, code):
-    assert mark in ("run", "gpu", "fragment") or mark.startswith("raises "), mark
+    assert mark in ("run", "gpu", "fragment") or mark.startswith(("raises ", "gpu-only: ")), mark
     if mark == "fragment":
         pytest.skip("a fragment of the page, not a program")
-    if mark == "gpu" and not has_gpu():
-        pytest.skip("the snippet needs a GPU")
+    if mark.startswith("gpu-only: ") and not has_gpu():
+        pytest.skip(f"the snippet needs a GPU ({mark.split(': ', 1)[1]})")
     script = tmp_path / "example.py"  # the name the pages' messages show
     script.write_text(code)
     env = dict(os.environ, JITKERN_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT))
+    env.pop("JITKERN_SIMULATE", None)
+    if mark.startswith("raises ") or (mark == "gpu" and not has_gpu()):
+        env["JITKERN_SIMULATE"] = "1"  # the one simulation mode: the program unchanged
     proc = subprocess.run([sys.executable, script.name], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)
     if not mark.startswith("raises "):

@@ -42,14 +42,6 @@ def test_each_gpu_script_says_it_needs_a_gpu_and_exits_cleanly(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["cache"] or sorted(os.listdir(tmp_path)) == []
 
 
-def test_export_load_time_refuses_simulate_with_usage(tmp_path):
-    proc = subprocess.run([sys.executable, str(ROOT / "examples" / "export_load_time.py"),
-                           "--simulate"], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "unrecognized arguments: --simulate" in proc.stderr
-
-
 def test_mandelbrot_writes_its_png_where_asked_never_into_the_current_folder(tmp_path):
     work = tmp_path / "work"
     work.mkdir()

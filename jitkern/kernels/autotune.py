@@ -318,24 +318,36 @@ class AutotunedKernel(Kernel):
 
     def _simulated(self, *args, stream=None, **kwargs):
         twin = self if self._sim else self.simulate  # JITKERN_SIMULATE=1: the CPU's choices
-        return twin._launch(*args, stream=stream, **kwargs)
+        with self._on_simulator(stream, args):
+            return twin._launch(*args, stream=stream, **kwargs)
+
+    def _argument_what(self, i: int) -> str:
+        names = self._param_names()
+        return f"{self.__name__}: argument {i}" + (f" ({names[i]})" if i < len(names) else "")
 
     def _call_name(self) -> str:
         return self.__name__
 
+    def _calls(self) -> "AutotunedKernel":
+        """The tuner whose choices this one's calls make now: its simulated twin while the
+        simulate switch is on (JITKERN_SIMULATE=1: ``_simulated`` launches through it)."""
+        return self.simulate if simulating() and not self._sim else self
+
     def config_for(self, *args, **kwargs) -> Config | None:
         """The configuration chosen for calls like this one (None until one has run)."""
-        choices = self._sim_choices if self._simulating() else self._choices
-        hit = choices.get(self._key(args, kwargs))
+        tuner = self._calls()
+        choices = tuner._sim_choices if tuner._simulating() else tuner._choices
+        hit = choices.get(tuner._key(args, kwargs))
         return None if hit is None else hit.config
 
     def autotune_report(self) -> str:
         """Every tuned key: each candidate's median time or why it was skipped, the choice
         (``*``), and whether it was timed here or read from the disk cache."""
         lines = [f"autotune report for {self.__name__}"]
-        if not self.tunings:
+        tunings = self._calls().tunings
+        if not tunings:
             lines.append("  nothing tuned yet (the first call with new arguments tunes)")
-        for t in self.tunings.values():
+        for t in tunings.values():
             sized = "" if t.size is None else f" (size {t.size})"
             lines.append(f"  on {t.model}, arguments ({t.signature}), size bucket <= {t.bucket}"
                          f"{sized}: {t.source}; chose {t.config.describe()}")

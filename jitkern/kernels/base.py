@@ -39,8 +39,10 @@ import weakref
 
 from .. import config
 from ..config import settings
-from ..errors import CompileError, JitkernRuntimeError, JitkernTypeError, LaunchError
+from ..errors import (CompileError, JitkernNotImplementedError, JitkernRuntimeError,
+                      JitkernTypeError, LaunchError)
 from ..runtime import debugcheck, driver, memo
+from ..runtime import simulated as simdevice
 from ..runtime.device import stream_handle
 from ..runtime.functions import Functions
 from ..runtime.limits import launch_keywords
@@ -177,8 +179,20 @@ class Kernel(functools.partial):
         """The call the switch asks for: the simulator's while it is on (where the kind has
         one), else the general GPU path (a generated launcher is installed again by the
         next GPU call)."""
-        simulated = self._simulated if on else None
-        self._set_call(simulated if simulated is not None else self._launch)
+        if not on:
+            self._set_call(self._launch)
+        else:  # a kind with no simulator still launches on a GPU while the switch is on
+            self._set_call(self._simulated or self._launch_unless_simulated_device)
+
+    def _launch_unless_simulated_device(self, *args, **kwargs):
+        if simdevice.active() is not None:
+            name = getattr(self, "name", None) or getattr(self, "__name__", "")
+            raise JitkernNotImplementedError(
+                f"{type(self).__name__} {name!r}: jitkern's simulated device runs kernels from "
+                "their source in the CPU simulator, and this kernel is a compiled binary "
+                "(jitkern.load): launch it on a GPU, or simulate the kernel it was exported "
+                "from")
+        return self._launch(*args, **kwargs)
 
     def _install(self, run) -> None:
         """Make ``run``, a generated GPU launcher, the call (until the switch changes)."""
@@ -240,6 +254,21 @@ class Kernel(functools.partial):
         function, launch_args, cooperative, refresh = self._bind_parts(args)
         return function.bind(grid, block, launch_args, shared_mem, stream, cooperative,
                              user_count=len(args), refresh=refresh)
+
+    def _on_simulator(self, stream, args):
+        """The kind's own call runs in the simulator inside this block (``_simulated``): on a
+        simulated device a NumPy array among ``args`` is refused with the GPU's error, and
+        a capture on ``stream`` records the kernel's work (runtime/simulated.py)."""
+        return simdevice.kernel_call(stream, args, self._argument_what)
+
+    def _argument_what(self, i: int) -> str:
+        """Argument ``i`` as the kind's GPU errors name it: a string kernel's
+        ``k: input 'x'``, else ``k: argument 1``."""
+        params = getattr(self, "params", ())
+        name = getattr(self, "name", None) or getattr(self, "__name__", type(self).__name__)
+        if i < len(params):
+            return f"{name}: {'output' if params[i].is_output else 'input'} {params[i].name!r}"
+        return f"{name}: argument {i}"
 
     def _simulated_bind(self, grid, block, args, shared_mem, stream):
         return self.simulate.bind(grid, block, *args, shared_mem=shared_mem, stream=stream)

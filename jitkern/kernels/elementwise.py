@@ -188,8 +188,9 @@ class ElementwiseKernel(CachedSources, Kernel):
         return run(args, stream)
 
     def _simulated(self, *args, size=None, stream=None, block_size=None, cluster=None):
-        return self.simulate(*args, size=size, stream=stream, block_size=block_size,
-                             cluster=cluster)  # JITKERN_SIMULATE=1: the C on the CPU
+        with self._on_simulator(stream, args):  # JITKERN_SIMULATE=1: the C on the CPU
+            return self.simulate(*args, size=size, stream=stream, block_size=block_size,
+                                 cluster=cluster)
 
     def _forget_builds(self) -> None:
         self._runners.clear()

@@ -29,6 +29,7 @@ import weakref
 
 from ..toolchain import nvrtc
 from ..runtime import debugcheck, memo
+from ..runtime import simulated as simdevice
 from ..runtime import args as launch_args
 from ..runtime.args import KEYERS, key_of, key_reader
 from ..runtime.graphargs import ArgMap
@@ -278,7 +279,14 @@ class JitKernel(Kernel):
     def _simulated(self, grid=None, block=None, args=None, shared_mem=0, stream=None, *,
                    cluster=None) -> None:
         self._check_call(grid, block, args, cluster)
-        return self.simulate(grid, block, args, shared_mem, cluster=cluster)  # JITKERN_SIMULATE
+        with simdevice.kernel_call(stream, args, self._argument_what):  # JITKERN_SIMULATE
+            return self.simulate(grid, block, args, shared_mem, cluster=cluster)
+
+    def _argument_what(self, i: int) -> str:
+        """Argument ``i`` as the GPU launch's errors name it: ``k: argument 1 (y)``."""
+        code = self.py_func.__code__
+        params = code.co_varnames[: code.co_argcount]
+        return f"{self.__name__}: argument {i}" + (f" ({params[i]})" if i < len(params) else "")
 
     # ``kernel(grid, block, args, shared_mem=0, stream=None)`` calls the partial's function.
     def _launch(self, grid=None, block=None, args=None, shared_mem=0, stream=None, *,

@@ -231,10 +231,18 @@ class RawKernel(Kernel):
         self.__dict__.pop("_sim_modules", None)  # the simulator's translations
 
     def _simulated(self, grid, block, args, *, shared_mem: int = 0, stream=None, cluster=None):
-        return self.simulate(grid, block, args, shared_mem, stream)  # JITKERN_SIMULATE=1
+        with self._on_simulator(stream, args):  # JITKERN_SIMULATE=1
+            return self.simulate(grid, block, args, shared_mem, stream)
 
     def _simulated_bind(self, grid, block, args, shared_mem, stream):
         return _sim_strings.BoundRaw(self, grid, block, args, shared_mem)
+
+    def _argument_what(self, i: int) -> str:
+        """Argument ``i`` as the GPU launch names it: ``k: argument 1 (y)`` (the name as
+        the source spells it, where it says)."""
+        params = (_signature.kernel_params(self._source, self.name)
+                  if self._source is not None else None) or ()
+        return f"{self.name}: argument {i}" + (f" ({params[i].name})" if i < len(params) else "")
 
     @property
     def simulate(self):
@@ -266,8 +274,38 @@ class RawKernel(Kernel):
     # -- attributes -------------------------------------------------------
     @property
     def attributes(self) -> dict:
-        """The kernel's attributes on the current device (CuPy's names)."""
+        """The kernel's attributes on the current device (CuPy's names). On a simulated
+        device, what a GPU of its compute capability reports, read from the kernel compiled
+        for that arch (NVRTC, no GPU needed; docs/debugging.md)."""
+        if simdevice.active() is not None:
+            return self._simulated_attributes()
         return self._function().attributes()
+
+    def _simulated_attributes(self) -> dict:
+        """The attributes of the kernel compiled for the simulated device's arch: ptxas's
+        registers and static shared, constant and local bytes; the threads per block its
+        registers allow (65536 per block, allocated 256 per warp, at most 1024); the
+        settable ones as set (by default the 48 KiB a launch may use less the static shared
+        memory, and -1: no carveout preference)."""
+        major, minor = driver.compute_capability(driver.current_device_id())
+        binary = self._binary((major, minor))
+        res = binary.resources.get(binary.lowered(self.name))
+        if res is None:  # (a module from a file, or PTX: no ptxas report)
+            regs = static = local = const = -1
+            threads = 1024
+        else:
+            regs, static, local, const = (res.registers, res.shared_bytes, res.local_bytes,
+                                          res.const_bytes)
+            per_warp = -(-max(regs, 1) * 32 // 256) * 256
+            threads = min(1024, 65536 // per_warp * 32)
+        opt_in = self.__dict__.get("_shared_opt_in")
+        return {"max_threads_per_block": threads, "shared_size_bytes": static,
+                "const_size_bytes": const, "local_size_bytes": local, "num_regs": regs,
+                "ptx_version": major * 10 + minor, "binary_version": major * 10 + minor,
+                "cache_mode_ca": 0,
+                "max_dynamic_shared_size_bytes": (49152 - max(static, 0) if opt_in is None
+                                                  else int(opt_in)),
+                "preferred_shared_memory_carveout": self.__dict__.get("_carveout", -1)}
 
     def inspect(self, arch=None) -> Inspection:
         """Source, CUBIN (or PTX) and resource use, compiled for ``arch``.
@@ -300,6 +338,8 @@ class RawKernel(Kernel):
 
 def _attribute_property(attr: str):
     def getter(self):
+        if simdevice.active() is not None:
+            return self._simulated_attributes()[attr]
         return self._function().get_attribute(attr)
 
     def setter(self, value):
@@ -309,6 +349,13 @@ def _attribute_property(attr: str):
             self._shared_opt_in = value
             if simulating() or simdevice.active() is not None or not driver.is_available():
                 return
+        elif simdevice.active() is not None:  # the carveout: a preference, kept to be read
+            if isinstance(value, bool) or not isinstance(value, int) or not -1 <= value <= 100:
+                raise JitkernValueError(
+                    f"{self.name}: preferred_shared_memory_carveout: expected an int from -1 "
+                    f"(no preference) to 100 (percent), got {value!r}")
+            self._carveout = int(value)
+            return
         self._function().set_attribute(attr, value)
 
     doc = f"The kernel's ``{attr}`` attribute on the current device."

@@ -214,8 +214,9 @@ class ReductionKernel(CachedSources, Kernel):
         return run(args, stream)
 
     def _simulated(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
-        return self.simulate(*args, out=out, axis=axis, keepdims=keepdims, stream=stream,
-                             cluster=cluster)  # JITKERN_SIMULATE=1: the C on the CPU
+        with self._on_simulator(stream, args if out is None else (*args, out)):  # the C, CPU
+            return self.simulate(*args, out=out, axis=axis, keepdims=keepdims, stream=stream,
+                                 cluster=cluster)
 
     def _forget_builds(self) -> None:
         self._runners.clear()

@@ -20,6 +20,7 @@ from ..config import settings
 from ..errors import CUDAError
 
 _lock = threading.Lock()
+_standin_lock = threading.RLock()
 _driver_module = None
 _initialised = False
 _device_count: int | None = None
@@ -29,6 +30,11 @@ _derived: list[tuple[dict, dict]] = []  # (module namespace, {name: factory}): s
 #: identity and NVRTC facts, registered by the kernels and arrays), computed beside the
 #: driver's own start (hundreds of ms) rather than on a kernel's first launch.
 on_start: list = []
+#: Where ``JITKERN_SIMULATE=1`` was set when jitkern was imported: a callable that makes the
+#: process's driver a simulated device (jitkern/__init__.py registers the simulator's, which
+#: the runtime cannot import); the driver's first start calls it instead of loading CUDA's,
+#: once. None otherwise (and once started).
+standin = None
 
 
 def at_start(callback) -> None:
@@ -45,7 +51,12 @@ def drv():
 
 
 def _initialise():
-    global _driver_module, _initialised, _device_count
+    global _driver_module, _initialised, _device_count, standin
+    if standin is not None:
+        with _standin_lock:  # a second thread waits until the device is in place
+            start, standin = standin, None
+            if start is not None:
+                start()  # enters driver.use(simulated device) for the rest of the process
     with _lock:
         if _initialised:
             return _driver_module
@@ -157,19 +168,22 @@ class use:
 
 def _no_driver(reason: str, code=None) -> CUDAError:
     """The error for a machine where the driver cannot start: it names what runs without a
-    GPU. While the simulator is on, what reached the driver is device memory (a jitkern
-    array) or a GPU-only call: the message says to pass NumPy arrays instead."""
+    GPU. While the simulator is on (``settings.simulate``) with no simulated device in use,
+    what reached the driver needs a device (memory, a kernel's attributes): the message
+    names the two ways to have a simulated one."""
     reason = reason.rstrip(". ")
     if settings.simulate:
-        hint = ("; JITKERN_SIMULATE runs every kernel kind (@jitkern.rawkernel, RawKernel, "
-                "RawModule, ElementwiseKernel, ReductionKernel, fuse) on the CPU with NumPy "
-                "arrays, but jitkern arrays are device memory and need a GPU: pass NumPy "
-                "arrays to simulated kernels")
+        hint = ("; the simulator is on (settings.simulate) but no simulated device is in use, "
+                "and this call needs a device: start the program with JITKERN_SIMULATE=1 in "
+                "its environment, or run it inside `with jitkern.simulated_device():`, where "
+                "a simulated device stands in for the GPU; or pass NumPy arrays to simulated "
+                "kernels (k.simulate)")
     else:
-        hint = (". Without a GPU, run kernels in jitkern's CPU simulator: "
-                "k.simulate[grid, block](*args) (ElementwiseKernel and ReductionKernel: "
-                "k.simulate(*args)) or JITKERN_SIMULATE=1 for every launch, with NumPy "
-                "arrays; k.inspect(..., arch=...) compiles without a GPU")
+        hint = (". Without a GPU, run the program unchanged on jitkern's simulated device "
+                "(JITKERN_SIMULATE=1, or `with jitkern.simulated_device():`), or one kernel on "
+                "the CPU with NumPy arrays: k.simulate[grid, block](*args) (ElementwiseKernel "
+                "and ReductionKernel: k.simulate(*args)); k.inspect(..., arch=...) compiles "
+                "without a GPU")
     return CUDAError(f"no CUDA driver found: {reason}{hint}", code)
 
 

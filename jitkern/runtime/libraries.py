@@ -230,7 +230,8 @@ def host_array_message(kind: str) -> str:
                           "simulator (a launch made before it was turned on?): launch again")
     return message + (", or run the kernel on the CPU with NumPy arrays: "
                       "k.simulate[grid, block](*args) (ElementwiseKernel and ReductionKernel: "
-                      "k.simulate(*args)) or JITKERN_SIMULATE=1; k.inspect(..., arch=...) "
+                      "k.simulate(*args)); JITKERN_SIMULATE=1 runs the whole program on a "
+                      "simulated device, with jitkern arrays; k.inspect(..., arch=...) "
                       "compiles without a GPU")
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import ctypes
+import functools
 import itertools
 import time
 import types
@@ -46,6 +47,7 @@ from ..errors import (
     CUDAError,
     InternalError,
     JitkernAttributeError,
+    JitkernNotImplementedError,
     JitkernTypeError,
     JitkernValueError,
 )
@@ -201,7 +203,8 @@ class SimulatedDevice(TextureCalls, FakeDriver):
         CUDA_SUCCESS=0, CUDA_ERROR_INVALID_VALUE=1, CUDA_ERROR_OUT_OF_MEMORY=2,
         CUDA_ERROR_NO_DEVICE=100, CUDA_ERROR_INVALID_CONTEXT=201, CUDA_ERROR_INVALID_HANDLE=400,
         CUDA_ERROR_NOT_FOUND=500, CUDA_ERROR_NOT_READY=600, CUDA_ERROR_ILLEGAL_ADDRESS=700,
-        CUDA_ERROR_LAUNCH_FAILED=719, CUDA_ERROR_STREAM_CAPTURE_INVALIDATED=901)
+        CUDA_ERROR_LAUNCH_FAILED=719, CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED=900,
+        CUDA_ERROR_STREAM_CAPTURE_INVALIDATED=901)
     CUdevice_attribute = _Attributes()
     CUmemorytype = types.SimpleNamespace(CU_MEMORYTYPE_HOST=1, CU_MEMORYTYPE_DEVICE=2,
                                          CU_MEMORYTYPE_ARRAY=3, CU_MEMORYTYPE_UNIFIED=4)
@@ -389,11 +392,33 @@ class SimulatedDevice(TextureCalls, FakeDriver):
             raise JitkernValueError(f"a host buffer of {flat.size} bytes, {nbytes} to copy")
         return flat[:nbytes]
 
+    def _host_copy_captured(self, stream) -> bool:
+        # a copy from or to pageable host memory cannot be captured: on a GPU it is
+        # cudaErrorStreamCaptureUnsupported, and the capture is invalidated
+        if not self.is_capturing(int(stream)):
+            return False
+        self._capturing[int(stream)] = None  # the capture is invalidated
+        return True
+
+    def cuStreamIsCapturing(self, stream):
+        work = self._capturing.get(int(stream), ())
+        return (0, 0 if work == () else 2 if work is None else 1)
+
+    def cuStreamEndCapture(self, stream):
+        if self._capturing.get(int(stream), ()) is None:
+            del self._capturing[int(stream)]
+            return (self.CUresult.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, None)
+        return super().cuStreamEndCapture(stream)
+
     def cuMemcpyHtoDAsync(self, dst, src, nbytes, stream=0):
+        if self._host_copy_captured(stream):
+            return (self.CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
         self.view(dst, nbytes, "cuMemcpyHtoD's write")[:] = self._host(src, nbytes)
         return (0,)
 
     def cuMemcpyDtoHAsync(self, dst, src, nbytes, stream=0):
+        if self._host_copy_captured(stream):
+            return (self.CUresult.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,)
         host = self._host(dst, nbytes)
         if not host.flags.writeable:
             raise JitkernValueError("cuMemcpyDtoH into a read-only host buffer")
@@ -401,6 +426,8 @@ class SimulatedDevice(TextureCalls, FakeDriver):
         return (0,)
 
     def cuMemcpyDtoDAsync(self, dst, src, nbytes, stream=0):
+        if self.capture(stream, functools.partial(self.cuMemcpyDtoDAsync, dst, src, nbytes)):
+            return (0,)
         source = self.view(src, nbytes, "cuMemcpyDtoD's read").copy()  # they may overlap
         self.view(dst, nbytes, "cuMemcpyDtoD's write")[:] = source
         return (0,)
@@ -429,13 +456,18 @@ class SimulatedDevice(TextureCalls, FakeDriver):
         return (0,)
 
     def cuMemsetD8Async(self, dst, value, count, stream=0):
-        return self._memset(1, dst, value, count, "cuMemsetD8")
+        return self._memset_on(stream, 1, dst, value, count, "cuMemsetD8")
 
     def cuMemsetD16Async(self, dst, value, count, stream=0):
-        return self._memset(2, dst, value, count, "cuMemsetD16")
+        return self._memset_on(stream, 2, dst, value, count, "cuMemsetD16")
 
     def cuMemsetD32Async(self, dst, value, count, stream=0):
-        return self._memset(4, dst, value, count, "cuMemsetD32")
+        return self._memset_on(stream, 4, dst, value, count, "cuMemsetD32")
+
+    def _memset_on(self, stream, width: int, dst, value, count, call: str):
+        if self.capture(stream, functools.partial(self._memset, width, dst, value, count, call)):
+            return (0,)
+        return self._memset(width, dst, value, count, call)
 
     def cuMemsetD8(self, dst, value, count):
         return self._memset(1, dst, value, count, "cuMemsetD8")
@@ -558,6 +590,56 @@ class SimulatedDevice(TextureCalls, FakeDriver):
     def cuGetErrorString(self, err):
         return (0, b"simulated device error")
 
+    # -- stream capture: a capturing stream's work is recorded, and replayed in order by
+    # cuGraphLaunch (work is synchronous here, so a graph is the list of it)
+    def capturing(self) -> bool:
+        """Whether any stream is capturing."""
+        return bool(self._capturing)
+
+    def is_capturing(self, stream: int) -> bool:
+        return int(stream) in self._capturing
+
+    def capture(self, stream: int, run) -> bool:
+        """Record ``run`` (work ready to run: a kernel's, a copy) into ``stream``'s capture
+        instead of running it: True; False where ``stream`` is not capturing."""
+        if int(stream) not in self._capturing:
+            return False
+        work = self._capturing[int(stream)]
+        if work is not None:  # (None: the capture was invalidated; its end says so)
+            work.append(run)
+        return True
+
+    def cuGraphInstantiate(self, graph, flags):
+        handle = next(self._ids)
+        self.execs[handle] = list(self.graphs[int(graph)])
+        return (0, handle)
+
+    def cuGraphLaunch(self, graph_exec, stream):
+        work = self.execs.get(int(graph_exec))
+        if work is None:
+            return (self.CUresult.CUDA_ERROR_INVALID_HANDLE,)
+        if not self.capture(stream, functools.partial(_replay, work)):  # a graph in a graph
+            _replay(work)
+        return (0,)
+
+    def cuGraphExecDestroy(self, graph_exec):
+        self.execs.pop(int(graph_exec), None)
+        return (0,)
+
+    def cuGraphDestroy(self, graph):
+        self.graphs.pop(int(graph), None)
+        return (0,)
+
+    def _no_nodes(self, *args):
+        raise JitkernNotImplementedError(
+            "a graph's nodes (Graph.update, Graph.kernel_nodes, new arguments for a captured "
+            "launch) are not modelled by jitkern's simulated device, which records a capture's "
+            "work and replays it as it was captured: capture again with the new arguments, or "
+            "run this on a GPU")
+
+    cuGraphGetNodes = cuGraphNodeGetType = cuGraphNodeGetDependencies = _no_nodes
+    cuGraphKernelNodeGetParams = cuGraphExecKernelNodeSetParams = _no_nodes
+
     # -- nothing compiled runs here: kernels go to the simulator
     def _refuse(self, what: str):
         raise InternalError(
@@ -573,9 +655,6 @@ class SimulatedDevice(TextureCalls, FakeDriver):
 
     def cuLaunchCooperativeKernel(self, *args):
         self._refuse("cuLaunchCooperativeKernel (a compiled kernel's launch)")
-
-    def cuGraphLaunch(self, graph_exec, stream):
-        self._refuse("cuGraphLaunch (a CUDA graph's launch)")
 
     # -- jitkern's array kernels (arrays/_kernels.py) in the simulator
     def run_array_kernel(self, source: str, symbol: str, grid: int, block: int, args) -> None:
@@ -599,11 +678,17 @@ class SimulatedDevice(TextureCalls, FakeDriver):
         return numpy.ndarray(shape, dtype, buffer=raw, offset=-lo, strides=strides)
 
 
+def _replay(work: list) -> None:
+    for run in work:
+        run()
+
+
 @contextlib.contextmanager
 def simulated_device(devices: int = 1, cc=(9, 0), capacity: int = 1 << 30):
     """Run the block on a simulated device (see the module doc): jitkern arrays live in host
     memory and every kernel runs in the CPU simulator. Yields the :class:`SimulatedDevice`.
-    ``capacity``: bytes of memory per device."""
+    ``capacity``: bytes of memory per device. ``JITKERN_SIMULATE=1`` runs the whole program
+    so (:func:`enter_for_process`)."""
     device = SimulatedDevice(devices=devices, cc=cc, capacity=capacity)
     was_simulating = config.settings.simulate
     ACTIVE.append(device)  # before the swap: the runtime's derived state reads active()
@@ -619,3 +704,15 @@ def simulated_device(devices: int = 1, cc=(9, 0), capacity: int = 1 << 30):
                 config.settings.simulate = was_simulating
     finally:
         ACTIVE.remove(device)
+
+
+def enter_for_process() -> SimulatedDevice:
+    """``JITKERN_SIMULATE=1``: the process's driver is a simulated device of one sm_90 GPU
+    with 1 GiB, entered as :func:`simulated_device` enters one and never left (the driver
+    calls this on its first start instead of loading CUDA's)."""
+    device = SimulatedDevice()
+    ACTIVE.insert(0, device)  # under any simulated_device() block entered since
+    driver.use(device).__enter__()
+    config.settings.simulate = True
+    memory.set_exact(True)
+    return device

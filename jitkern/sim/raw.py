@@ -14,7 +14,7 @@ from typing import Callable
 import numpy
 
 from ..compiler.strings.params import ctype_of
-from ..errors import FunctionNotFoundError, KernelArgumentError
+from ..errors import FunctionNotFoundError, JitkernNotImplementedError, KernelArgumentError
 from ..handles import handle_ctype, handle_value
 from ..runtime import memo
 from ..runtime.launch import check_simulated
@@ -62,6 +62,11 @@ def module_of(source: RawSource) -> tuple[SimModule, str]:
 
 
 def _translate_module(source: RawSource, name: str, key: str) -> tuple[SimModule, str]:
+    if source.code is None:  # RawModule(path=...): a compiled binary, no C to run
+        raise JitkernNotImplementedError(
+            f"{source.where}: a module loaded from a compiled binary (RawModule(path=...)) "
+            "has no CUDA C source, and the simulator runs kernels from their source: launch "
+            "it on a GPU, or simulate a RawModule(code=...) of the source it was built from")
     code = c_source(source.code, source.options, source.where)
     if key:
         code, types, base = _instantiate(code, name, source.where)

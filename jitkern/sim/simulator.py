@@ -92,9 +92,10 @@ class Simulator:
                                   shared_mem, _shared_limit(kernel), grid, block)
         host, back = _host_arguments(args, kernel.__name__)
         simulated = self.build(host)
-        vector.run(kernel, simulated, grid, block, host, int(shared_mem), racecheck, cluster)
-        for original, copy in back:
-            original.set(copy)
+        run = functools.partial(_run, kernel, simulated, grid, block, host, int(shared_mem),
+                                racecheck, cluster, back)
+        if not current.record(stream, run):  # a capture on a simulated device replays it
+            run()
 
     def bind(self, grid, block, *args, shared_mem: int = 0, stream=None) -> BoundSimulation:
         """``kernel.bind(...)`` while simulate is on: the launch with ``args`` fixed, run on
@@ -260,6 +261,12 @@ def _star(sim, grid, block, shared_mem, stream, /, *args, **kwargs):
 
 
 _PY_SCALARS = {cls: dt.type for cls, dt in dtypes.PYTHON_SCALARS.items()}
+
+
+def _run(kernel, simulated, grid, block, host, shared_mem, racecheck, cluster, back) -> None:
+    vector.run(kernel, simulated, grid, block, host, shared_mem, racecheck, cluster)
+    for original, copy in back:
+        original.set(copy)
 
 
 def _host_arguments(args, name: str = ""):

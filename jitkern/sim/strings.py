@@ -13,8 +13,9 @@ import numpy
 
 from ..arrays import asarray
 from ..compiler.strings.params import DTYPE_BY_NAME, resolve_placeholders, scalar_dtype
-from ..errors import JitkernValueError
+from ..errors import JitkernValueError, StreamCaptureError
 from ..runtime import memo
+from ..runtime import simulated as simdevice
 from .csubset import _BASE, C64, C128, TYPEDEFS, Pointer, Refused, cupy_element, excerpt
 from . import cprelude
 from .ctemplates import parse
@@ -131,11 +132,16 @@ class StringSim:
                                        [arr is None for arr in arrays[:nin]], k.name)
         return host, back, arrays, a
 
-    @staticmethod
-    def _returned(outs: list, back: list, a) -> list:
+    def _returned(self, outs: list, back: list, a) -> list:
         """The outputs the kernel made: jitkern arrays where an argument was one."""
         copy_back(back)
         if back and not a.out_given:
+            if simdevice.capturing():  # its outputs are host arrays, copied to the device
+                raise StreamCaptureError(
+                    f"{type(self._kernel).__name__} {self._kernel.name!r}: on jitkern's "
+                    "simulated device a stream capture records kernels that write arrays "
+                    "given to them, and this call allocates its output: pass the output "
+                    "array (allocated before or inside the capture) as an argument")
             return [asarray(o) for o in outs]
         return outs
 

@@ -384,8 +384,8 @@ def test_the_example_runs_simulated(capsys, monkeypatch):
 
 def test_the_example_says_it_needs_a_gpu(capsys, monkeypatch):
     monkeypatch.setattr(jitkern, "is_available", lambda: False)
-    _example().main([])
-    assert "needs a CUDA GPU and none was found" in capsys.readouterr().out
+    assert _example().main([]) == 1  # examples/README.md: one line, exit status 1
+    assert "needs a CUDA GPU and none was found" in capsys.readouterr().err
 
 
 # -- layouts with padding, on the GPU and in the simulator -------------------------

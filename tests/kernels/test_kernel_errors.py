@@ -71,7 +71,8 @@ HOST = (
     "numpy.ndarray lives in host memory and cannot be passed to a kernel; copy it to the "
     "GPU first with jitkern.asarray(x), or run the kernel on the CPU with NumPy arrays: "
     "k.simulate[grid, block](*args) (ElementwiseKernel and ReductionKernel: "
-    "k.simulate(*args)) or JITKERN_SIMULATE=1; k.inspect(..., arch=...) compiles without a GPU"
+    "k.simulate(*args)); JITKERN_SIMULATE=1 runs the whole program on a simulated device, "
+    "with jitkern arrays; k.inspect(..., arch=...) compiles without a GPU"
 )
 
 

@@ -60,12 +60,12 @@ def test_examples_say_they_need_a_gpu(tmp_path, capsys, monkeypatch):
     import jitkern
 
     monkeypatch.setattr(jitkern, "is_available", lambda: False)
-    for name in JIT_EXAMPLES:
-        load(name).main([])
-        assert "needs a CUDA GPU and none was found" in capsys.readouterr().out
+    for name in JIT_EXAMPLES:  # examples/README.md: one line on stderr, exit status 1
+        assert load(name).main([]) == 1
+        assert "needs a CUDA GPU and none was found" in capsys.readouterr().err
     monkeypatch.chdir(tmp_path)
-    load("jit_mandelbrot").main([])
-    assert "so it wrote no PNG; run it with --simulate" in capsys.readouterr().out
+    assert load("jit_mandelbrot").main([]) == 1
+    assert "run it with --simulate (or JITKERN_SIMULATE=1)" in capsys.readouterr().err
     assert not (tmp_path / "mandelbrot.png").exists()
 
 

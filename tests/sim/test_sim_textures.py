@@ -125,13 +125,13 @@ def test_a_read_with_the_wrong_dimensions_or_type_is_refused(device, rng):
     k = jitkern.RawKernel(READ2D, "read2d")
     x = np.zeros(4, np.float32)
     with pytest.raises(JitkernValueError, match=r"tex2D of a 1-D texture: use tex1D"):
-        k((1,), (32,), (tex, x, np.zeros(4, np.float32), np.int32(4)))
+        k.simulate((1,), (32,), (tex, x, np.zeros(4, np.float32), np.int32(4)))
     tex2 = texture(rng.random((2, 32), dtype=np.float32))
     with pytest.raises(JitkernValueError,
                        match=r"tex2D<int> of a texture of float32 texels .* gives floats: "
                              r"read it as float"):
-        jitkern.RawKernel(READ2D, "read_int")((1,), (32,), (tex2, np.zeros(4, np.int32),
-                                                            np.int32(4)))
+        jitkern.RawKernel(READ2D, "read_int").simulate(
+            (1,), (32,), (tex2, np.zeros(4, np.int32), np.int32(4)))
 
 
 def test_a_destroyed_or_foreign_handle_is_named(device, rng):
@@ -142,10 +142,12 @@ def test_a_destroyed_or_foreign_handle_is_named(device, rng):
     k = jitkern.RawKernel(READ2D, "read2d")
     with pytest.raises(JitkernValueError, match=rf"tex2D: the handle {int(handle):#x} names no "
                                                 r"live object of the simulated device"):
-        k((1,), (32,), (handle, np.zeros(4, np.float32), np.zeros(4, np.float32), np.int32(4)))
+        k.simulate((1,), (32,), (handle, np.zeros(4, np.float32), np.zeros(4, np.float32),
+                                 np.int32(4)))
     _, surf = surface(rng.random((2, 8), dtype=np.float32))
     with pytest.raises(JitkernValueError, match=r"names a surface object"):
-        k((1,), (32,), (surf, np.zeros(4, np.float32), np.zeros(4, np.float32), np.int32(4)))
+        k.simulate((1,), (32,), (surf, np.zeros(4, np.float32), np.zeros(4, np.float32),
+                                 np.int32(4)))
 
 
 def test_a_texture_for_a_number_parameter_is_refused(device, rng):

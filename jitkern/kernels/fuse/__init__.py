@@ -170,7 +170,12 @@ class Fused(Kernel):
     def _simulated(self, *args, **kwargs):
         if _traced(args, kwargs):
             return self._fn(*args, **kwargs)
-        return self.simulate(*args, **kwargs)  # JITKERN_SIMULATE=1: the kernels' work on the CPU
+        host = all(isinstance(a, _HOST_TYPES) for a in args)  # NumPy's own, as on a GPU
+        with self._on_simulator(kwargs.get("stream"), () if host else args):
+            return self.simulate(*args, **kwargs)  # JITKERN_SIMULATE=1: the kernels' work
+
+    def _argument_what(self, i: int) -> str:
+        return f"{self.kernel_name}: input 'in{i}'"  # its kernels' parameter, as on a GPU
 
     def _forget_builds(self) -> None:
         self._plans.clear()
