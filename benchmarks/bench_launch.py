@@ -148,9 +148,63 @@ def cases(cpu: bool):
     out = [("bare cuLaunchKernel, pre-packed buffer (floor)", bare, "", keep)]
     for kind, make in array_kinds(cpu).items():
         arrays = (make(host), make(host), make(host))
+        if kind == "jitkern":
+            own, kept = own_launch_floors(arrays)
+            out += own
+            keep = (keep, kept)
         out += kind_floors(kind, arrays, bare)
         out += kind_cases(kind, arrays)
     return [(name, fn, target) for name, fn, target, *_ in out], keep
+
+
+OWN_FLOOR = "floor: bare cuLaunchKernel of the kernel's own function and parameters, "
+
+
+def own_launch_floors(arrays):
+    """The driver's own share of an ElementwiseKernel's and a ReductionKernel's launch: a
+    bare ``cuLaunchKernel`` of each one's own function with the very arguments its
+    generated launcher passed (recorded on a kernel object of their own, replayed as they
+    were). Their functions take more parameters than the bare row's kernel (the reduction:
+    12, with its shapes), and the driver's launch costs more with each; the ratio of a row
+    to this floor is what jitkern's own host work adds. ([(name, call, target)], what the
+    replays need kept alive.)"""
+    import jitkern
+    from jitkern.runtime import driver
+
+    d = driver.drv()
+    real, calls = d.cuLaunchKernel, []
+
+    def cuLaunchKernel(*args):  # noqa: N802 - the launchers read the driver's name
+        calls.append(args)
+        return real(*args)
+
+    x, y, z = arrays
+    a = np.float32(2.0)
+    d.cuLaunchKernel = cuLaunchKernel
+    try:  # kernels of their own: the timed rows' launchers never see the recorder
+        ek = jitkern.ElementwiseKernel("float32 x, float32 y, float32 a", "float32 z",
+                                       "z = x * a + y", "bench_axpy_own_floor")
+        rk = jitkern.ReductionKernel("float32 x, float32 a", "float32 y", "x * a", "a + b",
+                                     "y = a", "0", "bench_scaled_sum_own_floor")
+        ek(x, y, a, z), ek(x, y, a, z)
+        ew_call = calls[-1]
+        results = [rk(x, a)]
+        del calls[:]
+        results.append(rk(x, a))
+        red_calls = list(calls)
+    finally:
+        d.cuLaunchKernel = real
+
+    def ew():
+        real(*ew_call)
+
+    def red():
+        for call in red_calls:
+            real(*call)
+
+    rows = [(OWN_FLOOR + "ElementwiseKernel, jitkern", ew, ""),
+            (OWN_FLOOR + f"ReductionKernel ({len(red_calls)} launch), jitkern", red, "")]
+    return rows, (ek, rk, results)
 
 
 READS_FLOOR = "floor: bare + reading the 3 arrays, "
@@ -223,6 +277,18 @@ def kind_floors(kind, arrays, bare):
             bare()
 
     return out + [(ALLOC_FLOOR + kind, alloc, "")]
+
+
+def x_own(name: str, results: dict):
+    """A jitkern ElementwiseKernel's (output passed) or ReductionKernel's row against the bare
+    launch of its own function (:func:`own_launch_floors`); None for the other rows."""
+    if name == "ElementwiseKernel, output passed, jitkern":
+        floor = OWN_FLOOR + "ElementwiseKernel, jitkern"
+    elif name == "ReductionKernel, jitkern":
+        floor = next((r for r in results if r.startswith(OWN_FLOOR + "ReductionKernel")), None)
+    else:
+        return None
+    return results[name][0] / results[floor][0] if floor in results else None
 
 
 def x_floor(name: str, results: dict):
@@ -346,8 +412,8 @@ def main(argv=None) -> None:
         results = best_of([(name, fn) for name, fn, _t in table], rounds)
     else:
         results = interleaved([(name, fn) for name, fn, _t in table], n, rounds)
-    rows = [[name, results[name][0], results[name][1], x_floor(name, results), target]
-            for name, _fn, target in table]
+    rows = [[name, results[name][0], results[name][1], x_floor(name, results), target,
+             x_own(name, results)] for name, _fn, target in table]
     if opts.json:
         print(json.dumps({"rows": rows, "jitkern": os.path.dirname(jitkern.__file__)}))
         return
@@ -360,7 +426,8 @@ def main(argv=None) -> None:
               f"of {rounds} interleaved rounds; ratio = median of per-round ratios to the "
               "floor)\n")
     print(f"{where}, jitkern at {os.path.dirname(jitkern.__file__)}, {today()}\n")
-    print(markdown_table(["launch", "us/launch", "x bare", "x its floor", "target"], rows))
+    print(markdown_table(["launch", "us/launch", "x bare", "x its floor", "target",
+                          "x its own launch"], rows))
     if opts.cpu or opts.no_first_call:
         return
     with tempfile.TemporaryDirectory() as cache_dir:
