@@ -11,7 +11,7 @@ import pytest
 # workers on one GPU (pytest -n 4), that starves the others. Allocate on demand instead.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 # examples/*.py import their shared helper (examples/gpu_or_simulated.py) as a sibling, as
-# `python examples/x.py` finds it; tests load them by path (appended: it shadows nothing)
+# `python examples/<name>.py` finds it; tests load them by path (appended: it shadows nothing)
 sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "examples"))
 
