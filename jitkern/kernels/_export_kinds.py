@@ -1,4 +1,4 @@
-"""What ElementwiseKernel and ReductionKernel export (backend.export does the writing).
+"""What ElementwiseKernel and ReductionKernel export (toolchain.export does the writing).
 
 Their generated source depends on the call's dtypes and layout; an export fixes one:
 

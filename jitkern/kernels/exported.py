@@ -1,4 +1,4 @@
-"""``jitkern.load``: kernels exported ahead of time (backend.export), launchable again.
+"""``jitkern.load``: kernels exported ahead of time (toolchain.export), launchable again.
 
 A loaded kernel needs the export's manifest and binary, the driver and a GPU: no NVRTC,
 no Python source of the kernel. Launch syntax is the original's:

@@ -158,7 +158,7 @@ class JitKernel(Kernel):
     """A Python function compiled to CUDA on demand, one binary per argument types.
 
     ``py_func`` is the Python function. The kernel object is a ``functools.partial``
-    whose function is the whole launch (see backend.kernel_object for why): the general
+    whose function is the whole launch (kernels/base.py's Kernel says why): the general
     path at first, then the launcher generated for the last argument signature.
     """
 

@@ -24,7 +24,7 @@ class BoundLaunch(functools.partial):
     Made by ``kernel.bind(grid, block, *args, shared_mem=0, stream=None)`` on a
     RawKernel or a ``@jitkern.rawkernel`` kernel. The call is a generated function
     around ``cuLaunchKernel`` with every value fixed (a partial, like the kernel
-    objects: see backend.kernel_object), so it costs about what a bare, pre-packed
+    objects: see kernels/base.py's Kernel), so it costs about what a bare, pre-packed
     ``cuLaunchKernel`` costs. ``b.set_arg(i, value)`` (or ``b.args[i] = value``)
     re-packs argument ``i`` alone, after checking that ``value`` packs to the same
     type as the bound one (an array for an array, a float64 for a float64, ...; for a

@@ -43,7 +43,7 @@ _pools: dict[int, object] = {}
 # The cache: (device id, stream handle, bucket bytes) -> device pointers of freed
 # blocks of that bucket, last freed last. Streams whose blocks may be cached: the
 # legacy default stream (0, and CU_STREAM_LEGACY = 1) and the streams jitkern made
-# (added and removed by backend.device.Stream).
+# (added and removed by runtime.device.Stream).
 _free: dict[tuple, list] = {}
 CACHE_STREAMS: set = {0, 1}
 BUCKET = 512  # cached blocks are rounded up to a multiple of this many bytes

@@ -1,10 +1,10 @@
 """Loading compiled binaries on devices and launching their kernels.
 
-A :class:`Binary` is loaded at most once per device (``cuModuleLoadData`` in
-the device's primary context). :class:`Function` is a kernel of a binary that
-can be launched on any device: it resolves its ``CUfunction`` per device on
-first use, and keeps one packing :class:`~.launch.Plan` per argument-type
-signature. :meth:`Function.bind` makes a :class:`BoundLaunch`: one launch with its
+A :class:`~jitkern.toolchain.nvrtc.Binary` is loaded at most once per device
+(``cuModuleLoadData`` in the device's primary context). :class:`Function` is a kernel of
+a binary that can be launched on any device: it resolves its ``CUfunction`` per device on
+first use, and keeps one packing :class:`~.launch.Plan` per argument-type signature.
+:meth:`Function.bind` makes a :class:`BoundLaunch`: one launch with its
 arguments packed once, re-run by a call that is little more than ``cuLaunchKernel``.
 """
 
@@ -120,7 +120,7 @@ class _DeviceState:
 
 
 class Function:
-    """One kernel of a :class:`~.compiler.Binary`, launchable on any device.
+    """One kernel of a :class:`~jitkern.toolchain.nvrtc.Binary`, launchable on any device.
 
     The kernel object that made it may set ``owner`` (a weak reference to itself) and
     ``arg_map`` (a :class:`~.graphargs.ArgMap`: how its arguments are re-packed when a

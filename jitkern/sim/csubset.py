@@ -9,7 +9,8 @@ This module is the translation: CUDA spellings are turned into C that pycparser 
 (:func:`preprocess`, line numbers kept), then every expression is typed with C's rules
 (integer promotion, the usual arithmetic conversions, unsigned wrap-around, literals'
 types) and written with explicit NumPy conversions, so the JIT computes in exactly the
-C types. Integer ``/`` and ``%`` truncate toward zero (:data:`HELPERS`), not Python's floor.
+C types. Integer ``/`` and ``%`` truncate toward zero (:data:`~.ctranslate.HELPERS`), not
+Python's floor.
 Whatever is outside the subset is refused with a :class:`~jitkern.errors.SimulatorError`
 naming the construct and its line; nothing is run approximately.
 """

@@ -1,7 +1,8 @@
 """A simulated device: a CUDA driver stand-in whose device memory is host memory.
 
 ``with jitkern.simulated_device():`` makes :class:`SimulatedDevice` the driver
-(through the runtime's one seam, :class:`.driver.use`) and turns the simulator on, so that
+(through the runtime's one seam, :class:`jitkern.runtime.driver.use`) and turns the
+simulator on, so that
 jitkern arrays, their copies and fills, CUDA arrays, streams and events work without a
 GPU, and every kernel launch runs in the CPU simulator with the arrays seen as NumPy views
 of their memory (writes land in place). Outside the block nothing changes.

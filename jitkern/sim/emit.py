@@ -1,8 +1,8 @@
 """The simulator's back end: the typed program as Python over NumPy scalars.
 
 :data:`PYTHON` is a spelling (:class:`~jitkern.compiler.lower.backend.Spelling`) given to
-the one statement emitter of :mod:`..statements`: parsing, name resolution, every type
-rule (``infer`` and the builtin records' rules) and every error are the CUDA back end's
+the one statement emitter of :mod:`jitkern.compiler.statements`: parsing, name resolution,
+every type rule (``infer`` and the builtin records' rules) and every error are the CUDA back end's
 own, so a kernel the GPU build refuses is refused here with the same message, and a value
 has the same type in both. What differs is only the text: constants are NumPy scalars of their type,
 conversions are NumPy constructors (or the C++ rule where NumPy differs, see

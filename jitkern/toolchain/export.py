@@ -569,7 +569,7 @@ def read_manifest(path) -> tuple[str, dict]:
 
 
 def binary_for_device(folder: str, manifest: dict, cc: int):
-    """The :class:`~.compiler.Binary` to load on a device of compute capability ``cc``.
+    """The :class:`~.nvrtc.Binary` to load on a device of compute capability ``cc``.
 
     fatbin: the file (the driver picks the cubin); cubin: the exact arch, else the newest
     of the same major below it; ptx: the newest at or below ``cc``; ltoir: the newest at or

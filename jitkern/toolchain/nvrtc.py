@@ -1,7 +1,7 @@
 """CUDA C++ source -> CUBIN (or PTX) through NVRTC, cached.
 
 ``compile_source`` is the one entry point every kernel kind uses. It returns a
-:class:`Binary` that can be loaded on a device by :mod:`.module` or inspected
+:class:`Binary` that can be loaded on a device by :mod:`jitkern.runtime.module` or inspected
 without a GPU.
 """
 

@@ -7,9 +7,10 @@ through the records alone, and :func:`render_table` writes the builtin table of
 docs/jit.md from the same records. Families (atomics, shuffles, math functions)
 are rows of one table each.
 
-A rule takes the arguments (:class:`~.values.Value` / :class:`~.values.Const`)
-and the mode, and returns a :class:`Sig`: the type each argument is converted
-to (None: as it is) and the result type; it raises ``TypeError`` to refuse.
+A rule takes the arguments (:class:`~jitkern.compiler.values.Value` /
+:class:`~jitkern.compiler.values.Const`) and the mode, and returns a :class:`Sig`: the
+type each argument is converted to (None: as it is) and the result type; it raises
+``TypeError`` to refuse.
 A template is a ``str.format`` pattern over the converted argument codes
 (``{0}``, ``{1}``, ``{T}`` for the result's C++ type), or a function
 ``(codes, sig, args, ctx) -> str`` where ``ctx`` is the emitter's state.

@@ -7,7 +7,7 @@ passed as their weak types) and whose C++ is the row's: a JIT kernel
 calls it as ``numpy.<name>(...)`` where the JIT has no math row of that name (``numpy.gcd``,
 ``numpy.logaddexp``, ``numpy.add``), and fuse's simulated kernels call every ufunc through
 it. The simulator renders a record as the NumPy ufunc on NumPy scalars with
-``signature=`` the loop (:mod:`..simulate.templates`).
+``signature=`` the loop (:func:`_py_template`, each record's ``py=``).
 """
 
 from __future__ import annotations

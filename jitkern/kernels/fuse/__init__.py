@@ -2,10 +2,10 @@
 
 CuPy's model: the first call with a new argument signature (each array's dtype and ndim,
 each scalar's type; and each array's shape, for a function that reads ``x.shape`` or
-``x.size``) calls the function with proxy arrays (:mod:`._fuse_trace`); Python runs
+``x.size``) calls the function with proxy arrays (:mod:`.trace`); Python runs
 everything else (helpers, closures, loops and ``if`` over Python values), and the array
 operations are recorded. The recorded graph becomes an :class:`ElementwiseKernel` or a
-:class:`ReductionKernel` (:mod:`._fuse_emit`), with NumPy 2's types (``resolve_dtypes`` of
+:class:`ReductionKernel` (:mod:`.emit`), with NumPy 2's types (``resolve_dtypes`` of
 each ufunc, Python numbers weak). Later calls with that signature look the kernels up.
 
 With only NumPy arrays and scalars the function runs through NumPy instead (a global bound to

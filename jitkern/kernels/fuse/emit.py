@@ -1,4 +1,4 @@
-"""fuse, stage 2: a traced :class:`~._fuse_trace.Graph` -> the kernels that compute it.
+"""fuse, stage 2: a traced :class:`~.graph.Graph` -> the kernels that compute it.
 
 - No reduction: one :class:`ElementwiseKernel` whose operation is the recorded nodes, one
   C++ statement each (``const float v3 = sqrtf(v2);``), storing the returned values and the

@@ -1,6 +1,7 @@
 """fuse's recorded graph: nodes, inputs, the graph, and the errors that point at the user's line.
 
-Pure data: :mod:`.trace` builds it, :mod:`.emit` and :mod:`.jit` lower it.
+Pure data: :mod:`.trace` builds it, :mod:`.emit` lowers it (to string kernels, which the GPU
+and the simulator both run).
 """
 
 from __future__ import annotations

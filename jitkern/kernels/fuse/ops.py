@@ -5,7 +5,7 @@ The ufunc rows (C++ per loop kind, NumPy's loop types) are the JIT's
 builtins that fuse's simulated kernels call.
 
 A reduction row gives ReductionKernel's expressions, and the ufunc it reduces with. Nothing here traces or emits a
-kernel: :mod:`._fuse_trace` records calls, :mod:`._fuse_emit` reads these rows.
+kernel: :mod:`.trace` records calls, :mod:`.emit` reads these rows.
 """
 
 from __future__ import annotations
