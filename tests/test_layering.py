@@ -386,3 +386,14 @@ def test_the_tests_mirror_the_package():
     strays = sorted(tests - package - set(TEST_FOLDERS_OF_THEIR_OWN))
     assert not strays, f"tests/ folders that name no jitkern/ package folder: {strays}"
     assert set(TEST_FOLDERS_OF_THEIR_OWN) <= tests, "a stale entry in TEST_FOLDERS_OF_THEIR_OWN"
+
+
+def test_no_two_test_modules_share_a_name():
+    """tests/ has no __init__.py: pytest imports each test module by its file name, so two
+    folders' test_x.py would stop the whole run at collection."""
+    seen: dict = {}
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    twice = {name: where for name, where in seen.items()
+             if len(where) > 1 and name not in ("conftest.py", "__init__.py")}
+    assert not twice, f"test modules sharing a name: {twice}"
