@@ -203,7 +203,6 @@ def _runner_env(convert, slow, kernel_name: str, device_id: int) -> dict:
         "_cur_stream": get_current_stream,
         "_stream_of": ARRAYS.stream_of,
         "_malloc": memory.malloc,
-        "_CB": memory.CachedBlock,
         "_new": object.__new__,
         "_pin": ARRAYS.pin_stream,
         "_slow": slow,
@@ -349,16 +348,21 @@ def _output_lines(k: int, shape, dtype, env: dict, device_id: int) -> list:
 def _alloc_lines(name: str, nbytes: int, env: dict, device_id: int) -> list:
     """Statements allocating ``nbytes`` as ``name`` on stream ``s``: on the legacy stream
     a block of the allocator's cache is taken straight from its free list (what
-    ``memory.malloc`` would do, without the call; a ``memory.CachedBlock`` goes back to that
-    list when collected), else ``memory.malloc``."""
-    blocks, bucket = memory.free_list(device_id, 0, nbytes)
-    env[f"_fl_{name}"], env[f"_pop_{name}"] = blocks, blocks.pop
+    ``memory.malloc`` would do, without the call: a ``memory.CachedBlock`` of the list's
+    class, made without an ``__init__`` call, goes back to that list when collected), else
+    ``memory.malloc``. (The pointer is popped first: a block made without one could not
+    be finalised.)"""
+    cls = memory.block_class(device_id, nbytes)
+    blocks = cls._blocks
+    env[f"_fl_{name}"], env[f"_pop_{name}"], env[f"_B_{name}"] = blocks, blocks.pop, cls
     return [
         f"if not s and _fl_{name}:",
         "    try:",
-        f"        {name} = _CB(_pop_{name}(), {nbytes}, _dev, _fl_{name}, {bucket})",
+        f"        {name}_p = _pop_{name}()",
         "    except IndexError:",
         f"        {name} = _malloc({nbytes}, _dev, s)",
+        "    else:",
+        f"        {name} = _new(_B_{name}); {name}.ptr = {name}_p",
         "else:",
         f"    {name} = _malloc({nbytes}, _dev, s)",
     ]
