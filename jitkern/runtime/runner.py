@@ -141,10 +141,11 @@ def make_runner(
     context is ``device_id``'s and every array is on that device (else the slow path).
     ``convert(value, dtype, name, kernel)``: a scalar argument as the NumPy scalar of its
     parameter's dtype (compiler.strings.params.convert_scalar).
-    ``entry``: ``keywords``: also generate ``run.entry(*args, stream=None, **keywords)``,
-    the kernel object's whole call for this layout (a kernel object that is a partial
-    calls it directly): the general path it is bound to (:func:`bind_runner`),
-    ``general(*args, stream=..., **keywords)``, on a miss or when a keyword is not None.
+    ``entry``: keyword names (default None), or {name: default} (None, True or False):
+    also generate ``run.entry(*args, stream=None, **keywords)``, the kernel object's whole
+    call for this layout (a kernel object that is a partial calls it directly): the general
+    path it is bound to (:func:`bind_runner`), ``general(*args, stream=..., **keywords)``,
+    on a miss or when a keyword is not its default (by identity).
     Returns a :class:`Launcher`: kernel objects of one definition share it, each binding
     its own general path.
     """
@@ -163,11 +164,12 @@ def make_runner(
                [f"if len(args) != {n_args}:", "    {miss}", unpack, *pre])
     code.entry("guarded", "args, stream", "return _MISS", layout)
     if entry is not None:
-        keywords = entry
-        given = ", ".join(f"{kw}={kw}" for kw in keywords)
-        code.entry("entry", f"*args, stream=None, {', '.join(f'{kw}=None' for kw in keywords)}",
+        defaults = entry if isinstance(entry, dict) else dict.fromkeys(entry)
+        given = ", ".join(f"{kw}={kw}" for kw in defaults)
+        params = ", ".join(f"{kw}={value!r}" for kw, value in defaults.items())
+        code.entry("entry", f"*args, stream=None, {params}",
                    "return _general(*args, stream=stream)", [
-                       f"if {' or '.join(f'{kw} is not None' for kw in keywords)}:",
+                       f"if {' or '.join(f'{kw} is not {v!r}' for kw, v in defaults.items())}:",
                        f"    return _general(*args, stream=stream, {given})", *layout])
     code.add("read", reads)
     aligned = [k for k in aligned if kinds[k][0] == "array"]  # the pool aligns the rest
