@@ -211,6 +211,9 @@ class ReductionKernel(CachedSources, Kernel):
         guarded = getattr(run, "guarded", None)
         if guarded is not None:
             self._guarded = (axis, keepdims, guarded)
+        entry = getattr(run, "entry", None)  # (made for axis=None, keepdims=False only)
+        if entry is not None and out is None:
+            self._install(entry)  # the next call with this layout goes straight to it
         return run(args, stream)
 
     def _simulated(self, *args, out=None, axis=None, keepdims=False, stream=None, cluster=None):
@@ -237,7 +240,9 @@ class ReductionKernel(CachedSources, Kernel):
             launch = _Launch(self, self._analyze(args, self._describe_args(args, False), axis,
                                                  keepdims))
             # debug launches stay on the checked path
-            return launch, (launch.runner(args) if not launch.empty and not self.debug
+            # the whole call (run.entry) where the call has the default keywords
+            entry = axis is None and keepdims is False
+            return launch, (launch.runner(args, entry) if not launch.empty and not self.debug
                             else None)
 
         if key is None:
@@ -246,7 +251,8 @@ class ReductionKernel(CachedSources, Kernel):
             launch, launcher = self._memoized(("runner", key, driver.current_device_id()), "",
                                               build)
         self._remember(launch.a)
-        run = _launcher.bind_runner(launcher) if launcher is not None else launch.general
+        run = (_launcher.bind_runner(launcher, self._launch) if launcher is not None
+               else launch.general)
         if key is not None:
             self._runners[key] = run
         return run
@@ -622,10 +628,12 @@ class _Launch:
         """The call on the general path (no generated code): this launch, then the result."""
         return self.kernel._result(self.run(call_args, stream))
 
-    def runner(self, first_args):
-        """The generated hot path of this call layout on the current device (a Launcher)."""
+    def runner(self, first_args, entry: bool = False):
+        """The generated hot path of this call layout on the current device (a Launcher);
+        with ``entry``, also the kernel object's whole call for it (``run.entry``: a call
+        with other keywords than the defaults goes to the general path)."""
         if self.vector_mask and any(x & self.vector_mask for st in self.a.in_ostrides for x in st):
-            return self._fallback().runner(first_args)  # misaligned by layout
+            return self._fallback().runner(first_args, entry)  # misaligned by layout
         kernel, a = self.kernel, self.a
         nin = kernel.nin
         out_given = len(first_args) > nin
@@ -681,6 +689,8 @@ class _Launch:
             aligned=aligned if self.vector_mask else (),
             first_args=first_args,
             multi_device=several_devices(),
+            entry={"out": None, "axis": None, "keepdims": False, "cluster": None}
+            if entry else None,
         )
 
     def _misaligned(self, packed) -> bool:

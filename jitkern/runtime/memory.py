@@ -138,19 +138,34 @@ class MemoryPointer:
 
 
 class CachedBlock(MemoryPointer):
-    """A block a generated launcher took straight from the legacy stream's free list
-    ``blocks`` (:func:`free_list`; runtime.launcher's alloc slot), put back on that list when
-    collected: what MemoryPointer does for such a block, without its lookups (the legacy
-    stream is always cached and never captured)."""
+    """A block a generated launcher took straight from the legacy stream's free list of one
+    size (runtime.launcher's alloc slot), put back on that list when collected: what
+    MemoryPointer does for such a block, without its lookups (the legacy stream is always
+    cached and never captured). One subclass per (device, size), :func:`block_class`, holds
+    everything but the pointer, so a launcher makes one in two statements (no Python
+    ``__init__`` call, the costliest part of an allocating launch)."""
 
-    __slots__ = ("_blocks",)
+    __slots__ = ()
 
-    def __init__(self, ptr: int, size: int, device_id: int, blocks: list, bucket: int):
-        self.ptr, self.size, self.device_id, self.stream = ptr, size, device_id, 0
-        self._owner, self._bucket, self._blocks = None, bucket, blocks
 
-    def __del__(self):
-        self._blocks.append(self.ptr)
+def block_class(device_id: int, size: int) -> type:
+    """The :class:`CachedBlock` class of ``size``-byte blocks of ``device_id``'s legacy
+    stream: its ``size``, ``device_id``, ``stream`` (0), ``_bucket`` and ``_blocks`` (the
+    free list, :func:`free_list`) are class attributes, so ``m = object.__new__(cls);
+    m.ptr = ptr`` makes a block owning ``ptr``, which ``__del__`` appends to ``_blocks``."""
+    key = (device_id, size)
+    cls = _block_classes.get(key)
+    if cls is None:
+        blocks, bucket = free_list(device_id, 0, size)
+
+        def __del__(self, _append=blocks.append):  # noqa: N807 - the finaliser
+            _append(self.ptr)
+
+        cls = _block_classes[key] = type("CachedBlock", (CachedBlock,), {
+            "__slots__": (), "__module__": __name__, "size": size, "device_id": device_id,
+            "stream": 0, "_owner": None, "_bucket": bucket, "_blocks": blocks,
+            "__del__": __del__})
+    return cls
 
 
 def _hold(ptr: int, stream: int) -> bool:
@@ -182,7 +197,9 @@ def _not_captured(stream: int) -> bool:
 
 _alloc_fn = None
 # The allocator's driver-derived state: fresh under driver.use(fake), restored after.
-driver.resets(globals(), _alloc_fn=lambda: None, _pools=dict, _free=dict)
+_block_classes: dict = {}  # (device id, size) -> its CachedBlock class (block_class)
+driver.resets(globals(), _alloc_fn=lambda: None, _pools=dict, _free=dict,
+               _block_classes=dict)
 
 #: Exact allocations (``JITKERN_EXACT_ALLOC=1``, ``jitkern.cuda.set_allocator(None)``): each
 #: allocation is a ``cuMemAlloc`` of exactly the bytes asked for, freed when dropped; nothing

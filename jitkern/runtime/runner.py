@@ -141,10 +141,11 @@ def make_runner(
     context is ``device_id``'s and every array is on that device (else the slow path).
     ``convert(value, dtype, name, kernel)``: a scalar argument as the NumPy scalar of its
     parameter's dtype (compiler.strings.params.convert_scalar).
-    ``entry``: ``keywords``: also generate ``run.entry(*args, stream=None, **keywords)``,
-    the kernel object's whole call for this layout (a kernel object that is a partial
-    calls it directly): the general path it is bound to (:func:`bind_runner`),
-    ``general(*args, stream=..., **keywords)``, on a miss or when a keyword is not None.
+    ``entry``: keyword names (default None), or {name: default} (None, True or False):
+    also generate ``run.entry(*args, stream=None, **keywords)``, the kernel object's whole
+    call for this layout (a kernel object that is a partial calls it directly): the general
+    path it is bound to (:func:`bind_runner`), ``general(*args, stream=..., **keywords)``,
+    on a miss or when a keyword is not its default (by identity).
     Returns a :class:`Launcher`: kernel objects of one definition share it, each binding
     its own general path.
     """
@@ -163,11 +164,12 @@ def make_runner(
                [f"if len(args) != {n_args}:", "    {miss}", unpack, *pre])
     code.entry("guarded", "args, stream", "return _MISS", layout)
     if entry is not None:
-        keywords = entry
-        given = ", ".join(f"{kw}={kw}" for kw in keywords)
-        code.entry("entry", f"*args, stream=None, {', '.join(f'{kw}=None' for kw in keywords)}",
+        defaults = entry if isinstance(entry, dict) else dict.fromkeys(entry)
+        given = ", ".join(f"{kw}={kw}" for kw in defaults)
+        params = ", ".join(f"{kw}={value!r}" for kw, value in defaults.items())
+        code.entry("entry", f"*args, stream=None, {params}",
                    "return _general(*args, stream=stream)", [
-                       f"if {' or '.join(f'{kw} is not None' for kw in keywords)}:",
+                       f"if {' or '.join(f'{kw} is not {v!r}' for kw, v in defaults.items())}:",
                        f"    return _general(*args, stream=stream, {given})", *layout])
     code.add("read", reads)
     aligned = [k for k in aligned if kinds[k][0] == "array"]  # the pool aligns the rest
@@ -203,7 +205,6 @@ def _runner_env(convert, slow, kernel_name: str, device_id: int) -> dict:
         "_cur_stream": get_current_stream,
         "_stream_of": ARRAYS.stream_of,
         "_malloc": memory.malloc,
-        "_CB": memory.CachedBlock,
         "_new": object.__new__,
         "_pin": ARRAYS.pin_stream,
         "_slow": slow,
@@ -349,16 +350,21 @@ def _output_lines(k: int, shape, dtype, env: dict, device_id: int) -> list:
 def _alloc_lines(name: str, nbytes: int, env: dict, device_id: int) -> list:
     """Statements allocating ``nbytes`` as ``name`` on stream ``s``: on the legacy stream
     a block of the allocator's cache is taken straight from its free list (what
-    ``memory.malloc`` would do, without the call; a ``memory.CachedBlock`` goes back to that
-    list when collected), else ``memory.malloc``."""
-    blocks, bucket = memory.free_list(device_id, 0, nbytes)
-    env[f"_fl_{name}"], env[f"_pop_{name}"] = blocks, blocks.pop
+    ``memory.malloc`` would do, without the call: a ``memory.CachedBlock`` of the list's
+    class, made without an ``__init__`` call, goes back to that list when collected), else
+    ``memory.malloc``. (The pointer is popped first: a block made without one could not
+    be finalised.)"""
+    cls = memory.block_class(device_id, nbytes)
+    blocks = cls._blocks
+    env[f"_fl_{name}"], env[f"_pop_{name}"], env[f"_B_{name}"] = blocks, blocks.pop, cls
     return [
         f"if not s and _fl_{name}:",
         "    try:",
-        f"        {name} = _CB(_pop_{name}(), {nbytes}, _dev, _fl_{name}, {bucket})",
+        f"        {name}_p = _pop_{name}()",
         "    except IndexError:",
         f"        {name} = _malloc({nbytes}, _dev, s)",
+        "    else:",
+        f"        {name} = _new(_B_{name}); {name}.ptr = {name}_p",
         "else:",
         f"    {name} = _malloc({nbytes}, _dev, s)",
     ]

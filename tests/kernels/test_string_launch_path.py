@@ -286,3 +286,32 @@ def test_allocated_outputs_take_blocks_of_the_allocators_cache(kernel):
     assert z2.data.ptr not in (0x77000, 0)
     del z
     assert blocks == [0x77000]  # freed back into the list, no driver call
+
+
+def test_a_reductions_default_call_goes_straight_to_its_entry_and_keywords_leave_it():
+    rng = np.random.default_rng()
+    rows, cols = int(rng.integers(2, 50)), int(rng.integers(2, 300))
+    fake = fakedriver.FakeDriver()
+    with driver.use(fake):
+        k = jitkern.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "entry_total")
+        # arrays over addresses the fake driver never reads (it runs nothing): the test
+        # checks results' shapes, the launched pointer and which call the kernel makes
+        x = core.make((rows, cols), (4 * cols, 4), np.dtype(np.float32), 1 << 24, None, None,
+                      0, Stream.null, rows * cols)
+        assert k.func == k._launch  # before any call: the general call
+        assert k(x).shape == ()  # builds the layout's runner and installs its entry
+        entry = k.func
+        assert entry != k._launch and entry == last_runner(k).entry
+        assert k(x).shape == () and k.func is entry
+        assert k(x, axis=1).shape == (rows,)  # a keyword: the general path, as asked
+        assert k(x, keepdims=True).shape == (1, 1)
+        out = core.make((), (), np.dtype(np.float32), 1 << 25, None, None, 0, Stream.null, 1)
+        assert k(x, out=out) is out
+        assert k.func is entry  # keyword calls do not replace the entry
+        n = len(fake.launches)
+        r = k(x)
+        assert r.shape == () and len(fake.launches) == n + 1 and k.func is entry
+        assert fake.launches[-1].words(1) == [x.data.ptr]  # the input's pointer, first
+        x2 = arr(cols, 1 << 26)  # another layout: the general path, then its entry
+        k(x2), k(x2)
+        assert k.func is not entry and k.func == last_runner(k).entry

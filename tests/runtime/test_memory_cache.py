@@ -4,6 +4,7 @@ make (a cache hit makes none)."""
 
 import gc
 import itertools
+import random
 
 import pytest
 
@@ -274,3 +275,24 @@ def test_a_launchers_free_list_stays_the_same_list(fake):
     m = memory.malloc(1000, 0, 0)
     del m
     assert len(blocks) == 1
+
+
+def test_a_launchers_block_reads_as_its_allocation_and_goes_back_to_its_list(fake):
+    size = random.randrange(1, 1 << 16)
+    cls = memory.block_class(1, size)  # what a generated launcher makes its outputs from
+    blocks, bucket = memory.free_list(1, 0, size)
+    assert cls._blocks is blocks and memory.block_class(1, size) is cls
+    m = memory.malloc(size, 1, 0)  # a block of the driver's pool
+    ptr = m.ptr
+    del m
+    assert blocks == [ptr]
+    block = object.__new__(cls)  # the launcher's two statements
+    block.ptr = blocks.pop()
+    assert isinstance(block, memory.MemoryPointer) and int(block) == ptr
+    assert (block.size, block.device_id, block.stream, block._bucket) == (size, 1, 0, bucket)
+    del block
+    assert blocks == [ptr]  # back in the list, no free to the driver
+    assert memory.malloc(size, 1, 0).ptr == ptr  # and malloc hands it out again
+    assert fake.kinds() == ["alloc"]
+    jitkern.get_default_memory_pool().free_all_blocks()
+    assert blocks == [] and memory.block_class(1, size)._blocks is blocks
