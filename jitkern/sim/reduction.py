@@ -266,30 +266,47 @@ def _combine_op(line: str, rt: numpy.dtype):
 
 
 def _constant(lines: list, rt: numpy.dtype):
-    """The identity's value where it is a constant (NumPy constructors of numbers)."""
+    """The identity's value where it is a constant: numbers, their signs, NumPy's number
+    types applied to them, ``!=`` (a bool's), ``math.inf``/``math.nan``; else None."""
     code = _code(lines[0], "_c_r = ") if len(lines) == 1 else None
     if code is None:
         return None
-    tree = ast.parse(code, mode="eval")
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            if not (isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name)
-                    and node.func.value.id == "numpy" and not node.keywords
-                    and node.func.attr in _FOLD_TYPES | {"bool_"}):
-                return None
-        elif not isinstance(node, (ast.Expression, ast.Constant, ast.UnaryOp, ast.USub,
-                                   ast.UAdd, ast.Attribute, ast.Name, ast.Load, ast.Compare,
-                                   ast.NotEq)):  # a bool's: (numpy.int32(0) != numpy.int32(0))
-            return None
-        elif isinstance(node, ast.Name) and node.id not in ("numpy", "math"):
-            return None
     try:
         with numpy.errstate(all="ignore"):
-            value = eval(compile(tree, "<identity>", "eval"), {"numpy": numpy, "math": math_,
-                                                               "__builtins__": {}})
-            return rt.type(value)
-    except Exception:  # noqa: BLE001 - not a constant NumPy computes: the tree decides
+            return rt.type(_value(ast.parse(code, mode="eval").body))
+    except (_NotConstant, TypeError, ValueError, OverflowError):  # the tree decides
         return None
+
+
+class _NotConstant(Exception):
+    pass
+
+
+_NUMBER_TYPES = _FOLD_TYPES | {"bool_"}
+
+
+def _value(node):
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, bool)):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _value(node.operand)
+        return -v if isinstance(node.op, ast.USub) else v
+    if (isinstance(node, ast.Call) and _dotted(node.func)[:1] == ("numpy",)
+            and _dotted(node.func)[1] in _NUMBER_TYPES and len(node.args) == 1
+            and not node.keywords):
+        return getattr(numpy, _dotted(node.func)[1])(_value(node.args[0]))
+    if (isinstance(node, ast.Compare) and len(node.ops) == 1
+            and isinstance(node.ops[0], ast.NotEq)):
+        return _value(node.left) != _value(node.comparators[0])
+    if _dotted(node) in (("math", "inf"), ("math", "nan")):
+        return getattr(math_, node.attr)
+    raise _NotConstant
+
+
+def _dotted(node) -> tuple:
+    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)):
+        return node.value.id, node.attr
+    return ()
 
 
 def _code(line: str, prefix: str):

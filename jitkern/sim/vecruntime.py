@@ -399,26 +399,6 @@ def npmax(a, b):
     return numpy.where((a != a) | (a >= b), a, b)  # noqa: PLR0124 - the NaN test
 
 
-def complex_multiply(a, b):
-    """``a * b`` of complex numbers as NumPy's scalars compute it (the per-thread path's):
-    (ac - bd) + (ad + bc)i, each product rounded; NumPy's array loop may fuse them (FMA)."""
-    if type(a) is not ndarray and type(b) is not ndarray:
-        return a * b
-    out = numpy.empty(numpy.broadcast_shapes(numpy.shape(a), numpy.shape(b)),
-                      numpy.result_type(a, b))
-    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
-    out.real = ar * br - ai * bi
-    out.imag = ar * bi + ai * br
-    return out
-
-
-def complex_abs(a):
-    """``abs(a)`` of complex numbers as NumPy's scalars compute it: libm's hypot."""
-    if type(a) is not ndarray:
-        return abs(a)
-    return numpy.hypot(a.real, a.imag)
-
-
 # -- atomics: in thread order ----------------------------------------------------------
 
 _AT = {
@@ -785,8 +765,6 @@ def names() -> dict:
             "_jk_coll": collective,
             "_jk_false": numpy.False_,
             "_jk_spow": lanes(pow),
-            "_jk_cmul": complex_multiply,
-            "_jk_cabs": complex_abs,
         }
     )
     for name in ("fma", "via_math", "ipow", "ireciprocal", "popc", "clz", "ffs", "brev",

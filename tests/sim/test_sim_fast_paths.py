@@ -153,7 +153,7 @@ def test_integer_folds_are_exact(big, rng, expr, identity, reference, dtype):
     np.testing.assert_array_equal(y, reference(x, axis=1).astype(dtype))
 
 
-def test_float_sums_and_fmin_fold_against_float64(big, rng):
+def test_a_float32_norm_and_an_fmin_fold_against_numpy(big, rng):
     x = rng.standard_normal((3, 5, 40_000)).astype(np.float32)
     total = ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "fold_norm")
     y = np.full((3, 5), np.nan, np.float32)
