@@ -327,7 +327,7 @@ def string_workloads(rng):
     ]
 
 
-def string_rows(runs: int = 3) -> list:
+def string_rows(runs: int = 5) -> list:
     """(name, where, seconds, NumPy's seconds) of each string kernel row, best of ``runs``
     after a first call (which translates the C)."""
     rng = np.random.default_rng()

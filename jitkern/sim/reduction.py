@@ -106,10 +106,13 @@ class ReductionSim(StringSim):
         unit = Unit(k.name, parts, bound, k.options)
         used = {"a", "b"}
         params, inputs, scalar_names, post_names = [], {}, {}, {}
+        elements = {}  # a non-raw input's name in the Python -> its dtype
         for idx, p in enumerate(k.in_params):
             py = py_name(p.name, used)
             var, more = param_var(p, py, dtypes[idx], idx in scalars, "_c_j")
             (scalar_names if idx in scalars else inputs)[p.name] = var
+            if idx not in scalars and not p.raw:
+                elements[py] = dtypes[idx]
             params += more
         for j, p in enumerate(k.out_params):
             py = py_name(p.name, used)
@@ -148,7 +151,8 @@ class ReductionSim(StringSim):
         kernel = kernel_in(namespace, py)
         kernel.sim_source = source
         kernel.sim_fold = None if fold is None else Fold(
-            *fold, rt, kernel_in(namespace, py + "_map"), kernel_in(namespace, py + "_post"))
+            *fold, rt, kernel_in(namespace, py + "_map"), kernel_in(namespace, py + "_post"),
+            _mapped_argument(bodies["map"], params, elements, rt))
         return kernel
 
     def source(self, *args, **kwargs) -> str:
@@ -173,12 +177,18 @@ class Fold:
     dtype: numpy.dtype
     map_kernel: object
     post_kernel: object
+    #: the argument that holds the mapped values already (map_expr reads an input of the
+    #: reduce type), else None
+    mapped_argument: int | None = None
 
     def run(self, args: tuple, nout: int, nred: int) -> None:
         reduced = numpy.empty(nout, self.dtype)
         if nred:
-            mapped = numpy.empty(nout * nred, self.dtype)
-            simulate(self.map_kernel, *_grid(nout * nred), (*args, mapped))
+            if self.mapped_argument is not None:  # flat, reduced axes last: as mapped
+                mapped = args[self.mapped_argument]
+            else:
+                mapped = numpy.empty(nout * nred, self.dtype)
+                simulate(self.map_kernel, *_grid(nout * nred), (*args, mapped))
             with numpy.errstate(all="ignore"):  # wrapped ints and inf as the tree gives them
                 self.ufunc.reduce(mapped.reshape(nout, nred), axis=1, dtype=self.dtype,
                                   out=reduced)
@@ -187,6 +197,16 @@ class Fold:
         else:  # the tree's: the identity, else the reduce type's zero
             reduced[...] = 0 if self.identity is None else self.identity
         simulate(self.post_kernel, *_grid(nout), (*args, reduced))
+
+
+def _mapped_argument(lines: list, params: list, elements: dict, rt: numpy.dtype):
+    """The index in ``params`` of the input whose elements map_expr is (of the reduce
+    type: no conversion), else None."""
+    code = _code(lines[0], "_c_m = ") if len(lines) == 1 else None
+    m = re.fullmatch(r"(\w+)\[_c_j\]", code or "")
+    if m is None or elements.get(m.group(1)) != rt:
+        return None
+    return params.index(m.group(1))
 
 
 def _grid(n: int) -> tuple:
