@@ -1,6 +1,6 @@
 """The simulator's speed (issues 10 and 19): JIT kernels run on one CPU core, no GPU needed.
 
-Run: PYTHONPATH=. python benchmarks/bench_simulate.py [--quick | --fuse]
+Run: PYTHONPATH=. python benchmarks/bench_simulate.py [--quick | --fuse | --strings]
 Runs issue 19's workloads twice in one process, on the vectorised path (each statement
 for a batch of blocks at once, as NumPy array operations) and on the per-thread
 scheduler (every thread a Python call), checks every result against NumPy, and prints a
@@ -9,10 +9,19 @@ scheduler one run). Goals (issue 19): the README's first kernel <= 0.2 s, the bl
 reduction <= 0.5 s, the grid-stride copy (two launches) <= 0.5 s, the transpose and the
 histogram <= 0.05 s each. ``--quick`` skips the per-thread runs (they take a minute).
 
+Then the string kernels at 10^7 elements (issue 26): ElementwiseKernels (a one-line float64
+one, a complex128 one, a multi-statement one with a branch, a loop and C's integer division)
+and ReductionKernels (a float64 L2 norm, an int32 row-wise max), each called with NumPy
+arrays (``kernel.simulate``) and on a simulated device (``jitkern.simulated_device()``),
+beside the same computation written in NumPy; goal: at most 1 s each. Every result is
+checked against NumPy's float64.
+
 Then the ``random`` row (issue 26): ``jitkern.random.randn(10**7)`` simulated, on a
 simulated device and with host arrays (``JITKERN_SIMULATE=1``'s), beside NumPy's
 ``numpy.random.randn(10**7)``; goal: at most 2x NumPy's. Its first values are checked bit for
 bit against the simulated Philox kernel's.
+
+``--strings`` runs only those two tables (the string kernels and ``random``).
 
 ``--fuse`` times ``jitkern.fuse`` functions in the simulator instead (``fused.simulate``:
 the plan's kernels on the vectorised path): the first call (tracing, translating and
@@ -269,9 +278,126 @@ def _check_random_stream() -> None:
         raise SystemExit("jitkern.random differs from the simulated Philox kernel")
 
 
+MULTI = """
+double t = x * y;
+if (t > 0.25) { t = t - 1.0; } else { t = t * 2.0; }
+for (int k = 0; k < 3; k++) { t = t * 0.5 + x; }
+z = sqrt(fabs(t)) + (double)(n / d) + (double)(n % d);
+"""
+
+
+def _multi_numpy(x, y, n, d):
+    t = x * y
+    t = np.where(t > 0.25, t - 1.0, t * 2.0)
+    for _ in range(3):
+        t = t * 0.5 + x
+    return np.sqrt(np.abs(t)) + np.trunc(n / d) + np.fmod(n, d)
+
+
+def string_workloads(rng):
+    """(name, kernel, arguments, call keywords, NumPy's computation, tolerance) per row."""
+    n = 10**7
+    x, y = rng.random(n), rng.random(n)
+    a = rng.standard_normal(n) + 1j * rng.standard_normal(n)
+    ni = rng.integers(-1000, 1000, n, dtype=np.int32)
+    di = (rng.integers(1, 30, n, dtype=np.int32)
+          * rng.choice(np.array([-1, 1], np.int32), n))
+    m = rng.integers(-(2**30), 2**30, (1000, n // 1000), dtype=np.int32)
+    squared_diff_k = jitkern.ElementwiseKernel(
+        "float64 x, float64 y", "float64 z", "z = (x - y) * (x - y)", "squared_diff")
+    complex_k = jitkern.ElementwiseKernel(
+        "complex128 a, float64 s", "complex128 c", "c = a * a * s + exp(a)", "complex_poly")
+    multi_k = jitkern.ElementwiseKernel(
+        "float64 x, float64 y, int32 n, int32 d", "float64 z", MULTI, "multi_statement")
+    l2_k = jitkern.ReductionKernel(
+        "T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm")
+    max_k = jitkern.ReductionKernel(
+        "T x", "T y", "x", "max(a, b)", "y = a", "", "row_max")
+    return [
+        ("elementwise (x - y)**2, 10^7 float64", squared_diff_k, (x, y), {},
+         lambda: (x - y) * (x - y), 0),
+        ("elementwise complex a*a*s + exp(a), 10^7 complex128", complex_k, (a, 2.0), {},
+         lambda: a * a * 2.0 + np.exp(a), 1e-13),
+        ("elementwise multi-statement (if, for, C's / and %), 10^7 float64", multi_k,
+         (x, y, ni, di), {}, lambda: _multi_numpy(x, y, ni, di), 1e-13),
+        ("reduction sqrt(sum(x*x)), 10^7 float64", l2_k, (x,), {},
+         lambda: np.sqrt(np.sum(x * x)), 1e-12),
+        ("reduction max(x, axis=1), 1000x10^4 int32", max_k, (m,), {"axis": 1},
+         lambda: m.max(axis=1), 0),
+    ]
+
+
+def string_rows(runs: int = 5) -> list:
+    """(name, where, (seconds, CPU seconds), NumPy's (seconds, CPU seconds)) of each string
+    kernel row, best of ``runs`` after a first call (which translates the C). The CPU
+    seconds are the process's: on a machine other work shares, they show what the wall
+    clock would on an idle one (the simulation runs on one thread)."""
+    rng = np.random.default_rng()
+    rows = []
+    for name, kernel, args, kw, numpy_run, rtol in string_workloads(rng):
+        want = numpy_run()
+        numpy_time = _best(numpy_run, runs)
+        _check(kernel.simulate(*args, **kw), want, rtol, name)
+        host = _best(lambda: kernel.simulate(*args, **kw), runs)
+        rows.append((name, "NumPy arrays (kernel.simulate)", host, numpy_time))
+        with jitkern.simulated_device():
+            on_device = [jitkern.asarray(v) if isinstance(v, np.ndarray) else v for v in args]
+            _check(kernel(*on_device, **kw).get(), want, rtol, name)
+            seconds = _best(lambda: kernel(*on_device, **kw), runs)
+        rows.append((name, "simulated device", seconds, numpy_time))
+    return rows
+
+
+def _best(run, runs: int) -> tuple:
+    """(the best wall-clock seconds, the best process CPU seconds) of ``runs`` calls."""
+    walls, cpus = [], []
+    for _ in range(runs):
+        t0, c0 = time.perf_counter(), time.process_time()
+        run()
+        walls.append(time.perf_counter() - t0)
+        cpus.append(time.process_time() - c0)
+    return min(walls), min(cpus)
+
+
+def _check(got, want, rtol: float, name: str) -> None:
+    got = np.asarray(got)
+    if rtol == 0:
+        ok = np.array_equal(got, want)
+    else:
+        ok = np.allclose(got, want, rtol=rtol, atol=rtol * float(np.abs(want).max()))
+    if not ok:
+        raise SystemExit(f"{name}: the simulated result differs from NumPy's")
+
+
+def strings_main() -> None:
+    print(f"string kernels simulated, {platform.processor() or platform.machine()}, "
+          f"Python {platform.python_version()}, NumPy {np.__version__}")
+    print()
+    print("| workload | arrays | goal (s) | simulated (s) | NumPy (s) | ratio "
+          "| simulated, CPU (s) | NumPy, CPU (s) | ratio, CPU |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, where, (wall, cpu), (numpy_wall, numpy_cpu) in string_rows():
+        print(f"| {name} | {where} | 1 | {wall:.3f} | {numpy_wall:.3f} | "
+              f"{wall / numpy_wall:.1f}x | {cpu:.3f} | {numpy_cpu:.3f} | "
+              f"{cpu / max(numpy_cpu, 1e-3):.1f}x |")
+    print()
+    random_main()
+
+
+def random_main() -> None:
+    print("| workload | goal | simulated (s) | NumPy's randn (s) | ratio |")
+    print("|---|---|---|---|---|")
+    for name, seconds, numpy_time in random_rows():
+        print(f"| {name} | <= 2x NumPy's | {seconds:.3f} | {numpy_time:.3f} | "
+              f"{seconds / numpy_time:.2f}x |")
+
+
 def main(argv) -> None:
     if "--fuse" in argv:
         fuse_main()
+        return
+    if "--strings" in argv:
+        strings_main()
         return
     quick = "--quick" in argv
     rng = np.random.default_rng()
@@ -295,11 +421,7 @@ def main(argv) -> None:
         ratio = "-" if slow is None else f"{slow / fast:.0f}x"
         print(f"| {name} | {goal} | {fast:.3f} | {per_thread} | {ratio} |")
     print()
-    print("| workload | goal | simulated (s) | NumPy's randn (s) | ratio |")
-    print("|---|---|---|---|---|")
-    for name, seconds, numpy_time in random_rows():
-        print(f"| {name} | <= 2x NumPy's | {seconds:.3f} | {numpy_time:.3f} | "
-              f"{seconds / numpy_time:.2f}x |")
+    strings_main()
 
 
 if __name__ == "__main__":

@@ -21,14 +21,14 @@ from .csubset import (
 from .cstructs import ADDRESS, START, CStruct, Ref, Structs, view_name
 
 #: Device functions every translated module defines: C's integer division and remainder
-#: (truncating toward zero), and round() (halves away from zero).
+#: (truncating toward zero: Python's floor, one up where inexact and the signs differ; no
+#: branch, so the vectorised path runs it as plain array arithmetic), and round() (halves
+#: away from zero).
 HELPERS = '''
 @jit.rawkernel(device=True, mode="numpy")
 def _c_div(a, b):
     q = a // b
-    if q * b != a and (a < 0) != (b < 0):
-        q = q + 1
-    return q
+    return q + ((q * b != a) & ((a < 0) != (b < 0)))
 
 
 @jit.rawkernel(device=True, mode="numpy")

@@ -92,6 +92,7 @@ class ElementwiseSim(StringSim):
             if per_thread_reason(k):  # CuPy's one element per thread (strings/mapping.py)
                 grid, block = cupy_dims(n, block_size_of(block_size, CUPY_BLOCK)[0])
             simulate(kernel, grid, block, (*values, numpy.int64(n)))
+            k.__dict__["_sim_path"] = kernel.simulate.last_path
         for v, f in writes:
             v[...] = f.reshape(v.shape)
         return k._result(self._returned(outs, back, a))
@@ -165,6 +166,12 @@ class ElementwiseSim(StringSim):
     def source(self, *args, size=None) -> str:
         """The Python of the JIT kernel a simulated call with these arguments runs."""
         return last_source(self._kernel)
+
+    @property
+    def last_path(self) -> str | None:
+        """Which path ran the last simulated call's loop, as a JIT kernel's
+        ``simulate.last_path``: ``"vector"``, ``"threads"``, or None before the first."""
+        return self._kernel.__dict__.get("_sim_path")
 
 
 def check_raw_rank(name: str, pname: str, v, index_shape: tuple, kernel) -> None:

@@ -9,9 +9,15 @@ translated C pieces (:mod:`.elementwise`, :mod:`.reduction`), and for their laun
   maps and folds a strided share of the reduced elements, a shared-memory tree of
   :data:`REDUCE_BLOCK` lanes combines the threads' values with ``reduce_expr``
   (``syncthreads`` between levels), and thread 0 runs ``post_map_expr`` and stores.
+- A reduction whose ``reduce_expr`` is a NumPy ufunc's fold (:mod:`.reduction` decides)
+  runs in three steps instead: :func:`reduction_map` maps every element into an array
+  (an elementwise loop, vectorised), NumPy's ``ufunc.reduce`` folds each output's row,
+  :func:`reduction_post` runs ``post_map_expr`` for every output.
 """
 
 from __future__ import annotations
+
+import re
 
 #: Elementwise launches: threads per block, and at most this many blocks.
 BLOCK, MAX_BLOCKS = 128, 64
@@ -21,6 +27,8 @@ REDUCE_BLOCK = 32
 #: The elementwise loop's header: ``i`` over the elements, a grid's stride apart.
 ELEMENTWISE_LOOP = ("for i in range(numpy.int64(jit.grid(1)), _c_n, "
                     "numpy.int64(jit.gridsize(1))):")
+#: The same loop of a reduction's steps, ``{0}`` over ``range({1})``.
+_STEP_LOOP = "for {0} in range(numpy.int64(jit.grid(1)), {1}, numpy.int64(jit.gridsize(1))):"
 
 
 def elementwise_grid(n: int, block: int) -> int:
@@ -91,3 +99,26 @@ def reduction(name: str, params, acc_type: str, bodies: dict, has_identity: bool
         "        jit.syncthreads()",
     ]
     return "\n".join(lines) + "\n"
+
+
+def reduction_map(name: str, params, bodies: dict) -> str:
+    """The kernel ``name(*params, _c_mapped)`` storing each element's mapped value: element
+    ``_c_j`` of output ``_c_o``'s row (``_c_r0`` along it) into ``_c_mapped[_c_j]``."""
+    index = []
+    if any(re.search(r"\b_c_(o|r0)\b", line) for line in bodies["map"]):
+        index = ["_c_o = _c_j // _c_nred", "_c_r0 = _c_j - _c_o * _c_nred"]
+    return "\n".join([
+        f"def {name}({', '.join(params)}, _c_mapped):",
+        "    " + _STEP_LOOP.format("_c_j", "_c_nout * _c_nred"),
+        *_indent([*index, *bodies["map"], "_c_mapped[_c_j] = _c_m"], 2),
+    ]) + "\n"
+
+
+def reduction_post(name: str, params, bodies: dict) -> str:
+    """The kernel ``name(*params, _c_reduced)`` running ``post_map_expr`` for every output,
+    ``a`` its folded value."""
+    return "\n".join([
+        f"def {name}({', '.join(params)}, _c_reduced):",
+        "    " + _STEP_LOOP.format("_c_o", "_c_nout"),
+        *_indent(["_c_a = _c_reduced[_c_o]", *bodies["post"]], 2),
+    ]) + "\n"

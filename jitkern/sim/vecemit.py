@@ -280,9 +280,6 @@ class VectorEmitter(FunctionEmitter):
     def expr(self, node):
         item = super().expr(node)
         t = getattr(item, "type", None)
-        if getattr(t, "is_complex", False):
-            # NumPy's complex arithmetic on arrays rounds differently from its scalars'
-            self.refuse("complex arithmetic")
         if getattr(t, "is_float8", False):
             self.refuse(f"{t.name} (ml_dtypes' types are computed per thread)")
         return item
@@ -424,7 +421,7 @@ def _assert_line(e, cond: str | None, message: str, node) -> None:
 def _power(e, t: T.Scalar, a: str, b: str) -> str:
     # NumPy's scalar ** (the per-thread path's) rounds differently from its array
     # loop: floats are raised thread by thread
-    if t.kind == "f":
+    if t.kind in "fc":
         return f"_jk_spow({a}, {b})"
     return f"_jk_np.power({a}, {b})"
 
@@ -475,11 +472,19 @@ def _yields(e, request: str) -> str:
     return f"_jk_coll({e.state.mask}, {request})"
 
 
+#: Complex operations whose NumPy array loop rounds otherwise than NumPy's scalars (the
+#: per-thread path's): the product's terms may be fused (FMA), the magnitude is not
+#: libm's hypot; these helpers compute as the scalars do.
+_COMPLEX_SCALAR_WAY = {"operator *": "_jk_cmul", "abs": "_jk_cabs"}
+
+
 def _render(e, record, codes, sig, items):
     if record.name in B.ATOMICS:
         return e.atomic(record.name[len("atomic_") :], codes, sig)
     if record.name.startswith("texture.surf"):  # memory no argument holds: one order
         e.refuse(f"{record.name[len('texture.'):]} (surfaces run per thread)")
+    if record.name in _COMPLEX_SCALAR_WAY and getattr(sig.args[0], "is_complex", False):
+        return f"{_COMPLEX_SCALAR_WAY[record.name]}({', '.join(codes)})"
     return emit.PYTHON.render(e, record, codes, sig, items)
 
 

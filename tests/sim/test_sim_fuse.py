@@ -16,6 +16,7 @@ from jitkern.compiler.builtins import ufuncs
 from jitkern.sim import Simulator
 from jitkern.kernels.fuse import ops as _fuse_ops
 from jitkern.sim import loops as sim_loops
+from jitkern.sim import reduction as sim_reduction
 from jitkern.kernels.fuse import fuse
 
 _PATH = pathlib.Path(__file__).resolve().parents[1] / "kernels" / "test_fuse.py"
@@ -115,6 +116,8 @@ def test_jitkern_simulate_runs_the_generated_jit_kernels_in_the_simulator(monkey
 
 
 def test_a_reduction_runs_as_a_block_tree_over_shared_memory_without_races(monkeypatch, rng):
+    # the tree, which a sum would skip for NumPy's fold (test_sim_reduction_fold.py)
+    monkeypatch.setattr(sim_reduction, "MODE", "tree")
     x = F._host((5, 70), np.float64, rng)
     source = F.norm_plus.simulate.source(x)
     assert "jit.syncthreads()" in source and "jit.shared_memory(numpy.float64" in source
