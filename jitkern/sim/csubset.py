@@ -363,6 +363,12 @@ def preprocess(source: str, where: str, types: dict, extract=None,
         text = pattern.sub(lambda m, r=repl: m.expand(r) if "\\" in r else r, text)
     text = _references(text, {*_TYPE_WORDS, *TYPEDEFS, *types, *names})
     text = re.sub(r"\b__jk_complex(64|128)\s*\(", r"__jk_make_complex\1(", text)
+    # a placeholder bound to a complex type, T(re, im) or T(x): its constructor, as
+    # complex<double>(re, im) is (a C cast would read T(2, 3) as T((2, 3)), that is T(3))
+    for name, t in types.items():
+        if t == C64 or t == C128:
+            bits = "64" if t == C64 else "128"
+            text = re.sub(r"\b" + re.escape(name) + r"\s*\(", f"__jk_make_complex{bits}(", text)
     # C++ functional casts, float(x) and T(0), as C casts
     words = ["float", "double", "int", "unsigned", "char", "short", "long", *TYPEDEFS, *types]
     text = re.sub(r"\b(" + "|".join(map(re.escape, words)) + r")\s*\(", r"(\1)(", text)
