@@ -124,12 +124,16 @@ class RawKernel(Kernel):
     """
 
     _kind = "raw"
+    _shares_launcher = True
     _star_by_keyword = True  # its call takes shared_mem and stream as keywords only
 
     # translate_cucomplex may be given by position, as CuPy's signature allows.
     def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc",
                  translate_cucomplex: bool = False, *, enable_cooperative_groups: bool = False,
                  jitify: bool = False, check_args: bool = True):
+        if self._made_again((code, name, options, backend, translate_cucomplex,
+                             enable_cooperative_groups, jitify, check_args)):
+            return
         _check_common(code, name, options, backend)
         if not name:
             raise JitkernValueError("name: the kernel's name is required")
