@@ -225,6 +225,7 @@ class Kernel(functools.partial):
             # the object of this definition that installed a launcher last (None: the
             # options read the user's headers, whose digest each object's build reads anew)
             self._family = None if _names_user_headers(getattr(self, "options", ())) else [None]
+            self._definition()  # (a kind that keeps it on the object shares it)
             memo.put(key, dict(self.__dict__))
         self._functions = Functions()
         _KERNELS.add(self)
