@@ -173,7 +173,7 @@ class Kernel(functools.partial):
         and its :meth:`_start` keeps that state for the next one). Arguments that cannot be
         a key (a list of options) are never kept. A definition refused by ``__init__`` is
         never kept either: made again, it is refused again, at the same point."""
-        key = ("made", type(self), args, tuple(map(type, args)), cache.identity())
+        key = made_key(type(self), args)
         try:
             state = memo.get(key)
         except TypeError:  # unhashable: checked as a first object each time
@@ -192,6 +192,20 @@ class Kernel(functools.partial):
         if leader is None or settings.simulate or not self._follow(leader):
             self._follow_switch(settings.simulate)
         return True
+
+    @classmethod
+    def _made_from(cls, args: tuple):
+        """A new object of ``cls`` with the state kept for ``args`` (:meth:`_made_again`),
+        or None where none is kept."""
+        self = cls.__new__(cls)
+        return self if self._made_again(args) else None
+
+    def _forget_made(self) -> None:
+        """Drop the state this object kept for the next of its arguments (it failed after
+        its ``__init__``: the next is checked again)."""
+        key = self.__dict__.get("_made_as")
+        if key is not None:
+            memo.discard(key)
 
     def _follow(self, leader) -> bool:
         """Launch through ``leader``'s generated launcher (an object of the same definition
@@ -227,6 +241,7 @@ class Kernel(functools.partial):
             self._family = None if _names_user_headers(getattr(self, "options", ())) else [None]
             self._definition()  # (a kind that keeps it on the object shares it)
             memo.put(key, dict(self.__dict__))
+            self._made_as = key
         self._functions = Functions()
         _KERNELS.add(self)
         self._follow_switch(settings.simulate)
@@ -436,6 +451,13 @@ def memoized(key: tuple, build):
     identity (the one the disk cache keys on). A kernel's own builds go through
     :meth:`Kernel._memoized`; a simulator stores its translations here too."""
     return memo.built(key + (cache.identity(),), build)
+
+
+def made_key(cls, args: tuple) -> tuple:
+    """The memo's key of the state of an object of ``cls`` made from ``args``: equal values
+    of the same types (1 is not True: a check that refuses one must see it), for this
+    jitkern (its version identity, as every memo key)."""
+    return ("made", cls, args, tuple(map(type, args)), cache.identity())
 
 
 def headers_digest(options, source: str) -> str:

@@ -102,6 +102,12 @@ def translated(key: tuple, translate, valid=None):
     return put(key, value)
 
 
+def discard(key) -> None:
+    """Drop the entry under ``key``, if there is one (a state kept before its object failed)."""
+    with _lock:
+        _entries.pop(key, None)
+
+
 def forget(match) -> int:
     """Drop every entry whose key ``match(key)`` says; returns how many."""
     with _lock:
