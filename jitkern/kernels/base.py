@@ -18,7 +18,10 @@ What a kernel object is, in one place:
   ``self._functions`` (runtime/functions.py) gives each device the Function built for its
   own arch, by a key the kind chooses; :meth:`Kernel._memoized` keeps what a build
   produced in the process-wide memo (runtime/memo.py) under everything that decides it,
-  so a second kernel object of the same definition reuses it (``clear_memo()`` forgets).
+  so a second kernel object of the same definition reuses it (``clear_memo()`` forgets);
+  :meth:`Kernel._made_again` keeps a constructor's checked state under its exact
+  arguments, so an object made again checks and parses nothing, and (RawKernel) launches
+  through the launcher its definition's last launching object installed.
 
 What each kind supplies: ``_launch`` (how it specialises on its arguments and launches
 on the GPU), ``_simulated`` (the same call in its simulator: one line; None for a kind
