@@ -326,6 +326,20 @@ def test_a_kernel_made_again_follows_the_simulate_switch(fake, rng, monkeypatch)
     assert len(fake.launches) == launches  # simulated: nothing launched on the GPU
 
 
+def test_a_graph_finds_the_launches_of_an_object_made_again(fake):
+    source = _raw_source("memo_graph", _factor())
+    x = jitkern.empty(N, np.float32)
+    first = jitkern.RawKernel(source, "memo_graph")
+    first((1,), (N,), (x, np.int32(N)))  # it launched last: the next object launches as it
+    again = jitkern.RawKernel(source, "memo_graph")
+    with jitkern.graph.capture() as g:
+        again((1,), (N,), (x, np.int32(N)))
+        again((2,), (N,), (x, np.int32(N)))
+    nodes = g.nodes()
+    assert [n.grid for n in g.nodes(again)] == [(1, 1, 1), (2, 1, 1)] == [n.grid for n in nodes]
+    assert g.node(again, 1) is nodes[1]
+
+
 # ---------------------------------------------------------------------------
 # Clearing and the bound
 
