@@ -340,6 +340,18 @@ def test_a_graph_finds_the_launches_of_an_object_made_again(fake):
     assert g.node(again, 1) is nodes[1]
 
 
+def test_a_users_subclass_made_again_keeps_its_own_state(fake):
+    source = _raw_source("memo_sub", _factor())
+
+    class Scaled(jitkern.RawKernel):
+        def __init__(self, scale):
+            self.scale = scale  # set before the base's __init__: its own, not the first's
+            super().__init__(source, "memo_sub")
+
+    scales = [int.from_bytes(os.urandom(2), "little") for _ in range(3)]
+    assert [Scaled(s).scale for s in scales] == scales
+
+
 # ---------------------------------------------------------------------------
 # Clearing and the bound
 
