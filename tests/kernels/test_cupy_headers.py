@@ -443,7 +443,9 @@ def _lexicographic(z, w, pick_smaller):
                                                  (np.complex128, "extras_d", 1e-12)])
 def test_complex_additions_against_numpy(rng, dtype, kernel, rtol):
     n = 20_000
-    scale = 10.0 ** rng.uniform(-5, 1.5, n)  # small arguments, where log1p/expm1 matter
+    # small arguments, where log1p/expm1 matter; |Re z| stays under ~60, so expm1 of a
+    # complex64 does not overflow float32 (e^88.7), which the long double reference would not
+    scale = 10.0 ** rng.uniform(-5, 1.0, n)
     z = ((rng.standard_normal(n) + 1j * rng.standard_normal(n)) * scale).astype(dtype)
     w = z.copy()
     w[: n // 2] = (rng.standard_normal(n // 2) + 1j * rng.standard_normal(n // 2)).astype(dtype)
