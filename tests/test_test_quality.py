@@ -110,26 +110,6 @@ ALLOWED = {
         "what was compiled, built, loaded and launched (counters), never values; "
         "test_memo.py's simulator tests check values"
     ),
-    ("kernels/test_memo.py", "test_a_definition_refused_is_refused_again_at_the_same_point",
-     "unpoisoned-output"): (
-        "the fake driver has no memory behind its arrays and runs nothing: the launch only "
-        "makes a good definition kept; the test checks the errors of bad ones, never values"
-    ),
-    ("kernels/test_memo.py", "test_objects_made_again_launch_every_signature_with_its_own_values",
-     "unpoisoned-output"): (
-        "the fake driver has no memory behind its arrays and runs nothing: the test checks "
-        "the scalar each launch packed (fresh random values) and the function launched"
-    ),
-    ("kernels/test_memo.py", "test_a_kernel_made_again_follows_the_simulate_switch",
-     "unpoisoned-output"): (
-        "the device array only makes the first object launch under the fake driver; the "
-        "values checked are the simulator's, on a NaN-poisoned NumPy output"
-    ),
-    ("kernels/test_memo.py", "test_a_graph_finds_the_launches_of_an_object_made_again",
-     "unpoisoned-output"): (
-        "the fake driver has no memory behind its arrays and runs nothing: the test checks "
-        "which graph nodes belong to which kernel object, never values"
-    ),
     ("kernels/test_memo.py", "test_clear_memo_and_clear_cache_behave_as_documented",
      "unpoisoned-output"): (
         "the fake driver has no memory behind its arrays and runs nothing: the test checks "

@@ -18,10 +18,7 @@ What a kernel object is, in one place:
   ``self._functions`` (runtime/functions.py) gives each device the Function built for its
   own arch, by a key the kind chooses; :meth:`Kernel._memoized` keeps what a build
   produced in the process-wide memo (runtime/memo.py) under everything that decides it,
-  so a second kernel object of the same definition reuses it (``clear_memo()`` forgets);
-  :meth:`Kernel._made_again` keeps a constructor's checked state under its exact
-  arguments, so an object made again checks and parses nothing, and (RawKernel) launches
-  through the launcher its definition's last launching object installed.
+  so a second kernel object of the same definition reuses it (``clear_memo()`` forgets).
 
 What each kind supplies: ``_launch`` (how it specialises on its arguments and launches
 on the GPU), ``_simulated`` (the same call in its simulator: one line; None for a kind
@@ -169,88 +166,12 @@ class Kernel(functools.partial):
 
     # -- the call and the switch ---------------------------------------------------
 
-    def _made_again(self, args: tuple) -> bool:
-        """The start of a kind's ``__init__``: True when a kernel of this class was made
-        before from these exact arguments (equal values of the same types), this one then
-        taking that one's checked state (the kind's attributes as its ``__init__`` left
-        them: parsed parameters, normalised options, translated source) and its start, so
-        that nothing is parsed or checked again; False otherwise (the ``__init__`` goes on,
-        and its :meth:`_start` keeps that state for the next one). Arguments that cannot be
-        a key (a list of options) are never kept. A definition refused by ``__init__`` is
-        never kept either: made again, it is refused again, at the same point."""
-        cls = type(self)
-        if not cls.__module__.startswith("jitkern."):
-            return False  # a user's subclass may set its own state around our __init__
-        key = made_key(cls, args)
-        try:
-            state = memo.get(key)
-        except TypeError:  # unhashable: checked as a first object each time
-            return False
-        if state is None:
-            self._made_key = key
-            return False
-        d = self.__dict__
-        d.update(state)
-        for name in self._fresh_state:
-            d[name] = {}
-        d["_functions"] = Functions()  # (_start's, without keeping the state again)
-        _KERNELS.add(self)
-        family = state["_family"]
-        leader = family[0] if family is not None and self._shares_launcher else None
-        if leader is None or settings.simulate or not self._follow(leader):
-            self._follow_switch(settings.simulate)
-        return True
-
-    @classmethod
-    def _made_from(cls, args: tuple):
-        """A new object of ``cls`` with the state kept for ``args`` (:meth:`_made_again`),
-        or None where none is kept."""
-        self = cls.__new__(cls)
-        return self if self._made_again(args) else None
-
-    def _forget_made(self) -> None:
-        """Drop the state this object kept for the next of its arguments (it failed after
-        its ``__init__``: the next is checked again)."""
-        key = self.__dict__.get("_made_as")
-        if key is not None:
-            memo.discard(key)
-
-    def _follow(self, leader) -> bool:
-        """Launch through ``leader``'s generated launcher (an object of the same definition
-        that launched last), so that the first call of an object made again costs what a
-        launch of a kept one does; a miss (another argument signature) takes the leader's
-        general path, which launches the same Functions. False where the leader's call is
-        its general path."""
-        run = leader.func
-        if getattr(run, "launch_source", None) is None:
-            return False
-        self.__setstate__((run, (), None, self.__dict__))
-        for fn in leader._functions.loaded():  # graph nodes of the leader's launches
-            fn.owners.add(self)
-        return True
-
-    #: the per-object caches (dicts) an object made again starts empty, not shared
-    _fresh_state = ()
-    #: an object made again launches through the generated launcher of the object of its
-    #: definition that installed one last (:meth:`_follow`); kinds whose objects record
-    #: what they ran (cached_codes) keep their own
-    _shares_launcher = False
-
     def _start(self, binary_of=None) -> None:
         """The end of every kind's ``__init__``: the per-device, per-arch Functions of its
         builds (``binary_of(device_id)``, default the device's Arch), and its call, which
-        follows the simulate switch from now on. After :meth:`_made_again` said False: the
-        state ``__init__`` made, kept for the next object of the same arguments."""
-        self._binary_of = binary_of or device_arch
-        key = self.__dict__.pop("_made_key", None)
-        if key is not None:
-            # the object of this definition that installed a launcher last (None: the
-            # options read the user's headers, whose digest each object's build reads anew)
-            self._family = None if _names_user_headers(getattr(self, "options", ())) else [None]
-            self._definition()  # (a kind that keeps it on the object shares it)
-            memo.put(key, dict(self.__dict__))
-            self._made_as = key
+        follows the simulate switch from now on."""
         self._functions = Functions()
+        self._binary_of = binary_of or device_arch
         _KERNELS.add(self)
         self._follow_switch(settings.simulate)
 
@@ -277,9 +198,6 @@ class Kernel(functools.partial):
         """Make ``run``, a generated GPU launcher, the call (until the switch changes)."""
         if not settings.simulate:
             self._set_call(run)
-            family = self.__dict__.get("_family")
-            if family is not None:
-                family[0] = self
 
     def _set_call(self, func) -> None:
         """Make ``func`` what calling the kernel runs (it keeps the instance's __dict__)."""
@@ -488,29 +406,15 @@ def memoized(key: tuple, build):
     return memo.built(key + (cache.identity(),), build)
 
 
-def made_key(cls, args: tuple) -> tuple:
-    """The memo's key of the state of an object of ``cls`` made from ``args``: equal values
-    of the same types (1 is not True: a check that refuses one must see it), for this
-    jitkern (its version identity, as every memo key)."""
-    return ("made", cls, args, tuple(map(type, args)), cache.identity())
-
-
 def headers_digest(options, source: str) -> str:
     """The digest of the user's headers a build reads (``-I`` folders and ``-include``
     files among its options): part of its memo keys, as of the disk cache's. Read again at
     each new build: an edited header gives a new entry."""
-    if not _names_user_headers(options):
-        return ""
-    return includes.user_headers_digest(source, options)
-
-
-def _names_user_headers(options) -> bool:
-    """Whether ``options`` name the user's own headers (``-I`` folders, ``-include``)."""
     names = _names_headers.get(options)
     if names is None:
         names = _names_headers[options] = any(opt.startswith(_INCLUDE_OPTIONS)
                                               for opt in options)
-    return names
+    return includes.user_headers_digest(source, options) if names else ""
 
 
 _names_headers: dict = {}  # options -> whether they name the user's own headers

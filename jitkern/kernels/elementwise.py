@@ -127,7 +127,6 @@ class ElementwiseKernel(CachedSources, Kernel):
     # then the generated entry of the last call layout (runtime/launcher.py), which checks
     # the layout itself and falls back to _launch.
     _kind = "elementwise"
-    _fresh_state = ("_runners", "_sources")  # its own calls and what they compiled
 
     def __init__(
         self,
@@ -145,9 +144,6 @@ class ElementwiseKernel(CachedSources, Kernel):
         debug=False,
         **kwargs,
     ):
-        if not kwargs and self._made_again((in_params, out_params, operation, name, reduce_dims, preamble, no_return,
-                             return_tuple, loop_prep, after_loop, options, debug)):
-            return
         self.name = check_kernel_name(name)
         self.in_params, self.out_params = string_signature(
             "ElementwiseKernel", self.name, in_params, out_params, kwargs, need_input=False)

@@ -154,22 +154,6 @@ def _kernel_by_name(module: str, qualname: str) -> "JitKernel":
     return kernel
 
 
-def _made_args(func, mode, device, options, debug, lineinfo) -> tuple | None:
-    """What decides a decorated function's checked state (Kernel._made_again): its code,
-    names, globals and defaults, its closure's values with their types (a 2 and a 2.0 read
-    by the kernel generate different code), and the decorator's settings; None where
-    they cannot say (an empty cell, keyword defaults)."""
-    if func.__kwdefaults__:
-        return None
-    try:
-        closure = tuple(cell.cell_contents for cell in func.__closure__ or ())
-    except ValueError:  # an empty cell: the kernel reads a name not yet assigned
-        return None
-    return (func.__code__, func.__name__, func.__qualname__, id(func.__globals__),
-            func.__defaults__, closure, tuple(map(type, closure)), mode, device, options,
-            debug, lineinfo)
-
-
 class JitKernel(Kernel):
     """A Python function compiled to CUDA on demand, one binary per argument types.
 
@@ -179,7 +163,6 @@ class JitKernel(Kernel):
     """
 
     _pickle_hint = "a jitkern kernel cannot be pickled; pickle the Python function instead"
-    _fresh_state = ("_entries", "_by_types", "cached_codes")  # what it built and ran
 
     def _call_name(self) -> str:
         # Python's own call errors name the kernel the user wrote: "fill() missing ...".
@@ -208,16 +191,10 @@ class JitKernel(Kernel):
                 f"got {_describe_callable(func)}; write the kernel as a def and decorate it "
                 "with @jitkern.rawkernel()"
             )
-        debug = debug_flag(debug, "rawkernel", default_from_env=True)
-        made = _made_args(func, mode, device, options, debug, lineinfo)
-        if made is not None and self._made_again(made):  # decorated again: nothing checked
-            self.py_func = func  # its own function (the same code and closure values)
-            self._lock = threading.Lock()
-            return
         self.py_func = func
         self.mode = mode
         self.device = device
-        self.debug = debug
+        self.debug = debug_flag(debug, "rawkernel", default_from_env=True)
         self.__name__ = getattr(func, "__name__", "kernel")
         nvrtc.normalize_options(options, f"rawkernel {self.__name__!r}")
         self.options = tuple(options)

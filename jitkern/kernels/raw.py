@@ -10,14 +10,13 @@ import re
 import weakref
 
 from ..toolchain import nvrtc as compiler
-from ..runtime import driver, memo
+from ..runtime import driver
 from ..runtime import simulated as simdevice
 from ..toolchain.nvrtc import Binary
 from ..toolchain import binary_files
 from ..toolchain.cubin import cubin_params, elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
-from .base import (Kernel, build, headers_digest, made_key, memoized, resolve_arch,
-                   simulating)
+from .base import Kernel, build, headers_digest, memoized, resolve_arch, simulating
 from ..runtime.graphargs import ArgMap
 from ..runtime.launch import build_plan
 from ..runtime.memory import MemoryPointer
@@ -125,16 +124,12 @@ class RawKernel(Kernel):
     """
 
     _kind = "raw"
-    _shares_launcher = True
     _star_by_keyword = True  # its call takes shared_mem and stream as keywords only
 
     # translate_cucomplex may be given by position, as CuPy's signature allows.
     def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc",
                  translate_cucomplex: bool = False, *, enable_cooperative_groups: bool = False,
                  jitify: bool = False, check_args: bool = True):
-        if self._made_again((code, name, options, backend, translate_cucomplex,
-                             enable_cooperative_groups, jitify, check_args)):
-            return
         _check_common(code, name, options, backend)
         if not name:
             raise JitkernValueError("name: the kernel's name is required")
@@ -150,8 +145,6 @@ class RawKernel(Kernel):
     @classmethod
     def _from_module(cls, module: "RawModule", name: str, check_args=None) -> "RawKernel":
         self = cls.__new__(cls)
-        if module._made_args is not None and check_args is None:  # its state kept too
-            self._made_key = made_key(cls, ("module", module._made_args, name))
         self.check_args = module.check_args if check_args is None else _check_flag(check_args)
         self.code = module.code
         self.name = name
@@ -479,19 +472,6 @@ class RawModule:
     def __init__(self, code: str | None = None, path=None, options=(), backend: str = "nvrtc",
                  translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
                  name_expressions=None, jitify: bool = False, *, check_args: bool = True):
-        self._kernels: dict = {}  # name (and (name, check_args) off the module's) -> kernel
-        self._made_args = None  # the arguments of a module of source: its kernels' key
-        if path is None:
-            args = (code, options, backend, translate_cucomplex, enable_cooperative_groups,
-                    name_expressions, jitify, check_args)
-            key = made_key(RawModule, args)
-            try:
-                state = memo.get(key)
-            except TypeError:  # unhashable: checked as a first module each time
-                key = state = None
-            if state is not None:  # made before from these arguments: nothing checked again
-                self.__dict__.update(state)
-                return
         if (code is None) == (path is None):
             raise JitkernTypeError("RawModule: give exactly one of code= (CUDA source) or path= (a binary file)")
         if code is not None:
@@ -517,9 +497,7 @@ class RawModule:
             compiler.normalize_options(options, "RawModule", backend)  # named even if unused
             self._source, self.options = None, tuple(options)
             self._file_binary = _binary_from_file(path)
-        if path is None and key is not None:
-            self._made_args = args
-            memo.put(key, {k: v for k, v in self.__dict__.items() if k != "_kernels"})
+        self._kernels: dict = {}  # name (and (name, check_args) off the module's) -> kernel
 
     def _binary(self, arch=None, log_stream=None, device=False) -> Binary:
         """The module's binary for ``arch``; ``device``: for loading on the current device
@@ -562,12 +540,6 @@ class RawModule:
         if check_args is not None and _check_flag(check_args) != self.check_args:
             return self._unchecked(name, check_args)
         kernel = self._kernels.get(name)
-        if kernel is None and self._made_args is not None and driver.is_available() \
-                and simdevice.active() is None:  # a module made again: its kernel's state
-            kernel = RawKernel._made_from(("module", self._made_args, name))
-            if kernel is not None:
-                self._kernels[name] = kernel
-                return kernel
         if kernel is None and simdevice.active() is not None:
             return _kernel_to_inspect(self, name)  # nothing compiled: the simulator runs the C
         if kernel is None and not driver.is_available():
@@ -582,23 +554,16 @@ class RawModule:
                                  f"{list(self.name_expressions)}; add it there to instantiate it")
             kernel = RawKernel._from_module(self, name)
             try:
-                self._load(kernel, binary, name)
-            except Exception:
-                kernel._forget_made()  # refused: refused again when asked again
-                raise
+                kernel._function()
+            except CUDAError as exc:
+                if self._file_binary is None:
+                    raise
+                raise LaunchError(binary_files.load_failure(  # the driver refused the file
+                    binary, self.path, exc.code, driver.driver_version(), str(exc))) from None
+            except LaunchError:
+                raise missing_function_error(binary, name) from None
             self._kernels[name] = kernel
         return kernel
-
-    def _load(self, kernel, binary, name) -> None:
-        try:
-            kernel._function()
-        except CUDAError as exc:
-            if self._file_binary is None:
-                raise
-            raise LaunchError(binary_files.load_failure(  # the driver refused the file
-                binary, self.path, exc.code, driver.driver_version(), str(exc))) from None
-        except LaunchError:
-            raise missing_function_error(binary, name) from None
 
     def _unchecked(self, name: str, check_args: bool) -> RawKernel:
         """get_function with the other check_args than the module's: a kernel of its own,

@@ -122,7 +122,6 @@ class ReductionKernel(CachedSources, Kernel):
     """
 
     _kind = "reduction"
-    _fresh_state = ("_runners", "_sources")  # its own calls and what they compiled
 
     def __init__(
         self,
@@ -140,9 +139,6 @@ class ReductionKernel(CachedSources, Kernel):
         debug=False,
         **kwargs,
     ):
-        if not kwargs and self._made_again((in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
-                             name, reduce_type, reduce_dims, preamble, options, debug)):
-            return
         self.name = check_kernel_name(name)
         self.in_params, self.out_params = string_signature(
             "ReductionKernel", self.name, in_params, out_params, kwargs, need_input=True)

@@ -15,9 +15,7 @@ keys on) and the digest of the user's headers the options name (``-I`` folders,
 ``-include`` files). What is stored is the kind's to say: a
 :class:`~.module.Function` (which keeps, per device, its loaded module, function handle,
 parameter layout, packing plans and the generated launchers made from them), a parsed
-parameter list, normalised options, a kernel object's checked constructor state (under
-``("made", class, arguments, their types, identity)``: kernels/base.py, ``made_key``), a
-simulator's translated kernel (:func:`translated`,
+parameter list, normalised options, a simulator's translated kernel (:func:`translated`,
 under its own keys: ``key -> built object`` is all the memo knows).
 
 The memo is a least-recently-used map of at most ``settings.memo_size`` entries (1024
@@ -102,12 +100,6 @@ def translated(key: tuple, translate, valid=None):
     value = translate()
     stats["builds"] += 1
     return put(key, value)
-
-
-def discard(key) -> None:
-    """Drop the entry under ``key``, if there is one (a state kept before its object failed)."""
-    with _lock:
-        _entries.pop(key, None)
 
 
 def forget(match) -> int:

@@ -12,7 +12,6 @@ the memo's misses that built something.
 """
 
 import os
-import struct
 
 import numpy as np
 import pytest
@@ -239,117 +238,6 @@ def test_a_rawkernel_of_other_closure_values_is_built_again(fake):
     call(base)
     assert _changed_once(fake, lambda: call(base))["compiles"] == 0
     assert _changed_once(fake, lambda: call(base + 1))["compiles"] == 1
-
-
-def test_a_rawkernel_of_a_closure_value_of_another_type_is_built_again(fake):
-    x = jitkern.empty(N, np.float32)
-
-    def call(factor):
-        @jit.rawkernel()
-        def memo_closure_type(x, n):
-            i = jit.grid(1)
-            if i < n:
-                x[i] = x[i] * factor  # float32 and float64 of one value: other code
-
-        memo_closure_type[1, N](x, np.int32(N))
-        return memo_closure_type
-
-    base = _factor()  # np.float32(base) == np.float64(base), and their hashes are equal
-    call(np.float32(base))
-    assert _changed_once(fake, lambda: call(np.float32(base)))["compiles"] == 0
-    made = []
-    assert _changed_once(fake, lambda: made.append(call(np.float64(base))))["compiles"] == 1
-    assert "(double)" in made[0].cached_code
-    assert "(double)" not in call(np.float32(base)).cached_code
-
-
-# ---------------------------------------------------------------------------
-# Made again from the same arguments: the first object's checked state, its launcher
-
-
-def test_a_definition_refused_is_refused_again_at_the_same_point(fake):
-    source = _raw_source("memo_bad", _factor())
-    x = jitkern.empty(N, np.float32)
-    jitkern.RawKernel(source, "memo_bad", check_args=True)((1,), (N,), (x, np.int32(N)))
-    jitkern.RawModule(code=source).get_function("memo_bad")  # good ones are kept first
-    for _ in range(2):
-        # 1 == True, but check_args takes True or False only: checked for each object
-        with pytest.raises(TypeError, match="check_args: expected True or False, got 1"):
-            jitkern.RawKernel(source, "memo_bad", check_args=1)
-        with pytest.raises(ValueError, match="'-memo-no-such-option' is not an NVRTC option"):
-            jitkern.RawKernel(source, "memo_bad", options=("-memo-no-such-option",))
-        with pytest.raises(ValueError, match="'-memo-no-such-option' is not an NVRTC option"):
-            jitkern.RawModule(code=source, options=("-memo-no-such-option",))
-        with pytest.raises(TypeError, match="name_expressions: expected a sequence of str"):
-            jitkern.RawModule(code=source, name_expressions=(1,))
-        with pytest.raises(ValueError, match="in_params 'float32 x y'.*unknown keyword"):
-            jitkern.ElementwiseKernel("float32 x y", "float32 z", "z = x", "memo_bad_ew")
-        with pytest.raises(TypeError, match="rawkernel.*debug"):
-            jit.rawkernel(debug=1)(_raw_kind)
-
-
-def test_objects_made_again_launch_every_signature_with_its_own_values(fake, rng):
-    source = ('extern "C" __global__ void memo_sig(float* x, double a, int n) {\n'
-              f"    int i = threadIdx.x; if (i < n) x[i] *= a * {_factor()};\n}}\n")
-    x = jitkern.empty(N, np.float32)
-    kept = jitkern.RawKernel(source, "memo_sig")
-
-    def packed_a() -> float:  # what the last launch packed for a (read before the next)
-        return struct.unpack("d", fake.launches[-1].raw(1, 8))[0]
-
-    handles = set()
-    for _ in range(4):  # Python float and numpy.float64: two signatures, alternating
-        for a in (float(rng.standard_normal()), np.float64(rng.standard_normal())):
-            jitkern.RawKernel(source, "memo_sig")((1,), (N,), (x, a, np.int32(N)))
-            assert packed_a() == float(a)
-            handles.add(fake.launches[-1].handle)
-            b = float(rng.standard_normal())
-            kept((1,), (N,), (x, b, np.int32(N)))  # the kept one, between: other values
-            assert packed_a() == b
-            module_kernel = jitkern.RawModule(code=source).get_function("memo_sig")
-            module_kernel((1,), (N,), (x, a, np.int32(N)))
-            assert packed_a() == float(a)
-    assert len(handles) == 1  # one loaded function served every object
-
-
-def test_a_kernel_made_again_follows_the_simulate_switch(fake, rng, monkeypatch):
-    factor = _factor()
-    source = (f'extern "C" __global__ void memo_switch(const float* x, float* y, int n) {{\n'
-              f"    int i = threadIdx.x; if (i < n) y[i] = x[i] * {factor}.0f;\n}}\n")
-    d_x = jitkern.empty(N, np.float32)
-    jitkern.RawKernel(source, "memo_switch")((1,), (N,), (d_x, d_x, np.int32(N)))
-    launches = len(fake.launches)
-    monkeypatch.setattr(settings, "simulate", True)  # (the switch's setter tells each kernel)
-    x, y = _poisoned(rng)
-    jitkern.RawKernel(source, "memo_switch")((1,), (N,), (x, y, np.int32(N)))
-    np.testing.assert_array_equal(y, x * np.float32(factor))
-    assert len(fake.launches) == launches  # simulated: nothing launched on the GPU
-
-
-def test_a_graph_finds_the_launches_of_an_object_made_again(fake):
-    source = _raw_source("memo_graph", _factor())
-    x = jitkern.empty(N, np.float32)
-    first = jitkern.RawKernel(source, "memo_graph")
-    first((1,), (N,), (x, np.int32(N)))  # it launched last: the next object launches as it
-    again = jitkern.RawKernel(source, "memo_graph")
-    with jitkern.graph.capture() as g:
-        again((1,), (N,), (x, np.int32(N)))
-        again((2,), (N,), (x, np.int32(N)))
-    nodes = g.nodes()
-    assert [n.grid for n in g.nodes(again)] == [(1, 1, 1), (2, 1, 1)] == [n.grid for n in nodes]
-    assert g.node(again, 1) is nodes[1]
-
-
-def test_a_users_subclass_made_again_keeps_its_own_state(fake):
-    source = _raw_source("memo_sub", _factor())
-
-    class Scaled(jitkern.RawKernel):
-        def __init__(self, scale):
-            self.scale = scale  # set before the base's __init__: its own, not the first's
-            super().__init__(source, "memo_sub")
-
-    scales = [int.from_bytes(os.urandom(2), "little") for _ in range(3)]
-    assert [Scaled(s).scale for s in scales] == scales
 
 
 # ---------------------------------------------------------------------------
