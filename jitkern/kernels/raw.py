@@ -99,6 +99,12 @@ def _compiled_params(kernel, binary):
                                       binary.signatures.get(kernel.name))
 
 
+def _exact(flags) -> bool:
+    """Whether the flags are True or False themselves (a call remembered for the memo's
+    records of constructor calls: another truthy value is stored as given, the long way)."""
+    return all(flag is True or flag is False for flag in flags)
+
+
 def _check_common(code, name, options, backend):
     if not isinstance(code, str):
         raise JitkernTypeError(f"code: expected CUDA source as a str, got {type(code).__name__}")
@@ -130,6 +136,11 @@ class RawKernel(Kernel):
     def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc",
                  translate_cucomplex: bool = False, *, enable_cooperative_groups: bool = False,
                  jitify: bool = False, check_args: bool = True):
+        again = ("made", RawKernel, code, name, options, backend, translate_cucomplex,
+                 enable_cooperative_groups, jitify, check_args, translate_cucomplex.__class__,
+                 enable_cooperative_groups.__class__, jitify.__class__, check_args.__class__)
+        if self._again(again):  # the same call as before: what it made, at once
+            return
         _check_common(code, name, options, backend)
         if not name:
             raise JitkernValueError("name: the kernel's name is required")
@@ -140,7 +151,7 @@ class RawKernel(Kernel):
         self._source, self.options = _prepared(code, options, translate_cucomplex, jitify,
                                                f"RawKernel {name!r}", backend)
         self._module = None  # the RawModule this kernel came from, if any
-        self._start()
+        self._start(again=again if _exact(again[6:10]) else None)
 
     @classmethod
     def _from_module(cls, module: "RawModule", name: str, check_args=None) -> "RawKernel":
