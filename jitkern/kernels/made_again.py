@@ -59,22 +59,21 @@ class Made:
         """The launcher, bound to ``kernel``'s own methods (put in ``state`` too, as the
         renamed call methods are: kernels/base.py ``_name_as_call``)."""
         methods, own = self.plan
-        run = self.run
-        env = run.__globals__.copy()
+        env = self.run.__globals__.copy()
         for name, func, attr in methods:
             method = env[name] = types.MethodType(func, kernel)
             if attr is not None:
                 state[attr] = method
-        made = {}
-        for name in own:
-            f = env[name]
-            copy = env[name] = types.FunctionType(f.__code__, env, f.__name__, f.__defaults__)
-            copy.__kwdefaults__, copy.__qualname__ = f.__kwdefaults__, f.__qualname__
-            made[id(f)] = (f, copy)
-        for f, copy in made.values():  # their attributes: caches (dicts) are the object's own
-            for key, value in f.__dict__.items():
-                copy.__dict__[key] = {} if type(value) is dict else made.get(id(value), (0, value))[1]
-        return made[id(run)][1]
+        copies = {}
+        for name, f, _attrs in own:
+            copy = copies[name] = env[name] = types.FunctionType(f.__code__, env, None,
+                                                                 f.__defaults__)
+            copy.__kwdefaults__ = f.__kwdefaults__
+        for name, _f, attrs in own:  # their attributes: caches (dicts) are the object's own
+            namespace = copies[name].__dict__
+            for attr, value, copied in attrs:
+                namespace[attr] = {} if copied is dict else copies[copied] if copied else value
+        return copies[own[0][0]]
 
 
 def remember(key, kernel) -> Made | None:
@@ -107,7 +106,18 @@ def _rebind_plan(kernel, run):
             return None
     if run not in [env[name] for name in own]:
         return None
-    return tuple(methods), tuple(own)
+    own.sort(key=lambda name: env[name] is not run)  # the launcher first
+    names = {id(env[name]): name for name in own}
+    return tuple(methods), tuple((name, env[name], _attributes(env[name], names))
+                                 for name in own)
+
+
+def _attributes(f, names: dict) -> tuple:
+    """(attribute, value, how a copy gets it) of a generated function: ``dict`` for a cache
+    (a new, empty one), the name of another function of the text (its copy), else None (the
+    same value)."""
+    return tuple((attr, value, dict if type(value) is dict else names.get(id(value)))
+                 for attr, value in f.__dict__.items())
 
 
 def _reaches(value, target, depth: int = 3) -> bool:
