@@ -202,13 +202,14 @@ class Kernel(functools.partial):
         state.update(own)
         state["_made"] = made
         state["_functions"] = made.functions.copy() if made.functions is not None else Functions()
+        for name, value in made.inherit.items():
+            state[name] = value.copy() if type(value) is dict else value
         run = made.run if not settings.simulate else None
         if run:
             run = made.rebound(self, state)
             self.__setstate__((run, (), None, state))
             for fn in made.owned:  # graph nodes: this object's launches too (graphnodes.of)
                 fn.owners.add(self)
-            state.update(made.inherit)
         else:
             self.__setstate__((_not_ready, (), None, state))
             self._follow_switch(settings.simulate)
@@ -447,8 +448,8 @@ def _remember_made(key, kernel):
     """The memo's record of ``kernel``'s constructor call ``key`` (kernels/made_again.py);
     none where its builds read the user's headers: an edited header must build again,
     which the memo's key notices at each object's build."""
-    if _reads_headers(getattr(kernel, "options", ())):
-        return None
+    if type(kernel) is not key[1] or _reads_headers(getattr(kernel, "options", ())):
+        return None  # (a subclass's __init__ may set more: made the long way)
     return made_again.remember(key + (cache.identity(),), kernel)
 
 

@@ -55,6 +55,13 @@ class Made:
         self.owned = tuple(kernel._functions.loaded())
         self.inherit = {name: value.copy() for name, value in (inherit or {}).items()}
 
+    def keep(self, **inherit) -> None:
+        """Per-object caches every next object starts with (copied; a string kernel's
+        runners that are bound to no object, its generated sources), once."""
+        if not self.inherit:
+            self.inherit = {name: value.copy() if type(value) is dict else value
+                            for name, value in inherit.items()}
+
     def rebound(self, kernel, state: dict):
         """The launcher, bound to ``kernel``'s own methods (put in ``state`` too, as the
         renamed call methods are: kernels/base.py ``_name_as_call``)."""
@@ -96,8 +103,8 @@ def _rebind_plan(kernel, run):
     methods, own = [], []
     for name, value in env.items():
         if type(value) is types.FunctionType and value.__globals__ is env:
-            if value.__closure__ or _reaches(value.__dict__, kernel):
-                return None
+            if value.__closure__ or any(_bound_to(v, kernel) for v in value.__dict__.values()):
+                return None  # (its other attributes are the memo's, shared already)
             own.append(name)
         elif type(value) is types.MethodType and value.__self__ is kernel:
             attr = next((k for k, v in kernel.__dict__.items() if v is value), None)
@@ -118,6 +125,10 @@ def _attributes(f, names: dict) -> tuple:
     same value)."""
     return tuple((attr, value, dict if type(value) is dict else names.get(id(value)))
                  for attr, value in f.__dict__.items())
+
+
+def _bound_to(value, kernel) -> bool:
+    return value is kernel or getattr(value, "__self__", None) is kernel
 
 
 def _reaches(value, target, depth: int = 3) -> bool:

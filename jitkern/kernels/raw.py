@@ -145,7 +145,7 @@ class RawKernel(Kernel):
     def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc",
                  translate_cucomplex: bool = False, *, enable_cooperative_groups: bool = False,
                  jitify: bool = False, check_args: bool = True):
-        again = ("made", RawKernel, code, name, options, backend, translate_cucomplex,
+        again = ("made", type(self), code, name, options, backend, translate_cucomplex,
                  enable_cooperative_groups, jitify, check_args, translate_cucomplex.__class__,
                  enable_cooperative_groups.__class__, jitify.__class__, check_args.__class__)
         if self._again(again):  # the same call as before: what it made, at once
