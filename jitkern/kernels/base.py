@@ -180,6 +180,9 @@ class Kernel(functools.partial):
     #: per-object caches a kind's ``__init__`` makes (dicts): a new object made by
     #: :meth:`_again` starts with its own, empty
     _fresh: tuple = ()
+    #: set by each kind whose constructor calls the memo remembers (:meth:`_again`); not
+    #: inherited: a user's subclass may set more in its own ``__init__``
+    _made_again = False
 
     def _again(self, key, **own) -> bool:
         """Whether this object was made from the memo's record of the same constructor call,
@@ -448,8 +451,8 @@ def _remember_made(key, kernel):
     """The memo's record of ``kernel``'s constructor call ``key`` (kernels/made_again.py);
     none where its builds read the user's headers: an edited header must build again,
     which the memo's key notices at each object's build."""
-    if type(kernel) is not key[1] or _reads_headers(getattr(kernel, "options", ())):
-        return None  # (a subclass's __init__ may set more: made the long way)
+    if not vars(type(kernel)).get("_made_again") or _reads_headers(getattr(kernel, "options", ())):
+        return None  # (a user's subclass may set more in its __init__: made the long way)
     return made_again.remember(key + (cache.identity(),), kernel)
 
 

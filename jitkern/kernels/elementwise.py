@@ -127,6 +127,7 @@ class ElementwiseKernel(CachedSources, Kernel):
     # then the generated entry of the last call layout (runtime/launcher.py), which checks
     # the layout itself and falls back to _launch.
     _kind = "elementwise"
+    _made_again = True  # kernels/made_again.py
     _fresh = ("_runners", "_sources")
 
     def __init__(

@@ -164,6 +164,7 @@ class JitKernel(Kernel):
 
     _pickle_hint = "a jitkern kernel cannot be pickled; pickle the Python function instead"
     _fresh = ("_entries", "_by_types", "cached_codes")
+    _made_again = True  # kernels/made_again.py
 
     def _call_name(self) -> str:
         # Python's own call errors name the kernel the user wrote: "fill() missing ...".

@@ -139,6 +139,7 @@ class RawKernel(Kernel):
     """
 
     _kind = "raw"
+    _made_again = True  # kernels/made_again.py
     _star_by_keyword = True  # its call takes shared_mem and stream as keywords only
 
     # translate_cucomplex may be given by position, as CuPy's signature allows.

@@ -122,6 +122,7 @@ class ReductionKernel(CachedSources, Kernel):
     """
 
     _kind = "reduction"
+    _made_again = True  # kernels/made_again.py
     _fresh = ("_runners", "_sources")
 
     def __init__(
