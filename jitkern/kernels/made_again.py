@@ -83,6 +83,20 @@ class Made:
         return copies[own[0][0]]
 
 
+def exact(flags) -> bool:
+    """Whether the flags are True or False themselves (a call remembered for the memo's
+    records of constructor calls: another truthy value is stored as given, the long way)."""
+    return all(flag is True or flag is False for flag in flags)
+
+
+def hashable(key) -> bool:
+    try:
+        hash(key)
+    except TypeError:
+        return False
+    return True
+
+
 def remember(key, kernel) -> Made | None:
     """A record of ``kernel``'s constructor call ``key`` (its attributes now), kept in the
     memo; None where the key is not hashable."""

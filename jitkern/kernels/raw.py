@@ -16,6 +16,7 @@ from ..toolchain.nvrtc import Binary
 from ..toolchain import binary_files
 from ..toolchain.cubin import cubin_params, elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
+from . import made_again
 from .base import Kernel, build, headers_digest, memoized, resolve_arch, simulating
 from ..runtime.graphargs import ArgMap
 from ..runtime.launch import build_plan
@@ -100,20 +101,6 @@ def _compiled_params(kernel, binary):
                                       binary.signatures.get(kernel.name))
 
 
-def _exact(flags) -> bool:
-    """Whether the flags are True or False themselves (a call remembered for the memo's
-    records of constructor calls: another truthy value is stored as given, the long way)."""
-    return all(flag is True or flag is False for flag in flags)
-
-
-def _hashable(key) -> bool:
-    try:
-        hash(key)
-    except TypeError:
-        return False
-    return True
-
-
 def _check_common(code, name, options, backend):
     if not isinstance(code, str):
         raise JitkernTypeError(f"code: expected CUDA source as a str, got {type(code).__name__}")
@@ -161,7 +148,7 @@ class RawKernel(Kernel):
         self._source, self.options = _prepared(code, options, translate_cucomplex, jitify,
                                                f"RawKernel {name!r}", backend)
         self._module = None  # the RawModule this kernel came from, if any
-        self._start(again=again if _exact(again[6:10]) else None)
+        self._start(again=again if made_again.exact(again[6:10]) else None)
 
     @classmethod
     def _from_module(cls, module: "RawModule", name: str, check_args=None) -> "RawKernel":
@@ -528,7 +515,8 @@ class RawModule:
             self._file_binary = _binary_from_file(path)
         self._kernels: dict = {}  # name (and (name, check_args) off the module's) -> kernel
         self._again_key = None  # a module from code: its constructor call, remembered
-        if code is not None and _exact(again[6:8] + again[9:11]) and _hashable(again):
+        if (code is not None and made_again.exact(again[6:8] + again[9:11])
+                and made_again.hashable(again)):
             self._again_key = again
             memo.put(again, dict(self.__dict__))
 
