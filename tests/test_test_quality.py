@@ -75,6 +75,16 @@ ALLOWED = {
     ("test_dask.py", "compile_on", "unpoisoned-output"): (
         "the same function (nested in _fake_gpu_compiler, so it pickles into the workers)"
     ),
+    ("kernels/test_made_again.py", "test_a_kernel_made_again_falls_back_to_its_own_general_path",
+     "unpoisoned-output"): (
+        "the fake driver runs no kernel and the test reads no array: it counts the launches "
+        "and checks which call each object runs and the error of a refused signature"
+    ),
+    ("kernels/test_made_again.py", "test_an_elementwise_kernel_made_again_reports_its_source",
+     "unpoisoned-output"): (
+        "the fake driver runs no kernel and the test reads no array: it compares the generated "
+        "source each object reports"
+    ),
     ("kernels/test_signature.py", "test_cupy_bfloat16_and_cuda_bfloat16", "unpoisoned-output"): (
         "the fake driver runs no kernel and the test reads no array: it checks the pointers "
         "and the packed scalar the launch was given, and that a float16 array is refused"

@@ -52,6 +52,7 @@ from ..toolchain.inspection import inspect_binary
 from ..toolchain.nvrtc import Binary
 from ..toolchain.target import Arch
 from ..compiler.strings.params import parse_signature
+from . import made_again
 from ._user_code import name_the_arguments
 
 
@@ -166,14 +167,59 @@ class Kernel(functools.partial):
 
     # -- the call and the switch ---------------------------------------------------
 
-    def _start(self, binary_of=None) -> None:
+    def _start(self, binary_of=None, again=None) -> None:
         """The end of every kind's ``__init__``: the per-device, per-arch Functions of its
         builds (``binary_of(device_id)``, default the device's Arch), and its call, which
-        follows the simulate switch from now on."""
-        self._functions = Functions()
+        follows the simulate switch from now on. ``again``: the constructor call's key
+        (:meth:`_again`), under which the memo keeps what this call made."""
         self._binary_of = binary_of or device_arch
+        if again is not None:
+            self._made = _remember_made(again, self)
+        self._functions = Functions()
         _KERNELS.add(self)
         self._follow_switch(settings.simulate)
+
+    #: per-object caches a kind's ``__init__`` makes (dicts): a new object made by
+    #: :meth:`_again` starts with its own, empty
+    _fresh: tuple = ()
+    #: set by each kind whose constructor calls the memo remembers (:meth:`_again`); not
+    #: inherited: a user's subclass may set more in its own ``__init__``
+    _made_again = False
+
+    def _again(self, key, **own) -> bool:
+        """Whether this object was made from the memo's record of the same constructor call,
+        ``key`` (``("made", kind class, every argument)``, the flags' classes too: ``1`` is
+        not ``True``; jitkern's version identity is added, as to every memo key). A record exists only for a call that checked out (an error is raised
+        the long way, where and as it always is); copying it is the whole constructor: the
+        checked and parsed definition, the Functions the record's first launched object
+        loaded, and that object's generated launcher bound to this object's own general
+        path, so the first call launches at once. ``own``: attributes of this object's
+        (a RawModule's kernel: its module)."""
+        try:
+            made = memo.get(key + (cache.identity(),))
+        except TypeError:  # an unhashable argument (a list of options): the long way
+            return False
+        if made is None:
+            return False
+        state = made.state.copy()
+        for name in self._fresh:
+            state[name] = {}
+        state.update(own)
+        state["_made"] = made
+        state["_functions"] = made.functions.copy() if made.functions is not None else Functions()
+        for name, value in made.inherit.items():
+            state[name] = value.copy() if type(value) is dict else value
+        run = made.run if not settings.simulate else None
+        if run:
+            run = made.rebound(self, state)
+            self.__setstate__((run, (), None, state))
+            for fn in made.owned:  # graph nodes: this object's launches too (graphnodes.of)
+                fn.owners.add(self)
+        else:
+            self.__setstate__((_not_ready, (), None, state))
+            self._follow_switch(settings.simulate)
+        _KERNELS.add(self)
+        return True
 
     def _follow_switch(self, on: bool) -> None:
         """The call the switch asks for: the simulator's while it is on (where the kind has
@@ -194,10 +240,16 @@ class Kernel(functools.partial):
                 "from")
         return self._launch(*args, **kwargs)
 
-    def _install(self, run) -> None:
-        """Make ``run``, a generated GPU launcher, the call (until the switch changes)."""
+    def _install(self, run, inherit=None) -> None:
+        """Make ``run``, a generated GPU launcher, the call (until the switch changes). The
+        first one installed by an object of a remembered constructor call is what later
+        objects of that call start with (:meth:`_again`), with ``inherit``, the per-object
+        state that goes with it (the generated source a string kernel's call reports)."""
         if not settings.simulate:
             self._set_call(run)
+            made = self.__dict__.get("_made")
+            if made is not None and made.run is None:
+                made.learn(self, self.func, inherit)
 
     def _set_call(self, func) -> None:
         """Make ``func`` what calling the kernel runs (it keeps the instance's __dict__)."""
@@ -348,7 +400,9 @@ class Kernel(functools.partial):
         cache (jitkern.clear_memo() does this for every kernel)."""
         if self._definition() is not None:  # its builds, and the simulator's translations
             definition = (self._kind, self._definition())
-            memo.forget(lambda key: key[:2] == definition or key[1:3] == definition)
+            kind = type(self)  # and its kind's records of constructor calls (_again)
+            memo.forget(lambda key: key[:2] == definition or key[1:3] == definition
+                        or key[:2] == ("made", kind))
         self._functions.clear()
         self._forget_builds()
         self._follow_switch(settings.simulate)
@@ -410,11 +464,25 @@ def headers_digest(options, source: str) -> str:
     """The digest of the user's headers a build reads (``-I`` folders and ``-include``
     files among its options): part of its memo keys, as of the disk cache's. Read again at
     each new build: an edited header gives a new entry."""
+    return includes.user_headers_digest(source, options) if _reads_headers(options) else ""
+
+
+def _reads_headers(options) -> bool:
+    """Whether ``options`` name the user's own headers (``-I`` folders, ``-include``)."""
     names = _names_headers.get(options)
     if names is None:
         names = _names_headers[options] = any(opt.startswith(_INCLUDE_OPTIONS)
                                               for opt in options)
-    return includes.user_headers_digest(source, options) if names else ""
+    return names
+
+
+def _remember_made(key, kernel):
+    """The memo's record of ``kernel``'s constructor call ``key`` (kernels/made_again.py);
+    none where its builds read the user's headers: an edited header must build again,
+    which the memo's key notices at each object's build."""
+    if not vars(type(kernel)).get("_made_again") or _reads_headers(getattr(kernel, "options", ())):
+        return None  # (a user's subclass may set more in its __init__: made the long way)
+    return made_again.remember(key + (cache.identity(),), kernel)
 
 
 _names_headers: dict = {}  # options -> whether they name the user's own headers

@@ -127,6 +127,8 @@ class ElementwiseKernel(CachedSources, Kernel):
     # then the generated entry of the last call layout (runtime/launcher.py), which checks
     # the layout itself and falls back to _launch.
     _kind = "elementwise"
+    _made_again = True  # kernels/made_again.py
+    _fresh = ("_runners", "_sources")
 
     def __init__(
         self,
@@ -144,6 +146,11 @@ class ElementwiseKernel(CachedSources, Kernel):
         debug=False,
         **kwargs,
     ):
+        again = ("made", type(self), in_params, out_params, operation, name, reduce_dims,
+                 preamble, no_return, return_tuple, loop_prep, after_loop, options, debug,
+                 debug.__class__)
+        if not kwargs and self._again(again):  # the same call as before: what it made
+            return
         self.name = check_kernel_name(name)
         self.in_params, self.out_params = string_signature(
             "ElementwiseKernel", self.name, in_params, out_params, kwargs, need_input=False)
@@ -164,7 +171,8 @@ class ElementwiseKernel(CachedSources, Kernel):
         self._given_options = tuple(options)
         self._runners: dict = {}
         self._sources: dict = {}  # (dtypes, variant) -> source
-        self._start()  # self._functions: generated source -> a Function per device
+        # self._functions: generated source -> a Function per device
+        self._start(again=None if kwargs else again)
 
     @property
     def kwargs(self) -> dict:
@@ -184,7 +192,9 @@ class ElementwiseKernel(CachedSources, Kernel):
             run = self._runner(args, size, block_size, key)
         entry = getattr(run, "entry", None)
         if entry is not None and size is None and block_size is None:
-            self._install(entry)  # the next call with this layout goes straight to it
+            # the next call with this layout goes straight to it (and a new object of this
+            # constructor call's first: its source is reported as this one's)
+            self._install(entry, inherit={"_sources": self._sources})
         return run(args, stream)
 
     def _simulated(self, *args, size=None, stream=None, block_size=None, cluster=None):

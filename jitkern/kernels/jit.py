@@ -27,6 +27,7 @@ import threading
 import types as types_module
 import weakref
 
+from ..config import settings as _settings
 from ..toolchain import nvrtc
 from ..runtime import debugcheck, memo
 from ..runtime import simulated as simdevice
@@ -163,6 +164,8 @@ class JitKernel(Kernel):
     """
 
     _pickle_hint = "a jitkern kernel cannot be pickled; pickle the Python function instead"
+    _fresh = ("_entries", "_by_types", "cached_codes")
+    _made_again = True  # kernels/made_again.py
 
     def _call_name(self) -> str:
         # Python's own call errors name the kernel the user wrote: "fill() missing ...".
@@ -185,6 +188,10 @@ class JitKernel(Kernel):
 
     def __init__(self, func, *, mode: str = "cuda", device: bool = False, options=(),
                  debug: bool | None = None, lineinfo: bool = True):
+        again = _again_key(type(self), func, mode, device, options, debug, lineinfo)
+        if again is not None and self._again(again, py_func=func, __doc__=func.__doc__,
+                                             _lock=threading.Lock()):
+            return  # the same function decorated again (inside a caller): what it made
         if not isinstance(func, types_module.FunctionType):
             raise JitkernTypeError(
                 f"rawkernel() compiles a Python function written with def (or a lambda), "
@@ -210,7 +217,7 @@ class JitKernel(Kernel):
         source = frontend.source_digest(func) or id(func)  # no source: never shared
         self._identity = (function_identity(func), source, self.mode, self.options,
                           self.debug)
-        self._start()
+        self._start(again=again)
 
     # -- identity for the frontend and the caches --------------------------
 
@@ -585,6 +592,24 @@ def _keyer_of_type(cls: type):
 
 def _dims_of(a):
     return launch_args.dims_of(a)[2:]
+
+
+def _again_key(cls, func, mode, device, options, debug, lineinfo) -> tuple | None:
+    """The memo's key of a decoration (kernels/base.py ``Kernel._again``): the function's
+    code object, qualified name, globals and the objects its closure holds, by identity (the
+    record keeps the first function, so none of them is freed and its id reused), and the
+    decorator's settings (``debug=None`` reads JITKERN_DEBUG now). None for anything but a
+    plain function (refused the long way) or an empty closure cell."""
+    if type(func) is not types_module.FunctionType or type(debug) not in (bool, type(None)):
+        return None
+    cells = func.__closure__
+    try:
+        held = tuple([id(cell.cell_contents) for cell in cells]) if cells else ()
+    except ValueError:  # a cell not yet filled
+        return None
+    return ("made", cls, id(func.__code__), func.__qualname__, id(func.__globals__), held,
+            func.__defaults__, mode, device, device.__class__, options,
+            _settings.debug if debug is None else debug, lineinfo, lineinfo.__class__)
 
 
 class _Entry:

@@ -10,12 +10,13 @@ import re
 import weakref
 
 from ..toolchain import nvrtc as compiler
-from ..runtime import driver
+from ..runtime import driver, memo
 from ..runtime import simulated as simdevice
 from ..toolchain.nvrtc import Binary
 from ..toolchain import binary_files
 from ..toolchain.cubin import cubin_params, elf_arch, elf_problem
 from ..toolchain.inspection import Inspection, inspect_binary, kernel_names
+from . import made_again
 from .base import Kernel, build, headers_digest, memoized, resolve_arch, simulating
 from ..runtime.graphargs import ArgMap
 from ..runtime.launch import build_plan
@@ -36,6 +37,7 @@ from ..errors import (
 from ..compiler.strings import c_params as _signature
 from ..compiler.strings import cucomplex
 from ..toolchain.jitify import jitify_options
+from ..toolchain.cache import identity as cache_identity
 from ..lazy import lazy_import
 
 # off a cached first launch's path (tests/test_first_call.py): loaded when first used
@@ -124,12 +126,18 @@ class RawKernel(Kernel):
     """
 
     _kind = "raw"
+    _made_again = True  # kernels/made_again.py
     _star_by_keyword = True  # its call takes shared_mem and stream as keywords only
 
     # translate_cucomplex may be given by position, as CuPy's signature allows.
     def __init__(self, code: str, name: str, options=(), backend: str = "nvrtc",
                  translate_cucomplex: bool = False, *, enable_cooperative_groups: bool = False,
                  jitify: bool = False, check_args: bool = True):
+        again = ("made", type(self), code, name, options, backend, translate_cucomplex,
+                 enable_cooperative_groups, jitify, check_args, translate_cucomplex.__class__,
+                 enable_cooperative_groups.__class__, jitify.__class__, check_args.__class__)
+        if self._again(again):  # the same call as before: what it made, at once
+            return
         _check_common(code, name, options, backend)
         if not name:
             raise JitkernValueError("name: the kernel's name is required")
@@ -140,7 +148,7 @@ class RawKernel(Kernel):
         self._source, self.options = _prepared(code, options, translate_cucomplex, jitify,
                                                f"RawKernel {name!r}", backend)
         self._module = None  # the RawModule this kernel came from, if any
-        self._start()
+        self._start(again=again if made_again.exact(again[6:10]) else None)
 
     @classmethod
     def _from_module(cls, module: "RawModule", name: str, check_args=None) -> "RawKernel":
@@ -153,7 +161,9 @@ class RawKernel(Kernel):
         self.options = module.options
         self._source = module._source
         self._module = module
-        self._start()
+        again = module._again_key
+        self._start(again=("made", cls, "module", again, name)
+                    if again is not None and check_args is None else None)
         return self
 
     # -- builds (kernels/base.py: per device and arch, through the memo) --------
@@ -472,6 +482,12 @@ class RawModule:
     def __init__(self, code: str | None = None, path=None, options=(), backend: str = "nvrtc",
                  translate_cucomplex: bool = False, enable_cooperative_groups: bool = False,
                  name_expressions=None, jitify: bool = False, *, check_args: bool = True):
+        again = ("made", RawModule, code, path, options, backend, translate_cucomplex,
+                 enable_cooperative_groups, name_expressions, jitify, check_args,
+                 translate_cucomplex.__class__, enable_cooperative_groups.__class__,
+                 jitify.__class__, check_args.__class__, cache_identity())
+        if path is None and self._again(again):
+            return
         if (code is None) == (path is None):
             raise JitkernTypeError("RawModule: give exactly one of code= (CUDA source) or path= (a binary file)")
         if code is not None:
@@ -498,6 +514,37 @@ class RawModule:
             self._source, self.options = None, tuple(options)
             self._file_binary = _binary_from_file(path)
         self._kernels: dict = {}  # name (and (name, check_args) off the module's) -> kernel
+        self._again_key = None  # a module from code: its constructor call, remembered
+        if (code is not None and made_again.exact(again[6:8] + again[9:11])
+                and made_again.hashable(again)):
+            self._again_key = again
+            memo.put(again, dict(self.__dict__))
+
+    def _again(self, key) -> bool:
+        """Whether this module is a copy of the memo's record of the same constructor call
+        (as a kernel's: kernels/base.py ``Kernel._again``), with kernels of its own."""
+        try:
+            state = memo.get(key)
+        except TypeError:  # an unhashable argument: the long way
+            return False
+        if state is None:
+            return False
+        self.__dict__.update(state)
+        self._kernels = {}
+        return True
+
+    def _kernel_again(self, name: str) -> RawKernel | None:
+        """The kernel ``name`` of a module made again, from the memo's record of the same
+        get_function of the same module call, where that one is loaded on this device."""
+        if self._again_key is None:
+            return None
+        kernel = RawKernel.__new__(RawKernel)
+        if not kernel._again(("made", RawKernel, "module", self._again_key, name), _module=self):
+            return None
+        if kernel._functions.current(None) is None:  # not on this device yet: the long way
+            return None
+        self._kernels[name] = kernel
+        return kernel
 
     def _binary(self, arch=None, log_stream=None, device=False) -> Binary:
         """The module's binary for ``arch``; ``device``: for loading on the current device
@@ -547,6 +594,8 @@ class RawModule:
             if binary is not None:
                 check_kernel_name(binary, name, self)  # as documented, without a GPU too
             return _kernel_to_inspect(self, name)
+        if kernel is None:
+            kernel = self._kernel_again(name)
         if kernel is None:
             binary = self._binary(device=True)  # a file this GPU cannot run: refused here
             if "<" in name and name not in binary.lowered_names:

@@ -122,6 +122,8 @@ class ReductionKernel(CachedSources, Kernel):
     """
 
     _kind = "reduction"
+    _made_again = True  # kernels/made_again.py
+    _fresh = ("_runners", "_sources")
 
     def __init__(
         self,
@@ -139,6 +141,11 @@ class ReductionKernel(CachedSources, Kernel):
         debug=False,
         **kwargs,
     ):
+        again = ("made", type(self), in_params, out_params, map_expr, reduce_expr,
+                 post_map_expr, identity, name, reduce_type, reduce_dims, preamble, options,
+                 debug, identity.__class__, reduce_type.__class__, debug.__class__)
+        if not kwargs and self._again(again):  # the same call as before: what it made
+            return
         self.name = check_kernel_name(name)
         self.in_params, self.out_params = string_signature(
             "ReductionKernel", self.name, in_params, out_params, kwargs, need_input=True)
@@ -175,7 +182,8 @@ class ReductionKernel(CachedSources, Kernel):
         self._runners: dict = {}
         self._guarded = None  # (axis, keepdims, guarded runner) of the last layout
         self._sources: dict = {}
-        self._start()  # self._functions: (source, symbol) -> a Function per device
+        # self._functions: (source, symbol) -> a Function per device
+        self._start(again=None if kwargs else again)
 
     def __reduce__(self):
         """Pickles as its definition; unpickled, it compiles through the cache."""
@@ -211,6 +219,10 @@ class ReductionKernel(CachedSources, Kernel):
         guarded = getattr(run, "guarded", None)
         if guarded is not None:
             self._guarded = (axis, keepdims, guarded)
+            made = self.__dict__.get("_made")
+            if made is not None:  # its runners are bound to no object: the next one's too
+                made.keep(_guarded=self._guarded, _runners=self._runners,
+                          _sources=self._sources)
         entry = getattr(run, "entry", None)  # (made for axis=None, keepdims=False only)
         if entry is not None and out is None:
             self._install(entry)  # the next call with this layout goes straight to it

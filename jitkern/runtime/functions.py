@@ -63,6 +63,14 @@ class Functions:
             self._one_gpu[key] = fn
         return fn
 
+    def copy(self) -> "Functions":
+        """Another cache holding the same Functions (a new kernel object of a remembered
+        definition starts with what the first one loaded: kernels/made_again.py)."""
+        other = Functions.__new__(Functions)
+        other._by_binary, other._by_device = self._by_binary.copy(), self._by_device.copy()
+        other._one_gpu, other._generation = self._one_gpu.copy(), self._generation
+        return other
+
     def loaded(self) -> list[Function]:
         """Every Function made so far (each binary's once)."""
         return list(dict.fromkeys(self._by_binary.values()))
