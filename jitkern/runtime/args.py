@@ -322,13 +322,23 @@ def new_result(values) -> NewResult | None:
         results = _results_of(value)
         if results is not None and (best is None or results.rank < best.rank):
             best = results
-        arrays = arrays or library(type(value)).kind in _ARRAY_KINDS
+        arrays = arrays or _is_array(value)
     if not arrays:
         return _program_results()
     return best
 
 
 _ARRAY_KINDS = frozenset(("jitkern", "cupy", "torch", "cai", "dlpack", "allocation"))
+
+
+def _is_array(value) -> bool:
+    """Whether ``value`` is an array argument: of an array library's type, or an object
+    whose class says nothing but which carries a protocol itself (set on the instance)."""
+    kind = library(type(value)).kind
+    if kind in _ARRAY_KINDS:
+        return True
+    return kind == "unknown" and (hasattr(value, "__cuda_array_interface__")
+                                  or hasattr(value, "__dlpack__"))
 
 
 def program_library() -> str:
