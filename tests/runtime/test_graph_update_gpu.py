@@ -11,25 +11,9 @@ import jitkern
 from jitkern import jit
 from jitkern.errors import KernelArgumentError
 
+from _graph_kernels import BLOCKS, N, THREADS, TWICE, add_scalar
+
 pytestmark = pytest.mark.gpu
-
-N = 3000  # not a multiple of the block: the bounds checks matter
-THREADS = 128
-BLOCKS = (N + THREADS - 1) // THREADS
-
-TWICE = r"""
-extern "C" __global__ void twice(const double* x, double* y, long long n) {
-    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i < n) y[i] = 2.0 * x[i];
-}
-"""
-
-
-@jitkern.rawkernel()
-def add_scalar(x, out, c, n):
-    i = jit.blockIdx.x * jit.blockDim.x + jit.threadIdx.x
-    if i < n:
-        out[i] = x[i] + c
 
 
 @jitkern.rawkernel()
