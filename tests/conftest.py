@@ -37,6 +37,22 @@ def session_cache_dir(tmp_path_factory):
 
 
 @pytest.fixture
+def own_cache(tmp_path, monkeypatch):
+    """A disk cache of the test's own (under tmp_path), on, with the memory cache emptied:
+    what a test of the cache or of its CLI reads and clears is only what it wrote."""
+    from jitkern.config import settings
+    from jitkern.toolchain import cache
+
+    folder = tmp_path / "cache"
+    monkeypatch.setattr(settings, "cache_dir", str(folder))
+    monkeypatch.setattr(settings, "disk_cache", True)
+    cache.reset_disk_state()
+    cache.clear_memory()
+    yield folder
+    cache.reset_disk_state()
+
+
+@pytest.fixture
 def shared_identity(monkeypatch):
     """jitkern's generator identity (part of every cache key) computed now, for a test whose
     processes share cache entries. A process caches the identity when it first needs it; a

@@ -13,17 +13,6 @@ from jitkern.toolchain import cache, nvrtc as compiler
 from jitkern.config import settings
 
 
-@pytest.fixture
-def own_cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setattr(settings, "cache_dir", str(folder))
-    monkeypatch.setattr(settings, "disk_cache", True)
-    cache.reset_disk_state()
-    cache.clear_memory()
-    yield folder
-    cache.reset_disk_state()
-
-
 def _compile_one():
     src = f'extern "C" __global__ void k(float* x) {{ x[0] = 1; }} // {uuid.uuid4()}'
     return compiler.compile_source(src, arch="sm_90")

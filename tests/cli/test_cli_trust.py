@@ -10,19 +10,7 @@ import pytest
 
 import jitkern
 from jitkern import __main__ as cli
-from jitkern.config import settings
 from jitkern.toolchain import cache, nvrtc as compiler
-
-
-@pytest.fixture
-def own_cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setattr(settings, "cache_dir", str(folder))
-    monkeypatch.setattr(settings, "disk_cache", True)
-    cache.reset_disk_state()
-    cache.clear_memory()
-    yield folder
-    cache.reset_disk_state()
 
 
 def _env(**extra):

@@ -12,7 +12,6 @@ import pytest
 
 import jitkern
 from jitkern.toolchain import cache
-from jitkern.config import settings
 from jitkern.compiler import frontend
 from jitkern.kernels import jit as kernel_mod, jit_index
 from jitkern.kernels.jit import JitKernel
@@ -119,16 +118,6 @@ def test_inspect_twice_compiles_once(tmp_path):
 
 
 # -- the index is an entry of the shared disk cache: versioned, checksummed, cleared ----
-
-
-@pytest.fixture
-def own_cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setattr(settings, "cache_dir", str(folder))
-    monkeypatch.setattr(settings, "disk_cache", True)
-    cache.reset_disk_state()
-    cache.clear_memory()
-    return folder
 
 
 def _index_entries(folder):

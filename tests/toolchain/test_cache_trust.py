@@ -12,7 +12,6 @@ import warnings
 
 import pytest
 
-from jitkern.config import settings
 from jitkern.toolchain import cache, nvrtc as compiler
 
 
@@ -26,14 +25,8 @@ def _define(source: str, filename: str, env: dict, name: str):
 
 
 @pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setattr(settings, "cache_dir", str(folder))
-    monkeypatch.setattr(settings, "disk_cache", True)
-    cache.reset_disk_state()
-    cache.clear_memory()
-    yield folder
-    cache.reset_disk_state()
+def cache_dir(own_cache):
+    return own_cache  # (tests/conftest.py)
 
 
 def _entries(root, folder="kernels"):
